@@ -1,0 +1,143 @@
+package workloads
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"gobench/internal/cli"
+	"gobench/internal/lcg"
+)
+
+// sleep: task i runs a CPU kernel, sleeps lcg(42)[i] % 300 ms and returns the
+// kernel's result. Checksum: sum of results plus sum of sleep milliseconds.
+var sleepSpec = &Spec{
+	Name:           "sleep",
+	Variants:       []string{"waitgroup", "chan-per-task", "chan-shared", "chan-shared-buffered"},
+	DefaultVariant: "waitgroup",
+	Params: []Param{
+		{Name: "kernel", Default: "xorshift", Validate: oneOf("xorshift", "article")},
+		{Name: "work", Default: "50000", Validate: intRange(0, math.MaxInt64)},
+	},
+	Run: runSleep,
+}
+
+// sleepKernels maps --param kernel to its function.
+var sleepKernels = map[string]func(i int, work int64) uint64{
+	"xorshift": xorshiftKernel,
+	"article":  articleKernel,
+}
+
+// xorshiftKernel applies work xorshift64 steps to i+1.
+func xorshiftKernel(i int, work int64) uint64 {
+	x := uint64(i) + 1
+	for range work {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+// articleKernel is the original post's loop. Its result is never used, so it
+// is dead code; it is kept exactly as written to show what that changes.
+func articleKernel(_ int, work int64) uint64 {
+	n := 0.0
+	for range work {
+		if n > 1000 {
+			n /= 850
+		}
+		n *= 4
+	}
+	return 0
+}
+
+func runSleep(c *Context) (Outcome, error) {
+	kernel := sleepKernels[c.Params["kernel"]]
+	work := c.Int("work")
+	ms := lcg.Mod(42, c.N, 300)
+	var sumMs uint64
+	for _, m := range ms {
+		sumMs += m
+	}
+	task := func(i int) uint64 {
+		r := kernel(i, work)
+		time.Sleep(time.Duration(ms[i]) * time.Millisecond)
+		return r
+	}
+
+	var sum uint64
+	var ok int64
+	switch c.Variant {
+	case "waitgroup":
+		sum, ok = sleepWaitGroup(c.N, c.Timer, task)
+	case "chan-per-task":
+		sum, ok = sleepChanPerTask(c.N, c.Timer, task)
+	case "chan-shared":
+		sum, ok = sleepChanShared(c.N, 0, c.Timer, task)
+	case "chan-shared-buffered":
+		sum, ok = sleepChanShared(c.N, c.N, c.Timer, task)
+	default:
+		return Outcome{}, fmt.Errorf("variant %q not implemented", c.Variant)
+	}
+	return Outcome{Checksum: sum + sumMs, TasksOK: ok}, nil
+}
+
+// sleepWaitGroup writes each result into its own slot of a preallocated slice.
+func sleepWaitGroup(n int, t *cli.Timer, task func(int) uint64) (uint64, int64) {
+	results := make([]uint64, n)
+	var wg sync.WaitGroup
+	t.Start()
+	for i := range n {
+		wg.Go(func() { results[i] = task(i) })
+	}
+	t.MarkSpawned()
+	wg.Wait()
+	t.Stop()
+	var sum uint64
+	for _, r := range results {
+		sum += r
+	}
+	return sum, int64(len(results))
+}
+
+// sleepChanPerTask gives every goroutine a channel of capacity 1 and receives
+// from them in spawn order.
+func sleepChanPerTask(n int, t *cli.Timer, task func(int) uint64) (uint64, int64) {
+	chans := make([]chan uint64, n)
+	t.Start()
+	for i := range n {
+		ch := make(chan uint64, 1)
+		chans[i] = ch
+		go func() { ch <- task(i) }()
+	}
+	t.MarkSpawned()
+	var sum uint64
+	var ok int64
+	for _, ch := range chans {
+		sum += <-ch
+		ok++
+	}
+	t.Stop()
+	return sum, ok
+}
+
+// sleepChanShared sends every result on one channel of the given capacity
+// and receives them in completion order.
+func sleepChanShared(n, capacity int, t *cli.Timer, task func(int) uint64) (uint64, int64) {
+	ch := make(chan uint64, capacity)
+	t.Start()
+	for i := range n {
+		go func() { ch <- task(i) }()
+	}
+	t.MarkSpawned()
+	var sum uint64
+	var ok int64
+	for range n {
+		sum += <-ch
+		ok++
+	}
+	t.Stop()
+	return sum, ok
+}

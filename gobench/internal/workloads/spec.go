@@ -1,0 +1,151 @@
+package workloads
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"gobench/internal/cli"
+)
+
+// Spec describes one workload.
+type Spec struct {
+	Name           string
+	Variants       []string
+	DefaultVariant string
+	Params         []Param
+	NeedsDataDir   bool
+	NeedsDSN       bool
+	// Run performs the workload. It must start c.Timer immediately before the
+	// first task is spawned and stop it once the last result is collected.
+	Run func(c *Context) (Outcome, error)
+}
+
+// Param is one --param knob of a workload.
+type Param struct {
+	Name     string
+	Default  string
+	Validate func(string) error
+}
+
+// Outcome is what a workload run produces.
+type Outcome struct {
+	Checksum uint64
+	TasksOK  int64
+}
+
+// Context is everything a workload run needs. All fields are validated
+// before Run is called.
+type Context struct {
+	N       int
+	Variant string
+	// Threads is the effective GOMAXPROCS.
+	Threads int
+	DataDir string
+	DSN     string
+	// Params holds every param of the workload, defaults included.
+	Params map[string]string
+	Timer  *cli.Timer
+	extra  []cli.Field
+}
+
+// Defaults returns the default value of every param.
+func (s *Spec) Defaults() map[string]string {
+	m := make(map[string]string, len(s.Params))
+	for _, p := range s.Params {
+		m[p.Name] = p.Default
+	}
+	return m
+}
+
+// NewContext validates the command line against the spec and returns the
+// context for Run. Every error it returns is a *cli.UsageError.
+func (s *Spec) NewContext(a cli.Args, threads int) (*Context, error) {
+	usage := func(format string, args ...any) error {
+		return &cli.UsageError{Msg: s.Name + ": " + fmt.Sprintf(format, args...)}
+	}
+	c := &Context{
+		N:       a.N,
+		Variant: a.Variant,
+		Threads: threads,
+		DataDir: a.DataDir,
+		DSN:     a.DSN,
+		Params:  s.Defaults(),
+		Timer:   new(cli.Timer),
+	}
+	if c.Variant == "" {
+		c.Variant = s.DefaultVariant
+	}
+	if !slices.Contains(s.Variants, c.Variant) {
+		return nil, usage("unknown variant %q (have %v)", c.Variant, s.Variants)
+	}
+	switch {
+	case s.NeedsDataDir && c.DataDir == "":
+		return nil, usage("--data-dir is required")
+	case !s.NeedsDataDir && c.DataDir != "":
+		return nil, usage("does not take --data-dir")
+	case s.NeedsDSN && c.DSN == "":
+		return nil, usage("--dsn is required")
+	case !s.NeedsDSN && c.DSN != "":
+		return nil, usage("does not take --dsn")
+	}
+	for _, kv := range a.Params {
+		i := slices.IndexFunc(s.Params, func(p Param) bool { return p.Name == kv.Key })
+		if i < 0 {
+			return nil, usage("unknown param %q", kv.Key)
+		}
+		if err := s.Params[i].Validate(kv.Value); err != nil {
+			return nil, usage("param %s=%q: %v", kv.Key, kv.Value, err)
+		}
+		c.Params[kv.Key] = kv.Value
+	}
+	return c, nil
+}
+
+// Int returns a validated integer param. A param that does not parse here
+// means the spec's validator is wrong, so it panics.
+func (c *Context) Int(name string) int64 {
+	v, ok := c.Params[name]
+	if !ok {
+		panic("workloads: no param " + name)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("workloads: param %s=%q passed validation but is not an integer", name, v))
+	}
+	return n
+}
+
+// SetExtra adds a workload-specific key to the result object.
+func (c *Context) SetExtra(key string, value any) {
+	c.extra = append(c.extra, cli.Field{Key: key, Value: value})
+}
+
+// Extra returns the keys added with SetExtra, in order.
+func (c *Context) Extra() []cli.Field {
+	return c.extra
+}
+
+// intRange accepts base-10 integers in [lo, hi].
+func intRange(lo, hi int64) func(string) error {
+	return func(s string) error {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("must be between %d and %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+// oneOf accepts exactly the listed values.
+func oneOf(values ...string) func(string) error {
+	return func(s string) error {
+		if !slices.Contains(values, s) {
+			return fmt.Errorf("must be one of %v", values)
+		}
+		return nil
+	}
+}

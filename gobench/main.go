@@ -1,0 +1,117 @@
+// Command gobench runs one benchmark workload and prints its result as a
+// single JSON line on stdout.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"gobench/internal/cli"
+	"gobench/internal/workloads"
+)
+
+func main() {
+	start := time.Now()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, start))
+}
+
+// run executes the command line and returns the exit status:
+// 0 on success, 1 on a runtime failure, 2 on a usage error.
+func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
+	fail := func(code int, err error) int {
+		if code == 2 {
+			fmt.Fprintf(stderr, "gobench: %v; %s\n", err, cli.Usage)
+		} else {
+			fmt.Fprintf(stderr, "gobench: %v\n", err)
+		}
+		return code
+	}
+	if err := cli.RaiseNoFile(); err != nil {
+		return fail(1, err)
+	}
+	args, err := cli.Parse(argv)
+	if errors.Is(err, cli.ErrHelp) {
+		if _, err := fmt.Fprintln(stdout, cli.Usage); err != nil {
+			return fail(1, err)
+		}
+		return 0
+	}
+	if err != nil {
+		return fail(2, err)
+	}
+	if args.Workload == "list" {
+		if err := writeJSON(stdout, listing{Lang: "go", Workloads: workloads.Catalog()}); err != nil {
+			return fail(1, err)
+		}
+		return 0
+	}
+	spec, ok := workloads.Lookup(args.Workload)
+	if !ok {
+		return fail(2, fmt.Errorf("unknown workload %q", args.Workload))
+	}
+
+	threads := args.Threads
+	if threads == 0 {
+		threads = runtime.NumCPU()
+	}
+	runtime.GOMAXPROCS(threads)
+	threads = runtime.GOMAXPROCS(0)
+
+	ctx, err := spec.NewContext(args, threads)
+	if err != nil {
+		return fail(2, err)
+	}
+	out, err := spec.Run(ctx)
+	if err != nil {
+		return fail(1, fmt.Errorf("%s: %w", spec.Name, err))
+	}
+	span, err := ctx.Timer.Span()
+	if err != nil {
+		return fail(1, fmt.Errorf("%s: %w", spec.Name, err))
+	}
+
+	res := cli.Result{
+		Lang:      "go",
+		Workload:  spec.Name,
+		Variant:   ctx.Variant,
+		N:         ctx.N,
+		Threads:   threads,
+		ElapsedNs: span.Elapsed.Nanoseconds(),
+		SetupNs:   span.Start.Sub(start).Nanoseconds(),
+		Checksum:  cli.FormatChecksum(out.Checksum),
+		TasksOK:   out.TasksOK,
+		Params:    ctx.Params,
+		Runtime:   cli.RuntimeInfo{Version: runtime.Version(), GOMAXPROCS: threads},
+		T0MonoNs:  span.T0MonoNs,
+		Extra:     ctx.Extra(),
+	}
+	if span.HasSpawns {
+		ns := span.Spawned.Nanoseconds()
+		res.SpawnedNs = &ns
+	}
+	if err := writeJSON(stdout, res); err != nil {
+		return fail(1, err)
+	}
+	return 0
+}
+
+// listing is the output of `gobench list`.
+type listing struct {
+	Lang      string                            `json:"lang"`
+	Workloads map[string]workloads.CatalogEntry `json:"workloads"`
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}

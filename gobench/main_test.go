@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// resultKeys are the keys every result line must carry.
+var resultKeys = []string{
+	"lang", "workload", "variant", "n", "threads", "elapsed_ns", "setup_ns",
+	"checksum", "tasks_ok", "params", "runtime", "t0_mono_ns",
+}
+
+func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut, time.Now())
+	return code, out.String(), errOut.String()
+}
+
+// lastLine decodes the last line of stdout as a JSON object.
+func lastLine(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("last line of stdout is not a JSON object: %v\n%s", err, stdout)
+	}
+	return m
+}
+
+func checkResult(t *testing.T, m map[string]any, workload, checksum string, n float64) {
+	t.Helper()
+	for _, k := range resultKeys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("key %q missing from %v", k, m)
+		}
+	}
+	if m["lang"] != "go" || m["workload"] != workload || m["checksum"] != checksum ||
+		m["n"] != n || m["tasks_ok"] != n {
+		t.Errorf("unexpected result %v", m)
+	}
+	rt, _ := m["runtime"].(map[string]any)
+	if rt["version"] != runtime.Version() || rt["gomaxprocs"] != m["threads"] {
+		t.Errorf("runtime = %v, threads = %v", rt, m["threads"])
+	}
+	for _, k := range []string{"elapsed_ns", "setup_ns", "t0_mono_ns"} {
+		if v, _ := m[k].(float64); v <= 0 {
+			t.Errorf("%s = %v, want > 0", k, m[k])
+		}
+	}
+}
+
+func TestRunSleep(t *testing.T) {
+	code, stdout, stderr := runMain(t, "sleep", "--n=10", "--variant", "chan-per-task",
+		"--threads", "1", "--param", "work=1000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m := lastLine(t, stdout)
+	checkResult(t, m, "sleep", "542f24434f64913f", 10)
+	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 {
+		t.Errorf("variant/threads: %v", m)
+	}
+	params, _ := m["params"].(map[string]any)
+	if params["kernel"] != "xorshift" || params["work"] != "1000" {
+		t.Errorf("params = %v", params)
+	}
+	if v, _ := m["spawned_ns"].(float64); v <= 0 {
+		t.Errorf("spawned_ns = %v", m["spawned_ns"])
+	}
+}
+
+func TestRunCPULoops(t *testing.T) {
+	code, stdout, stderr := runMain(t, "cpu_loops", "--n", "100", "--param", "inner=1000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m := lastLine(t, stdout)
+	checkResult(t, m, "cpu_loops", "00000000000011be", 100)
+	if m["variant"] != "plain" || m["threads"] != float64(runtime.NumCPU()) {
+		t.Errorf("variant/threads: %v", m)
+	}
+	if _, ok := m["spawned_ns"]; ok {
+		t.Errorf("cpu_loops reported spawned_ns: %v", m)
+	}
+}
+
+func TestList(t *testing.T) {
+	code, stdout, stderr := runMain(t, "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var l struct {
+		Lang      string `json:"lang"`
+		Workloads map[string]struct {
+			Variants       []string          `json:"variants"`
+			DefaultVariant string            `json:"default_variant"`
+			Params         map[string]string `json:"params"`
+		} `json:"workloads"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatalf("list output is not JSON: %v\n%s", err, stdout)
+	}
+	if l.Lang != "go" {
+		t.Errorf("lang = %q", l.Lang)
+	}
+	sleep, ok := l.Workloads["sleep"]
+	if !ok || sleep.DefaultVariant != "waitgroup" || len(sleep.Variants) != 4 ||
+		sleep.Params["kernel"] != "xorshift" || sleep.Params["work"] != "50000" {
+		t.Errorf("sleep = %+v", sleep)
+	}
+	loops, ok := l.Workloads["cpu_loops"]
+	if !ok || loops.DefaultVariant != "plain" || len(loops.Variants) != 4 ||
+		loops.Params["u"] != "10" || loops.Params["inner"] != "100000" {
+		t.Errorf("cpu_loops = %+v", loops)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	bad := [][]string{
+		{},
+		{"nosuch", "--n", "1"},
+		{"sleep"},
+		{"sleep", "--n", "0"},
+		{"sleep", "--n", "1", "--variant", "nope"},
+		{"sleep", "--n", "1", "--param", "bogus=1"},
+		{"sleep", "--n", "1", "--param", "work=-1"},
+		{"cpu_loops", "--n", "1", "--param", "u=0"},
+		{"sleep", "--n", "1", "--threads", "0"},
+	}
+	for _, args := range bad {
+		code, stdout, stderr := runMain(t, args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+		if stdout != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: want one stderr line and no stdout, got %q / %q", args, stdout, stderr)
+		}
+	}
+}
+
+// TestBinary builds the program and runs it as the harness does.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not in PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "gobench")
+	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	out, err := exec.Command(bin, "sleep", "--n", "10", "--param", "work=50000").Output()
+	if err != nil {
+		t.Fatalf("sleep: %v", err)
+	}
+	checkResult(t, lastLine(t, string(out)), "sleep", "466afa5d3cf3e4c4", 10)
+
+	cmd := exec.Command(bin, "sleep", "--n", "0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 2 {
+		t.Errorf("--n 0: got %v, want exit status 2", err)
+	}
+	if !strings.Contains(stderr.String(), "--n") {
+		t.Errorf("--n 0: stderr %q", stderr.String())
+	}
+}
