@@ -1,0 +1,476 @@
+//! The workload registry. A workload is one file in this directory that
+//! defines a `pub const SPEC: WorkloadSpec`, plus one line in `REGISTRY`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::cli::{
+    self, BenchError, Flavour, REPORT_KEYS, Report, RunArgs, RuntimeInfo, Timer, parse_uint,
+};
+
+pub mod cpu_loops;
+pub mod sleep;
+
+/// Every workload this program knows, in `list` order.
+pub const REGISTRY: &[&WorkloadSpec] = &[&sleep::SPEC, &cpu_loops::SPEC];
+
+/// Static description of a workload.
+pub struct WorkloadSpec {
+    pub name: &'static str,
+    /// Allowed `--variant` values.
+    pub variants: &'static [&'static str],
+    /// Used when `--variant` is absent; must be one of `variants`.
+    pub default_variant: &'static str,
+    /// Allowed `--param` keys with their defaults and checks.
+    pub params: &'static [ParamSpec],
+    /// `--data-dir` is required.
+    pub needs_data_dir: bool,
+    /// `--dsn` is required.
+    pub needs_dsn: bool,
+    /// Runs the workload. It does its own setup, then calls `ctx.timer.start()`
+    /// right before spawning the first task, `ctx.timer.mark_spawned()` after
+    /// the last spawn (where that means something) and `ctx.timer.stop()`
+    /// when the last result has been collected.
+    pub run: fn(&mut Ctx) -> Result<Outcome, BenchError>,
+}
+
+/// One `--param` key.
+pub struct ParamSpec {
+    pub key: &'static str,
+    /// Default value, as it would be written on the command line.
+    pub default: &'static str,
+    pub check: Check,
+}
+
+/// How a `--param` value is validated.
+#[derive(Debug, Clone, Copy)]
+pub enum Check {
+    /// Decimal integer in `min..=max`.
+    UInt { min: u64, max: u64 },
+    /// One of the listed words.
+    OneOf(&'static [&'static str]),
+}
+
+impl Check {
+    pub fn validate(&self, value: &str) -> Result<(), String> {
+        match *self {
+            Check::UInt { min, max } => match parse_uint(value) {
+                Some(v) if v >= min && v <= max => Ok(()),
+                _ if max == u64::MAX => Err(format!("expected an integer >= {min}")),
+                _ => Err(format!("expected an integer in {min}..={max}")),
+            },
+            Check::OneOf(words) => {
+                if words.contains(&value) {
+                    Ok(())
+                } else {
+                    Err(format!("expected one of {}", words.join(", ")))
+                }
+            }
+        }
+    }
+}
+
+/// What a workload hands back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    pub checksum: u64,
+    pub tasks_ok: u64,
+}
+
+/// Everything a workload run may use.
+pub struct Ctx {
+    /// `--n`
+    pub n: u64,
+    /// Effective variant (the default when `--variant` was absent).
+    pub variant: &'static str,
+    /// `--threads`, or the number of CPUs available to the process.
+    pub threads: usize,
+    data_dir: Option<PathBuf>,
+    dsn: Option<String>,
+    /// Every param of the workload, defaults included.
+    pub params: BTreeMap<String, String>,
+    pub timer: Timer,
+    extra: Map<String, Value>,
+    flavour: Flavour,
+    reported_threads: usize,
+}
+
+impl Ctx {
+    /// Value of a declared param (defaults are filled in before the run).
+    pub fn param(&self, key: &str) -> Result<&str, BenchError> {
+        self.params
+            .get(key)
+            .map(String::as_str)
+            .ok_or_else(|| BenchError::runtime(format!("param '{key}' is not declared")))
+    }
+
+    /// A declared param parsed as an integer.
+    pub fn param_u64(&self, key: &str) -> Result<u64, BenchError> {
+        let value = self.param(key)?;
+        parse_uint(value).ok_or_else(|| {
+            BenchError::runtime(format!("param '{key}' is not an integer: '{value}'"))
+        })
+    }
+
+    /// `--n` as a usize (it is a count of things held in memory).
+    pub fn n_usize(&self) -> Result<usize, BenchError> {
+        usize::try_from(self.n)
+            .map_err(|_| BenchError::usage(format!("--n {} is too large", self.n)))
+    }
+
+    /// `--data-dir` (present whenever the spec says `needs_data_dir`).
+    #[allow(dead_code, reason = "used by the file and sqlite workloads")]
+    pub fn data_dir(&self) -> Result<&Path, BenchError> {
+        self.data_dir
+            .as_deref()
+            .ok_or_else(|| BenchError::usage("this workload needs --data-dir"))
+    }
+
+    /// `--dsn` (present whenever the spec says `needs_dsn`).
+    #[allow(dead_code, reason = "used by the database workloads")]
+    pub fn dsn(&self) -> Result<&str, BenchError> {
+        self.dsn
+            .as_deref()
+            .ok_or_else(|| BenchError::usage("this workload needs --dsn"))
+    }
+
+    /// Add a workload-specific key to the result line.
+    pub fn set_extra(&mut self, key: &str, value: impl Into<Value>) {
+        self.extra.insert(key.to_string(), value.into());
+    }
+
+    /// Record what ran the tasks when no tokio runtime is involved
+    /// (`flavour` "none"): `threads` OS threads.
+    pub fn set_no_runtime(&mut self, threads: usize) {
+        self.flavour = Flavour::None;
+        self.reported_threads = threads;
+    }
+
+    /// Build a tokio runtime of the given flavour (all drivers enabled) and
+    /// record it for the result line. A multi-thread runtime gets
+    /// `self.threads` workers; a current-thread runtime counts as 1 thread.
+    /// Call this during setup, before `timer.start()`.
+    pub fn runtime(&mut self, flavour: Flavour) -> Result<tokio::runtime::Runtime, BenchError> {
+        let (mut builder, threads) = match flavour {
+            Flavour::MultiThread => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(self.threads);
+                (b, self.threads)
+            }
+            Flavour::CurrentThread => (tokio::runtime::Builder::new_current_thread(), 1),
+            Flavour::None => {
+                return Err(BenchError::runtime(
+                    "a tokio runtime needs a multi_thread or current_thread flavour",
+                ));
+            }
+        };
+        let runtime = builder
+            .enable_all()
+            .build()
+            .map_err(|e| BenchError::runtime(format!("building the tokio runtime: {e}")))?;
+        self.flavour = flavour;
+        self.reported_threads = threads;
+        Ok(runtime)
+    }
+}
+
+pub fn find(name: &str) -> Option<&'static WorkloadSpec> {
+    REGISTRY.iter().copied().find(|spec| spec.name == name)
+}
+
+/// Check the command line against the workload's spec and build the context.
+/// All failures here are usage errors (exit status 2).
+pub fn prepare(
+    args: &RunArgs,
+    process_start: u64,
+) -> Result<(&'static WorkloadSpec, Ctx), BenchError> {
+    let spec = find(&args.workload).ok_or_else(|| {
+        let names: Vec<&str> = REGISTRY.iter().map(|s| s.name).collect();
+        BenchError::usage(format!(
+            "unknown workload '{}' (known: {})",
+            args.workload,
+            names.join(", ")
+        ))
+    })?;
+
+    let variant = match &args.variant {
+        None => spec.default_variant,
+        Some(v) => spec
+            .variants
+            .iter()
+            .copied()
+            .find(|known| known == v)
+            .ok_or_else(|| {
+                BenchError::usage(format!(
+                    "unknown variant '{v}' for {} (known: {})",
+                    spec.name,
+                    spec.variants.join(", ")
+                ))
+            })?,
+    };
+
+    let mut params: BTreeMap<String, String> = spec
+        .params
+        .iter()
+        .map(|p| (p.key.to_string(), p.default.to_string()))
+        .collect();
+    for (key, value) in &args.params {
+        let param = spec.params.iter().find(|p| p.key == key).ok_or_else(|| {
+            let keys: Vec<&str> = spec.params.iter().map(|p| p.key).collect();
+            BenchError::usage(format!(
+                "unknown param '{key}' for {} (known: {})",
+                spec.name,
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            ))
+        })?;
+        param.check.validate(value).map_err(|why| {
+            BenchError::usage(format!("bad value '{value}' for --param {key}: {why}"))
+        })?;
+        params.insert(key.clone(), value.clone());
+    }
+
+    if spec.needs_data_dir && args.data_dir.is_none() {
+        return Err(BenchError::usage(format!("{} needs --data-dir", spec.name)));
+    }
+    if spec.needs_dsn && args.dsn.is_none() {
+        return Err(BenchError::usage(format!("{} needs --dsn", spec.name)));
+    }
+
+    let threads = match args.threads {
+        Some(t) => t,
+        None => std::thread::available_parallelism()
+            .map_err(|e| BenchError::runtime(format!("cannot count the CPUs: {e}")))?
+            .get(),
+    };
+
+    let ctx = Ctx {
+        n: args.n,
+        variant,
+        threads,
+        data_dir: args.data_dir.clone(),
+        dsn: args.dsn.clone(),
+        params,
+        timer: Timer::new(process_start),
+        extra: Map::new(),
+        flavour: Flavour::None,
+        reported_threads: 1,
+    };
+    Ok((spec, ctx))
+}
+
+/// Run a prepared workload and assemble its result line.
+pub fn execute(spec: &WorkloadSpec, mut ctx: Ctx) -> Result<Report, BenchError> {
+    let outcome = (spec.run)(&mut ctx)?;
+    let (t0_mono_ns, setup_ns, elapsed_ns, spawned_ns) = ctx.timer.finish()?;
+    if let Some(key) = ctx.extra.keys().find(|k| REPORT_KEYS.contains(&k.as_str())) {
+        return Err(BenchError::runtime(format!(
+            "extra key '{key}' clashes with a standard key"
+        )));
+    }
+    Ok(Report {
+        lang: "rust",
+        workload: spec.name.to_string(),
+        variant: ctx.variant.to_string(),
+        n: ctx.n,
+        threads: ctx.reported_threads,
+        elapsed_ns,
+        setup_ns,
+        checksum: cli::checksum_hex(outcome.checksum),
+        tasks_ok: outcome.tasks_ok,
+        params: ctx.params,
+        runtime: RuntimeInfo {
+            version: cli::RUSTC_VERSION,
+            tokio: cli::TOKIO_VERSION,
+            flavour: ctx.flavour,
+        },
+        t0_mono_ns,
+        spawned_ns,
+        extra: ctx.extra,
+    })
+}
+
+/// Prepare and run in one step.
+#[cfg(test)]
+pub fn run(args: &RunArgs, process_start: u64) -> Result<Report, BenchError> {
+    let (spec, ctx) = prepare(args, process_start)?;
+    execute(spec, ctx)
+}
+
+#[derive(Serialize)]
+struct ListEntry {
+    variants: &'static [&'static str],
+    default_variant: &'static str,
+    params: BTreeMap<&'static str, &'static str>,
+}
+
+#[derive(Serialize)]
+struct ListOutput {
+    lang: &'static str,
+    workloads: BTreeMap<&'static str, ListEntry>,
+}
+
+/// The `list` object: every workload with its variants and param defaults.
+pub fn list_json() -> Result<String, BenchError> {
+    let workloads = REGISTRY
+        .iter()
+        .map(|spec| {
+            (
+                spec.name,
+                ListEntry {
+                    variants: spec.variants,
+                    default_variant: spec.default_variant,
+                    params: spec.params.iter().map(|p| (p.key, p.default)).collect(),
+                },
+            )
+        })
+        .collect();
+    Ok(serde_json::to_string(&ListOutput {
+        lang: "rust",
+        workloads,
+    })?)
+}
+
+/// Command line for a workload run in tests (2 worker threads).
+#[cfg(test)]
+pub(crate) fn test_args(
+    workload: &str,
+    n: u64,
+    variant: Option<&str>,
+    params: &[(&str, &str)],
+) -> RunArgs {
+    RunArgs {
+        workload: workload.to_string(),
+        n,
+        variant: variant.map(str::to_string),
+        threads: Some(2),
+        data_dir: None,
+        dsn: None,
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_args as args;
+    use super::*;
+
+    fn usage_error(args: &RunArgs) -> String {
+        match prepare(args, cli::mono_ns()) {
+            Err(BenchError::Usage(msg)) => msg,
+            Err(other) => panic!("expected a usage error, got {other}"),
+            Ok(_) => panic!("expected a usage error for {args:?}"),
+        }
+    }
+
+    #[test]
+    fn registry_is_consistent() {
+        let mut names = std::collections::HashSet::new();
+        for spec in REGISTRY {
+            assert!(names.insert(spec.name), "duplicate workload {}", spec.name);
+            assert!(
+                spec.variants.contains(&spec.default_variant),
+                "{}",
+                spec.name
+            );
+            let mut keys = std::collections::HashSet::new();
+            for p in spec.params {
+                assert!(
+                    keys.insert(p.key),
+                    "duplicate param {}.{}",
+                    spec.name,
+                    p.key
+                );
+                assert!(
+                    p.check.validate(p.default).is_ok(),
+                    "default of {}.{} fails its own check",
+                    spec.name,
+                    p.key
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_workload_variant_and_param_are_usage_errors() {
+        assert!(usage_error(&args("nope", 1, None, &[])).contains("unknown workload"));
+        assert!(usage_error(&args("sleep", 1, Some("waitgroup"), &[])).contains("unknown variant"));
+        assert!(
+            usage_error(&args("cpu_loops", 1, Some("joinset"), &[])).contains("unknown variant")
+        );
+        assert!(usage_error(&args("sleep", 1, None, &[("u", "10")])).contains("unknown param"));
+        assert!(
+            usage_error(&args("cpu_loops", 1, None, &[("work", "1")])).contains("unknown param")
+        );
+    }
+
+    #[test]
+    fn bad_param_values_are_usage_errors() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("sleep", "kernel", "float"),
+            ("sleep", "kernel", ""),
+            ("sleep", "work", "-1"),
+            ("sleep", "work", "1e3"),
+            ("sleep", "work", ""),
+            ("cpu_loops", "u", "0"),
+            ("cpu_loops", "u", "abc"),
+            ("cpu_loops", "u", "4294967296"),
+            ("cpu_loops", "inner", "4294967296"),
+            ("cpu_loops", "inner", "-5"),
+        ];
+        for (workload, key, value) in cases {
+            let msg = usage_error(&args(workload, 1, None, &[(key, value)]));
+            assert!(msg.contains("bad value"), "{workload} {key}={value}: {msg}");
+        }
+    }
+
+    #[test]
+    fn defaults_fill_every_param() {
+        let (_, ctx) = prepare(&args("sleep", 3, None, &[("work", "7")]), 0).unwrap();
+        assert_eq!(ctx.variant, "join-handles");
+        assert_eq!(ctx.params.get("work").map(String::as_str), Some("7"));
+        assert_eq!(
+            ctx.params.get("kernel").map(String::as_str),
+            Some("xorshift")
+        );
+        let (_, ctx) = prepare(&args("cpu_loops", 3, None, &[]), 0).unwrap();
+        assert_eq!(ctx.variant, "plain");
+        assert_eq!(ctx.params.get("u").map(String::as_str), Some("10"));
+        assert_eq!(ctx.params.get("inner").map(String::as_str), Some("100000"));
+    }
+
+    #[test]
+    fn list_has_both_workloads() {
+        let v: Value = serde_json::from_str(&list_json().unwrap()).unwrap();
+        assert_eq!(v["lang"], "rust");
+        let sleep = &v["workloads"]["sleep"];
+        assert_eq!(sleep["default_variant"], "join-handles");
+        assert_eq!(
+            sleep["variants"],
+            serde_json::json!(["join-handles", "joinset", "join-all", "current-thread"])
+        );
+        assert_eq!(
+            sleep["params"],
+            serde_json::json!({"kernel": "xorshift", "work": "50000"})
+        );
+        let cpu = &v["workloads"]["cpu_loops"];
+        assert_eq!(cpu["default_variant"], "plain");
+        assert_eq!(
+            cpu["variants"],
+            serde_json::json!(["plain", "local", "unrolled", "parallel"])
+        );
+        assert_eq!(
+            cpu["params"],
+            serde_json::json!({"u": "10", "inner": "100000"})
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! `sleep`: N tokio tasks; task i computes a CPU kernel, sleeps
+//! `lcg(42)[i] % 300` ms, and returns the kernel result.
+//! Checksum: wrapping sum of the task results plus the sum of sleep ms.
+
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+
+use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::cli::{BenchError, Flavour, Timer};
+use crate::lcg;
+
+pub const SPEC: WorkloadSpec = WorkloadSpec {
+    name: "sleep",
+    variants: &["join-handles", "joinset", "join-all", "current-thread"],
+    default_variant: "join-handles",
+    params: &[
+        ParamSpec {
+            key: "kernel",
+            default: "xorshift",
+            check: Check::OneOf(&["xorshift", "article"]),
+        },
+        ParamSpec {
+            key: "work",
+            default: "50000",
+            check: Check::UInt {
+                min: 0,
+                max: u64::MAX,
+            },
+        },
+    ],
+    needs_data_dir: false,
+    needs_dsn: false,
+    run,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    Xorshift,
+    Article,
+}
+
+/// `x = i + 1`; `work` rounds of xorshift64. The result feeds the checksum,
+/// so the compiler has to do every round.
+pub fn xorshift_kernel(i: u64, work: u64) -> u64 {
+    let mut x = i.wrapping_add(1);
+    for _ in 0..work {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
+
+/// The original article's loop, kept exactly as it was: `n` is never used
+/// afterwards, so the optimiser removes the whole loop. Always returns 0.
+pub fn article_kernel(work: u64) -> u64 {
+    let mut n = 0.0f64;
+    for _ in 0..work {
+        if n > 1000.0 {
+            n /= 850.0;
+        }
+        n *= 4.0;
+    }
+    0
+}
+
+async fn task(i: u64, kernel: Kernel, work: u64, sleep_ms: u64) -> u64 {
+    let result = match kernel {
+        Kernel::Xorshift => xorshift_kernel(i, work),
+        Kernel::Article => article_kernel(work),
+    };
+    tokio::time::sleep(Duration::from_millis(sleep_ms)).await;
+    result
+}
+
+/// Wrapping sum of the task results and the number of tasks collected.
+#[derive(Debug, Default)]
+struct Collected {
+    sum: u64,
+    ok: u64,
+}
+
+impl Collected {
+    fn add(&mut self, value: u64) {
+        self.sum = self.sum.wrapping_add(value);
+        self.ok += 1;
+    }
+}
+
+fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
+    let n = ctx.n_usize()?;
+    let kernel = match ctx.param("kernel")? {
+        "xorshift" => Kernel::Xorshift,
+        "article" => Kernel::Article,
+        other => return Err(BenchError::runtime(format!("unhandled kernel '{other}'"))),
+    };
+    let work = ctx.param_u64("work")?;
+    let sleeps = lcg::sequence(42, n, 300);
+
+    let variant = ctx.variant;
+    let flavour = match variant {
+        "current-thread" => Flavour::CurrentThread,
+        _ => Flavour::MultiThread,
+    };
+    let runtime = ctx.runtime(flavour)?;
+    let timer = &mut ctx.timer;
+    let job = Job {
+        sleeps: &sleeps,
+        kernel,
+        work,
+    };
+
+    let collected = runtime.block_on(async {
+        match variant {
+            "join-handles" | "current-thread" => job.join_handles(timer).await,
+            "joinset" => job.joinset(timer).await,
+            "join-all" => job.join_all(timer).await,
+            other => Err(BenchError::runtime(format!("unhandled variant '{other}'"))),
+        }
+    })?;
+    drop(runtime);
+
+    let sleep_total = sleeps.iter().fold(0u64, |acc, &ms| acc.wrapping_add(ms));
+    Ok(Outcome {
+        checksum: collected.sum.wrapping_add(sleep_total),
+        tasks_ok: collected.ok,
+    })
+}
+
+struct Job<'a> {
+    sleeps: &'a [u64],
+    kernel: Kernel,
+    work: u64,
+}
+
+impl Job<'_> {
+    /// Spawn every task, keep the handles, await them in spawn order.
+    async fn join_handles(&self, timer: &mut Timer) -> Result<Collected, BenchError> {
+        let mut handles = Vec::with_capacity(self.sleeps.len());
+        let mut collected = Collected::default();
+        timer.start();
+        for (i, &ms) in self.sleeps.iter().enumerate() {
+            handles.push(tokio::spawn(task(i as u64, self.kernel, self.work, ms)));
+        }
+        timer.mark_spawned();
+        for handle in handles {
+            collected.add(handle.await?);
+        }
+        timer.stop();
+        Ok(collected)
+    }
+
+    /// Spawn every task into a JoinSet, collect in completion order.
+    async fn joinset(&self, timer: &mut Timer) -> Result<Collected, BenchError> {
+        let mut set = JoinSet::new();
+        let mut collected = Collected::default();
+        timer.start();
+        for (i, &ms) in self.sleeps.iter().enumerate() {
+            set.spawn(task(i as u64, self.kernel, self.work, ms));
+        }
+        timer.mark_spawned();
+        while let Some(result) = set.join_next().await {
+            collected.add(result?);
+        }
+        timer.stop();
+        Ok(collected)
+    }
+
+    /// Spawn every task, then `futures::future::join_all` over the handles.
+    async fn join_all(&self, timer: &mut Timer) -> Result<Collected, BenchError> {
+        let mut handles = Vec::with_capacity(self.sleeps.len());
+        let mut collected = Collected::default();
+        timer.start();
+        for (i, &ms) in self.sleeps.iter().enumerate() {
+            handles.push(tokio::spawn(task(i as u64, self.kernel, self.work, ms)));
+        }
+        timer.mark_spawned();
+        for result in futures::future::join_all(handles).await {
+            collected.add(result?);
+        }
+        timer.stop();
+        Ok(collected)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Report, mono_ns};
+    use crate::workloads::{run as run_workload, test_args};
+
+    fn sleep_run(n: u64, variant: Option<&str>, params: &[(&str, &str)]) -> Report {
+        run_workload(&test_args("sleep", n, variant, params), mono_ns()).unwrap()
+    }
+
+    #[test]
+    fn xorshift_matches_independent_values() {
+        assert_eq!(xorshift_kernel(0, 0), 0x1);
+        assert_eq!(xorshift_kernel(0, 1), 0x4082_2041);
+        assert_eq!(xorshift_kernel(0, 2), 0x1000_4106_0c01_1441);
+        assert_eq!(xorshift_kernel(4, 3), 0xf765_969a_c49a_f60d);
+        assert_eq!(xorshift_kernel(9, 1000), 0x7666_78e9_b861_587a);
+        assert_eq!(xorshift_kernel(99, 50_000), 0x3b1d_57e2_c61b_5c28);
+    }
+
+    #[test]
+    fn article_kernel_returns_zero() {
+        assert_eq!(article_kernel(0), 0);
+        assert_eq!(article_kernel(50_000), 0);
+    }
+
+    #[test]
+    fn every_variant_gives_the_reference_checksum() {
+        for variant in SPEC.variants {
+            let report = sleep_run(10, Some(variant), &[("work", "1000")]);
+            assert_eq!(report.checksum, "542f24434f64913f", "{variant}");
+            assert_eq!(report.tasks_ok, 10, "{variant}");
+            assert_eq!(report.variant, *variant);
+            let expected_threads = if *variant == "current-thread" { 1 } else { 2 };
+            assert_eq!(report.threads, expected_threads, "{variant}");
+            assert!(report.spawned_ns.is_some());
+            assert!(report.spawned_ns.unwrap() <= report.elapsed_ns);
+        }
+    }
+
+    #[test]
+    fn default_work_reference_checksum() {
+        let report = sleep_run(10, None, &[]);
+        assert_eq!(report.checksum, "466afa5d3cf3e4c4");
+        assert_eq!(report.variant, "join-handles");
+        assert_eq!(report.params.get("work").map(String::as_str), Some("50000"));
+        assert_eq!(
+            report.params.get("kernel").map(String::as_str),
+            Some("xorshift")
+        );
+    }
+
+    #[test]
+    fn hundred_tasks_reference_checksum() {
+        for variant in SPEC.variants {
+            let report = sleep_run(100, Some(variant), &[("work", "1000")]);
+            assert_eq!(report.checksum, "2e2768dda01da53c", "{variant}");
+            assert_eq!(report.tasks_ok, 100);
+        }
+    }
+
+    #[test]
+    fn article_kernel_reference_checksums() {
+        for variant in SPEC.variants {
+            let report = sleep_run(10, Some(variant), &[("kernel", "article")]);
+            assert_eq!(report.checksum, "000000000000071c", "{variant}");
+            let report = sleep_run(100, Some(variant), &[("kernel", "article")]);
+            assert_eq!(report.checksum, "0000000000003b56", "{variant}");
+        }
+    }
+
+    #[test]
+    fn runtime_flavour_is_recorded() {
+        let report = sleep_run(1, Some("current-thread"), &[("work", "0")]);
+        assert_eq!(report.runtime.flavour, Flavour::CurrentThread);
+        let report = sleep_run(1, Some("joinset"), &[("work", "0")]);
+        assert_eq!(report.runtime.flavour, Flavour::MultiThread);
+    }
+}

@@ -1,0 +1,179 @@
+//! Runs the built binary the way the harness does.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the rustbench binary runs")
+}
+
+/// The last line of stdout, parsed as a JSON object.
+fn last_json(output: &Output) -> Value {
+    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
+    let last = stdout.lines().last().expect("stdout has a line");
+    let value: Value = serde_json::from_str(last).expect("last line is JSON");
+    assert!(value.is_object(), "last line is a JSON object: {last}");
+    value
+}
+
+fn assert_one_line_stderr(output: &Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr: {stderr:?}");
+    assert!(output.stdout.is_empty(), "nothing on stdout after an error");
+}
+
+const KEYS: &[&str] = &[
+    "lang",
+    "workload",
+    "variant",
+    "n",
+    "threads",
+    "elapsed_ns",
+    "setup_ns",
+    "checksum",
+    "tasks_ok",
+    "params",
+    "runtime",
+    "t0_mono_ns",
+    "spawned_ns",
+];
+
+fn assert_result_shape(v: &Value) {
+    for key in KEYS {
+        assert!(v.get(key).is_some(), "missing key {key} in {v}");
+    }
+    assert_eq!(v["lang"], "rust");
+    let checksum = v["checksum"].as_str().expect("checksum is a string");
+    assert_eq!(checksum.len(), 16);
+    assert!(
+        checksum
+            .chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+    );
+    for key in [
+        "n",
+        "threads",
+        "elapsed_ns",
+        "setup_ns",
+        "tasks_ok",
+        "t0_mono_ns",
+    ] {
+        assert!(v[key].is_u64(), "{key} is an unsigned integer in {v}");
+    }
+    let runtime = &v["runtime"];
+    assert!(runtime["version"].as_str().unwrap().starts_with("rustc "));
+    assert!(runtime["tokio"].as_str().unwrap().starts_with("1."));
+    assert!(v["params"].is_object());
+    for (_, value) in v["params"].as_object().unwrap() {
+        assert!(value.is_string(), "params are strings: {v}");
+    }
+}
+
+#[test]
+fn sleep_prints_a_complete_result_line() {
+    let output = run(&["sleep", "--n", "10", "--threads=2", "--param", "work=1000"]);
+    assert!(output.status.success(), "{output:?}");
+    let v = last_json(&output);
+    assert_result_shape(&v);
+    assert_eq!(v["workload"], "sleep");
+    assert_eq!(v["variant"], "join-handles");
+    assert_eq!(v["n"], 10);
+    assert_eq!(v["threads"], 2);
+    assert_eq!(v["tasks_ok"], 10);
+    assert_eq!(v["checksum"], "542f24434f64913f");
+    assert_eq!(
+        v["params"],
+        serde_json::json!({"kernel": "xorshift", "work": "1000"})
+    );
+    assert_eq!(v["runtime"]["flavour"], "multi_thread");
+    let elapsed = v["elapsed_ns"].as_u64().unwrap();
+    let spawned = v["spawned_ns"]
+        .as_u64()
+        .expect("spawned_ns is set for sleep");
+    assert!(spawned <= elapsed);
+    // The longest of the first ten sleeps is 282 ms.
+    assert!(elapsed >= 282_000_000, "elapsed {elapsed}");
+}
+
+#[test]
+fn current_thread_reports_one_thread() {
+    let output = run(&[
+        "sleep",
+        "--n=10",
+        "--variant=current-thread",
+        "--param=kernel=article",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let v = last_json(&output);
+    assert_result_shape(&v);
+    assert_eq!(v["threads"], 1);
+    assert_eq!(v["runtime"]["flavour"], "current_thread");
+    assert_eq!(v["checksum"], "000000000000071c");
+}
+
+#[test]
+fn cpu_loops_prints_a_complete_result_line() {
+    let output = run(&[
+        "cpu_loops",
+        "--n",
+        "1000",
+        "--variant",
+        "parallel",
+        "--threads",
+        "3",
+        "--param",
+        "inner=1000",
+        "--param",
+        "u=7",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let v = last_json(&output);
+    assert_result_shape(&v);
+    assert_eq!(v["workload"], "cpu_loops");
+    assert_eq!(v["threads"], 3);
+    assert_eq!(v["checksum"], "0000000000000bdf");
+    assert_eq!(v["tasks_ok"], 1000);
+    assert_eq!(v["runtime"]["flavour"], "none");
+    assert!(v["spawned_ns"].is_null());
+}
+
+#[test]
+fn list_describes_every_workload() {
+    let output = run(&["list"]);
+    assert!(output.status.success(), "{output:?}");
+    let v = last_json(&output);
+    assert_eq!(v["lang"], "rust");
+    let workloads = v["workloads"].as_object().unwrap();
+    assert!(workloads.contains_key("sleep"));
+    assert!(workloads.contains_key("cpu_loops"));
+    assert_eq!(v["workloads"]["sleep"]["params"]["work"], "50000");
+    assert_eq!(v["workloads"]["cpu_loops"]["params"]["inner"], "100000");
+}
+
+#[test]
+fn bad_command_lines_exit_2() {
+    let cases: &[&[&str]] = &[
+        &[],
+        &["sleep", "--n", "10", "--bogus", "1"],
+        &["sleep", "--n", "0"],
+        &["sleep"],
+        &["sleep", "--n", "x"],
+        &["nope", "--n", "1"],
+        &["sleep", "--n", "1", "--variant", "waitgroup"],
+        &["sleep", "--n", "1", "--param", "size=3"],
+        &["sleep", "--n", "1", "--param", "work=-3"],
+        &["cpu_loops", "--n", "1", "--param", "u=0"],
+        &["cpu_loops", "--n", "1", "--threads", "0"],
+    ];
+    for args in cases {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        assert_one_line_stderr(&output);
+    }
+}
