@@ -1,0 +1,56 @@
+# make run   : set everything up from a fresh clone and run the quick profile end to end
+# make test  : set everything up and run every test (pytest, go test, cargo test)
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+PROFILE ?= quick
+SEED    ?= 1
+# RUN_DIR: where `make run` writes (default: data/results/<profile>-<commit>-<plan digest>, so the
+# same command resumes an interrupted run).
+RUN_DIR ?=
+
+.PHONY: setup venv system-deps build run test test-python test-go test-rust clean
+
+setup: system-deps venv build
+
+$(BIN)/.installed: pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e . || $(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+venv: $(BIN)/.installed
+
+# Programs from the distribution that the harness and its tests use. Installed with apt when
+# missing and we are root; otherwise one line says what to install.
+SYSTEM_PACKAGES := time:/usr/bin/time
+system-deps:
+	@missing=""; for entry in $(SYSTEM_PACKAGES); do pkg=$${entry%%:*}; path=$${entry#*:}; \
+	  [ -x "$$path" ] || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "please install:$$missing (Debian/Ubuntu: sudo apt-get install$$missing)"; fi; fi
+
+build: venv
+	$(BIN)/python -m bench_src build
+
+run: setup
+	@dir="$(RUN_DIR)"; [ -n "$$dir" ] || dir=$$($(BIN)/python -m bench_src results-dir --profile $(PROFILE) --seed $(SEED)); \
+	mkdir -p "$$dir" && echo "results: $$dir" && \
+	$(BIN)/papermill notebooks/run.ipynb "$$dir/run.ipynb" -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir"
+
+test: setup test-go test-rust test-python
+
+test-go:
+	cd gobench && go vet ./... && go test ./...
+
+test-rust:
+	cd rustbench && cargo test --release --locked
+
+test-python: venv build
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) data/bin rustbench/target

@@ -1,0 +1,54 @@
+"""Command line: `python -m bench_src {build,results-dir,run,list}`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import api, build
+from .catalogue import WORKLOADS
+from .profiles import PROFILES
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench_src")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="build the launcher and both programs")
+    b.add_argument("--force", action="store_true")
+    b.add_argument("--languages", default="go,rust")
+    r = sub.add_parser("results-dir", help="print the default results directory of a profile's plan")
+    r.add_argument("--profile", default="quick")
+    r.add_argument("--seed", type=int, default=1)
+    run = sub.add_parser("run", help="run a profile without the notebook")
+    run.add_argument("--profile", default="quick")
+    run.add_argument("--results-dir")
+    run.add_argument("--plan", default="{}", help="YAML/JSON mapping of plan parameters")
+    sub.add_parser("list", help="print the catalogue and the profiles")
+    args = ap.parse_args(argv)
+
+    try:
+        if args.cmd == "build":
+            result = build.build(args.languages.split(","), force=args.force)
+            print(json.dumps(result, indent=2))
+        elif args.cmd == "results-dir":
+            plan = api.plan_from_parameters(profile=args.profile, seed=args.seed)
+            print(api.results_dir_for(plan))
+        elif args.cmd == "run":
+            extra = api._coerce(args.plan) or {}
+            plan = api.plan_from_parameters(profile=args.profile, **extra)
+            build.build(plan.languages)
+            api.run_plan(plan, api.results_dir_for(plan, args.results_dir))
+        elif args.cmd == "list":
+            for w in WORKLOADS.values():
+                print(f"{w.name}: go {list(w.variants['go'])}, rust {list(w.variants['rust'])}, "
+                      f"params {[p.name for p in w.params]}")
+            for p in PROFILES.values():
+                print(f"profile {p.name}: {p.description}")
+    except (ValueError, build.BuildError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

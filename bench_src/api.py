@@ -1,0 +1,102 @@
+"""The calls the notebooks make: each cell is one of these, so the notebooks stay thin."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from . import build, equivalence, figures, paths, runner, stats
+from .plan import Plan, make_plan
+from .store import ResultsStore
+
+
+def _coerce(value: Any) -> Any:
+    """papermill's `-p` passes lists and mappings as strings: read them as YAML (JSON is YAML)."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"cannot read parameter value {value!r}: {exc}") from None
+    return value
+
+
+def plan_from_parameters(**parameters: Any) -> Plan:
+    """Validate the notebook's parameters (papermill strings included) into a Plan."""
+    return make_plan(**{k: _coerce(v) for k, v in parameters.items()})
+
+
+def results_dir_for(plan: Plan, results_dir: str | None = None) -> Path:
+    return Path(results_dir) if results_dir else runner.default_results_dir(plan)
+
+
+def describe_plan(plan: Plan) -> pd.DataFrame:
+    cells = plan.cells()
+    print(f"profile {plan.profile}: {len(cells)} cells x ({plan.warmup} warm-up + {plan.samples} measured) "
+          f"= {len(cells) * (plan.warmup + plan.samples)} samples; seed {plan.seed}; timeout {plan.timeout_s:g} s; "
+          f"memory limit {plan.mem_limit_mb} MiB")
+    return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
+                          "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
+
+
+def build_programs(plan: Plan, force: bool = False) -> dict:
+    result = build.build(plan.languages, force=force)
+    for name, state in result["builds"].items():
+        print(f"{name}: {state}")
+    for tool, version in result["toolchains"].items():
+        print(f"  {tool}: {version}")
+    return result
+
+
+def run_plan(plan: Plan, results_dir: Path, progress: bool = True) -> runner.RunReport:
+    report = runner.run(plan, results_dir, progress=progress)
+    print(report)
+    return report
+
+
+def latest_results_dir() -> Path:
+    runs = [p for p in paths.RESULTS.glob("*") if (p / "meta.json").exists()]
+    if not runs:
+        raise FileNotFoundError(f"no results under {paths.RESULTS}; run notebooks/run.ipynb first")
+    return max(runs, key=lambda p: (p / "meta.json").stat().st_mtime)
+
+
+def load(results_dir: str | Path) -> pd.DataFrame:
+    """The tidy frame of a results directory, with the `valid` column."""
+    return equivalence.mark_valid(ResultsStore(results_dir).load())
+
+
+def status_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Samples per cell and status (warm-ups included), so no failure goes unseen."""
+    t = df.groupby(["workload", "lang", "variant", "n", "params", "phase", "status"], dropna=False).size()
+    return t.rename("samples").reset_index()
+
+
+def failures(df: pd.DataFrame) -> pd.DataFrame:
+    return df.loc[df["status"] != "ok", ["sample_id", "status", "reason"]]
+
+
+def summary(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
+    return stats.summarize(df, metric)
+
+
+def ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
+    return stats.compare_languages(df, metric)
+
+
+def standard_figures(df: pd.DataFrame, results_dir: str | Path, metric: str = "elapsed_s") -> list[Path]:
+    """Time vs N and the Go/Rust ratio vs N, saved as SVG and PNG in the results directory."""
+    out_dir = Path(results_dir) / "figures"
+    saved: list[Path] = []
+    s = summary(df, metric)
+    if not s.empty:
+        fig = figures.metric_vs_n(s, metric)
+        saved += figures.save(fig, out_dir, f"{metric}_vs_n")
+    r = ratios(df, metric)
+    if not r.empty:
+        fig = figures.ratio_vs_n(r)
+        saved += figures.save(fig, out_dir, f"ratio_{metric}_vs_n")
+    for p in saved:
+        print(p)
+    return saved

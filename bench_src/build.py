@@ -1,0 +1,129 @@
+"""Build the launcher and both benchmark programs (release, locked dependencies).
+
+A build is skipped when the sources and the toolchain are unchanged since the last one: a stamp
+file beside each binary holds the hash of both.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+
+INSTALL_HINTS = {
+    "go": "install Go 1.22 or newer (https://go.dev/dl/) and put `go` on PATH",
+    "cargo": "install Rust with rustup (https://rustup.rs) and put `cargo` on PATH",
+    "rustc": "install Rust with rustup (https://rustup.rs) and put `rustc` on PATH",
+    "cc": "install a C compiler (Debian: apt-get install gcc)",
+}
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    tools: tuple[str, ...]
+    sources: Path
+    output: Path
+
+
+def require_tool(tool: str, purpose: str) -> str:
+    found = shutil.which(tool)
+    if not found:
+        raise BuildError(f"`{tool}` was not found on PATH; it is needed to build {purpose}: {INSTALL_HINTS[tool]}")
+    return found
+
+
+def tool_version(tool: str, *args: str) -> str:
+    if not shutil.which(tool):
+        return "missing"
+    out = subprocess.run([tool, *args], capture_output=True, text=True)
+    text = (out.stdout or out.stderr).strip().splitlines()
+    return text[0] if text else "unknown"
+
+
+def toolchains() -> dict[str, str]:
+    return {
+        "go": tool_version("go", "version"),
+        "rustc": tool_version("rustc", "--version"),
+        "cargo": tool_version("cargo", "--version"),
+        "cc": tool_version("cc", "--version"),
+    }
+
+
+def source_hash(root: Path, toolchain: str) -> str:
+    h = hashlib.sha256(toolchain.encode())
+    files = [root] if root.is_file() else sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and "target" not in p.relative_to(root).parts
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    for p in files:
+        h.update(str(p.relative_to(root.parent)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _run(cmd: list[str], cwd: Path, what: str, env: dict | None = None) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-30:])
+        raise BuildError(f"building {what} failed ({' '.join(cmd)}, exit {proc.returncode}):\n{tail}")
+
+
+def _build_launcher() -> None:
+    _run(["cc", "-O2", "-Wall", "-o", str(paths.launcher()), str(paths.LAUNCHER_SRC)], paths.ROOT, "the launcher")
+
+
+def _build_go() -> None:
+    env = dict(os.environ, CGO_ENABLED=os.environ.get("CGO_ENABLED", "1"))
+    _run(["go", "build", "-trimpath", "-mod=readonly", "-o", str(paths.program("go")), "."],
+         paths.GOBENCH_SRC, "gobench", env)
+
+
+def _build_rust() -> None:
+    _run(["cargo", "build", "--release", "--locked", "--quiet"], paths.RUSTBENCH_SRC, "rustbench")
+    target = Path(os.environ.get("CARGO_TARGET_DIR", paths.RUSTBENCH_SRC / "target"))
+    shutil.copy2(target / "release" / "rustbench", paths.program("rust"))
+
+
+TARGETS = {
+    "launcher": (Target("launcher", ("cc",), paths.LAUNCHER_SRC, paths.launcher()), _build_launcher),
+    "go": (Target("gobench", ("go",), paths.GOBENCH_SRC, paths.program("go")), _build_go),
+    "rust": (Target("rustbench", ("cargo", "rustc"), paths.RUSTBENCH_SRC, paths.program("rust")), _build_rust),
+}
+
+
+def check_tools(languages: tuple[str, ...] | list[str] = ("go", "rust")) -> None:
+    """Fail early, naming the missing tool, before anything is built."""
+    for key in ("launcher", *languages):
+        target, _ = TARGETS[key]
+        for tool in target.tools:
+            require_tool(tool, target.name)
+
+
+def build(languages: tuple[str, ...] | list[str] = ("go", "rust"), force: bool = False, log=print) -> dict:
+    """Build what the languages need; return the toolchain versions and what was (re)built."""
+    check_tools(languages)
+    paths.BIN.mkdir(parents=True, exist_ok=True)
+    versions = toolchains()
+    built = {}
+    for key in ("launcher", *languages):
+        target, do_build = TARGETS[key]
+        stamp = target.output.with_name(target.output.name + ".stamp")
+        digest = source_hash(target.sources, " ".join(versions[t] for t in target.tools))
+        if not force and target.output.exists() and stamp.exists() and stamp.read_text() == digest:
+            built[target.name] = "up to date"
+            continue
+        log(f"building {target.name} ...")
+        do_build()
+        stamp.write_text(digest)
+        built[target.name] = "built"
+    return {"toolchains": versions, "builds": built}

@@ -1,0 +1,140 @@
+"""The catalogue of workloads: names, variants, parameters and limits.
+
+This is the harness's copy of ../shared/WORKLOADS.md.  A test compares it with what each program
+says of itself (`gobench list`, `rustbench list`), so the three cannot drift apart.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LANGS = ("go", "rust")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A `--param KEY=VALUE` knob.
+
+    kind is "int" (with an inclusive minimum) or "choice" (with allowed values).  `langs` names the
+    languages that accept the key; a per-language choice (a driver, say) lists its values per
+    language in `choices_by_lang`.  `checksum` says whether the value changes the work done (and so
+    the checksum); keys that only choose *how* the same work is done (a driver, a pool size) do not
+    take part in the Go/Rust equivalence check.
+    """
+
+    name: str
+    default: str | dict[str, str]
+    kind: str = "int"
+    minimum: int = 0
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    choices_by_lang: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    langs: tuple[str, ...] = LANGS
+    checksum: bool = True
+    doc: str = ""
+
+    def default_for(self, lang: str) -> str:
+        if isinstance(self.default, dict):
+            return self.default[lang]
+        return self.default
+
+    def allowed(self, lang: str) -> str:
+        if self.kind == "int":
+            hi = f" and <= {self.maximum}" if self.maximum is not None else ""
+            return f"an integer >= {self.minimum}{hi}"
+        return ", ".join(self.choices_for(lang))
+
+    def choices_for(self, lang: str) -> tuple[str, ...]:
+        return self.choices_by_lang.get(lang, self.choices)
+
+    def normalise(self, lang: str, value: object) -> str:
+        """Return the value as the string passed to the program, or raise ValueError."""
+        if self.kind == "int":
+            if isinstance(value, bool):
+                raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}")
+            try:
+                number = int(str(value).strip())
+            except ValueError:
+                raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}") from None
+            if number < self.minimum or (self.maximum is not None and number > self.maximum):
+                raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}")
+            return str(number)
+        text = str(value)
+        if text not in self.choices_for(lang):
+            raise ValueError(
+                f"--param {self.name}={value!r} is not allowed for {lang}: allowed: {self.allowed(lang)}")
+        return text
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload of the specification.
+
+    variants: per language, the first is the default (the idiomatic best version).
+    max_n: the largest N the harness accepts (the article's grid ends at 1,000,000).
+    fixture: what the harness must prepare before a sample (None, "files", "sqlite", ...).
+    n_meaning: what --n counts, for tables and axis labels.
+    """
+
+    name: str
+    section: str
+    variants: dict[str, tuple[str, ...]]
+    params: tuple[Param, ...] = ()
+    max_n: int = 10_000_000
+    fixture: str | None = None
+    n_meaning: str = "concurrent tasks"
+    summary: str = ""
+
+    def default_variant(self, lang: str) -> str:
+        return self.variants[lang][0]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def params_for(self, lang: str) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if lang in p.langs)
+
+    def default_params(self, lang: str) -> dict[str, str]:
+        return {p.name: p.default_for(lang) for p in self.params_for(lang)}
+
+
+_SLEEP_PARAMS = (
+    Param("kernel", "xorshift", kind="choice", choices=("xorshift", "article"),
+          doc="CPU kernel before the sleep: xorshift (real work) or article (the 2022 dead float loop)"),
+    Param("work", "50000", minimum=0, doc="iterations of the kernel"),
+)
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload(
+            "sleep", "2",
+            {"go": ("waitgroup", "chan-per-task", "chan-shared", "chan-shared-buffered"),
+             "rust": ("join-handles", "joinset", "join-all", "current-thread")},
+            _SLEEP_PARAMS,
+            max_n=1_000_000,
+            summary="kernel, then sleep lcg(42)[i] % 300 ms",
+        ),
+        Workload(
+            "cpu_loops", "3",
+            {"go": ("plain", "local", "unrolled", "parallel"),
+             "rust": ("plain", "local", "unrolled", "parallel")},
+            (
+                Param("u", "10", minimum=1, doc="divisor of the inner loop's j % u"),
+                Param("inner", "100000", minimum=0, doc="inner loop length"),
+            ),
+            max_n=1_000_000,
+            n_meaning="array length (outer loop)",
+            summary="a[i] += j % u over an N x inner loop; no tasks",
+        ),
+    )
+}
+
+
+def workload(name: str) -> Workload:
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise ValueError(f"unknown workload {name!r}; allowed: {', '.join(WORKLOADS)}") from None

@@ -1,0 +1,165 @@
+/*
+ * benchlaunch: run one benchmark process and report what the kernel says about it.
+ *
+ *   benchlaunch --result FILE [--timeout-ms T] [--mem-limit-kb K] [--guard-ms G] -- PROGRAM ARGS...
+ *
+ * Why a separate launcher: on Linux a child's ru_maxrss starts from the RSS of the process that
+ * forked it (the value survives exec).  Forking the benchmark from a large Python process would
+ * therefore report the harness's size, not the program's.  This launcher is a few hundred KB, so
+ * the peak it reports belongs to the program.
+ *
+ * Measurement is exact and never sampled: wall time is CLOCK_MONOTONIC read just before fork and
+ * just after wait4 returns; CPU times, peak RSS, context switches and page faults come from the
+ * rusage that wait4 fills in.  The launcher wakes only to enforce the timeout and the memory guard
+ * (it reads /proc/PID/statm every --guard-ms); neither feeds the measurement.
+ *
+ * The result is one JSON object written to FILE.  Exit status: 0 when the result was written
+ * (whatever the program did), 2 on bad usage, 3 on an internal error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t tv_ns(struct timeval tv) {
+    return (int64_t)tv.tv_sec * 1000000000LL + (int64_t)tv.tv_usec * 1000LL;
+}
+
+/* Resident set size of pid in KiB from /proc/PID/statm, or -1. */
+static long rss_kb(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long size = 0, resident = 0;
+    int got = fscanf(f, "%ld %ld", &size, &resident);
+    fclose(f);
+    if (got != 2) return -1;
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: benchlaunch --result FILE [--timeout-ms T] [--mem-limit-kb K] [--guard-ms G] -- PROGRAM [ARGS...]\n");
+    exit(2);
+}
+
+static long parse_long(const char *flag, const char *s) {
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || !end || *end || v < 0) {
+        fprintf(stderr, "benchlaunch: %s needs a non-negative integer, got '%s'\n", flag, s);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv) {
+    const char *result_path = NULL;
+    long timeout_ms = 0, mem_limit_kb = 0, guard_ms = 20;
+    int i = 1;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) { i++; break; }
+        if (i + 1 >= argc) usage();
+        if (strcmp(argv[i], "--result") == 0) result_path = argv[++i];
+        else if (strcmp(argv[i], "--timeout-ms") == 0) timeout_ms = parse_long(argv[i], argv[i + 1]), i++;
+        else if (strcmp(argv[i], "--mem-limit-kb") == 0) mem_limit_kb = parse_long(argv[i], argv[i + 1]), i++;
+        else if (strcmp(argv[i], "--guard-ms") == 0) guard_ms = parse_long(argv[i], argv[i + 1]), i++;
+        else usage();
+    }
+    if (!result_path || i >= argc) usage();
+    if (guard_ms < 1) guard_ms = 1;
+    char **child_argv = &argv[i];
+
+    /* If the harness dies (kill -9 of a notebook kernel), take the benchmark down with us. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+
+    sigset_t chld, old;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &old);
+
+    int64_t start = mono_ns();
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("benchlaunch: fork");
+        return 3;
+    }
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        setpgid(0, 0);
+        execvp(child_argv[0], child_argv);
+        fprintf(stderr, "benchlaunch: cannot execute %s: %s\n", child_argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+
+    struct rusage ru;
+    int status = 0;
+    const char *killed = NULL;
+    long guard_peak_kb = 0;
+    int64_t end = 0;
+    for (;;) {
+        struct timespec wait = {guard_ms / 1000, (guard_ms % 1000) * 1000000L};
+        sigtimedwait(&chld, NULL, &wait);
+        pid_t r = wait4(pid, &status, WNOHANG, &ru);
+        if (r == pid) {
+            end = mono_ns();
+            break;
+        }
+        if (r < 0 && errno != EINTR) {
+            perror("benchlaunch: wait4");
+            return 3;
+        }
+        if (killed) continue; /* already killed; wait for it to go */
+        long rss = rss_kb(pid);
+        if (rss > guard_peak_kb) guard_peak_kb = rss;
+        if (mem_limit_kb > 0 && rss > mem_limit_kb) {
+            killed = "memory_limit";
+        } else if (timeout_ms > 0 && mono_ns() - start > (int64_t)timeout_ms * 1000000LL) {
+            killed = "timeout";
+        }
+        if (killed) kill(-pid, SIGKILL);
+    }
+
+    int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+
+    FILE *out = fopen(result_path, "w");
+    if (!out) {
+        fprintf(stderr, "benchlaunch: cannot write %s: %s\n", result_path, strerror(errno));
+        return 3;
+    }
+    fprintf(out,
+            "{\"wall_ns\":%lld,\"start_mono_ns\":%lld,\"end_mono_ns\":%lld,\"user_ns\":%lld,\"sys_ns\":%lld,"
+            "\"maxrss_kb\":%ld,\"nvcsw\":%ld,\"nivcsw\":%ld,\"minflt\":%ld,\"majflt\":%ld,"
+            "\"exit_code\":%d,\"signal\":%d,\"killed_by\":%s%s%s,\"guard_peak_rss_kb\":%ld,\"pid\":%d}\n",
+            (long long)(end - start), (long long)start, (long long)end, (long long)tv_ns(ru.ru_utime),
+            (long long)tv_ns(ru.ru_stime), ru.ru_maxrss, ru.ru_nvcsw, ru.ru_nivcsw, ru.ru_minflt, ru.ru_majflt,
+            exit_code, term_signal, killed ? "\"" : "", killed ? killed : "null", killed ? "\"" : "",
+            guard_peak_kb, (int)pid);
+    if (fclose(out) != 0) {
+        fprintf(stderr, "benchlaunch: cannot write %s: %s\n", result_path, strerror(errno));
+        return 3;
+    }
+    return 0;
+}

@@ -1,0 +1,61 @@
+"""A description of the machine a run happened on, for meta.json and the Method paragraph."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import psutil
+
+from .paths import ROOT
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def describe() -> dict:
+    vm = psutil.virtual_memory()
+    try:
+        import resource
+        nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError):
+        nofile = (None, None)
+    return {
+        "hostname": platform.node(),
+        "cpu_model": cpu_model(),
+        "logical_cpus": psutil.cpu_count(logical=True),
+        "physical_cpus": psutil.cpu_count(logical=False),
+        "ram_bytes": vm.total,
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "nofile_limit": {"soft": nofile[0], "hard": nofile[1]},
+        "cpu_governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "load_avg_at_start": os.getloadavg(),
+        "git_commit": git_commit(),
+    }
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None

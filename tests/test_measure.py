@@ -1,0 +1,60 @@
+"""The launcher measures the child exactly, whatever the size of the harness."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from bench_src.measure import measure, run_launched
+from bench_src.plan import Cell
+
+pytestmark = pytest.mark.slow
+TOUCH_200MB = "b = bytearray(200 * 1024 * 1024)\nfor i in range(0, len(b), 4096): b[i] = 1\n"
+
+
+def test_a_small_program_is_measured_small_from_a_500mb_parent(built):
+    ballast = bytearray(500 * 1024 * 1024)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1  # make it resident
+    cell = Cell("sleep", "go", "waitgroup", 10, 1, (("kernel", "xorshift"), ("work", "10")))
+    rec = measure(cell, timeout_s=30, mem_limit_mb=4096)
+    assert rec["status"] == "ok", rec["reason"]
+    assert rec["maxrss_kb"] < 30 * 1024, f"{rec['maxrss_kb']} KiB: the parent's 500 MB leaked into the child"
+    del ballast
+
+
+def test_200mb_program_agrees_with_gnu_time(built):
+    launched, _, _ = run_launched([sys.executable, "-c", TOUCH_200MB], timeout_s=60, mem_limit_mb=4096)
+    gnu = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-c", TOUCH_200MB],
+                         capture_output=True, text=True, check=True)
+    gnu_kb = int(re.findall(r"^(\d+)$", gnu.stderr, re.M)[-1])
+    assert launched["maxrss_kb"] > 200 * 1024
+    assert abs(launched["maxrss_kb"] - gnu_kb) / gnu_kb < 0.05, (launched["maxrss_kb"], gnu_kb)
+
+
+def test_timeout_becomes_a_timeout_sample(built):
+    launched, _, _ = run_launched(["sleep", "5"], timeout_s=0.3, mem_limit_mb=1024)
+    assert launched["killed_by"] == "timeout" and launched["signal"] == 9
+    assert 0.25e9 < launched["wall_ns"] < 2e9
+
+
+def test_memory_guard_kills_a_growing_program(built):
+    launched, _, _ = run_launched([sys.executable, "-c", TOUCH_200MB + "import time; time.sleep(5)"],
+                                  timeout_s=30, mem_limit_mb=100)
+    assert launched["killed_by"] == "memory_limit"
+
+
+def test_failed_program_is_recorded_with_its_message(built):
+    cell = Cell("sleep", "rust", "join-handles", 10, None, (("kernel", "nosuch"), ("work", "1")))
+    rec = measure(cell, timeout_s=30, mem_limit_mb=1024)
+    assert rec["status"] == "failed"
+    assert rec["exit_code"] == 2 and "nosuch" in rec["reason"]
+
+
+def test_ok_sample_has_times_memory_and_checksum(built):
+    cell = Cell("cpu_loops", "rust", "plain", 100, None, (("inner", "1000"), ("u", "10")))
+    rec = measure(cell, timeout_s=30, mem_limit_mb=1024)
+    assert rec["status"] == "ok", rec["reason"]
+    assert rec["checksum"] == "00000000000011be"
+    assert rec["wall_ns"] >= rec["elapsed_ns"] > 0
+    assert rec["maxrss_kb"] > 0 and rec["user_ns"] >= 0 and rec["nvcsw"] >= 0

@@ -1,0 +1,48 @@
+"""run.ipynb executed through papermill with tiny parameters, as a user would."""
+import json
+
+import papermill as pm
+import pytest
+
+from bench_src import api, paths
+
+pytestmark = pytest.mark.slow
+
+
+def test_run_notebook_end_to_end(built, tmp_path):
+    out = tmp_path / "results"
+    pm.execute_notebook(
+        str(paths.ROOT / "notebooks" / "run.ipynb"), str(tmp_path / "run.out.ipynb"),
+        parameters={"workloads": '["sleep", "cpu_loops"]', "ns": "[10, 100]", "samples": 3, "warmup": 1,
+                    "params": '{"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}}',
+                    "results_dir": str(out), "progress": False},
+        cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    df = api.load(out)
+    assert len(df) == 2 * 2 * 2 * 4  # workloads x languages x N x (1 warm-up + 3 measured)
+    assert (df["status"] == "ok").all(), df.loc[df["status"] != "ok", "reason"].tolist()
+    assert set(df["phase"]) == {"warmup", "measured"}
+    assert df["valid"].sum() == 2 * 2 * 2 * 3
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["plan"]["workloads"] == ["sleep", "cpu_loops"]
+    for name in ("elapsed_s_vs_n", "ratio_elapsed_s_vs_n"):
+        for ext in ("svg", "png"):
+            f = out / "figures" / f"{name}.{ext}"
+            assert f.exists() and f.stat().st_size > 1000, f
+    executed = json.loads((tmp_path / "run.out.ipynb").read_text())
+    assert not any(o.get("output_type") == "error" for c in executed["cells"] for o in c.get("outputs", []))
+
+
+def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):
+    from bench_src import build
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    with pytest.raises(ValueError, match="unknown workload 'nosuch'"):
+        api.plan_from_parameters(workloads='["nosuch"]')
+    with pytest.raises(ValueError, match="N=0|>= 1"):
+        api.plan_from_parameters(workloads="sleep", ns="[0]")
+
+
+def test_papermill_strings_are_read_as_yaml():
+    plan = api.plan_from_parameters(workloads='["sleep"]', ns="[10,1000]", samples=5)
+    assert plan.workloads == ("sleep",) and plan.ns["sleep"] == (10, 1000) and plan.samples == 5
+    plan = api.plan_from_parameters(workloads=["sleep"], params='{"sleep": {"kernel": [article]}}')
+    assert plan.params["sleep"]["go"]["kernel"] == ("article",)

@@ -1,0 +1,78 @@
+"""Both programs against the Python oracle and against each other, through the real launcher."""
+import json
+import subprocess
+
+import pytest
+
+from bench_src import paths
+from bench_src.catalogue import WORKLOADS
+from reference import cpu_loops_checksum, sleep_checksum
+
+pytestmark = pytest.mark.slow
+
+
+def run_program(lang, *args):
+    out = subprocess.run([str(paths.program(lang)), *args], capture_output=True, text=True, timeout=60)
+    return out
+
+
+def result(lang, *args):
+    out = run_program(lang, *args)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_catalogue_matches_the_program(built, lang):
+    listed = result(lang, "list")
+    assert listed["lang"] == lang
+    for name, w in WORKLOADS.items():
+        assert name in listed["workloads"], f"{lang} does not implement {name}"
+        got = listed["workloads"][name]
+        assert got["variants"] == list(w.variants[lang])
+        assert got["default_variant"] == w.default_variant(lang)
+        assert got["params"] == w.default_params(lang)
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_sleep_every_variant_matches_the_oracle(built, lang):
+    for variant in WORKLOADS["sleep"].variants[lang]:
+        for kernel, n, work in (("xorshift", 10, 2000), ("xorshift", 37, 100), ("article", 20, 1000)):
+            r = result(lang, "sleep", "--n", str(n), "--variant", variant,
+                       "--param", f"kernel={kernel}", "--param", f"work={work}")
+            assert r["checksum"] == sleep_checksum(n, work, kernel), (variant, kernel, n)
+            assert r["tasks_ok"] == n and r["variant"] == variant and r["workload"] == "sleep"
+            assert r["params"] == {"kernel": kernel, "work": str(work)}
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_cpu_loops_every_variant_matches_the_oracle(built, lang):
+    for variant in WORKLOADS["cpu_loops"].variants[lang]:
+        for n, inner, u in ((100, 1000, 10), (1000, 1003, 7), (7, 5, 3)):
+            r = result(lang, "cpu_loops", "--n", str(n), "--variant", variant, "--threads", "2",
+                       "--param", f"inner={inner}", "--param", f"u={u}")
+            assert r["checksum"] == cpu_loops_checksum(n, inner, u), (variant, n, inner, u)
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_result_line_has_the_contract_keys(built, lang):
+    r = result(lang, "sleep", "--n", "5", "--threads", "1", "--param", "work=10")
+    for key in ("lang", "workload", "variant", "n", "threads", "elapsed_ns", "setup_ns", "checksum", "tasks_ok",
+                "params", "runtime", "t0_mono_ns", "spawned_ns"):
+        assert key in r, key
+    assert r["threads"] == 1 and r["n"] == 5
+    assert len(r["checksum"]) == 16 and int(r["checksum"], 16) >= 0
+    assert 0 < r["spawned_ns"] <= r["elapsed_ns"]
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+@pytest.mark.parametrize("args", [
+    ["sleep", "--n", "0"], ["sleep", "--n", "x"], ["sleep"], ["nosuch", "--n", "1"],
+    ["sleep", "--n", "1", "--variant", "nosuch"], ["sleep", "--n", "1", "--param", "nosuch=1"],
+    ["sleep", "--n", "1", "--param", "kernel=nosuch"], ["sleep", "--n", "1", "--param", "work=-1"],
+    ["cpu_loops", "--n", "1", "--param", "u=0"],
+])
+def test_bad_arguments_exit_2_with_a_message(built, lang, args):
+    out = run_program(lang, *args)
+    assert out.returncode == 2, (args, out.stdout, out.stderr)
+    assert out.stderr.strip(), "a usage error must say what is wrong"

@@ -1,0 +1,23 @@
+"""The oracle itself, against values stated in WORKLOADS.md and worked by hand."""
+from reference import cpu_loops_checksum, lcg, sleep_checksum, xorshift
+
+
+def test_lcg_matches_the_specification():
+    assert lcg(42, 4) == [42, 2027382, 1226992407, 551494037]
+
+
+def test_xorshift_one_round_by_hand():
+    x = 1
+    x ^= x << 13  # 8193
+    x ^= x >> 7   # 8193 ^ 64 = 8257
+    x ^= (x << 17) & ((1 << 64) - 1)
+    assert xorshift(0, 1) == x == 8257 ^ (8257 << 17)
+
+
+def test_sleep_article_kernel_is_only_the_sleep_sum():
+    assert int(sleep_checksum(10, 5, "article"), 16) == sum(v % 300 for v in lcg(42, 10))
+
+
+def test_cpu_loops_closed_form():
+    # sum of j % 10 over 0..99,999 is 10,000 * 45; r = 42 % 10,000
+    assert int(cpu_loops_checksum(10_000, 100_000, 10), 16) == 450_000 + 42

@@ -1,0 +1,68 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench_src import stats
+
+
+def test_median_ci_brackets_the_median_and_narrows_with_n():
+    rng = np.random.default_rng(1)
+    small = rng.lognormal(0, 0.2, 20)
+    large = rng.lognormal(0, 0.2, 400)
+    m, lo, hi = stats.median_ci(small)
+    assert lo <= m <= hi
+    m2, lo2, hi2 = stats.median_ci(large)
+    assert (hi2 - lo2) < (hi - lo)
+    assert lo2 < 1.0 < hi2  # the true median of lognormal(0, s) is 1
+
+
+def test_median_ci_coverage_is_close_to_nominal():
+    rng = np.random.default_rng(2)
+    hits = 0
+    trials = 300
+    for _ in range(trials):
+        _, lo, hi = stats.median_ci(rng.normal(10, 1, 30), n_resamples=1000, seed=int(rng.integers(1 << 30)))
+        hits += lo <= 10 <= hi
+    assert 0.88 <= hits / trials <= 0.99
+
+
+def test_degenerate_inputs():
+    assert stats.median_ci([5.0]) [0] == 5.0 and np.isnan(stats.median_ci([5.0])[1])
+    assert stats.median_ci([2.0, 2.0, 2.0]) == (2.0, 2.0, 2.0)
+    assert np.isnan(stats.median_ci([])[0])
+    assert stats.ratio_ci([4.0, 4.0], [2.0, 2.0]) == (2.0, 2.0, 2.0)
+
+
+def test_ratio_ci_recovers_a_known_ratio():
+    rng = np.random.default_rng(3)
+    rust = rng.lognormal(0, 0.05, 40)
+    go = 1.5 * rng.lognormal(0, 0.05, 40)
+    r, lo, hi = stats.ratio_ci(go, rust)
+    assert lo < 1.5 < hi and lo < r < hi and hi - lo < 0.2
+
+
+def _frame(values):
+    rows = []
+    for (lang, n), xs in values.items():
+        for x in xs:
+            rows.append({"workload": "sleep", "lang": lang, "variant": "v" + lang, "n": n,
+                         "threads_requested": None, "params": "kernel=xorshift,work=10", "elapsed_s": x,
+                         "valid": True})
+    return pd.DataFrame(rows)
+
+
+def test_summary_and_ratios_per_cell_with_small_sample_warning():
+    df = _frame({("go", 10): [2.0, 2.1, 1.9, 2.0, 2.05, 1.95], ("rust", 10): [1.0, 1.1, 0.9, 1.0, 1.05, 0.95],
+                 ("go", 100): [3.0, 3.1], ("rust", 100): [3.0, 2.9]})
+    s = stats.summarize(df)
+    assert len(s) == 4
+    row = s[(s["lang"] == "go") & (s["n"] == 10)].iloc[0]
+    assert row["median"] == pytest.approx(2.0) and row["ci_low"] <= 2.0 <= row["ci_high"]
+    assert row["warning"] == ""
+    assert "only 2 samples" in s[s["n"] == 100]["warning"].iloc[0]
+    r = stats.compare_languages(df)
+    assert len(r) == 2
+    r10 = r[r["n"] == 10].iloc[0]
+    assert r10["ratio"] == pytest.approx(2.0) and r10["ratio_ci_low"] < 2.0 < r10["ratio_ci_high"]
+    assert r10["go_variant"] == "vgo" and r10["rust_variant"] == "vrust"
+    assert "only 2" in r[r["n"] == 100]["warning"].iloc[0]
