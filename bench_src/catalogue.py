@@ -28,6 +28,7 @@ class Param:
     maximum: int | None = None
     choices: tuple[str, ...] = ()
     choices_by_lang: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    minimum_by_lang: dict[str, int] = field(default_factory=dict)
     langs: tuple[str, ...] = LANGS
     checksum: bool = True
     doc: str = ""
@@ -37,10 +38,13 @@ class Param:
             return self.default[lang]
         return self.default
 
+    def minimum_for(self, lang: str) -> int:
+        return self.minimum_by_lang.get(lang, self.minimum)
+
     def allowed(self, lang: str) -> str:
         if self.kind == "int":
             hi = f" and <= {self.maximum}" if self.maximum is not None else ""
-            return f"an integer >= {self.minimum}{hi}"
+            return f"an integer >= {self.minimum_for(lang)}{hi}"
         return ", ".join(self.choices_for(lang))
 
     def choices_for(self, lang: str) -> tuple[str, ...]:
@@ -55,8 +59,10 @@ class Param:
                 number = int(str(value).strip())
             except ValueError:
                 raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}") from None
-            if number < self.minimum or (self.maximum is not None and number > self.maximum):
-                raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}")
+            if number < self.minimum_for(lang) or (self.maximum is not None and number > self.maximum):
+                why = f" for {lang}" if lang in self.minimum_by_lang else ""
+                note = f" ({self.doc})" if why and self.doc else ""
+                raise ValueError(f"--param {self.name}={value!r}{why}: expected {self.allowed(lang)}{note}")
             return str(number)
         text = str(value)
         if text not in self.choices_for(lang):
@@ -83,6 +89,9 @@ class Workload:
     fixture: str | None = None
     n_meaning: str = "concurrent tasks"
     summary: str = ""
+    # The 2022 article's deliberate choices (collection by channel per goroutine, awaiting handles
+    # in order, sqlx, retained contents): per language a variant and parameter values.
+    article: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
 
     def default_variant(self, lang: str) -> str:
         return self.variants[lang][0]
@@ -100,6 +109,9 @@ class Workload:
         return {p.name: p.default_for(lang) for p in self.params_for(lang)}
 
 
+_RETAIN = Param("retain", "digest", kind="choice", choices=("digest", "content"), checksum=False,
+                doc="keep only each file's digest, or (as the article did) every file's content until the end")
+
 _SLEEP_PARAMS = (
     Param("kernel", "xorshift", kind="choice", choices=("xorshift", "article"),
           doc="CPU kernel before the sleep: xorshift (real work) or article (the 2022 dead float loop)"),
@@ -116,6 +128,7 @@ WORKLOADS: dict[str, Workload] = {
             _SLEEP_PARAMS,
             max_n=1_000_000,
             summary="kernel, then sleep lcg(42)[i] % 300 ms",
+            article={"go": ("chan-per-task", {}), "rust": ("join-handles", {})},
         ),
         Workload(
             "cpu_loops", "3",
@@ -128,6 +141,100 @@ WORKLOADS: dict[str, Workload] = {
             max_n=1_000_000,
             n_meaning="array length (outer loop)",
             summary="a[i] += j % u over an N x inner loop; no tasks",
+        ),
+        Workload(
+            "files_read", "2",
+            {"go": ("readfile", "chan-per-task"), "rust": ("tokio-fs", "spawn-blocking", "blocking-in-task")},
+            (_RETAIN,),
+            max_n=1_000_000,
+            fixture="files",
+            summary="read file lcg(42)[i] % 20 whole, FNV-1a digest",
+            article={"go": ("chan-per-task", {"retain": "content"}), "rust": ("tokio-fs", {"retain": "content"})},
+        ),
+        Workload(
+            "files_rw", "2",
+            {"go": ("readfile", "chan-per-task"), "rust": ("tokio-fs", "spawn-blocking", "blocking-in-task")},
+            (_RETAIN,),
+            max_n=1_000_000,
+            fixture="files",
+            summary="append to even-numbered files, then read; files restored before every sample",
+            article={"go": ("chan-per-task", {"retain": "content"}), "rust": ("tokio-fs", {"retain": "content"})},
+        ),
+        Workload(
+            "sqlite", "2",
+            {"go": ("pool", "chan-per-task", "serialized-writes"), "rust": ("pool", "serialized-writes")},
+            (
+                Param("driver", {"go": "mattn", "rust": "sqlx"}, kind="choice",
+                      choices_by_lang={"go": ("mattn", "modernc"), "rust": ("sqlx", "rusqlite")}, checksum=False,
+                      doc="SQLite driver"),
+                Param("journal", "wal", kind="choice", choices=("wal", "delete"), checksum=False,
+                      doc="journal mode, the same in both languages"),
+                Param("pool", "8", minimum=0, checksum=False, doc="connection pool size; 0 = unlimited"),
+            ),
+            max_n=100_000,
+            fixture="sqlite",
+            summary="update or select users rows; database copied fresh before every sample",
+            article={"go": ("chan-per-task", {"driver": "mattn"}), "rust": ("pool", {"driver": "sqlx"})},
+        ),
+        Workload(
+            "mysql", "2",
+            {"go": ("pool", "chan-per-task"), "rust": ("pool",)},
+            (
+                Param("driver", {"go": "go-sql-driver", "rust": "sqlx"}, kind="choice",
+                      choices_by_lang={"go": ("go-sql-driver",), "rust": ("sqlx", "mysql_async")}, checksum=False,
+                      doc="MySQL driver"),
+                Param("pool", "64", minimum=1, checksum=False, doc="connection pool size"),
+            ),
+            max_n=1_000_000,
+            fixture="server",
+            summary="the sqlite queries on a private MariaDB server; users table restored before every sample",
+            article={"go": ("chan-per-task", {}), "rust": ("pool", {"driver": "sqlx"})},
+        ),
+        Workload(
+            "postgres", "2",
+            {"go": ("pool", "chan-per-task"), "rust": ("pool",)},
+            (
+                Param("driver", {"go": "pgx", "rust": "sqlx"}, kind="choice",
+                      choices_by_lang={"go": ("pgx",), "rust": ("sqlx", "tokio-postgres")}, checksum=False,
+                      doc="PostgreSQL driver"),
+                Param("pool", "64", minimum=1, checksum=False, doc="connection pool size"),
+            ),
+            max_n=1_000_000,
+            fixture="server",
+            summary="the sqlite queries on a private PostgreSQL server; users table restored before every sample",
+            article={"go": ("chan-per-task", {}), "rust": ("pool", {"driver": "sqlx"})},
+        ),
+        Workload(
+            "idle_tasks", "3",
+            {"go": ("goroutine",), "rust": ("spawn", "current-thread", "join-all", "threads")},
+            (
+                Param("duration_ms", "1000", minimum=0, doc="how long each task sleeps"),
+                Param("linger_ms", "0", minimum=0, checksum=False,
+                      doc="keep the process alive this long after the tasks ended (memory timeline)"),
+            ),
+            max_n=10_000_000,
+            summary="N tasks sleep and finish; peak memory / N = bytes per task",
+        ),
+        Workload(
+            "threads_vs_tasks", "3",
+            {"go": ("goroutine",), "rust": ("thread", "thread-pinned", "tokio")},
+            (Param("iterations", "100", minimum=0, doc="10 ms sleeps per worker"),),
+            max_n=100_000,
+            n_meaning="workers",
+            summary="N workers: a staggered first sleep, then iterations x 10 ms sleeps",
+        ),
+        Workload(
+            "ping_pong", "3",
+            {"go": ("channels",), "rust": ("multi-thread", "current-thread")},
+            (
+                Param("buffer", "1", minimum=0, minimum_by_lang={"rust": 1}, checksum=False,
+                      doc="channel capacity; 0 = unbuffered (Go only: tokio::sync::mpsc has no rendezvous channel)"),
+                Param("mode", "lockstep", kind="choice", choices=("lockstep", "pipelined"), checksum=False,
+                      doc="lockstep: wait for each reply; pipelined: stream all requests"),
+            ),
+            max_n=100_000_000,
+            n_meaning="messages",
+            summary="two tasks exchange N messages over two channels",
         ),
     )
 }

@@ -5,6 +5,7 @@ ValueError that names the bad value and the allowed ones before anything is buil
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -28,12 +29,14 @@ class Cell:
     n: int
     threads: int | None
     params: tuple[tuple[str, str], ...]
+    arm: str = ""  # "A" / "B" in an A/A run: the same program and arguments measured as two arms
 
     @property
     def id(self) -> str:
         p = ",".join(f"{k}={v}" for k, v in self.params)
         t = "cpus" if self.threads is None else str(self.threads)
-        return f"{self.workload}|{self.lang}|{self.variant}|n={self.n}|t={t}|{p}"
+        arm = f"|arm={self.arm}" if self.arm else ""
+        return f"{self.workload}|{self.lang}|{self.variant}|n={self.n}|t={t}|{p}{arm}"
 
     @property
     def params_dict(self) -> dict[str, str]:
@@ -76,6 +79,8 @@ class Plan:
     mem_limit_mb: int
     cooldown_s: float
     dsn: dict[str, str] = field(default_factory=dict)
+    article_preset: bool = False
+    aa: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))
@@ -94,7 +99,21 @@ class Plan:
                     for n in self.ns[w]:
                         for values in itertools.product(*(grid[k] for k in keys)):
                             out.append(Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values))))
+                if self.article_preset and lang in WORKLOADS[w].article:
+                    out.extend(self._article_cells(w, lang))
+        out = list(dict.fromkeys(out))
+        if self.aa:
+            out = [dataclasses.replace(c, arm=arm) for c in out for arm in ("A", "B")]
         return out
+
+    def _article_cells(self, w: str, lang: str) -> list[Cell]:
+        """The article's own choices for this workload and language, over the plan's N values and
+        the grid values of every parameter the preset does not fix."""
+        variant, fixed = WORKLOADS[w].article[lang]
+        grid = {k: (fixed[k],) if k in fixed else v for k, v in self.params[w][lang].items()}
+        keys = sorted(grid)
+        return [Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values)))
+                for n in self.ns[w] for values in itertools.product(*(grid[k] for k in keys))]
 
     def schedule(self) -> list[Slot]:
         """Warm-up blocks, then measured blocks; every cell once per block, in a seeded random order."""
@@ -214,12 +233,16 @@ def make_plan(
     mem_limit_mb: Any = None,
     cooldown_s: Any = 0.0,
     dsn: Any = None,
+    article_preset: Any = None,
+    aa: Any = False,
 ) -> Plan:
     """Merge the given parameters over the profile and validate everything.
 
     ns, variants and params may be given for all workloads at once or as {workload: ...}.
     variants per workload: {"go": [...], "rust": [...]}, "all", or "default".
     params per workload: {key: value or [values] or {"go": [...], "rust": [...]}}.
+    article_preset: also run the 2022 article's own choices per workload (catalogue `article`).
+    aa: an A/A run: every cell twice, as arms A and B of the very same program and arguments.
     """
     prof = get_profile(profile)
     wl = _as_list("workloads", workloads) if workloads is not None else prof.workloads
@@ -301,6 +324,8 @@ def make_plan(
         mem_limit_mb=mem_v,
         cooldown_s=cooldown_v,
         dsn=dsn_v,
+        article_preset=bool(prof.article_preset if article_preset is None else article_preset),
+        aa=bool(aa),
     )
 
 
@@ -322,4 +347,6 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         mem_limit_mb=d["mem_limit_mb"],
         cooldown_s=d["cooldown_s"],
         dsn=d.get("dsn", {}),
+        article_preset=d.get("article_preset", False),
+        aa=d.get("aa", False),
     )

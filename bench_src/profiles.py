@@ -17,6 +17,7 @@ class Profile:
     timeout_s: float = 300.0
     params: dict[str, dict[str, list]] = field(default_factory=dict)
     variants: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    article_preset: bool = False
 
     @property
     def workloads(self) -> list[str]:
@@ -29,20 +30,36 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "quick",
             "Small N of every workload, default variants: a smoke run in a few minutes on 2 cores.",
-            ns={"sleep": [10, 100, 1000, 10000], "cpu_loops": [1000, 3000]},
+            ns={"sleep": [10, 100, 1000, 10000], "cpu_loops": [1000, 3000],
+                "files_read": [10, 1000], "files_rw": [10, 1000], "sqlite": [10, 100],
+                "mysql": [10, 100], "postgres": [10, 100],
+                "idle_tasks": [1000, 10000], "threads_vs_tasks": [1000], "ping_pong": [100000]},
             samples=10,
             warmup=1,
             timeout_s=120,
+            params={"idle_tasks": {"duration_ms": [200]}, "threads_vs_tasks": {"iterations": [10]}},
         ),
         Profile(
             "article",
-            "The 2022 article's grid with enough samples for intervals (at least 20 per cell).",
-            ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000]},
+            "The 2022 article's grid (and the related posts' experiments) with 20 samples per cell; the "
+            "article's own choices run beside each language's default. Takes hours.",
+            ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
+                "files_read": [10, 100, 1000, 10000, 100000, 1000000],
+                "files_rw": [10, 100, 1000, 10000, 100000, 1000000],
+                "sqlite": [10, 100, 1000], "mysql": [10, 100, 1000, 10000, 100000],
+                "postgres": [10, 100, 1000, 10000, 100000],
+                "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
             samples=20,
             warmup=2,
-            timeout_s=900,
-            variants={"sleep": {"go": ["waitgroup", "chan-per-task", "chan-shared"],
-                                "rust": ["join-handles", "join-all"]}},
+            timeout_s=1800,
+            # the article's sleep kernel was the dead float loop; the kernel-article profile shows its effect
+            params={"sleep": {"kernel": ["article"]},
+                    "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
+                                  "mode": ["lockstep", "pipelined"]}},
+            variants={"sleep": {"go": ["waitgroup", "chan-shared"], "rust": ["join-handles", "join-all"]},
+                      "idle_tasks": {"go": ["goroutine"], "rust": ["spawn", "current-thread", "join-all"]},
+                      "threads_vs_tasks": "all", "ping_pong": "all"},
+            article_preset=True,
         ),
         Profile(
             "kernel-article",

@@ -19,11 +19,12 @@ from . import build, machine, paths
 from .equivalence import ChecksumBook, key_string
 from .measure import default_env, measure
 from .plan import Cell, Plan, Slot
+from .resources import Resources, SkipSample, raise_nofile_limit
 from .store import ResultsStore, now_utc
 
 
 class SampleContext(Protocol):
-    """What a workload needs around its samples (fixtures, servers).  The default needs nothing."""
+    """What a workload needs around its samples (fixtures, servers): see resources.Resources."""
 
     def start(self, plan: Plan, store: ResultsStore) -> dict[str, Any]: ...
 
@@ -33,6 +34,7 @@ class SampleContext(Protocol):
 
 
 class NoContext:
+    """A context that prepares nothing (for workloads without fixtures, and for tests)."""
     def start(self, plan: Plan, store: ResultsStore) -> dict[str, Any]:
         return {}
 
@@ -70,7 +72,7 @@ def _record(slot: Slot, seq: int, run_id: str, measured: dict[str, Any]) -> dict
     return {
         "run_id": run_id, "sample_id": slot.sample_id, "seq": seq, "phase": slot.phase, "block": slot.block,
         "pos": slot.pos, "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
-        "threads_requested": c.threads, "params": json.dumps(c.params_dict, sort_keys=True),
+        "threads_requested": c.threads, "arm": c.arm, "params": json.dumps(c.params_dict, sort_keys=True),
         "equiv_key": key_string(c), **measured,
     }
 
@@ -80,12 +82,14 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         measure_fn: Callable[..., dict[str, Any]] = measure) -> RunReport:
     """Take every sample of the plan that the results directory does not hold yet."""
     store = ResultsStore(results_dir or default_results_dir(plan))
-    context = context or NoContext()
-    session = {"toolchains": build.toolchains(), "machine": machine.describe()}
+    context = context or Resources(log=log)
+    nofile = raise_nofile_limit()
+    session = {"toolchains": build.toolchains(), "machine": machine.describe(),
+               "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}}
     store.open(plan, session)
     schedule = plan.schedule()
     records = store.records()
-    done = {r["sample_id"] for r in records}
+    done = store.done_ids()
     book = ChecksumBook(records)
     todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
     report = RunReport(store.dir, len(schedule), len(schedule) - len(todo))
@@ -94,6 +98,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         return report
 
     env = default_env()
+    skipped_cells: set[str] = set()
     bar = tqdm(total=len(schedule), initial=report.already_done, disable=not progress, unit="sample",
                desc=store.run_id)
     try:
@@ -104,6 +109,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
             try:
                 extra_args = context.before_sample(slot.cell)
                 measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)
+            except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
+                measured = {"status": "skipped", "reason": str(exc)}
             except Exception as exc:  # a harness-side failure becomes a failed sample too
                 measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
             rec = _record(slot, seq, store.run_id, measured)
@@ -116,11 +123,15 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
             store.append(rec)
             report.taken += 1
             report.statuses[rec["status"]] += 1
-            if rec["status"] != "ok":
+            if rec["status"] == "skipped":
+                skipped_cells.add(slot.cell.id)
+            elif rec["status"] != "ok":
                 bar.write(f"sample {slot.sample_id}: {rec['status']}: {rec['reason']}")
             bar.update(1)
             if plan.cooldown_s:
                 time.sleep(plan.cooldown_s)
+        if skipped_cells:
+            log(f"{len(skipped_cells)} cells were skipped (see the status table): {', '.join(sorted(skipped_cells))}")
     except KeyboardInterrupt:
         report.interrupted = True
         log("interrupted: every sample taken so far is stored; run the same plan again to resume")

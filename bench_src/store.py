@@ -17,12 +17,15 @@ import pandas as pd
 from .plan import Plan, plan_from_dict
 
 SAMPLES = "samples.jsonl"
+# Samples with these statuses did not run (the cell could not run here); a resumed run takes them
+# again, and the newer record replaces the older one.
+RETRY_STATUSES = ("skipped",)
 META = "meta.json"
 
 # Columns of the tidy frame, in order (documented in the README).
 COLUMNS = [
     "run_id", "sample_id", "seq", "phase", "block", "pos", "cell_id", "workload", "lang", "variant", "n",
-    "threads_requested", "threads", "params", "started_at", "status", "reason", "checksum",
+    "threads_requested", "threads", "arm", "params", "started_at", "status", "reason", "checksum",
     "expected_checksum", "tasks_ok", "elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb",
     "peak_rss_bytes", "nvcsw", "nivcsw", "minflt", "majflt", "exit_code", "signal", "t0_mono_ns",
     "spawned_ns", "start_mono_ns", "runtime", "extra", "command", "equiv_key",
@@ -107,7 +110,7 @@ class ResultsStore:
         return out
 
     def done_ids(self) -> set[str]:
-        return {r["sample_id"] for r in self.records()}
+        return {r["sample_id"] for r in self.records() if r.get("status") not in RETRY_STATUSES}
 
     def append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, sort_keys=True, default=str) + "\n"
@@ -116,8 +119,15 @@ class ResultsStore:
             f.flush()
             os.fsync(f.fileno())
 
+    def latest_records(self) -> list[dict[str, Any]]:
+        """One record per sample id: the last one written (a skipped sample taken again later)."""
+        latest: dict[str, dict[str, Any]] = {}
+        for r in self.records():
+            latest[r["sample_id"]] = r
+        return list(latest.values())
+
     def load(self) -> pd.DataFrame:
-        return samples_frame(self.records())
+        return samples_frame(self.latest_records())
 
 
 def samples_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:

@@ -1,0 +1,104 @@
+"""What the workloads need around their samples: fixtures and database servers.
+
+`Resources` is the runner's sample context.  At the start of a run it makes the fixture templates
+and starts the servers the plan needs; before every sample it restores mutated data (files,
+SQLite database, the server's `users` table) and restarts a server that died; at the end it stops
+the servers, also after an error or an interrupt.  A cell that cannot run here (no server
+installed, a server that cannot start) raises `SkipSample` with the reason, which the
+runner stores as a `skipped` sample, visibly.
+"""
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+from typing import Any
+
+from . import servers
+from .catalogue import WORKLOADS
+from .fixtures import Fixtures
+from .plan import Cell, Plan
+
+SERVER_WORKLOADS = {"mysql": "mysql", "postgres": "postgres"}
+
+
+class SkipSample(Exception):
+    """The cell cannot run on this machine; the message says why and what to do."""
+
+
+def max_pool(plan: Plan, workload: str) -> int:
+    pools = [int(v) for per in plan.params.get(workload, {}).values() for v in per.get("pool", ())]
+    return max(pools, default=64)
+
+
+class Resources:
+    def __init__(self, log=print):
+        self.log = log
+        self.fixtures: Fixtures | None = None
+        self.servers: dict[str, servers.Server] = {}
+        self.unavailable: dict[str, str] = {}
+
+    # --- SampleContext -------------------------------------------------------------------------
+    def start(self, plan: Plan, store) -> dict[str, Any]:
+        self.fixtures = Fixtures(Path(store.dir) / "fixtures")
+        info: dict[str, Any] = {"nofile_hard_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[1]}
+        for w in plan.workloads:
+            if WORKLOADS[w].fixture in ("files", "sqlite"):
+                getattr(self.fixtures, f"{WORKLOADS[w].fixture}_template")()
+        kinds = sorted({SERVER_WORKLOADS[w] for w in plan.workloads if w in SERVER_WORKLOADS})
+        for kind in kinds:
+            dsn = plan.dsn.get(kind)
+            why = None if dsn else servers.missing(kind)
+            if why:
+                self.unavailable[kind] = why
+                self.log(f"skipping the {kind} cells: {why}")
+                continue
+            server = servers.make_server(kind, dsn, max_connections=max_pool(plan, kind) + 50)
+            try:
+                server.start()
+            except (servers.ServerError, OSError) as exc:
+                server.stop()
+                self.unavailable[kind] = f"the {kind} server could not be started: {exc}"
+                self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
+                continue
+            self.servers[kind] = server
+            info[kind] = server.describe()
+            self.log(f"{kind}: {info[kind]['version']} at {info[kind]['dsn']}")
+        info["unavailable"] = dict(self.unavailable)
+        return info
+
+    def before_sample(self, cell: Cell) -> dict[str, Any]:
+        w = WORKLOADS[cell.workload]
+        if w.fixture in ("files", "sqlite"):
+            return {"data_dir": self.fixtures.for_sample(cell.workload)}
+        if w.fixture == "server":
+            kind = SERVER_WORKLOADS[cell.workload]
+            if kind in self.unavailable:
+                raise SkipSample(self.unavailable[kind])
+            server = self.servers[kind]
+            if server.ensure_running():
+                self.log(f"the {kind} server had stopped; restarted it at {servers.redact(server.dsn)}")
+            server.restore_users()
+            return {"dsn": server.dsn}
+        return {}
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            server.stop()
+        self.servers.clear()
+
+
+def raise_nofile_limit() -> tuple[int, int]:
+    """Raise this process's open-file limits as far as allowed, so the programs inherit them.
+    As root the hard limit goes up to the kernel's nr_open; otherwise the soft limit to the hard."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        nr_open = int(Path("/proc/sys/fs/nr_open").read_text())
+    except (OSError, ValueError):
+        nr_open = hard
+    for target in (max(hard, nr_open), hard):
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, target))
+            break
+        except (ValueError, OSError):
+            continue
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
