@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib
+import matplotlib.patches
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -71,8 +73,9 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
     return fig
 
 
-def ratio_vs_n(ratios: pd.DataFrame) -> plt.Figure:
-    """One panel per workload: Go/Rust ratio of medians vs N with its CI as error bars; 1 = parity."""
+def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
+    """One panel per workload: Go/Rust ratio of medians vs N with its CI as error bars; 1 = parity,
+    and the equivalence band 1 ± margin when a margin is given."""
     metric = ratios["metric"].iloc[0]
     sns.set_theme(style="whitegrid", context="notebook")
     workloads = list(dict.fromkeys(ratios["workload"]))
@@ -90,6 +93,8 @@ def ratio_vs_n(ratios: pd.DataFrame) -> plt.Figure:
             yerr = np.vstack([g["ratio"] - g["ratio_ci_low"], g["ratio_ci_high"] - g["ratio"]])
             ax.errorbar(x, g["ratio"], yerr=np.nan_to_num(yerr), fmt="o-", color=color, capsize=4, label=pair)
         ax.axhline(1.0, color="0.3", linewidth=1, linestyle=":")
+        if margin:
+            ax.axhspan(1 - margin, 1 + margin, color="#8FBC8F", alpha=0.3, label=f"equivalent within ±{margin:.0%}")
         if _spans_decades(r["n"]):
             ax.set_xscale("log")
         if _spans_decades(pd.concat([r["ratio_ci_low"], r["ratio_ci_high"]]).dropna()):
@@ -103,6 +108,7 @@ def ratio_vs_n(ratios: pd.DataFrame) -> plt.Figure:
 
 
 def save(fig: plt.Figure, directory: str | Path, name: str, formats=("svg", "png")) -> list[Path]:
+    """Write the figure in every format (SVG, PNG, and PDF when asked) and return the paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     out = []
@@ -111,3 +117,83 @@ def save(fig: plt.Figure, directory: str | Path, name: str, formats=("svg", "png
         fig.savefig(path, dpi=150, bbox_inches="tight")
         out.append(path)
     return out
+
+
+VERDICT_COLORS = {"Go": "#00ADD8", "Rust": "#CE422B", "equivalent": "#8FBC8F", "inconclusive": "#D3D3D3"}
+
+
+def _verdict_class(v: str) -> str:
+    for key in ("equivalent", "inconclusive"):
+        if v.startswith(key):
+            return key
+    return v.split()[0] if v.split()[0] in ("Go", "Rust") else "inconclusive"
+
+
+def verdict_heatmap(table: pd.DataFrame) -> plt.Figure:
+    """Workload (and variant pair) x N, coloured by verdict, annotated with the Go/Rust ratio."""
+    t = table.copy()
+    t["row"] = t["workload"] + " (" + t["go_variant"] + " / " + t["rust_variant"] + ")"
+    t.loc[t["shared_params"] != "", "row"] += " [" + t["shared_params"] + "]"
+    classes = list(VERDICT_COLORS)
+    t["code"] = t["verdict"].map(lambda v: classes.index(_verdict_class(v)))
+    t["label"] = t["ratio"].map(lambda r: f"{r:.2f}" if np.isfinite(r) else "")
+    codes = t.pivot_table(index="row", columns="n", values="code", aggfunc="first")
+    labels = t.pivot_table(index="row", columns="n", values="label", aggfunc="first").reindex_like(codes)
+    sns.set_theme(style="white", context="notebook")
+    fig, ax = plt.subplots(figsize=(1.1 * codes.shape[1] + 5, 0.45 * codes.shape[0] + 1.8))
+    cmap = matplotlib.colors.ListedColormap([VERDICT_COLORS[c] for c in classes])
+    sns.heatmap(codes, ax=ax, cmap=cmap, vmin=-0.5, vmax=len(classes) - 0.5, annot=labels.fillna(""), fmt="",
+                cbar=False, linewidths=0.5, linecolor="white")
+    handles = [matplotlib.patches.Patch(color=VERDICT_COLORS[c], label={"Go": "Go faster/smaller",
+               "Rust": "Rust faster/smaller"}.get(c, c)) for c in classes]
+    ax.legend(handles=handles, bbox_to_anchor=(1.01, 1), loc="upper left", fontsize="small")
+    metric = table["metric"].iloc[0]
+    ax.set_title(f"Verdicts on {LABELS.get(metric, metric)} (cells: Go/Rust ratio of medians)")
+    ax.set_xlabel("N")
+    ax.set_ylabel("workload (Go variant / Rust variant)")
+    fig.tight_layout()
+    return fig
+
+
+def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns=None) -> plt.Figure:
+    """Every valid sample of a workload's cells as a violin with the points on top, one panel per N."""
+    d = df[(df["workload"] == workload) & df["valid"]].copy()
+    if ns is not None:
+        d = d[d["n"].isin(ns)]
+    d["cell"] = d["lang"] + " " + d["variant"] + d["params"].map(lambda p: f"\n[{p}]" if p else "")
+    sns.set_theme(style="whitegrid", context="notebook")
+    nvals = sorted(d["n"].unique())
+    fig, axes = plt.subplots(1, len(nvals), figsize=(4.8 * len(nvals), 4.6), squeeze=False)
+    for ax, n in zip(axes[0], nvals):
+        g = d[d["n"] == n]
+        order = sorted(g["cell"].unique())
+        pal = {c: LANG_COLORS.get(c.split()[0], "0.5") for c in order}
+        sns.violinplot(data=g, x="cell", y=metric, order=order, hue="cell", palette=pal, ax=ax, inner=None,
+                       cut=0, legend=False)
+        sns.stripplot(data=g, x="cell", y=metric, order=order, color="black", size=3, ax=ax)
+        ax.set_title(f"{workload}, N = {n}")
+        ax.set_xlabel("")
+        ax.set_ylabel(LABELS.get(metric, metric))
+        ax.tick_params(axis="x", labelsize="x-small", rotation=30)
+    fig.tight_layout()
+    return fig
+
+
+def per_task_bars(costs: pd.DataFrame, unit_scale: float = 1e9, unit: str = "ns per task") -> plt.Figure:
+    """The marginal cost per task (Theil-Sen slope) of every series with its CI."""
+    c = costs.copy()
+    c["series"] = c["workload"] + ": " + c["lang"] + " " + c["variant"]
+    c.loc[c["params"] != "", "series"] += " [" + c["params"] + "]"
+    c = c.sort_values(["workload", "lang", "variant"])
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, ax = plt.subplots(figsize=(8, 0.42 * len(c) + 1.5))
+    y = np.arange(len(c))
+    val = c["per_task"] * unit_scale
+    err = np.vstack([val - c["per_task_ci_low"] * unit_scale, c["per_task_ci_high"] * unit_scale - val])
+    colors = [LANG_COLORS.get(lang, "0.5") for lang in c["lang"]]
+    ax.barh(y, val, xerr=np.nan_to_num(err), color=colors, capsize=3)
+    ax.set_yticks(y, c["series"], fontsize="small")
+    ax.set_xlabel(f"marginal cost: {unit} (Theil-Sen slope, 95% CI)")
+    ax.set_title("Cost of one more task")
+    fig.tight_layout()
+    return fig

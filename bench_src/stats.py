@@ -1,7 +1,8 @@
-"""Per-cell medians with bootstrap confidence intervals, and Go/Rust ratios of medians.
+"""Per-cell statistics: descriptives, a confidence interval for the median, and the Go/Rust
+ratio of medians with a bootstrap CI.
 
 Only valid samples take part (measured, status ok, checksums in agreement): see
-equivalence.mark_valid.
+equivalence.mark_valid.  Comparisons with tests and verdicts are in `compare`.
 """
 from __future__ import annotations
 
@@ -14,29 +15,47 @@ from scipy import stats
 CONFIDENCE = 0.95
 MIN_SAMPLES = 5
 N_RESAMPLES = 4000
-CELL_KEYS = ["workload", "lang", "variant", "n", "threads_requested", "params"]
+CELL_KEYS = ["workload", "lang", "variant", "n", "threads_requested", "params", "arm"]
 PAIR_KEYS = ["workload", "n", "threads_requested", "shared_params"]
 
 
-def _median(x, axis=-1):
-    return np.median(x, axis=axis)
+def min_samples_for(confidence: float) -> int:
+    """The fewest samples for which a distribution-free CI of the median at this confidence exists
+    (the two extreme values must cover it: 1 - 2 / 2^n >= confidence)."""
+    n = 1
+    while 1 - 2 * 0.5 ** n < confidence:
+        n += 1
+    return n
 
 
-def median_ci(values, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-              seed: int = 0) -> tuple[float, float, float]:
-    """Median and a percentile-bootstrap confidence interval for it (NaN bounds below 2 values)."""
-    x = np.asarray(values, dtype=float)
+def median_ci(values, confidence: float = CONFIDENCE, **_ignored) -> tuple[float, float, float]:
+    """Median and its distribution-free confidence interval (Hettmansperger & Sheather, 1986:
+    order statistics chosen from the binomial distribution and interpolated between the two
+    neighbouring pairs, which keeps the coverage close to the nominal level even for small n).
+    Returns NaN bounds when there are too few values for the confidence asked."""
+    x = np.sort(np.asarray(values, dtype=float))
     x = x[~np.isnan(x)]
-    if x.size == 0:
+    n = x.size
+    if n == 0:
         return (np.nan, np.nan, np.nan)
     med = float(np.median(x))
-    if x.size < 2:
+    if n < min_samples_for(confidence):
         return (med, np.nan, np.nan)
-    if np.all(x == x[0]):
-        return (med, med, med)
-    res = stats.bootstrap((x,), _median, confidence_level=confidence, n_resamples=n_resamples,
-                          method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
-    return (med, float(res.confidence_interval.low), float(res.confidence_interval.high))
+    alpha = 1 - confidence
+    cdf = lambda k: stats.binom.cdf(k, n, 0.5)  # noqa: E731
+    # k (1-based): the largest rank with P(B <= k - 1) <= alpha / 2, B ~ Binomial(n, 1/2)
+    k = 1
+    while cdf(k) <= alpha / 2:
+        k += 1
+    g_k = 1 - 2 * cdf(k - 1)  # coverage of [x(k), x(n-k+1)]
+    g_k1 = 1 - 2 * cdf(k)  # coverage of [x(k+1), x(n-k)]
+    if k >= n - k or g_k1 >= confidence:
+        return (med, float(x[k - 1]), float(x[n - k]))
+    i = (g_k - confidence) / (g_k - g_k1)
+    lam = (n - k) * i / (k + (n - 2 * k) * i)
+    low = lam * x[k] + (1 - lam) * x[k - 1]
+    high = lam * x[n - k - 1] + (1 - lam) * x[n - k]
+    return (med, float(low), float(high))
 
 
 def ratio_ci(a, b, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
@@ -65,22 +84,38 @@ def ratio_ci(a, b, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLE
     return (ratio, low, high)
 
 
-def _few(n: int) -> str:
-    return f"only {n} samples (< {MIN_SAMPLES}): the interval is unreliable" if n < MIN_SAMPLES else ""
+def few_warning(n: int, confidence: float = CONFIDENCE) -> str:
+    need = max(MIN_SAMPLES, min_samples_for(confidence))
+    return f"only {n} samples (< {need}): the interval is missing or unreliable" if n < need else ""
+
+
+def describe(values, confidence: float = CONFIDENCE) -> dict:
+    """n, median with CI, mean, standard deviation, coefficient of variation, MAD, min, max."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    med, lo, hi = median_ci(x, confidence)
+    n = int(x.size)
+    mean = float(np.mean(x)) if n else np.nan
+    sd = float(np.std(x, ddof=1)) if n > 1 else np.nan
+    return {"samples": n, "median": med, "ci_low": lo, "ci_high": hi, "mean": mean, "sd": sd,
+            "cv": sd / mean if n > 1 and mean else np.nan,
+            "mad": float(stats.median_abs_deviation(x)) if n else np.nan,
+            "min": float(np.min(x)) if n else np.nan, "max": float(np.max(x)) if n else np.nan,
+            "warning": few_warning(n, confidence)}
 
 
 def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """One row per cell: sample count, median and its CI for `metric` over valid samples."""
+    """One row per cell: the descriptives of `metric` over its valid samples."""
     valid = df[df["valid"]] if "valid" in df else df
+    cols = [*CELL_KEYS, "metric", "samples", "median", "ci_low", "ci_high", "mean", "sd", "cv", "mad", "min", "max",
+            "warning"]
     rows = []
     for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
-        med, lo, hi = median_ci(g[metric].to_numpy(), confidence)
-        rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, "samples": len(g), "median": med,
-                     "ci_low": lo, "ci_high": hi, "warning": _few(len(g))})
-    return pd.DataFrame(rows, columns=[*CELL_KEYS, "metric", "samples", "median", "ci_low", "ci_high", "warning"])
+        rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, **describe(g[metric], confidence)})
+    return pd.DataFrame(rows, columns=cols)
 
 
-def _shared_params(df: pd.DataFrame) -> pd.Series:
+def shared_params(df: pd.DataFrame) -> pd.Series:
     """The parameters that both languages take (language-only knobs such as a driver are left out,
     they act like variants)."""
     from .catalogue import WORKLOADS
@@ -97,21 +132,6 @@ def _shared_params(df: pd.DataFrame) -> pd.Series:
 def compare_languages(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Go/Rust ratio of medians (with CI) for every Go cell and Rust cell that did the same work
     (same workload, N, threads and shared parameters), for every pair of variants."""
-    valid = df[df["valid"]].copy() if "valid" in df else df.copy()
-    cols = [*PAIR_KEYS, "go_variant", "rust_variant", "go_params", "rust_params", "metric", "go_samples",
-            "rust_samples", "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "warning"]
-    if valid.empty:
-        return pd.DataFrame(columns=cols)
-    valid["shared_params"] = _shared_params(valid)
-    rows = []
-    for keys, g in valid.groupby(PAIR_KEYS, dropna=False, sort=True):
-        go, rust = g[g["lang"] == "go"], g[g["lang"] == "rust"]
-        for (gv, gp), gg in go.groupby(["variant", "params"], sort=True):
-            for (rv, rp), rr in rust.groupby(["variant", "params"], sort=True):
-                ratio, lo, hi = ratio_ci(gg[metric], rr[metric], confidence)
-                few = _few(min(len(gg), len(rr)))
-                rows.append({**dict(zip(PAIR_KEYS, keys)), "go_variant": gv, "rust_variant": rv, "go_params": gp,
-                             "rust_params": rp, "metric": metric, "go_samples": len(gg), "rust_samples": len(rr),
-                             "go_median": float(np.median(gg[metric])), "rust_median": float(np.median(rr[metric])),
-                             "ratio": ratio, "ratio_ci_low": lo, "ratio_ci_high": hi, "warning": few})
-    return pd.DataFrame(rows, columns=cols)
+    from .compare import compare
+
+    return compare(df, metric, confidence=confidence, tests=False)

@@ -1,0 +1,55 @@
+"""Checks on the measurements themselves: drift over the run, the number of samples needed, and
+the A/A check (the same binary as both arms)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .compare import ALPHA, holm
+from .stats import CELL_KEYS
+
+
+def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> pd.DataFrame:
+    """Per cell: Spearman correlation of the metric with the run order (`seq`).  A significant
+    correlation after Holm correction over all cells flags a trend (thermal, caching, a neighbour)."""
+    valid = df[df["valid"]] if "valid" in df else df
+    rows = []
+    for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
+        if len(g) < 4 or g[metric].nunique() < 2:
+            rho, p = np.nan, np.nan
+        else:
+            res = sps.spearmanr(g["seq"], g[metric])
+            rho, p = float(res.statistic), float(res.pvalue)
+        rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, "samples": len(g), "spearman_rho": rho,
+                     "p_value": p})
+    out = pd.DataFrame(rows, columns=[*CELL_KEYS, "metric", "samples", "spearman_rho", "p_value"])
+    out["p_holm"] = holm(out["p_value"]) if not out.empty else []
+    out["drift"] = out["p_holm"] < alpha
+    return out
+
+
+def samples_needed(ratios: pd.DataFrame, target_half_width: float = 0.02) -> pd.DataFrame:
+    """From a pilot's ratio table: the samples per arm for the ratio's CI half-width (relative, on
+    the ratio) to reach the target, assuming it shrinks as 1 / sqrt(n)."""
+    out = ratios.copy()
+    half = (out["ratio_ci_high"] - out["ratio_ci_low"]) / 2 / out["ratio"]
+    n = out[["go_samples", "rust_samples"]].min(axis=1) if "go_samples" in out else out["samples"]
+    out["half_width"] = half
+    out["samples_needed"] = [
+        (max(int(k), math.ceil(round(k * (h / target_half_width) ** 2, 6))) if np.isfinite(h) else np.nan)
+        for k, h in zip(n, half)
+    ]
+    return out
+
+
+def aa_summary(table: pd.DataFrame, alpha: float = ALPHA) -> dict:
+    """How many comparisons of an A/A run came out significant after correction (expected: none)."""
+    sig = int((table["p_holm"] < alpha).sum())
+    raw = int((table["p_value"] < alpha).sum())
+    return {"comparisons": int(len(table)), "significant_raw": raw, "significant_after_holm": sig,
+            "verdicts": table["verdict"].value_counts().to_dict(),
+            "text": (f"A/A check: {len(table)} comparisons of a binary with itself; {raw} significant at "
+                     f"{alpha:g} before correction, {sig} after Holm correction (expected: none).")}

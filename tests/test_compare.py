@@ -1,0 +1,98 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench_src import compare, quality, scaling
+
+
+def test_holm_matches_a_hand_worked_example():
+    # p sorted: 0.01, 0.02, 0.03, 0.04 (m = 4): 0.01*4 = 0.04; max(0.04, 0.02*3 = 0.06) = 0.06;
+    # max(0.06, 0.03*2 = 0.06) = 0.06; max(0.06, 0.04*1) = 0.06
+    p = [0.03, 0.01, 0.04, 0.02, np.nan]
+    adj = compare.holm(p)
+    assert np.allclose(adj[:4], [0.06, 0.04, 0.06, 0.06]) and np.isnan(adj[4])
+    assert np.allclose(compare.holm([0.5, 0.001]), [0.5, 0.002])
+
+
+def test_cliffs_delta_by_counting():
+    a, b = [1, 2, 3], [2, 4]
+    # pairs a>b: (3,2) = 1; a<b: (1,2),(1,4),(2,4),(3,4) = 4; ties: (2,2) = 1 -> (1 - 4) / 6
+    assert compare.cliffs_delta(a, b) == pytest.approx(-0.5)
+    assert compare.cliffs_delta([5, 6], [1, 2]) == 1.0
+
+
+@pytest.mark.parametrize("ratio, lo, hi, p, expected", [
+    (1.0, 0.99, 1.01, 0.001, "equivalent within ±2%"),
+    (0.5, 0.45, 0.55, 0.001, "Go faster"),
+    (2.0, 1.8, 2.2, 0.001, "Rust faster"),
+    (2.0, 1.8, 2.2, 0.2, "inconclusive"),
+    (1.0, 0.9, 1.1, 0.5, "inconclusive"),
+    (np.nan, np.nan, np.nan, np.nan, "inconclusive"),
+])
+def test_verdicts(ratio, lo, hi, p, expected):
+    assert compare.verdict(ratio, lo, hi, p, "Go", "Rust", "elapsed_s") == expected
+
+
+def test_memory_verdict_says_smaller():
+    assert compare.verdict(0.5, 0.4, 0.6, 0.001, "Go", "Rust", "peak_rss_mib") == "Go smaller"
+
+
+def frame(rows):
+    return pd.DataFrame([{"workload": "sleep", "variant": "waitgroup" if r[0] == "go" else "join-handles",
+                          "threads_requested": None, "params": "kernel=xorshift,work=10", "arm": r[3] if len(r) > 3 else "",
+                          "lang": r[0], "n": r[1], "elapsed_s": r[2], "valid": True, "seq": i}
+                         for i, r in enumerate(rows)])
+
+
+def test_compare_family_gets_holm_and_verdicts():
+    rng = np.random.default_rng(1)
+    rows = [("go", 10, x) for x in rng.normal(1.0, 0.01, 20)] + [("rust", 10, x) for x in rng.normal(2.0, 0.02, 20)]
+    rows += [("go", 100, x) for x in rng.normal(1.0, 0.003, 20)] + [("rust", 100, x) for x in rng.normal(1.0, 0.003, 20)]
+    t = compare.compare(frame(rows))
+    v = dict(zip(t["n"], t["verdict"]))
+    assert v[10] == "Go faster" and v[100].startswith("equivalent")
+    assert (t["p_holm"] >= t["p_value"]).all()
+    assert t.loc[t["n"] == 10, "cliffs_delta"].iloc[0] == -1.0
+
+
+def test_aa_run_has_no_significant_difference_after_correction():
+    rng = np.random.default_rng(3)
+    rows = [("go", n, x, arm) for n in (10, 100, 1000, 10000) for arm in "AB" for x in rng.lognormal(0, 0.05, 20)]
+    t = compare.compare_arms(frame(rows))
+    assert len(t) == 4
+    summary = quality.aa_summary(t)
+    assert summary["significant_after_holm"] == 0 and "A/A check" in summary["text"]
+
+
+def test_theil_sen_recovers_a_known_per_task_cost():
+    rng = np.random.default_rng(4)
+    rows = []
+    for n in (1000, 10000, 100000, 1000000):
+        for _ in range(20):  # 2.5 MiB fixed + 2 KiB per task, 1% noise, plus one wild outlier per N
+            rows.append(("go", n, (2.5 * 2**20 + 2048 * n) * rng.normal(1, 0.01)))
+        rows.append(("go", n, 50 * 2**20 + 2048 * n * 3))
+    df = frame(rows)
+    df["peak_rss_bytes"] = df["elapsed_s"]
+    t = scaling.per_task_cost(df, "peak_rss_bytes")
+    row = t.iloc[0]
+    assert row["per_task_ci_low"] <= 2048 <= row["per_task_ci_high"]
+    assert row["per_task"] == pytest.approx(2048, rel=0.02)
+    # a fixed cost bends the log-log line below 1; a pure power law gives its exponent back
+    pure = frame([("go", n, 3e-6 * n ** 0.5 * rng.normal(1, 0.01)) for n in (10, 100, 1000, 10000) for _ in range(10)])
+    p = scaling.per_task_cost(pure, "elapsed_s").iloc[0]
+    assert p["exponent_ci_low"] <= 0.5 <= p["exponent_ci_high"] and p["exponent"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_drift_is_flagged_only_when_present():
+    rng = np.random.default_rng(5)
+    steady = [("go", 10, x) for x in rng.normal(1, 0.01, 30)]
+    drifting = [("rust", 10, 1 + 0.01 * i + rng.normal(0, 0.002)) for i in range(30)]
+    d = quality.drift(frame(steady + drifting))
+    flags = dict(zip(d["lang"], d["drift"]))
+    assert flags == {"go": False, "rust": True}
+
+
+def test_samples_needed_scales_with_the_square_of_the_width():
+    t = pd.DataFrame({"ratio": [1.0], "ratio_ci_low": [0.96], "ratio_ci_high": [1.04], "go_samples": [10],
+                      "rust_samples": [10]})
+    assert quality.samples_needed(t, 0.02)["samples_needed"].iloc[0] == 40
