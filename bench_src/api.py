@@ -100,3 +100,22 @@ def standard_figures(df: pd.DataFrame, results_dir: str | Path, metric: str = "e
     for p in saved:
         print(p)
     return saved
+
+
+def show(figure_paths) -> None:
+    """Display saved figures (their PNG) in a notebook."""
+    from IPython.display import Image, display
+
+    for p in figure_paths:
+        if str(p).endswith(".png"):
+            display(Image(filename=str(p)))
+
+
+def report(results_dir: str | Path, margin: float = 0.02, render_html: bool = True):
+    """The full analysis with every export (see bench_src.report)."""
+    from . import report as report_module
+
+    rep = report_module.full_report(results_dir, margin, render_html=render_html)
+    print(f"{len(rep.files)} files and {sum(len(v) for v in rep.figures.values())} figure files written to "
+          f"{Path(results_dir) / 'export'}")
+    return rep

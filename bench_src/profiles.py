@@ -53,7 +53,9 @@ PROFILES: dict[str, Profile] = {
             warmup=2,
             timeout_s=1800,
             # the article's sleep kernel was the dead float loop; the kernel-article profile shows its effect
-            params={"sleep": {"kernel": ["article"]},
+            # idle_tasks: 10 s as in the posts, so that all N tasks are alive at once even when
+            # spawning a million takes seconds
+            params={"sleep": {"kernel": ["article"]}, "idle_tasks": {"duration_ms": [10000]},
                     "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
                                   "mode": ["lockstep", "pipelined"]}},
             variants={"sleep": {"go": ["waitgroup", "chan-shared"], "rust": ["join-handles", "join-all"]},

@@ -46,3 +46,34 @@ def test_papermill_strings_are_read_as_yaml():
     assert plan.workloads == ("sleep",) and plan.ns["sleep"] == (10, 1000) and plan.samples == 5
     plan = api.plan_from_parameters(workloads=["sleep"], params='{"sleep": {"kernel": [article]}}')
     assert plan.params["sleep"]["go"]["kernel"] == ("article",)
+
+
+def test_analysis_notebook_writes_every_export(built, tmp_path):
+    from bench_src import runner
+    from bench_src.plan import make_plan
+
+    out = tmp_path / "results"
+    plan = make_plan("quick", workloads=["sleep", "cpu_loops"], ns={"sleep": [10, 100], "cpu_loops": [100, 300]},
+                     samples=6, warmup=0, params={"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}})
+    runner.run(plan, out, progress=False, log=lambda *_: None)
+    pm.execute_notebook(str(paths.ROOT / "notebooks" / "analysis.ipynb"), str(out / "analysis.ipynb"),
+                        parameters={"results_dir": str(out)}, cwd=str(paths.ROOT), kernel_name="python3",
+                        progress_bar=False)
+    exp = out / "export"
+    for name in ("elapsed_s_vs_n", "ratio_elapsed_s_vs_n", "verdicts_elapsed_s", "peak_rss_mib_vs_n",
+                 "per_task_elapsed_s", "distribution_sleep"):
+        for ext in ("svg", "png", "pdf"):
+            assert (exp / "figures" / f"{name}.{ext}").stat().st_size > 1000, (name, ext)
+    for name in ("summary_elapsed_s", "go_vs_rust_elapsed_s", "go_vs_rust_peak_rss_mib", "per_task_elapsed_s",
+                 "drift_elapsed_s", "checksums"):
+        assert (exp / "tables" / f"{name}.csv").exists() and (exp / "tables" / f"{name}.md").exists()
+    import pandas as pd
+    assert len(pd.read_parquet(exp / "samples.parquet")) == len(pd.read_csv(exp / "samples.csv")) == 2 * 2 * 2 * 6
+    go = (exp / "benchstat" / "go.txt").read_text().splitlines()
+    assert go[0] == "lang: go" and any(ln.startswith("BenchmarkSleep/n=10/kernel=xorshift/work=1000-") for ln in go)
+    assert all(" ns/op " in ln and " peak-rss-B/op" in ln for ln in go[1:])
+    assert "Holm" in (exp / "method.md").read_text()
+    table = pd.read_csv(exp / "tables" / "go_vs_rust_elapsed_s.csv")
+    assert {"ratio", "ratio_ci_low", "ratio_ci_high", "p_holm", "cliffs_delta", "verdict"} <= set(table.columns)
+    svg = (exp / "figures" / "elapsed_s_vs_n.svg").read_text()
+    assert "median workload time (s)" in svg and "N (concurrent tasks)" in svg
