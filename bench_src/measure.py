@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,32 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int, int]]:
+    """RSS of the launcher's child every interval, on CLOCK_MONOTONIC (the clock of the programs'
+    t0_mono_ns), until the launcher exits.  Runs in the harness, outside the measured process; the
+    exact peak still comes from wait4 in the launcher."""
+    import psutil
+
+    points: list[tuple[int, int]] = []
+    child = None
+    while launcher.poll() is None:
+        try:
+            if child is None:
+                kids = psutil.Process(launcher.pid).children()
+                child = kids[0] if kids else None
+            if child is not None:
+                points.append((time.monotonic_ns(), child.memory_info().rss))
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            if child is not None:
+                break
+        time.sleep(interval_s)
+    return points
+
+
 def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict | None = None,
-                 guard_ms: int = 20) -> tuple[dict, str, str]:
-    """Run cmd under the launcher; return (launcher JSON, stdout, stderr)."""
+                 guard_ms: int = 20, timeline_ms: float = 0) -> tuple[dict, str, str]:
+    """Run cmd under the launcher; return (launcher JSON, stdout, stderr).  With timeline_ms > 0
+    the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...]."""
     with tempfile.TemporaryDirectory(prefix="bench-sample-") as tmp:
         result = Path(tmp) / "result.json"
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
@@ -53,20 +77,30 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
                   "--mem-limit-kb", str(int(mem_limit_mb) * 1024),
                   "--guard-ms", str(guard_ms), "--", *cmd]
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.run(launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
-                                  timeout=timeout_s + 120)
+            proc = subprocess.Popen(launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+            timeline = _sample_rss(proc, timeline_ms / 1000) if timeline_ms else None
+            try:
+                proc.wait(timeout=timeout_s + 120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
         if proc.returncode != 0 or not result.exists():
             raise RuntimeError(f"the launcher failed (exit {proc.returncode}): {_last_line(stderr)}")
-        return json.loads(result.read_text()), stdout, stderr
+        launched = json.loads(result.read_text())
+        if timeline is not None:
+            launched["timeline"] = timeline
+        return launched, stdout, stderr
 
 
 def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | None = None,
-            dsn: str | None = None, env: dict | None = None) -> dict[str, Any]:
-    """Run one sample of a cell and return a flat record (see README, "Columns")."""
+            dsn: str | None = None, env: dict | None = None, timeline_ms: float = 0) -> dict[str, Any]:
+    """Run one sample of a cell and return a flat record (see README, "Columns").  With
+    timeline_ms > 0 the record also carries `timeline` (the RSS samples), which the runner stores
+    in a file of its own."""
     cmd = command(cell, data_dir, dsn)
-    launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=env)
+    launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=env, timeline_ms=timeline_ms)
     rec: dict[str, Any] = {k: launched.get(k) for k in LAUNCHER_KEYS}
     rec["peak_rss_bytes"] = launched["maxrss_kb"] * 1024
     rec["command"] = " ".join(cmd)
@@ -103,6 +137,8 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
              if k not in PROGRAM_KEYS and k not in ("lang", "workload", "variant", "n", "params", "runtime")}
     rec["extra"] = json.dumps(extra, sort_keys=True) if extra else None
     rec["status"], rec["reason"] = status, reason
+    if "timeline" in launched:
+        rec["timeline"] = launched["timeline"]
     return rec
 
 

@@ -81,6 +81,7 @@ class Plan:
     dsn: dict[str, str] = field(default_factory=dict)
     article_preset: bool = False
     aa: bool = False
+    timeline_ms: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))
@@ -235,6 +236,7 @@ def make_plan(
     dsn: Any = None,
     article_preset: Any = None,
     aa: Any = False,
+    timeline_ms: Any = 0,
 ) -> Plan:
     """Merge the given parameters over the profile and validate everything.
 
@@ -243,6 +245,7 @@ def make_plan(
     params per workload: {key: value or [values] or {"go": [...], "rust": [...]}}.
     article_preset: also run the 2022 article's own choices per workload (catalogue `article`).
     aa: an A/A run: every cell twice, as arms A and B of the very same program and arguments.
+    timeline_ms: sample every program's RSS at this interval (0: off; 10 is a good value).
     """
     prof = get_profile(profile)
     wl = _as_list("workloads", workloads) if workloads is not None else prof.workloads
@@ -326,6 +329,7 @@ def make_plan(
         dsn=dsn_v,
         article_preset=bool(prof.article_preset if article_preset is None else article_preset),
         aa=bool(aa),
+        timeline_ms=_timeline(timeline_ms),
     )
 
 
@@ -349,4 +353,15 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         dsn=d.get("dsn", {}),
         article_preset=d.get("article_preset", False),
         aa=d.get("aa", False),
+        timeline_ms=d.get("timeline_ms", 0.0),
     )
+
+
+def _timeline(value: Any) -> float:
+    try:
+        ms = float(value or 0)
+    except (TypeError, ValueError):
+        raise ValueError(f"timeline_ms must be a number of milliseconds >= 0 (0: off), got {value!r}") from None
+    if ms < 0:
+        raise ValueError(f"timeline_ms must be a number of milliseconds >= 0 (0: off), got {value!r}")
+    return ms

@@ -108,12 +108,17 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
             started = now_utc()
             try:
                 extra_args = context.before_sample(slot.cell)
+                if plan.timeline_ms:
+                    extra_args["timeline_ms"] = plan.timeline_ms
                 measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)
             except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
                 measured = {"status": "skipped", "reason": str(exc)}
             except Exception as exc:  # a harness-side failure becomes a failed sample too
                 measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
+            timeline = measured.pop("timeline", None)
             rec = _record(slot, seq, store.run_id, measured)
+            if timeline is not None:
+                rec["timeline_file"] = store.write_timeline(slot.sample_id, timeline)
             rec["started_at"] = started
             if rec["status"] == "ok":
                 want, problem = book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])

@@ -28,7 +28,7 @@ COLUMNS = [
     "threads_requested", "threads", "arm", "params", "started_at", "status", "reason", "checksum",
     "expected_checksum", "tasks_ok", "elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb",
     "peak_rss_bytes", "nvcsw", "nivcsw", "minflt", "majflt", "exit_code", "signal", "t0_mono_ns",
-    "spawned_ns", "start_mono_ns", "runtime", "extra", "command", "equiv_key",
+    "spawned_ns", "start_mono_ns", "runtime", "extra", "command", "equiv_key", "timeline_file",
 ]
 
 
@@ -128,6 +128,20 @@ class ResultsStore:
 
     def load(self) -> pd.DataFrame:
         return samples_frame(self.latest_records())
+
+    # --- memory timelines ----------------------------------------------------------------------
+    def write_timeline(self, sample_id: str, points) -> str:
+        """Store one sample's RSS timeline as CSV (t_mono_ns, rss_bytes); return its relative path."""
+        d = self.dir / "timelines"
+        d.mkdir(exist_ok=True)
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sample_id) + ".csv"
+        with open(d / name, "w") as f:
+            f.write("t_mono_ns,rss_bytes\n")
+            f.writelines(f"{t},{r}\n" for t, r in points)
+        return f"timelines/{name}"
+
+    def read_timeline(self, relative: str) -> pd.DataFrame:
+        return pd.read_csv(self.dir / relative)
 
 
 def samples_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:

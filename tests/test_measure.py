@@ -58,3 +58,17 @@ def test_ok_sample_has_times_memory_and_checksum(built):
     assert rec["checksum"] == "00000000000011be"
     assert rec["wall_ns"] >= rec["elapsed_ns"] > 0
     assert rec["maxrss_kb"] > 0 and rec["user_ns"] >= 0 and rec["nvcsw"] >= 0
+
+
+def test_the_timeline_sampler_does_not_change_the_exact_peak(built):
+    prog = [sys.executable, "-c", TOUCH_200MB + "import time; time.sleep(0.3)"]
+    plain = [run_launched(prog, timeout_s=60, mem_limit_mb=4096)[0]["maxrss_kb"] for _ in range(3)]
+    sampled = [run_launched(prog, timeout_s=60, mem_limit_mb=4096, timeline_ms=10)[0] for _ in range(3)]
+    for s in sampled:
+        assert len(s["timeline"]) >= 20, "10 ms sampling over at least 0.3 s"
+        times = [t for t, _ in s["timeline"]]
+        assert times == sorted(times) and s["start_mono_ns"] <= times[0] <= s["end_mono_ns"]
+        assert max(r for _, r in s["timeline"]) <= s["maxrss_kb"] * 1024 * 1.02
+    base = sorted(plain)[1]
+    for s in sampled:
+        assert abs(s["maxrss_kb"] - base) / base < 0.02, (s["maxrss_kb"], plain)
