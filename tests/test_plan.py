@@ -6,7 +6,7 @@ from bench_src.plan import make_plan
 
 def test_quick_profile_defaults_are_valid():
     plan = make_plan("quick")
-    assert set(plan.workloads) == {"sleep", "cpu_loops"}
+    assert set(plan.workloads) == set(WORKLOADS)
     cells = plan.cells()
     assert {c.lang for c in cells} == {"go", "rust"}
     # default variants only
