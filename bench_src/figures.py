@@ -21,6 +21,11 @@ LABELS = {
     "wall_s": "process wall time (s)",
     "cpu_s": "CPU time, user + system (s)",
     "peak_rss_mib": "peak RSS (MiB)",
+    "peak_rss_bytes": "peak RSS (bytes)",
+    "user_s": "user CPU time (s)",
+    "sys_s": "system CPU time (s)",
+    "context_switches": "context switches (voluntary + involuntary)",
+    "per_s": "tasks or messages per second",
 }
 LANG_COLORS = {"go": "#00ADD8", "rust": "#CE422B"}
 
@@ -195,5 +200,75 @@ def per_task_bars(costs: pd.DataFrame, unit_scale: float = 1e9, unit: str = "ns 
     ax.set_yticks(y, c["series"], fontsize="small")
     ax.set_xlabel(f"marginal cost: {unit} (Theil-Sen slope, 95% CI)")
     ax.set_title("Cost of one more task")
+    fig.tight_layout()
+    return fig
+
+
+def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
+    """RSS over time, one line per sample, time from the workload timer's start; dotted verticals
+    mark when all tasks were spawned and when they had all finished (per language)."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    for sid, g in tl.groupby("sample_id"):
+        lang = g["lang"].iloc[0]
+        label = f"{lang} {g['variant'].iloc[0]}, N={g['n'].iloc[0]}"
+        ax.plot(g["t_s"], g["rss_mib"], color=LANG_COLORS.get(lang, "0.4"), alpha=0.8, linewidth=1.3,
+                label=label, linestyle="-" if lang == "go" else "--")
+        for key, style in (("spawned_ns", ":"), ("finished_ns", "-.")):
+            v = g[key].iloc[0]
+            if pd.notna(v):
+                ax.axvline(float(v) / 1e9, color=LANG_COLORS.get(lang, "0.4"), linestyle=style, linewidth=0.8)
+    handles, labels = ax.get_legend_handles_labels()
+    uniq = dict(zip(labels, handles))
+    ax.legend(uniq.values(), uniq.keys(), fontsize="small", title="dotted: all spawned; dash-dot: all finished")
+    ax.set_xlabel("time since the workload timer started (s)")
+    ax.set_ylabel("resident set size (MiB)")
+    ax.set_title("Memory over time, and what each runtime gives back after its tasks end")
+    fig.tight_layout()
+    return fig
+
+
+def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
+    """One panel per metric: the median of every cell with its 95% CI as error bars."""
+    metrics = list(dict.fromkeys(table["metric"]))
+    sns.set_theme(style="whitegrid", context="notebook")
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 4.2), squeeze=False)
+    t = table.copy()
+    t["cell"] = t["lang"] + " " + t["variant"] + " N=" + t["n"].astype(str)
+    for ax, m in zip(axes[0], metrics):
+        g = t[t["metric"] == m]
+        x = np.arange(len(g))
+        err = np.vstack([g["median"] - g["ci_low"], g["ci_high"] - g["median"]])
+        ax.bar(x, g["median"], yerr=np.nan_to_num(err), capsize=4,
+               color=[LANG_COLORS.get(lang, "0.5") for lang in g["lang"]])
+        ax.set_xticks(x, g["cell"], rotation=35, ha="right", fontsize="small")
+        ax.set_ylabel(LABELS.get(m, m))
+        ax.set_title(m)
+    fig.tight_layout()
+    return fig
+
+
+def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
+    """Round trips per second by buffer, one panel per mode, bars per language and runtime flavour."""
+    sns.set_theme(style="whitegrid", context="notebook")
+    modes = list(dict.fromkeys(rates["mode"]))
+    fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 4.6), squeeze=False)
+    for ax, mode in zip(axes[0], modes):
+        g = rates[rates["mode"] == mode].copy()
+        g["runtime"] = g["lang"] + " " + g["variant"]
+        buffers = sorted(g["buffer"].unique())
+        runtimes = list(dict.fromkeys(g.sort_values(["lang", "variant"])["runtime"]))
+        width = 0.8 / max(len(runtimes), 1)
+        palette = sns.color_palette("deep", len(runtimes))
+        for k, (rt, color) in enumerate(zip(runtimes, palette)):
+            s = g[g["runtime"] == rt].set_index("buffer").reindex(buffers)
+            x = np.arange(len(buffers)) + (k - (len(runtimes) - 1) / 2) * width
+            err = np.vstack([s["round_trips_per_s"] - s["ci_low"], s["ci_high"] - s["round_trips_per_s"]])
+            ax.bar(x, s["round_trips_per_s"], width, yerr=np.nan_to_num(err), capsize=3, color=color, label=rt)
+        ax.set_xticks(np.arange(len(buffers)), [str(b) for b in buffers])
+        ax.set_xlabel("channel capacity (buffer)")
+        ax.set_ylabel("round trips per second (median, 95% CI)")
+        ax.set_title(f"ping-pong, {mode}")
+        ax.legend(fontsize="small")
     fig.tight_layout()
     return fig

@@ -236,7 +236,7 @@ def make_plan(
     dsn: Any = None,
     article_preset: Any = None,
     aa: Any = False,
-    timeline_ms: Any = 0,
+    timeline_ms: Any = None,
 ) -> Plan:
     """Merge the given parameters over the profile and validate everything.
 
@@ -329,7 +329,7 @@ def make_plan(
         dsn=dsn_v,
         article_preset=bool(prof.article_preset if article_preset is None else article_preset),
         aa=bool(aa),
-        timeline_ms=_timeline(timeline_ms),
+        timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
     )
 
 

@@ -18,6 +18,7 @@ class Profile:
     params: dict[str, dict[str, list]] = field(default_factory=dict)
     variants: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     article_preset: bool = False
+    timeline_ms: float = 0.0
 
     @property
     def workloads(self) -> list[str]:
@@ -62,6 +63,21 @@ PROFILES: dict[str, Profile] = {
                       "idle_tasks": {"go": ["goroutine"], "rust": ["spawn", "current-thread", "join-all"]},
                       "threads_vs_tasks": "all", "ping_pong": "all"},
             article_preset=True,
+        ),
+        Profile(
+            "memory",
+            "The related posts' experiments at moderate size, idle tasks with a 10 ms RSS timeline and a "
+            "3 s linger after the tasks end.",
+            ns={"idle_tasks": [1000, 10000, 100000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
+            samples=5,
+            warmup=1,
+            timeout_s=600,
+            params={"idle_tasks": {"duration_ms": [2000], "linger_ms": [3000]},
+                    "threads_vs_tasks": {"iterations": [20]},
+                    "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
+                                  "mode": ["lockstep", "pipelined"]}},
+            variants={"idle_tasks": "all", "threads_vs_tasks": "all", "ping_pong": "all"},
+            timeline_ms=10,
         ),
         Profile(
             "kernel-article",

@@ -164,6 +164,10 @@ def samples_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     df["elapsed_s"] = df["elapsed_ns"] / 1e9
     df["wall_s"] = df["wall_ns"] / 1e9
     df["cpu_s"] = (df["user_ns"] + df["sys_ns"]) / 1e9
+    df["user_s"] = df["user_ns"] / 1e9
+    df["sys_s"] = df["sys_ns"] / 1e9
+    df["context_switches"] = pd.to_numeric(df["nvcsw"], errors="coerce") + pd.to_numeric(df["nivcsw"], errors="coerce")
+    df["per_s"] = pd.to_numeric(df["n"], errors="coerce") / df["elapsed_s"]
     df["peak_rss_mib"] = pd.to_numeric(df["peak_rss_bytes"], errors="coerce") / 2**20
     df["ok"] = df["status"] == "ok"
     return df.sort_values("seq", kind="stable").reset_index(drop=True)

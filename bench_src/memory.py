@@ -1,0 +1,77 @@
+"""Memory and scheduling views for the related experiments: RSS timelines with the programs'
+phases, threads vs goroutines side by side, and ping-pong round trips per second."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .stats import CELL_KEYS, describe
+from .store import ResultsStore
+
+PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
+
+
+def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> pd.DataFrame:
+    """Every stored RSS timeline as a long frame: one row per point, time in seconds from the
+    workload timer's start (t0_mono_ns) and RSS in MiB, with the phase offsets of its sample."""
+    store = ResultsStore(results_dir)
+    df = store.load()
+    if "timeline_file" not in df or df["timeline_file"].isna().all():
+        return pd.DataFrame(columns=["sample_id", "lang", "variant", "n", "params", "t_s", "rss_mib", *PHASES])
+    rows = df[df["timeline_file"].notna() & (df["status"] == "ok")]
+    if workload:
+        rows = rows[rows["workload"] == workload]
+    parts = []
+    for r in rows.itertuples():
+        tl = store.read_timeline(r.timeline_file)
+        extra = json.loads(r.extra) if isinstance(r.extra, str) else {}
+        t0 = r.t0_mono_ns
+        tl["t_s"] = (tl["t_mono_ns"] - t0) / 1e9
+        tl["rss_mib"] = tl["rss_bytes"] / 2**20
+        for key in ("sample_id", "lang", "variant", "n", "params", "phase"):
+            tl[key] = getattr(r, key)
+        tl["spawned_ns"] = r.spawned_ns
+        for key in PHASES[1:]:
+            tl[key] = extra.get(key)
+        parts.append(tl)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:
+    """Per sample: peak RSS while the tasks ran, RSS at the end of the linger, and the share given back."""
+    rows = []
+    for sid, g in tl.groupby("sample_id"):
+        fin = g["finished_ns"].iloc[0]
+        during = g[g["t_s"] <= (fin / 1e9 if pd.notna(fin) else g["t_s"].max())]
+        last = g.sort_values("t_s")["rss_mib"].iloc[-1]
+        peak = during["rss_mib"].max() if not during.empty else g["rss_mib"].max()
+        rows.append({"sample_id": sid, "lang": g["lang"].iloc[0], "variant": g["variant"].iloc[0],
+                     "n": g["n"].iloc[0], "peak_rss_mib": peak, "last_rss_mib": last,
+                     "returned_share": 1 - last / peak if peak else float("nan")})
+    return pd.DataFrame(rows)
+
+
+def side_by_side(df: pd.DataFrame, workload: str = "threads_vs_tasks",
+                 metrics=("wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches")) -> pd.DataFrame:
+    """Per cell of a workload, the median and 95% CI of several metrics, in long form."""
+    valid = df[df["valid"] & (df["workload"] == workload)]
+    rows = []
+    for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
+        for m in metrics:
+            d = describe(g[m])
+            rows.append({**dict(zip(CELL_KEYS, keys)), "metric": m, "samples": d["samples"], "median": d["median"],
+                         "ci_low": d["ci_low"], "ci_high": d["ci_high"]})
+    return pd.DataFrame(rows)
+
+
+def ping_pong_rates(df: pd.DataFrame) -> pd.DataFrame:
+    """Round trips per second (N / workload time) per runtime flavour, buffer and mode."""
+    t = side_by_side(df, "ping_pong", metrics=("per_s",))
+    if t.empty:
+        return t
+    params = t["params"].str.split(",").map(lambda kv: dict(x.split("=", 1) for x in kv if x))
+    t["buffer"] = params.map(lambda p: int(p.get("buffer", -1)))
+    t["mode"] = params.map(lambda p: p.get("mode"))
+    return t.rename(columns={"median": "round_trips_per_s"}).sort_values(["mode", "buffer", "lang", "variant"])
