@@ -6,7 +6,15 @@ package workloads
 // registry lists every workload, in the order `gobench list` reports them.
 var registry = []*Spec{
 	sleepSpec,
+	filesReadSpec,
+	filesRWSpec,
+	sqliteSpec,
+	mysqlSpec,
+	postgresSpec,
 	cpuLoopsSpec,
+	idleTasksSpec,
+	threadsVsTasksSpec,
+	pingPongSpec,
 }
 
 // Lookup returns the workload called name.

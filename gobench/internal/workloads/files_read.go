@@ -1,0 +1,40 @@
+package workloads
+
+import "runtime"
+
+// files_read: task i reads DIR/<lcg(42)[i] % 20>.txt whole and digests it
+// with FNV-1a 64. Checksum: sum over tasks of digest + bytes read.
+var filesReadSpec = &Spec{
+	Name:           "files_read",
+	Variants:       []string{"readfile", "chan-per-task"},
+	DefaultVariant: "readfile",
+	Params: []Param{
+		{Name: "retain", Default: "digest", Validate: oneOf("digest", "content")},
+	},
+	NeedsDataDir: true,
+	Run:          oneLineErrors(runFilesRead),
+}
+
+func runFilesRead(c *Context) (Outcome, error) {
+	paths := filesPaths(c.DataDir)
+	picks := filesPick(c.N)
+	retain := c.Params["retain"] == "content"
+	chanPerTask, err := filesChanPerTask(c.Variant)
+	if err != nil {
+		return Outcome{}, err
+	}
+
+	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int) (fileRead, error) {
+		return readWhole(paths[picks[i]], retain)
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	var sum uint64
+	for _, r := range reads {
+		sum += r.digest + r.size
+	}
+	// With retain=content every file's content stays reachable until here.
+	runtime.KeepAlive(reads)
+	return Outcome{Checksum: sum, TasksOK: int64(len(reads))}, nil
+}

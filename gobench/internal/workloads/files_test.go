@@ -1,0 +1,242 @@
+package workloads
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"gobench/internal/cli"
+)
+
+// runIOWorkload validates a command line with --data-dir / --dsn against a
+// workload and runs it.
+func runIOWorkload(name, variant string, n int, dataDir, dsn string, params ...cli.Param) (Outcome, *Context, error) {
+	spec, ok := Lookup(name)
+	if !ok {
+		return Outcome{}, nil, &cli.UsageError{Msg: "unknown workload " + name}
+	}
+	args := cli.Args{Workload: name, N: n, Variant: variant, DataDir: dataDir, DSN: dsn, Params: params}
+	c, err := spec.NewContext(args, 2)
+	if err != nil {
+		return Outcome{}, nil, err
+	}
+	out, err := spec.Run(c)
+	if err != nil {
+		return Outcome{}, c, err
+	}
+	if _, err := c.Timer.Span(); err != nil {
+		return Outcome{}, c, err
+	}
+	return out, c, nil
+}
+
+// fixtureFile is file k of the files fixture: 3*(k+1) lines, line j being
+// 63 copies of 'a' + (k+j)%26 and a newline.
+func fixtureFile(k int) []byte {
+	var b bytes.Buffer
+	for j := range 3 * (k + 1) {
+		b.Write(bytes.Repeat([]byte{byte('a' + (k+j)%26)}, 63))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// writeFilesFixture creates the 20 fixture files in a new temporary
+// directory and returns it.
+func writeFilesFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for k := range filesFixtureCount {
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(k)+".txt"), fixtureFile(k), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestFNV1a64(t *testing.T) {
+	cases := map[string]uint64{
+		"":       0xcbf29ce484222325,
+		"a":      0xaf63dc4c8601ec8c,
+		"foobar": 0x85944171f73967e8,
+	}
+	for in, want := range cases {
+		if got := fnv1a64([]byte(in)); got != want {
+			t.Errorf("fnv1a64(%q) = %#x, want %#x", in, got, want)
+		}
+	}
+}
+
+func TestFixtureFile(t *testing.T) {
+	f := fixtureFile(1)
+	if len(f) != 6*64 || f[0] != 'b' || f[63] != '\n' || f[64] != 'c' || f[len(f)-2] != 'g' {
+		t.Errorf("fixture file 1: %q", f)
+	}
+}
+
+var filesRetains = []string{"digest", "content"}
+
+func TestFilesReadChecksums(t *testing.T) {
+	dir := writeFilesFixture(t)
+	want := map[int]uint64{10: 0xc83d885177b2f53f, 1000: 0x3ee62239fbe5c46b, 10000: 0x747ebf5186eb7821}
+	for _, variant := range filesReadSpec.Variants {
+		for _, retain := range filesRetains {
+			for _, n := range []int{10, 1000, 10000} {
+				t.Run(fmt.Sprintf("%s/%s/n=%d", variant, retain, n), func(t *testing.T) {
+					out, c, err := runIOWorkload("files_read", variant, n, dir, "", kv("retain", retain))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if out.Checksum != want[n] || out.TasksOK != int64(n) {
+						t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, want[n], n)
+					}
+					if span, err := c.Timer.Span(); err != nil || !span.HasSpawns {
+						t.Errorf("timer: %+v, %v", span, err)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestFilesRWChecksums(t *testing.T) {
+	want := map[int]uint64{10: 0x9dc4, 1000: 0xc0b2, 10000: 0x1e9cc}
+	for _, variant := range filesRWSpec.Variants {
+		for _, retain := range filesRetains {
+			for _, n := range []int{10, 1000, 10000} {
+				t.Run(fmt.Sprintf("%s/%s/n=%d", variant, retain, n), func(t *testing.T) {
+					dir := writeFilesFixture(t)
+					out, _, err := runIOWorkload("files_rw", variant, n, dir, "", kv("retain", retain))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if out.Checksum != want[n] || out.TasksOK != int64(n) {
+						t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, want[n], n)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestFilesRWAppends checks the files themselves: every even file picked by
+// some task got its lines appended, and odd files are untouched.
+func TestFilesRWAppends(t *testing.T) {
+	dir := writeFilesFixture(t)
+	const n = 100
+	if _, _, err := runIOWorkload("files_rw", "", n, dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	appends := make([]int, filesFixtureCount)
+	for _, k := range filesPick(n) {
+		if k%2 == 0 {
+			appends[k]++
+		}
+	}
+	for k := range filesFixtureCount {
+		got, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(k)+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(fixtureFile(k), bytes.Repeat(filesAppended, appends[k])...)
+		if !bytes.Equal(got, want) {
+			t.Errorf("file %d: %d bytes, want %d (%d appends)", k, len(got), len(want), appends[k])
+		}
+	}
+}
+
+// TestFilesRWCreates checks that a missing even file is created by the
+// append (mode 0644) and then read.
+func TestFilesRWCreates(t *testing.T) {
+	dir := writeFilesFixture(t)
+	// Task 0 picks file 42 % 20 = 2.
+	path := filepath.Join(dir, "2.txt")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runIOWorkload("files_rw", "", 1, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != int64(len(filesAppended)) || st.Mode().Perm()&^0o644 != 0 {
+		t.Errorf("created file: size %d mode %v", st.Size(), st.Mode())
+	}
+	var total uint64
+	for k := range filesFixtureCount {
+		if k != 2 {
+			total += uint64(len(fixtureFile(k)))
+		}
+	}
+	if want := 1 + total + uint64(len(filesAppended)); out.Checksum != want {
+		t.Errorf("checksum %d, want %d", out.Checksum, want)
+	}
+}
+
+func TestFilesMissingFile(t *testing.T) {
+	for _, name := range []string{"files_read", "files_rw"} {
+		for _, variant := range []string{"readfile", "chan-per-task"} {
+			dir := t.TempDir()
+			_, _, err := runIOWorkload(name, variant, 3, dir, "")
+			var ue *cli.UsageError
+			if !errors.Is(err, os.ErrNotExist) || errors.As(err, &ue) {
+				t.Errorf("%s/%s on an empty dir: got %v, want a not-exist runtime error", name, variant, err)
+			}
+		}
+	}
+	// files_rw with a file that cannot be opened for writing.
+	dir := writeFilesFixture(t)
+	if err := os.Remove(filepath.Join(dir, "2.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "2.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runIOWorkload("files_rw", "", 1, dir, ""); err == nil {
+		t.Error("files_rw appending to a directory: no error")
+	}
+}
+
+func TestRunIOTasksErrors(t *testing.T) {
+	boom := errors.New("boom")
+	for _, chanPerTask := range []bool{false, true} {
+		vals, err := runIOTasks(5, new(cli.Timer), chanPerTask, func(i int) (int, error) {
+			if i%2 == 1 {
+				return 0, boom
+			}
+			return i * 10, nil
+		})
+		if !errors.Is(err, boom) || err.Error() != "task 1: boom (2 of 5 tasks failed)" {
+			t.Errorf("chanPerTask=%v: err = %v", chanPerTask, err)
+		}
+		if len(vals) != 5 || vals[4] != 40 {
+			t.Errorf("chanPerTask=%v: vals = %v", chanPerTask, vals)
+		}
+	}
+}
+
+func TestFilesParams(t *testing.T) {
+	bad := []cli.Args{
+		{N: 1, DataDir: "/d", Variant: "tokio-fs"},
+		{N: 1, DataDir: "/d", Params: []cli.Param{kv("retain", "all")}},
+		{N: 1, DataDir: "/d", Params: []cli.Param{kv("driver", "mattn")}},
+		{N: 1},
+		{N: 1, DataDir: "/d", DSN: "mysql://u:p@h/db"},
+	}
+	for _, spec := range []*Spec{filesReadSpec, filesRWSpec} {
+		for _, a := range bad {
+			_, err := spec.NewContext(a, 1)
+			var ue *cli.UsageError
+			if !errors.As(err, &ue) {
+				t.Errorf("%s %+v: got %v, want a UsageError", spec.Name, a, err)
+			}
+		}
+	}
+}

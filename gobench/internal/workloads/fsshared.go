@@ -1,0 +1,74 @@
+package workloads
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gobench/internal/lcg"
+)
+
+// The files fixture: DIR/0.txt .. DIR/19.txt, made by the harness.
+const filesFixtureCount = 20
+
+// fileRead is what one task of the file workloads hands back.
+type fileRead struct {
+	digest uint64
+	size   uint64
+	// content is the whole file with retain=content, nil otherwise.
+	content []byte
+}
+
+// filesPaths returns the path of every fixture file, indexed by file number.
+func filesPaths(dir string) []string {
+	paths := make([]string, filesFixtureCount)
+	for k := range paths {
+		paths[k] = filepath.Join(dir, strconv.Itoa(k)+".txt")
+	}
+	return paths
+}
+
+// filesPick returns the file number of every task: lcg(42)[i] % 20.
+func filesPick(n int) []uint64 {
+	return lcg.Mod(42, n, filesFixtureCount)
+}
+
+// readWhole reads a file with os.ReadFile and digests it; with retain the
+// content is handed back too.
+func readWhole(path string, retain bool) (fileRead, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fileRead{}, err
+	}
+	r := fileRead{digest: fnv1a64(b), size: uint64(len(b))}
+	if retain {
+		r.content = b
+	}
+	return r, nil
+}
+
+// fnv1a64 is the 64-bit FNV-1a hash.
+func fnv1a64(b []byte) uint64 {
+	const (
+		offset = 0xcbf29ce484222325
+		prime  = 0x100000001b3
+	)
+	h := uint64(offset)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime
+	}
+	return h
+}
+
+// filesChanPerTask maps a files_read / files_rw variant to its collection.
+func filesChanPerTask(variant string) (bool, error) {
+	switch variant {
+	case "readfile":
+		return false, nil
+	case "chan-per-task":
+		return true, nil
+	}
+	return false, fmt.Errorf("variant %q not implemented", variant)
+}

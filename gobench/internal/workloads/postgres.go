@@ -1,0 +1,149 @@
+package workloads
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// postgres: the users tasks on PostgreSQL through a pgx pool. Same checksum
+// as sqlite.
+var postgresSpec = &Spec{
+	Name:           "postgres",
+	Variants:       []string{"pool", "chan-per-task"},
+	DefaultVariant: "pool",
+	Params: []Param{
+		{Name: "pool", Default: "64", Validate: intRange(1, math.MaxInt32)},
+		{Name: "driver", Default: "pgx", Validate: oneOf("pgx")},
+	},
+	NeedsDSN: true,
+	Run:      oneLineErrors(runPostgres),
+}
+
+// The queries with "$1" placeholders.
+const (
+	pgUpdateSQL = "UPDATE users SET salary = salary + 1 WHERE id = $1"
+	pgByIDSQL   = "SELECT salary FROM users WHERE id = $1"
+	pgByAgeSQL  = "SELECT salary FROM users WHERE age = $1 ORDER BY id"
+	pgSumSQL    = "SELECT SUM(salary)::bigint FROM users"
+)
+
+func runPostgres(c *Context) (Outcome, error) {
+	var chanPerTask bool
+	switch c.Variant {
+	case "pool":
+	case "chan-per-task":
+		chanPerTask = true
+	default:
+		return Outcome{}, fmt.Errorf("variant %q not implemented", c.Variant)
+	}
+	pool := c.Int("pool")
+	cfg, err := postgresConfig(c.DSN, int32(pool))
+	if err != nil {
+		return Outcome{}, err
+	}
+	ctx := context.Background()
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("postgres pool: %w", err)
+	}
+	// Close waits for every connection to close and reports no error.
+	defer p.Close()
+
+	if err := pgPreopen(ctx, p, usersPreopen(int(pool), c.N)); err != nil {
+		return Outcome{}, err
+	}
+	taskSum, err := runUsersTasks(c, pgQueries{p}, chanPerTask, false)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var salarySum int64
+	if err := p.QueryRow(ctx, pgSumSQL).Scan(&salarySum); err != nil {
+		return Outcome{}, fmt.Errorf("%s: %w", pgSumSQL, err)
+	}
+	return Outcome{Checksum: usersChecksum(taskSum, salarySum), TasksOK: int64(c.N)}, nil
+}
+
+// postgresConfig turns postgres://user:pass@host[:port]/db (sslmode is the
+// only query parameter accepted) into a pool of at most maxConns
+// connections. Statements are prepared on each connection on first use and
+// cached there (pgx's default query mode); parameters are bound as int4.
+func postgresConfig(dsn string, maxConns int32) (*pgxpool.Config, error) {
+	if _, err := serverURL(dsn, []string{"postgres", "postgresql"}, "sslmode"); err != nil {
+		return nil, err
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --dsn: %w", err)
+	}
+	cfg.MaxConns = maxConns
+	cfg.MinConns = 0
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	return cfg, nil
+}
+
+// pgPreopen pre-opens k connections of the pool, pinging each.
+func pgPreopen(ctx context.Context, p *pgxpool.Pool, k int) error {
+	return preopenConns(k, func() (func() error, error) {
+		conn, err := p.Acquire(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open: %w", err)
+		}
+		release := func() error {
+			conn.Release()
+			return nil
+		}
+		if err := conn.Ping(ctx); err != nil {
+			return release, fmt.Errorf("ping: %w", err)
+		}
+		return release, nil
+	})
+}
+
+// pgQueries implements usersQueries on a pgx pool.
+type pgQueries struct {
+	p *pgxpool.Pool
+}
+
+func (q pgQueries) update(ctx context.Context, id int64) (int64, error) {
+	tag, err := q.p.Exec(ctx, pgUpdateSQL, int32(id))
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (q pgQueries) byID(ctx context.Context, id int64) (int64, error) {
+	rows, err := q.p.Query(ctx, pgByIDSQL, int32(id))
+	if err != nil {
+		return 0, err
+	}
+	return countPgRows(rows)
+}
+
+func (q pgQueries) byAge(ctx context.Context, age int64) (int64, error) {
+	rows, err := q.p.Query(ctx, pgByAgeSQL, int32(age))
+	if err != nil {
+		return 0, err
+	}
+	return countPgRows(rows)
+}
+
+// countPgRows reads every row (one int4 column), closes rows and returns how
+// many there were.
+func countPgRows(rows pgx.Rows) (int64, error) {
+	defer rows.Close()
+	var n int64
+	for rows.Next() {
+		var salary int32
+		if err := rows.Scan(&salary); err != nil {
+			return n, err
+		}
+		n++
+	}
+	// Err reports any error of the query, including one met while closing.
+	return n, rows.Err()
+}

@@ -1,0 +1,293 @@
+package workloads
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"gobench/internal/cli"
+)
+
+// The server tests run only when these variables hold a DSN in the
+// program's URL form; each test (re)creates and fills the users table.
+const (
+	mysqlTestEnv    = "BENCH_TEST_MYSQL_DSN"
+	postgresTestEnv = "BENCH_TEST_POSTGRES_DSN"
+)
+
+func serverDSN(t *testing.T, env string) string {
+	t.Helper()
+	dsn := os.Getenv(env)
+	if dsn == "" {
+		t.Skipf("%s not set: no server to test against", env)
+	}
+	return dsn
+}
+
+// usersInsertBatches yields the fixture rows as multi-row INSERT statements
+// of at most 1000 rows, with placeholders made by ph(k) for the k-th
+// argument (0-based).
+func usersInsertBatches(ph func(k int) string) (stmts []string, args [][]any) {
+	rows := usersFixtureRows()
+	for lo := 0; lo < len(rows); lo += 1000 {
+		var b strings.Builder
+		b.WriteString("INSERT INTO users (id, salary, age, address) VALUES ")
+		var a []any
+		for i, r := range rows[lo:min(lo+1000, len(rows))] {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "(%s, %s, %s, 'Somewhere')", ph(3*i), ph(3*i+1), ph(3*i+2))
+			a = append(a, r.id, r.salary, r.age)
+		}
+		stmts = append(stmts, b.String())
+		args = append(args, a)
+	}
+	return stmts, args
+}
+
+// resetMySQLUsers drops, recreates (InnoDB) and fills the users table.
+func resetMySQLUsers(t *testing.T, dsn string) {
+	t.Helper()
+	cfg, err := mysqlConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	defer func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, q := range []string{"DROP TABLE IF EXISTS users", usersCreateSQL + " ENGINE=InnoDB"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	stmts, args := usersInsertBatches(func(int) string { return "?" })
+	for i, q := range stmts {
+		if _, err := db.Exec(q, args[i]...); err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+	}
+}
+
+// resetPostgresUsers drops, recreates and fills the users table.
+func resetPostgresUsers(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := conn.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, q := range []string{"DROP TABLE IF EXISTS users", usersCreateSQL} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	stmts, args := usersInsertBatches(func(k int) string { return fmt.Sprintf("$%d", k+1) })
+	for i, q := range stmts {
+		if _, err := conn.Exec(ctx, q, args[i]...); err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+	}
+}
+
+func testServerChecksums(t *testing.T, workload, env string, reset func(*testing.T, string)) {
+	dsn := serverDSN(t, env)
+	ns := []int{10, 1000, 10000}
+	if testing.Short() {
+		ns = ns[:2]
+	}
+	spec, _ := Lookup(workload)
+	for _, variant := range spec.Variants {
+		for _, n := range ns {
+			t.Run(fmt.Sprintf("%s/n=%d", variant, n), func(t *testing.T) {
+				reset(t, dsn)
+				out, c, err := runIOWorkload(workload, variant, n, "", dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := usersRefChecksums[n]; out.Checksum != want || out.TasksOK != int64(n) {
+					t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, want, n)
+				}
+				if span, err := c.Timer.Span(); err != nil || !span.HasSpawns {
+					t.Errorf("timer: %+v, %v", span, err)
+				}
+			})
+		}
+	}
+	t.Run("pool=1", func(t *testing.T) {
+		reset(t, dsn)
+		out, _, err := runIOWorkload(workload, "", 10, "", dsn, kv("pool", "1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Checksum != usersRefChecksums[10] {
+			t.Errorf("checksum %016x, want %016x", out.Checksum, usersRefChecksums[10])
+		}
+	})
+}
+
+func TestMySQLChecksums(t *testing.T) {
+	testServerChecksums(t, "mysql", mysqlTestEnv, resetMySQLUsers)
+}
+
+func TestPostgresChecksums(t *testing.T) {
+	testServerChecksums(t, "postgres", postgresTestEnv, resetPostgresUsers)
+}
+
+// TestServerMissingTable checks that a query failure is a runtime error.
+func TestServerMissingTable(t *testing.T) {
+	for _, w := range []struct{ workload, env string }{
+		{"mysql", mysqlTestEnv},
+		{"postgres", postgresTestEnv},
+	} {
+		t.Run(w.workload, func(t *testing.T) {
+			dsn := serverDSN(t, w.env)
+			dropUsers(t, w.workload, dsn)
+			_, _, err := runIOWorkload(w.workload, "", 3, "", dsn)
+			var ue *cli.UsageError
+			if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "users") {
+				t.Errorf("got %v, want a runtime error naming the table", err)
+			}
+		})
+	}
+}
+
+// dropUsers drops the users table if it exists.
+func dropUsers(t *testing.T, workload, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	if workload == "postgres" {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = conn.Exec(ctx, "DROP TABLE IF EXISTS users")
+		if cerr := conn.Close(ctx); cerr != nil {
+			t.Error(cerr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	cfg, err := mysqlConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	_, err = db.Exec("DROP TABLE IF EXISTS users")
+	if cerr := db.Close(); cerr != nil {
+		t.Error(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMySQLConfig(t *testing.T) {
+	cfg, err := mysqlConfig("mysql://bench:p%40ss@127.0.0.1:33061/bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.FormatDSN(); got != "bench:p@ss@tcp(127.0.0.1:33061)/bench" {
+		t.Errorf("FormatDSN() = %q", got)
+	}
+	cfg, err = mysqlConfig("mysql://u@[::1]/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "[::1]:3306" || cfg.User != "u" || cfg.Passwd != "" || cfg.DBName != "db" {
+		t.Errorf("config %+v", cfg)
+	}
+}
+
+func TestServerDSNErrors(t *testing.T) {
+	bad := []string{
+		"postgres://u:secret@h:1/db",
+		"mysql://u:secret@h:1/",
+		"mysql://u:secret@h:1",
+		"mysql://u:secret@h:1/db/x",
+		"mysql://u:secret@/db",
+		"mysql://u:secret@h:1/db?tls=true",
+		"mysql://u:secret@h:1/db#frag",
+		"mysql:u:secret@h/db",
+		"u:secret@tcp(h:1)/db",
+		"mysql://u:secret@h:port/db",
+		"mysql://u:secret@h:1/db?a=%zz",
+	}
+	for _, dsn := range bad {
+		_, err := mysqlConfig(dsn)
+		if err == nil {
+			t.Errorf("mysqlConfig(%q): no error", dsn)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("mysqlConfig(%q): error shows the password: %v", dsn, err)
+		}
+	}
+	for _, dsn := range []string{"mysql://u:secret@h:1/db", "postgres://u:secret@h:1/db?pool_max_conns=3", "postgres://u:secret@h/"} {
+		_, err := postgresConfig(dsn, 4)
+		if err == nil {
+			t.Errorf("postgresConfig(%q): no error", dsn)
+		} else if strings.Contains(err.Error(), "secret") {
+			t.Errorf("postgresConfig(%q): error shows the password: %v", dsn, err)
+		}
+	}
+}
+
+func TestPostgresConfig(t *testing.T) {
+	for _, dsn := range []string{"postgres://u:p@127.0.0.1:54321/bench", "postgresql://u:p@h/bench?sslmode=disable"} {
+		cfg, err := postgresConfig(dsn, 7)
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		if cfg.MaxConns != 7 || cfg.ConnConfig.User != "u" || cfg.ConnConfig.Password != "p" || cfg.ConnConfig.Database != "bench" {
+			t.Errorf("%s: %+v", dsn, cfg.ConnConfig)
+		}
+	}
+}
+
+func TestServerParams(t *testing.T) {
+	p := func(k, v string) []cli.Param { return []cli.Param{kv(k, v)} }
+	for _, spec := range []*Spec{mysqlSpec, postgresSpec} {
+		bad := []cli.Args{
+			{N: 1, DSN: "x://y", Variant: "serialized-writes"},
+			{N: 1, DSN: "x://y", Params: p("pool", "0")},
+			{N: 1, DSN: "x://y", Params: p("pool", "2147483648")},
+			{N: 1, DSN: "x://y", Params: p("driver", "sqlx")},
+			{N: 1, DSN: "x://y", Params: p("journal", "wal")},
+			{N: 1},
+			{N: 1, DSN: "x://y", DataDir: "/d"},
+		}
+		for _, a := range bad {
+			_, err := spec.NewContext(a, 1)
+			var ue *cli.UsageError
+			if !errors.As(err, &ue) {
+				t.Errorf("%s %+v: got %v, want a UsageError", spec.Name, a, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The workloads of the related experiments, through the command line.
+
+func TestListRelated(t *testing.T) {
+	code, stdout, stderr := runMain(t, "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	type entry struct {
+		Variants       []string          `json:"variants"`
+		DefaultVariant string            `json:"default_variant"`
+		Params         map[string]string `json:"params"`
+	}
+	var l struct {
+		Workloads map[string]entry `json:"workloads"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatalf("list output is not JSON: %v\n%s", err, stdout)
+	}
+	want := map[string]entry{
+		"idle_tasks": {[]string{"goroutine"}, "goroutine",
+			map[string]string{"duration_ms": "1000", "linger_ms": "0"}},
+		"threads_vs_tasks": {[]string{"goroutine"}, "goroutine",
+			map[string]string{"iterations": "100"}},
+		"ping_pong": {[]string{"channels"}, "channels",
+			map[string]string{"buffer": "1", "mode": "lockstep"}},
+	}
+	for name, w := range want {
+		if got, ok := l.Workloads[name]; !ok || !reflect.DeepEqual(got, w) {
+			t.Errorf("%s = %+v, want %+v", name, got, w)
+		}
+	}
+}
+
+func TestRunIdleTasksLinger(t *testing.T) {
+	const lingerNs = 100e6
+	code, stdout, stderr := runMain(t, "idle_tasks", "--n", "1000",
+		"--param", "duration_ms=10", "--param", "linger_ms=100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m := lastLine(t, stdout)
+	checkResult(t, m, "idle_tasks", "00000000000003e8", 1000)
+	spawned, _ := m["spawned_ns"].(float64)
+	finished, _ := m["finished_ns"].(float64)
+	lingerEnd, _ := m["linger_end_ns"].(float64)
+	if spawned <= 0 || finished != m["elapsed_ns"] || finished < 10e6 || lingerEnd < finished+lingerNs {
+		t.Errorf("phases: spawned %v, elapsed %v, finished %v, linger_end %v",
+			spawned, m["elapsed_ns"], finished, lingerEnd)
+	}
+	params, _ := m["params"].(map[string]any)
+	if params["duration_ms"] != "10" || params["linger_ms"] != "100" {
+		t.Errorf("params = %v", params)
+	}
+}
+
+func TestRunThreadsVsTasks(t *testing.T) {
+	code, stdout, stderr := runMain(t, "threads_vs_tasks", "--n", "10", "--param", "iterations=2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m := lastLine(t, stdout)
+	checkResult(t, m, "threads_vs_tasks", "0000000000000014", 10)
+	if m["variant"] != "goroutine" {
+		t.Errorf("variant = %v", m["variant"])
+	}
+}
+
+func TestRunPingPong(t *testing.T) {
+	for _, mode := range []string{"lockstep", "pipelined"} {
+		for _, buffer := range []string{"0", "1", "64"} {
+			code, stdout, stderr := runMain(t, "ping_pong", "--n", "1000",
+				"--param", "mode="+mode, "--param", "buffer="+buffer)
+			if code != 0 {
+				t.Fatalf("%s/%s: exit %d: %s", mode, buffer, code, stderr)
+			}
+			m := lastLine(t, stdout)
+			checkResult(t, m, "ping_pong", "000000000007a314", 1000)
+			if rate, _ := m["round_trips_per_s"].(float64); rate <= 0 {
+				t.Errorf("%s/%s: round_trips_per_s = %v", mode, buffer, m["round_trips_per_s"])
+			}
+		}
+	}
+}
+
+func TestRelatedUsageErrors(t *testing.T) {
+	bad := [][]string{
+		{"idle_tasks", "--n", "1", "--param", "duration_ms=-1"},
+		{"idle_tasks", "--n", "1", "--param", "linger_ms=x"},
+		{"idle_tasks", "--n", "1", "--variant", "spawn"},
+		{"idle_tasks", "--n", "1", "--param", "buffer=1"},
+		{"threads_vs_tasks", "--n", "1", "--param", "iterations=-1"},
+		{"threads_vs_tasks", "--n", "1", "--variant", "thread"},
+		{"ping_pong", "--n", "1", "--param", "buffer=-1"},
+		{"ping_pong", "--n", "1", "--param", "mode=async"},
+		{"ping_pong", "--n", "1", "--variant", "multi-thread"},
+		{"ping_pong", "--n", "1", "--data-dir", "/tmp"},
+	}
+	for _, args := range bad {
+		code, stdout, stderr := runMain(t, args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+		if stdout != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: want one stderr line and no stdout, got %q / %q", args, stdout, stderr)
+		}
+	}
+}
