@@ -47,11 +47,12 @@ run: setup
 
 test: setup test-go test-rust test-python
 
-test-go:
-	cd gobench && go vet ./... && go test ./...
+# The Go and Rust server tests run against private servers the harness starts for them.
+test-go: venv
+	cd gobench && go vet ./... && ../$(BIN)/python -m bench_src with-servers -- go test ./...
 
-test-rust:
-	cd rustbench && cargo test --release --locked
+test-rust: venv
+	cd rustbench && ../$(BIN)/python -m bench_src with-servers -- cargo test --release --locked
 
 test-python: venv build
 	$(BIN)/python -m pytest

@@ -24,7 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--results-dir")
     run.add_argument("--plan", default="{}", help="YAML/JSON mapping of plan parameters")
     sub.add_parser("list", help="print the catalogue and the profiles")
+    ws = sub.add_parser("with-servers", help="run a command with private MariaDB and PostgreSQL servers, their "
+                                             "DSNs in BENCH_TEST_MYSQL_DSN and BENCH_TEST_POSTGRES_DSN")
+    ws.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
+    if args.cmd == "with-servers":
+        return with_servers(args.command)
 
     try:
         if args.cmd == "build":
@@ -48,6 +53,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def with_servers(command: list[str]) -> int:
+    import os
+    import subprocess
+
+    from . import servers
+
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        print("error: with-servers needs a command", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    started = []
+    try:
+        for kind, var in (("mysql", "BENCH_TEST_MYSQL_DSN"), ("postgres", "BENCH_TEST_POSTGRES_DSN")):
+            why = servers.missing(kind)
+            if why:
+                print(f"with-servers: no {kind} server: {why}", file=sys.stderr)
+                continue
+            server = servers.make_server(kind, None, max_connections=300)
+            server.start()
+            started.append(server)
+            env[var] = server.dsn
+            print(f"with-servers: {kind} {server.describe()['version']} at {servers.redact(server.dsn)}", flush=True)
+        return subprocess.run(command, env=env).returncode
+    finally:
+        for server in started:
+            server.stop()
 
 
 if __name__ == "__main__":
