@@ -12,10 +12,31 @@ use crate::cli::{
 };
 
 pub mod cpu_loops;
+pub mod files_read;
+pub mod files_rw;
+mod fsshared;
+pub mod idle_tasks;
+pub mod mysql;
+pub mod ping_pong;
+pub mod postgres;
 pub mod sleep;
+pub mod sqlite;
+mod sqlshared;
+pub mod threads_vs_tasks;
 
 /// Every workload this program knows, in `list` order.
-pub const REGISTRY: &[&WorkloadSpec] = &[&sleep::SPEC, &cpu_loops::SPEC];
+pub const REGISTRY: &[&WorkloadSpec] = &[
+    &sleep::SPEC,
+    &cpu_loops::SPEC,
+    &idle_tasks::SPEC,
+    &threads_vs_tasks::SPEC,
+    &ping_pong::SPEC,
+    &files_read::SPEC,
+    &files_rw::SPEC,
+    &sqlite::SPEC,
+    &mysql::SPEC,
+    &postgres::SPEC,
+];
 
 /// Static description of a workload.
 pub struct WorkloadSpec {
@@ -241,6 +262,18 @@ pub fn prepare(
     }
     if spec.needs_dsn && args.dsn.is_none() {
         return Err(BenchError::usage(format!("{} needs --dsn", spec.name)));
+    }
+    if !spec.needs_data_dir && args.data_dir.is_some() {
+        return Err(BenchError::usage(format!(
+            "{} does not take --data-dir",
+            spec.name
+        )));
+    }
+    if !spec.needs_dsn && args.dsn.is_some() {
+        return Err(BenchError::usage(format!(
+            "{} does not take --dsn",
+            spec.name
+        )));
     }
 
     let threads = match args.threads {

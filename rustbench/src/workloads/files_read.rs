@@ -1,0 +1,81 @@
+//! `files_read`: N tokio tasks; task i reads fixture file `lcg(42)[i] % 20`
+//! whole and computes its 64-bit FNV-1a digest.
+//! Checksum: wrapping sum over tasks of (digest + bytes read).
+
+use super::fsshared::{self, PARAMS, VARIANTS};
+use super::{Ctx, Outcome, WorkloadSpec};
+use crate::cli::BenchError;
+
+pub const SPEC: WorkloadSpec = WorkloadSpec {
+    name: "files_read",
+    variants: VARIANTS,
+    default_variant: "tokio-fs",
+    params: PARAMS,
+    needs_data_dir: true,
+    needs_dsn: false,
+    run,
+};
+
+fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
+    let totals = fsshared::run_file_tasks(ctx, false)?;
+    Ok(Outcome {
+        checksum: totals.digest_sum,
+        tasks_ok: totals.tasks_ok,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Report, RunArgs, mono_ns};
+    use crate::workloads::fsshared::{scratch_dir, write_fixture};
+    use crate::workloads::{run as run_workload, test_args};
+
+    fn files_read(dir: &std::path::Path, n: u64, variant: &str, retain: &str) -> Report {
+        let args = RunArgs {
+            data_dir: Some(dir.to_path_buf()),
+            ..test_args("files_read", n, Some(variant), &[("retain", retain)])
+        };
+        run_workload(&args, mono_ns()).unwrap()
+    }
+
+    #[test]
+    fn every_variant_gives_the_reference_checksums() {
+        let dir = scratch_dir("files-read");
+        write_fixture(&dir).unwrap();
+        for variant in SPEC.variants {
+            for retain in ["digest", "content"] {
+                for (n, expected) in [
+                    (10, "c83d885177b2f53f"),
+                    (1000, "3ee62239fbe5c46b"),
+                    (10_000, "747ebf5186eb7821"),
+                ] {
+                    let report = files_read(&dir, n, variant, retain);
+                    assert_eq!(report.checksum, expected, "{variant} {retain} N={n}");
+                    assert_eq!(report.tasks_ok, n);
+                    assert_eq!(report.variant, *variant);
+                    let kept = if retain == "content" { n } else { 0 };
+                    assert_eq!(report.extra["retained_files"], kept);
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_file_is_a_runtime_error() {
+        let dir = scratch_dir("files-read-missing");
+        let args = RunArgs {
+            data_dir: Some(dir.clone()),
+            ..test_args("files_read", 3, None, &[])
+        };
+        match run_workload(&args, mono_ns()) {
+            Err(err) => {
+                assert_eq!(err.exit_code(), 1);
+                assert!(err.line().contains("2.txt"), "{}", err.line());
+            }
+            Ok(report) => panic!("expected an error, got {report:?}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,83 @@
+//! `files_rw`: N tokio tasks; task i picks fixture file `k = lcg(42)[i] % 20`;
+//! if k is even it appends `Appended string\n` (open write-only + append +
+//! create, write completely, flush, close), then every task reads file k
+//! whole. Checksum: number of appends plus the total size of the 20 files,
+//! measured after the timer has stopped.
+
+use super::fsshared::{self, PARAMS, VARIANTS};
+use super::{Ctx, Outcome, WorkloadSpec};
+use crate::cli::BenchError;
+
+pub const SPEC: WorkloadSpec = WorkloadSpec {
+    name: "files_rw",
+    variants: VARIANTS,
+    default_variant: "tokio-fs",
+    params: PARAMS,
+    needs_data_dir: true,
+    needs_dsn: false,
+    run,
+};
+
+fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
+    let totals = fsshared::run_file_tasks(ctx, true)?;
+    let size = fsshared::fixture_size(ctx.data_dir()?)?;
+    ctx.set_extra("appends", totals.appends);
+    Ok(Outcome {
+        checksum: totals.appends.wrapping_add(size),
+        tasks_ok: totals.tasks_ok,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Report, RunArgs, mono_ns};
+    use crate::workloads::fsshared::{APPENDED, scratch_dir, write_fixture};
+    use crate::workloads::{run as run_workload, test_args};
+
+    /// One run on a freshly written fixture.
+    fn files_rw(dir: &std::path::Path, n: u64, variant: &str, retain: &str) -> Report {
+        write_fixture(dir).unwrap();
+        let args = RunArgs {
+            data_dir: Some(dir.to_path_buf()),
+            ..test_args("files_rw", n, Some(variant), &[("retain", retain)])
+        };
+        run_workload(&args, mono_ns()).unwrap()
+    }
+
+    #[test]
+    fn every_variant_gives_the_reference_checksums() {
+        let dir = scratch_dir("files-rw");
+        for variant in SPEC.variants {
+            for retain in ["digest", "content"] {
+                for (n, expected) in [
+                    (10, "0000000000009dc4"),
+                    (1000, "000000000000c0b2"),
+                    (10_000, "000000000001e9cc"),
+                ] {
+                    let report = files_rw(&dir, n, variant, retain);
+                    assert_eq!(report.checksum, expected, "{variant} {retain} N={n}");
+                    assert_eq!(report.tasks_ok, n);
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn appends_really_land_in_the_files() {
+        let dir = scratch_dir("files-rw-appends");
+        for variant in SPEC.variants {
+            let report = files_rw(&dir, 10, variant, "digest");
+            // Tasks 0 and 1 both pick file 2 (even): it gets their appends.
+            let appends = report.extra["appends"].as_u64().unwrap();
+            assert_eq!(appends, 4, "{variant}");
+            let content = std::fs::read(dir.join("2.txt")).unwrap();
+            let tail = &content[content.len() - APPENDED.len()..];
+            assert_eq!(tail, APPENDED, "{variant}");
+            // file 7 (odd) is untouched
+            assert_eq!(std::fs::metadata(dir.join("7.txt")).unwrap().len(), 8 * 192);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

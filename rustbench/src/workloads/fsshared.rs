@@ -1,0 +1,387 @@
+//! What `files_read` and `files_rw` share: the fixture layout, the FNV-1a
+//! digest, the three ways of doing file I/O from a tokio task, and the task
+//! loop itself.
+//!
+//! Fixture: `DIR/0.txt` .. `DIR/19.txt`; file k has `3 * (k + 1)` lines and
+//! line j is 63 copies of `'a' + (k + j) % 26` followed by `'\n'`.
+
+use std::io::Write;
+use std::os::fd::IntoRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::Semaphore;
+
+use super::{Check, Ctx, ParamSpec};
+use crate::cli::{BenchError, Flavour};
+use crate::lcg;
+
+/// Number of fixture files.
+pub const FILES: usize = 20;
+
+/// What an appending task writes.
+pub const APPENDED: &[u8] = b"Appended string\n";
+
+/// Variants shared by both file workloads; the first is the default.
+pub const VARIANTS: &[&str] = &["tokio-fs", "spawn-blocking", "blocking-in-task"];
+
+/// Params shared by both file workloads.
+pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+    key: "retain",
+    default: "digest",
+    check: Check::OneOf(&["digest", "content"]),
+}];
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// 64-bit FNV-1a.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(FNV_OFFSET, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+    })
+}
+
+/// How a task does its file I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// `tokio::fs` (each call is a `spawn_blocking` inside tokio).
+    TokioFs,
+    /// `std::fs` inside one `tokio::task::spawn_blocking` per task.
+    SpawnBlocking,
+    /// `std::fs` called directly in the async task, blocking its worker.
+    BlockingInTask,
+}
+
+impl Io {
+    fn from_variant(variant: &str) -> Result<Self, BenchError> {
+        match variant {
+            "tokio-fs" => Ok(Io::TokioFs),
+            "spawn-blocking" => Ok(Io::SpawnBlocking),
+            "blocking-in-task" => Ok(Io::BlockingInTask),
+            other => Err(BenchError::runtime(format!("unhandled variant '{other}'"))),
+        }
+    }
+}
+
+/// `DIR/0.txt` .. `DIR/19.txt`.
+pub fn fixture_paths(dir: &Path) -> Vec<PathBuf> {
+    (0..FILES).map(|k| dir.join(format!("{k}.txt"))).collect()
+}
+
+/// File index of every task: `lcg(42)[i] % 20`.
+pub fn file_indices(n: usize) -> Vec<usize> {
+    lcg::sequence(42, n, FILES as u64)
+        .into_iter()
+        .map(|k| k as usize)
+        .collect()
+}
+
+/// Content of fixture file k.
+#[cfg(test)]
+pub fn fixture_content(k: usize) -> Vec<u8> {
+    let mut content = Vec::with_capacity(3 * (k + 1) * 64);
+    for j in 0..3 * (k + 1) {
+        let letter = b'a' + ((k + j) % 26) as u8;
+        content.extend(std::iter::repeat_n(letter, 63));
+        content.push(b'\n');
+    }
+    content
+}
+
+/// Write (or restore) the 20 fixture files in `dir`.
+#[cfg(test)]
+pub fn write_fixture(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for k in 0..FILES {
+        std::fs::write(dir.join(format!("{k}.txt")), fixture_content(k))?;
+    }
+    Ok(())
+}
+
+/// A fresh, empty directory under the system temp dir.
+#[cfg(test)]
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "rustbench-test-{tag}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Close a file and report the error `close(2)` returns, which dropping a
+/// `File` would silently discard.
+pub fn close_checked(file: std::fs::File) -> std::io::Result<()> {
+    let fd = file.into_raw_fd();
+    // SAFETY: `fd` was just released by `into_raw_fd`, so this is its only
+    // owner and it is closed exactly once.
+    if unsafe { libc::close(fd) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn io_error(what: &str, path: &Path, err: std::io::Error) -> BenchError {
+    BenchError::runtime(format!("{what} {}: {err}", path.display()))
+}
+
+/// Append `APPENDED` with `std::fs`: open write-only + append + create
+/// (mode 0644), write it completely, close.
+fn append_std(path: &Path) -> Result<(), BenchError> {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o644)
+        .open(path)
+        .map_err(|e| io_error("opening for append", path, e))?;
+    file.write_all(APPENDED)
+        .map_err(|e| io_error("appending to", path, e))?;
+    close_checked(file).map_err(|e| io_error("closing", path, e))
+}
+
+/// Append `APPENDED` with `tokio::fs`: write_all + flush, so that the write
+/// has reached the file before the close.
+async fn append_tokio(path: &Path) -> Result<(), BenchError> {
+    let mut file = tokio::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o644)
+        .open(path)
+        .await
+        .map_err(|e| io_error("opening for append", path, e))?;
+    file.write_all(APPENDED)
+        .await
+        .map_err(|e| io_error("appending to", path, e))?;
+    file.flush()
+        .await
+        .map_err(|e| io_error("flushing", path, e))?;
+    let file = file.into_std().await;
+    close_checked(file).map_err(|e| io_error("closing", path, e))
+}
+
+fn read_std(path: &Path) -> Result<Vec<u8>, BenchError> {
+    std::fs::read(path).map_err(|e| io_error("reading", path, e))
+}
+
+/// What one task hands back.
+struct Read {
+    digest: u64,
+    len: u64,
+    appended: bool,
+    content: Option<Vec<u8>>,
+}
+
+/// What every task shares.
+struct Shared {
+    paths: Vec<PathBuf>,
+    io: Io,
+    keep: bool,
+    /// tokio-fs appends only: bounds the append handles open at once.
+    append_handles: Option<Semaphore>,
+}
+
+/// One task: optionally append to file `k`, then read it whole and digest it.
+async fn file_task(shared: Arc<Shared>, k: usize, append: bool) -> Result<Read, BenchError> {
+    let keep = shared.keep;
+    let content = match shared.io {
+        Io::TokioFs => {
+            let path = &shared.paths[k];
+            if append {
+                let _permit = match &shared.append_handles {
+                    Some(handles) => Some(handles.acquire().await?),
+                    None => None,
+                };
+                append_tokio(path).await?;
+            }
+            tokio::fs::read(path)
+                .await
+                .map_err(|e| io_error("reading", path, e))?
+        }
+        Io::SpawnBlocking => {
+            tokio::task::spawn_blocking(move || {
+                let path = &shared.paths[k];
+                if append {
+                    append_std(path)?;
+                }
+                read_std(path)
+            })
+            .await??
+        }
+        Io::BlockingInTask => {
+            let path = &shared.paths[k];
+            if append {
+                append_std(path)?;
+            }
+            read_std(path)?
+        }
+    };
+    Ok(Read {
+        digest: fnv1a64(&content),
+        len: content.len() as u64,
+        appended: append,
+        content: keep.then_some(content),
+    })
+}
+
+/// File descriptors kept free of tokio-fs append handles: one per tokio
+/// blocking thread (512 by default, each may hold a file open for a read)
+/// plus stdio and the runtime's own descriptors.
+const FD_RESERVE: u64 = 576;
+
+/// How many tokio-fs append handles may be open at once: the soft
+/// open-file limit (already raised to the hard limit) minus `FD_RESERVE`.
+///
+/// A tokio-fs append crosses the blocking pool's FIFO queue twice with the
+/// file open (open, then write), so with many tasks nearly every file gets
+/// opened before the first write runs, and at N = 100,000 the program would
+/// die with EMFILE. The bound only takes effect where that would happen.
+fn append_handle_bound() -> Result<usize, BenchError> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(BenchError::runtime(format!(
+            "getrlimit(RLIMIT_NOFILE): {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let bound = lim.rlim_cur.saturating_sub(FD_RESERVE).max(16);
+    Ok(usize::try_from(bound)
+        .unwrap_or(usize::MAX)
+        .min(Semaphore::MAX_PERMITS))
+}
+
+/// Totals over all tasks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Wrapping sum over tasks of `digest + bytes read`.
+    pub digest_sum: u64,
+    /// Number of appends done.
+    pub appends: u64,
+    /// Tasks collected.
+    pub tasks_ok: u64,
+}
+
+/// Run N file tasks on a multi-thread runtime. With `append_even`, a task
+/// whose file index is even appends before reading (files_rw). Spawns every
+/// task, awaits the handles in spawn order; with `retain=content` every
+/// file content is kept until after the timer has stopped.
+pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchError> {
+    let n = ctx.n_usize()?;
+    let io = Io::from_variant(ctx.variant)?;
+    let keep = match ctx.param("retain")? {
+        "digest" => false,
+        "content" => true,
+        other => return Err(BenchError::runtime(format!("unhandled retain '{other}'"))),
+    };
+    let append_handles = if append_even && io == Io::TokioFs {
+        let bound = append_handle_bound()?;
+        ctx.set_extra("append_handle_bound", bound as u64);
+        Some(Semaphore::new(bound))
+    } else {
+        None
+    };
+    let shared = Arc::new(Shared {
+        paths: fixture_paths(ctx.data_dir()?),
+        io,
+        keep,
+        append_handles,
+    });
+    let indices = file_indices(n);
+    let mut kept: Vec<Vec<u8>> = Vec::with_capacity(if keep { n } else { 0 });
+
+    let runtime = ctx.runtime(Flavour::MultiThread)?;
+    let timer = &mut ctx.timer;
+    let totals = runtime.block_on(async {
+        let mut handles = Vec::with_capacity(n);
+        let mut totals = Totals::default();
+        timer.start();
+        for &k in &indices {
+            let append = append_even && k % 2 == 0;
+            handles.push(tokio::spawn(file_task(Arc::clone(&shared), k, append)));
+        }
+        timer.mark_spawned();
+        for handle in handles {
+            let read = handle.await??;
+            totals.digest_sum = totals
+                .digest_sum
+                .wrapping_add(read.digest)
+                .wrapping_add(read.len);
+            totals.appends += u64::from(read.appended);
+            totals.tasks_ok += 1;
+            if let Some(content) = read.content {
+                kept.push(content);
+            }
+        }
+        timer.stop();
+        Ok::<_, BenchError>(totals)
+    })?;
+    drop(runtime);
+    ctx.set_extra("retained_files", kept.len() as u64);
+    drop(kept);
+    Ok(totals)
+}
+
+/// Sum of the sizes of the 20 fixture files (stat).
+pub fn fixture_size(dir: &Path) -> Result<u64, BenchError> {
+    let mut total = 0u64;
+    for path in fixture_paths(dir) {
+        let meta = std::fs::metadata(&path).map_err(|e| io_error("stat", &path, e))?;
+        total = total.wrapping_add(meta.len());
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv1a64_known_values() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn fixture_layout() {
+        let c0 = fixture_content(0);
+        assert_eq!(c0.len(), 3 * 64);
+        assert_eq!(&c0[..63], &[b'a'; 63][..]);
+        assert_eq!(c0[63], b'\n');
+        assert_eq!(c0[64], b'b');
+        let c19 = fixture_content(19);
+        assert_eq!(c19.len(), 60 * 64);
+        // line 7 of file 19: 'a' + 26 % 26
+        assert_eq!(c19[7 * 64], b'a');
+        let total: usize = (0..FILES).map(|k| fixture_content(k).len()).sum();
+        assert_eq!(total, 40_320);
+    }
+
+    #[test]
+    fn indices_follow_the_lcg() {
+        assert_eq!(file_indices(4), vec![2, 2, 7, 17]);
+    }
+
+    #[test]
+    fn close_checked_closes_and_keeps_the_data() {
+        let dir = scratch_dir("close");
+        let path = dir.join("x");
+        append_std(&path).unwrap();
+        append_std(&path).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), [APPENDED, APPENDED].concat());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

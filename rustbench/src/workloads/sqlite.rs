@@ -1,0 +1,554 @@
+//! `sqlite`: N tokio tasks run the `users` queries (see `sqlshared`) on
+//! `DIR/users.db` through a connection pool, with sqlx (async) or rusqlite
+//! (each task's queries inside `spawn_blocking`).
+//!
+//! Every connection: `PRAGMA journal_mode` from `journal`, `PRAGMA
+//! synchronous=FULL`, a 5 s busy timeout. `pool` = P, maximum open
+//! connections: min(P, N), or N when P = 0 (unlimited); idle connections
+//! stay open.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use rusqlite::{Connection, OpenFlags};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Connection as _, Executor as _, SqlSafeStr as _};
+use tokio::sync::Semaphore;
+
+use super::sqlshared::{
+    self, ACQUIRE_TIMEOUT, Done, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated,
+    context, query_error,
+};
+use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::cli::{BenchError, Flavour, Timer};
+
+pub const SPEC: WorkloadSpec = WorkloadSpec {
+    name: "sqlite",
+    variants: &["pool", "serialized-writes"],
+    default_variant: "pool",
+    params: &[
+        ParamSpec {
+            key: "journal",
+            default: "wal",
+            check: Check::OneOf(&["wal", "delete"]),
+        },
+        ParamSpec {
+            key: "pool",
+            default: "8",
+            check: Check::UInt {
+                min: 0,
+                max: MAX_POOL,
+            },
+        },
+        ParamSpec {
+            key: "driver",
+            default: "sqlx",
+            check: Check::OneOf(&["sqlx", "rusqlite"]),
+        },
+    ],
+    needs_data_dir: true,
+    needs_dsn: false,
+    run,
+};
+
+const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+const SUM_SQL: &str = "SELECT SUM(salary) FROM users";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Journal {
+    Wal,
+    Delete,
+}
+
+impl Journal {
+    /// The mode as `PRAGMA journal_mode` reports it.
+    fn as_str(self) -> &'static str {
+        match self {
+            Journal::Wal => "wal",
+            Journal::Delete => "delete",
+        }
+    }
+
+    fn check(self, reported: &str) -> Result<(), BenchError> {
+        if reported.eq_ignore_ascii_case(self.as_str()) {
+            Ok(())
+        } else {
+            Err(BenchError::runtime(format!(
+                "journal_mode is '{reported}', expected '{}'",
+                self.as_str()
+            )))
+        }
+    }
+}
+
+/// Everything a run needs besides the task inputs.
+#[derive(Debug, Clone)]
+struct Settings {
+    path: PathBuf,
+    journal: Journal,
+    /// Maximum open connections (N when the pool is unlimited).
+    max_open: u32,
+    /// Connections opened, pinged and prepared before the timer.
+    preopen: usize,
+    /// One mutex around every UPDATE (variant `serialized-writes`).
+    serialize: bool,
+}
+
+fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
+    let n = ctx.n_usize()?;
+    let journal = match ctx.param("journal")? {
+        "wal" => Journal::Wal,
+        "delete" => Journal::Delete,
+        other => return Err(BenchError::runtime(format!("unhandled journal '{other}'"))),
+    };
+    let pool = ctx.param_u64("pool")?;
+    let max_open = sqlshared::max_open(pool, ctx.n)?;
+    let settings = Settings {
+        path: ctx.data_dir()?.join("users.db"),
+        journal,
+        max_open,
+        preopen: sqlshared::preopen_count(pool, ctx.n) as usize,
+        serialize: match ctx.variant {
+            "pool" => false,
+            "serialized-writes" => true,
+            other => return Err(BenchError::runtime(format!("unhandled variant '{other}'"))),
+        },
+    };
+    let driver = ctx.param("driver")?.to_string();
+    let inputs = sqlshared::inputs(n);
+    ctx.set_extra("max_open_connections", settings.max_open);
+    ctx.set_extra("preopened_connections", settings.preopen as u64);
+
+    let runtime = ctx.runtime(Flavour::MultiThread)?;
+    let timer = &mut ctx.timer;
+    let (tally, sum) = runtime.block_on(async {
+        match driver.as_str() {
+            "sqlx" => with_sqlx(&settings, &inputs, timer).await,
+            "rusqlite" => with_rusqlite(&settings, &inputs, timer).await,
+            other => Err(BenchError::runtime(format!("unhandled driver '{other}'"))),
+        }
+    })?;
+    drop(runtime);
+    Ok(Outcome {
+        checksum: tally.checksum(sum),
+        tasks_ok: tally.tasks_ok,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// sqlx
+// ---------------------------------------------------------------------------
+
+async fn with_sqlx(
+    settings: &Settings,
+    inputs: &[Input],
+    timer: &mut Timer,
+) -> Result<(sqlshared::Tally, i64), BenchError> {
+    let options = SqliteConnectOptions::new()
+        .filename(&settings.path)
+        .create_if_missing(false)
+        .journal_mode(match settings.journal {
+            Journal::Wal => SqliteJournalMode::Wal,
+            Journal::Delete => SqliteJournalMode::Delete,
+        })
+        .synchronous(SqliteSynchronous::Full)
+        .busy_timeout(BUSY_TIMEOUT);
+    let pool = SqlitePoolOptions::new()
+        .max_connections(settings.max_open)
+        .min_connections(0)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .test_before_acquire(false)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_lazy_with(options);
+
+    // Pre-open: the first connection alone (switching the journal mode
+    // takes an exclusive lock, and connections switching it at the same time
+    // can deadlock, which SQLite reports as "database is locked" without
+    // waiting), then the others at once. Each is pinged, its journal mode
+    // checked and the task statements prepared into its cache.
+    let first = pool
+        .acquire()
+        .await
+        .map_err(context("opening the first connection"))?;
+    let mut conns = vec![first];
+    conns.extend(
+        futures::future::try_join_all((1..settings.preopen).map(|_| pool.acquire()))
+            .await
+            .map_err(context("opening connections"))?,
+    );
+    for conn in &mut conns {
+        conn.ping().await.map_err(context("ping"))?;
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(&mut **conn)
+            .await
+            .map_err(context("PRAGMA journal_mode"))?;
+        settings.journal.check(&mode)?;
+        for sql in Q.all() {
+            conn.prepare(sql.into_sql_str())
+                .await
+                .map_err(context(sql))?;
+        }
+    }
+    drop(conns);
+
+    let update_lock = settings
+        .serialize
+        .then(|| Arc::new(tokio::sync::Mutex::new(())));
+    let tally = sqlshared::run_tasks(timer, inputs, |input| {
+        let pool = pool.clone();
+        let lock = update_lock.clone();
+        async move { sqlx_task(&pool, lock.as_deref(), input).await }
+    })
+    .await?;
+
+    let sum: i64 = sqlx::query_scalar(SUM_SQL)
+        .fetch_one(&pool)
+        .await
+        .map_err(context(SUM_SQL))?;
+    sqlshared::close_sqlx_pool(&pool)
+        .await
+        .map_err(context("closing the connections"))?;
+    Ok((tally, sum))
+}
+
+async fn sqlx_task(
+    pool: &SqlitePool,
+    update_lock: Option<&tokio::sync::Mutex<()>>,
+    input: Input,
+) -> Result<Done, BenchError> {
+    if input.updates() {
+        let result = {
+            let _guard = match update_lock {
+                Some(lock) => Some(lock.lock().await),
+                None => None,
+            };
+            sqlx::query(Q.update).bind(input.id).execute(pool).await
+        }
+        .map_err(|e| query_error(Q.update, input.id, e))?;
+        check_updated(result.rows_affected(), input.id)?;
+        let count = sqlx_count(pool, Q.select_id, input.id).await?;
+        check_one_row(count, input.id)?;
+        Ok(Done::Updated)
+    } else {
+        Ok(Done::Rows(sqlx_count(pool, Q.select_age, input.age).await?))
+    }
+}
+
+/// Run a one-parameter select and count its rows, decoding every salary.
+async fn sqlx_count(pool: &SqlitePool, sql: &'static str, param: i32) -> Result<u64, BenchError> {
+    let mut rows = sqlx::query_scalar::<_, i64>(sql).bind(param).fetch(pool);
+    let mut count = 0u64;
+    while let Some(_salary) = rows
+        .try_next()
+        .await
+        .map_err(|e| query_error(sql, param, e))?
+    {
+        count += 1;
+    }
+    Ok(count)
+}
+
+// ---------------------------------------------------------------------------
+// rusqlite
+// ---------------------------------------------------------------------------
+
+/// A connection pool for rusqlite: a semaphore bounds the connections in
+/// use, idle ones wait in a stack. A task takes a permit (async), then does
+/// its queries inside `spawn_blocking` with an idle connection, or a new
+/// one when none is idle.
+struct LitePool {
+    permits: Arc<Semaphore>,
+    idle: Mutex<Vec<Connection>>,
+    path: PathBuf,
+    journal: Journal,
+}
+
+impl LitePool {
+    fn new(settings: &Settings) -> Self {
+        LitePool {
+            permits: Arc::new(Semaphore::new(settings.max_open as usize)),
+            idle: Mutex::new(Vec::new()),
+            path: settings.path.clone(),
+            journal: settings.journal,
+        }
+    }
+
+    /// Open and configure one connection (blocking).
+    fn open(&self) -> Result<Connection, BenchError> {
+        open_connection(&self.path, self.journal)
+    }
+
+    fn take_idle(&self) -> Result<Option<Connection>, BenchError> {
+        let mut idle = self
+            .idle
+            .lock()
+            .map_err(|_| BenchError::runtime("sqlite pool mutex poisoned"))?;
+        Ok(idle.pop())
+    }
+
+    fn put_idle(&self, conn: Connection) -> Result<(), BenchError> {
+        self.idle
+            .lock()
+            .map_err(|_| BenchError::runtime("sqlite pool mutex poisoned"))?
+            .push(conn);
+        Ok(())
+    }
+
+    /// Run `work` with a pooled connection inside `spawn_blocking`.
+    async fn with_conn<T, F>(self: &Arc<Self>, work: F) -> Result<T, BenchError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, BenchError> + Send + 'static,
+    {
+        let permit = Arc::clone(&self.permits).acquire_owned().await?;
+        let pool = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let conn = match pool.take_idle()? {
+                Some(conn) => conn,
+                None => pool.open()?,
+            };
+            let result = work(&conn);
+            pool.put_idle(conn)?;
+            drop(permit);
+            result
+        })
+        .await?
+    }
+
+    /// Close every idle connection, reporting the first error.
+    fn close(&self) -> Result<(), BenchError> {
+        let conns = std::mem::take(
+            &mut *self
+                .idle
+                .lock()
+                .map_err(|_| BenchError::runtime("sqlite pool mutex poisoned"))?,
+        );
+        for conn in conns {
+            conn.close().map_err(|(_, e)| e)?;
+        }
+        Ok(())
+    }
+}
+
+/// Open `path` read-write (never create it), then set the busy timeout,
+/// the journal mode (checked) and `synchronous=FULL`.
+fn open_connection(path: &Path, journal: Journal) -> Result<Connection, BenchError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| BenchError::runtime(format!("opening {}: {e}", path.display())))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(context("setting the busy timeout"))?;
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", journal.as_str(), |row| row.get(0))
+        .map_err(context("PRAGMA journal_mode"))?;
+    journal.check(&mode)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(context("PRAGMA synchronous"))?;
+    Ok(conn)
+}
+
+async fn with_rusqlite(
+    settings: &Settings,
+    inputs: &[Input],
+    timer: &mut Timer,
+) -> Result<(sqlshared::Tally, i64), BenchError> {
+    let pool = Arc::new(LitePool::new(settings));
+
+    // Pre-open as for sqlx: the first connection alone, then the others at
+    // once, each in its own blocking thread; ping each and prepare the task
+    // statements into its cache.
+    let preopen = |pool: &Arc<LitePool>| {
+        let pool = Arc::clone(pool);
+        tokio::task::spawn_blocking(move || -> Result<Connection, BenchError> {
+            let conn = pool.open()?;
+            conn.query_row("SELECT 1", [], |row| row.get::<_, i64>(0))
+                .map_err(context("ping"))?;
+            for sql in Q.all() {
+                conn.prepare_cached(sql).map_err(context(sql))?;
+            }
+            Ok(conn)
+        })
+    };
+    let first = preopen(&pool).await??;
+    pool.put_idle(first)?;
+    let opening: Vec<_> = (1..settings.preopen).map(|_| preopen(&pool)).collect();
+    for handle in opening {
+        let conn = handle.await??;
+        pool.put_idle(conn)?;
+    }
+
+    let update_lock = settings.serialize.then(|| Arc::new(Mutex::new(())));
+    let tally = sqlshared::run_tasks(timer, inputs, |input| {
+        let pool = Arc::clone(&pool);
+        let lock = update_lock.clone();
+        async move {
+            pool.with_conn(move |conn| rusqlite_task(conn, lock.as_deref(), input))
+                .await
+        }
+    })
+    .await?;
+
+    let sum = pool
+        .with_conn(|conn| {
+            conn.query_row(SUM_SQL, [], |row| row.get::<_, i64>(0))
+                .map_err(context(SUM_SQL))
+        })
+        .await?;
+    pool.close().map_err(context("closing the connections"))?;
+    Ok((tally, sum))
+}
+
+fn rusqlite_task(
+    conn: &Connection,
+    update_lock: Option<&Mutex<()>>,
+    input: Input,
+) -> Result<Done, BenchError> {
+    if input.updates() {
+        let affected = {
+            let _guard = match update_lock {
+                Some(lock) => Some(
+                    lock.lock()
+                        .map_err(|_| BenchError::runtime("update mutex poisoned"))?,
+                ),
+                None => None,
+            };
+            conn.prepare_cached(Q.update)
+                .and_then(|mut statement| statement.execute([input.id]))
+        }
+        .map_err(|e| query_error(Q.update, input.id, e))?;
+        check_updated(affected as u64, input.id)?;
+        let count = rusqlite_count(conn, Q.select_id, input.id)
+            .map_err(|e| query_error(Q.select_id, input.id, e))?;
+        check_one_row(count, input.id)?;
+        Ok(Done::Updated)
+    } else {
+        let count = rusqlite_count(conn, Q.select_age, input.age)
+            .map_err(|e| query_error(Q.select_age, input.age, e))?;
+        Ok(Done::Rows(count))
+    }
+}
+
+/// Run a one-parameter select and count its rows, decoding every salary.
+fn rusqlite_count(conn: &Connection, sql: &str, param: i32) -> rusqlite::Result<u64> {
+    let mut statement = conn.prepare_cached(sql)?;
+    let mut rows = statement.query([param])?;
+    let mut count = 0u64;
+    while let Some(row) = rows.next()? {
+        let _salary: i64 = row.get(0)?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Report, RunArgs, mono_ns};
+    use crate::workloads::fsshared::scratch_dir;
+    use crate::workloads::sqlshared::write_sqlite_fixture;
+    use crate::workloads::{run as run_workload, test_args};
+
+    /// The template database, written once per test and copied before every run.
+    struct Fixture {
+        dir: PathBuf,
+        template: PathBuf,
+    }
+
+    impl Fixture {
+        fn new(tag: &str) -> Self {
+            let dir = scratch_dir(tag);
+            let template = dir.join("template.db");
+            write_sqlite_fixture(&template).unwrap();
+            Fixture { dir, template }
+        }
+
+        fn run(
+            &self,
+            n: u64,
+            variant: &str,
+            params: &[(&str, &str)],
+        ) -> Result<Report, BenchError> {
+            let data = self.dir.join("data");
+            if data.exists() {
+                std::fs::remove_dir_all(&data).unwrap();
+            }
+            std::fs::create_dir_all(&data).unwrap();
+            std::fs::copy(&self.template, data.join("users.db")).unwrap();
+            let args = RunArgs {
+                data_dir: Some(data),
+                ..test_args("sqlite", n, Some(variant), params)
+            };
+            run_workload(&args, mono_ns())
+        }
+
+        fn remove(self) {
+            std::fs::remove_dir_all(&self.dir).unwrap();
+        }
+    }
+
+    const REFERENCE: &[(u64, &str)] = &[
+        (10, "00000000000f43b7"),
+        (1000, "00000000000ffd24"),
+        (10_000, "0000000000170b58"),
+    ];
+
+    fn check_driver(driver: &str) {
+        let fixture = Fixture::new(&format!("sqlite-{driver}"));
+        for variant in SPEC.variants {
+            for &(n, expected) in REFERENCE {
+                let report = fixture
+                    .run(n, variant, &[("driver", driver)])
+                    .unwrap_or_else(|e| panic!("{driver} {variant} N={n}: {e}"));
+                assert_eq!(report.checksum, expected, "{driver} {variant} N={n}");
+                assert_eq!(report.tasks_ok, n);
+            }
+        }
+        for journal in ["wal", "delete"] {
+            for pool in ["1", "0", "3"] {
+                let params = [("driver", driver), ("journal", journal), ("pool", pool)];
+                let report = fixture
+                    .run(10, "pool", &params)
+                    .unwrap_or_else(|e| panic!("{params:?}: {e}"));
+                assert_eq!(report.checksum, "00000000000f43b7", "{params:?}");
+            }
+        }
+        fixture.remove();
+    }
+
+    #[test]
+    fn sqlx_gives_the_reference_checksums() {
+        check_driver("sqlx");
+    }
+
+    #[test]
+    fn rusqlite_gives_the_reference_checksums() {
+        check_driver("rusqlite");
+    }
+
+    #[test]
+    fn a_missing_database_is_a_runtime_error() {
+        for driver in ["sqlx", "rusqlite"] {
+            let dir = scratch_dir("sqlite-missing");
+            let args = RunArgs {
+                data_dir: Some(dir.clone()),
+                ..test_args("sqlite", 2, None, &[("driver", driver)])
+            };
+            match run_workload(&args, mono_ns()) {
+                Err(err) => assert_eq!(err.exit_code(), 1, "{driver}: {err}"),
+                Ok(report) => panic!("{driver}: expected an error, got {report:?}"),
+            }
+            assert!(
+                !dir.join("users.db").exists(),
+                "{driver} created the database"
+            );
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}

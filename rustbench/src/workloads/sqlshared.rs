@@ -1,0 +1,364 @@
+//! What the sqlite, mysql and postgres workloads share: the `users` data,
+//! the task inputs, the queries, the task loop and the checksum.
+//!
+//! Table: `users(id INT PRIMARY KEY NOT NULL, salary INT NOT NULL, age INT
+//! NOT NULL, address CHAR(50))`, 10,000 rows, row k =
+//! `(k, lcg(7)[k] % 201, lcg(9)[k] % 100, 'Somewhere')`.
+//!
+//! Task i: `age = lcg(42)[i] % 100`, `id = lcg(17)[i] % 10000`. Even age:
+//! update the salary of `id` (exactly one row affected), then select it
+//! back (exactly one row). Odd age: select every salary of that age,
+//! ordered by id, reading every row. Checksum: updates + rows returned by
+//! the odd-age queries + `SUM(salary)` read after the timer has stopped.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::{Check, Ctx, ParamSpec};
+use crate::cli::{BenchError, Timer};
+use crate::lcg;
+
+/// Rows in the `users` table.
+pub const USERS: usize = 10_000;
+
+/// Largest pool size accepted (sqlx counts connections in a u32).
+pub const MAX_POOL: u64 = u32::MAX as u64;
+
+/// How long a task may wait for a pooled connection. Go's database/sql and
+/// pgxpool wait without a limit; this is long enough never to matter.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The `pool` param of the server workloads (mysql, postgres).
+pub const SERVER_POOL: ParamSpec = ParamSpec {
+    key: "pool",
+    default: "64",
+    check: Check::UInt {
+        min: 1,
+        max: MAX_POOL,
+    },
+};
+
+/// The three task queries with a placeholder style.
+#[derive(Debug, Clone, Copy)]
+pub struct Queries {
+    pub update: &'static str,
+    pub select_id: &'static str,
+    pub select_age: &'static str,
+}
+
+/// `?` placeholders (SQLite, MySQL).
+pub const QUERIES_QMARK: Queries = Queries {
+    update: "UPDATE users SET salary = salary + 1 WHERE id = ?",
+    select_id: "SELECT salary FROM users WHERE id = ?",
+    select_age: "SELECT salary FROM users WHERE age = ? ORDER BY id",
+};
+
+/// `$1` placeholders (PostgreSQL).
+pub const QUERIES_DOLLAR: Queries = Queries {
+    update: "UPDATE users SET salary = salary + 1 WHERE id = $1",
+    select_id: "SELECT salary FROM users WHERE id = $1",
+    select_age: "SELECT salary FROM users WHERE age = $1 ORDER BY id",
+};
+
+impl Queries {
+    pub fn all(&self) -> [&'static str; 3] {
+        [self.update, self.select_id, self.select_age]
+    }
+}
+
+/// One task's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Input {
+    pub age: i32,
+    pub id: i32,
+}
+
+impl Input {
+    /// Even ages update, odd ages select by age.
+    pub fn updates(&self) -> bool {
+        self.age % 2 == 0
+    }
+}
+
+/// Inputs of N tasks.
+pub fn inputs(n: usize) -> Vec<Input> {
+    let ages = lcg::sequence(42, n, 100);
+    let ids = lcg::sequence(17, n, USERS as u64);
+    // ages < 100 and ids < 10,000 fit in i32.
+    ages.into_iter()
+        .zip(ids)
+        .map(|(age, id)| Input {
+            age: age as i32,
+            id: id as i32,
+        })
+        .collect()
+}
+
+/// What one task did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    /// Updated one row and read it back.
+    Updated,
+    /// Read this many rows by age.
+    Rows(u64),
+}
+
+/// Totals over all tasks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub updates: u64,
+    pub rows: u64,
+    pub tasks_ok: u64,
+}
+
+impl Tally {
+    fn add(&mut self, done: Done) {
+        match done {
+            Done::Updated => self.updates += 1,
+            Done::Rows(rows) => self.rows += rows,
+        }
+        self.tasks_ok += 1;
+    }
+
+    /// updates + rows + SUM(salary), wrapping.
+    pub fn checksum(&self, salary_sum: i64) -> u64 {
+        self.updates
+            .wrapping_add(self.rows)
+            .wrapping_add(salary_sum as u64)
+    }
+}
+
+/// The UPDATE must change exactly one row.
+pub fn check_updated(affected: u64, id: i32) -> Result<(), BenchError> {
+    if affected == 1 {
+        Ok(())
+    } else {
+        Err(BenchError::runtime(format!(
+            "UPDATE of users.id = {id} affected {affected} rows, expected 1"
+        )))
+    }
+}
+
+/// The select by id must return exactly one row.
+pub fn check_one_row(rows: u64, id: i32) -> Result<(), BenchError> {
+    if rows == 1 {
+        Ok(())
+    } else {
+        Err(BenchError::runtime(format!(
+            "SELECT of users.id = {id} returned {rows} rows, expected 1"
+        )))
+    }
+}
+
+/// The pool's maximum of open connections: `min(P, N)`, or N when the pool
+/// is unlimited (P = 0). N tasks never use more than N connections at
+/// once; the cap keeps a pool that returns connections asynchronously
+/// (sqlx, mysql_async) from opening extra ones while the timer runs.
+pub fn max_open(pool: u64, n: u64) -> Result<u32, BenchError> {
+    let max = if pool == 0 { n } else { pool.min(n) };
+    u32::try_from(max).map_err(|_| {
+        BenchError::usage(format!(
+            "a pool of more than {MAX_POOL} connections is not supported (pool {pool}, --n {n})"
+        ))
+    })
+}
+
+/// Connections to open and ping before the timer: `min(P, N)`, or
+/// `min(N, 8)` when the pool is unlimited (P = 0).
+pub fn preopen_count(pool: u64, n: u64) -> u64 {
+    if pool == 0 { n.min(8) } else { pool.min(n) }
+}
+
+/// `--dsn` must be a URL with one of the given schemes.
+pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchError> {
+    let dsn = ctx.dsn()?;
+    let ok = schemes.iter().any(|scheme| {
+        dsn.strip_prefix(scheme)
+            .is_some_and(|rest| rest.starts_with("://"))
+    });
+    if ok {
+        Ok(dsn)
+    } else {
+        Err(BenchError::usage(format!(
+            "--dsn must be a {}:// URL",
+            schemes.join("://, ")
+        )))
+    }
+}
+
+/// Prefix an error with what was being done.
+pub fn context<E>(what: &str) -> impl FnOnce(E) -> BenchError + '_
+where
+    BenchError: From<E>,
+{
+    move |err| match BenchError::from(err) {
+        BenchError::Runtime(msg) => BenchError::Runtime(format!("{what}: {msg}")),
+        other => other,
+    }
+}
+
+/// A failed query, with the statement and its parameter in the message.
+pub fn query_error<E>(sql: &str, param: i32, err: E) -> BenchError
+where
+    BenchError: From<E>,
+{
+    context(&format!("{sql} [{param}]"))(err)
+}
+
+/// Connect once outside the pool and close again. The sqlx pool retries a
+/// refused connection until its acquire timeout; this fails at once, as the
+/// other drivers do.
+pub async fn probe_sqlx<DB: sqlx::Database>(
+    options: &<DB::Connection as sqlx::Connection>::Options,
+) -> Result<(), BenchError> {
+    use sqlx::{ConnectOptions as _, Connection as _};
+    let conn: DB::Connection = options.connect().await?;
+    conn.close().await?;
+    Ok(())
+}
+
+/// Close every connection of a sqlx pool whose connections are all idle,
+/// reporting the first error (`Pool::close` would discard them), then the
+/// pool itself.
+pub async fn close_sqlx_pool<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> Result<(), BenchError> {
+    let open = pool.size() as usize;
+    let conns = futures::future::try_join_all((0..open).map(|_| pool.acquire())).await?;
+    for conn in conns {
+        conn.close().await?;
+    }
+    pool.close().await;
+    Ok(())
+}
+
+/// A DSN the driver could not parse is a bad flag (exit status 2).
+pub fn bad_dsn(err: impl std::fmt::Display) -> BenchError {
+    BenchError::usage(format!("bad --dsn: {err}"))
+}
+
+/// Spawn one tokio task per input, await the handles in spawn order. The
+/// timer runs from just before the first spawn to the last result.
+pub async fn run_tasks<F, Fut>(
+    timer: &mut Timer,
+    inputs: &[Input],
+    task: F,
+) -> Result<Tally, BenchError>
+where
+    F: Fn(Input) -> Fut,
+    Fut: Future<Output = Result<Done, BenchError>> + Send + 'static,
+{
+    let mut handles = Vec::with_capacity(inputs.len());
+    let mut tally = Tally::default();
+    timer.start();
+    for &input in inputs {
+        handles.push(tokio::spawn(task(input)));
+    }
+    timer.mark_spawned();
+    for handle in handles {
+        tally.add(handle.await??);
+    }
+    timer.stop();
+    Ok(tally)
+}
+
+/// The fixture rows `(id, salary, age)`.
+#[cfg(test)]
+pub fn user_rows() -> Vec<(i32, i32, i32)> {
+    let salaries = lcg::sequence(7, USERS, 201);
+    let ages = lcg::sequence(9, USERS, 100);
+    (0..USERS)
+        .map(|k| (k as i32, salaries[k] as i32, ages[k] as i32))
+        .collect()
+}
+
+/// Write the SQLite template database `path` (replacing any old one).
+#[cfg(test)]
+pub fn write_sqlite_fixture(path: &std::path::Path) -> Result<(), BenchError> {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::remove_file(&name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut conn = rusqlite::Connection::open(path)?;
+    conn.execute_batch(
+        "CREATE TABLE users (id INT PRIMARY KEY NOT NULL, salary INT NOT NULL, \
+         age INT NOT NULL, address CHAR(50))",
+    )?;
+    let tx = conn.transaction()?;
+    {
+        let mut insert = tx.prepare(
+            "INSERT INTO users (id, salary, age, address) VALUES (?, ?, ?, 'Somewhere')",
+        )?;
+        for (id, salary, age) in user_rows() {
+            insert.execute([id, salary, age])?;
+        }
+    }
+    tx.commit()?;
+    conn.close().map_err(|(_, e)| e)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_follow_the_lcg() {
+        let got = inputs(3);
+        assert_eq!(got[0], Input { age: 42, id: 17 });
+        assert_eq!(got[1].age, 2_027_382 % 100);
+        assert_eq!(got[1].id, (17 * 48_271) % 10_000);
+        assert!(got[0].updates());
+        assert_eq!(got[2].age, 1_226_992_407 % 100);
+    }
+
+    #[test]
+    fn fixture_rows() {
+        let rows = user_rows();
+        assert_eq!(rows.len(), USERS);
+        assert_eq!(rows[0], (0, 7, 9));
+        assert_eq!(rows[1], (1, 7 * 48_271 % 201, 9 * 48_271 % 100));
+        assert!(
+            rows.iter()
+                .all(|&(_, s, a)| (0..=200).contains(&s) && (0..100).contains(&a))
+        );
+    }
+
+    #[test]
+    fn preopen_counts() {
+        assert_eq!(preopen_count(8, 10), 8);
+        assert_eq!(preopen_count(8, 3), 3);
+        assert_eq!(preopen_count(0, 1000), 8);
+        assert_eq!(preopen_count(0, 5), 5);
+        assert_eq!(preopen_count(64, 10_000), 64);
+    }
+
+    #[test]
+    fn max_open_counts() {
+        assert_eq!(max_open(8, 10).unwrap(), 8);
+        assert_eq!(max_open(64, 10).unwrap(), 10);
+        assert_eq!(max_open(0, 1000).unwrap(), 1000);
+        assert_eq!(max_open(0, 1 << 40).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn checksum_adds_everything() {
+        let tally = Tally {
+            updates: 4,
+            rows: 600,
+            tasks_ok: 10,
+        };
+        assert_eq!(tally.checksum(1_000_000), 1_000_604);
+    }
+
+    #[test]
+    fn result_checks() {
+        assert!(check_updated(1, 5).is_ok());
+        assert_eq!(check_updated(0, 5).unwrap_err().exit_code(), 1);
+        assert!(check_one_row(1, 5).is_ok());
+        assert!(check_one_row(2, 5).is_err());
+    }
+}

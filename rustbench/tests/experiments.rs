@@ -1,0 +1,224 @@
+//! The related-post experiments (idle_tasks, threads_vs_tasks, ping_pong),
+//! run through the built binary the way the harness runs them.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the rustbench binary runs")
+}
+
+/// The last line of stdout, parsed as a JSON object.
+fn last_json(output: &Output) -> Value {
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
+    let last = stdout.lines().last().expect("stdout has a line");
+    let value: Value = serde_json::from_str(last).expect("last line is JSON");
+    assert!(value.is_object(), "last line is a JSON object: {last}");
+    value
+}
+
+/// One line on stderr, nothing on stdout; returns the line.
+fn one_line_stderr(output: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr: {stderr:?}");
+    assert!(output.stdout.is_empty(), "nothing on stdout after an error");
+    stderr
+}
+
+fn u64_key(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} is an unsigned integer in {v}"))
+}
+
+#[test]
+fn list_describes_the_experiments() {
+    let v = last_json(&run(&["list"]));
+    let w = &v["workloads"];
+    assert_eq!(
+        w["idle_tasks"],
+        json!({
+            "variants": ["spawn", "current-thread", "join-all", "threads"],
+            "default_variant": "spawn",
+            "params": {"duration_ms": "1000", "linger_ms": "0"},
+        })
+    );
+    assert_eq!(
+        w["threads_vs_tasks"],
+        json!({
+            "variants": ["thread", "thread-pinned", "tokio"],
+            "default_variant": "thread",
+            "params": {"iterations": "100"},
+        })
+    );
+    assert_eq!(
+        w["ping_pong"],
+        json!({
+            "variants": ["multi-thread", "current-thread"],
+            "default_variant": "multi-thread",
+            "params": {"buffer": "1", "mode": "lockstep"},
+        })
+    );
+}
+
+#[test]
+fn idle_tasks_prints_after_the_linger() {
+    for variant in ["spawn", "current-thread", "join-all", "threads"] {
+        let begun = Instant::now();
+        let output = run(&[
+            "idle_tasks",
+            "--n",
+            "100",
+            "--threads",
+            "2",
+            "--variant",
+            variant,
+            "--param",
+            "duration_ms=10",
+            "--param",
+            "linger_ms=200",
+        ]);
+        let wall = begun.elapsed();
+        let v = last_json(&output);
+        assert_eq!(v["workload"], "idle_tasks");
+        assert_eq!(v["variant"], variant);
+        assert_eq!(v["checksum"], "0000000000000064", "{variant}");
+        assert_eq!(v["tasks_ok"], 100);
+        let elapsed = u64_key(&v, "elapsed_ns");
+        let finished = u64_key(&v, "finished_ns");
+        let linger_end = u64_key(&v, "linger_end_ns");
+        let spawned = u64_key(&v, "spawned_ns");
+        assert_eq!(finished, elapsed, "{variant}");
+        assert!(spawned <= finished, "{variant}");
+        assert!(elapsed >= 10_000_000, "{variant}");
+        assert!(
+            linger_end >= finished + 200_000_000,
+            "{variant}: finished {finished}, linger_end {linger_end}"
+        );
+        // The line was printed only after the linger.
+        assert!(wall >= Duration::from_millis(210), "{variant}: {wall:?}");
+    }
+}
+
+#[test]
+fn threads_vs_tasks_checksums() {
+    for variant in ["thread", "thread-pinned", "tokio"] {
+        let v = last_json(&run(&[
+            "threads_vs_tasks",
+            "--n",
+            "30",
+            "--variant",
+            variant,
+            "--param",
+            "iterations=2",
+        ]));
+        assert_eq!(v["checksum"], "000000000000003c", "{variant}");
+        assert_eq!(v["tasks_ok"], 30, "{variant}");
+    }
+}
+
+#[test]
+fn ping_pong_checksums_and_rate() {
+    for variant in ["multi-thread", "current-thread"] {
+        for mode in ["lockstep", "pipelined"] {
+            for buffer in ["1", "64"] {
+                let v = last_json(&run(&[
+                    "ping_pong",
+                    "--n",
+                    "1000",
+                    "--variant",
+                    variant,
+                    "--param",
+                    &format!("mode={mode}"),
+                    "--param",
+                    &format!("buffer={buffer}"),
+                ]));
+                let what = format!("{variant} {mode} buffer={buffer}");
+                assert_eq!(v["checksum"], "000000000007a314", "{what}");
+                assert_eq!(v["tasks_ok"], 1000, "{what}");
+                let rate = v["round_trips_per_s"].as_f64().expect("a number");
+                let elapsed = u64_key(&v, "elapsed_ns") as f64;
+                assert!(
+                    (rate - 1000.0 / (elapsed / 1e9)).abs() <= rate * 1e-9,
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ping_pong_buffer_zero_exits_2() {
+    let output = run(&["ping_pong", "--n", "10", "--param", "buffer=0"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let line = one_line_stderr(&output);
+    assert!(line.contains("tokio::sync::mpsc"), "{line}");
+    assert!(line.contains("rendezvous"), "{line}");
+}
+
+#[test]
+fn bad_params_exit_2() {
+    let cases: &[&[&str]] = &[
+        &["idle_tasks", "--n", "1", "--param", "duration_ms=-1"],
+        &["idle_tasks", "--n", "1", "--param", "linger_ms=x"],
+        &["idle_tasks", "--n", "1", "--variant", "goroutine"],
+        &["threads_vs_tasks", "--n", "1", "--param", "iterations=1.5"],
+        &["threads_vs_tasks", "--n", "1", "--variant", "goroutine"],
+        &["ping_pong", "--n", "1", "--param", "mode=burst"],
+        &["ping_pong", "--n", "1", "--param", "buffer=-1"],
+        &["ping_pong", "--n", "1", "--variant", "channels"],
+        &["ping_pong", "--n", "1", "--param", "size=3"],
+    ];
+    for args in cases {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        one_line_stderr(&output);
+    }
+}
+
+/// With the address space capped, the OS refuses new thread stacks after a
+/// few threads: that must be exit status 1 with the OS error, after the
+/// running threads were joined, never a crash.
+#[test]
+fn thread_creation_failure_exits_1_with_the_os_error() {
+    let mut command = Command::new(BIN);
+    command.args([
+        "idle_tasks",
+        "--n",
+        "5000",
+        "--variant",
+        "threads",
+        "--param",
+        "duration_ms=100",
+    ]);
+    let limit = libc::rlimit {
+        rlim_cur: 1 << 30,
+        rlim_max: 1 << 30,
+    };
+    // SAFETY: setrlimit is async-signal-safe and `limit` is a valid rlimit
+    // copied into the closure.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let output = command.output().expect("the rustbench binary runs");
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let line = one_line_stderr(&output);
+    assert!(line.contains("os error"), "{line}");
+    assert!(line.contains("joined before stopping"), "{line}");
+    assert!(!line.contains("panic"), "{line}");
+}

@@ -1,0 +1,308 @@
+//! The file and database workloads run through the built binary, on
+//! fixtures made here, the way the harness makes them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the rustbench binary runs")
+}
+
+/// The last line of stdout of a successful run, parsed as JSON.
+fn result(output: &Output) -> Value {
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
+    let last = stdout.lines().last().expect("stdout has a line");
+    serde_json::from_str(last).expect("last line is JSON")
+}
+
+fn assert_exit(output: &Output, code: i32, needle: &str) {
+    assert_eq!(output.status.code(), Some(code), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr: {stderr:?}");
+    assert!(
+        stderr.contains(needle),
+        "stderr {stderr:?} lacks {needle:?}"
+    );
+    assert!(output.stdout.is_empty(), "nothing on stdout after an error");
+}
+
+/// MINSTD: element k is `x[k] % m`, `x[0] = seed`.
+fn lcg(seed: u64, count: usize, m: u64) -> Vec<u64> {
+    let mut x = seed;
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        out.push(x % m);
+        x = 48_271 * x % 2_147_483_647;
+    }
+    out
+}
+
+/// A fresh, empty directory under the system temp dir.
+fn scratch(tag: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "rustbench-io-db-{tag}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Files fixture: file k has 3(k+1) lines; line j is 63 x ('a' + (k+j)%26) and '\n'.
+fn write_files(dir: &Path) {
+    for k in 0..20usize {
+        let mut content = Vec::new();
+        for j in 0..3 * (k + 1) {
+            content.extend(std::iter::repeat_n(b'a' + ((k + j) % 26) as u8, 63));
+            content.push(b'\n');
+        }
+        std::fs::write(dir.join(format!("{k}.txt")), content).unwrap();
+    }
+}
+
+/// SQLite template: users(id, salary, age, address), 10,000 rows,
+/// row k = (k, lcg(7)[k] % 201, lcg(9)[k] % 100, 'Somewhere').
+fn write_users_db(path: &Path) {
+    let salaries = lcg(7, 10_000, 201);
+    let ages = lcg(9, 10_000, 100);
+    let mut conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE users (id INT PRIMARY KEY NOT NULL, salary INT NOT NULL, \
+         age INT NOT NULL, address CHAR(50))",
+    )
+    .unwrap();
+    let tx = conn.transaction().unwrap();
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO users VALUES (?, ?, ?, 'Somewhere')")
+            .unwrap();
+        for k in 0..10_000usize {
+            insert
+                .execute([k as i64, salaries[k] as i64, ages[k] as i64])
+                .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
+}
+
+#[test]
+fn list_reports_the_io_and_database_workloads() {
+    let v = result(&run(&["list"]));
+    let w = &v["workloads"];
+    for name in ["files_read", "files_rw"] {
+        assert_eq!(
+            w[name]["variants"],
+            json!(["tokio-fs", "spawn-blocking", "blocking-in-task"]),
+            "{name}"
+        );
+        assert_eq!(w[name]["default_variant"], "tokio-fs", "{name}");
+        assert_eq!(w[name]["params"], json!({"retain": "digest"}), "{name}");
+    }
+    assert_eq!(
+        w["sqlite"]["variants"],
+        json!(["pool", "serialized-writes"])
+    );
+    assert_eq!(w["sqlite"]["default_variant"], "pool");
+    assert_eq!(
+        w["sqlite"]["params"],
+        json!({"journal": "wal", "pool": "8", "driver": "sqlx"})
+    );
+    assert_eq!(w["mysql"]["variants"], json!(["pool"]));
+    assert_eq!(w["mysql"]["default_variant"], "pool");
+    assert_eq!(
+        w["mysql"]["params"],
+        json!({"pool": "64", "driver": "sqlx"})
+    );
+    assert_eq!(w["postgres"]["variants"], json!(["pool"]));
+    assert_eq!(w["postgres"]["default_variant"], "pool");
+    assert_eq!(
+        w["postgres"]["params"],
+        json!({"pool": "64", "driver": "sqlx"})
+    );
+}
+
+#[test]
+fn data_dir_and_dsn_are_required_or_rejected() {
+    let dsn = "mysql://u:p@127.0.0.1:1/db";
+    for workload in ["files_read", "files_rw", "sqlite"] {
+        assert_exit(&run(&[workload, "--n", "1"]), 2, "needs --data-dir");
+        assert_exit(
+            &run(&[workload, "--n", "1", "--data-dir", "/tmp", "--dsn", dsn]),
+            2,
+            "does not take --dsn",
+        );
+    }
+    for workload in ["mysql", "postgres"] {
+        assert_exit(&run(&[workload, "--n", "1"]), 2, "needs --dsn");
+        assert_exit(
+            &run(&[workload, "--n", "1", "--dsn", dsn, "--data-dir", "/tmp"]),
+            2,
+            "does not take --data-dir",
+        );
+    }
+    for workload in ["sleep", "cpu_loops"] {
+        assert_exit(
+            &run(&[workload, "--n", "1", "--data-dir", "/tmp"]),
+            2,
+            "does not take --data-dir",
+        );
+        assert_exit(
+            &run(&[workload, "--n", "1", "--dsn", dsn]),
+            2,
+            "does not take --dsn",
+        );
+    }
+}
+
+#[test]
+fn bad_params_exit_2() {
+    let dir = "--data-dir=/nonexistent";
+    let dsn = "--dsn=postgres://u:p@127.0.0.1:1/db";
+    let cases: &[&[&str]] = &[
+        &["files_read", "--n", "1", dir, "--param", "retain=all"],
+        &["files_read", "--n", "1", dir, "--variant", "readfile"],
+        &["files_rw", "--n", "1", dir, "--param", "size=1"],
+        &["files_rw", "--n", "1", dir, "--variant", "chan-per-task"],
+        &["sqlite", "--n", "1", dir, "--param", "journal=memory"],
+        &["sqlite", "--n", "1", dir, "--param", "pool=-1"],
+        &["sqlite", "--n", "1", dir, "--param", "driver=mattn"],
+        &["sqlite", "--n", "1", dir, "--variant", "chan-per-task"],
+        &["mysql", "--n", "1", dsn, "--param", "pool=0"],
+        &["mysql", "--n", "1", dsn, "--param", "driver=go-sql-driver"],
+        &["mysql", "--n", "1", dsn, "--variant", "serialized-writes"],
+        &["postgres", "--n", "1", dsn, "--param", "pool=0"],
+        &["postgres", "--n", "1", dsn, "--param", "driver=pgx"],
+        &["postgres", "--n", "1", dsn, "--param", "journal=wal"],
+        &[
+            "postgres",
+            "--n",
+            "1",
+            "--dsn",
+            "mysql://u:p@127.0.0.1:1/db",
+        ],
+        &["mysql", "--n", "1", "--dsn", "u:p@tcp(127.0.0.1:1)/db"],
+    ];
+    for args in cases {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+    }
+}
+
+#[test]
+fn file_workloads_through_the_binary() {
+    let dir = scratch("files");
+    let data = dir.to_str().unwrap();
+    for variant in ["tokio-fs", "spawn-blocking", "blocking-in-task"] {
+        write_files(&dir);
+        let v = result(&run(&[
+            "files_read",
+            "--n",
+            "1000",
+            "--variant",
+            variant,
+            "--data-dir",
+            data,
+        ]));
+        assert_eq!(v["checksum"], "3ee62239fbe5c46b", "{variant}");
+        assert_eq!(v["tasks_ok"], 1000);
+        assert_eq!(v["workload"], "files_read");
+
+        write_files(&dir);
+        let v = result(&run(&[
+            "files_rw",
+            "--n",
+            "1000",
+            "--variant",
+            variant,
+            "--data-dir",
+            data,
+            "--param",
+            "retain=content",
+        ]));
+        assert_eq!(v["checksum"], "000000000000c0b2", "{variant}");
+        assert_eq!(v["tasks_ok"], 1000);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn files_rw_survives_a_low_open_file_limit() {
+    // With the hard limit at 1,200 the tokio-fs appends must not run the
+    // process out of file descriptors.
+    let dir = scratch("files-nofile");
+    write_files(&dir);
+    let script = format!(
+        "ulimit -n 1200 && exec '{BIN}' files_rw --n 20000 --data-dir '{}'",
+        dir.display()
+    );
+    let output = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let v = result(&output);
+    assert_eq!(v["nofile_limit"], 1200);
+    assert_eq!(v["tasks_ok"], 20_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_missing_fixture_exits_1() {
+    let dir = scratch("missing");
+    let data = dir.to_str().unwrap();
+    assert_exit(
+        &run(&["files_read", "--n", "5", "--data-dir", data]),
+        1,
+        "No such file or directory",
+    );
+    for driver in ["sqlx", "rusqlite"] {
+        let param = format!("driver={driver}");
+        let output = run(&["sqlite", "--n", "5", "--data-dir", data, "--param", &param]);
+        assert_eq!(output.status.code(), Some(1), "{driver}: {output:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sqlite_through_the_binary() {
+    let dir = scratch("sqlite");
+    let template = dir.join("template.db");
+    write_users_db(&template);
+    let data = dir.join("data");
+    for driver in ["sqlx", "rusqlite"] {
+        for variant in ["pool", "serialized-writes"] {
+            if data.exists() {
+                std::fs::remove_dir_all(&data).unwrap();
+            }
+            std::fs::create_dir_all(&data).unwrap();
+            std::fs::copy(&template, data.join("users.db")).unwrap();
+            let param = format!("driver={driver}");
+            let v = result(&run(&[
+                "sqlite",
+                "--n",
+                "1000",
+                "--variant",
+                variant,
+                "--data-dir",
+                data.to_str().unwrap(),
+                "--param",
+                &param,
+            ]));
+            assert_eq!(v["checksum"], "00000000000ffd24", "{driver} {variant}");
+            assert_eq!(v["tasks_ok"], 1000);
+            assert_eq!(v["preopened_connections"], 8);
+            assert_eq!(v["params"]["journal"], "wal");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
