@@ -57,6 +57,8 @@ def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int
                 kids = psutil.Process(launcher.pid).children()
                 child = kids[0] if kids else None
             if child is not None:
+                if child.status() == psutil.STATUS_ZOMBIE:  # exited: nothing left to measure
+                    break
                 points.append((time.monotonic_ns(), child.memory_info().rss))
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             if child is not None:

@@ -26,6 +26,7 @@ def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> p
     parts = []
     for r in rows.itertuples():
         tl = store.read_timeline(r.timeline_file)
+        tl = tl[tl["rss_bytes"] > 0]  # a point read as the process exited holds nothing
         extra = json.loads(r.extra) if isinstance(r.extra, str) else {}
         t0 = r.t0_mono_ns
         tl["t_s"] = (tl["t_mono_ns"] - t0) / 1e9
@@ -43,9 +44,11 @@ def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:
     """Per sample: peak RSS while the tasks ran, RSS at the end of the linger, and the share given back."""
     rows = []
     for sid, g in tl.groupby("sample_id"):
-        fin = g["finished_ns"].iloc[0]
+        g = g[g["rss_mib"] > 0]  # a point read as the process exited holds nothing
+        fin, end = g["finished_ns"].iloc[0], g["linger_end_ns"].iloc[0]
         during = g[g["t_s"] <= (fin / 1e9 if pd.notna(fin) else g["t_s"].max())]
-        last = g.sort_values("t_s")["rss_mib"].iloc[-1]
+        lingering = g[g["t_s"] <= end / 1e9] if pd.notna(end) else g
+        last = lingering.sort_values("t_s")["rss_mib"].iloc[-1]
         peak = during["rss_mib"].max() if not during.empty else g["rss_mib"].max()
         rows.append({"sample_id": sid, "lang": g["lang"].iloc[0], "variant": g["variant"].iloc[0],
                      "n": g["n"].iloc[0], "peak_rss_mib": peak, "last_rss_mib": last,
