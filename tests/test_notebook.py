@@ -77,3 +77,39 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
     assert {"ratio", "ratio_ci_low", "ratio_ci_high", "p_holm", "cliffs_delta", "verdict"} <= set(table.columns)
     svg = (exp / "figures" / "elapsed_s_vs_n.svg").read_text()
     assert "median workload time (s)" in svg and "N (concurrent tasks)" in svg
+
+
+def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_path):
+    from bench_src import memory, runner
+    from bench_src.plan import make_plan
+
+    out = tmp_path / "results"
+    plan = make_plan("memory", ns={"idle_tasks": [1000, 10000], "threads_vs_tasks": [200], "ping_pong": [2000]},
+                     samples=2, warmup=0,
+                     variants={"idle_tasks": {"go": "all", "rust": ["spawn", "join-all"]}},
+                     params={"idle_tasks": {"duration_ms": 300, "linger_ms": 300},
+                             "threads_vs_tasks": {"iterations": 2},
+                             "ping_pong": {"buffer": {"go": [0, 1], "rust": [1]}, "mode": ["lockstep", "pipelined"]}})
+    runner.run(plan, out, progress=False, log=lambda *_: None)
+    pm.execute_notebook(str(paths.ROOT / "notebooks" / "memory.ipynb"), str(out / "memory.ipynb"),
+                        parameters={"results_dir": str(out)}, cwd=str(paths.ROOT), kernel_name="python3",
+                        progress_bar=False)
+    figs = out / "export" / "figures"
+    for name in ("idle_tasks_peak_rss_vs_n", "idle_tasks_bytes_per_task", "idle_tasks_rss_timeline",
+                 "threads_vs_tasks", "ping_pong_rates"):
+        assert (figs / f"{name}.svg").stat().st_size > 1000, name
+    import pandas as pd
+    costs = pd.read_csv(out / "export" / "tables" / "idle_tasks_bytes_per_task.csv")
+    assert set(zip(costs["lang"], costs["variant"])) == {("go", "goroutine"), ("rust", "spawn"), ("rust", "join-all")}
+    assert (costs["per_task"] > 0).all() and (costs["per_task_ci_low"] <= costs["per_task"]).all()
+    tl = memory.timelines(out)
+    assert not tl.empty and (tl["rss_mib"] > 0).all()
+    # the phases are on the timeline's clock: the points span the linger after the tasks finished
+    for _, g in tl.groupby("sample_id"):
+        assert g["t_s"].max() * 1e9 >= g["finished_ns"].iloc[0]
+    rates = pd.read_csv(out / "export" / "tables" / "ping_pong_rates.csv")
+    assert len(rates) == 2 * 2 + 2 * 2  # go: buffers 0 and 1 x 2 modes; rust: 2 flavours x buffer 1 x 2 modes
+    assert (rates["round_trips_per_s"] > 0).all()
+    tvt = pd.read_csv(out / "export" / "tables" / "threads_vs_tasks.csv")
+    assert set(tvt["metric"]) == {"wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches"}
+    assert set(tvt["variant"]) == {"goroutine", "thread", "thread-pinned", "tokio"}
