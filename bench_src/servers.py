@@ -162,6 +162,18 @@ class Server:
         self.start()
         return True
 
+    def _shut_down(self, sig: int, pidfile: Path) -> None:
+        """Ask the server to stop with `sig`, kill it after a minute, and clear a stale pid file."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        _kill_pidfile(pidfile)
+
     def _run_client(self, cmd: list[str], statements: str, env: dict) -> str:
         proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=300)
         if proc.returncode != 0:
@@ -265,15 +277,7 @@ class MariaDB(Server):
         self.ensure_template()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        _kill_pidfile(self.pidfile)
+        self._shut_down(signal.SIGTERM, self.pidfile)
 
     def _has_template(self) -> bool:
         return self.sql("SHOW TABLES LIKE 'users_template'").strip() == "users_template"
@@ -366,15 +370,7 @@ class Postgres(Server):
         self.ensure_template()
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # fast shutdown
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        _kill_pidfile(self.datadir / "postmaster.pid")
+        self._shut_down(signal.SIGINT, self.datadir / "postmaster.pid")  # SIGINT: fast shutdown
 
     def _has_template(self) -> bool:
         return self.sql("SELECT to_regclass('users_template') IS NOT NULL").strip() == "t"
