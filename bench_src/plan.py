@@ -82,6 +82,8 @@ class Plan:
     article_preset: bool = False
     aa: bool = False
     timeline_ms: float = 0.0
+    adaptive_target: float = 0.0  # > 0: keep sampling unsettled cells (see adaptive.py)
+    max_samples: int = 0  # the sample budget per cell in adaptive mode
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))
@@ -115,6 +117,12 @@ class Plan:
         keys = sorted(grid)
         return [Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values)))
                 for n in self.ns[w] for values in itertools.product(*(grid[k] for k in keys))]
+
+    def extra_block(self, block: int, cells: list[Cell]) -> list[Slot]:
+        """An adaptive block: the given cells in the block's seeded order."""
+        order = sorted(cells)
+        random.Random(f"{self.seed}:measured:{block}").shuffle(order)
+        return [Slot("measured", block, pos, c) for pos, c in enumerate(order)]
 
     def schedule(self) -> list[Slot]:
         """Warm-up blocks, then measured blocks; every cell once per block, in a seeded random order."""
@@ -237,6 +245,8 @@ def make_plan(
     article_preset: Any = None,
     aa: Any = False,
     timeline_ms: Any = None,
+    adaptive_target: Any = 0,
+    max_samples: Any = None,
 ) -> Plan:
     """Merge the given parameters over the profile and validate everything.
 
@@ -246,6 +256,9 @@ def make_plan(
     article_preset: also run the 2022 article's own choices per workload (catalogue `article`).
     aa: an A/A run: every cell twice, as arms A and B of the very same program and arguments.
     timeline_ms: sample every program's RSS at this interval (0: off; 10 is a good value).
+    adaptive_target: > 0 turns on adaptive mode: after `samples` blocks, keep adding blocks of the
+        cells whose ratio CI is wider than this relative half-width (0.02 = ±2%), up to
+        `max_samples` per cell (default 4 x samples).
     """
     prof = get_profile(profile)
     wl = _as_list("workloads", workloads) if workloads is not None else prof.workloads
@@ -330,6 +343,7 @@ def make_plan(
         article_preset=bool(prof.article_preset if article_preset is None else article_preset),
         aa=bool(aa),
         timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
+        **_adaptive(adaptive_target, max_samples, n_samples),
     )
 
 
@@ -354,7 +368,26 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         article_preset=d.get("article_preset", False),
         aa=d.get("aa", False),
         timeline_ms=d.get("timeline_ms", 0.0),
+        adaptive_target=d.get("adaptive_target", 0.0),
+        max_samples=d.get("max_samples", 0),
     )
+
+
+def _adaptive(target: Any, max_samples: Any, samples: int) -> dict[str, Any]:
+    try:
+        t = float(target or 0)
+    except (TypeError, ValueError):
+        raise ValueError(f"adaptive_target must be a relative half-width such as 0.02 (0: off), got {target!r}") from None
+    if not 0 <= t < 1:
+        raise ValueError(f"adaptive_target must be >= 0 and < 1 (0: off), got {target!r}")
+    if t == 0:
+        if max_samples not in (None, 0):
+            raise ValueError("max_samples only applies in adaptive mode: set adaptive_target too")
+        return {"adaptive_target": 0.0, "max_samples": 0}
+    budget = 4 * samples if max_samples in (None, 0) else _positive_int("max_samples", max_samples)
+    if budget < samples:
+        raise ValueError(f"max_samples ({budget}) must be >= samples ({samples})")
+    return {"adaptive_target": t, "max_samples": budget}
 
 
 def _timeline(value: Any) -> float:

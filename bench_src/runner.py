@@ -15,7 +15,7 @@ from typing import Any, Callable, Protocol
 
 from tqdm.auto import tqdm
 
-from . import build, machine, paths
+from . import adaptive, build, machine, paths
 from .equivalence import ChecksumBook, key_string
 from .measure import default_env, measure
 from .plan import Cell, Plan, Slot
@@ -61,6 +61,24 @@ class RunReport:
                 f"{self.planned} planned; statuses of the new samples: {st}; results in {self.results_dir}")
 
 
+def run_adaptive_blocks(plan: Plan, store: ResultsStore, take, done: set[str], bar, log) -> None:
+    """Blocks after the fixed ones, holding only unsettled cells, until all settle or the budget
+    (`max_samples` measured samples per cell) is spent."""
+    n_cells = len(plan.cells())
+    base = len(plan.schedule())
+    for block in range(plan.samples, plan.max_samples):
+        open_cells = adaptive.unsettled(plan, store.latest_records())
+        if not open_cells:
+            log(f"adaptive: every cell settled after {block} measured blocks")
+            return
+        slots = plan.extra_block(block, open_cells)
+        bar.total += sum(1 for s in slots if s.sample_id not in done)
+        for pos, slot in enumerate(slots):
+            if slot.sample_id not in done:
+                take(base + (block - plan.samples) * n_cells + pos, slot)
+    log(f"adaptive: sample budget of {plan.max_samples} per cell spent")
+
+
 def default_results_dir(plan: Plan) -> Path:
     """A name that is the same for the same plan at the same commit, so re-running resumes."""
     commit = (machine.git_commit() or "nogit")[:7]
@@ -93,7 +111,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     book = ChecksumBook(records)
     todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
     report = RunReport(store.dir, len(schedule), len(schedule) - len(todo))
-    if not todo:
+    if not todo and not plan.adaptive_target:
         log(f"all {len(schedule)} planned samples are already in {store.dir}")
         return report
 
@@ -101,40 +119,45 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     skipped_cells: set[str] = set()
     bar = tqdm(total=len(schedule), initial=report.already_done, disable=not progress, unit="sample",
                desc=store.run_id)
+    def take(seq: int, slot: Slot) -> None:
+        bar.set_postfix_str(f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n}", refresh=False)
+        started = now_utc()
+        try:
+            extra_args = context.before_sample(slot.cell)
+            if plan.timeline_ms:
+                extra_args["timeline_ms"] = plan.timeline_ms
+            measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)
+        except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
+            measured = {"status": "skipped", "reason": str(exc)}
+        except Exception as exc:  # a harness-side failure becomes a failed sample too
+            measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
+        timeline = measured.pop("timeline", None)
+        rec = _record(slot, seq, store.run_id, measured)
+        if timeline is not None:
+            rec["timeline_file"] = store.write_timeline(slot.sample_id, timeline)
+        rec["started_at"] = started
+        if rec["status"] == "ok":
+            want, problem = book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
+            rec["expected_checksum"] = want
+            if problem:
+                rec["status"], rec["reason"] = "checksum_mismatch", problem
+        store.append(rec)
+        report.taken += 1
+        report.statuses[rec["status"]] += 1
+        if rec["status"] == "skipped":
+            skipped_cells.add(slot.cell.id)
+        elif rec["status"] != "ok":
+            bar.write(f"sample {slot.sample_id}: {rec['status']}: {rec['reason']}")
+        bar.update(1)
+        if plan.cooldown_s:
+            time.sleep(plan.cooldown_s)
+
     try:
         store.update_session(context=context.start(plan, store))
         for seq, slot in todo:
-            bar.set_postfix_str(f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n}", refresh=False)
-            started = now_utc()
-            try:
-                extra_args = context.before_sample(slot.cell)
-                if plan.timeline_ms:
-                    extra_args["timeline_ms"] = plan.timeline_ms
-                measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)
-            except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
-                measured = {"status": "skipped", "reason": str(exc)}
-            except Exception as exc:  # a harness-side failure becomes a failed sample too
-                measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
-            timeline = measured.pop("timeline", None)
-            rec = _record(slot, seq, store.run_id, measured)
-            if timeline is not None:
-                rec["timeline_file"] = store.write_timeline(slot.sample_id, timeline)
-            rec["started_at"] = started
-            if rec["status"] == "ok":
-                want, problem = book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
-                rec["expected_checksum"] = want
-                if problem:
-                    rec["status"], rec["reason"] = "checksum_mismatch", problem
-            store.append(rec)
-            report.taken += 1
-            report.statuses[rec["status"]] += 1
-            if rec["status"] == "skipped":
-                skipped_cells.add(slot.cell.id)
-            elif rec["status"] != "ok":
-                bar.write(f"sample {slot.sample_id}: {rec['status']}: {rec['reason']}")
-            bar.update(1)
-            if plan.cooldown_s:
-                time.sleep(plan.cooldown_s)
+            take(seq, slot)
+        if plan.adaptive_target:
+            run_adaptive_blocks(plan, store, take, done, bar, log)
         if skipped_cells:
             log(f"{len(skipped_cells)} cells were skipped (see the status table): {', '.join(sorted(skipped_cells))}")
     except KeyboardInterrupt:

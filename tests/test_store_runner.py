@@ -132,3 +132,46 @@ def test_kill_9_of_the_harness_then_rerun_gives_exactly_the_plan(built, tmp_path
     per_cell = Counter((r["cell_id"], r["phase"]) for r in rows)
     assert set(per_cell.values()) <= {1, 4} and len(per_cell) == 2 * 2 * 2
     assert all(r["status"] == "ok" for r in rows), [r["reason"] for r in rows if r["status"] != "ok"]
+
+
+def noisy_measure(spread):
+    """Workload times around 1.0 (Go) and 2.0 (Rust) with the given relative spread."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    base = fake_measure()
+
+    def measure(cell, *args, **kwargs):
+        rec = base(cell, *args, **kwargs)
+        centre = 1.0 if cell.lang == "go" else 2.0
+        rec["elapsed_ns"] = int(1e9 * centre * (1 + spread * rng.standard_normal()))
+        return rec
+
+    measure.calls = base.calls
+    return measure
+
+
+def test_adaptive_mode_stops_settled_cells_and_respects_the_budget(tmp_path):
+    tight = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.05, max_samples=12)
+    runner.run(tight, tmp_path / "tight", progress=False, measure_fn=noisy_measure(0.001), log=lambda *_: None)
+    rows = ResultsStore(tmp_path / "tight").records()
+    assert len(rows) == 2 * 6, "cells whose ratio CI is already narrow get no extra block"
+
+    loose = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.001, max_samples=9)
+    m = noisy_measure(0.2)
+    runner.run(loose, tmp_path / "loose", progress=False, measure_fn=m, log=lambda *_: None)
+    rows = ResultsStore(tmp_path / "loose").records()
+    assert Counter(r["cell_id"] for r in rows) == {c.id: 9 for c in loose.cells()}, "the budget caps every cell"
+    assert len({r["sample_id"] for r in rows}) == len(rows) and len({r["seq"] for r in rows}) == len(rows)
+    again = fake_measure()
+    runner.run(loose, tmp_path / "loose", progress=False, measure_fn=again, log=lambda *_: None)
+    assert again.calls == [], "a finished adaptive run takes nothing more"
+
+
+def test_adaptive_parameters_are_validated():
+    with pytest.raises(ValueError, match="max_samples .* must be >= samples"):
+        make_plan("quick", samples=10, adaptive_target=0.02, max_samples=5)
+    with pytest.raises(ValueError, match="adaptive_target"):
+        make_plan("quick", adaptive_target=2)
+    with pytest.raises(ValueError, match="only applies in adaptive mode"):
+        make_plan("quick", max_samples=50)
+    assert make_plan("quick", samples=10, adaptive_target=0.02).max_samples == 40
