@@ -39,6 +39,17 @@ def _n_label(workload: str) -> str:
     return f"N ({WORKLOADS[workload].n_meaning})" if workload in WORKLOADS else "N"
 
 
+def _panels(count: int, width: float = 6.2, height: float = 4.6, ncols: int = 3):
+    """A figure with `count` panels in rows of at most `ncols`; unused panels are hidden."""
+    cols = max(1, min(ncols, count))
+    rows = -(-count // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[count:]:
+        ax.set_visible(False)
+    return fig, flat[:count]
+
+
 def _series_label(row) -> str:
     label = f"{row['lang']} {row['variant']}"
     if row.get("params"):
@@ -52,8 +63,8 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
     metric = metric or summary["metric"].iloc[0]
     sns.set_theme(style="whitegrid", context="notebook")
     workloads = list(dict.fromkeys(summary["workload"]))
-    fig, axes = plt.subplots(1, len(workloads), figsize=(6.2 * len(workloads), 4.6), squeeze=False)
-    for ax, w in zip(axes[0], workloads):
+    fig, axes = _panels(len(workloads))
+    for ax, w in zip(axes, workloads):
         s = summary[summary["workload"] == w].copy()
         s["series"] = s.apply(_series_label, axis=1)
         series = list(dict.fromkeys(s.sort_values(["lang", "variant", "params"])["series"]))
@@ -84,8 +95,8 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     metric = ratios["metric"].iloc[0]
     sns.set_theme(style="whitegrid", context="notebook")
     workloads = list(dict.fromkeys(ratios["workload"]))
-    fig, axes = plt.subplots(1, len(workloads), figsize=(6.2 * len(workloads), 4.6), squeeze=False)
-    for ax, w in zip(axes[0], workloads):
+    fig, axes = _panels(len(workloads))
+    for ax, w in zip(axes, workloads):
         r = ratios[ratios["workload"] == w].copy()
         r["pair"] = r["go_variant"] + " / " + r["rust_variant"]
         r.loc[r["shared_params"] != "", "pair"] += " [" + r["shared_params"] + "]"
@@ -168,8 +179,8 @@ def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns
     d["cell"] = d["lang"] + " " + d["variant"] + d["params"].map(lambda p: f"\n[{p}]" if p else "")
     sns.set_theme(style="whitegrid", context="notebook")
     nvals = sorted(d["n"].unique())
-    fig, axes = plt.subplots(1, len(nvals), figsize=(4.8 * len(nvals), 4.6), squeeze=False)
-    for ax, n in zip(axes[0], nvals):
+    fig, axes = _panels(len(nvals), width=4.8)
+    for ax, n in zip(axes, nvals):
         g = d[d["n"] == n]
         order = sorted(g["cell"].unique())
         pal = {c: LANG_COLORS.get(c.split()[0], "0.5") for c in order}
@@ -232,10 +243,10 @@ def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
     """One panel per metric: the median of every cell with its 95% CI as error bars."""
     metrics = list(dict.fromkeys(table["metric"]))
     sns.set_theme(style="whitegrid", context="notebook")
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 4.2), squeeze=False)
+    fig, axes = _panels(len(metrics), width=3.6, height=4.2, ncols=5)
     t = table.copy()
     t["cell"] = t["lang"] + " " + t["variant"] + " N=" + t["n"].astype(str)
-    for ax, m in zip(axes[0], metrics):
+    for ax, m in zip(axes, metrics):
         g = t[t["metric"] == m]
         x = np.arange(len(g))
         err = np.vstack([g["median"] - g["ci_low"], g["ci_high"] - g["median"]])
@@ -252,8 +263,8 @@ def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
     """Round trips per second by buffer, one panel per mode, bars per language and runtime flavour."""
     sns.set_theme(style="whitegrid", context="notebook")
     modes = list(dict.fromkeys(rates["mode"]))
-    fig, axes = plt.subplots(1, len(modes), figsize=(6.5 * len(modes), 4.6), squeeze=False)
-    for ax, mode in zip(axes[0], modes):
+    fig, axes = _panels(len(modes), width=6.5)
+    for ax, mode in zip(axes, modes):
         g = rates[rates["mode"] == mode].copy()
         g["runtime"] = g["lang"] + " " + g["variant"]
         buffers = sorted(g["buffer"].unique())
