@@ -15,7 +15,7 @@ from pathlib import Path
 from . import paths
 
 INSTALL_HINTS = {
-    "go": "install Go 1.22 or newer (https://go.dev/dl/) and put `go` on PATH",
+    "go": "install Go 1.26 or newer (https://go.dev/dl/) and put `go` on PATH",
     "cargo": "install Rust with rustup (https://rustup.rs) and put `cargo` on PATH",
     "rustc": "install Rust with rustup (https://rustup.rs) and put `rustc` on PATH",
     "cc": "install a C compiler (Debian: apt-get install gcc)",
