@@ -223,19 +223,27 @@ func runSQLUsersOpen(c *Context, r sqlRun) (out Outcome, err error) {
 	return Outcome{Checksum: usersChecksum(taskSum, salarySum), TasksOK: int64(c.N)}, nil
 }
 
-// preopenConns opens k connections at once before the timer: k goroutines
-// each take a connection from the pool with acquire, which also pings and
-// checks it, and hold it until every goroutine has done so (so that k
-// distinct connections are opened); then all go back to the pool. acquire
-// returns a non-nil release whenever it holds a connection, even on error.
+// preopenConns opens k connections before the timer: the first alone, then
+// the other k-1 at once, k-1 goroutines each taking a connection from the
+// pool with acquire, which also pings and checks it. Every connection is held
+// until all are open (so that k distinct connections are opened); then all go
+// back to the pool. The first opens alone because on SQLite it is the one that
+// switches the journal mode, and connections opening at that moment can find
+// the database locked. acquire returns a non-nil release whenever it holds a
+// connection, even on error.
 func preopenConns(k int, acquire func() (release func() error, err error)) error {
 	releases := make([]func() error, k)
 	errs := make([]error, k)
-	var wg sync.WaitGroup
-	for i := range k {
-		wg.Go(func() { releases[i], errs[i] = acquire() })
+	if k > 0 {
+		releases[0], errs[0] = acquire()
 	}
-	wg.Wait()
+	if k > 0 && errs[0] == nil {
+		var wg sync.WaitGroup
+		for i := 1; i < k; i++ {
+			wg.Go(func() { releases[i], errs[i] = acquire() })
+		}
+		wg.Wait()
+	}
 
 	var err error
 	failed := 0
