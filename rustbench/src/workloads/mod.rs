@@ -22,6 +22,7 @@ pub mod postgres;
 pub mod sleep;
 pub mod sqlite;
 mod sqlshared;
+mod sqlxusers;
 pub mod threads_vs_tasks;
 
 /// Every workload this program knows, in `list` order.

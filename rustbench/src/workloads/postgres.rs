@@ -9,14 +9,15 @@ use std::str::FromStr;
 
 use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod};
 use futures::TryStreamExt;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{Connection as _, Executor as _, SqlSafeStr as _};
+use sqlx::Postgres;
+use sqlx::postgres::{PgConnectOptions, PgQueryResult};
 use tokio_postgres::NoTls;
 
 use super::sqlshared::{
-    self, ACQUIRE_TIMEOUT, Done, Input, QUERIES_DOLLAR as Q, SERVER_POOL, Tally, check_one_row,
-    check_updated, context, query_error,
+    self, Done, Input, QUERIES_DOLLAR as Q, SERVER_POOL, Tally, check_one_row, check_updated,
+    context, query_error,
 };
+use super::sqlxusers::{self, Dialect};
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use crate::cli::{BenchError, Flavour, Timer};
 
@@ -78,75 +79,14 @@ async fn with_sqlx(
     timer: &mut Timer,
 ) -> Result<(Tally, i64), BenchError> {
     let options = PgConnectOptions::from_str(dsn).map_err(sqlshared::bad_dsn)?;
-    sqlshared::probe_sqlx::<sqlx::Postgres>(&options).await?;
-    let pool = PgPoolOptions::new()
-        .max_connections(max_open)
-        .min_connections(0)
-        .idle_timeout(None)
-        .max_lifetime(None)
-        .test_before_acquire(false)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect_lazy_with(options);
-
-    // Open the pre-opened connections at once, ping each and prepare the
-    // task statements into its cache.
-    let mut conns = futures::future::try_join_all((0..preopen).map(|_| pool.acquire()))
-        .await
-        .map_err(context("opening connections"))?;
-    for conn in &mut conns {
-        conn.ping().await.map_err(context("ping"))?;
-        for sql in Q.all() {
-            conn.prepare(sql.into_sql_str())
-                .await
-                .map_err(context(sql))?;
-        }
-    }
-    drop(conns);
-
-    let tally = sqlshared::run_tasks(timer, inputs, |input| {
-        let pool = pool.clone();
-        async move { sqlx_task(&pool, input).await }
-    })
-    .await?;
-
-    let sum: i64 = sqlx::query_scalar(SUM_SQL)
-        .fetch_one(&pool)
-        .await
-        .map_err(context(SUM_SQL))?;
-    sqlshared::close_sqlx_pool(&pool)
-        .await
-        .map_err(context("closing the connections"))?;
+    sqlshared::probe_sqlx::<Postgres>(&options).await?;
+    let pool = sqlxusers::pool_options::<Postgres>(max_open).connect_lazy_with(options);
+    // INT columns decode as i32.
+    let dialect = Dialect::<Postgres, i32>::new(Q, SUM_SQL, PgQueryResult::rows_affected);
+    drop(dialect.preopen(&pool, preopen).await?);
+    let tally = dialect.run_tasks(&pool, None, timer, inputs).await?;
+    let sum = dialect.sum_and_close(&pool).await?;
     Ok((tally, sum))
-}
-
-async fn sqlx_task(pool: &PgPool, input: Input) -> Result<Done, BenchError> {
-    if input.updates() {
-        let result = sqlx::query(Q.update)
-            .bind(input.id)
-            .execute(pool)
-            .await
-            .map_err(|e| query_error(Q.update, input.id, e))?;
-        check_updated(result.rows_affected(), input.id)?;
-        let count = sqlx_count(pool, Q.select_id, input.id).await?;
-        check_one_row(count, input.id)?;
-        Ok(Done::Updated)
-    } else {
-        Ok(Done::Rows(sqlx_count(pool, Q.select_age, input.age).await?))
-    }
-}
-
-/// Run a one-parameter select and count its rows, decoding every salary.
-async fn sqlx_count(pool: &PgPool, sql: &'static str, param: i32) -> Result<u64, BenchError> {
-    let mut rows = sqlx::query_scalar::<_, i32>(sql).bind(param).fetch(pool);
-    let mut count = 0u64;
-    while let Some(_salary) = rows
-        .try_next()
-        .await
-        .map_err(|e| query_error(sql, param, e))?
-    {
-        count += 1;
-    }
-    Ok(count)
 }
 
 // ---------------------------------------------------------------------------
@@ -255,11 +195,9 @@ async fn tokio_postgres_task(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{RunArgs, mono_ns};
-    use crate::workloads::sqlshared::user_rows;
-    use crate::workloads::{run as run_workload, test_args};
-
-    const DSN_VAR: &str = "BENCH_TEST_POSTGRES_DSN";
+    use crate::workloads::sqlshared::server_tests::{
+        block_on, fails_with, insert_statements, reference_checksums,
+    };
 
     /// Drop, create and fill the users table.
     async fn reset_table(dsn: &str) -> Result<(), BenchError> {
@@ -273,15 +211,7 @@ mod tests {
                  age INT NOT NULL, address CHAR(50))",
             )
             .await?;
-        for chunk in user_rows().chunks(1000) {
-            let values: Vec<String> = chunk
-                .iter()
-                .map(|(id, salary, age)| format!("({id},{salary},{age},'Somewhere')"))
-                .collect();
-            let sql = format!(
-                "INSERT INTO users (id, salary, age, address) VALUES {}",
-                values.join(",")
-            );
+        for sql in insert_statements() {
             client.batch_execute(&sql).await?;
         }
         drop(client);
@@ -289,73 +219,32 @@ mod tests {
         Ok(())
     }
 
-    fn reset(dsn: &str) {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(reset_table(dsn))
-            .unwrap();
-    }
-
     #[test]
     fn reference_checksums_on_a_server() {
-        let Ok(dsn) = std::env::var(DSN_VAR) else {
-            println!("skipped: {DSN_VAR} is not set");
-            return;
-        };
-        for driver in ["sqlx", "tokio-postgres"] {
-            for variant in SPEC.variants {
-                for (n, pool, expected) in [
-                    (10, "64", "00000000000f43b7"),
-                    (1000, "64", "00000000000ffd24"),
-                    (10_000, "64", "0000000000170b58"),
-                    (1000, "1", "00000000000ffd24"),
-                ] {
-                    reset(&dsn);
-                    let args = RunArgs {
-                        dsn: Some(dsn.clone()),
-                        ..test_args(
-                            "postgres",
-                            n,
-                            Some(variant),
-                            &[("driver", driver), ("pool", pool)],
-                        )
-                    };
-                    let report = run_workload(&args, mono_ns())
-                        .unwrap_or_else(|e| panic!("{driver} N={n} pool={pool}: {e}"));
-                    assert_eq!(report.checksum, expected, "{driver} N={n} pool={pool}");
-                    assert_eq!(report.tasks_ok, n);
-                }
-            }
-        }
+        reference_checksums(
+            &SPEC,
+            "BENCH_TEST_POSTGRES_DSN",
+            &["sqlx", "tokio-postgres"],
+            |dsn| block_on(reset_table(dsn)),
+        );
     }
 
     #[test]
     fn dsn_must_be_a_postgres_url() {
         for dsn in ["mysql://u:p@127.0.0.1:1/db", "host=127.0.0.1 user=u"] {
-            let args = RunArgs {
-                dsn: Some(dsn.to_string()),
-                ..test_args("postgres", 1, None, &[])
-            };
-            match run_workload(&args, mono_ns()) {
-                Err(err) => assert_eq!(err.exit_code(), 2, "{dsn}: {err}"),
-                Ok(report) => panic!("{dsn}: expected an error, got {report:?}"),
-            }
+            fails_with("postgres", dsn, &[], 2);
         }
     }
 
     #[test]
     fn an_unreachable_server_is_a_runtime_error() {
         for driver in ["sqlx", "tokio-postgres"] {
-            let args = RunArgs {
-                dsn: Some("postgres://u:p@127.0.0.1:1/db".to_string()),
-                ..test_args("postgres", 1, None, &[("driver", driver)])
-            };
-            match run_workload(&args, mono_ns()) {
-                Err(err) => assert_eq!(err.exit_code(), 1, "{driver}: {err}"),
-                Ok(report) => panic!("{driver}: expected an error, got {report:?}"),
-            }
+            fails_with(
+                "postgres",
+                "postgres://u:p@127.0.0.1:1/db",
+                &[("driver", driver)],
+                1,
+            );
         }
     }
 }

@@ -11,18 +11,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::TryStreamExt;
 use rusqlite::{Connection, OpenFlags};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{Connection as _, Executor as _, SqlSafeStr as _};
+use sqlx::Sqlite;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteQueryResult, SqliteSynchronous};
 use tokio::sync::Semaphore;
 
 use super::sqlshared::{
-    self, ACQUIRE_TIMEOUT, Done, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated,
-    context, query_error,
+    self, Done, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated, context,
+    query_error,
 };
+use super::sqlxusers::{self, Dialect};
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use crate::cli::{BenchError, Flavour, Timer};
 
@@ -157,100 +155,25 @@ async fn with_sqlx(
         })
         .synchronous(SqliteSynchronous::Full)
         .busy_timeout(BUSY_TIMEOUT);
-    let pool = SqlitePoolOptions::new()
-        .max_connections(settings.max_open)
-        .min_connections(0)
-        .idle_timeout(None)
-        .max_lifetime(None)
-        .test_before_acquire(false)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect_lazy_with(options);
+    let pool = sqlxusers::pool_options::<Sqlite>(settings.max_open).connect_lazy_with(options);
+    // SQLite integers decode as i64.
+    let dialect = Dialect::<Sqlite, i64>::new(Q, SUM_SQL, SqliteQueryResult::rows_affected);
 
-    // Pre-open: the first connection alone (switching the journal mode
-    // takes an exclusive lock, and connections switching it at the same time
-    // can deadlock, which SQLite reports as "database is locked" without
-    // waiting), then the others at once. Each is pinged, its journal mode
-    // checked and the task statements prepared into its cache.
-    let first = pool
-        .acquire()
-        .await
-        .map_err(context("opening the first connection"))?;
-    let mut conns = vec![first];
-    conns.extend(
-        futures::future::try_join_all((1..settings.preopen).map(|_| pool.acquire()))
-            .await
-            .map_err(context("opening connections"))?,
-    );
-    for conn in &mut conns {
-        conn.ping().await.map_err(context("ping"))?;
+    // Every pre-opened connection must have the journal mode asked for.
+    for mut conn in dialect.preopen(&pool, settings.preopen).await? {
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
-            .fetch_one(&mut **conn)
+            .fetch_one(&mut *conn)
             .await
             .map_err(context("PRAGMA journal_mode"))?;
         settings.journal.check(&mode)?;
-        for sql in Q.all() {
-            conn.prepare(sql.into_sql_str())
-                .await
-                .map_err(context(sql))?;
-        }
     }
-    drop(conns);
 
     let update_lock = settings
         .serialize
         .then(|| Arc::new(tokio::sync::Mutex::new(())));
-    let tally = sqlshared::run_tasks(timer, inputs, |input| {
-        let pool = pool.clone();
-        let lock = update_lock.clone();
-        async move { sqlx_task(&pool, lock.as_deref(), input).await }
-    })
-    .await?;
-
-    let sum: i64 = sqlx::query_scalar(SUM_SQL)
-        .fetch_one(&pool)
-        .await
-        .map_err(context(SUM_SQL))?;
-    sqlshared::close_sqlx_pool(&pool)
-        .await
-        .map_err(context("closing the connections"))?;
+    let tally = dialect.run_tasks(&pool, update_lock, timer, inputs).await?;
+    let sum = dialect.sum_and_close(&pool).await?;
     Ok((tally, sum))
-}
-
-async fn sqlx_task(
-    pool: &SqlitePool,
-    update_lock: Option<&tokio::sync::Mutex<()>>,
-    input: Input,
-) -> Result<Done, BenchError> {
-    if input.updates() {
-        let result = {
-            let _guard = match update_lock {
-                Some(lock) => Some(lock.lock().await),
-                None => None,
-            };
-            sqlx::query(Q.update).bind(input.id).execute(pool).await
-        }
-        .map_err(|e| query_error(Q.update, input.id, e))?;
-        check_updated(result.rows_affected(), input.id)?;
-        let count = sqlx_count(pool, Q.select_id, input.id).await?;
-        check_one_row(count, input.id)?;
-        Ok(Done::Updated)
-    } else {
-        Ok(Done::Rows(sqlx_count(pool, Q.select_age, input.age).await?))
-    }
-}
-
-/// Run a one-parameter select and count its rows, decoding every salary.
-async fn sqlx_count(pool: &SqlitePool, sql: &'static str, param: i32) -> Result<u64, BenchError> {
-    let mut rows = sqlx::query_scalar::<_, i64>(sql).bind(param).fetch(pool);
-    let mut count = 0u64;
-    while let Some(_salary) = rows
-        .try_next()
-        .await
-        .map_err(|e| query_error(sql, param, e))?
-    {
-        count += 1;
-    }
-    Ok(count)
 }
 
 // ---------------------------------------------------------------------------

@@ -301,6 +301,93 @@ pub fn write_sqlite_fixture(path: &std::path::Path) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Test helpers of the server workloads (mysql, postgres).
+#[cfg(test)]
+pub mod server_tests {
+    use super::user_rows;
+    use crate::cli::{BenchError, RunArgs, mono_ns};
+    use crate::workloads::{WorkloadSpec, run as run_workload, test_args};
+
+    /// The users table as `INSERT` statements of 1,000 rows each.
+    pub fn insert_statements() -> Vec<String> {
+        user_rows()
+            .chunks(1000)
+            .map(|chunk| {
+                let values: Vec<String> = chunk
+                    .iter()
+                    .map(|(id, salary, age)| format!("({id},{salary},{age},'Somewhere')"))
+                    .collect();
+                format!(
+                    "INSERT INTO users (id, salary, age, address) VALUES {}",
+                    values.join(",")
+                )
+            })
+            .collect()
+    }
+
+    /// Run `reset` on a current-thread runtime, panicking on error.
+    pub fn block_on<F: std::future::Future<Output = Result<(), BenchError>>>(reset: F) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(reset)
+            .unwrap();
+    }
+
+    /// Every driver and variant of `spec` gives the reference checksums on
+    /// the server whose DSN is in `dsn_var` (skipped when it is not set),
+    /// with the table reset before each run.
+    pub fn reference_checksums(
+        spec: &WorkloadSpec,
+        dsn_var: &str,
+        drivers: &[&str],
+        reset: fn(&str),
+    ) {
+        let Ok(dsn) = std::env::var(dsn_var) else {
+            println!("skipped: {dsn_var} is not set");
+            return;
+        };
+        for driver in drivers {
+            for variant in spec.variants {
+                for (n, pool, expected) in [
+                    (10, "64", "00000000000f43b7"),
+                    (1000, "64", "00000000000ffd24"),
+                    (10_000, "64", "0000000000170b58"),
+                    (1000, "1", "00000000000ffd24"),
+                ] {
+                    reset(&dsn);
+                    let args = RunArgs {
+                        dsn: Some(dsn.clone()),
+                        ..test_args(
+                            spec.name,
+                            n,
+                            Some(variant),
+                            &[("driver", driver), ("pool", pool)],
+                        )
+                    };
+                    let report = run_workload(&args, mono_ns())
+                        .unwrap_or_else(|e| panic!("{driver} N={n} pool={pool}: {e}"));
+                    assert_eq!(report.checksum, expected, "{driver} N={n} pool={pool}");
+                    assert_eq!(report.tasks_ok, n);
+                }
+            }
+        }
+    }
+
+    /// Running `workload` with `dsn` and `params` fails with `exit_code`.
+    pub fn fails_with(workload: &str, dsn: &str, params: &[(&str, &str)], exit_code: i32) {
+        let args = RunArgs {
+            dsn: Some(dsn.to_string()),
+            ..test_args(workload, 1, None, params)
+        };
+        match run_workload(&args, mono_ns()) {
+            Err(err) => assert_eq!(err.exit_code(), exit_code, "{dsn} {params:?}: {err}"),
+            Ok(report) => panic!("{dsn} {params:?}: expected an error, got {report:?}"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,191 @@
+//! The `users` tasks of `sqlshared` through sqlx, generic over the database.
+//! The sqlite, mysql and postgres workloads differ only in their connect
+//! options, their placeholders, the SQL type a salary decodes to (`S`), the
+//! SUM query and how a statement reports the rows it changed.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use sqlx::pool::{PoolConnection, PoolOptions};
+use sqlx::{
+    ColumnIndex, Connection as _, Database, Decode, Encode, Executor, IntoArguments, Pool,
+    SqlSafeStr as _, Type,
+};
+use tokio::sync::Mutex;
+
+use super::sqlshared::{
+    self, ACQUIRE_TIMEOUT, Done, Input, Queries, Tally, check_one_row, check_updated, context,
+    query_error,
+};
+use crate::cli::{BenchError, Timer};
+
+/// What differs between the databases, besides the pool itself; `S` is the
+/// Rust type a salary decodes to.
+pub struct Dialect<DB: Database, S> {
+    pub queries: Queries,
+    /// `SELECT SUM(salary)` as a 64-bit integer.
+    pub sum_sql: &'static str,
+    /// The rows an UPDATE changed (each driver's result type has its own
+    /// method for it).
+    pub rows_affected: fn(&DB::QueryResult) -> u64,
+    salary: PhantomData<fn() -> S>,
+}
+
+// By hand: derived impls would ask DB and S to be Clone and Copy too.
+impl<DB: Database, S> Clone for Dialect<DB, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<DB: Database, S> Copy for Dialect<DB, S> {}
+
+/// Pool options: at most `max_open` connections, none opened ahead, none
+/// closed for being idle or old, no test query when one is taken, and an
+/// acquire timeout that never matters.
+pub fn pool_options<DB: Database>(max_open: u32) -> PoolOptions<DB> {
+    PoolOptions::new()
+        .max_connections(max_open)
+        .min_connections(0)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .test_before_acquire(false)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+}
+
+impl<DB, S> Dialect<DB, S>
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    usize: ColumnIndex<DB::Row>,
+    for<'q> i32: Encode<'q, DB>,
+    i32: Type<DB>,
+    i64: for<'r> Decode<'r, DB> + Type<DB>,
+    S: for<'r> Decode<'r, DB> + Type<DB> + Send + Unpin + 'static,
+{
+    pub fn new(
+        queries: Queries,
+        sum_sql: &'static str,
+        rows_affected: fn(&DB::QueryResult) -> u64,
+    ) -> Self {
+        Dialect {
+            queries,
+            sum_sql,
+            rows_affected,
+            salary: PhantomData,
+        }
+    }
+
+    /// Open `count` connections before the timer: the first alone (SQLite
+    /// switches the journal mode on it, which takes an exclusive lock; two
+    /// connections switching at once can deadlock, reported as "database is
+    /// locked" without waiting), then the others at once. Each is pinged and
+    /// the task statements are prepared into its cache. The connections are
+    /// handed back so that the caller can check them before they go idle.
+    pub async fn preopen(
+        &self,
+        pool: &Pool<DB>,
+        count: usize,
+    ) -> Result<Vec<PoolConnection<DB>>, BenchError> {
+        let mut conns = Vec::with_capacity(count);
+        if count == 0 {
+            return Ok(conns);
+        }
+        conns.push(
+            pool.acquire()
+                .await
+                .map_err(context("opening the first connection"))?,
+        );
+        conns.extend(
+            futures::future::try_join_all((1..count).map(|_| pool.acquire()))
+                .await
+                .map_err(context("opening connections"))?,
+        );
+        for conn in &mut conns {
+            conn.ping().await.map_err(context("ping"))?;
+            for sql in self.queries.all() {
+                conn.prepare(sql.into_sql_str())
+                    .await
+                    .map_err(context(sql))?;
+            }
+        }
+        Ok(conns)
+    }
+
+    /// Run the timed tasks on `pool`, one tokio task each. With
+    /// `update_lock`, every UPDATE runs while holding it.
+    pub async fn run_tasks(
+        &self,
+        pool: &Pool<DB>,
+        update_lock: Option<Arc<Mutex<()>>>,
+        timer: &mut Timer,
+        inputs: &[Input],
+    ) -> Result<Tally, BenchError> {
+        let dialect = *self;
+        sqlshared::run_tasks(timer, inputs, |input| {
+            let pool = pool.clone();
+            let lock = update_lock.clone();
+            async move { dialect.task(&pool, lock.as_deref(), input).await }
+        })
+        .await
+    }
+
+    async fn task(
+        self,
+        pool: &Pool<DB>,
+        update_lock: Option<&Mutex<()>>,
+        input: Input,
+    ) -> Result<Done, BenchError> {
+        let q = self.queries;
+        if !input.updates() {
+            return Ok(Done::Rows(self.count(pool, q.select_age, input.age).await?));
+        }
+        let result = {
+            let _guard = match update_lock {
+                Some(lock) => Some(lock.lock().await),
+                None => None,
+            };
+            sqlx::query::<DB>(q.update)
+                .bind(input.id)
+                .execute(pool)
+                .await
+        }
+        .map_err(|e| query_error(q.update, input.id, e))?;
+        check_updated((self.rows_affected)(&result), input.id)?;
+        check_one_row(self.count(pool, q.select_id, input.id).await?, input.id)?;
+        Ok(Done::Updated)
+    }
+
+    /// Run a one-parameter select and count its rows, decoding every salary.
+    async fn count(
+        self,
+        pool: &Pool<DB>,
+        sql: &'static str,
+        param: i32,
+    ) -> Result<u64, BenchError> {
+        let mut rows = sqlx::query_scalar::<DB, S>(sql).bind(param).fetch(pool);
+        let mut count = 0u64;
+        while let Some(_salary) = rows
+            .try_next()
+            .await
+            .map_err(|e| query_error(sql, param, e))?
+        {
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    /// Read `SUM(salary)` after the timer, then close every connection.
+    pub async fn sum_and_close(&self, pool: &Pool<DB>) -> Result<i64, BenchError> {
+        let sum: i64 = sqlx::query_scalar(self.sum_sql)
+            .fetch_one(pool)
+            .await
+            .map_err(context(self.sum_sql))?;
+        sqlshared::close_sqlx_pool(pool)
+            .await
+            .map_err(context("closing the connections"))?;
+        Ok(sum)
+    }
+}
