@@ -6,20 +6,18 @@ import "runtime"
 // with FNV-1a 64. Checksum: sum over tasks of digest + bytes read.
 var filesReadSpec = &Spec{
 	Name:           "files_read",
-	Variants:       []string{"readfile", "chan-per-task"},
+	Variants:       filesVariants,
 	DefaultVariant: "readfile",
-	Params: []Param{
-		{Name: "retain", Default: "digest", Validate: oneOf("digest", "content")},
-	},
-	NeedsDataDir: true,
-	Run:          oneLineErrors(runFilesRead),
+	Params:         filesParams,
+	NeedsDataDir:   true,
+	Run:            oneLineErrors(runFilesRead),
 }
 
 func runFilesRead(c *Context) (Outcome, error) {
 	paths := filesPaths(c.DataDir)
 	picks := filesPick(c.N)
 	retain := c.Params["retain"] == "content"
-	chanPerTask, err := filesChanPerTask(c.Variant)
+	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
 	if err != nil {
 		return Outcome{}, err
 	}

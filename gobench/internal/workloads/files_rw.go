@@ -11,13 +11,11 @@ import (
 // files, taken after the timer stops.
 var filesRWSpec = &Spec{
 	Name:           "files_rw",
-	Variants:       []string{"readfile", "chan-per-task"},
+	Variants:       filesVariants,
 	DefaultVariant: "readfile",
-	Params: []Param{
-		{Name: "retain", Default: "digest", Validate: oneOf("digest", "content")},
-	},
-	NeedsDataDir: true,
-	Run:          oneLineErrors(runFilesRW),
+	Params:         filesParams,
+	NeedsDataDir:   true,
+	Run:            oneLineErrors(runFilesRW),
 }
 
 // filesAppended is what every appending task writes.
@@ -27,7 +25,7 @@ func runFilesRW(c *Context) (Outcome, error) {
 	paths := filesPaths(c.DataDir)
 	picks := filesPick(c.N)
 	retain := c.Params["retain"] == "content"
-	chanPerTask, err := filesChanPerTask(c.Variant)
+	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -62,10 +62,20 @@ func fnv1a64(b []byte) uint64 {
 	return h
 }
 
-// filesChanPerTask maps a files_read / files_rw variant to its collection.
-func filesChanPerTask(variant string) (bool, error) {
+// The variants and params that files_read and files_rw share.
+var (
+	filesVariants = []string{"readfile", "chan-per-task"}
+	filesParams   = []Param{
+		{Name: "retain", Default: "digest", Validate: oneOf("digest", "content")},
+	}
+)
+
+// chanPerTaskVariant maps a variant to how results are collected: plain
+// (results written into a slice) or "chan-per-task" (one channel per task,
+// as the article's Go programs did).
+func chanPerTaskVariant(variant, plain string) (bool, error) {
 	switch variant {
-	case "readfile":
+	case plain:
 		return false, nil
 	case "chan-per-task":
 		return true, nil

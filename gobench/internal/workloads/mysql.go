@@ -3,7 +3,6 @@ package workloads
 import (
 	"database/sql"
 	"fmt"
-	"math"
 	"net"
 
 	"github.com/go-sql-driver/mysql"
@@ -13,24 +12,17 @@ import (
 // go-sql-driver/mysql and a database/sql pool. Same checksum as sqlite.
 var mysqlSpec = &Spec{
 	Name:           "mysql",
-	Variants:       []string{"pool", "chan-per-task"},
+	Variants:       serverVariants,
 	DefaultVariant: "pool",
-	Params: []Param{
-		{Name: "pool", Default: "64", Validate: intRange(1, math.MaxInt32)},
-		{Name: "driver", Default: "go-sql-driver", Validate: oneOf("go-sql-driver")},
-	},
-	NeedsDSN: true,
-	Run:      oneLineErrors(runMySQL),
+	Params:         serverParams("go-sql-driver"),
+	NeedsDSN:       true,
+	Run:            oneLineErrors(runMySQL),
 }
 
 func runMySQL(c *Context) (Outcome, error) {
-	var chanPerTask bool
-	switch c.Variant {
-	case "pool":
-	case "chan-per-task":
-		chanPerTask = true
-	default:
-		return Outcome{}, fmt.Errorf("variant %q not implemented", c.Variant)
+	chanPerTask, err := chanPerTaskVariant(c.Variant, "pool")
+	if err != nil {
+		return Outcome{}, err
 	}
 	cfg, err := mysqlConfig(c.DSN)
 	if err != nil {

@@ -3,7 +3,6 @@ package workloads
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,14 +12,11 @@ import (
 // as sqlite.
 var postgresSpec = &Spec{
 	Name:           "postgres",
-	Variants:       []string{"pool", "chan-per-task"},
+	Variants:       serverVariants,
 	DefaultVariant: "pool",
-	Params: []Param{
-		{Name: "pool", Default: "64", Validate: intRange(1, math.MaxInt32)},
-		{Name: "driver", Default: "pgx", Validate: oneOf("pgx")},
-	},
-	NeedsDSN: true,
-	Run:      oneLineErrors(runPostgres),
+	Params:         serverParams("pgx"),
+	NeedsDSN:       true,
+	Run:            oneLineErrors(runPostgres),
 }
 
 // The queries with "$1" placeholders.
@@ -32,13 +28,9 @@ const (
 )
 
 func runPostgres(c *Context) (Outcome, error) {
-	var chanPerTask bool
-	switch c.Variant {
-	case "pool":
-	case "chan-per-task":
-		chanPerTask = true
-	default:
-		return Outcome{}, fmt.Errorf("variant %q not implemented", c.Variant)
+	chanPerTask, err := chanPerTaskVariant(c.Variant, "pool")
+	if err != nil {
+		return Outcome{}, err
 	}
 	pool := c.Int("pool")
 	cfg, err := postgresConfig(c.DSN, int32(pool))

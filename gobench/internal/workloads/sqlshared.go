@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -92,6 +93,18 @@ func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool
 		sum += uint64(r.updates) + uint64(r.rows)
 	}
 	return sum, nil
+}
+
+// serverVariants are the variants of the server workloads (mysql, postgres).
+var serverVariants = []string{"pool", "chan-per-task"}
+
+// serverParams are the params of a server workload whose only driver is
+// driver: the pool size (default 64) and the driver.
+func serverParams(driver string) []Param {
+	return []Param{
+		{Name: "pool", Default: "64", Validate: intRange(1, math.MaxInt32)},
+		{Name: "driver", Default: driver, Validate: oneOf(driver)},
+	}
 }
 
 // usersChecksum adds the final SELECT SUM(salary) to the task sum.
