@@ -3,21 +3,22 @@
 //! `--dsn mysql://user:pass@host:port/db`; `pool` = P, maximum open
 //! connections (min(P, N)); idle connections stay open.
 
-use std::str::FromStr;
 use std::time::Duration;
 
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
 use mysql_async::prelude::Queryable as _;
 use mysql_async::{Conn, Opts, OptsBuilder, PoolConstraints, PoolOpts};
 use sqlx::MySql;
-use sqlx::mysql::{MySqlConnectOptions, MySqlQueryResult};
+use sqlx::mysql::MySqlQueryResult;
 
 use super::sqlshared::{
-    self, Done, Input, QUERIES_QMARK as Q, SERVER_POOL, Tally, check_one_row, check_updated,
-    context, query_error,
+    self, Done, Input, QUERIES_QMARK as Q, SERVER_POOL, ServerRun, Tally, check_one_row,
+    check_updated, context, query_error,
 };
-use super::sqlxusers::{self, Dialect};
+use super::sqlxusers::Dialect;
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use crate::cli::{BenchError, Timer};
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "mysql",
@@ -39,67 +40,41 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
 const SUM_SQL: &str = "SELECT CAST(SUM(salary) AS SIGNED) FROM users";
 
 fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
-    let n = ctx.n_usize()?;
-    let dsn = sqlshared::check_dsn(ctx, &["mysql"])?.to_string();
-    let pool = ctx.param_u64("pool")?;
-    let max_open = sqlshared::max_open(pool, ctx.n)?;
-    let preopen = sqlshared::preopen_count(pool, ctx.n) as usize;
-    let driver = ctx.param("driver")?.to_string();
-    let inputs = sqlshared::inputs(n);
-    ctx.set_extra("max_open_connections", max_open);
-    ctx.set_extra("preopened_connections", preopen as u64);
-
-    let runtime = ctx.runtime(Flavour::MultiThread)?;
-    let timer = &mut ctx.timer;
-    let (tally, sum) = runtime.block_on(async {
-        match driver.as_str() {
-            "sqlx" => with_sqlx(&dsn, max_open, preopen, &inputs, timer).await,
-            "mysql_async" => with_mysql_async(&dsn, max_open, preopen, &inputs, timer).await,
-            other => Err(BenchError::runtime(format!("unhandled driver '{other}'"))),
-        }
-    })?;
-    drop(runtime);
-    Ok(Outcome {
-        checksum: tally.checksum(sum),
-        tasks_ok: tally.tasks_ok,
-    })
+    sqlshared::run_on_server(
+        ctx,
+        &["mysql"],
+        &[("sqlx", sqlx_driver), ("mysql_async", mysql_async_driver)],
+    )
 }
 
 // ---------------------------------------------------------------------------
 // sqlx
 // ---------------------------------------------------------------------------
 
-async fn with_sqlx(
-    dsn: &str,
-    max_open: u32,
-    preopen: usize,
-    inputs: &[Input],
-    timer: &mut Timer,
-) -> Result<(Tally, i64), BenchError> {
-    let options = MySqlConnectOptions::from_str(dsn).map_err(sqlshared::bad_dsn)?;
-    sqlshared::probe_sqlx::<MySql>(&options).await?;
-    let pool = sqlxusers::pool_options::<MySql>(max_open).connect_lazy_with(options);
+fn sqlx_driver<'a>(
+    run: &'a ServerRun,
+    timer: &'a mut Timer,
+) -> BoxFuture<'a, Result<(Tally, i64), BenchError>> {
     // INT columns decode as i32.
-    let dialect = Dialect::<MySql, i32>::new(Q, SUM_SQL, MySqlQueryResult::rows_affected);
-    drop(dialect.preopen(&pool, preopen).await?);
-    let tally = dialect.run_tasks(&pool, None, timer, inputs).await?;
-    let sum = dialect.sum_and_close(&pool).await?;
-    Ok((tally, sum))
+    Dialect::<MySql, i32>::new(Q, SUM_SQL, MySqlQueryResult::rows_affected)
+        .on_server(run, timer)
+        .boxed()
 }
 
 // ---------------------------------------------------------------------------
 // mysql_async
 // ---------------------------------------------------------------------------
 
-async fn with_mysql_async(
-    dsn: &str,
-    max_open: u32,
-    preopen: usize,
-    inputs: &[Input],
-    timer: &mut Timer,
-) -> Result<(Tally, i64), BenchError> {
-    let opts = Opts::from_url(dsn).map_err(sqlshared::bad_dsn)?;
-    let max = max_open as usize;
+fn mysql_async_driver<'a>(
+    run: &'a ServerRun,
+    timer: &'a mut Timer,
+) -> BoxFuture<'a, Result<(Tally, i64), BenchError>> {
+    with_mysql_async(run, timer).boxed()
+}
+
+async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, i64), BenchError> {
+    let opts = Opts::from_url(&run.dsn).map_err(sqlshared::bad_dsn)?;
+    let max = run.max_open as usize;
     // min = max: idle connections are never closed. No reset when a
     // connection goes back to the pool (it would cost a round trip and drop
     // the server-side prepared statements), as with the other drivers.
@@ -118,7 +93,7 @@ async fn with_mysql_async(
             .prefer_socket(false),
     );
 
-    let mut conns = futures::future::try_join_all((0..preopen).map(|_| pool.get_conn()))
+    let mut conns = futures::future::try_join_all((0..run.preopen).map(|_| pool.get_conn()))
         .await
         .map_err(context("opening connections"))?;
     for conn in &mut conns {
@@ -129,7 +104,7 @@ async fn with_mysql_async(
     }
     drop(conns);
 
-    let tally = sqlshared::run_tasks(timer, inputs, |input| {
+    let tally = sqlshared::run_tasks(timer, &run.inputs, |input| {
         let pool = pool.clone();
         async move { mysql_async_task(&pool, input).await }
     })

@@ -8,18 +8,19 @@ use std::pin::pin;
 use std::str::FromStr;
 
 use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod};
-use futures::TryStreamExt;
+use futures::future::BoxFuture;
+use futures::{FutureExt as _, TryStreamExt};
 use sqlx::Postgres;
-use sqlx::postgres::{PgConnectOptions, PgQueryResult};
+use sqlx::postgres::PgQueryResult;
 use tokio_postgres::NoTls;
 
 use super::sqlshared::{
-    self, Done, Input, QUERIES_DOLLAR as Q, SERVER_POOL, Tally, check_one_row, check_updated,
-    context, query_error,
+    self, Done, Input, QUERIES_DOLLAR as Q, SERVER_POOL, ServerRun, Tally, check_one_row,
+    check_updated, context, query_error,
 };
-use super::sqlxusers::{self, Dialect};
+use super::sqlxusers::Dialect;
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use crate::cli::{BenchError, Timer};
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "postgres",
@@ -41,66 +42,46 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
 const SUM_SQL: &str = "SELECT SUM(salary)::bigint FROM users";
 
 fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
-    let n = ctx.n_usize()?;
-    let dsn = sqlshared::check_dsn(ctx, &["postgres", "postgresql"])?.to_string();
-    let pool = ctx.param_u64("pool")?;
-    let max_open = sqlshared::max_open(pool, ctx.n)?;
-    let preopen = sqlshared::preopen_count(pool, ctx.n) as usize;
-    let driver = ctx.param("driver")?.to_string();
-    let inputs = sqlshared::inputs(n);
-    ctx.set_extra("max_open_connections", max_open);
-    ctx.set_extra("preopened_connections", preopen as u64);
-
-    let runtime = ctx.runtime(Flavour::MultiThread)?;
-    let timer = &mut ctx.timer;
-    let (tally, sum) = runtime.block_on(async {
-        match driver.as_str() {
-            "sqlx" => with_sqlx(&dsn, max_open, preopen, &inputs, timer).await,
-            "tokio-postgres" => with_tokio_postgres(&dsn, max_open, preopen, &inputs, timer).await,
-            other => Err(BenchError::runtime(format!("unhandled driver '{other}'"))),
-        }
-    })?;
-    drop(runtime);
-    Ok(Outcome {
-        checksum: tally.checksum(sum),
-        tasks_ok: tally.tasks_ok,
-    })
+    sqlshared::run_on_server(
+        ctx,
+        &["postgres", "postgresql"],
+        &[
+            ("sqlx", sqlx_driver),
+            ("tokio-postgres", tokio_postgres_driver),
+        ],
+    )
 }
 
 // ---------------------------------------------------------------------------
 // sqlx
 // ---------------------------------------------------------------------------
 
-async fn with_sqlx(
-    dsn: &str,
-    max_open: u32,
-    preopen: usize,
-    inputs: &[Input],
-    timer: &mut Timer,
-) -> Result<(Tally, i64), BenchError> {
-    let options = PgConnectOptions::from_str(dsn).map_err(sqlshared::bad_dsn)?;
-    sqlshared::probe_sqlx::<Postgres>(&options).await?;
-    let pool = sqlxusers::pool_options::<Postgres>(max_open).connect_lazy_with(options);
+fn sqlx_driver<'a>(
+    run: &'a ServerRun,
+    timer: &'a mut Timer,
+) -> BoxFuture<'a, Result<(Tally, i64), BenchError>> {
     // INT columns decode as i32.
-    let dialect = Dialect::<Postgres, i32>::new(Q, SUM_SQL, PgQueryResult::rows_affected);
-    drop(dialect.preopen(&pool, preopen).await?);
-    let tally = dialect.run_tasks(&pool, None, timer, inputs).await?;
-    let sum = dialect.sum_and_close(&pool).await?;
-    Ok((tally, sum))
+    Dialect::<Postgres, i32>::new(Q, SUM_SQL, PgQueryResult::rows_affected)
+        .on_server(run, timer)
+        .boxed()
 }
 
 // ---------------------------------------------------------------------------
 // tokio-postgres + deadpool-postgres
 // ---------------------------------------------------------------------------
 
+fn tokio_postgres_driver<'a>(
+    run: &'a ServerRun,
+    timer: &'a mut Timer,
+) -> BoxFuture<'a, Result<(Tally, i64), BenchError>> {
+    with_tokio_postgres(run, timer).boxed()
+}
+
 async fn with_tokio_postgres(
-    dsn: &str,
-    max_open: u32,
-    preopen: usize,
-    inputs: &[Input],
+    run: &ServerRun,
     timer: &mut Timer,
 ) -> Result<(Tally, i64), BenchError> {
-    let config = tokio_postgres::Config::from_str(dsn).map_err(sqlshared::bad_dsn)?;
+    let config = tokio_postgres::Config::from_str(&run.dsn).map_err(sqlshared::bad_dsn)?;
     // Fast recycling: a connection that comes back is only checked for
     // being closed, no query is sent. Its statement cache is kept.
     let manager = Manager::from_config(
@@ -111,10 +92,10 @@ async fn with_tokio_postgres(
         },
     );
     let pool = deadpool_postgres::Pool::builder(manager)
-        .max_size(max_open as usize)
+        .max_size(run.max_open as usize)
         .build()?;
 
-    let clients = futures::future::try_join_all((0..preopen).map(|_| pool.get()))
+    let clients = futures::future::try_join_all((0..run.preopen).map(|_| pool.get()))
         .await
         .map_err(context("opening connections"))?;
     for client in &clients {
@@ -128,7 +109,7 @@ async fn with_tokio_postgres(
     }
     drop(clients);
 
-    let tally = sqlshared::run_tasks(timer, inputs, |input| {
+    let tally = sqlshared::run_tasks(timer, &run.inputs, |input| {
         let pool = pool.clone();
         async move { tokio_postgres_task(&pool, input).await }
     })

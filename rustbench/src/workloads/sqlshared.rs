@@ -14,8 +14,10 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{Check, Ctx, ParamSpec};
-use crate::cli::{BenchError, Timer};
+use futures::future::BoxFuture;
+
+use super::{Check, Ctx, Outcome, ParamSpec};
+use crate::cli::{BenchError, Flavour, Timer};
 use crate::lcg;
 
 /// Rows in the `users` table.
@@ -258,6 +260,56 @@ where
     }
     timer.stop();
     Ok(tally)
+}
+
+/// What a server workload's driver gets: the DSN, the pool bounds and the
+/// task inputs.
+pub struct ServerRun {
+    pub dsn: String,
+    /// Maximum open connections, min(P, N).
+    pub max_open: u32,
+    /// Connections opened, pinged and prepared before the timer.
+    pub preopen: usize,
+    pub inputs: Vec<Input>,
+}
+
+/// One driver of a server workload: runs the timed tasks and returns their
+/// tally and the final `SUM(salary)`.
+pub type ServerDriver =
+    for<'a> fn(&'a ServerRun, &'a mut Timer) -> BoxFuture<'a, Result<(Tally, i64), BenchError>>;
+
+/// Run a server workload (mysql, postgres): check `--dsn` against
+/// `schemes`, size the pool from `pool` and N, then run the driver named by
+/// `driver` on a multi-thread runtime.
+pub fn run_on_server(
+    ctx: &mut Ctx,
+    schemes: &[&str],
+    drivers: &[(&str, ServerDriver)],
+) -> Result<Outcome, BenchError> {
+    let n = ctx.n_usize()?;
+    let dsn = check_dsn(ctx, schemes)?.to_string();
+    let pool = ctx.param_u64("pool")?;
+    let driver = ctx.param("driver")?;
+    let (_, drive) = drivers
+        .iter()
+        .find(|(name, _)| *name == driver)
+        .ok_or_else(|| BenchError::runtime(format!("unhandled driver '{driver}'")))?;
+    let setup = ServerRun {
+        dsn,
+        max_open: max_open(pool, ctx.n)?,
+        preopen: preopen_count(pool, ctx.n) as usize,
+        inputs: inputs(n),
+    };
+    ctx.set_extra("max_open_connections", setup.max_open);
+    ctx.set_extra("preopened_connections", setup.preopen as u64);
+
+    let runtime = ctx.runtime(Flavour::MultiThread)?;
+    let (tally, sum) = runtime.block_on(drive(&setup, &mut ctx.timer))?;
+    drop(runtime);
+    Ok(Outcome {
+        checksum: tally.checksum(sum),
+        tasks_ok: tally.tasks_ok,
+    })
 }
 
 /// The fixture rows `(id, salary, age)`.

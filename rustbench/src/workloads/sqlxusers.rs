@@ -15,8 +15,8 @@ use sqlx::{
 use tokio::sync::Mutex;
 
 use super::sqlshared::{
-    self, ACQUIRE_TIMEOUT, Done, Input, Queries, Tally, check_one_row, check_updated, context,
-    query_error,
+    self, ACQUIRE_TIMEOUT, Done, Input, Queries, ServerRun, Tally, check_one_row, check_updated,
+    context, query_error,
 };
 use crate::cli::{BenchError, Timer};
 
@@ -175,6 +175,24 @@ where
             count += 1;
         }
         Ok(count)
+    }
+
+    /// The whole run on a server: a probe connection (a refused one fails at
+    /// once instead of being retried by the pool), the pool, the pre-open,
+    /// the timed tasks and the final sum.
+    pub async fn on_server(
+        self,
+        run: &ServerRun,
+        timer: &mut Timer,
+    ) -> Result<(Tally, i64), BenchError> {
+        let options: <DB::Connection as sqlx::Connection>::Options =
+            run.dsn.parse().map_err(sqlshared::bad_dsn)?;
+        sqlshared::probe_sqlx::<DB>(&options).await?;
+        let pool = pool_options::<DB>(run.max_open).connect_lazy_with(options);
+        drop(self.preopen(&pool, run.preopen).await?);
+        let tally = self.run_tasks(&pool, None, timer, &run.inputs).await?;
+        let sum = self.sum_and_close(&pool).await?;
+        Ok((tally, sum))
     }
 
     /// Read `SUM(salary)` after the timer, then close every connection.
