@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+
+import yaml
 
 from . import api, build
 from .catalogue import WORKLOADS
@@ -22,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="run a profile without the notebook")
     run.add_argument("--profile", default="quick")
     run.add_argument("--results-dir")
-    run.add_argument("--plan", default="{}", help="YAML/JSON mapping of plan parameters")
+    run.add_argument("--plan", default="{}",
+                     help="plan parameters: a YAML/JSON mapping, inline or in a file")
     sub.add_parser("list", help="print the catalogue and the profiles")
     ws = sub.add_parser("with-servers", help="run a command with private MariaDB and PostgreSQL servers, their "
                                              "DSNs in BENCH_TEST_MYSQL_DSN and BENCH_TEST_POSTGRES_DSN")
@@ -39,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             plan = api.plan_from_parameters(profile=args.profile, seed=args.seed)
             print(api.results_dir_for(plan))
         elif args.cmd == "run":
-            extra = api._coerce(args.plan) or {}
+            extra = plan_parameters(args.plan)
             plan = api.plan_from_parameters(profile=args.profile, **extra)
             build.build(plan.languages)
             api.run_plan(plan, api.results_dir_for(plan, args.results_dir))
@@ -53,6 +57,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def plan_parameters(text: str) -> dict:
+    """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one."""
+    source = text
+    if not text.lstrip().startswith("{"):
+        path = Path(text)
+        if not path.is_file():
+            raise ValueError(f"--plan {text!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
+        source = path.read_text()
+    try:
+        value = yaml.safe_load(source)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"--plan {text!r}: cannot read it as YAML/JSON: {exc}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"--plan {text!r}: expected a mapping of plan parameters, got {type(value).__name__}")
+    return value
 
 
 def with_servers(command: list[str]) -> int:

@@ -75,3 +75,27 @@ def test_every_catalogue_workload_has_a_default_variant_per_language():
     for w in WORKLOADS.values():
         for lang in ("go", "rust"):
             assert w.default_variant(lang) in w.variants[lang]
+
+
+def test_cli_plan_parameters_inline_or_from_a_file(tmp_path):
+    from bench_src.__main__ import plan_parameters
+    assert plan_parameters("{ns: [10, 100], samples: 3}") == {"ns": [10, 100], "samples": 3}
+    path = tmp_path / "plan.yml"
+    path.write_text("workloads: [sqlite]\nns: [1000]\n")
+    assert plan_parameters(str(path)) == {"workloads": ["sqlite"], "ns": [1000]}
+    (tmp_path / "empty.yml").write_text("")
+    assert plan_parameters(str(tmp_path / "empty.yml")) == {}
+    (tmp_path / "list.yml").write_text("- 10\n- 100\n")
+    with pytest.raises(ValueError, match="expected a mapping"):
+        plan_parameters(str(tmp_path / "list.yml"))
+    with pytest.raises(ValueError, match="neither a mapping"):
+        plan_parameters(str(tmp_path / "missing.yml"))
+
+
+def test_cli_run_with_a_bad_plan_exits_2_with_one_line(tmp_path, capsys):
+    from bench_src.__main__ import main
+    assert main(["run", "--plan", str(tmp_path / "missing.yml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --plan") and "\n" not in err
+    assert main(["run", "--plan", "{ns: [0]}"]) == 2
+    assert "ns" in capsys.readouterr().err
