@@ -1,32 +1,10 @@
 //! Runs the built binary the way the harness does.
 
-use std::process::{Command, Output};
+mod common;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the rustbench binary runs")
-}
-
-/// The last line of stdout, parsed as a JSON object.
-fn last_json(output: &Output) -> Value {
-    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
-    let last = stdout.lines().last().expect("stdout has a line");
-    let value: Value = serde_json::from_str(last).expect("last line is JSON");
-    assert!(value.is_object(), "last line is a JSON object: {last}");
-    value
-}
-
-fn assert_one_line_stderr(output: &Output) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr: {stderr:?}");
-    assert!(output.stdout.is_empty(), "nothing on stdout after an error");
-}
+use common::{last_json, one_line_stderr, run};
 
 const KEYS: &[&str] = &[
     "lang",
@@ -174,6 +152,6 @@ fn bad_command_lines_exit_2() {
     for args in cases {
         let output = run(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
-        assert_one_line_stderr(&output);
+        one_line_stderr(&output);
     }
 }

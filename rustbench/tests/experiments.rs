@@ -1,38 +1,15 @@
 //! The related-post experiments (idle_tasks, threads_vs_tasks, ping_pong),
 //! run through the built binary the way the harness runs them.
 
+mod common;
+
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the rustbench binary runs")
-}
-
-/// The last line of stdout, parsed as a JSON object.
-fn last_json(output: &Output) -> Value {
-    assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
-    let last = stdout.lines().last().expect("stdout has a line");
-    let value: Value = serde_json::from_str(last).expect("last line is JSON");
-    assert!(value.is_object(), "last line is a JSON object: {last}");
-    value
-}
-
-/// One line on stderr, nothing on stdout; returns the line.
-fn one_line_stderr(output: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr: {stderr:?}");
-    assert!(output.stdout.is_empty(), "nothing on stdout after an error");
-    stderr
-}
+use common::{BIN, last_json, one_line_stderr, run};
 
 fn u64_key(v: &Value, key: &str) -> u64 {
     v[key]

@@ -1,38 +1,23 @@
 //! The file and database workloads run through the built binary, on
 //! fixtures made here, the way the harness makes them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("the rustbench binary runs")
-}
-
-/// The last line of stdout of a successful run, parsed as JSON.
-fn result(output: &Output) -> Value {
-    assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
-    let last = stdout.lines().last().expect("stdout has a line");
-    serde_json::from_str(last).expect("last line is JSON")
-}
+use common::{BIN, last_json, one_line_stderr, run};
 
 fn assert_exit(output: &Output, code: i32, needle: &str) {
     assert_eq!(output.status.code(), Some(code), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.trim_end().lines().count(), 1, "stderr: {stderr:?}");
+    let stderr = one_line_stderr(output);
     assert!(
         stderr.contains(needle),
         "stderr {stderr:?} lacks {needle:?}"
     );
-    assert!(output.stdout.is_empty(), "nothing on stdout after an error");
 }
 
 /// MINSTD: element k is `x[k] % m`, `x[0] = seed`.
@@ -101,7 +86,7 @@ fn write_users_db(path: &Path) {
 
 #[test]
 fn list_reports_the_io_and_database_workloads() {
-    let v = result(&run(&["list"]));
+    let v = last_json(&run(&["list"]));
     let w = &v["workloads"];
     for name in ["files_read", "files_rw"] {
         assert_eq!(
@@ -208,7 +193,7 @@ fn file_workloads_through_the_binary() {
     let data = dir.to_str().unwrap();
     for variant in ["tokio-fs", "spawn-blocking", "blocking-in-task"] {
         write_files(&dir);
-        let v = result(&run(&[
+        let v = last_json(&run(&[
             "files_read",
             "--n",
             "1000",
@@ -222,7 +207,7 @@ fn file_workloads_through_the_binary() {
         assert_eq!(v["workload"], "files_read");
 
         write_files(&dir);
-        let v = result(&run(&[
+        let v = last_json(&run(&[
             "files_rw",
             "--n",
             "1000",
@@ -250,7 +235,7 @@ fn files_rw_survives_a_low_open_file_limit() {
         dir.display()
     );
     let output = Command::new("sh").args(["-c", &script]).output().unwrap();
-    let v = result(&output);
+    let v = last_json(&output);
     assert_eq!(v["nofile_limit"], 1200);
     assert_eq!(v["tasks_ok"], 20_000);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -287,7 +272,7 @@ fn sqlite_through_the_binary() {
             std::fs::create_dir_all(&data).unwrap();
             std::fs::copy(&template, data.join("users.db")).unwrap();
             let param = format!("driver={driver}");
-            let v = result(&run(&[
+            let v = last_json(&run(&[
                 "sqlite",
                 "--n",
                 "1000",
