@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,29 +85,11 @@ func TestIOUsageErrors(t *testing.T) {
 		{"postgres", "--n", "1", "--dsn", "postgres://u:p@h/db", "--param", "driver=sqlx"},
 		{"postgres", "--n", "1", "--dsn", "postgres://u:p@h/db", "--variant", "serialized-writes"},
 	}
-	for _, args := range bad {
-		code, stdout, stderr := runMain(t, args...)
-		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one stderr line", args, code, stdout, stderr)
-		}
-	}
+	assertUsageErrors(t, bad)
 }
 
 func TestListIO(t *testing.T) {
-	code, stdout, stderr := runMain(t, "list")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	var l struct {
-		Workloads map[string]struct {
-			Variants       []string          `json:"variants"`
-			DefaultVariant string            `json:"default_variant"`
-			Params         map[string]string `json:"params"`
-		} `json:"workloads"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
-		t.Fatal(err)
-	}
+	l := listCatalogue(t)
 	sq := l.Workloads["sqlite"]
 	if !slices.Equal(sq.Variants, []string{"pool", "chan-per-task", "serialized-writes"}) ||
 		sq.DefaultVariant != "pool" || sq.Params["journal"] != "wal" || sq.Params["pool"] != "8" ||

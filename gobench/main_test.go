@@ -93,22 +93,47 @@ func TestRunCPULoops(t *testing.T) {
 	}
 }
 
-func TestList(t *testing.T) {
+// listEntry is one workload of the catalogue that "list" prints.
+type listEntry struct {
+	Variants       []string          `json:"variants"`
+	DefaultVariant string            `json:"default_variant"`
+	Params         map[string]string `json:"params"`
+}
+
+// catalogue is what "list" prints.
+type catalogue struct {
+	Lang      string               `json:"lang"`
+	Workloads map[string]listEntry `json:"workloads"`
+}
+
+// listCatalogue runs "list" and parses its output.
+func listCatalogue(t *testing.T) catalogue {
+	t.Helper()
 	code, stdout, stderr := runMain(t, "list")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var l struct {
-		Lang      string `json:"lang"`
-		Workloads map[string]struct {
-			Variants       []string          `json:"variants"`
-			DefaultVariant string            `json:"default_variant"`
-			Params         map[string]string `json:"params"`
-		} `json:"workloads"`
-	}
+	var l catalogue
 	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
 		t.Fatalf("list output is not JSON: %v\n%s", err, stdout)
 	}
+	return l
+}
+
+// assertUsageErrors checks that every command line exits 2 with one line on
+// stderr and nothing on stdout.
+func assertUsageErrors(t *testing.T, bad [][]string) {
+	t.Helper()
+	for _, args := range bad {
+		code, stdout, stderr := runMain(t, args...)
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one stderr line", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	l := listCatalogue(t)
 	if l.Lang != "go" {
 		t.Errorf("lang = %q", l.Lang)
 	}
@@ -136,15 +161,7 @@ func TestUsageErrors(t *testing.T) {
 		{"cpu_loops", "--n", "1", "--param", "u=0"},
 		{"sleep", "--n", "1", "--threads", "0"},
 	}
-	for _, args := range bad {
-		code, stdout, stderr := runMain(t, args...)
-		if code != 2 {
-			t.Errorf("%q: exit %d, want 2", args, code)
-		}
-		if stdout != "" || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("%q: want one stderr line and no stdout, got %q / %q", args, stdout, stderr)
-		}
-	}
+	assertUsageErrors(t, bad)
 }
 
 // TestBinary builds the program and runs it as the harness does.

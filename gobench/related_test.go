@@ -1,31 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 )
 
 // The workloads of the related experiments, through the command line.
 
 func TestListRelated(t *testing.T) {
-	code, stdout, stderr := runMain(t, "list")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	type entry struct {
-		Variants       []string          `json:"variants"`
-		DefaultVariant string            `json:"default_variant"`
-		Params         map[string]string `json:"params"`
-	}
-	var l struct {
-		Workloads map[string]entry `json:"workloads"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
-		t.Fatalf("list output is not JSON: %v\n%s", err, stdout)
-	}
-	want := map[string]entry{
+	l := listCatalogue(t)
+	want := map[string]listEntry{
 		"idle_tasks": {[]string{"goroutine"}, "goroutine",
 			map[string]string{"duration_ms": "1000", "linger_ms": "0"}},
 		"threads_vs_tasks": {[]string{"goroutine"}, "goroutine",
@@ -104,13 +88,5 @@ func TestRelatedUsageErrors(t *testing.T) {
 		{"ping_pong", "--n", "1", "--variant", "multi-thread"},
 		{"ping_pong", "--n", "1", "--data-dir", "/tmp"},
 	}
-	for _, args := range bad {
-		code, stdout, stderr := runMain(t, args...)
-		if code != 2 {
-			t.Errorf("%q: exit %d, want 2", args, code)
-		}
-		if stdout != "" || strings.Count(stderr, "\n") != 1 {
-			t.Errorf("%q: want one stderr line and no stdout, got %q / %q", args, stdout, stderr)
-		}
-	}
+	assertUsageErrors(t, bad)
 }
