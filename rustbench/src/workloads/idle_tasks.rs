@@ -138,11 +138,7 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 mod tests {
     use super::*;
     use crate::cli::Report;
-    use crate::workloads::{run as run_workload, test_args};
-
-    fn idle_run(n: u64, variant: Option<&str>, params: &[(&str, &str)]) -> Report {
-        run_workload(&test_args("idle_tasks", n, variant, params), mono_ns()).unwrap()
-    }
+    use crate::workloads::{test_args, test_run};
 
     fn extra(report: &Report, key: &str) -> u64 {
         report.extra[key]
@@ -153,7 +149,7 @@ mod tests {
     #[test]
     fn every_variant_gives_the_reference_checksum() {
         for variant in SPEC.variants {
-            let report = idle_run(50, Some(variant), &[("duration_ms", "10")]);
+            let report = test_run("idle_tasks", 50, Some(variant), &[("duration_ms", "10")]);
             assert_eq!(report.checksum, "0000000000000032", "{variant}");
             assert_eq!(report.tasks_ok, 50, "{variant}");
             assert_eq!(report.variant, *variant);
@@ -182,7 +178,8 @@ mod tests {
     #[test]
     fn linger_keeps_the_process_alive_after_the_timer() {
         for variant in SPEC.variants {
-            let report = idle_run(
+            let report = test_run(
+                "idle_tasks",
                 5,
                 Some(variant),
                 &[("duration_ms", "10"), ("linger_ms", "30")],
@@ -201,10 +198,10 @@ mod tests {
     #[test]
     fn zero_duration_and_defaults() {
         for variant in SPEC.variants {
-            let report = idle_run(3, Some(variant), &[("duration_ms", "0")]);
+            let report = test_run("idle_tasks", 3, Some(variant), &[("duration_ms", "0")]);
             assert_eq!(report.checksum, "0000000000000003", "{variant}");
         }
-        let report = idle_run(2, None, &[("duration_ms", "1")]);
+        let report = test_run("idle_tasks", 2, None, &[("duration_ms", "1")]);
         assert_eq!(report.variant, "spawn");
         assert_eq!(
             report.params.get("linger_ms").map(String::as_str),

@@ -393,6 +393,18 @@ pub(crate) fn test_args(
     }
 }
 
+/// Run a workload in a test with `test_args`, panicking on an error.
+#[cfg(test)]
+pub(crate) fn test_run(
+    workload: &str,
+    n: u64,
+    variant: Option<&str>,
+    params: &[(&str, &str)],
+) -> Report {
+    let args = test_args(workload, n, variant, params);
+    run(&args, crate::cli::mono_ns()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::test_args as args;

@@ -242,12 +242,8 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, mono_ns};
-    use crate::workloads::{prepare, run as run_workload, test_args};
-
-    fn pp_run(n: u64, variant: Option<&str>, params: &[(&str, &str)]) -> Report {
-        run_workload(&test_args("ping_pong", n, variant, params), mono_ns()).unwrap()
-    }
+    use crate::cli::mono_ns;
+    use crate::workloads::{prepare, test_args, test_run};
 
     #[test]
     fn every_variant_mode_and_buffer_gives_the_reference_checksum() {
@@ -255,7 +251,12 @@ mod tests {
             for mode in ["lockstep", "pipelined"] {
                 for buffer in ["1", "64"] {
                     let what = format!("{variant} {mode} buffer={buffer}");
-                    let report = pp_run(1000, Some(variant), &[("mode", mode), ("buffer", buffer)]);
+                    let report = test_run(
+                        "ping_pong",
+                        1000,
+                        Some(variant),
+                        &[("mode", mode), ("buffer", buffer)],
+                    );
                     assert_eq!(report.checksum, "000000000007a314", "{what}");
                     assert_eq!(report.tasks_ok, 1000, "{what}");
                     let rate = report.extra["round_trips_per_s"]
@@ -278,7 +279,7 @@ mod tests {
 
     #[test]
     fn small_sizes_and_defaults() {
-        let report = pp_run(1, None, &[]);
+        let report = test_run("ping_pong", 1, None, &[]);
         assert_eq!(report.checksum, "0000000000000001");
         assert_eq!(report.variant, "multi-thread");
         assert_eq!(report.params.get("buffer").map(String::as_str), Some("1"));
@@ -287,7 +288,12 @@ mod tests {
             Some("lockstep")
         );
         // A buffer larger than N.
-        let report = pp_run(10, None, &[("mode", "pipelined"), ("buffer", "4096")]);
+        let report = test_run(
+            "ping_pong",
+            10,
+            None,
+            &[("mode", "pipelined"), ("buffer", "4096")],
+        );
         assert_eq!(report.checksum, "0000000000000037");
     }
 

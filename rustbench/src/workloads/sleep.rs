@@ -187,12 +187,7 @@ impl Job<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, mono_ns};
-    use crate::workloads::{run as run_workload, test_args};
-
-    fn sleep_run(n: u64, variant: Option<&str>, params: &[(&str, &str)]) -> Report {
-        run_workload(&test_args("sleep", n, variant, params), mono_ns()).unwrap()
-    }
+    use crate::workloads::test_run;
 
     #[test]
     fn xorshift_matches_independent_values() {
@@ -213,7 +208,7 @@ mod tests {
     #[test]
     fn every_variant_gives_the_reference_checksum() {
         for variant in SPEC.variants {
-            let report = sleep_run(10, Some(variant), &[("work", "1000")]);
+            let report = test_run("sleep", 10, Some(variant), &[("work", "1000")]);
             assert_eq!(report.checksum, "542f24434f64913f", "{variant}");
             assert_eq!(report.tasks_ok, 10, "{variant}");
             assert_eq!(report.variant, *variant);
@@ -226,7 +221,7 @@ mod tests {
 
     #[test]
     fn default_work_reference_checksum() {
-        let report = sleep_run(10, None, &[]);
+        let report = test_run("sleep", 10, None, &[]);
         assert_eq!(report.checksum, "466afa5d3cf3e4c4");
         assert_eq!(report.variant, "join-handles");
         assert_eq!(report.params.get("work").map(String::as_str), Some("50000"));
@@ -239,7 +234,7 @@ mod tests {
     #[test]
     fn hundred_tasks_reference_checksum() {
         for variant in SPEC.variants {
-            let report = sleep_run(100, Some(variant), &[("work", "1000")]);
+            let report = test_run("sleep", 100, Some(variant), &[("work", "1000")]);
             assert_eq!(report.checksum, "2e2768dda01da53c", "{variant}");
             assert_eq!(report.tasks_ok, 100);
         }
@@ -248,18 +243,18 @@ mod tests {
     #[test]
     fn article_kernel_reference_checksums() {
         for variant in SPEC.variants {
-            let report = sleep_run(10, Some(variant), &[("kernel", "article")]);
+            let report = test_run("sleep", 10, Some(variant), &[("kernel", "article")]);
             assert_eq!(report.checksum, "000000000000071c", "{variant}");
-            let report = sleep_run(100, Some(variant), &[("kernel", "article")]);
+            let report = test_run("sleep", 100, Some(variant), &[("kernel", "article")]);
             assert_eq!(report.checksum, "0000000000003b56", "{variant}");
         }
     }
 
     #[test]
     fn runtime_flavour_is_recorded() {
-        let report = sleep_run(1, Some("current-thread"), &[("work", "0")]);
+        let report = test_run("sleep", 1, Some("current-thread"), &[("work", "0")]);
         assert_eq!(report.runtime.flavour, Flavour::CurrentThread);
-        let report = sleep_run(1, Some("joinset"), &[("work", "0")]);
+        let report = test_run("sleep", 1, Some("joinset"), &[("work", "0")]);
         assert_eq!(report.runtime.flavour, Flavour::MultiThread);
     }
 }
