@@ -10,12 +10,14 @@ servers' own command-line clients (`mariadb`, `psql`), which come with the serve
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -206,8 +208,9 @@ def _die_with_parent() -> None:
 def _popen(cmd: list[str], log: Path) -> subprocess.Popen:
     out = open(log, "ab")
     try:
+        # cwd "/": a server running as its own user may not be allowed into the caller's directory
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, preexec_fn=_die_with_parent)
+                                start_new_session=True, preexec_fn=_die_with_parent, cwd="/")
     finally:
         out.close()
 
@@ -217,7 +220,7 @@ class MariaDB(Server):
 
     def __init__(self, root: Path | None = None, max_connections: int = 200):
         super().__init__()
-        self.root = Path(root or paths.DATA / "servers" / "mariadb")
+        self.root = Path(root or paths.DATA / "servers" / "mariadb").absolute()
         self.datadir = self.root / "data"
         self.socket = self.root / "mysqld.sock"
         self.pidfile = self.root / "mariadbd.pid"
@@ -302,7 +305,7 @@ class Postgres(Server):
 
     def __init__(self, root: Path | None = None, max_connections: int = 200):
         super().__init__()
-        self.root = Path(root or paths.DATA / "servers" / "postgres")
+        self.root = Path(root or paths.DATA / "servers" / "postgres").absolute()
         self.datadir = self.root / "data"
         self.sockdir = self.root
         self.log = self.root / "server.log"
@@ -341,17 +344,38 @@ class Postgres(Server):
             env = dict(os.environ, PGPASSWORD=c.password)
         return self._run_client([*cmd, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"], statements, env)
 
+    def _owner_can_use(self, path: Path) -> bool:
+        """Whether the user PostgreSQL runs as can write into `path` (every parent must let it through)."""
+        if os.geteuid() != 0:
+            return True
+        probe = subprocess.run(self._as_owner(["test", "-w", str(path), "-a", "-x", str(path)]),
+                               cwd="/", capture_output=True)
+        return probe.returncode == 0
+
+    def _use_reachable_dirs(self) -> None:
+        """A checkout under a private directory (`mktemp -d` makes it 0700) is out of the postgres user's
+        reach: the cluster and its socket then live in a directory of their own, named after the checkout so
+        that later runs find it again; the log stays under `root`."""
+        if self._owner_can_use(self.root):
+            return
+        tag = hashlib.sha1(str(self.root.resolve()).encode()).hexdigest()[:12]
+        home = Path(tempfile.gettempdir()) / f"bench-postgres-{tag}"
+        home.mkdir(mode=0o700, exist_ok=True)
+        shutil.chown(home, "postgres", "postgres")
+        self.datadir, self.sockdir = home / "data", home
+
     def start(self) -> None:
         bindir = self.bindir()
         self.root.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")
+            self._use_reachable_dirs()
         _kill_pidfile(self.datadir / "postmaster.pid")
         if not (self.datadir / "PG_VERSION").exists():
             shutil.rmtree(self.datadir, ignore_errors=True)
             proc = subprocess.run(self._as_owner([str(bindir / "initdb"), "-D", str(self.datadir), "-U", "postgres",
                                                   "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8",
-                                                  "--no-instructions"]), capture_output=True, text=True)
+                                                  "--no-instructions"]), capture_output=True, text=True, cwd="/")
             if proc.returncode != 0:
                 raise ServerError(f"initdb failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
         port = free_port()

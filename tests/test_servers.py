@@ -1,6 +1,7 @@
 """The harness's own MariaDB and PostgreSQL: started on loopback, template loaded, users restored,
 restarted after a crash, stopped without leftovers.  Real servers, never mocks."""
 import os
+import shutil
 import signal
 import time
 
@@ -75,3 +76,23 @@ def test_stop_leaves_no_process(server):
         time.sleep(0.1)
     assert not _pid_exists(pid)
     server.start()  # for the fixture's own stop
+
+
+def test_postgres_under_a_private_directory(tmp_path):
+    """A checkout under `mktemp -d` (mode 0700): the postgres user cannot reach it, so the cluster lives in a
+    directory of its own while the log stays under the given root."""
+    require("postgres")
+    private = tmp_path / "checkout"
+    private.mkdir(mode=0o700)
+    s = servers.Postgres(root=private / "data" / "servers" / "postgres", max_connections=50)
+    s.start()
+    try:
+        s.restore_users()
+        assert s.sql("SELECT COUNT(*) FROM users").strip() == "10000"
+        if os.geteuid() == 0:
+            assert not s.datadir.is_relative_to(private)
+        assert (s.root / "server.log").exists()
+    finally:
+        s.stop()
+        if not s.datadir.is_relative_to(private):
+            shutil.rmtree(s.datadir.parent)
