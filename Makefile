@@ -42,7 +42,7 @@ run: setup
 	@dir="$(RUN_DIR)"; [ -n "$$dir" ] || dir=$$($(BIN)/python -m bench_src results-dir --profile $(PROFILE) --seed $(SEED)); \
 	mkdir -p "$$dir" && echo "results: $$dir" && \
 	$(BIN)/papermill notebooks/run.ipynb "$$dir/run.ipynb" -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" && \
-	$(BIN)/python -c "import sys; from bench_src import export; export.render_notebooks(sys.argv[1])" "$$dir" && \
+	$(BIN)/python -c "import sys; from bench_src.report import export; export.render_notebooks(sys.argv[1])" "$$dir" && \
 	echo "report: $$dir/export/"
 
 test: setup test-go test-rust test-python

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from . import api, build
+from . import api
 from .catalogue import WORKLOADS
 from .profiles import PROFILES
+from .run import build
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +83,7 @@ def with_servers(command: list[str]) -> int:
     import os
     import subprocess
 
-    from . import servers
+    from .run import servers
 
     if command[:1] == ["--"]:
         command = command[1:]

@@ -7,9 +7,12 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from . import build, equivalence, figures, paths, runner, stats
+from . import paths
+from .analysis import compare, stats
 from .plan import Plan, make_plan
-from .store import ResultsStore
+from .report import figures
+from .run import build, runner
+from .store import equivalence, load as load_results
 
 
 def _coerce(value: Any) -> Any:
@@ -64,7 +67,7 @@ def latest_results_dir() -> Path:
 
 def load(results_dir: str | Path) -> pd.DataFrame:
     """The tidy frame of a results directory, with the `valid` column."""
-    return equivalence.mark_valid(ResultsStore(results_dir).load())
+    return load_results(results_dir)
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -82,7 +85,8 @@ def summary(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
 
 
 def ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
-    return stats.compare_languages(df, metric)
+    """Go/Rust ratio of medians with its CI for every comparable pair of cells (no tests)."""
+    return compare.compare(df, metric, tests=False)
 
 
 def standard_figures(df: pd.DataFrame, results_dir: str | Path, metric: str = "elapsed_s") -> list[Path]:
@@ -113,7 +117,7 @@ def show(figure_paths) -> None:
 
 def report(results_dir: str | Path, margin: float = 0.02, render_html: bool = True):
     """The full analysis with every export (see bench_src.report)."""
-    from . import report as report_module
+    from .report import full as report_module
 
     rep = report_module.full_report(results_dir, margin, render_html=render_html)
     print(f"{len(rep.files)} files and {sum(len(v) for v in rep.figures.values())} figure files written to "

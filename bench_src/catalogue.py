@@ -108,6 +108,12 @@ class Workload:
     def default_params(self, lang: str) -> dict[str, str]:
         return {p.name: p.default_for(lang) for p in self.params_for(lang)}
 
+    @property
+    def shared_params(self) -> tuple[str, ...]:
+        """The parameters both languages take with the same meaning: a Go cell and a Rust cell are
+        comparable when these agree.  Per-language knobs (a driver) act like variants."""
+        return tuple(p.name for p in self.params if set(p.langs) >= set(LANGS) and not p.choices_by_lang)
+
 
 _RETAIN = Param("retain", "digest", kind="choice", choices=("digest", "content"), checksum=False,
                 doc="keep only each file's digest, or (as the article did) every file's content until the end")

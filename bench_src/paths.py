@@ -10,7 +10,7 @@ RESULTS = DATA / "results"
 FIXTURES = DATA / "fixtures"
 GOBENCH_SRC = ROOT / "gobench"
 RUSTBENCH_SRC = ROOT / "rustbench"
-LAUNCHER_SRC = ROOT / "bench_src" / "launcher" / "benchlaunch.c"
+LAUNCHER_SRC = ROOT / "bench_src" / "run" / "launcher" / "benchlaunch.c"
 
 
 def program(lang: str) -> Path:

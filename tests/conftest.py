@@ -1,6 +1,6 @@
 import pytest
 
-from bench_src import build
+from bench_src.run import build
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from bench_src import build
+from bench_src.run import build
 
 
 def test_a_missing_toolchain_is_named(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench_src import compare, quality, scaling
+from bench_src.analysis import compare, quality, scaling
 
 
 def test_holm_matches_a_hand_worked_example():

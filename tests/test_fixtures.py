@@ -1,6 +1,6 @@
 import sqlite3
 
-from bench_src import fixtures
+from bench_src.run import fixtures
 from reference import fixture_file, users_rows
 
 

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from bench_src.measure import measure, run_launched
+from bench_src.run.measure import measure, run_launched
 from bench_src.plan import Cell
 
 pytestmark = pytest.mark.slow

@@ -33,7 +33,7 @@ def test_run_notebook_end_to_end(built, tmp_path):
 
 
 def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):
-    from bench_src import build
+    from bench_src.run import build
     monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
     with pytest.raises(ValueError, match="unknown workload 'nosuch'"):
         api.plan_from_parameters(workloads='["nosuch"]')
@@ -49,7 +49,7 @@ def test_papermill_strings_are_read_as_yaml():
 
 
 def test_analysis_notebook_writes_every_export(built, tmp_path):
-    from bench_src import runner
+    from bench_src.run import runner
     from bench_src.plan import make_plan
 
     out = tmp_path / "results"
@@ -80,7 +80,8 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
 
 
 def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_path):
-    from bench_src import memory, runner
+    from bench_src.analysis import memory
+    from bench_src.run import runner
     from bench_src.plan import make_plan
 
     out = tmp_path / "results"

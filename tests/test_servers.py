@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from bench_src import paths, servers
+from bench_src import paths
+from bench_src.run import servers
 
 pytestmark = pytest.mark.slow
 

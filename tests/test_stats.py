@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench_src import stats
+from bench_src.analysis import compare, stats
 
 
 def test_median_ci_brackets_the_median_and_narrows_with_n():
@@ -76,7 +76,7 @@ def test_summary_and_ratios_per_cell_with_small_sample_warning():
     assert "only 2 samples" in s[s["n"] == 100]["warning"].iloc[0]
     assert np.isnan(s[s["n"] == 100]["ci_low"]).all()
     assert row["mad"] == pytest.approx(0.05) and row["min"] == 1.9 and row["max"] == 2.1
-    r = stats.compare_languages(df)
+    r = compare.compare(df, tests=False)
     assert len(r) == 2
     r10 = r[r["n"] == 10].iloc[0]
     assert r10["ratio"] == pytest.approx(2.0) and r10["ratio_ci_low"] < 2.0 < r10["ratio_ci_high"]

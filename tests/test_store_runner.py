@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from bench_src import runner
+from bench_src.run import runner
 from bench_src.plan import make_plan
 from bench_src.store import ResultsStore
 
@@ -99,7 +99,8 @@ def test_harness_errors_and_wrong_checksums_become_failed_samples(tmp_path):
     mism = next(r for r in rows if r["status"] == "checksum_mismatch")
     assert "differs from" in mism["reason"]
 
-    from bench_src import api, equivalence
+    from bench_src import api
+    from bench_src.store import equivalence
     df = api.load(tmp_path / "r")
     table = equivalence.check(df)
     assert not table["agree"].any()

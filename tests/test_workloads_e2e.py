@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
-from bench_src import api, measure, runner, servers
+from bench_src import api
+from bench_src.run import measure, runner, servers
 from bench_src.plan import make_plan
-from bench_src.resources import Resources
+from bench_src.run.resources import Resources
 from reference import files_read_checksum, files_rw_checksum, ping_pong_checksum, sql_checksum
 
 pytestmark = pytest.mark.slow

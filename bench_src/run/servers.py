@@ -23,7 +23,8 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import fixtures, paths
+from .. import paths
+from . import fixtures
 
 INSTALL = {"mysql": "mariadb-server", "postgres": "postgresql"}
 START_TIMEOUT_S = 90

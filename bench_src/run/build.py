@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from .. import paths
 
 INSTALL_HINTS = {
     "go": "install Go 1.26 or newer (https://go.dev/dl/) and put `go` on PATH",

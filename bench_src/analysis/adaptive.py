@@ -13,18 +13,16 @@ from collections import defaultdict
 
 import numpy as np
 
-from .catalogue import WORKLOADS
-from .equivalence import mark_valid
-from .plan import Cell, Plan
+from ..catalogue import WORKLOADS
+from ..plan import Cell, Plan
+from ..store import mark_valid, samples_frame
 from .stats import median_ci, ratio_ci
-from .store import samples_frame
 
 METRIC = "elapsed_s"
 
 
 def pair_key(cell: Cell) -> tuple:
-    w = WORKLOADS[cell.workload]
-    shared = {p.name for p in w.params if set(p.langs) >= {"go", "rust"} and not p.choices_by_lang}
+    shared = WORKLOADS[cell.workload].shared_params
     return (cell.workload, cell.n, cell.threads, cell.arm, tuple(kv for kv in cell.params if kv[0] in shared))
 
 

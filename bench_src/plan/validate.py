@@ -1,139 +1,17 @@
-"""A validated plan, its cells, and the randomized interleaved schedule of samples.
+"""`make_plan`: the notebook's parameters, merged over a profile, validated into a `Plan`.
 
-`make_plan` turns the notebook's parameters (merged over a profile) into a `Plan`, raising a
-ValueError that names the bad value and the allowed ones before anything is built or run.
+Every bad value raises a ValueError that names it and the allowed ones, before anything is built
+or run.
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import itertools
-import json
-import random
-from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
 import psutil
 
-from .catalogue import LANGS, WORKLOADS, workload
-from .profiles import profile as get_profile
-
-
-@dataclass(frozen=True, order=True)
-class Cell:
-    """One combination that is sampled repeatedly: workload x language x variant x N x params."""
-
-    workload: str
-    lang: str
-    variant: str
-    n: int
-    threads: int | None
-    params: tuple[tuple[str, str], ...]
-    arm: str = ""  # "A" / "B" in an A/A run: the same program and arguments measured as two arms
-
-    @property
-    def id(self) -> str:
-        p = ",".join(f"{k}={v}" for k, v in self.params)
-        t = "cpus" if self.threads is None else str(self.threads)
-        arm = f"|arm={self.arm}" if self.arm else ""
-        return f"{self.workload}|{self.lang}|{self.variant}|n={self.n}|t={t}|{p}{arm}"
-
-    @property
-    def params_dict(self) -> dict[str, str]:
-        return dict(self.params)
-
-    def equivalence_key(self) -> tuple:
-        """Cells with the same key must print the same checksum, whatever the language or variant."""
-        w = WORKLOADS[self.workload]
-        work_params = tuple((k, v) for k, v in self.params if w.param(k).checksum)
-        return (self.workload, self.n, work_params)
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One scheduled sample."""
-
-    phase: str  # "warmup" or "measured"
-    block: int
-    pos: int
-    cell: Cell
-
-    @property
-    def sample_id(self) -> str:
-        return f"{self.phase}:{self.block}:{self.cell.id}"
-
-
-@dataclass(frozen=True)
-class Plan:
-    profile: str
-    workloads: tuple[str, ...]
-    languages: tuple[str, ...]
-    ns: dict[str, tuple[int, ...]]
-    variants: dict[str, dict[str, tuple[str, ...]]]
-    params: dict[str, dict[str, dict[str, tuple[str, ...]]]]  # workload -> lang -> key -> values
-    samples: int
-    warmup: int
-    seed: int
-    threads: int | None
-    timeout_s: float
-    mem_limit_mb: int
-    cooldown_s: float
-    dsn: dict[str, str] = field(default_factory=dict)
-    article_preset: bool = False
-    aa: bool = False
-    timeline_ms: float = 0.0
-    adaptive_target: float = 0.0  # > 0: keep sampling unsettled cells (see adaptive.py)
-    max_samples: int = 0  # the sample budget per cell in adaptive mode
-
-    def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(asdict(self)))
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
-
-    def cells(self) -> list[Cell]:
-        out: list[Cell] = []
-        for w in self.workloads:
-            for lang in self.languages:
-                grid = self.params[w][lang]
-                keys = sorted(grid)
-                for variant in self.variants[w][lang]:
-                    for n in self.ns[w]:
-                        for values in itertools.product(*(grid[k] for k in keys)):
-                            out.append(Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values))))
-                if self.article_preset and lang in WORKLOADS[w].article:
-                    out.extend(self._article_cells(w, lang))
-        out = list(dict.fromkeys(out))
-        if self.aa:
-            out = [dataclasses.replace(c, arm=arm) for c in out for arm in ("A", "B")]
-        return out
-
-    def _article_cells(self, w: str, lang: str) -> list[Cell]:
-        """The article's own choices for this workload and language, over the plan's N values and
-        the grid values of every parameter the preset does not fix."""
-        variant, fixed = WORKLOADS[w].article[lang]
-        grid = {k: (fixed[k],) if k in fixed else v for k, v in self.params[w][lang].items()}
-        keys = sorted(grid)
-        return [Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values)))
-                for n in self.ns[w] for values in itertools.product(*(grid[k] for k in keys))]
-
-    def extra_block(self, block: int, cells: list[Cell]) -> list[Slot]:
-        """An adaptive block: the given cells in the block's seeded order."""
-        order = sorted(cells)
-        random.Random(f"{self.seed}:measured:{block}").shuffle(order)
-        return [Slot("measured", block, pos, c) for pos, c in enumerate(order)]
-
-    def schedule(self) -> list[Slot]:
-        """Warm-up blocks, then measured blocks; every cell once per block, in a seeded random order."""
-        cells = self.cells()
-        slots: list[Slot] = []
-        for phase, blocks in (("warmup", self.warmup), ("measured", self.samples)):
-            for block in range(blocks):
-                order = list(cells)
-                random.Random(f"{self.seed}:{phase}:{block}").shuffle(order)
-                slots.extend(Slot(phase, block, pos, c) for pos, c in enumerate(order))
-        return slots
+from ..catalogue import LANGS, WORKLOADS, workload
+from ..profiles import profile as get_profile
+from .model import Plan
 
 
 def _as_list(name: str, value: Any) -> list:
@@ -344,32 +222,6 @@ def make_plan(
         aa=bool(aa),
         timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
         **_adaptive(adaptive_target, max_samples, n_samples),
-    )
-
-
-def plan_from_dict(d: Mapping[str, Any]) -> Plan:
-    """Rebuild a Plan stored in meta.json."""
-    return Plan(
-        profile=d["profile"],
-        workloads=tuple(d["workloads"]),
-        languages=tuple(d["languages"]),
-        ns={w: tuple(v) for w, v in d["ns"].items()},
-        variants={w: {lg: tuple(v) for lg, v in per.items()} for w, per in d["variants"].items()},
-        params={w: {lg: {k: tuple(v) for k, v in g.items()} for lg, g in per.items()}
-                for w, per in d["params"].items()},
-        samples=d["samples"],
-        warmup=d["warmup"],
-        seed=d["seed"],
-        threads=d["threads"],
-        timeout_s=d["timeout_s"],
-        mem_limit_mb=d["mem_limit_mb"],
-        cooldown_s=d["cooldown_s"],
-        dsn=d.get("dsn", {}),
-        article_preset=d.get("article_preset", False),
-        aa=d.get("aa", False),
-        timeline_ms=d.get("timeline_ms", 0.0),
-        adaptive_target=d.get("adaptive_target", 0.0),
-        max_samples=d.get("max_samples", 0),
     )
 
 

@@ -15,12 +15,13 @@ from typing import Any, Callable, Protocol
 
 from tqdm.auto import tqdm
 
-from . import adaptive, build, machine, paths
-from .equivalence import ChecksumBook, key_string
+from .. import paths
+from ..analysis import adaptive
+from ..plan import Cell, Plan, Slot
+from ..store import ChecksumBook, ResultsStore, key_string, now_utc
+from . import build, machine
 from .measure import default_env, measure
-from .plan import Cell, Plan, Slot
 from .resources import Resources, SkipSample, raise_nofile_limit
-from .store import ResultsStore, now_utc
 
 
 class SampleContext(Protocol):

@@ -13,10 +13,10 @@ import resource
 from pathlib import Path
 from typing import Any
 
+from ..catalogue import WORKLOADS
+from ..plan import Cell, Plan
 from . import servers
-from .catalogue import WORKLOADS
 from .fixtures import Fixtures
-from .plan import Cell, Plan
 
 SERVER_WORKLOADS = {"mysql": "mysql", "postgres": "postgres"}
 

@@ -1,7 +1,7 @@
 """Measure one sample: run a program through the launcher and collect what the kernel and the
 program report.
 
-The launcher (bench_src/launcher/benchlaunch.c) forks the program, waits for it with wait4 and
+The launcher (bench_src/run/launcher/benchlaunch.c) forks the program, waits for it with wait4 and
 writes wall time, CPU times, peak RSS and context switches as JSON.  The program prints its own
 JSON line (workload timer, checksum).  Both are merged into one flat record.
 """
@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .plan import Cell
+from .. import paths
+from ..plan import Cell
 
 # The program's JSON keys that become columns of their own; any other key goes into `extra`.
 PROGRAM_KEYS = ("elapsed_ns", "setup_ns", "checksum", "tasks_ok", "threads", "t0_mono_ns", "spawned_ns")

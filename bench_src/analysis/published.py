@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import compare, paths
-from .catalogue import WORKLOADS
+from .. import paths
+from ..catalogue import WORKLOADS
+from . import compare
 
 SHARED_REFERENCE = paths.ROOT.parent / "shared" / "reference"
 LOCAL_REFERENCE = paths.DATA / "reference"

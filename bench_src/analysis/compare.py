@@ -16,11 +16,22 @@ import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
+from ..catalogue import WORKLOADS
 from . import stats
 
 MARGIN = 0.02
 ALPHA = 0.05
 TIME_METRICS = {"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s", "setup_s"}
+PAIR_KEYS = ["workload", "n", "threads_requested", "shared_params"]
+
+
+def shared_params(df: pd.DataFrame) -> pd.Series:
+    """Per row, `k=v,...` of the parameters both languages take (see Workload.shared_params)."""
+    def shared(row) -> str:
+        names = WORKLOADS[row["workload"]].shared_params
+        return ",".join(kv for kv in str(row["params"]).split(",") if kv and kv.split("=", 1)[0] in names)
+
+    return df.apply(shared, axis=1) if not df.empty else pd.Series(dtype=str)
 
 
 def cliffs_delta(a, b) -> float:
@@ -90,17 +101,17 @@ def compare(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = sta
     """Go vs Rust: every Go cell against every Rust cell that did the same work (same workload,
     N, threads and shared parameters), whatever their variants.  Ratio = Go / Rust."""
     valid = df[df["valid"]].copy() if "valid" in df else df.copy()
-    cols = [*stats.PAIR_KEYS, "go_variant", "rust_variant", "go_params", "rust_params", "metric", "go_samples",
+    cols = [*PAIR_KEYS, "go_variant", "rust_variant", "go_params", "rust_params", "metric", "go_samples",
             "rust_samples", "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value",
             "p_holm", "cliffs_delta", "verdict", "warning"]
     rows = []
     if not valid.empty:
-        valid["shared_params"] = stats.shared_params(valid)
-        for keys, g in valid.groupby(stats.PAIR_KEYS, dropna=False, sort=True):
+        valid["shared_params"] = shared_params(valid)
+        for keys, g in valid.groupby(PAIR_KEYS, dropna=False, sort=True):
             go, rust = g[g["lang"] == "go"], g[g["lang"] == "rust"]
             for (gv, gp), gg in go.groupby(["variant", "params"], sort=True):
                 for (rv, rp), rr in rust.groupby(["variant", "params"], sort=True):
-                    rows.append({**dict(zip(stats.PAIR_KEYS, keys)), "go_variant": gv, "rust_variant": rv,
+                    rows.append({**dict(zip(PAIR_KEYS, keys)), "go_variant": gv, "rust_variant": rv,
                                  "go_params": gp, "rust_params": rp, "metric": metric, "go_samples": len(gg),
                                  "rust_samples": len(rr), "go_median": float(np.median(gg[metric])),
                                  "rust_median": float(np.median(rr[metric])),
@@ -115,8 +126,6 @@ def compare_variants(df: pd.DataFrame, metric: str = "elapsed_s", baseline: str 
     """Within one language: every variant (or parameter set) against the baseline cell of the same
     workload, N and threads.  The baseline is the language's default variant unless given.
     Ratio = variant / baseline."""
-    from .catalogue import WORKLOADS
-
     valid = df[df["valid"]] if "valid" in df else df
     cols = ["workload", "lang", "n", "threads_requested", "variant", "params", "baseline_variant",
             "baseline_params", "metric", "samples", "baseline_samples", "median", "baseline_median", "ratio",

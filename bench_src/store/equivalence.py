@@ -12,7 +12,7 @@ import json
 
 import pandas as pd
 
-from .plan import Cell
+from ..plan import Cell
 
 
 def key_string(cell: Cell) -> str:

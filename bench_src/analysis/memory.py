@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..store import ResultsStore
 from .stats import CELL_KEYS, describe
-from .store import ResultsStore
 
 PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
 

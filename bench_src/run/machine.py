@@ -8,7 +8,7 @@ from pathlib import Path
 
 import psutil
 
-from .paths import ROOT
+from ..paths import ROOT
 
 
 def cpu_model() -> str:

@@ -16,7 +16,6 @@ CONFIDENCE = 0.95
 MIN_SAMPLES = 5
 N_RESAMPLES = 4000
 CELL_KEYS = ["workload", "lang", "variant", "n", "threads_requested", "params", "arm"]
-PAIR_KEYS = ["workload", "n", "threads_requested", "shared_params"]
 
 
 def min_samples_for(confidence: float) -> int:
@@ -113,25 +112,3 @@ def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = C
     for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
         rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, **describe(g[metric], confidence)})
     return pd.DataFrame(rows, columns=cols)
-
-
-def shared_params(df: pd.DataFrame) -> pd.Series:
-    """The parameters that both languages take (language-only knobs such as a driver are left out,
-    they act like variants)."""
-    from .catalogue import WORKLOADS
-
-    def shared(row) -> str:
-        w = WORKLOADS[row["workload"]]
-        both = {p.name for p in w.params if set(p.langs) >= {"go", "rust"} and not p.choices_by_lang}
-        pairs = [kv for kv in str(row["params"]).split(",") if kv and kv.split("=", 1)[0] in both]
-        return ",".join(pairs)
-
-    return df.apply(shared, axis=1) if not df.empty else pd.Series(dtype=str)
-
-
-def compare_languages(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """Go/Rust ratio of medians (with CI) for every Go cell and Rust cell that did the same work
-    (same workload, N, threads and shared parameters), for every pair of variants."""
-    from .compare import compare
-
-    return compare(df, metric, confidence=confidence, tests=False)

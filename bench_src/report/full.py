@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import compare, equivalence, export, figures, quality, scaling, stats
-from .api import load
+from ..analysis import compare, quality, scaling, stats
+from ..store import equivalence, load
+from . import export, figures
 
 METRICS = ("elapsed_s", "peak_rss_mib", "cpu_s")
 

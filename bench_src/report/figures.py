@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .catalogue import WORKLOADS
+from ..catalogue import WORKLOADS
 
 LABELS = {
     "elapsed_s": "workload time (s)",

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .plan import Plan, plan_from_dict
+from ..plan import Plan, plan_from_dict
 
 SAMPLES = "samples.jsonl"
 # Samples with these statuses did not run (the cell could not run here); a resumed run takes them

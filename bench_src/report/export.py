@@ -11,9 +11,9 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..analysis.compare import MARGIN
+from ..catalogue import WORKLOADS
 from . import figures
-from .catalogue import WORKLOADS
-from .compare import MARGIN
 
 FIGURE_FORMATS = ("svg", "png", "pdf")
 
