@@ -1,7 +1,8 @@
 """The catalogue of workloads: names, variants, parameters and limits.
 
-This is the harness's copy of ../shared/WORKLOADS.md.  A test compares it with what each program
-says of itself (`gobench list`, `rustbench list`), so the three cannot drift apart.
+docs/workloads.md specifies every workload and variant in words; this is its machine-readable
+side.  Tests compare it with what each program says of itself (`gobench list`, `rustbench list`)
+and with the specification, so the four cannot drift apart.
 """
 from __future__ import annotations
 
@@ -71,11 +72,22 @@ class Param:
         return text
 
 
+# What runs the concurrent work of a variant.  A Go-vs-Rust headline compares like with like: only
+# variants of the same model are paired (goroutines with tokio tasks); other models (OS threads,
+# unspawned futures, a single-threaded runtime) appear beside them in tables of their own.
+TASK = "task"                    # goroutines / tokio tasks on a multi-thread runtime
+TASK_ONE_THREAD = "task, 1 thread"  # tokio tasks on a current-thread runtime
+FUTURE = "future"                # futures polled together by one task (join_all), nothing spawned
+THREAD = "thread"                # one OS thread per task
+MODELS = (TASK, TASK_ONE_THREAD, FUTURE, THREAD)
+
+
 @dataclass(frozen=True)
 class Workload:
     """One workload of the specification.
 
-    variants: per language, the first is the default (the idiomatic best version).
+    variants: per language, the first is the default: the code the language's own documentation
+    recommends for the task (docs/workloads.md cites the source of every default).
     max_n: the largest N the harness accepts (the article's grid ends at 1,000,000).
     fixture: what the harness must prepare before a sample (None, "files", "sqlite", ...).
     n_meaning: what --n counts, for tables and axis labels.
@@ -92,9 +104,19 @@ class Workload:
     # The 2022 article's deliberate choices (collection by channel per goroutine, awaiting handles
     # in order, sqlx, retained contents): per language a variant and parameter values.
     article: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    # lang -> variant -> model (see MODELS) for variants that are not TASK; `model_by_name` gives
+    # every variant a model of its own name (cpu_loops: plain is only comparable with plain).
+    models: dict[str, dict[str, str]] = field(default_factory=dict)
+    model_by_name: bool = False
 
     def default_variant(self, lang: str) -> str:
         return self.variants[lang][0]
+
+    def model(self, lang: str, variant: str) -> str:
+        """What runs the variant's concurrent work; Go and Rust cells are like for like when equal."""
+        if self.model_by_name:
+            return variant
+        return self.models.get(lang, {}).get(variant, TASK)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -135,6 +157,7 @@ WORKLOADS: dict[str, Workload] = {
             max_n=1_000_000,
             summary="kernel, then sleep lcg(42)[i] % 300 ms",
             article={"go": ("chan-per-task", {}), "rust": ("join-handles", {})},
+            models={"rust": {"current-thread": TASK_ONE_THREAD}},
         ),
         Workload(
             "cpu_loops", "3",
@@ -147,10 +170,11 @@ WORKLOADS: dict[str, Workload] = {
             max_n=1_000_000,
             n_meaning="array length (outer loop)",
             summary="a[i] += j % u over an N x inner loop; no tasks",
+            model_by_name=True,
         ),
         Workload(
             "files_read", "2",
-            {"go": ("readfile", "chan-per-task"), "rust": ("tokio-fs", "spawn-blocking", "blocking-in-task")},
+            {"go": ("readfile", "chan-per-task"), "rust": ("spawn-blocking", "tokio-fs", "blocking-in-task")},
             (_RETAIN,),
             max_n=1_000_000,
             fixture="files",
@@ -159,7 +183,7 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload(
             "files_rw", "2",
-            {"go": ("readfile", "chan-per-task"), "rust": ("tokio-fs", "spawn-blocking", "blocking-in-task")},
+            {"go": ("readfile", "chan-per-task"), "rust": ("spawn-blocking", "tokio-fs", "blocking-in-task")},
             (_RETAIN,),
             max_n=1_000_000,
             fixture="files",
@@ -214,20 +238,26 @@ WORKLOADS: dict[str, Workload] = {
             "idle_tasks", "3",
             {"go": ("goroutine",), "rust": ("spawn", "current-thread", "join-all", "threads")},
             (
-                Param("duration_ms", "1000", minimum=0, doc="how long each task sleeps"),
+                Param("wait", "sleep", kind="choice", choices=("sleep", "release"), checksum=False,
+                      doc="sleep: each task sleeps duration_ms (the posts' setup); release: each task waits "
+                          "until the main task releases all of them right after the last spawn (all N alive "
+                          "at once by construction; duration_ms is not used)"),
+                Param("duration_ms", "1000", minimum=0, doc="how long each task sleeps (wait=sleep)"),
                 Param("linger_ms", "0", minimum=0, checksum=False,
                       doc="keep the process alive this long after the tasks ended (memory timeline)"),
             ),
             max_n=10_000_000,
-            summary="N tasks sleep and finish; peak memory / N = bytes per task",
+            summary="N tasks sleep (or wait for a release) and finish; peak memory / N = bytes per task",
+            models={"rust": {"current-thread": TASK_ONE_THREAD, "join-all": FUTURE, "threads": THREAD}},
         ),
         Workload(
             "threads_vs_tasks", "3",
-            {"go": ("goroutine",), "rust": ("thread", "thread-pinned", "tokio")},
+            {"go": ("goroutine",), "rust": ("tokio", "thread", "thread-pinned")},
             (Param("iterations", "100", minimum=0, doc="10 ms sleeps per worker"),),
             max_n=100_000,
             n_meaning="workers",
             summary="N workers: a staggered first sleep, then iterations x 10 ms sleeps",
+            models={"rust": {"thread": THREAD, "thread-pinned": THREAD}},
         ),
         Workload(
             "ping_pong", "3",
@@ -241,6 +271,7 @@ WORKLOADS: dict[str, Workload] = {
             max_n=100_000_000,
             n_meaning="messages",
             summary="two tasks exchange N messages over two channels",
+            models={"rust": {"current-thread": TASK_ONE_THREAD}},
         ),
     )
 }

@@ -30,15 +30,20 @@ PROFILES: dict[str, Profile] = {
     for p in (
         Profile(
             "quick",
-            "Small N of every workload, default variants: a smoke run in a few minutes on 2 cores.",
+            "Small N of every workload, default variants: a smoke run in a few minutes on 2 cores. Sleep "
+            "runs with and without its compute kernel (work=0: timers and scheduling only); idle tasks "
+            "wait for a release, so all N are alive at once, and N=1 gives each program's baseline memory; "
+            "threads vs tasks shows OS threads beside goroutines and tokio tasks.",
             ns={"sleep": [10, 100, 1000, 10000], "cpu_loops": [1000, 3000],
                 "files_read": [10, 1000], "files_rw": [10, 1000], "sqlite": [10, 100],
                 "mysql": [10, 100], "postgres": [10, 100],
-                "idle_tasks": [1000, 10000], "threads_vs_tasks": [1000], "ping_pong": [100000]},
+                "idle_tasks": [1, 1000, 10000], "threads_vs_tasks": [1000], "ping_pong": [100000]},
             samples=10,
             warmup=1,
             timeout_s=120,
-            params={"idle_tasks": {"duration_ms": [200]}, "threads_vs_tasks": {"iterations": [10]}},
+            params={"sleep": {"work": [0, 50000]}, "idle_tasks": {"wait": ["release"]},
+                    "threads_vs_tasks": {"iterations": [10]}},
+            variants={"threads_vs_tasks": "all"},
         ),
         Profile(
             "article",

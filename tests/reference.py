@@ -1,4 +1,4 @@
-"""Independent Python implementations of the checksums in WORKLOADS.md, used as test oracles."""
+"""Independent Python implementations of the checksums in docs/workloads.md, used as test oracles."""
 
 MOD = 2147483647
 MASK64 = (1 << 64) - 1

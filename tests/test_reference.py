@@ -1,4 +1,4 @@
-"""The oracle itself, against values stated in WORKLOADS.md and worked by hand."""
+"""The oracle itself, against values stated in docs/workloads.md and worked by hand."""
 from reference import cpu_loops_checksum, lcg, sleep_checksum, xorshift
 
 

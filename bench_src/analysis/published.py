@@ -1,5 +1,5 @@
 """Published figures beside ours: the 2022 article's tables (`article_2022.csv`) and the related
-posts' numbers (`other_posts.csv`), both from ../shared/reference/ (copied into data/reference/).
+posts' numbers (`other_posts.csv`), tracked in data/reference/ (its README names every source).
 
 For every cell the article reported, the side-by-side table holds the article's Go/Rust ratio of
 minimum times (and of maximum memory), our ratio of medians with its CI and verdict for the
@@ -12,7 +12,6 @@ article's claim survives:
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,23 +21,15 @@ from .. import paths
 from ..catalogue import WORKLOADS
 from . import compare
 
-SHARED_REFERENCE = paths.ROOT.parent / "shared" / "reference"
-LOCAL_REFERENCE = paths.DATA / "reference"
+REFERENCE = paths.DATA / "reference"
 
 # A claim only counts where the article's own difference was at least this large.
 CLAIM_THRESHOLD = 0.0
 
 
 def reference_dir() -> Path:
-    """data/reference/, filled from ../shared/reference/ when it is missing."""
-    if not (LOCAL_REFERENCE / "article_2022.csv").exists():
-        if not (SHARED_REFERENCE / "article_2022.csv").exists():
-            raise FileNotFoundError(f"no published figures: neither {LOCAL_REFERENCE} nor {SHARED_REFERENCE} "
-                                    "holds article_2022.csv")
-        LOCAL_REFERENCE.mkdir(parents=True, exist_ok=True)
-        for f in SHARED_REFERENCE.glob("*"):
-            shutil.copy2(f, LOCAL_REFERENCE / f.name)
-    return LOCAL_REFERENCE
+    """data/reference/: the published figures, tracked with the repository."""
+    return REFERENCE
 
 
 def article_table() -> pd.DataFrame:

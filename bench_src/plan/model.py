@@ -43,6 +43,16 @@ class Cell:
         return (self.workload, self.n, work_params)
 
 
+def _normalised(cell: Cell) -> Cell:
+    """One cell per distinct work: a parameter that the cell's other parameters make unused takes a
+    fixed value (idle_tasks with wait=release does not sleep, so its duration_ms is 0)."""
+    p = dict(cell.params)
+    if cell.workload == "idle_tasks" and p.get("wait") == "release" and p.get("duration_ms") not in (None, "0"):
+        p["duration_ms"] = "0"
+        return dataclasses.replace(cell, params=tuple(sorted(p.items())))
+    return cell
+
+
 @dataclass(frozen=True)
 class Slot:
     """One scheduled sample."""
@@ -98,7 +108,7 @@ class Plan:
                             out.append(Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values))))
                 if self.article_preset and lang in WORKLOADS[w].article:
                     out.extend(self._article_cells(w, lang))
-        out = list(dict.fromkeys(out))
+        out = list(dict.fromkeys(_normalised(c) for c in out))
         if self.aa:
             out = [dataclasses.replace(c, arm=arm) for c in out for arm in ("A", "B")]
         return out

@@ -1,4 +1,4 @@
-"""Deterministic inputs of the I/O and database workloads (WORKLOADS.md section 2).
+"""Deterministic inputs of the I/O and database workloads (docs/workloads.md).
 
 - files: `0.txt` .. `19.txt`; file k has 3 * (k + 1) lines, line j is 63 copies of the letter
   'a' + (k + j) % 26 and a newline (192 * (k + 1) bytes).

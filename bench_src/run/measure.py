@@ -25,7 +25,7 @@ LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "
 
 
 def command(cell: Cell, data_dir: Path | None = None, dsn: str | None = None) -> list[str]:
-    """The program's command line for a cell (the contract of WORKLOADS.md section 1)."""
+    """The program's command line for a cell (the contract in docs/workloads.md)."""
     cmd = [str(paths.program(cell.lang)), cell.workload, "--n", str(cell.n), "--variant", cell.variant]
     if cell.threads is not None:
         cmd += ["--threads", str(cell.threads)]
