@@ -25,6 +25,25 @@ def _coerce(value: Any) -> Any:
     return value
 
 
+# Names IPython puts in a notebook's namespace; everything else that is not private, a module, a
+# function or a class was assigned by the parameters cell or injected by papermill.
+_KERNEL_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+
+
+def refuse_unknown_parameters(namespace: dict[str, Any], known: list[str] | tuple[str, ...]) -> None:
+    """Raise a ValueError naming every parameter papermill injected that the notebook does not
+    declare (papermill itself only warns, and the run would go on without it).  Call it in the
+    first code cell with `globals()` and the declared parameter names."""
+    import inspect
+
+    unknown = sorted(k for k, v in namespace.items()
+                     if not k.startswith("_") and k not in _KERNEL_NAMES and k not in known
+                     and not (inspect.ismodule(v) or inspect.isroutine(v) or inspect.isclass(v)))
+    if unknown:
+        raise ValueError(f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(known)}")
+
+
 def plan_from_parameters(**parameters: Any) -> Plan:
     """Validate the notebook's parameters (papermill strings included) into a Plan."""
     return make_plan(**{k: _coerce(v) for k, v in parameters.items()})

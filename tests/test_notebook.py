@@ -114,3 +114,14 @@ def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_p
     tvt = pd.read_csv(out / "export" / "tables" / "threads_vs_tasks.csv")
     assert set(tvt["metric"]) == {"wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches"}
     assert set(tvt["variant"]) == {"goroutine", "thread", "thread-pinned", "tokio"}
+
+
+def test_an_injected_parameter_the_notebook_does_not_declare_is_refused():
+    import json as json_module
+
+    namespace = {"In": [], "Out": {}, "get_ipython": print, "json_module": json_module, "_": 1,
+                 "profile": "quick", "samples": 5}
+    api.refuse_unknown_parameters(namespace, ["profile", "samples"])
+    namespace["sample"] = 3
+    with pytest.raises(ValueError, match=r"unknown parameter 'sample'; allowed: profile, samples"):
+        api.refuse_unknown_parameters(namespace, ["profile", "samples"])
