@@ -1,0 +1,77 @@
+"""docs/workloads.md and the catalogue say the same: every workload has a section with a variants
+table (each variant with its model, the default marked) and a parameters table (each parameter
+with its default value), and cites the source of its defaults; the document names no variant or
+parameter the catalogue lacks."""
+import re
+
+import pytest
+
+from bench_src import paths
+from bench_src.catalogue import LANGS, WORKLOADS
+
+SPEC = paths.ROOT / "docs" / "workloads.md"
+LANG_NAMES = {"Go": "go", "Rust": "rust"}
+
+
+def sections() -> dict[str, str]:
+    parts = re.split(r"^### (\w+).*$", SPEC.read_text(), flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def table_rows(section: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in section.splitlines() if line.startswith("|") and not re.match(r"^\|\s*-", line)]
+
+
+def variant_rows(section: str) -> dict[tuple[str, str], tuple[bool, str]]:
+    """(lang, variant) -> (marked default, model), from the rows whose first cell names languages."""
+    out = {}
+    for cells in table_rows(section):
+        langs = [p.strip() for p in cells[0].split(",")]
+        if len(cells) != 4 or not all(lang in LANG_NAMES for lang in langs):
+            continue
+        m = re.fullmatch(r"`([^`]+)`( \(default\))?", cells[1])
+        assert m, f"a variant cell must be `name` or `name` (default): {cells[1]!r}"
+        for lang in langs:
+            out[(LANG_NAMES[lang], m.group(1))] = (bool(m.group(2)), cells[2])
+    return out
+
+
+def param_rows(section: str) -> dict[str, str]:
+    return {cells[0].strip("`"): cells[1] for cells in table_rows(section)
+            if len(cells) == 3 and cells[0] != "parameter"}
+
+
+def test_every_workload_has_a_section():
+    assert set(WORKLOADS) <= set(sections()), set(WORKLOADS) - set(sections())
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_variants_defaults_and_models_match_the_catalogue(name):
+    w = WORKLOADS[name]
+    documented = variant_rows(sections()[name])
+    expected = {(lang, v) for lang in LANGS for v in w.variants[lang]}
+    assert set(documented) == expected, (f"{name}: documented only {set(documented) - expected}, "
+                                         f"missing {expected - set(documented)}")
+    for (lang, v), (is_default, model) in documented.items():
+        assert is_default == (v == w.default_variant(lang)), f"{name} {lang} {v}: default mark"
+        assert model == w.model(lang, v), f"{name} {lang} {v}: model {model!r}, catalogue {w.model(lang, v)!r}"
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_every_parameter_and_its_default_is_documented(name):
+    rows = param_rows(sections()[name])
+    w = WORKLOADS[name]
+    assert set(rows) == {p.name for p in w.params}, f"{name}: documented {set(rows)}"
+    for p in w.params:
+        for d in (set(p.default.values()) if isinstance(p.default, dict) else {p.default}):
+            assert re.search(rf"\b{re.escape(d)}\b", rows[p.name].replace(",", "")), \
+                f"{name}: default {d!r} of {p.name} not stated in {rows[p.name]!r}"
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_the_source_of_every_default_is_cited(name):
+    section = sections()[name]
+    assert re.search(r"^Defaults?:", section, flags=re.M), f"{name}: no 'Defaults:' paragraph"
+    tail = section[re.search(r"^Defaults?:", section, flags=re.M).start():]
+    assert "https://" in tail, f"{name}: the defaults paragraph cites no source"
