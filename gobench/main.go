@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gobench/internal/cli"
+	"gobench/internal/cpus"
 	"gobench/internal/workloads"
 )
 
@@ -55,9 +56,11 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 		return fail(2, fmt.Errorf("unknown workload %q", args.Workload))
 	}
 
+	// --threads wins; otherwise the usable-CPUs rule (affinity mask and CPU
+	// quota), never the runtime's own default.
 	threads := args.Threads
 	if threads == 0 {
-		threads = runtime.NumCPU()
+		threads = cpus.Usable()
 	}
 	runtime.GOMAXPROCS(threads)
 	threads = runtime.GOMAXPROCS(0)
