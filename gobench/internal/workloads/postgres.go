@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"gobench/internal/cli"
 )
 
 // postgres: the users tasks on PostgreSQL through a pgx pool. Same checksum
@@ -69,7 +71,7 @@ func postgresConfig(dsn string, maxConns int32) (*pgxpool.Config, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("invalid --dsn: %w", err)
+		return nil, fmt.Errorf("invalid %s %s: %s", cli.DSNEnv, cli.RedactDSN(dsn), cli.Scrub(err.Error(), dsn))
 	}
 	cfg.MaxConns = maxConns
 	cfg.MinConns = 0

@@ -15,7 +15,9 @@ type Spec struct {
 	DefaultVariant string
 	Params         []Param
 	NeedsDataDir   bool
-	NeedsDSN       bool
+	// NeedsDSN: the workload talks to a database server whose URL comes
+	// from the environment variable BENCH_DSN (cli.Args.DSN).
+	NeedsDSN bool
 	// Run performs the workload. It must start c.Timer immediately before the
 	// first task is spawned and stop it once the last result is collected.
 	Run func(c *Context) (Outcome, error)
@@ -42,7 +44,8 @@ type Context struct {
 	// Threads is the effective GOMAXPROCS.
 	Threads int
 	DataDir string
-	DSN     string
+	// DSN is the database URL of a server workload (from BENCH_DSN).
+	DSN string
 	// Params holds every param of the workload, defaults included.
 	Params map[string]string
 	Timer  *cli.Timer
@@ -69,7 +72,6 @@ func (s *Spec) NewContext(a cli.Args, threads int) (*Context, error) {
 		Variant: a.Variant,
 		Threads: threads,
 		DataDir: a.DataDir,
-		DSN:     a.DSN,
 		Params:  s.Defaults(),
 		Timer:   new(cli.Timer),
 	}
@@ -84,10 +86,12 @@ func (s *Spec) NewContext(a cli.Args, threads int) (*Context, error) {
 		return nil, usage("--data-dir is required")
 	case !s.NeedsDataDir && c.DataDir != "":
 		return nil, usage("does not take --data-dir")
-	case s.NeedsDSN && c.DSN == "":
-		return nil, usage("--dsn is required")
-	case !s.NeedsDSN && c.DSN != "":
-		return nil, usage("does not take --dsn")
+	case s.NeedsDSN && a.DSN == "":
+		return nil, usage("needs a database server: set the environment variable %s to its URL, scheme://user:pass@host:port/db", cli.DSNEnv)
+	}
+	// A workload without a server ignores BENCH_DSN.
+	if s.NeedsDSN {
+		c.DSN = a.DSN
 	}
 	for _, kv := range a.Params {
 		i := slices.IndexFunc(s.Params, func(p Param) bool { return p.Name == kv.Key })

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"gobench/internal/cli"
 	"gobench/internal/lcg"
 )
 
@@ -301,35 +302,39 @@ func sqlPreopen(ctx context.Context, db *sql.DB, k int, check func(context.Conte
 	})
 }
 
-// serverURL parses a --dsn URL of the form scheme://user:pass@host:port/db,
-// accepting only the given schemes and query keys. Its errors never contain
-// the password.
+// serverURL parses a BENCH_DSN URL of the form scheme://user:pass@host:port/db,
+// accepting only the given schemes and query keys. Its errors show the URL
+// with the password redacted.
 func serverURL(raw string, schemes []string, queryKeys ...string) (*url.URL, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("invalid %s %s: %s", cli.DSNEnv, cli.RedactDSN(raw), fmt.Sprintf(format, a...))
+	}
+	want := schemes[0] + "://user:pass@host:port/db"
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("invalid --dsn: %w", err)
+		return nil, bad("%s", cli.Scrub(err.Error(), raw))
 	}
 	switch {
 	case !slices.Contains(schemes, u.Scheme):
-		return nil, fmt.Errorf("invalid --dsn: scheme %q, want %s://user:pass@host:port/db", u.Scheme, schemes[0])
+		return nil, bad("scheme %q, want %s", u.Scheme, want)
 	case u.Opaque != "" || u.Hostname() == "":
-		return nil, fmt.Errorf("invalid --dsn: no host, want %s://user:pass@host:port/db", schemes[0])
+		return nil, bad("no host, want %s", want)
 	case len(u.Path) < 2 || u.Path[0] != '/' || strings.Contains(u.Path[1:], "/"):
-		return nil, fmt.Errorf("invalid --dsn: want exactly one database name in the path, got %q", u.Path)
+		return nil, bad("want exactly one database name in the path, got %q", u.Path)
 	case u.Fragment != "":
-		return nil, errors.New("invalid --dsn: unexpected #fragment")
+		return nil, bad("unexpected #fragment")
 	}
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return nil, fmt.Errorf("invalid --dsn query: %w", err)
+		return nil, bad("query: %s", cli.Scrub(err.Error(), raw))
 	}
 	for k := range query {
 		if !slices.Contains(queryKeys, k) {
-			return nil, fmt.Errorf("invalid --dsn: unsupported query parameter %q", k)
+			return nil, bad("unsupported query parameter %q", k)
 		}
 	}
 	return u, nil
