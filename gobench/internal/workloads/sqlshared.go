@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"gobench/internal/cli"
 	"gobench/internal/lcg"
@@ -44,11 +46,17 @@ type usersTask struct {
 	rows    int64
 }
 
-// runUsersTasks runs the N tasks against q, timed, and returns the number of
-// updates plus the number of rows the odd-age queries returned. With
-// serializeWrites, one mutex is held around every UPDATE.
-func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool) (uint64, error) {
-	ctx := context.Background()
+// runUsersTasks runs the N tasks against q with ctx, timed, and returns the
+// number of updates plus the number of rows the odd-age queries returned.
+// With serializeWrites, one mutex is held around every UPDATE.
+//
+// The first task that fails calls onFail (if set) with its error: onFail
+// makes the others give up at once instead of each meeting the failure on
+// its own (a dead server would otherwise be dialled again for every one of N
+// tasks), and returns the error to report, to which it may add what the
+// driver knows. The error reported is that first failure, with how many
+// tasks failed in all.
+func runUsersTasks(ctx context.Context, c *Context, q usersQueries, chanPerTask, serializeWrites bool, onFail func(error) error) (uint64, error) {
 	ages := lcg.Mod(42, c.N, 100)
 	ids := lcg.Mod(17, c.N, usersRows)
 	var writeMu sync.Mutex
@@ -85,9 +93,33 @@ func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool
 		return usersTask{updates: 1}, nil
 	}
 
-	results, err := runIOTasks(c.N, c.Timer, chanPerTask, task)
+	var (
+		failOnce sync.Once
+		firstErr error
+		failed   atomic.Int64
+	)
+	run := func(i int) (usersTask, error) {
+		r, err := task(i)
+		if err != nil {
+			failed.Add(1)
+			failOnce.Do(func() {
+				if onFail != nil {
+					err = onFail(err)
+				}
+				firstErr = fmt.Errorf("task %d: %w", i, err)
+			})
+		}
+		return r, err
+	}
+
+	results, err := runIOTasks(c.N, c.Timer, chanPerTask, run)
 	if err != nil {
-		return 0, err
+		// After onFail the other tasks fail with errors of its making
+		// ("database is closed", "context canceled"): report the first.
+		if n := failed.Load(); n > 1 {
+			return 0, fmt.Errorf("%w (%d of %d tasks failed)", firstErr, n, c.N)
+		}
+		return 0, firstErr
 	}
 	var sum uint64
 	for _, r := range results {
@@ -95,6 +127,20 @@ func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool
 	}
 	return sum, nil
 }
+
+// serverConnectTimeout bounds opening one connection of the server
+// workloads (mysql, postgres): dialling, the handshake and authentication.
+// It is a variable only so that tests can shorten it.
+var serverConnectTimeout = 5 * time.Second
+
+// serverStatementTimeout bounds one statement on a connection already taken
+// from the pool; waiting for the pool is not counted, so however many tasks
+// queue for a small pool none fails because of the queue. Every statement of
+// the workloads touches at most about 100 rows of a 10,000-row table by index
+// and takes milliseconds even on a loaded machine; 30 s is far above that yet
+// makes a server that stopped answering fail the run instead of hanging it.
+// It is a variable only so that tests can shorten it.
+var serverStatementTimeout = 30 * time.Second
 
 // serverVariants are the variants of the server workloads (mysql, postgres).
 var serverVariants = []string{"pool", "chan-per-task"}
@@ -181,6 +227,9 @@ type sqlRun struct {
 	sum             string
 	chanPerTask     bool
 	serializeWrites bool
+	// onFail, if set, is called once by the first task that fails (see
+	// runUsersTasks).
+	onFail func(error) error
 }
 
 // runSQLUsers opens the pool's connections, prepares the statements, runs
@@ -226,7 +275,7 @@ func runSQLUsersOpen(c *Context, r sqlRun) (out Outcome, err error) {
 		*p.dst = st
 	}
 
-	taskSum, err := runUsersTasks(c, &s, r.chanPerTask, r.serializeWrites)
+	taskSum, err := runUsersTasks(ctx, c, &s, r.chanPerTask, r.serializeWrites, r.onFail)
 	if err != nil {
 		return Outcome{}, err
 	}
