@@ -32,7 +32,7 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 		if code == 2 {
 			msg += "; " + cli.Usage
 		}
-		fmt.Fprintf(stderr, "gobench: %s\n", cli.Scrub(msg, dsn))
+		fmt.Fprintf(stderr, "gobench: %s\n", cli.OneLine(cli.Scrub(msg, dsn)))
 		return code
 	}
 	if err := cli.RaiseNoFile(); err != nil {

@@ -27,9 +27,9 @@ var idleTasksSpec = &Spec{
 	Variants:       []string{"goroutine"},
 	DefaultVariant: "goroutine",
 	Params: []Param{
-		{Name: "wait", Default: "sleep", Validate: oneOf("sleep", "release")},
-		{Name: "duration_ms", Default: "1000", Validate: intRange(0, maxMillis)},
-		{Name: "linger_ms", Default: "0", Validate: intRange(0, maxMillis)},
+		{Name: "wait", Default: "sleep", Choices: []string{"sleep", "release"}},
+		{Name: "duration_ms", Default: "1000", Min: 0, Max: maxMillis},
+		{Name: "linger_ms", Default: "0", Min: 0, Max: maxMillis},
 	},
 	Run: runIdleTasks,
 }

@@ -20,9 +20,12 @@ var mysqlSpec = &Spec{
 	Name:           "mysql",
 	Variants:       serverVariants,
 	DefaultVariant: "pool",
-	Params:         serverParams("go-sql-driver"),
-	NeedsDSN:       true,
-	Run:            oneLineErrors(runMySQL),
+	Params: []Param{
+		serverPoolParam,
+		{Name: "driver", Default: "go-sql-driver", Choices: []string{"go-sql-driver"}},
+	},
+	NeedsDSN: true,
+	Run:      runMySQL,
 }
 
 func runMySQL(c *Context) (Outcome, error) {

@@ -17,9 +17,12 @@ var postgresSpec = &Spec{
 	Name:           "postgres",
 	Variants:       serverVariants,
 	DefaultVariant: "pool",
-	Params:         serverParams("pgx"),
-	NeedsDSN:       true,
-	Run:            oneLineErrors(runPostgres),
+	Params: []Param{
+		serverPoolParam,
+		{Name: "driver", Default: "pgx", Choices: []string{"pgx"}},
+	},
+	NeedsDSN: true,
+	Run:      runPostgres,
 }
 
 // The queries with "$1" placeholders.

@@ -145,14 +145,9 @@ var serverStatementTimeout = 30 * time.Second
 // serverVariants are the variants of the server workloads (mysql, postgres).
 var serverVariants = []string{"pool", "chan-per-task"}
 
-// serverParams are the params of a server workload whose only driver is
-// driver: the pool size (default 64) and the driver.
-func serverParams(driver string) []Param {
-	return []Param{
-		{Name: "pool", Default: "64", Validate: intRange(1, math.MaxInt32)},
-		{Name: "driver", Default: driver, Validate: oneOf(driver)},
-	}
-}
+// serverPoolParam is the pool size of a server workload (mysql, postgres);
+// each also has a driver param with its one driver.
+var serverPoolParam = Param{Name: "pool", Default: "64", Min: 1, Max: math.MaxInt32}
 
 // usersChecksum adds the final SELECT SUM(salary) to the task sum.
 func usersChecksum(taskSum uint64, salarySum int64) uint64 {
