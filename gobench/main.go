@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gobench/internal/cli"
+	"gobench/internal/cpus"
 	"gobench/internal/workloads"
 )
 
@@ -22,13 +23,16 @@ func main() {
 
 // run executes the command line and returns the exit status:
 // 0 on success, 1 on a runtime failure, 2 on a usage error.
+// The database URL comes from the environment variable BENCH_DSN, never from
+// argv; no message shows its password.
 func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
+	dsn := os.Getenv(cli.DSNEnv)
 	fail := func(code int, err error) int {
+		msg := err.Error()
 		if code == 2 {
-			fmt.Fprintf(stderr, "gobench: %v; %s\n", err, cli.Usage)
-		} else {
-			fmt.Fprintf(stderr, "gobench: %v\n", err)
+			msg += "; " + cli.Usage
 		}
+		fmt.Fprintf(stderr, "gobench: %s\n", cli.OneLine(cli.Scrub(msg, dsn)))
 		return code
 	}
 	if err := cli.RaiseNoFile(); err != nil {
@@ -44,6 +48,7 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 	if err != nil {
 		return fail(2, err)
 	}
+	args.DSN = dsn
 	if args.Workload == "list" {
 		if err := writeJSON(stdout, listing{Lang: "go", Workloads: workloads.Catalog()}); err != nil {
 			return fail(1, err)
@@ -55,9 +60,11 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 		return fail(2, fmt.Errorf("unknown workload %q", args.Workload))
 	}
 
+	// --threads wins; otherwise the usable-CPUs rule (affinity mask and CPU
+	// quota), never the runtime's own default.
 	threads := args.Threads
 	if threads == 0 {
-		threads = runtime.NumCPU()
+		threads = cpus.Usable()
 	}
 	runtime.GOMAXPROCS(threads)
 	threads = runtime.GOMAXPROCS(0)

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"gobench/internal/cpus"
 )
 
 // resultKeys are the keys every result line must carry.
@@ -85,7 +90,7 @@ func TestRunCPULoops(t *testing.T) {
 	}
 	m := lastLine(t, stdout)
 	checkResult(t, m, "cpu_loops", "00000000000011be", 100)
-	if m["variant"] != "plain" || m["threads"] != float64(runtime.NumCPU()) {
+	if m["variant"] != "plain" || m["threads"] != float64(cpus.Usable()) {
 		t.Errorf("variant/threads: %v", m)
 	}
 	if _, ok := m["spawned_ns"]; ok {
@@ -164,8 +169,25 @@ func TestUsageErrors(t *testing.T) {
 	assertUsageErrors(t, bad)
 }
 
-// TestBinary builds the program and runs it as the harness does.
-func TestBinary(t *testing.T) {
+// The program built once for the tests that run it as the harness does.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// binary builds the program (once per test run) and returns its path.
+func binary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -173,11 +195,27 @@ func TestBinary(t *testing.T) {
 	if err != nil {
 		t.Skip("go command not in PATH")
 	}
-	bin := filepath.Join(t.TempDir(), "gobench")
-	if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "gobench-test-")
+		if built.err != nil {
+			return
+		}
+		bin := filepath.Join(built.dir, "gobench")
+		if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
+	return built.bin
+}
 
+// TestBinary builds the program and runs it as the harness does.
+func TestBinary(t *testing.T) {
+	bin := binary(t)
 	out, err := exec.Command(bin, "sleep", "--n", "10", "--param", "work=50000").Output()
 	if err != nil {
 		t.Fatalf("sleep: %v", err)

@@ -11,7 +11,7 @@ func TestListRelated(t *testing.T) {
 	l := listCatalogue(t)
 	want := map[string]listEntry{
 		"idle_tasks": {[]string{"goroutine"}, "goroutine",
-			map[string]string{"duration_ms": "1000", "linger_ms": "0"}},
+			map[string]string{"wait": "sleep", "duration_ms": "1000", "linger_ms": "0"}},
 		"threads_vs_tasks": {[]string{"goroutine"}, "goroutine",
 			map[string]string{"iterations": "100"}},
 		"ping_pong": {[]string{"channels"}, "channels",
@@ -26,23 +26,33 @@ func TestListRelated(t *testing.T) {
 
 func TestRunIdleTasksLinger(t *testing.T) {
 	const lingerNs = 100e6
-	code, stdout, stderr := runMain(t, "idle_tasks", "--n", "1000",
-		"--param", "duration_ms=10", "--param", "linger_ms=100")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	m := lastLine(t, stdout)
-	checkResult(t, m, "idle_tasks", "00000000000003e8", 1000)
-	spawned, _ := m["spawned_ns"].(float64)
-	finished, _ := m["finished_ns"].(float64)
-	lingerEnd, _ := m["linger_end_ns"].(float64)
-	if spawned <= 0 || finished != m["elapsed_ns"] || finished < 10e6 || lingerEnd < finished+lingerNs {
-		t.Errorf("phases: spawned %v, elapsed %v, finished %v, linger_end %v",
-			spawned, m["elapsed_ns"], finished, lingerEnd)
-	}
-	params, _ := m["params"].(map[string]any)
-	if params["duration_ms"] != "10" || params["linger_ms"] != "100" {
-		t.Errorf("params = %v", params)
+	for _, wait := range []string{"sleep", "release"} {
+		code, stdout, stderr := runMain(t, "idle_tasks", "--n", "1000", "--param", "wait="+wait,
+			"--param", "duration_ms=10", "--param", "linger_ms=100")
+		if code != 0 {
+			t.Fatalf("wait=%s: exit %d: %s", wait, code, stderr)
+		}
+		m := lastLine(t, stdout)
+		checkResult(t, m, "idle_tasks", "00000000000003e8", 1000)
+		spawned, _ := m["spawned_ns"].(float64)
+		finished, _ := m["finished_ns"].(float64)
+		lingerEnd, _ := m["linger_end_ns"].(float64)
+		slept := 10e6
+		if wait == "release" {
+			slept = 0
+		}
+		if spawned <= 0 || finished != m["elapsed_ns"] || finished < slept || lingerEnd < finished+lingerNs {
+			t.Errorf("wait=%s: phases: spawned %v, elapsed %v, finished %v, linger_end %v",
+				wait, spawned, m["elapsed_ns"], finished, lingerEnd)
+		}
+		alive, ok := m["alive_at_spawn"].(float64)
+		if !ok || alive < 0 || alive > 1000 || (wait == "release" && alive != 1000) {
+			t.Errorf("wait=%s: alive_at_spawn = %v", wait, m["alive_at_spawn"])
+		}
+		params, _ := m["params"].(map[string]any)
+		if params["wait"] != wait || params["duration_ms"] != "10" || params["linger_ms"] != "100" {
+			t.Errorf("params = %v", params)
+		}
 	}
 }
 
@@ -81,6 +91,7 @@ func TestRelatedUsageErrors(t *testing.T) {
 		{"idle_tasks", "--n", "1", "--param", "linger_ms=x"},
 		{"idle_tasks", "--n", "1", "--variant", "spawn"},
 		{"idle_tasks", "--n", "1", "--param", "buffer=1"},
+		{"idle_tasks", "--n", "1", "--param", "wait=forever"},
 		{"threads_vs_tasks", "--n", "1", "--param", "iterations=-1"},
 		{"threads_vs_tasks", "--n", "1", "--variant", "thread"},
 		{"ping_pong", "--n", "1", "--param", "buffer=-1"},

@@ -10,7 +10,7 @@ import (
 )
 
 // Usage is the one-line synopsis printed with every usage error.
-const Usage = "usage: gobench <workload> --n N [--variant V] [--threads T] [--data-dir DIR] [--dsn URL] [--param KEY=VALUE ...] | gobench list"
+const Usage = "usage: gobench <workload> --n N [--variant V] [--threads T] [--data-dir DIR] [--param KEY=VALUE ...] | gobench list; mysql and postgres read the database URL from the environment variable " + DSNEnv
 
 // ErrHelp is returned by Parse when help was requested.
 var ErrHelp = errors.New("help requested")
@@ -33,7 +33,9 @@ type Args struct {
 	Variant  string
 	Threads  int
 	DataDir  string
-	DSN      string
+	// DSN is the database URL from the environment variable BENCH_DSN, set
+	// by the caller; Parse never sets it (there is no --dsn flag).
+	DSN string
 	// Params holds --param KEY=VALUE pairs in the order given.
 	Params []Param
 }
@@ -72,6 +74,10 @@ func Parse(argv []string) (Args, error) {
 			return a, ErrHelp
 		}
 		name, value, hasValue := strings.Cut(arg, "=")
+		if name == "--dsn" {
+			// Checked first: whatever follows is a secret and is never echoed.
+			return a, usagef("--dsn is not accepted (a password in the command line is visible to every user): set the environment variable %s to the database URL instead", DSNEnv)
+		}
 		if !strings.HasPrefix(name, "--") {
 			return a, usagef("unexpected argument %q", arg)
 		}
@@ -121,11 +127,6 @@ func (a *Args) set(name, value string) error {
 			return usagef("--data-dir: empty value")
 		}
 		a.DataDir = value
-	case "--dsn":
-		if value == "" {
-			return usagef("--dsn: empty value")
-		}
-		a.DSN = value
 	case "--param":
 		k, v, ok := strings.Cut(value, "=")
 		if !ok || k == "" {

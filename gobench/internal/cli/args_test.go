@@ -3,18 +3,18 @@ package cli
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 func TestParseForms(t *testing.T) {
 	a, err := Parse([]string{"sleep", "--n", "10", "--variant=chan-shared", "--threads=3",
-		"--param", "work=5", "--param=kernel=article", "--data-dir", "/d", "--dsn=mysql://u:p@h/db?x=1"})
+		"--param", "work=5", "--param=kernel=article", "--data-dir", "/d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Args{
 		Workload: "sleep", N: 10, Variant: "chan-shared", Threads: 3, DataDir: "/d",
-		DSN:    "mysql://u:p@h/db?x=1",
 		Params: []Param{{"work", "5"}, {"kernel", "article"}},
 	}
 	if !reflect.DeepEqual(a, want) {
@@ -62,6 +62,27 @@ func TestParseErrors(t *testing.T) {
 		var ue *UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%q: got %v, want a UsageError", argv, err)
+		}
+	}
+}
+
+// TestParseRefusesDSN: the database URL never comes from argv; the message
+// names BENCH_DSN and never echoes what followed --dsn.
+func TestParseRefusesDSN(t *testing.T) {
+	for _, argv := range [][]string{
+		{"mysql", "--n", "1", "--dsn", "mysql://u:secret@h/db"},
+		{"mysql", "--dsn=mysql://u:secret@h/db", "--n", "1"},
+		{"sleep", "--n", "1", "--dsn"},
+		{"postgres", "--n", "1", "--dsn="},
+	} {
+		_, err := Parse(argv)
+		var ue *UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: got %v, want a UsageError", argv, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), "BENCH_DSN") || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%q: message %q", argv, err)
 		}
 	}
 }

@@ -16,8 +16,8 @@ var cpuLoopsSpec = &Spec{
 	Variants:       []string{"plain", "local", "unrolled", "parallel"},
 	DefaultVariant: "plain",
 	Params: []Param{
-		{Name: "u", Default: "10", Validate: intRange(1, math.MaxUint32)},
-		{Name: "inner", Default: "100000", Validate: intRange(0, math.MaxUint32)},
+		{Name: "u", Default: "10", Min: 1, Max: math.MaxUint32},
+		{Name: "inner", Default: "100000", Min: 0, Max: math.MaxUint32},
 	},
 	Run: runCPULoops,
 }

@@ -10,7 +10,7 @@ var filesReadSpec = &Spec{
 	DefaultVariant: "readfile",
 	Params:         filesParams,
 	NeedsDataDir:   true,
-	Run:            oneLineErrors(runFilesRead),
+	Run:            runFilesRead,
 }
 
 func runFilesRead(c *Context) (Outcome, error) {

@@ -15,7 +15,7 @@ var filesRWSpec = &Spec{
 	DefaultVariant: "readfile",
 	Params:         filesParams,
 	NeedsDataDir:   true,
-	Run:            oneLineErrors(runFilesRW),
+	Run:            runFilesRW,
 }
 
 // filesAppended is what every appending task writes.

@@ -66,7 +66,7 @@ func fnv1a64(b []byte) uint64 {
 var (
 	filesVariants = []string{"readfile", "chan-per-task"}
 	filesParams   = []Param{
-		{Name: "retain", Default: "digest", Validate: oneOf("digest", "content")},
+		{Name: "retain", Default: "digest", Choices: []string{"digest", "content"}},
 	}
 )
 

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"gobench/internal/cli"
@@ -88,26 +87,3 @@ func joinErrs(errs ...error) error {
 	}
 	return out
 }
-
-// oneLineErrors wraps a workload's Run so that its error, which may carry a
-// multi-line driver message, prints on a single line.
-func oneLineErrors(run func(*Context) (Outcome, error)) func(*Context) (Outcome, error) {
-	return func(c *Context) (Outcome, error) {
-		out, err := run(c)
-		if err != nil && strings.ContainsAny(err.Error(), "\r\n") {
-			return out, singleLineError{err}
-		}
-		return out, err
-	}
-}
-
-// singleLineError shows err with its line breaks replaced by "; ".
-type singleLineError struct {
-	err error
-}
-
-var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n\t", "; ", "\n", "; ", "\r", "; ")
-
-func (e singleLineError) Error() string { return lineBreaks.Replace(e.err.Error()) }
-
-func (e singleLineError) Unwrap() error { return e.err }

@@ -21,8 +21,8 @@ var pingPongSpec = &Spec{
 	Variants:       []string{"channels"},
 	DefaultVariant: "channels",
 	Params: []Param{
-		{Name: "buffer", Default: "1", Validate: intRange(0, maxPingPongBuffer)},
-		{Name: "mode", Default: "lockstep", Validate: oneOf("lockstep", "pipelined")},
+		{Name: "buffer", Default: "1", Min: 0, Max: maxPingPongBuffer},
+		{Name: "mode", Default: "lockstep", Choices: []string{"lockstep", "pipelined"}},
 	},
 	Run: runPingPong,
 }

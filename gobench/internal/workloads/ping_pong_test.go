@@ -71,7 +71,6 @@ func TestPingPongParams(t *testing.T) {
 		{N: 1, Params: []cli.Param{kv("mode", "")}},
 		{N: 1, Params: []cli.Param{kv("iterations", "1")}},
 		{N: 1, Variant: "multi-thread"},
-		{N: 1, DSN: "postgres://x"},
 	}
 	for _, args := range bad {
 		_, err := pingPongSpec.NewContext(args, 1)

@@ -17,16 +17,21 @@ var sleepSpec = &Spec{
 	Variants:       []string{"waitgroup", "chan-per-task", "chan-shared", "chan-shared-buffered"},
 	DefaultVariant: "waitgroup",
 	Params: []Param{
-		{Name: "kernel", Default: "xorshift", Validate: oneOf("xorshift", "article")},
-		{Name: "work", Default: "50000", Validate: intRange(0, math.MaxInt64)},
+		{Name: "kernel", Default: "xorshift", Choices: []string{"xorshift", "article"}},
+		{Name: "work", Default: "50000", Min: 0, Max: math.MaxInt64},
 	},
 	Run: runSleep,
 }
 
-// sleepKernels maps --param kernel to its function.
-var sleepKernels = map[string]func(i int, work int64) uint64{
-	"xorshift": xorshiftKernel,
-	"article":  articleKernel,
+// sleepKernel returns the function of --param kernel.
+func sleepKernel(name string) (func(i int, work int64) uint64, error) {
+	switch name {
+	case "xorshift":
+		return xorshiftKernel, nil
+	case "article":
+		return articleKernel, nil
+	}
+	return nil, fmt.Errorf("kernel %q not implemented", name)
 }
 
 // xorshiftKernel applies work xorshift64 steps to i+1.
@@ -54,7 +59,10 @@ func articleKernel(_ int, work int64) uint64 {
 }
 
 func runSleep(c *Context) (Outcome, error) {
-	kernel := sleepKernels[c.Params["kernel"]]
+	kernel, err := sleepKernel(c.Params["kernel"])
+	if err != nil {
+		return Outcome{}, err
+	}
 	work := c.Int("work")
 	ms := lcg.Mod(42, c.N, 300)
 	var sumMs uint64

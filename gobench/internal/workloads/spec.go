@@ -15,17 +15,23 @@ type Spec struct {
 	DefaultVariant string
 	Params         []Param
 	NeedsDataDir   bool
-	NeedsDSN       bool
+	// NeedsDSN: the workload talks to a database server whose URL comes
+	// from the environment variable BENCH_DSN (cli.Args.DSN).
+	NeedsDSN bool
 	// Run performs the workload. It must start c.Timer immediately before the
 	// first task is spawned and stop it once the last result is collected.
 	Run func(c *Context) (Outcome, error)
 }
 
-// Param is one --param knob of a workload.
+// Param is one --param knob of a workload: one of Choices when they are
+// set, otherwise a base-10 integer in [Min, Max]. Specs are plain data so
+// that the compiler lays them out statically: the program builds nothing at
+// start-up for workloads it does not run.
 type Param struct {
 	Name     string
 	Default  string
-	Validate func(string) error
+	Choices  []string
+	Min, Max int64
 }
 
 // Outcome is what a workload run produces.
@@ -42,7 +48,8 @@ type Context struct {
 	// Threads is the effective GOMAXPROCS.
 	Threads int
 	DataDir string
-	DSN     string
+	// DSN is the database URL of a server workload (from BENCH_DSN).
+	DSN string
 	// Params holds every param of the workload, defaults included.
 	Params map[string]string
 	Timer  *cli.Timer
@@ -69,7 +76,6 @@ func (s *Spec) NewContext(a cli.Args, threads int) (*Context, error) {
 		Variant: a.Variant,
 		Threads: threads,
 		DataDir: a.DataDir,
-		DSN:     a.DSN,
 		Params:  s.Defaults(),
 		Timer:   new(cli.Timer),
 	}
@@ -84,10 +90,12 @@ func (s *Spec) NewContext(a cli.Args, threads int) (*Context, error) {
 		return nil, usage("--data-dir is required")
 	case !s.NeedsDataDir && c.DataDir != "":
 		return nil, usage("does not take --data-dir")
-	case s.NeedsDSN && c.DSN == "":
-		return nil, usage("--dsn is required")
-	case !s.NeedsDSN && c.DSN != "":
-		return nil, usage("does not take --dsn")
+	case s.NeedsDSN && a.DSN == "":
+		return nil, usage("needs a database server: set the environment variable %s to its URL, scheme://user:pass@host:port/db", cli.DSNEnv)
+	}
+	// A workload without a server ignores BENCH_DSN.
+	if s.NeedsDSN {
+		c.DSN = a.DSN
 	}
 	for _, kv := range a.Params {
 		i := slices.IndexFunc(s.Params, func(p Param) bool { return p.Name == kv.Key })
@@ -126,26 +134,20 @@ func (c *Context) Extra() []cli.Field {
 	return c.extra
 }
 
-// intRange accepts base-10 integers in [lo, hi].
-func intRange(lo, hi int64) func(string) error {
-	return func(s string) error {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return fmt.Errorf("not an integer")
-		}
-		if n < lo || n > hi {
-			return fmt.Errorf("must be between %d and %d", lo, hi)
+// Validate checks a value of the param.
+func (p Param) Validate(s string) error {
+	if p.Choices != nil {
+		if !slices.Contains(p.Choices, s) {
+			return fmt.Errorf("must be one of %v", p.Choices)
 		}
 		return nil
 	}
-}
-
-// oneOf accepts exactly the listed values.
-func oneOf(values ...string) func(string) error {
-	return func(s string) error {
-		if !slices.Contains(values, s) {
-			return fmt.Errorf("must be one of %v", values)
-		}
-		return nil
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("not an integer")
 	}
+	if n < p.Min || n > p.Max {
+		return fmt.Errorf("must be between %d and %d", p.Min, p.Max)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package workloads
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"gobench/internal/cli"
@@ -80,7 +81,6 @@ func TestNewContextErrors(t *testing.T) {
 		{sleepSpec, cli.Args{N: 1, Params: p("work", "")}},
 		{sleepSpec, cli.Args{N: 1, Params: p("work", "1e3")}},
 		{sleepSpec, cli.Args{N: 1, DataDir: "/tmp"}},
-		{sleepSpec, cli.Args{N: 1, DSN: "mysql://x"}},
 		{cpuLoopsSpec, cli.Args{N: 1, Variant: "waitgroup"}},
 		{cpuLoopsSpec, cli.Args{N: 1, Params: p("u", "0")}},
 		{cpuLoopsSpec, cli.Args{N: 1, Params: p("u", "4294967296")}},
@@ -97,5 +97,34 @@ func TestNewContextErrors(t *testing.T) {
 	}
 	if _, err := fixture.NewContext(cli.Args{N: 1, DataDir: "/d"}, 1); err != nil {
 		t.Errorf("fixture with --data-dir: %v", err)
+	}
+}
+
+// TestNewContextDSN: a server workload takes BENCH_DSN (cli.Args.DSN) and
+// needs it; any other workload ignores it.
+func TestNewContextDSN(t *testing.T) {
+	for _, spec := range All() {
+		if spec.NeedsDSN {
+			continue
+		}
+		a := cli.Args{N: 1, DSN: "mysql://u:p@h/db"}
+		if spec.NeedsDataDir {
+			a.DataDir = "/d"
+		}
+		c, err := spec.NewContext(a, 1)
+		if err != nil || c.DSN != "" {
+			t.Errorf("%s with a DSN: %+v, %v", spec.Name, c, err)
+		}
+	}
+	for _, spec := range []*Spec{mysqlSpec, postgresSpec} {
+		c, err := spec.NewContext(cli.Args{N: 1, DSN: "x://u:p@h/db"}, 1)
+		if err != nil || c.DSN != "x://u:p@h/db" {
+			t.Errorf("%s: %+v, %v", spec.Name, c, err)
+		}
+		_, err = spec.NewContext(cli.Args{N: 1}, 1)
+		var ue *cli.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "BENCH_DSN") {
+			t.Errorf("%s without a DSN: %v, want a UsageError naming BENCH_DSN", spec.Name, err)
+		}
 	}
 }

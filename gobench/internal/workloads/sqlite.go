@@ -21,25 +21,30 @@ var sqliteSpec = &Spec{
 	Variants:       []string{"pool", "chan-per-task", "serialized-writes"},
 	DefaultVariant: "pool",
 	Params: []Param{
-		{Name: "journal", Default: "wal", Validate: oneOf("wal", "delete")},
-		{Name: "pool", Default: "8", Validate: intRange(0, math.MaxInt32)},
-		{Name: "driver", Default: "mattn", Validate: oneOf("mattn", "modernc")},
+		{Name: "journal", Default: "wal", Choices: []string{"wal", "delete"}},
+		{Name: "pool", Default: "8", Min: 0, Max: math.MaxInt32},
+		{Name: "driver", Default: "mattn", Choices: []string{"mattn", "modernc"}},
 	},
 	NeedsDataDir: true,
-	Run:          oneLineErrors(runSQLite),
+	Run:          runSQLite,
 }
 
-// sqliteDrivers maps --param driver to the database/sql driver name.
-var sqliteDrivers = map[string]string{
-	"mattn":   "sqlite3",
-	"modernc": "sqlite",
+// sqliteDriver returns the database/sql driver name of --param driver.
+func sqliteDriver(name string) (string, bool) {
+	switch name {
+	case "mattn":
+		return "sqlite3", true
+	case "modernc":
+		return "sqlite", true
+	}
+	return "", false
 }
 
 // sqliteBusyTimeoutMs is the busy timeout of every connection.
 const sqliteBusyTimeoutMs = 5000
 
 func runSQLite(c *Context) (Outcome, error) {
-	driver, ok := sqliteDrivers[c.Params["driver"]]
+	driver, ok := sqliteDriver(c.Params["driver"])
 	if !ok {
 		return Outcome{}, fmt.Errorf("driver %q not implemented", c.Params["driver"])
 	}

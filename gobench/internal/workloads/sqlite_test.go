@@ -278,7 +278,6 @@ func TestSQLiteParams(t *testing.T) {
 		{N: 1, DataDir: "/d", Params: p("pool", "x")},
 		{N: 1, DataDir: "/d", Params: p("retain", "digest")},
 		{N: 1},
-		{N: 1, DataDir: "/d", DSN: "mysql://u:p@h/db"},
 	}
 	for _, a := range bad {
 		_, err := sqliteSpec.NewContext(a, 1)
@@ -290,6 +289,11 @@ func TestSQLiteParams(t *testing.T) {
 	c, err := sqliteSpec.NewContext(cli.Args{N: 1, DataDir: "/d", Params: p("pool", "0")}, 1)
 	if err != nil || c.Int("pool") != 0 {
 		t.Errorf("pool=0: %v", err)
+	}
+	// SQLite takes no server: BENCH_DSN is ignored.
+	c, err = sqliteSpec.NewContext(cli.Args{N: 1, DataDir: "/d", DSN: "mysql://u:p@h/db"}, 1)
+	if err != nil || c.DSN != "" {
+		t.Errorf("with BENCH_DSN set: %+v, %v", c, err)
 	}
 }
 

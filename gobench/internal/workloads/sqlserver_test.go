@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -212,7 +214,7 @@ func TestMySQLConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.FormatDSN(); got != "bench:p@ss@tcp(127.0.0.1:33061)/bench" {
+	if got := cfg.FormatDSN(); got != "bench:p@ss@tcp(127.0.0.1:33061)/bench?readTimeout=30s&timeout=5s&writeTimeout=30s" {
 		t.Errorf("FormatDSN() = %q", got)
 	}
 	cfg, err = mysqlConfig("mysql://u@[::1]/db")
@@ -244,16 +246,16 @@ func TestServerDSNErrors(t *testing.T) {
 			t.Errorf("mysqlConfig(%q): no error", dsn)
 			continue
 		}
-		if strings.Contains(err.Error(), "secret") {
-			t.Errorf("mysqlConfig(%q): error shows the password: %v", dsn, err)
+		if strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "invalid BENCH_DSN") {
+			t.Errorf("mysqlConfig(%q): error %q shows the password or does not name BENCH_DSN", dsn, err)
 		}
 	}
 	for _, dsn := range []string{"mysql://u:secret@h:1/db", "postgres://u:secret@h:1/db?pool_max_conns=3", "postgres://u:secret@h/"} {
 		_, err := postgresConfig(dsn, 4)
 		if err == nil {
 			t.Errorf("postgresConfig(%q): no error", dsn)
-		} else if strings.Contains(err.Error(), "secret") {
-			t.Errorf("postgresConfig(%q): error shows the password: %v", dsn, err)
+		} else if strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "invalid BENCH_DSN") {
+			t.Errorf("postgresConfig(%q): error %q shows the password or does not name BENCH_DSN", dsn, err)
 		}
 	}
 }
@@ -264,7 +266,8 @@ func TestPostgresConfig(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", dsn, err)
 		}
-		if cfg.MaxConns != 7 || cfg.ConnConfig.User != "u" || cfg.ConnConfig.Password != "p" || cfg.ConnConfig.Database != "bench" {
+		if cfg.MaxConns != 7 || cfg.ConnConfig.User != "u" || cfg.ConnConfig.Password != "p" || cfg.ConnConfig.Database != "bench" ||
+			cfg.ConnConfig.ConnectTimeout != 5*time.Second {
 			t.Errorf("%s: %+v", dsn, cfg.ConnConfig)
 		}
 	}
@@ -289,5 +292,156 @@ func TestServerParams(t *testing.T) {
 				t.Errorf("%s %+v: got %v, want a UsageError", spec.Name, a, err)
 			}
 		}
+	}
+}
+
+// shorten sets *v to d for the rest of the test.
+func shorten(t *testing.T, v *time.Duration, d time.Duration) {
+	t.Helper()
+	old := *v
+	*v = d
+	t.Cleanup(func() { *v = old })
+}
+
+// TestServerConnectTimeout points both workloads at a listener that accepts
+// connections and never answers: opening the pool must fail once the
+// connect timeout has passed, naming the timeout, instead of waiting.
+func TestServerConnectTimeout(t *testing.T) {
+	shorten(t, &serverConnectTimeout, 500*time.Millisecond)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-accepted
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	addr := ln.Addr().String()
+	for _, w := range []struct{ workload, dsn, want string }{
+		{"mysql", "mysql://u:secret@" + addr + "/db", "connect: no answer within 500ms"},
+		{"postgres", "postgres://u:secret@" + addr + "/db?sslmode=disable", "timeout"},
+	} {
+		_, _, err := runIOWorkload(w.workload, "", 3, "", w.dsn, kv("pool", "2"))
+		t.Logf("%s: %v", w.workload, err)
+		var ue *cli.UsageError
+		if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), w.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: got %v, want a runtime error with %q", w.workload, err, w.want)
+		}
+	}
+}
+
+// lockAllUsers starts a transaction that locks every row of users for
+// update (reads go on, UPDATEs wait) and returns what ends it.
+func lockAllUsers(t *testing.T, workload, dsn string) (unlock func()) {
+	t.Helper()
+	ctx := context.Background()
+	const lock = "SELECT id FROM users FOR UPDATE"
+	if workload == "postgres" {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, lock); err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := tx.Rollback(ctx); err != nil {
+				t.Error(err)
+			}
+			if err := conn.Close(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	cfg, err := mysqlConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.QueryContext(ctx, lock)
+	if err == nil {
+		_, err = countSQLRows(rows)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := tx.Rollback(); err != nil {
+			t.Error(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestServerStatementTimeout: a statement that gets no answer fails the run
+// once the statement timeout has passed, with the driver's message; the
+// wait for a pooled connection does not count, so a run whose tasks queue
+// far longer than the timeout for a pool of one still succeeds.
+func TestServerStatementTimeout(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, w := range []struct {
+		workload, env, want string
+		reset               func(*testing.T, string)
+	}{
+		{"mysql", mysqlTestEnv, "i/o timeout", resetMySQLUsers},
+		{"postgres", postgresTestEnv, "no answer within 300ms", resetPostgresUsers},
+	} {
+		t.Run(w.workload, func(t *testing.T) {
+			dsn := serverDSN(t, w.env)
+			shorten(t, &serverStatementTimeout, timeout)
+
+			w.reset(t, dsn)
+			n := 1000
+			out, c, err := runIOWorkload(w.workload, "", n, "", dsn, kv("pool", "1"))
+			if err != nil {
+				t.Fatalf("pool=1, n=%d: %v", n, err)
+			}
+			if out.Checksum != usersRefChecksums[n] {
+				t.Errorf("checksum %016x, want %016x", out.Checksum, usersRefChecksums[n])
+			}
+			span, err := c.Timer.Span()
+			if err != nil || span.Elapsed < 2*timeout {
+				t.Fatalf("the run took %v (%v): too short to show that queueing is not counted", span.Elapsed, err)
+			}
+
+			w.reset(t, dsn)
+			unlock := lockAllUsers(t, w.workload, dsn)
+			_, _, err = runIOWorkload(w.workload, "", 10, "", dsn, kv("pool", "2"))
+			unlock()
+			t.Logf("UPDATEs blocked by a lock: %v", err)
+			var ue *cli.UsageError
+			if err == nil || errors.As(err, &ue) || !strings.Contains(err.Error(), "update id") || !strings.Contains(err.Error(), w.want) {
+				t.Errorf("UPDATEs blocked by a lock: got %v, want a runtime error with %q", err, w.want)
+			}
+		})
 	}
 }

@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"gobench/internal/cli"
 	"gobench/internal/lcg"
 )
 
@@ -43,11 +46,17 @@ type usersTask struct {
 	rows    int64
 }
 
-// runUsersTasks runs the N tasks against q, timed, and returns the number of
-// updates plus the number of rows the odd-age queries returned. With
-// serializeWrites, one mutex is held around every UPDATE.
-func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool) (uint64, error) {
-	ctx := context.Background()
+// runUsersTasks runs the N tasks against q with ctx, timed, and returns the
+// number of updates plus the number of rows the odd-age queries returned.
+// With serializeWrites, one mutex is held around every UPDATE.
+//
+// The first task that fails calls onFail (if set) with its error: onFail
+// makes the others give up at once instead of each meeting the failure on
+// its own (a dead server would otherwise be dialled again for every one of N
+// tasks), and returns the error to report, to which it may add what the
+// driver knows. The error reported is that first failure, with how many
+// tasks failed in all.
+func runUsersTasks(ctx context.Context, c *Context, q usersQueries, chanPerTask, serializeWrites bool, onFail func(error) error) (uint64, error) {
 	ages := lcg.Mod(42, c.N, 100)
 	ids := lcg.Mod(17, c.N, usersRows)
 	var writeMu sync.Mutex
@@ -84,9 +93,33 @@ func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool
 		return usersTask{updates: 1}, nil
 	}
 
-	results, err := runIOTasks(c.N, c.Timer, chanPerTask, task)
+	var (
+		failOnce sync.Once
+		firstErr error
+		failed   atomic.Int64
+	)
+	run := func(i int) (usersTask, error) {
+		r, err := task(i)
+		if err != nil {
+			failed.Add(1)
+			failOnce.Do(func() {
+				if onFail != nil {
+					err = onFail(err)
+				}
+				firstErr = fmt.Errorf("task %d: %w", i, err)
+			})
+		}
+		return r, err
+	}
+
+	results, err := runIOTasks(c.N, c.Timer, chanPerTask, run)
 	if err != nil {
-		return 0, err
+		// After onFail the other tasks fail with errors of its making
+		// ("database is closed", "context canceled"): report the first.
+		if n := failed.Load(); n > 1 {
+			return 0, fmt.Errorf("%w (%d of %d tasks failed)", firstErr, n, c.N)
+		}
+		return 0, firstErr
 	}
 	var sum uint64
 	for _, r := range results {
@@ -95,17 +128,26 @@ func runUsersTasks(c *Context, q usersQueries, chanPerTask, serializeWrites bool
 	return sum, nil
 }
 
+// serverConnectTimeout bounds opening one connection of the server
+// workloads (mysql, postgres): dialling, the handshake and authentication.
+// It is a variable only so that tests can shorten it.
+var serverConnectTimeout = 5 * time.Second
+
+// serverStatementTimeout bounds one statement on a connection already taken
+// from the pool; waiting for the pool is not counted, so however many tasks
+// queue for a small pool none fails because of the queue. Every statement of
+// the workloads touches at most about 100 rows of a 10,000-row table by index
+// and takes milliseconds even on a loaded machine; 30 s is far above that yet
+// makes a server that stopped answering fail the run instead of hanging it.
+// It is a variable only so that tests can shorten it.
+var serverStatementTimeout = 30 * time.Second
+
 // serverVariants are the variants of the server workloads (mysql, postgres).
 var serverVariants = []string{"pool", "chan-per-task"}
 
-// serverParams are the params of a server workload whose only driver is
-// driver: the pool size (default 64) and the driver.
-func serverParams(driver string) []Param {
-	return []Param{
-		{Name: "pool", Default: "64", Validate: intRange(1, math.MaxInt32)},
-		{Name: "driver", Default: driver, Validate: oneOf(driver)},
-	}
-}
+// serverPoolParam is the pool size of a server workload (mysql, postgres);
+// each also has a driver param with its one driver.
+var serverPoolParam = Param{Name: "pool", Default: "64", Min: 1, Max: math.MaxInt32}
 
 // usersChecksum adds the final SELECT SUM(salary) to the task sum.
 func usersChecksum(taskSum uint64, salarySum int64) uint64 {
@@ -180,6 +222,9 @@ type sqlRun struct {
 	sum             string
 	chanPerTask     bool
 	serializeWrites bool
+	// onFail, if set, is called once by the first task that fails (see
+	// runUsersTasks).
+	onFail func(error) error
 }
 
 // runSQLUsers opens the pool's connections, prepares the statements, runs
@@ -225,7 +270,7 @@ func runSQLUsersOpen(c *Context, r sqlRun) (out Outcome, err error) {
 		*p.dst = st
 	}
 
-	taskSum, err := runUsersTasks(c, &s, r.chanPerTask, r.serializeWrites)
+	taskSum, err := runUsersTasks(ctx, c, &s, r.chanPerTask, r.serializeWrites, r.onFail)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -301,35 +346,39 @@ func sqlPreopen(ctx context.Context, db *sql.DB, k int, check func(context.Conte
 	})
 }
 
-// serverURL parses a --dsn URL of the form scheme://user:pass@host:port/db,
-// accepting only the given schemes and query keys. Its errors never contain
-// the password.
+// serverURL parses a BENCH_DSN URL of the form scheme://user:pass@host:port/db,
+// accepting only the given schemes and query keys. Its errors show the URL
+// with the password redacted.
 func serverURL(raw string, schemes []string, queryKeys ...string) (*url.URL, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("invalid %s %s: %s", cli.DSNEnv, cli.RedactDSN(raw), fmt.Sprintf(format, a...))
+	}
+	want := schemes[0] + "://user:pass@host:port/db"
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, fmt.Errorf("invalid --dsn: %w", err)
+		return nil, bad("%s", cli.Scrub(err.Error(), raw))
 	}
 	switch {
 	case !slices.Contains(schemes, u.Scheme):
-		return nil, fmt.Errorf("invalid --dsn: scheme %q, want %s://user:pass@host:port/db", u.Scheme, schemes[0])
+		return nil, bad("scheme %q, want %s", u.Scheme, want)
 	case u.Opaque != "" || u.Hostname() == "":
-		return nil, fmt.Errorf("invalid --dsn: no host, want %s://user:pass@host:port/db", schemes[0])
+		return nil, bad("no host, want %s", want)
 	case len(u.Path) < 2 || u.Path[0] != '/' || strings.Contains(u.Path[1:], "/"):
-		return nil, fmt.Errorf("invalid --dsn: want exactly one database name in the path, got %q", u.Path)
+		return nil, bad("want exactly one database name in the path, got %q", u.Path)
 	case u.Fragment != "":
-		return nil, errors.New("invalid --dsn: unexpected #fragment")
+		return nil, bad("unexpected #fragment")
 	}
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return nil, fmt.Errorf("invalid --dsn query: %w", err)
+		return nil, bad("query: %s", cli.Scrub(err.Error(), raw))
 	}
 	for k := range query {
 		if !slices.Contains(queryKeys, k) {
-			return nil, fmt.Errorf("invalid --dsn: unsupported query parameter %q", k)
+			return nil, bad("unsupported query parameter %q", k)
 		}
 	}
 	return u, nil

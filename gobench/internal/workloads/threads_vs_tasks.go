@@ -16,7 +16,7 @@ var threadsVsTasksSpec = &Spec{
 	Variants:       []string{"goroutine"},
 	DefaultVariant: "goroutine",
 	Params: []Param{
-		{Name: "iterations", Default: "100", Validate: intRange(0, math.MaxInt64)},
+		{Name: "iterations", Default: "100", Min: 0, Max: math.MaxInt64},
 	},
 	Run: runThreadsVsTasks,
 }
