@@ -212,3 +212,26 @@ def test_timeouts_reach_the_launcher_as_whole_milliseconds_never_zero():
     for bad in (0, 0.0, -1, float("inf"), float("nan")):
         with pytest.raises(ValueError):
             timeout_ms(bad)
+
+
+def test_cli_check_validates_a_plan_and_its_directory_without_writing(tmp_path, capsys, monkeypatch):
+    from bench_src.__main__ import main
+    from bench_src.run import build, runner
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    out = tmp_path / "r"
+    assert main(["check", "--seed", "3", "--results-dir", str(out), "--plan", "{workloads: [sleep], ns: [10]}"]) == 0
+    assert capsys.readouterr().out.strip() == str(out) and not out.exists()
+    assert main(["check", "--plan", "{sample: 3}"]) == 2
+    assert "unknown plan parameter 'sample'; allowed: profile, workloads" in capsys.readouterr().err
+    assert main(["check", "--profile", "quick", "--plan", "{profile: article}"]) == 2
+    assert "contradicts" in capsys.readouterr().err
+    # a directory that holds another plan is refused before anything is built or written
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, warmup=0, seed=3)
+    runner.run(plan, out, context=runner.NoContext(), progress=False, log=lambda *_: None,
+               measure_fn=lambda cell, *a, **k: {"status": "ok", "reason": "", "checksum": "1"})
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["check", "--seed", "4", "--results-dir", str(out), "--plan", "{workloads: [sleep], ns: [10]}"]) == 2
+    assert "already holds a different plan" in capsys.readouterr().err
+    assert main(["check", "--seed", "3", "--results-dir", str(out),
+                 "--plan", "{workloads: [sleep], ns: [10], samples: 1, warmup: 0}"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == before
