@@ -56,6 +56,7 @@ def test_history_reads_earlier_results_directories(tmp_path):
         d.mkdir()
         lines = [json.dumps({"cell_id": cells[0].id, "status": "ok", "harness_s": s}) for s in secs]
         lines.append(json.dumps({"cell_id": cells[1].id, "status": "skipped", "harness_s": 99.0}))
+        lines.append(json.dumps({"cell_id": cells[1].id, "status": "failed", "harness_s": 0.01}))
         lines.append(json.dumps({"cell_id": cells[1].id, "status": "ok", "wall_ns": 4_000_000_000}))
         lines.append("{not json")
         (d / "samples.jsonl").write_text("\n".join(lines) + "\n")

@@ -2,11 +2,12 @@
 
 Seconds per sample come, per cell, from earlier runs (`history`: the median time the harness spent
 on a sample of the same cell id in any results directory under `data/results/`), else from a
-default per workload (`DEFAULT_SAMPLE_S`: a fixed part plus a part per unit of N, rough figures
-from runs of the quick profile on a 2-core machine).  Each sample is capped at the plan's timeout,
-the cooldown is added after every sample, and a fixed start-up time for each private database
-server.  The number of samples per cell is warmup + samples unless the caller expects another
-(a sequential stopping rule knows its own expected number).
+default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to the
+medians of a quick-profile run on a 2-core machine while other work was running; an order of
+magnitude, not a measurement of this machine).  Each sample is capped at the plan's timeout, the
+cooldown is added after every sample, and a fixed start-up time for each private database
+server.  The number of samples per cell is warmup + samples unless the caller expects another (a
+sequential stopping rule knows its own expected number).
 """
 from __future__ import annotations
 
@@ -21,19 +22,22 @@ from .. import paths
 from ..catalogue import WORKLOADS
 from .model import Cell, Plan
 
-# seconds per sample = fixed + per_n * N (process start, fixtures or table restore included)
+# seconds per sample = fixed + per_n * N (process start, fixtures or table restore included);
+# sleep adds SLEEP_PER_TASK_WORK_S * N * work, cpu_loops counts N * inner, threads_vs_tasks adds
+# 10 ms per iteration, idle_tasks its sleep and linger (see default_seconds)
 DEFAULT_SAMPLE_S: dict[str, tuple[float, float]] = {
-    "sleep": (0.35, 2e-5),
-    "cpu_loops": (0.05, 2e-4),
-    "files_read": (0.05, 2e-5),
-    "files_rw": (0.1, 5e-5),
-    "sqlite": (0.2, 1e-3),
-    "mysql": (0.5, 5e-4),
-    "postgres": (0.5, 5e-4),
-    "idle_tasks": (1.1, 2e-6),
-    "threads_vs_tasks": (0.05, 2e-5),
-    "ping_pong": (0.05, 2e-6),
+    "sleep": (0.32, 5e-6),
+    "cpu_loops": (0.13, 3.4e-9),  # per N * inner
+    "files_read": (0.02, 5.6e-5),
+    "files_rw": (0.02, 7.5e-5),
+    "sqlite": (0.11, 1.9e-3),
+    "mysql": (0.45, 1.7e-3),
+    "postgres": (0.45, 1e-3),
+    "idle_tasks": (0.1, 2e-6),
+    "threads_vs_tasks": (0.1, 1.7e-4),
+    "ping_pong": (0.02, 1e-6),
 }
+SLEEP_PER_TASK_WORK_S = 4e-9
 SERVER_START_S = 15.0  # initialising and starting one private database server
 
 
@@ -82,13 +86,18 @@ def format_duration(seconds: float) -> str:
 
 def default_seconds(cell: Cell) -> float:
     fixed, per_n = DEFAULT_SAMPLE_S.get(cell.workload, (1.0, 0.0))
-    if cell.workload == "idle_tasks":
-        fixed = 0.1 if dict(cell.params).get("wait") == "release" else \
-            0.1 + int(dict(cell.params).get("duration_ms", "1000")) / 1000
-        fixed += int(dict(cell.params).get("linger_ms", "0")) / 1000
-    if cell.workload == "threads_vs_tasks":
-        fixed += 0.3 + 0.01 * int(dict(cell.params).get("iterations", "100"))
-    return fixed + per_n * cell.n
+    p = dict(cell.params)
+    units = float(cell.n)
+    if cell.workload == "sleep":
+        per_n += SLEEP_PER_TASK_WORK_S * int(p.get("work", "0"))
+    elif cell.workload == "cpu_loops":
+        units *= int(p.get("inner", "100000"))
+    elif cell.workload == "idle_tasks":
+        fixed += (0 if p.get("wait") == "release" else int(p.get("duration_ms", "1000")) / 1000) \
+            + int(p.get("linger_ms", "0")) / 1000
+    elif cell.workload == "threads_vs_tasks":
+        fixed += 0.01 * int(p.get("iterations", "100"))
+    return fixed + per_n * units
 
 
 def _sample_seconds(rec: dict) -> float | None:
@@ -102,7 +111,7 @@ def _sample_seconds(rec: dict) -> float | None:
 def history(results_root: str | Path | None = None, exclude: str | Path | None = None
             ) -> tuple[dict[str, float], dict[str, set[str]]]:
     """Median seconds per sample of every cell id found in the results directories under
-    `results_root` (skipped samples left out), and per cell id the directories it came from."""
+    `results_root` (samples with status ok only), and per cell id the directories it came from."""
     root = Path(results_root) if results_root is not None else paths.RESULTS
     times: dict[str, list[float]] = {}
     sources: dict[str, set[str]] = {}
@@ -119,8 +128,8 @@ def history(results_root: str | Path | None = None, exclude: str | Path | None =
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if not isinstance(rec, dict) or rec.get("status") == "skipped" or "cell_id" not in rec:
-                continue
+            if not isinstance(rec, dict) or rec.get("status") != "ok" or "cell_id" not in rec:
+                continue  # a failed sample may have ended early: it says little of a good one
             secs = _sample_seconds(rec)
             if secs is not None:
                 times.setdefault(str(rec["cell_id"]), []).append(secs)

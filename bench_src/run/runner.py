@@ -148,10 +148,15 @@ class Progress:
         self.enabled = enabled
         self.stream = stream
         self.started = time.monotonic()
+        self.sampling_started = self.started  # reset by begin(): server start-up is not sampling pace
         self.last_line = 0.0
         self.estimated_done = 0.0
         self.remaining_estimate = 0.0
         self.taken = 0
+
+    def begin(self) -> None:
+        """The first sample is about to be taken (servers and fixtures are ready)."""
+        self.sampling_started = time.monotonic()
 
     def expect(self, cells: list[Cell]) -> None:
         """Add samples to take (their estimated seconds count towards the ETA)."""
@@ -161,8 +166,8 @@ class Progress:
         self.planned += n
 
     def eta(self) -> float:
-        elapsed = time.monotonic() - self.started
-        scale = elapsed / self.estimated_done if self.estimated_done > 0 and self.taken >= 3 else 1.0
+        sampling = time.monotonic() - self.sampling_started
+        scale = sampling / self.estimated_done if self.estimated_done > 0 and self.taken >= 3 else 1.0
         return max(0.0, self.remaining_estimate * scale)
 
     def line(self, note: str = "") -> str:
@@ -248,6 +253,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 info = context.start(plan, store)
                 scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
                 store.update_session(context=info)
+                bar.begin()
                 for seq, slot in todo:
                     take(seq, slot)
                 if plan.adaptive_target:
