@@ -406,17 +406,20 @@ def test_a_session_whose_process_was_killed_is_marked_on_the_next_open(tmp_path)
 # --- estimate and progress ---------------------------------------------------------------------------
 def test_estimate_progress_lines_and_the_real_duration(tmp_path, capsys):
     plan = small_plan()
-    logged = []
-    runner.run(plan, tmp_path / "r", progress=True, measure_fn=fake_measure(), log=logged.append)
-    assert logged[0].startswith("estimated duration: about") and "an estimate" in logged[0]
-    assert any(line.startswith("took ") and "estimated" in line for line in logged)
+    runner.run(plan, tmp_path / "r", progress=True, measure_fn=fake_measure(), log=lambda *_: None)
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("[r] 1/16 samples (6%), elapsed ") and "ETA" in err[0]
-    assert err[-1].startswith("[r] 16/16 samples (100%)") and err[-1].endswith("done")
+    assert err[0].startswith("estimated duration: about") and "an estimate" in err[0]
+    assert err[1].startswith("[r] 1/16 samples (6%), elapsed ") and "ETA" in err[1]
+    assert err[-2].startswith("[r] 16/16 samples (100%)") and err[-2].endswith("done")
+    assert err[-1].startswith("took ") and "; estimated " in err[-1]
     session = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][0]
     assert session["estimate_s"] > 0 and "default per-workload times" in session["estimate_basis"]
     assert session["duration_s"] >= 0 and session["ended"] == "finished"
     assert all(isinstance(r["harness_s"], float) for r in ResultsStore(tmp_path / "r").records())
+    logged = []  # without progress lines the estimate and the duration go to the log
+    runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
+    assert logged[0].startswith("estimated duration: about") and logged[-1].startswith("took ")
+    assert capsys.readouterr().err == ""
 
 
 def test_a_harness_error_message_holding_a_password_is_masked(tmp_path):

@@ -187,6 +187,14 @@ class Progress:
         if self.taken == 1 or now - self.last_line >= interval:
             self.emit(note)
 
+    def say(self, text: str, log: Callable[[str], None]) -> None:
+        """A line for the terminal (the estimate, the real duration): on the progress stream when
+        progress lines are on (make run shows the notebook's stderr), else through `log`."""
+        if self.enabled:
+            print(text, file=self.stream or sys.stderr, flush=True)
+        else:
+            log(text)
+
     def emit(self, note: str = "") -> None:
         if not self.enabled:
             return
@@ -241,12 +249,12 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 if not todo and not plan.adaptive_target:
                     log(f"all {len(schedule)} planned samples are already in {store.dir}")
                     return report
-                log(str(est))
 
                 def seconds(cell: Cell) -> float:
                     return min(measured_s.get(cell.id, default_seconds(cell)), plan.timeout_s + 1.0) + plan.cooldown_s
 
                 bar = Progress(store.run_id, len(schedule), report.already_done, seconds, enabled=progress)
+                bar.say(str(est), log)
                 bar.expect([s.cell for _, s in todo])
                 take = _sample_taker(plan, store, context, measure_fn, book, report, bar, log)
                 context_started = True
@@ -283,8 +291,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                                          ended=report.ended, duration_s=round(report.duration_s, 1))
     finally:
         store.close()
-    if report.estimate is not None and report.taken:
-        log(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}")
+    if bar is not None and report.estimate is not None:
+        bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
     return report
 
 
