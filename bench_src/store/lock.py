@@ -41,21 +41,44 @@ class DirLock:
         if self.fd is not None:
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        for attempt in range(3):  # held_by() takes a shared lock for an instant: try again briefly
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if attempt == 2:
-                    os.close(fd)
-                    raise LockedError(self.what, self.path, _owner(self.path)) from None
-                time.sleep(0.05)
+        fd = self._create_locked()
+        if fd is None:
+            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            for attempt in range(3):  # held_by() takes a shared lock for an instant: try again briefly
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if attempt == 2:
+                        os.close(fd)
+                        raise LockedError(self.what, self.path, _owner(self.path)) from None
+                    time.sleep(0.05)
         stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {stamp}\n".encode(), 0)
         self.fd = fd
         return self
+
+    def _create_locked(self) -> int | None:
+        """A new lock file appears already locked (made under another name, locked, then linked
+        into place), so that no one can find it unlocked and take it for a dead owner's.  None when
+        the file exists already."""
+        if self.path.exists():
+            return None
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{time.monotonic_ns()}")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.link(tmp, self.path)
+        except FileExistsError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            tmp.unlink(missing_ok=True)
+        return fd
 
     def release(self) -> None:
         if self.fd is None:
