@@ -198,16 +198,17 @@ def test_a_normal_end_leaves_no_sample_directory(built, tmp_path):
 @pytest.mark.slow
 def test_two_identical_runs_started_together_the_second_fails_at_once(built, tmp_path):
     out = tmp_path / "r"
-    first = subprocess.Popen(cli_run(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    slow = dict(PLAN_ARGS, cooldown_s=1.0)  # the first run lasts well beyond the second's start-up
+    first = subprocess.Popen(cli_run(out, slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_samples(out, 1)
-        second = subprocess.run(cli_run(out), capture_output=True, text=True, timeout=120)
-        assert second.returncode == 2
+        second = subprocess.run(cli_run(out, slow), capture_output=True, text=True, timeout=120)
+        assert first.poll() is None, "the first run must still be going for this test to mean anything"
+        assert second.returncode == 2, second.stdout
         assert f"in use by PID {first.pid}" in second.stderr, second.stderr
-        assert first.poll() is None, "the second run fails at once, not after waiting for the first"
     finally:
         assert first.wait(timeout=300) == 0
-    assert_exactly_the_plan(out)
+    assert_exactly_the_plan(out, slow)
     assert len(json.loads((out / "meta.json").read_text())["sessions"]) == 1
 
 
