@@ -5,8 +5,8 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 PROFILE ?= quick
 SEED    ?= 1
-# RUN_DIR: where `make run` writes (default: data/results/<profile>-<commit>-<plan digest>, so the
-# same command resumes an interrupted run).
+# RUN_DIR: where `make run` writes (default: data/results/<profile>-<commit>[-dirty]-<plan digest>, so
+# the same command resumes an interrupted run).
 RUN_DIR ?=
 
 .PHONY: setup venv system-deps build run test test-python test-go test-rust clean
@@ -38,10 +38,21 @@ system-deps:
 build: venv
 	$(BIN)/python -m bench_src build
 
+# 1. `check` validates the parameters and the results directory (not a file, writable, not in use,
+#    not holding another plan) before anything is built or written;
+# 2. papermill writes the executed notebook under a temporary name, moved to run.ipynb only when the
+#    run succeeded, so a refused or failed re-run never replaces the notebook of an earlier run;
+# 3. --stderr-file streams the notebook's stderr (the run's estimate and progress lines) here.
 run: setup
-	@dir="$(RUN_DIR)"; [ -n "$$dir" ] || dir=$$($(BIN)/python -m bench_src results-dir --profile $(PROFILE) --seed $(SEED)); \
-	mkdir -p "$$dir" && echo "results: $$dir" && \
-	$(BIN)/papermill notebooks/run.ipynb "$$dir/run.ipynb" -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" && \
+	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)")) || exit 2; \
+	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
+	partial="$$dir/run.partial.ipynb"; \
+	if $(BIN)/papermill notebooks/run.ipynb "$$partial" --stderr-file /dev/stderr \
+	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir"; then \
+	  mv -f "$$partial" "$$dir/run.ipynb"; \
+	else \
+	  echo "the run failed: its notebook is $$partial ($$dir/run.ipynb, if any, is unchanged)" >&2; exit 1; \
+	fi && \
 	$(BIN)/python -c "import sys; from bench_src.report import export; export.render_notebooks(sys.argv[1])" "$$dir" && \
 	echo "report: $$dir/export/"
 

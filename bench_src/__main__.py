@@ -1,4 +1,4 @@
-"""Command line: `python -m bench_src {build,results-dir,run,list}`."""
+"""Command line: `python -m bench_src {build,check,results-dir,run,repair,list,with-servers}`."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,7 @@ from . import api
 from .catalogue import WORKLOADS
 from .profiles import PROFILES
 from .run import build
+from .store import LockedError, NotAResultsDirectory
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,11 +24,22 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("results-dir", help="print the default results directory of a profile's plan")
     r.add_argument("--profile", default="quick")
     r.add_argument("--seed", type=int, default=1)
-    run = sub.add_parser("run", help="run a profile without the notebook")
-    run.add_argument("--profile", default="quick")
-    run.add_argument("--results-dir")
-    run.add_argument("--plan", default="{}",
-                     help="plan parameters: a YAML/JSON mapping, inline or in a file")
+    for name, text in (("check", "validate a plan and its results directory (nothing is built or written); "
+                                 "print the directory"),
+                       ("run", "run a plan without the notebook")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--profile", default=None, help="default: quick (or the plan's `profile`)")
+        p.add_argument("--seed", default=None, help="default: 1 (or the plan's `seed`)")
+        p.add_argument("--results-dir")
+        p.add_argument("--plan", default="{}", help="plan parameters: a YAML/JSON mapping, inline or in a file")
+        if name == "run":
+            p.add_argument("--repair", action="store_true",
+                           help="move unreadable lines of samples.jsonl to samples.rejected.jsonl, then resume")
+            p.add_argument("--new-binaries", action="store_true",
+                           help="resume with rebuilt programs in a new session (samples carry its number)")
+            p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
+    rp.add_argument("results_dir")
     sub.add_parser("list", help="print the catalogue and the profiles")
     ws = sub.add_parser("with-servers", help="run a command with private MariaDB and PostgreSQL servers, their "
                                              "DSNs in BENCH_TEST_MYSQL_DSN and BENCH_TEST_POSTGRES_DSN")
@@ -43,21 +55,43 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "results-dir":
             plan = api.plan_from_parameters(profile=args.profile, seed=args.seed)
             print(api.results_dir_for(plan))
-        elif args.cmd == "run":
-            extra = plan_parameters(args.plan)
-            plan = api.plan_from_parameters(profile=args.profile, **extra)
-            build.build(plan.languages)
-            api.run_plan(plan, api.results_dir_for(plan, args.results_dir))
+        elif args.cmd in ("check", "run"):
+            plan = api.plan_from_parameters(**cli_plan_parameters(args))
+            out = api.results_dir_for(plan, args.results_dir)
+            if args.cmd == "check":
+                print(out)
+            else:
+                build.build(plan.languages)
+                report = api.run_plan(plan, out, progress=not args.no_progress, repair=args.repair,
+                                      new_binaries=args.new_binaries)
+                if report.interrupted:
+                    return 130 if report.ended == "SIGINT" else 143
+        elif args.cmd == "repair":
+            api.repair(args.results_dir)
         elif args.cmd == "list":
             for w in WORKLOADS.values():
                 print(f"{w.name}: go {list(w.variants['go'])}, rust {list(w.variants['rust'])}, "
                       f"params {[p.name for p in w.params]}")
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
-    except (ValueError, build.BuildError) as exc:
+    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def cli_plan_parameters(args: argparse.Namespace) -> dict:
+    """--plan's mapping, with --profile and --seed when given (they must not contradict it)."""
+    params = plan_parameters(args.plan)
+    for key in ("profile", "seed"):
+        flag = getattr(args, key)
+        if flag is None:
+            continue
+        if key in params and str(params[key]) != str(flag):
+            raise ValueError(f"--{key} {flag} contradicts {key}: {params[key]} in --plan; give it once")
+        params[key] = flag
+    params.setdefault("profile", "quick")
+    return params
 
 
 def plan_parameters(text: str) -> dict:
@@ -76,15 +110,23 @@ def plan_parameters(text: str) -> dict:
         return {}
     if not isinstance(value, dict):
         raise ValueError(f"--plan {text!r}: expected a mapping of plan parameters, got {type(value).__name__}")
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise ValueError(f"--plan {text!r}: parameter names must be strings, got {bad[0]!r}")
     return value
 
 
 def with_servers(command: list[str]) -> int:
     import os
+    import signal
     import subprocess
 
     from .run import servers
 
+    def terminated(signum, frame):  # stop the servers and remove their directories on SIGTERM too
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminated)
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
@@ -99,14 +141,14 @@ def with_servers(command: list[str]) -> int:
                 print(f"with-servers: no {kind} server: {why}", file=sys.stderr)
                 continue
             server = servers.make_server(kind, None, max_connections=300)
-            server.start()
             started.append(server)
+            server.start()
             env[var] = server.dsn
             print(f"with-servers: {kind} {server.describe()['version']} at {servers.redact(server.dsn)}", flush=True)
         return subprocess.run(command, env=env).returncode
     finally:
         for server in started:
-            server.stop()
+            server.close()
 
 
 if __name__ == "__main__":

@@ -10,9 +10,11 @@ import yaml
 from . import paths
 from .analysis import compare, stats
 from .plan import Plan, make_plan
+from .plan import estimate as estimate_module
+from .plan.validate import as_bool
 from .report import figures
 from .run import build, runner
-from .store import equivalence, load as load_results
+from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
 
 
 def _coerce(value: Any) -> Any:
@@ -44,26 +46,58 @@ def refuse_unknown_parameters(namespace: dict[str, Any], known: list[str] | tupl
                          f"allowed: {', '.join(known)}")
 
 
+def parse_bool(name: str, value: Any) -> bool:
+    """A notebook's boolean parameter, papermill strings included: "false", "no", "0" are False,
+    "true", "yes", "1" True; anything else is an error naming the value."""
+    return as_bool(name, value)
+
+
 def plan_from_parameters(**parameters: Any) -> Plan:
-    """Validate the notebook's parameters (papermill strings included) into a Plan."""
+    """Validate the notebook's parameters (papermill strings included) into a Plan.  An unknown
+    name is an error that lists the allowed ones."""
     return make_plan(**{k: _coerce(v) for k, v in parameters.items()})
 
 
-def results_dir_for(plan: Plan, results_dir: str | None = None) -> Path:
-    return Path(results_dir) if results_dir else runner.default_results_dir(plan)
+def results_dir_for(plan: Plan, results_dir: str | Path | None = None) -> Path:
+    """The results directory of a plan (the given one, or the default name), checked before
+    anything is built: not a file, writable, not in use by another run, and not holding a
+    different plan."""
+    if results_dir is not None and not isinstance(results_dir, (str, Path)):
+        raise ValueError(f"results_dir must be a path, got {results_dir!r}")
+    d = Path(results_dir) if results_dir else runner.default_results_dir(plan)
+    check_results_dir(d)
+    ResultsStore(d).check_plan(plan)
+    return d
+
+
+def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path | None = None
+             ) -> estimate_module.Estimate:
+    """The estimated duration of the plan (of what `results_dir` does not hold yet), from earlier
+    runs under data/results/ or default per-workload times; printed with what it rests on."""
+    done = None
+    if results_dir is not None and (Path(results_dir) / "meta.json").exists():
+        store = ResultsStore(results_dir)
+        ids = store.done_ids()
+        done = {}
+        for r in store.records():
+            if r["sample_id"] in ids:
+                done[r["cell_id"]] = done.get(r["cell_id"], 0) + 1
+    est = estimate_module.estimate_from_history(plan, expected_samples=expected_samples, done=done)
+    print(est)
+    return est
 
 
 def describe_plan(plan: Plan) -> pd.DataFrame:
     cells = plan.cells()
     print(f"profile {plan.profile}: {len(cells)} cells x ({plan.warmup} warm-up + {plan.samples} measured) "
-          f"= {len(cells) * (plan.warmup + plan.samples)} samples; seed {plan.seed}; timeout {plan.timeout_s:g} s; "
-          f"memory limit {plan.mem_limit_mb} MiB")
+          f"= {len(cells) * (plan.warmup + plan.samples)} samples; seed {plan.seed}; threads {plan.threads}; "
+          f"timeout {plan.timeout_s:g} s; memory limit {plan.mem_limit_mb} MiB")
     return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
-                          "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
+                          "threads": c.threads, "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
 
 
-def build_programs(plan: Plan, force: bool = False) -> dict:
-    result = build.build(plan.languages, force=force)
+def build_programs(plan: Plan, force: Any = False) -> dict:
+    result = build.build(plan.languages, force=parse_bool("force_build", force))
     for name, state in result["builds"].items():
         print(f"{name}: {state}")
     for tool, version in result["toolchains"].items():
@@ -71,10 +105,25 @@ def build_programs(plan: Plan, force: bool = False) -> dict:
     return result
 
 
-def run_plan(plan: Plan, results_dir: Path, progress: bool = True) -> runner.RunReport:
-    report = runner.run(plan, results_dir, progress=progress)
+def run_plan(plan: Plan, results_dir: str | Path, progress: Any = True, repair: Any = False,
+             new_binaries: Any = False, expected_samples: Any = None) -> runner.RunReport:
+    """Take the plan's missing samples (see runner.run): an estimate first, progress lines on
+    stderr, the report at the end.  repair: move unreadable lines of samples.jsonl aside;
+    new_binaries: continue with rebuilt programs in a new session."""
+    report = runner.run(plan, results_dir, progress=parse_bool("progress", progress),
+                        repair=parse_bool("repair", repair), new_binaries=parse_bool("new_binaries", new_binaries),
+                        expected_samples=expected_samples)
     print(report)
     return report
+
+
+def repair(results_dir: str | Path) -> int:
+    """Move the unreadable or incomplete lines of a results directory's samples.jsonl to
+    samples.rejected.jsonl (noted in meta.json); prints and returns how many."""
+    moved = repair_results(results_dir)
+    print(f"{moved} line(s) moved to {Path(results_dir) / 'samples.rejected.jsonl'}" if moved
+          else f"{Path(results_dir) / 'samples.jsonl'}: nothing to repair")
+    return moved
 
 
 def latest_results_dir() -> Path:
@@ -85,7 +134,8 @@ def latest_results_dir() -> Path:
 
 
 def load(results_dir: str | Path) -> pd.DataFrame:
-    """The tidy frame of a results directory, with the `valid` column."""
+    """The tidy frame of a results directory, with the `valid` column.  A path without meta.json
+    is refused (NotAResultsDirectory) before anything is read or written."""
     return load_results(results_dir)
 
 
@@ -110,6 +160,7 @@ def ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
 
 def standard_figures(df: pd.DataFrame, results_dir: str | Path, metric: str = "elapsed_s") -> list[Path]:
     """Time vs N and the Go/Rust ratio vs N, saved as SVG and PNG in the results directory."""
+    ResultsStore(results_dir).require_existing()
     out_dir = Path(results_dir) / "figures"
     saved: list[Path] = []
     s = summary(df, metric)
@@ -135,9 +186,11 @@ def show(figure_paths) -> None:
 
 
 def report(results_dir: str | Path, margin: float = 0.02, render_html: bool = True):
-    """The full analysis with every export (see bench_src.report)."""
+    """The full analysis with every export (see bench_src.report).  A path that is not a results
+    directory is refused before anything is written."""
     from .report import full as report_module
 
+    ResultsStore(results_dir).require_existing()
     rep = report_module.full_report(results_dir, margin, render_html=render_html)
     print(f"{len(rep.files)} files and {sum(len(v) for v in rep.figures.values())} figure files written to "
           f"{Path(results_dir) / 'export'}")

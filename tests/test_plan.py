@@ -66,9 +66,10 @@ def test_every_block_holds_every_cell_once_in_a_seeded_order():
 
 
 def test_equivalence_key_ignores_language_and_variant():
-    plan = make_plan("quick", workloads=["sleep"], ns=[10], variants="all")
+    # one work value: the quick profile runs sleep at two (work=0 and 50000), which are different work
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], variants="all", params={"sleep": {"work": 1000}})
     keys = {c.equivalence_key() for c in plan.cells()}
-    assert len(keys) == 1
+    assert len(keys) == 1 and len(plan.cells()) == 8
 
 
 def test_every_catalogue_workload_has_a_default_variant_per_language():
@@ -99,3 +100,138 @@ def test_cli_run_with_a_bad_plan_exits_2_with_one_line(tmp_path, capsys):
     assert err.startswith("error: --plan") and "\n" not in err
     assert main(["run", "--plan", "{ns: [0]}"]) == 2
     assert "ns" in capsys.readouterr().err
+
+
+# --- typed validation, before anything is built ------------------------------------------------------
+@pytest.mark.parametrize("kwargs, words", [
+    ({"ns": [float("inf")]}, ["ns[", "inf", "integer"]),
+    ({"ns": [float("nan")]}, ["ns[", "nan"]),
+    ({"ns": [10.5]}, ["10.5"]),
+    ({"ns": [True]}, ["True"]),
+    ({"timeout_s": "abc"}, ["timeout_s", "'abc'", "finite"]),
+    ({"timeout_s": [1]}, ["timeout_s", "[1]"]),
+    ({"timeout_s": 0.0004}, ["timeout_s", "0.0004", ">= 0.001"]),
+    ({"timeout_s": float("inf")}, ["timeout_s", "inf"]),
+    ({"cooldown_s": float("inf")}, ["cooldown_s", "inf"]),
+    ({"cooldown_s": float("nan")}, ["cooldown_s", "nan"]),
+    ({"cooldown_s": -1}, ["cooldown_s", "-1"]),
+    ({"sample": 3}, ["unknown plan parameter 'sample'", "samples", "warmup", "allow_large"]),
+    ({"samples": 1e9}, ["samples", "<= 10000"]),
+    ({"samples": "1e9"}, ["samples", "'1e9'"]),
+    ({"samples": 2.5}, ["samples", "2.5"]),
+    ({"warmup": 10_000}, ["warmup", "<= 100"]),
+    ({"seed": -1}, ["seed", "-1"]),
+    ({"threads": "two"}, ["threads", "'two'"]),
+    ({"threads": 100_000}, ["threads", "<= 1024"]),
+    ({"timeline_ms": float("nan")}, ["timeline_ms", "nan"]),
+    ({"timeline_ms": 0.5}, ["timeline_ms", "at least 1 ms"]),
+    ({"article_preset": "aa"}, ["article_preset", "'aa'", "true/false"]),
+    ({"aa": "maybe"}, ["aa must be a boolean", "'maybe'"]),
+    ({"allow_large": "sure"}, ["allow_large", "'sure'"]),
+    ({"mem_limit_mb": -5}, ["mem_limit_mb", "-5"]),
+    ({"workloads": ["sleep"], "ns": {"cpu_loops": [10]}}, ["ns names workload 'cpu_loops'", "not in this plan"]),
+    ({"workloads": ["sleep"], "params": {"cpu_loops": {"u": 3}}}, ["params names workload 'cpu_loops'"]),
+    ({"workloads": ["sleep"], "variants": {"cpu_loops": "all"}}, ["variants names workload 'cpu_loops'"]),
+    ({"workloads": ["sleep"], "params": {"sleep": {"work": []}}}, ["params[sleep][work] is empty"]),
+    ({"workloads": ["mysql"], "dsn": {"mysql": 5}}, ["dsn[mysql]", "URL string", "int"]),
+    ({"workloads": ["mysql"], "dsn": "mysql://u:p@h/db"}, ["dsn must be a mapping", "u:***@h"]),
+    ({"workloads": ["mysql"], "dsn": {"mysql": "http://u:p@h/db"}}, ["scheme must be mysql"]),
+    ({"workloads": ["mysql"], "dsn": {"mysql": "mysql://u:secret@/db"}}, ["needs a host and a database", "***"]),
+    ({"workloads": ["mysql"], "dsn": {"mysql": "mysql://u:secret@h:3306"}}, ["needs a host and a database"]),
+    ({"workloads": ["mysql"], "dsn": {"mysql": "mysql://u:secret@h:port/db"}}, ["not a URL"]),
+    ({"workloads": ["mysql"], "dsn": {"oracle": "x"}}, ["unknown server 'oracle'", "mysql, postgres"]),
+    ({"workloads": ["sleep"], "dsn": {"mysql": "mysql://u:p@h/db"}}, ["no mysql workload"]),
+    ({"workloads": ["mysql"], "dsn": {"mysql": "env:BENCH_TEST_UNSET_DSN"}}, ["BENCH_TEST_UNSET_DSN", "not set"]),
+])
+def test_every_parameter_is_typed_and_checked(kwargs, words, monkeypatch):
+    monkeypatch.delenv("BENCH_TEST_UNSET_DSN", raising=False)
+    with pytest.raises(ValueError) as err:
+        make_plan(**kwargs)
+    for w in words:
+        assert w in str(err.value), (w, str(err.value))
+    assert "secret" not in str(err.value), "a DSN's password is never shown"
+
+
+@pytest.mark.parametrize("text, value", [
+    ("false", False), ("False", False), ("0", False), ("no", False), ("off", False), (0, False), (False, False),
+    ("true", True), ("True", True), ("1", True), ("yes", True), (1, True), (True, True),
+])
+def test_booleans_from_papermill_strings(text, value):
+    from bench_src import api
+    plan = api.plan_from_parameters(workloads="sleep", ns="[10]", article_preset=text, aa=text)
+    assert plan.article_preset is value and plan.aa is value
+    assert api.parse_bool("progress", text) is value
+
+
+def test_papermill_string_numbers_are_read_with_their_type():
+    from bench_src import api
+    plan = api.plan_from_parameters(workloads="sleep", ns="[10]", samples="5", warmup="0", timeout_s="2.5",
+                                    cooldown_s="0", threads="1", seed="7")
+    assert (plan.samples, plan.warmup, plan.timeout_s, plan.cooldown_s, plan.threads, plan.seed) == (5, 0, 2.5, 0.0, 1, 7)
+
+
+def test_threads_default_to_the_usable_cpus_and_every_command_carries_them():
+    from bench_src.run import machine, measure
+    plan = make_plan("quick", workloads=["sleep", "mysql"], ns=[10])
+    assert plan.threads == machine.usable_cpus() >= 1
+    assert make_plan("quick", workloads=["sleep"], ns=[10], threads=0).threads == plan.threads
+    for cell in plan.cells():
+        assert cell.threads == plan.threads and f"|t={plan.threads}|" in cell.id
+        cmd = measure.command(cell)
+        assert cmd[cmd.index("--threads") + 1] == str(plan.threads)
+        assert "--dsn" not in cmd
+    assert make_plan("quick", workloads=["sleep"], ns=[10], threads=3).cells()[0].threads == 3
+
+
+def test_the_plan_size_is_capped_unless_allowed():
+    big = dict(workloads=["sleep"], ns=list(range(1, 101)), params={"sleep": {"work": list(range(100))}},
+               samples=6, warmup=0)
+    with pytest.raises(ValueError, match=r"120,000 samples \(20,000 cells x 6\).*allow_large=True"):
+        make_plan("quick", **big)
+    assert len(make_plan("quick", allow_large=True, **big).cells()) == 20_000
+    huge = dict(big, ns=list(range(1, 1001)), params={"sleep": {"work": list(range(1000))}})
+    with pytest.raises(ValueError, match="at most 2,000,000 are possible"):
+        make_plan("quick", allow_large=True, **huge)
+    with pytest.raises(ValueError, match="at most 1000 are allowed"):
+        make_plan("quick", workloads=["sleep"], ns=list(range(1, 2002)))
+
+
+def test_a_dsn_password_is_neither_stored_nor_part_of_the_plan_identity(monkeypatch):
+    a = make_plan("quick", workloads=["mysql"], ns=[10], dsn={"mysql": "mysql://u:first-secret@db.example:3306/b"})
+    b = make_plan("quick", workloads=["mysql"], ns=[10], dsn={"mysql": "mysql://u:other-secret@db.example:3306/b"})
+    assert a.dsn["mysql"].endswith("first-secret@db.example:3306/b"), "the plan itself keeps the URL to connect"
+    assert a.to_dict()["dsn"] == {"mysql": "mysql://u:***@db.example:3306/b"} and a.digest == b.digest
+    monkeypatch.setenv("BENCH_TEST_DSN", "postgres://u:env-secret@db.example/b")
+    c = make_plan("quick", workloads=["postgres"], ns=[10], dsn={"postgres": "env:BENCH_TEST_DSN"})
+    assert c.dsn == {"postgres": "env:BENCH_TEST_DSN"} and "env-secret" not in str(c.to_dict())
+
+
+def test_timeouts_reach_the_launcher_as_whole_milliseconds_never_zero():
+    from bench_src.run.measure import timeout_ms
+    assert timeout_ms(0.001) == 1 and timeout_ms(0.0015) == 2 and timeout_ms(120) == 120_000
+    for bad in (0, 0.0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError):
+            timeout_ms(bad)
+
+
+def test_cli_check_validates_a_plan_and_its_directory_without_writing(tmp_path, capsys, monkeypatch):
+    from bench_src.__main__ import main
+    from bench_src.run import build, runner
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    out = tmp_path / "r"
+    assert main(["check", "--seed", "3", "--results-dir", str(out), "--plan", "{workloads: [sleep], ns: [10]}"]) == 0
+    assert capsys.readouterr().out.strip() == str(out) and not out.exists()
+    assert main(["check", "--plan", "{sample: 3}"]) == 2
+    assert "unknown plan parameter 'sample'; allowed: profile, workloads" in capsys.readouterr().err
+    assert main(["check", "--profile", "quick", "--plan", "{profile: article}"]) == 2
+    assert "contradicts" in capsys.readouterr().err
+    # a directory that holds another plan is refused before anything is built or written
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, warmup=0, seed=3)
+    runner.run(plan, out, context=runner.NoContext(), progress=False, log=lambda *_: None,
+               measure_fn=lambda cell, *a, **k: {"status": "ok", "reason": "", "checksum": "1"})
+    before = sorted(p.name for p in out.iterdir())
+    assert main(["check", "--seed", "4", "--results-dir", str(out), "--plan", "{workloads: [sleep], ns: [10]}"]) == 2
+    assert "already holds a different plan" in capsys.readouterr().err
+    assert main(["check", "--seed", "3", "--results-dir", str(out),
+                 "--plan", "{workloads: [sleep], ns: [10], samples: 1, warmup: 0}"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == before

@@ -1,8 +1,13 @@
 """The harness's own MariaDB and PostgreSQL: started on loopback, template loaded, users restored,
-restarted after a crash, stopped without leftovers.  Real servers, never mocks."""
+restarted after a crash, stopped without leftovers; usable by the harness alone (another local
+user cannot connect, no account has an empty password, the benchmark account can neither write
+files nor run programs); one directory per instance, so that two runs never stop each other's
+server, and a stale pid file never gets an unrelated process signalled.  Real servers, never mocks."""
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -30,7 +35,7 @@ def server(request):
     s = cls(root=root, max_connections=150)
     s.start()
     yield s
-    s.stop()
+    s.close()
 
 
 def _pid_exists(pid):
@@ -93,7 +98,212 @@ def test_postgres_under_a_private_directory(tmp_path):
         if os.geteuid() == 0:
             assert not s.datadir.is_relative_to(private)
         assert (s.root / "server.log").exists()
+        home = s.home
     finally:
-        s.stop()
-        if not s.datadir.is_relative_to(private):
-            shutil.rmtree(s.datadir.parent)
+        s.close()
+    assert not home.exists(), "close() removes the cluster's own directory"
+
+
+# --- who can connect -------------------------------------------------------------------------------
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+CLIENT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LC_ALL": "C"}
+
+
+def as_nobody(cmd, env=None):
+    """Run a client as the unprivileged user `nobody`, without any password."""
+    if os.geteuid() != 0:
+        pytest.skip("switching to another local user needs root")
+    return subprocess.run([*NOBODY, *cmd], capture_output=True, text=True, env=env or CLIENT_ENV, cwd="/",
+                          timeout=60)
+
+
+def client_attempts(server):
+    """Every way in that must stay closed to another local user: (what, command)."""
+    port = str(server.conn.port)
+    if server.kind == "mysql":
+        base = ["mariadb", "--no-defaults", "-N", "-B", "-e", "SELECT 'in'"]
+        return [(f"TCP as {u}", [*base, "--protocol=TCP", "-h127.0.0.1", f"-P{port}", f"-u{u}"])
+                for u in ("root", "bench", "mysql", "mariadb.sys", "")] + \
+               [(f"socket as {u}", [*base, f"--socket={server.socket}", f"-u{u}"]) for u in ("root", "bench", "mysql")]
+    base = ["psql", "-w", "-X", "-A", "-t", "-c", "SELECT 'in'"]
+    return [(f"TCP as {u}", [*base, "-h", "127.0.0.1", "-p", port, "-U", u, "-d", "postgres"])
+            for u in ("postgres", "bench", "nobody")] + \
+           [(f"socket as {u}", [*base, "-h", str(server.sockdir), "-p", port, "-U", u, "-d", "postgres"])
+            for u in ("postgres", "bench", "nobody")]
+
+
+def test_another_local_user_cannot_connect_by_tcp_or_socket(server):
+    for what, cmd in client_attempts(server):
+        proc = as_nobody(cmd)
+        assert proc.returncode != 0 and "in" not in proc.stdout.split(), (what, proc.stdout, proc.stderr)
+    # the same client with the harness's credentials does get in: the refusals above are not an accident
+    c = server.conn
+    if server.kind == "mysql":
+        ok = subprocess.run(["mariadb", "--no-defaults", "-N", "-B", "--protocol=TCP", "-h127.0.0.1", f"-P{c.port}",
+                             f"-u{c.user}", "-e", "SELECT 'in'"], capture_output=True, text=True,
+                            env={**CLIENT_ENV, "MYSQL_PWD": c.password})
+    else:
+        ok = subprocess.run(["psql", "-w", "-X", "-A", "-t", "-h", "127.0.0.1", "-p", str(c.port), "-U", c.user,
+                             "-d", c.database, "-c", "SELECT 'in'"], capture_output=True, text=True,
+                            env={**CLIENT_ENV, "PGPASSWORD": c.password})
+    assert ok.stdout.strip() == "in", ok.stderr
+
+
+def test_the_socket_directory_is_private_and_the_server_is_not_root(server):
+    st = server.sockdir.stat()
+    assert st.st_mode & 0o777 == 0o700
+    proc_user = subprocess.run(["ps", "-o", "user=", "-p", str(server.proc.pid)], capture_output=True,
+                               text=True).stdout.strip()
+    if os.geteuid() == 0:
+        want = "mysql" if server.kind == "mysql" else "postgres"
+        assert proc_user == want and st.st_uid == pwd_uid(want)
+    else:
+        assert st.st_uid == os.geteuid()
+    assert proc_user != "root"
+
+
+def pwd_uid(name):
+    import pwd
+    return pwd.getpwnam(name).pw_uid
+
+
+def test_no_account_has_an_empty_password(server):
+    if server.kind == "mysql":
+        rows = server.sql("SELECT CONCAT(user, '@', host) FROM mysql.user WHERE authentication_string = ''",
+                          admin=True).split()
+        accounts = server.sql("SELECT CONCAT(user, '@', host) FROM mysql.user", admin=True).split()
+        assert "bench@127.0.0.1" in accounts and "root@localhost" in accounts
+    else:
+        rows = server.sql("SELECT rolname FROM pg_authid WHERE rolcanlogin AND coalesce(rolpassword, '') = ''",
+                          admin=True).split()
+        accounts = server.sql("SELECT rolname FROM pg_authid WHERE rolcanlogin", admin=True).split()
+        assert {"postgres", "bench"} <= set(accounts)
+    assert rows == [], f"accounts without a password: {rows}"
+    # and an empty password gets nobody in, as any account, from the harness's own user either
+    for user in accounts if server.kind == "postgres" else [a.rsplit("@", 1)[0] for a in accounts]:
+        if server.kind == "mysql":
+            cmd = ["mariadb", "--no-defaults", "--protocol=TCP", "-h127.0.0.1", f"-P{server.conn.port}",
+                   f"-u{user}", "--password=", "-e", "SELECT 1"]
+        else:
+            cmd = ["psql", "-w", "-X", "-h", "127.0.0.1", "-p", str(server.conn.port), "-U", user, "-d", "postgres",
+                   "-c", "SELECT 1"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**CLIENT_ENV, "PGPASSWORD": ""})
+        assert proc.returncode != 0, (user, proc.stdout)
+
+
+def test_the_benchmark_account_cannot_write_files_or_run_programs(server, tmp_path):
+    target = f"/tmp/bench-server-test-{os.getpid()}"
+    if server.kind == "mysql":
+        assert server.sql("SELECT @@secure_file_priv", admin=True).strip().rstrip("/") == str(server.filesdir)
+        assert list(server.filesdir.iterdir()) == []
+        for path in (target, server.filesdir / "f"):
+            with pytest.raises(servers.ServerError, match="Access denied"):
+                server.sql(f"SELECT 'x' INTO OUTFILE '{path}'")
+        grants = server.sql("SHOW GRANTS FOR CURRENT_USER")
+        assert "FILE" not in grants.replace("PROFILE", "") and "SUPER" not in grants
+    else:
+        assert server.sql("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").strip() == "f"
+        with pytest.raises(servers.ServerError, match="permission|privileges|superuser"):
+            server.sql(f"COPY (SELECT 1) TO PROGRAM 'touch {target}'")
+        with pytest.raises(servers.ServerError, match="permission|privileges|superuser"):
+            server.sql(f"COPY (SELECT 1) TO '{target}'")
+    assert not os.path.exists(target)
+
+
+def test_passwords_never_reach_argv_or_the_server_log(server):
+    secrets = server.secrets()
+    assert secrets and all(len(s) >= 16 for s in secrets)
+    server.restore_users()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    log = server.log.read_text(errors="replace")
+    for secret in secrets:
+        assert secret not in ps and secret not in log
+
+
+# --- exclusive use ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_two_instances_run_side_by_side_and_stop_only_themselves(kind):
+    require(kind)
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    a, b = cls(max_connections=30), cls(max_connections=30)
+    try:
+        a.start()
+        b.start()
+        assert a.root != b.root and a.conn.port != b.conn.port
+        assert a.root.parent == b.root.parent == servers.SERVERS_DIR
+        a.close()
+        assert not a.root.exists()
+        assert b.alive() and b.ensure_running() is False
+        b.restore_users()
+        assert b.sql("SELECT COUNT(*) FROM users").strip() == "10000"
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_a_server_directory_in_use_is_refused_naming_its_owner(kind, tmp_path):
+    require(kind)
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    root = paths.DATA / "test-servers" / f"{kind}-locked"
+    a = cls(root=root, max_connections=30)
+    a.start()
+    try:
+        holder = subprocess.run(
+            [sys.executable, "-c", "import sys; from bench_src.run import servers; "
+             f"s = servers.{cls.__name__}(root=sys.argv[1]); s.start()", str(root)],
+            capture_output=True, text=True, cwd=paths.ROOT, timeout=120)
+        assert holder.returncode != 0 and f"in use by PID {os.getpid()}" in holder.stderr, holder.stderr
+        assert a.alive()
+    finally:
+        a.close()
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_a_stale_pid_file_naming_an_unrelated_process_is_left_alone(kind):
+    require(kind)
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    root = paths.DATA / "test-servers" / f"{kind}-stale"
+    shutil.rmtree(root, ignore_errors=True)
+    bystander = subprocess.Popen(["sleep", "1000"])
+    try:
+        probe = cls(root=root)
+        probe.home = root.absolute()
+        pidfile = probe.pidfile()
+        pidfile.parent.mkdir(parents=True)
+        pidfile.write_text(f"{bystander.pid}\n")
+        assert not servers.is_server_process(bystander.pid, cls.exe_name, probe.datadir)
+        s = cls(root=root, max_connections=30)
+        s.start()  # clears what a killed harness left in root: must not touch the bystander
+        try:
+            assert bystander.poll() is None
+            s.stop()
+            pidfile.parent.mkdir(parents=True, exist_ok=True)
+            pidfile.write_text(f"{bystander.pid}\n")
+            s.stop()  # stop() also reads the pid file
+            assert bystander.poll() is None
+        finally:
+            s.close()
+        assert bystander.poll() is None, "the unrelated process must never be signalled"
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_killed_harness_leaves_nothing_the_next_server_start_does_not_remove():
+    """kill -9 of a process that started a server: the server dies with it (parent-death signal)
+    and the next start removes the dead owner's directory."""
+    require("mysql")
+    code = ("import sys, time; from bench_src.run import servers; s = servers.MariaDB(max_connections=20); "
+            "s.start(); print(s.root, s.proc.pid, flush=True); time.sleep(600)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=paths.ROOT)
+    root, server_pid = proc.stdout.readline().split()
+    proc.kill()
+    proc.wait()
+    deadline = time.time() + 30
+    while _pid_exists(int(server_pid)) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not _pid_exists(int(server_pid)), "the server must die with the harness that started it"
+    assert os.path.isdir(root)
+    removed = servers.remove_stale_servers()
+    assert str(root) in map(str, removed) and not os.path.exists(root)

@@ -31,7 +31,9 @@ def fake_measure(checksums=None, fail=None):
 
 
 def small_plan(**kw):
-    return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, **kw)
+    # one work value (the quick profile runs sleep at two): 2 N x 2 languages = 4 cells
+    return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=3, warmup=1,
+                     params={"sleep": {"work": 1000}}, **kw)
 
 
 def test_every_planned_sample_is_stored_once(tmp_path):
@@ -107,32 +109,107 @@ def test_harness_errors_and_wrong_checksums_become_failed_samples(tmp_path):
     assert not df["valid"].any(), "samples of a disagreeing key must not enter the statistics"
 
 
-@pytest.mark.slow
-def test_kill_9_of_the_harness_then_rerun_gives_exactly_the_plan(built, tmp_path):
-    """The real thing: a harness process killed with SIGKILL mid-run, then the same command again."""
-    out = tmp_path / "r"
-    plan_args = json.dumps({"workloads": ["sleep"], "ns": [10, 50], "samples": 4, "warmup": 1,
-                            "params": {"sleep": {"work": 1000}}})
-    cmd = [sys.executable, "-m", "bench_src", "run", "--profile", "quick", "--results-dir", str(out),
-           "--plan", plan_args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+PLAN_ARGS = {"workloads": ["sleep"], "ns": [10, 50], "samples": 4, "warmup": 1, "params": {"sleep": {"work": 1000}}}
+
+
+def cli_run(out, plan_args=PLAN_ARGS):
+    return [sys.executable, "-m", "bench_src", "run", "--profile", "quick", "--results-dir", str(out),
+            "--plan", json.dumps(plan_args)]
+
+
+def wait_for_samples(out, count, timeout=120):
     samples = out / "samples.jsonl"
-    deadline = time.time() + 120
+    deadline = time.time() + timeout
     while time.time() < deadline:
-        if samples.exists() and len(samples.read_text().splitlines()) >= 5:
-            break
+        if samples.exists() and len(samples.read_text().splitlines()) >= count:
+            return
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    taken_before = len(ResultsStore(out).records())
-    assert 5 <= taken_before < 20
-    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    raise AssertionError(f"fewer than {count} samples after {timeout} s")
+
+
+def sample_dirs_of(pid):
+    """The /tmp/bench-sample-* directories whose lock names `pid`."""
+    import glob
+    import tempfile
+    found = []
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), "bench-sample-*")):
+        try:
+            if open(os.path.join(d, ".lock")).read().split()[:1] == [str(pid)]:
+                found.append(d)
+        except (OSError, IndexError):
+            pass
+    return found
+
+
+def assert_exactly_the_plan(out, plan_args=PLAN_ARGS):
     rows = ResultsStore(out).records()
-    plan = make_plan("quick", **json.loads(plan_args))
+    plan = make_plan("quick", **plan_args)
     assert sorted(r["sample_id"] for r in rows) == sorted(s.sample_id for s in plan.schedule())
     per_cell = Counter((r["cell_id"], r["phase"]) for r in rows)
     assert set(per_cell.values()) <= {1, 4} and len(per_cell) == 2 * 2 * 2
     assert all(r["status"] == "ok" for r in rows), [r["reason"] for r in rows if r["status"] != "ok"]
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_harness_then_rerun_gives_exactly_the_plan(built, tmp_path):
+    """The real thing: a harness process killed with SIGKILL mid-run, then the same command again."""
+    out = tmp_path / "r"
+    proc = subprocess.Popen(cli_run(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for_samples(out, 5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    taken_before = len(ResultsStore(out).records())
+    assert 5 <= taken_before < 20
+    assert sample_dirs_of(proc.pid), "the killed harness left its sample directory (to be removed next time)"
+    again = subprocess.run(cli_run(out), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert not sample_dirs_of(proc.pid), "the next run removes what the killed one left"
+    assert_exactly_the_plan(out)
+    sessions = json.loads((out / "meta.json").read_text())["sessions"]
+    assert sessions[0]["interrupted"] is True and "killed" in sessions[0]["ended"]
+    assert sessions[1]["ended"] == "finished" and sessions[1]["taken"] == 20 - taken_before
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_run_cleanly_and_it_resumes(built, tmp_path):
+    out = tmp_path / "r"
+    proc = subprocess.Popen(cli_run(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_samples(out, 3)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr
+    assert "interrupted (SIGTERM)" in stdout
+    session = json.loads((out / "meta.json").read_text())["sessions"][0]
+    assert session["interrupted"] is True and session["ended"] == "SIGTERM" and "finished_at" in session
+    assert not sample_dirs_of(proc.pid), "no /tmp/bench-sample-* directory is left after SIGTERM"
+    assert subprocess.run(cli_run(out), capture_output=True, timeout=300).returncode == 0
+    assert_exactly_the_plan(out)
+
+
+@pytest.mark.slow
+def test_a_normal_end_leaves_no_sample_directory(built, tmp_path):
+    proc = subprocess.run(cli_run(tmp_path / "r", dict(PLAN_ARGS, samples=1, warmup=0)) + ["--no-progress"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    pid = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][0]["pid"]
+    assert not sample_dirs_of(pid)
+
+
+@pytest.mark.slow
+def test_two_identical_runs_started_together_the_second_fails_at_once(built, tmp_path):
+    out = tmp_path / "r"
+    slow = dict(PLAN_ARGS, cooldown_s=1.0)  # the first run lasts well beyond the second's start-up
+    first = subprocess.Popen(cli_run(out, slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_samples(out, 1)
+        second = subprocess.run(cli_run(out, slow), capture_output=True, text=True, timeout=120)
+        assert first.poll() is None, "the first run must still be going for this test to mean anything"
+        assert second.returncode == 2, second.stdout
+        assert f"in use by PID {first.pid}" in second.stderr, second.stderr
+    finally:
+        assert first.wait(timeout=300) == 0
+    assert_exactly_the_plan(out, slow)
+    assert len(json.loads((out / "meta.json").read_text())["sessions"]) == 1
 
 
 def noisy_measure(spread):
@@ -152,12 +229,14 @@ def noisy_measure(spread):
 
 
 def test_adaptive_mode_stops_settled_cells_and_respects_the_budget(tmp_path):
-    tight = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.05, max_samples=12)
+    tight = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.05, max_samples=12,
+                      params={"sleep": {"work": 1000}})
     runner.run(tight, tmp_path / "tight", progress=False, measure_fn=noisy_measure(0.001), log=lambda *_: None)
     rows = ResultsStore(tmp_path / "tight").records()
     assert len(rows) == 2 * 6, "cells whose ratio CI is already narrow get no extra block"
 
-    loose = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.001, max_samples=9)
+    loose = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.001, max_samples=9,
+                      params={"sleep": {"work": 1000}})
     m = noisy_measure(0.2)
     runner.run(loose, tmp_path / "loose", progress=False, measure_fn=m, log=lambda *_: None)
     rows = ResultsStore(tmp_path / "loose").records()
@@ -176,3 +255,210 @@ def test_adaptive_parameters_are_validated():
     with pytest.raises(ValueError, match="only applies in adaptive mode"):
         make_plan("quick", max_samples=50)
     assert make_plan("quick", samples=10, adaptive_target=0.02).max_samples == 40
+
+
+# --- exclusive use of a results directory -----------------------------------------------------------
+def test_a_second_run_into_a_locked_directory_fails_at_once_naming_the_holder(tmp_path):
+    from bench_src.store import DirLock, LockedError
+    plan = small_plan()
+    holder = DirLock(tmp_path / "r" / ".lock", "test").acquire()
+    m = fake_measure()
+    with pytest.raises(LockedError, match=rf"in use by PID {os.getpid()}"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
+    assert m.calls == [] and not (tmp_path / "r" / "samples.jsonl").exists()
+    assert not (tmp_path / "r" / "meta.json").exists(), "nothing is written before the lock is held"
+    from bench_src import api
+    with pytest.raises(ValueError, match=rf"in use by PID {os.getpid()}"):
+        api.results_dir_for(plan, tmp_path / "r")
+    holder.release()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
+    assert len(m.calls) == len(plan.schedule())
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / ".lock").write_text(f"{dead.pid} 2020-01-01T00:00:00+00:00\n")
+    plan = small_plan()
+    report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    assert report.taken == len(plan.schedule())
+
+
+def test_results_are_private_to_their_owner(tmp_path):
+    runner.run(small_plan(), tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    assert (tmp_path / "r").stat().st_mode & 0o777 == 0o700
+    for name in ("samples.jsonl", "meta.json"):
+        assert (tmp_path / "r" / name).stat().st_mode & 0o777 == 0o600, name
+
+
+def test_results_dir_problems_are_reported_before_any_build(tmp_path, monkeypatch, capsys):
+    from bench_src.__main__ import main
+    from bench_src.run import build
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    (tmp_path / "file").write_text("x")
+    for path, words in ((tmp_path / "file", "is a file"), (tmp_path / "file" / "sub", "is a file"),
+                        ("/proc/bench-results", "not writable")):
+        assert main(["run", "--results-dir", str(path), "--plan", "{workloads: [sleep], ns: [10]}"]) == 2
+        assert words in capsys.readouterr().err
+
+
+# --- loud corruption ----------------------------------------------------------------------------
+@pytest.mark.parametrize("garbage", ["this is not json", "{}", "null", '{"sample_id": "x"}', "[1, 2]"])
+def test_a_bad_line_is_reported_and_stops_a_resume_until_repaired(tmp_path, garbage):
+    from bench_src import api
+    from bench_src.store import CorruptRecords, CorruptRecordsWarning
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = tmp_path / "r" / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lost = json.loads(lines[5])["sample_id"]
+    lines[5] = garbage + "\n"  # line 6: a sample overwritten by garbage
+    lines.insert(9, garbage + "\n")  # line 10: an extra bad line
+    path.write_text("".join(lines))
+    with pytest.warns(CorruptRecordsWarning, match=r"line 6: .*line 10: "):
+        df = api.load(tmp_path / "r")
+    assert len(df) == len(plan.schedule()) - 1 and df.attrs["bad_lines"] == [6, 10]
+    m = fake_measure()
+    with pytest.raises(CorruptRecords, match=r"2 unreadable or incomplete line\(s\): line 6: .*repair=True"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
+    assert m.calls == [] and path.read_text().count(garbage) == 2, "nothing is taken or changed"
+    report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None, repair=True)
+    assert report.taken == 1 and len(m.calls) == 1
+    rows = ResultsStore(tmp_path / "r").records()
+    assert sorted(r["sample_id"] for r in rows) == sorted(s.sample_id for s in plan.schedule())
+    assert lost in {r["sample_id"] for r in rows}
+    rejected = [json.loads(x) for x in (tmp_path / "r" / "samples.rejected.jsonl").read_text().splitlines()]
+    assert [r["line"] for r in rejected] == [6, 10] and all(r["text"] == garbage for r in rejected)
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert meta["repairs"][0]["lines"] == [6, 10] and meta["repairs"][0]["moved_to"] == "samples.rejected.jsonl"
+
+
+def test_repair_from_the_cli_and_a_clean_file_needs_none(tmp_path, capsys):
+    from bench_src.__main__ import main
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    assert main(["repair", str(tmp_path / "r")]) == 0 and "nothing to repair" in capsys.readouterr().out
+    with open(tmp_path / "r" / "samples.jsonl", "a") as f:
+        f.write("garbage\n")
+    assert main(["repair", str(tmp_path / "r")]) == 0 and "1 line(s) moved" in capsys.readouterr().out
+    assert len(ResultsStore(tmp_path / "r").scan().bad) == 0
+
+
+def test_a_path_without_meta_json_is_refused_before_anything_is_written(tmp_path):
+    from bench_src import api
+    from bench_src.store import NotAResultsDirectory
+    for call in (api.load, api.report, lambda d: api.standard_figures(None, d), api.repair):
+        with pytest.raises(NotAResultsDirectory, match="is not a results directory"):
+            call(tmp_path / "missing")
+        assert not (tmp_path / "missing").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NotAResultsDirectory, match="holds no meta.json"):
+        api.load(tmp_path / "empty")
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+# --- samples tied to binaries, sessions -------------------------------------------------------------
+def test_resuming_with_other_binaries_is_refused_or_becomes_a_new_session(tmp_path, monkeypatch):
+    from bench_src.run import build
+    from bench_src.store.results import BinariesChanged
+    plan = small_plan()
+    first = fake_measure(fail=lambda cell, k: Stop() if k == 5 else None)
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g1", "rustbench": "r1"})
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=first, log=lambda *_: None)
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g2", "rustbench": "r1"})
+    m = fake_measure()
+    with pytest.raises(BinariesChanged, match=r"gobench: g1 then, g2 now.*new_binaries=True"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
+    assert m.calls == []
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None, new_binaries=True)
+    rows = ResultsStore(tmp_path / "r").records()
+    assert Counter(r["session"] for r in rows) == {1: 4, 2: len(plan.schedule()) - 4}
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert [s["session"] for s in meta["sessions"]] == [1, 2], "the refused attempt opened no session"
+    assert meta["sessions"][1]["binaries_changed"] == {"gobench": {"before": "g1", "now": "g2"}}
+    assert meta["sessions"][1]["binaries"]["gobench"] == "g2"
+    from bench_src import api
+    assert set(api.load(tmp_path / "r")["session"]) == {1, 2}
+
+
+def test_the_default_directory_keeps_dirty(monkeypatch):
+    from bench_src.run import machine
+    monkeypatch.setattr(machine, "git_commit", lambda: "0123456789abcdef-dirty")
+    assert runner.default_results_dir(small_plan()).name.startswith("quick-0123456-dirty-")
+    monkeypatch.setattr(machine, "git_commit", lambda: "0123456789abcdef")
+    assert runner.default_results_dir(small_plan()).name.startswith("quick-0123456-")
+    assert "dirty" not in runner.default_results_dir(small_plan()).name
+
+
+def test_a_session_whose_process_was_killed_is_marked_on_the_next_open(tmp_path):
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    meta_path = tmp_path / "r" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    for key in ("finished_at", "interrupted", "ended"):
+        meta["sessions"][0].pop(key)  # what a kill -9 leaves
+    meta_path.write_text(json.dumps(meta))
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    first = json.loads(meta_path.read_text())["sessions"][0]
+    assert first["interrupted"] is True and "killed" in first["ended"]
+
+
+# --- estimate and progress ---------------------------------------------------------------------------
+def test_estimate_progress_lines_and_the_real_duration(tmp_path, capsys):
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=True, measure_fn=fake_measure(), log=lambda *_: None)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("estimated duration: about") and "an estimate" in err[0]
+    assert err[1].startswith("[r] 1/16 samples (6%), elapsed ") and "ETA" in err[1]
+    assert err[-2].startswith("[r] 16/16 samples (100%)") and err[-2].endswith("done")
+    assert err[-1].startswith("took ") and "; estimated " in err[-1]
+    session = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][0]
+    assert session["estimate_s"] > 0 and "default per-workload times" in session["estimate_basis"]
+    assert session["duration_s"] >= 0 and session["ended"] == "finished"
+    assert all(isinstance(r["harness_s"], float) for r in ResultsStore(tmp_path / "r").records())
+    logged = []  # without progress lines the estimate and the duration go to the log
+    runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
+    assert logged[0].startswith("estimated duration: about") and logged[-1].startswith("took ")
+    assert capsys.readouterr().err == ""
+
+
+def test_a_harness_error_message_holding_a_password_is_masked(tmp_path):
+    plan = make_plan("quick", workloads=["mysql"], ns=[10], samples=1, warmup=0,
+                     dsn={"mysql": "mysql://u:very-secret-pw@127.0.0.1:9/db"})
+    boom = fake_measure(fail=lambda cell, k: RuntimeError("cannot connect to mysql://u:very-secret-pw@127.0.0.1:9/db"))
+    logged = []
+    runner.run(plan, tmp_path / "r", context=runner.NoContext(), progress=False, measure_fn=boom, log=logged.append)
+    for f in (tmp_path / "r").rglob("*"):
+        if f.is_file():
+            assert "very-secret-pw" not in f.read_text(errors="replace"), f
+    assert "u:***@" in (tmp_path / "r" / "meta.json").read_text()
+    assert logged and not any("very-secret-pw" in line for line in logged)
+    assert any("***" in line for line in logged)
+
+
+def test_stale_sample_directories_are_removed_only_when_dead_and_ours(tmp_path):
+    from bench_src.run import measure
+    from bench_src.store import DirLock
+    dead, alive, foreign, old_style = (tmp_path / f"bench-sample-{n}" for n in ("dead", "alive", "foreign", "old"))
+    for d in (dead, alive, foreign, old_style):
+        d.mkdir()
+        (d / "1").mkdir()
+    for d in (dead, foreign):
+        (d / ".lock").write_text("999999 2020-01-01\n")  # no process holds it
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from bench_src.store import DirLock; "
+                               "DirLock(sys.argv[1], 'x').acquire(); print('held', flush=True); time.sleep(60)",
+                               str(alive / ".lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        if os.geteuid() == 0:
+            os.chown(foreign, 65534, 65534)
+        removed = measure.remove_stale_sample_dirs(str(tmp_path))
+        assert dead in removed and not dead.exists()
+        assert alive.exists() and old_style.exists(), "a live owner's directory, or one without a lock, stays"
+        if os.geteuid() == 0:
+            assert foreign.exists(), "another user's directory stays"
+    finally:
+        holder.kill()
+        holder.wait()
+    assert DirLock.held_by(alive / ".lock") is None

@@ -90,7 +90,13 @@ class Plan:
     max_samples: int = 0  # the sample budget per cell in adaptive mode
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(asdict(self)))
+        """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
+        password redacted, so the password is neither stored nor part of the plan's identity."""
+        from ..store.secrets import redact_dsn
+
+        d = json.loads(json.dumps(asdict(self)))
+        d["dsn"] = {k: redact_dsn(v) for k, v in d.get("dsn", {}).items()}
+        return d
 
     @property
     def digest(self) -> str:

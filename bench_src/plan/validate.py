@@ -1,10 +1,16 @@
 """`make_plan`: the notebook's parameters, merged over a profile, validated into a `Plan`.
 
 Every bad value raises a ValueError that names it and the allowed ones, before anything is built
-or run.
+or run.  Values may come as papermill strings ("false", "10", "0.5"): each parameter is read with
+its type (`as_bool`, `as_int`, `as_float`), never with Python's truthiness.
 """
 from __future__ import annotations
 
+import inspect
+import math
+import os
+import re
+import urllib.parse
 from typing import Any, Iterable, Mapping
 
 import psutil
@@ -13,40 +19,108 @@ from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
 from .model import Plan
 
+# Caps: a plan above MAX_PLAN_SAMPLES needs allow_large=True; the others hold always (a plan the
+# harness could not even list, or a sample count no run can reach).
+MAX_SAMPLES_PER_CELL = 10_000
+MAX_WARMUP = 100
+MAX_VALUES = 1_000            # N values per workload, values per parameter
+MAX_PLAN_SAMPLES = 100_000    # above it: allow_large=True
+HARD_MAX_PLAN_SAMPLES = 2_000_000
+MAX_THREADS = 1024
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MIN_TIMEOUT_S = 0.001         # the launcher counts whole milliseconds
+MAX_COOLDOWN_S = 3600.0
+MAX_TIMELINE_MS = 60_000.0
+
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def as_bool(name: str, value: Any) -> bool:
+    """True/False, 1/0, or a word: true/yes/on/1 and false/no/off/0 in any case."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, float) and value in (0.0, 1.0):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    raise ValueError(f"{name} must be a boolean (true/false, yes/no, on/off, 1/0), got {value!r}")
+
+
+def as_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
+    """A whole number: an int, an integral finite float, or a string holding one."""
+    allowed = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
+    number: int | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        number = int(value) if math.isfinite(value) and value.is_integer() else None
+    elif isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"[+-]?\d+", text):
+            number = int(text)
+    if number is None or number < minimum or (maximum is not None and number > maximum):
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return number
+
+
+def as_float(name: str, value: Any, minimum: float, maximum: float, unit: str = "") -> float:
+    """A finite number in [minimum, maximum]: an int, a float, or a string holding one."""
+    allowed = f"a finite number >= {minimum:g} and <= {maximum:g}{unit}"
+    number: float | None = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or not minimum <= number <= maximum:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return number
+
 
 def _as_list(name: str, value: Any) -> list:
     if isinstance(value, (list, tuple)):
+        if len(value) > MAX_VALUES:
+            raise ValueError(f"{name} holds {len(value)} values; at most {MAX_VALUES} are allowed")
         return list(value)
-    if isinstance(value, (str, int)):
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return [value]
     raise ValueError(f"{name} must be a list, got {value!r}")
 
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}") from None
-    if number != float(value) or number < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return number
+    return as_int(name, value, minimum)
 
 
 def _per_workload(name: str, value: Any, workloads: Iterable[str]) -> dict:
-    """Accept {workload: x} or a single x meant for every workload."""
+    """Accept {workload: x} or a single x meant for every workload.  A mapping may only name
+    workloads of the plan: anything else would be silently ignored."""
     workloads = list(workloads)
     if isinstance(value, Mapping):
-        unknown = [k for k in value if k not in WORKLOADS]
-        if unknown:
-            raise ValueError(f"{name}: unknown workload {unknown[0]!r}; allowed: {', '.join(WORKLOADS)}")
+        for k in value:
+            if k not in WORKLOADS:
+                raise ValueError(f"{name}: unknown workload {k!r}; allowed: {', '.join(WORKLOADS)}")
+            if k not in workloads:
+                raise ValueError(f"{name} names workload {k!r}, which is not in this plan (workloads: "
+                                 f"{', '.join(workloads)}); add it to workloads or remove it from {name}")
         return {w: value[w] for w in workloads if w in value}
     return {w: value for w in workloads}
 
 
 def _validate_ns(w: str, values: Any) -> tuple[int, ...]:
-    ns = [_positive_int(f"ns[{w}]", v) for v in _as_list(f"ns[{w}]", values)]
+    ns = [as_int(f"ns[{w}]: N", v) for v in _as_list(f"ns[{w}]", values)]
     if not ns:
         raise ValueError(f"ns[{w}] is empty: give at least one N (a positive integer)")
     limit = WORKLOADS[w].max_n
@@ -66,6 +140,8 @@ def _validate_variants(w: str, lang: str, values: Any) -> tuple[str, ...]:
     for v in chosen:
         if v not in allowed:
             raise ValueError(f"unknown variant {v!r} of {w} for {lang}; allowed: {', '.join(allowed)}")
+    if not chosen:
+        raise ValueError(f"variants[{w}][{lang}] is empty; allowed: {', '.join(allowed)}, 'all' or 'default'")
     return tuple(dict.fromkeys(chosen))
 
 
@@ -91,6 +167,8 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
                 continue
             value = value[lang]
         values = _as_list(f"params[{w}][{p.name}]", value)
+        if not values:
+            raise ValueError(f"params[{w}][{p.name}] is empty; give a value ({p.allowed(lang)})")
         if p.choices_by_lang:  # a list of per-language choices: keep the ones this language has
             mine = [v for v in values if str(v) in p.choices_for(lang)]
             for v in values:
@@ -101,8 +179,95 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
     return grid
 
 
+DSN_SCHEMES = {"mysql": ("mysql",), "postgres": ("postgres", "postgresql")}
+_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def resolve_dsn(kind: str, value: str) -> str:
+    """The URL of a `dsn` entry: the value itself, or for `env:NAME` the environment variable NAME
+    (which keeps the password out of notebooks, command lines and the plan)."""
+    m = _ENV_REF.fullmatch(value.strip())
+    if not m:
+        return value
+    url = os.environ.get(m.group(1))
+    if not url:
+        raise ValueError(f"dsn[{kind}] = {value!r}: the environment variable {m.group(1)} is not set or empty")
+    return url
+
+
+def _check_dsn_url(kind: str, url: str, shown: str) -> None:
+    schemes = DSN_SCHEMES[kind]
+    example = f"{schemes[0]}://user:password@host:port/database"
+    try:
+        u = urllib.parse.urlsplit(url)
+        u.port  # raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"dsn[{kind}] = {shown!r} is not a URL like {example}") from None
+    if u.scheme not in schemes:
+        raise ValueError(f"dsn[{kind}] = {shown!r}: the scheme must be {' or '.join(schemes)} (like {example})")
+    if not u.hostname or not u.path.strip("/"):
+        raise ValueError(f"dsn[{kind}] = {shown!r} needs a host and a database (like {example})")
+
+
+def _validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
+    from ..store.secrets import redact_dsn
+
+    if dsn in (None, "", {}):
+        return {}
+    if not isinstance(dsn, Mapping):
+        raise ValueError(f"dsn must be a mapping of server to URL, like "
+                         f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_dsn(str(dsn))!r}")
+    servers_used = {w for w in workloads if WORKLOADS[w].fixture == "server"}
+    out = {}
+    for kind, value in dsn.items():
+        if kind not in DSN_SCHEMES:
+            raise ValueError(f"dsn: unknown server {kind!r}; allowed: mysql, postgres")
+        if kind not in servers_used:
+            raise ValueError(f"dsn names the {kind} server, but the plan has no {kind} workload "
+                             f"(workloads: {', '.join(workloads)})")
+        if not isinstance(value, str):
+            raise ValueError(f"dsn[{kind}] must be a URL string or env:NAME, got {type(value).__name__}")
+        url = resolve_dsn(kind, value)
+        _check_dsn_url(kind, url, redact_dsn(value if url is value else url))
+        out[kind] = value.strip()
+    return out
+
+
 def default_mem_limit_mb() -> int:
     return int(psutil.virtual_memory().total * 0.8 / 2**20)
+
+
+def cell_bound(plan: Plan) -> int:
+    """An upper bound of len(plan.cells()), computed without listing them."""
+    total = 0
+    for w in plan.workloads:
+        for lang in plan.languages:
+            grid = plan.params[w][lang]
+            combos = math.prod(len(v) for v in grid.values())
+            per_lang = len(plan.variants[w][lang]) * len(plan.ns[w]) * combos
+            if plan.article_preset and lang in WORKLOADS[w].article:
+                fixed = WORKLOADS[w].article[lang][1]
+                per_lang += len(plan.ns[w]) * math.prod(1 if k in fixed else len(v) for k, v in grid.items())
+            total += per_lang
+    return total * (2 if plan.aa else 1)
+
+
+def _check_size(plan: Plan, allow_large: bool) -> None:
+    per_cell = plan.warmup + max(plan.samples, plan.max_samples or 0)
+    bound = cell_bound(plan) * per_cell
+    if bound > HARD_MAX_PLAN_SAMPLES:
+        raise ValueError(f"the plan would take up to {bound:,} samples ({cell_bound(plan):,} cells x {per_cell}); "
+                         f"at most {HARD_MAX_PLAN_SAMPLES:,} are possible: fewer N, parameter values or samples")
+    total = len(plan.cells()) * per_cell
+    if total > MAX_PLAN_SAMPLES and not allow_large:
+        raise ValueError(f"the plan would take {total:,} samples ({len(plan.cells()):,} cells x {per_cell}), more "
+                         f"than {MAX_PLAN_SAMPLES:,}; pass allow_large=True if that is meant")
+
+
+def plan_parameters() -> list[str]:
+    """The names make_plan accepts (the keys of a --plan file, the notebook's plan parameters)."""
+    return [name for name, p in inspect.signature(make_plan).parameters.items() if p.kind is p.KEYWORD_ONLY
+            or p.kind is p.POSITIONAL_OR_KEYWORD]
 
 
 def make_plan(
@@ -125,6 +290,8 @@ def make_plan(
     timeline_ms: Any = None,
     adaptive_target: Any = 0,
     max_samples: Any = None,
+    allow_large: Any = False,
+    **unknown: Any,
 ) -> Plan:
     """Merge the given parameters over the profile and validate everything.
 
@@ -137,12 +304,25 @@ def make_plan(
     adaptive_target: > 0 turns on adaptive mode: after `samples` blocks, keep adding blocks of the
         cells whose ratio CI is wider than this relative half-width (0.02 = ±2%), up to
         `max_samples` per cell (default 4 x samples).
+    threads: --threads for both programs; None (or 0) means the usable CPUs of this machine
+        (run/machine.usable_cpus), resolved here so that every cell and command carries it.
+    dsn: {"mysql": URL, "postgres": URL}; a value "env:NAME" reads the URL from the environment
+        variable NAME when the run starts (the plan stores "env:NAME", never the password).
+    allow_large: accept a plan of more than MAX_PLAN_SAMPLES samples.
     """
+    if unknown:
+        names = ", ".join(repr(k) for k in sorted(unknown))
+        raise ValueError(f"unknown plan parameter{'s' if len(unknown) > 1 else ''} {names}; "
+                         f"allowed: {', '.join(plan_parameters())}")
+    if not isinstance(profile, str):
+        raise ValueError(f"profile must be a name, got {profile!r}")
     prof = get_profile(profile)
     wl = _as_list("workloads", workloads) if workloads is not None else prof.workloads
     if not wl:
         raise ValueError(f"workloads is empty; allowed: {', '.join(WORKLOADS)}")
     for w in wl:
+        if not isinstance(w, str):
+            raise ValueError(f"workloads: {w!r} is not a workload name; allowed: {', '.join(WORKLOADS)}")
         workload(w)
     wl = list(dict.fromkeys(wl))
     langs = _as_list("languages", languages) if languages is not None else list(LANGS)
@@ -187,23 +367,25 @@ def make_plan(
         given.update(extra)
         plan_params[w] = {lang: _validate_params(w, lang, given) for lang in langs}
 
-    n_samples = _positive_int("samples", samples if samples is not None else prof.samples)
-    n_warmup = _positive_int("warmup", warmup if warmup is not None else prof.warmup, minimum=0)
-    seed_v = _positive_int("seed", seed, minimum=0)
-    threads_v = None if threads in (None, "", 0) else _positive_int("threads", threads)
-    timeout_v = float(timeout_s if timeout_s is not None else prof.timeout_s)
-    if not timeout_v > 0:
-        raise ValueError(f"timeout_s must be > 0 seconds, got {timeout_s!r}")
-    mem_v = default_mem_limit_mb() if mem_limit_mb in (None, 0) else _positive_int("mem_limit_mb", mem_limit_mb)
-    cooldown_v = float(cooldown_s or 0.0)
-    if cooldown_v < 0:
-        raise ValueError(f"cooldown_s must be >= 0 seconds, got {cooldown_s!r}")
-    dsn_v = dict(dsn or {})
-    for k in dsn_v:
-        if k not in ("mysql", "postgres"):
-            raise ValueError(f"dsn: unknown server {k!r}; allowed: mysql, postgres")
+    n_samples = as_int("samples", samples if samples is not None else prof.samples, 1, MAX_SAMPLES_PER_CELL)
+    n_warmup = as_int("warmup", warmup if warmup is not None else prof.warmup, 0, MAX_WARMUP)
+    seed_v = as_int("seed", seed if seed is not None else 1, 0, 2**63 - 1)
+    if threads in (None, "", 0, "0"):
+        from ..run.machine import usable_cpus
+        threads_v = usable_cpus()
+    else:
+        threads_v = as_int("threads", threads, 1, MAX_THREADS)
+    timeout_v = as_float("timeout_s", timeout_s if timeout_s is not None else prof.timeout_s,
+                         MIN_TIMEOUT_S, MAX_TIMEOUT_S, " seconds")
+    mem_v = default_mem_limit_mb() if mem_limit_mb in (None, 0, "0", "") else as_int("mem_limit_mb", mem_limit_mb)
+    cooldown_v = as_float("cooldown_s", 0.0 if cooldown_s in (None, "") else cooldown_s, 0.0, MAX_COOLDOWN_S,
+                          " seconds")
+    dsn_v = _validate_dsn(dsn, wl)
+    preset_v = prof.article_preset if article_preset in (None, "") else as_bool("article_preset", article_preset)
+    aa_v = as_bool("aa", False if aa in (None, "") else aa)
+    allow_large_v = as_bool("allow_large", False if allow_large in (None, "") else allow_large)
 
-    return Plan(
+    plan = Plan(
         profile=prof.name,
         workloads=tuple(wl),
         languages=tuple(langs),
@@ -218,11 +400,13 @@ def make_plan(
         mem_limit_mb=mem_v,
         cooldown_s=cooldown_v,
         dsn=dsn_v,
-        article_preset=bool(prof.article_preset if article_preset is None else article_preset),
-        aa=bool(aa),
+        article_preset=preset_v,
+        aa=aa_v,
         timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
         **_adaptive(adaptive_target, max_samples, n_samples),
     )
+    _check_size(plan, allow_large_v)
+    return plan
 
 
 def _adaptive(target: Any, max_samples: Any, samples: int) -> dict[str, Any]:
@@ -243,10 +427,7 @@ def _adaptive(target: Any, max_samples: Any, samples: int) -> dict[str, Any]:
 
 
 def _timeline(value: Any) -> float:
-    try:
-        ms = float(value or 0)
-    except (TypeError, ValueError):
-        raise ValueError(f"timeline_ms must be a number of milliseconds >= 0 (0: off), got {value!r}") from None
-    if ms < 0:
-        raise ValueError(f"timeline_ms must be a number of milliseconds >= 0 (0: off), got {value!r}")
+    ms = as_float("timeline_ms", 0 if value in (None, "") else value, 0.0, MAX_TIMELINE_MS, " ms (0: off)")
+    if 0 < ms < 1:
+        raise ValueError(f"timeline_ms must be 0 (off) or at least 1 ms, got {value!r}")
     return ms

@@ -101,6 +101,24 @@ TARGETS = {
 }
 
 
+def file_sha256(path: Path) -> str | None:
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def binary_digests() -> dict[str, str | None]:
+    """The sha256 of the launcher and both programs as they are now (None: not built): each
+    session records them, so that every sample is tied to the binaries that took it."""
+    return {"benchlaunch": file_sha256(paths.launcher()), "gobench": file_sha256(paths.program("go")),
+            "rustbench": file_sha256(paths.program("rust"))}
+
+
 def check_tools(languages: tuple[str, ...] | list[str] = ("go", "rust")) -> None:
     """Fail early, naming the missing tool, before anything is built."""
     for key in ("launcher", *languages):

@@ -4,19 +4,36 @@ program report.
 The launcher (bench_src/run/launcher/benchlaunch.c) forks the program, waits for it with wait4 and
 writes wall time, CPU times, peak RSS and context switches as JSON.  The program prints its own
 JSON line (workload timer, checksum).  Both are merged into one flat record.
+
+A database's DSN reaches the program in the environment variable BENCH_DSN of that program alone,
+never on its command line (which `ps` shows to every user and the `command` column stores).  Every
+command carries `--threads`: the cell's, or the usable CPUs (run/machine.usable_cpus).
+
+The launcher's result and the program's output go to a per-sample directory inside one private
+`bench-sample-*` directory per harness process, locked while the process lives and removed at the
+end of a run; one left by a killed harness is removed by the next run (`remove_stale_sample_dirs`).
 """
 from __future__ import annotations
 
+import atexit
 import json
+import math
 import os
+import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..plan import Cell
+from ..store.lock import DirLock
+from . import machine
+
+DSN_ENV = "BENCH_DSN"
+SAMPLE_DIR_PREFIX = "bench-sample-"
 
 # The program's JSON keys that become columns of their own; any other key goes into `extra`.
 PROGRAM_KEYS = ("elapsed_ns", "setup_ns", "checksum", "tasks_ok", "threads", "t0_mono_ns", "spawned_ns")
@@ -24,18 +41,83 @@ LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "
                  "exit_code", "signal")
 
 
-def command(cell: Cell, data_dir: Path | None = None, dsn: str | None = None) -> list[str]:
-    """The program's command line for a cell (the contract in docs/workloads.md)."""
-    cmd = [str(paths.program(cell.lang)), cell.workload, "--n", str(cell.n), "--variant", cell.variant]
-    if cell.threads is not None:
-        cmd += ["--threads", str(cell.threads)]
+def command(cell: Cell, data_dir: Path | None = None) -> list[str]:
+    """The program's command line for a cell (the contract in docs/workloads.md).  It never holds
+    a DSN: see `program_env`."""
+    threads = cell.threads if cell.threads is not None else machine.usable_cpus()
+    cmd = [str(paths.program(cell.lang)), cell.workload, "--n", str(cell.n), "--variant", cell.variant,
+           "--threads", str(threads)]
     if data_dir is not None:
         cmd += ["--data-dir", str(data_dir)]
-    if dsn is not None:
-        cmd += ["--dsn", dsn]
     for k, v in cell.params:
         cmd += ["--param", f"{k}={v}"]
     return cmd
+
+
+def program_env(env: dict | None, dsn: str | None) -> dict:
+    """The program's environment: BENCH_DSN set to the sample's DSN, or absent."""
+    out = dict(default_env() if env is None else env)
+    out.pop(DSN_ENV, None)
+    if dsn:
+        out[DSN_ENV] = dsn
+    return out
+
+
+def timeout_ms(timeout_s: float) -> int:
+    """The launcher's --timeout-ms: whole milliseconds, never 0 (which would mean no limit)."""
+    if not timeout_s > 0 or not math.isfinite(timeout_s):
+        raise ValueError(f"timeout_s must be a finite number of seconds > 0, got {timeout_s!r}")
+    return max(1, math.ceil(timeout_s * 1000))
+
+
+class _SampleDirs:
+    """One private directory per process for the samples' scratch files, locked while it lives."""
+
+    def __init__(self):
+        self.parent: Path | None = None
+        self.lock: DirLock | None = None
+        self.mutex = threading.Lock()
+
+    def new(self) -> tempfile.TemporaryDirectory:
+        with self.mutex:
+            if self.parent is None or not self.parent.exists():
+                parent = Path(tempfile.mkdtemp(prefix=SAMPLE_DIR_PREFIX))
+                self.lock = DirLock(parent / ".lock", f"the sample directory {parent}").acquire()
+                self.parent = parent
+            return tempfile.TemporaryDirectory(dir=self.parent)
+
+    def remove(self) -> None:
+        with self.mutex:
+            if self.parent is not None:
+                shutil.rmtree(self.parent, ignore_errors=True)
+            if self.lock is not None:
+                self.lock.release()
+            self.parent, self.lock = None, None
+
+
+_SAMPLE_DIRS = _SampleDirs()
+atexit.register(_SAMPLE_DIRS.remove)
+
+
+def remove_sample_dirs() -> None:
+    """Remove this process's sample directory (the runner calls it at the end of a run)."""
+    _SAMPLE_DIRS.remove()
+
+
+def remove_stale_sample_dirs(tmp: str | None = None) -> list[Path]:
+    """Remove the sample directories of harness processes that died (kill -9): ours (same owner),
+    with a lock file that no live process holds.  Returns what was removed."""
+    removed = []
+    for d in Path(tmp or tempfile.gettempdir()).glob(SAMPLE_DIR_PREFIX + "*"):
+        try:
+            if not d.is_dir() or d.is_symlink() or d.stat().st_uid != os.geteuid():
+                continue
+        except OSError:
+            continue
+        if (d / ".lock").exists() and DirLock.held_by(d / ".lock") is None and d != _SAMPLE_DIRS.parent:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
 
 
 def _last_line(text: str) -> str:
@@ -71,21 +153,25 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
                  guard_ms: int = 20, timeline_ms: float = 0) -> tuple[dict, str, str]:
     """Run cmd under the launcher; return (launcher JSON, stdout, stderr).  With timeline_ms > 0
     the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...]."""
-    with tempfile.TemporaryDirectory(prefix="bench-sample-") as tmp:
+    with _SAMPLE_DIRS.new() as tmp:
         result = Path(tmp) / "result.json"
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
         launch = [str(paths.launcher()), "--result", str(result),
-                  "--timeout-ms", str(int(timeout_s * 1000)),
+                  "--timeout-ms", str(timeout_ms(timeout_s)),
                   "--mem-limit-kb", str(int(mem_limit_mb) * 1024),
                   "--guard-ms", str(guard_ms), "--", *cmd]
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-            timeline = _sample_rss(proc, timeline_ms / 1000) if timeline_ms else None
             try:
+                timeline = _sample_rss(proc, timeline_ms / 1000) if timeline_ms else None
                 proc.wait(timeout=timeout_s + 120)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            except BaseException:  # an interrupt or SIGTERM of the harness: the launcher's child goes too
+                proc.kill()
+                proc.wait()
+                raise
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
         if proc.returncode != 0 or not result.exists():
@@ -100,9 +186,10 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
             dsn: str | None = None, env: dict | None = None, timeline_ms: float = 0) -> dict[str, Any]:
     """Run one sample of a cell and return a flat record (see README, "Columns").  With
     timeline_ms > 0 the record also carries `timeline` (the RSS samples), which the runner stores
-    in a file of its own."""
-    cmd = command(cell, data_dir, dsn)
-    launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=env, timeline_ms=timeline_ms)
+    in a file of its own.  `dsn` goes to the program in BENCH_DSN."""
+    cmd = command(cell, data_dir)
+    launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=program_env(env, dsn),
+                                            timeline_ms=timeline_ms)
     rec: dict[str, Any] = {k: launched.get(k) for k in LAUNCHER_KEYS}
     rec["peak_rss_bytes"] = launched["maxrss_kb"] * 1024
     rec["command"] = " ".join(cmd)
@@ -147,6 +234,6 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
 def default_env() -> dict:
     """The environment the programs run in: the harness's, minus variables that change a runtime."""
     env = dict(os.environ)
-    for var in ("GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "TOKIO_WORKER_THREADS", "RUST_LOG"):
+    for var in ("GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "TOKIO_WORKER_THREADS", "RUST_LOG", DSN_ENV):
         env.pop(var, None)
     return env

@@ -5,7 +5,8 @@ and starts the servers the plan needs; before every sample it restores mutated d
 SQLite database, the server's `users` table) and restarts a server that died; at the end it stops
 the servers, also after an error or an interrupt.  A cell that cannot run here (no server
 installed, a server that cannot start) raises `SkipSample` with the reason, which the
-runner stores as a `skipped` sample, visibly.
+runner stores as a `skipped` sample, visibly.  When a server sample fails and the server is found
+dead afterwards, the sample's reason says so (the server is restarted before the next sample).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any
 
 from ..catalogue import WORKLOADS
 from ..plan import Cell, Plan
+from ..plan.validate import resolve_dsn
+from ..store.secrets import dsn_secrets
 from . import servers
 from .fixtures import Fixtures
 
@@ -36,6 +39,7 @@ class Resources:
         self.fixtures: Fixtures | None = None
         self.servers: dict[str, servers.Server] = {}
         self.unavailable: dict[str, str] = {}
+        self._dsns: dict[str, str] = {}
 
     # --- SampleContext -------------------------------------------------------------------------
     def start(self, plan: Plan, store) -> dict[str, Any]:
@@ -45,8 +49,9 @@ class Resources:
             if WORKLOADS[w].fixture in ("files", "sqlite"):
                 getattr(self.fixtures, f"{WORKLOADS[w].fixture}_template")()
         kinds = sorted({SERVER_WORKLOADS[w] for w in plan.workloads if w in SERVER_WORKLOADS})
+        self._dsns = {k: resolve_dsn(k, v) for k, v in plan.dsn.items()}
         for kind in kinds:
-            dsn = plan.dsn.get(kind)
+            dsn = self._dsns.get(kind)
             why = None if dsn else servers.missing(kind)
             if why:
                 self.unavailable[kind] = why
@@ -56,7 +61,7 @@ class Resources:
             try:
                 server.start()
             except (servers.ServerError, OSError) as exc:
-                server.stop()
+                server.close()
                 self.unavailable[kind] = f"the {kind} server could not be started: {exc}"
                 self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
                 continue
@@ -81,9 +86,26 @@ class Resources:
             return {"dsn": server.dsn}
         return {}
 
+    def after_sample(self, cell: Cell, record: dict[str, Any]) -> None:
+        """A failed server sample: say in its reason whether the server had died meanwhile."""
+        kind = SERVER_WORKLOADS.get(cell.workload)
+        if kind is None or record.get("status") == "ok" or kind not in self.servers:
+            return
+        server = self.servers[kind]
+        if not server.alive():
+            record["reason"] = (f"{record.get('reason') or ''} [the {kind} server was found dead after this "
+                                "sample; it is restarted before the next one]").strip()
+
+    def secrets(self) -> list[str]:
+        """Every password of the servers in use (to be masked in anything stored or printed)."""
+        out = [s for server in self.servers.values() for s in server.secrets()]
+        for value in self._dsns.values():
+            out += dsn_secrets(value)
+        return out
+
     def stop(self) -> None:
         for server in self.servers.values():
-            server.stop()
+            server.close()
         self.servers.clear()
 
 

@@ -2,24 +2,33 @@
 the moment it is taken.  Re-running the same plan into the same directory resumes it.
 
 A sample that fails (non-zero exit, timeout, memory guard, wrong checksum, even a harness error)
-is stored with its status and reason and the run goes on.
+is stored with its status and reason and the run goes on.  One process at a time writes into a
+results directory (its lock names the owner).  SIGINT and SIGTERM end a run cleanly: the session
+is marked interrupted, the servers are stopped and the scratch directories removed.  Before the
+first sample the run prints an estimate of its duration, during it a progress line on stderr
+(samples done / planned, elapsed, ETA), and at the end the real duration beside the estimate.
 """
 from __future__ import annotations
 
 import json
+import signal
+import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
-
-from tqdm.auto import tqdm
+from typing import Any, Callable, Mapping, Protocol, TextIO
 
 from .. import paths
 from ..analysis import adaptive
 from ..plan import Cell, Plan, Slot
+from ..plan.estimate import Estimate, default_seconds, estimate, format_duration, history
+from ..plan.validate import resolve_dsn
 from ..store import ChecksumBook, ResultsStore, key_string, now_utc
+from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine
+from . import measure as measure_module
 from .measure import default_env, measure
 from .resources import Resources, SkipSample, raise_nofile_limit
 
@@ -32,6 +41,8 @@ class SampleContext(Protocol):
     def before_sample(self, cell: Cell) -> dict[str, Any]: ...
 
     def stop(self) -> None: ...
+
+    # optional: after_sample(cell, record) may annotate a failed record; secrets() lists passwords
 
 
 class NoContext:
@@ -54,12 +65,17 @@ class RunReport:
     taken: int = 0
     statuses: Counter = field(default_factory=Counter)
     interrupted: bool = False
+    ended: str = "finished"
+    duration_s: float = 0.0
+    estimate: Estimate | None = None
 
     def __str__(self) -> str:
         st = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())) or "none"
-        head = "interrupted" if self.interrupted else "finished"
-        return (f"{head}: {self.taken} samples taken now, {self.already_done} kept from before, "
-                f"{self.planned} planned; statuses of the new samples: {st}; results in {self.results_dir}")
+        head = f"interrupted ({self.ended})" if self.interrupted else "finished"
+        est = f" (estimated {format_duration(self.estimate.seconds)})" if self.estimate else ""
+        return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now, "
+                f"{self.already_done} kept from before, {self.planned} planned; statuses of the new samples: {st}; "
+                f"results in {self.results_dir}")
 
 
 def run_adaptive_blocks(plan: Plan, store: ResultsStore, take, done: set[str], bar, log) -> None:
@@ -81,48 +97,229 @@ def run_adaptive_blocks(plan: Plan, store: ResultsStore, take, done: set[str], b
 
 
 def default_results_dir(plan: Plan) -> Path:
-    """A name that is the same for the same plan at the same commit, so re-running resumes."""
-    commit = (machine.git_commit() or "nogit")[:7]
-    return paths.RESULTS / f"{plan.profile}-{commit}-{plan.digest[:6]}"
+    """A name that is the same for the same plan at the same commit (with `-dirty` when tracked
+    files differ from it), so re-running resumes."""
+    return paths.RESULTS / f"{plan.profile}-{machine.short_commit()}-{plan.digest[:6]}"
 
 
-def _record(slot: Slot, seq: int, run_id: str, measured: dict[str, Any]) -> dict[str, Any]:
+def _record(slot: Slot, seq: int, run_id: str, session: int | None, measured: dict[str, Any]) -> dict[str, Any]:
     c = slot.cell
     return {
-        "run_id": run_id, "sample_id": slot.sample_id, "seq": seq, "phase": slot.phase, "block": slot.block,
-        "pos": slot.pos, "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
-        "threads_requested": c.threads, "arm": c.arm, "params": json.dumps(c.params_dict, sort_keys=True),
-        "equiv_key": key_string(c), **measured,
+        "run_id": run_id, "sample_id": slot.sample_id, "seq": seq, "session": session, "phase": slot.phase,
+        "block": slot.block, "pos": slot.pos, "cell_id": c.id, "workload": c.workload, "lang": c.lang,
+        "variant": c.variant, "n": c.n, "threads_requested": c.threads, "arm": c.arm,
+        "params": json.dumps(c.params_dict, sort_keys=True), "equiv_key": key_string(c), **measured,
     }
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt so that a run ends as cleanly as after Ctrl-C."""
+
+
+class _SigtermAsInterrupt:
+    """Within the block, SIGTERM raises Terminated (main thread only; elsewhere Python cannot
+    install a handler, and the default action stays).  A second SIGTERM kills at once."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, self._handler)
+        return self
+
+    def _handler(self, signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated()
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+
+
+class Progress:
+    """Progress lines on stderr: samples done / planned, elapsed time and an ETA (the estimate of
+    what remains, scaled by how the real times compare with the estimate so far).  A line after
+    the first sample, then every few seconds (the interval grows with the run, up to a minute),
+    and one at the end."""
+
+    def __init__(self, label: str, planned: int, done_before: int, seconds: Callable[[Cell], float],
+                 enabled: bool = True, stream: TextIO | None = None):
+        self.label, self.planned, self.done = label, planned, done_before
+        self.seconds = seconds
+        self.enabled = enabled
+        self.stream = stream
+        self.started = time.monotonic()
+        self.sampling_started = self.started  # reset by begin(): server start-up is not sampling pace
+        self.last_line = 0.0
+        self.estimated_done = 0.0
+        self.remaining_estimate = 0.0
+        self.taken = 0
+
+    def begin(self) -> None:
+        """The first sample is about to be taken (servers and fixtures are ready)."""
+        self.sampling_started = time.monotonic()
+
+    def expect(self, cells: list[Cell]) -> None:
+        """Add samples to take (their estimated seconds count towards the ETA)."""
+        self.remaining_estimate += sum(self.seconds(c) for c in cells)
+
+    def add_planned(self, n: int) -> None:
+        self.planned += n
+
+    def eta(self) -> float:
+        sampling = time.monotonic() - self.sampling_started
+        scale = sampling / self.estimated_done if self.estimated_done > 0 and self.taken >= 3 else 1.0
+        return max(0.0, self.remaining_estimate * scale)
+
+    def line(self, note: str = "") -> str:
+        elapsed = time.monotonic() - self.started
+        pct = 100.0 * self.done / self.planned if self.planned else 100.0
+        return (f"[{self.label}] {self.done}/{self.planned} samples ({pct:.0f}%), elapsed {format_duration(elapsed)}, "
+                f"ETA {format_duration(self.eta())}" + (f"; {note}" if note else ""))
+
+    def update(self, cell: Cell, note: str = "") -> None:
+        secs = self.seconds(cell)
+        self.estimated_done += secs
+        self.remaining_estimate = max(0.0, self.remaining_estimate - secs)
+        self.done += 1
+        self.taken += 1
+        now = time.monotonic()
+        interval = min(60.0, max(5.0, (now - self.started) / 20))
+        if self.taken == 1 or now - self.last_line >= interval:
+            self.emit(note)
+
+    def say(self, text: str, log: Callable[[str], None]) -> None:
+        """A line for the terminal (the estimate, the real duration): on the progress stream when
+        progress lines are on (make run shows the notebook's stderr), else through `log`."""
+        if self.enabled:
+            print(text, file=self.stream or sys.stderr, flush=True)
+        else:
+            log(text)
+
+    def emit(self, note: str = "") -> None:
+        if not self.enabled:
+            return
+        self.last_line = time.monotonic()
+        stream = self.stream or sys.stderr
+        print(self.line(note), file=stream, flush=True)
 
 
 def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
         progress: bool = True, log: Callable[[str], None] = print,
-        measure_fn: Callable[..., dict[str, Any]] = measure) -> RunReport:
-    """Take every sample of the plan that the results directory does not hold yet."""
-    store = ResultsStore(results_dir or default_results_dir(plan))
+        measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
+        expected_samples: Mapping[str, float] | float | None = None) -> RunReport:
+    """Take every sample of the plan that the results directory does not hold yet.
+
+    repair: move unreadable or incomplete lines of samples.jsonl aside (else such lines stop the run).
+    new_binaries: continue a run whose programs were rebuilt, in a new session (else refused).
+    expected_samples: samples per cell the estimate assumes (default warmup + samples).
+    """
+    started = time.monotonic()
+    scrubber = Scrubber()
+    for kind, value in plan.dsn.items():
+        scrubber.add(*dsn_secrets(resolve_dsn(kind, value)))
+    log = scrubber.wrap(log)
+    store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
+    for stale in measure_module.remove_stale_sample_dirs():
+        log(f"removed {stale}, left by a harness process that was killed")
     context = context or Resources(log=log)
     nofile = raise_nofile_limit()
+    binaries = build.binary_digests()
+    relevant = ["benchlaunch"] + [{"go": "gobench", "rust": "rustbench"}[lang] for lang in plan.languages]
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
-               "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}}
-    store.open(plan, session)
-    schedule = plan.schedule()
-    records = store.records()
-    done = store.done_ids()
-    book = ChecksumBook(records)
-    todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
-    report = RunReport(store.dir, len(schedule), len(schedule) - len(todo))
-    if not todo and not plan.adaptive_target:
-        log(f"all {len(schedule)} planned samples are already in {store.dir}")
-        return report
+               "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries}
+    store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
+    report = RunReport(store.dir, 0, 0)
+    context_started = False
+    bar: Progress | None = None
+    try:
+        with _SigtermAsInterrupt():
+            try:
+                schedule = plan.schedule()
+                records = store.records()
+                done = store.done_ids()
+                book = ChecksumBook(records)
+                todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
+                report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
+                measured_s, by_cell = history()
+                done_per_cell = Counter(r["cell_id"] for r in records if r["sample_id"] in done)
+                used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
+                est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
+                report.estimate = est
+                store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
+                if not todo and not plan.adaptive_target:
+                    log(f"all {len(schedule)} planned samples are already in {store.dir}")
+                    return report
 
+                def seconds(cell: Cell) -> float:
+                    return min(measured_s.get(cell.id, default_seconds(cell)), plan.timeout_s + 1.0) + plan.cooldown_s
+
+                bar = Progress(store.run_id, len(schedule), report.already_done, seconds, enabled=progress)
+                bar.say(str(est), log)
+                bar.expect([s.cell for _, s in todo])
+                take = _sample_taker(plan, store, context, measure_fn, book, report, bar, log)
+                context_started = True
+                info = context.start(plan, store)
+                scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
+                store.update_session(context=info)
+                bar.begin()
+                for seq, slot in todo:
+                    take(seq, slot)
+                if plan.adaptive_target:
+                    run_adaptive_blocks(plan, store, take, done, _GrowingTotal(bar), log)
+                if take.skipped_cells:
+                    log(f"{len(take.skipped_cells)} cells were skipped (see the status table): "
+                        f"{', '.join(sorted(take.skipped_cells))}")
+            except KeyboardInterrupt as exc:
+                report.interrupted = True
+                report.ended = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+                log(f"interrupted ({report.ended}): every sample taken so far is stored; "
+                    "run the same plan again to resume")
+            except BaseException as exc:
+                report.interrupted = True
+                report.ended = f"error: {type(exc).__name__}: {exc}"
+                raise
+            finally:
+                if bar is not None:
+                    bar.emit("interrupted" if report.interrupted else "done")
+                try:
+                    if context_started:
+                        context.stop()
+                finally:
+                    measure_module.remove_sample_dirs()
+                    report.duration_s = time.monotonic() - started
+                    store.update_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
+                                         ended=report.ended, duration_s=round(report.duration_s, 1))
+    finally:
+        store.close()
+    if bar is not None and report.estimate is not None:
+        bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
+    return report
+
+
+class _GrowingTotal:
+    """What run_adaptive_blocks expects of a progress bar: a `total` it can grow."""
+
+    def __init__(self, progress: Progress):
+        self.progress = progress
+
+    @property
+    def total(self) -> int:
+        return self.progress.planned
+
+    @total.setter
+    def total(self, value: int) -> None:
+        self.progress.add_planned(value - self.progress.planned)
+
+
+def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, book: ChecksumBook, report: RunReport,
+                  bar: Progress, log):
+    """take(seq, slot): one sample, measured, checked and stored at once."""
     env = default_env()
-    skipped_cells: set[str] = set()
-    bar = tqdm(total=len(schedule), initial=report.already_done, disable=not progress, unit="sample",
-               desc=store.run_id)
+    after_sample = getattr(context, "after_sample", None)
+
     def take(seq: int, slot: Slot) -> None:
-        bar.set_postfix_str(f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n}", refresh=False)
-        started = now_utc()
+        began = time.monotonic()
+        started_at = now_utc()
         try:
             extra_args = context.before_sample(slot.cell)
             if plan.timeline_ms:
@@ -133,39 +330,28 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         except Exception as exc:  # a harness-side failure becomes a failed sample too
             measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
         timeline = measured.pop("timeline", None)
-        rec = _record(slot, seq, store.run_id, measured)
+        rec = _record(slot, seq, store.run_id, store.session, measured)
         if timeline is not None:
             rec["timeline_file"] = store.write_timeline(slot.sample_id, timeline)
-        rec["started_at"] = started
+        rec["started_at"] = started_at
         if rec["status"] == "ok":
             want, problem = book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
             rec["expected_checksum"] = want
             if problem:
                 rec["status"], rec["reason"] = "checksum_mismatch", problem
+        elif after_sample is not None and rec["status"] != "skipped":
+            after_sample(slot.cell, rec)
+        rec["harness_s"] = round(time.monotonic() - began, 6)
         store.append(rec)
         report.taken += 1
         report.statuses[rec["status"]] += 1
         if rec["status"] == "skipped":
-            skipped_cells.add(slot.cell.id)
+            take.skipped_cells.add(slot.cell.id)
         elif rec["status"] != "ok":
-            bar.write(f"sample {slot.sample_id}: {rec['status']}: {rec['reason']}")
-        bar.update(1)
+            log(f"sample {slot.sample_id}: {rec['status']}: {rec['reason']}")
+        bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}")
         if plan.cooldown_s:
             time.sleep(plan.cooldown_s)
 
-    try:
-        store.update_session(context=context.start(plan, store))
-        for seq, slot in todo:
-            take(seq, slot)
-        if plan.adaptive_target:
-            run_adaptive_blocks(plan, store, take, done, bar, log)
-        if skipped_cells:
-            log(f"{len(skipped_cells)} cells were skipped (see the status table): {', '.join(sorted(skipped_cells))}")
-    except KeyboardInterrupt:
-        report.interrupted = True
-        log("interrupted: every sample taken so far is stored; run the same plan again to resume")
-    finally:
-        bar.close()
-        context.stop()
-        store.update_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted)
-    return report
+    take.skipped_cells = set()
+    return take

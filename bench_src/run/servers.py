@@ -1,8 +1,31 @@
-"""Private database servers on loopback, started and stopped by the harness.
+"""Private database servers on loopback, started and stopped by the harness, usable by it alone.
 
-A `MariaDB` and a `Postgres` server each get a data directory under `data/servers/`, a free port on
-127.0.0.1, a password generated at every start, and `max_connections` above the largest pool of
-the plan.  An `External` server is one the user points at with a DSN; it is used as it is.
+A `MariaDB` and a `Postgres` server each get a directory of their own per instance (by default
+`data/servers/<mariadb|postgres>-XXXXXXXX/`, locked by the harness process that owns it), so that
+two runs never share or stop each other's server.  Data, sockets and the server's file area live
+in a `home` owned by the server's user with mode 0700: the directory itself, or, when that user
+cannot reach it (a checkout under a private directory), a private directory under $TMPDIR.
+
+Who can do what:
+
+- the servers run as the distribution's `mysql` / `postgres` user (as the harness's own user when
+  the harness is not root), never as root;
+- they listen on 127.0.0.1 and on a socket in that 0700 directory only;
+- MariaDB: the benchmark account `bench`@`127.0.0.1` has a password generated at every start and
+  privileges on the `bench` database only (no FILE privilege, `secure_file_priv` is an empty
+  private directory); the admin account authenticates by the operating-system user on the private
+  socket (`unix_socket`: root, or the harness's own user); an account left without a password by
+  the installer gets a random one and is locked;
+- PostgreSQL: password (SCRAM) authentication on TCP and on the socket; the superuser `postgres`
+  has a password generated when the cluster is made; the role `bench` (generated password) is not
+  a superuser and owns only its database, so it can neither `COPY ... TO PROGRAM` nor write files;
+- passwords go to the clients in their environment (MYSQL_PWD, PGPASSWORD), never in argv, and to
+  the servers as hashes (a SCRAM verifier, a mysql_native_password hash), so no server log can
+  show one.
+
+A pid file is acted on only after checking that the process is the expected server binary
+running on the expected data directory; an unrelated process that took over a stale PID is never
+signalled.  An `External` server is one the user points at with a DSN; it is used as it is.
 
 Every server keeps the template table `users_template` (the same 10,000 rows as the SQLite
 fixture) and `restore_users()` rebuilds `users` from it before every sample.  SQL goes through the
@@ -10,8 +33,12 @@ servers' own command-line clients (`mariadb`, `psql`), which come with the serve
 """
 from __future__ import annotations
 
+import base64
+import getpass
 import hashlib
+import hmac
 import os
+import pwd
 import secrets
 import shutil
 import signal
@@ -24,10 +51,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
+from ..store.lock import DirLock, LockedError
+from ..store.secrets import redact_dsn
 from . import fixtures
 
 INSTALL = {"mysql": "mariadb-server", "postgres": "postgresql"}
 START_TIMEOUT_S = 90
+SERVERS_DIR = paths.DATA / "servers"
+LOCK = ".lock"
+HOME_FILE = "home"          # in a server's root: the path of its home when that is elsewhere
+MAX_SOCKET_DIR = 80         # a Unix socket path must stay under 108 bytes
 
 
 class ServerError(RuntimeError):
@@ -41,13 +74,31 @@ def free_port() -> int:
 
 
 def redact(dsn: str) -> str:
-    u = urllib.parse.urlsplit(dsn)
-    if u.password:
-        netloc = f"{u.username}:***@{u.hostname}:{u.port}"
-        return urllib.parse.urlunsplit((u.scheme, netloc, u.path, u.query, u.fragment))
-    return dsn
+    return redact_dsn(dsn)
 
 
+def new_password() -> str:
+    return secrets.token_hex(16)
+
+
+def scram_sha256_verifier(password: str, iterations: int = 4096) -> str:
+    """The SCRAM-SHA-256 verifier PostgreSQL stores for a password (RFC 5802 / 7677), computed here
+    so that the clear password is never sent to the server."""
+    salt = secrets.token_bytes(16)
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    stored_key = hashlib.sha256(client_key).digest()
+    server_key = hmac.new(salted, b"Server Key", hashlib.sha256).digest()
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    return f"SCRAM-SHA-256${iterations}:{b64(salt)}${b64(stored_key)}:{b64(server_key)}"
+
+
+def mysql_native_hash(password: str) -> str:
+    """The mysql_native_password hash: '*' + upper hex of SHA1(SHA1(password))."""
+    return "*" + hashlib.sha1(hashlib.sha1(password.encode()).digest()).hexdigest().upper()
+
+
+# --- processes -------------------------------------------------------------------------------------
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -62,20 +113,69 @@ def _pid_alive(pid: int) -> bool:
         return True
 
 
-def _kill_pidfile(pidfile: Path, wait_s: float = 30) -> None:
-    """Stop a server left behind by an earlier harness that was killed."""
+def is_server_process(pid: int, exe_name: str, datadir: Path) -> bool:
+    """Whether `pid` runs the server binary `exe_name` on `datadir` (its executable and its command
+    line), so that a PID reused by an unrelated process is never signalled."""
     try:
-        pid = int(pidfile.read_text().split()[0])
+        exe = os.readlink(f"/proc/{pid}/exe")
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if Path(exe.removesuffix(" (deleted)")).name != exe_name:
+        return False
+    want = str(datadir).encode()
+    return any(a == want or a.endswith(b"=" + want) for a in args)
+
+
+def read_pidfile(pidfile: Path) -> int | None:
+    try:
+        return int(pidfile.read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        return
-    if not _pid_alive(pid):
-        return
-    os.kill(pid, signal.SIGTERM)
+        return None
+
+
+def stop_verified(pidfile: Path, exe_name: str, datadir: Path, sig: int = signal.SIGTERM,
+                  wait_s: float = 30, log=None) -> bool:
+    """Stop a server left behind by a harness that was killed, named by its pid file, after checking
+    that the PID is that server.  Returns True when a server was signalled."""
+    pid = read_pidfile(pidfile)
+    if pid is None or pid == os.getpid() or not _pid_alive(pid):
+        return False
+    if not is_server_process(pid, exe_name, datadir):
+        if log:
+            log(f"{pidfile} names PID {pid}, which is not {exe_name} on {datadir}: left alone")
+        return False
+    os.kill(pid, sig)
     deadline = time.time() + wait_s
     while _pid_alive(pid) and time.time() < deadline:
         time.sleep(0.1)
-    if _pid_alive(pid):
+    if _pid_alive(pid) and is_server_process(pid, exe_name, datadir):
         os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: a server outlives no harness, even one killed with -9."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _popen(cmd: list[str], log: Path) -> subprocess.Popen:
+    out = open(log, "ab")
+    try:
+        # cwd "/": a server running as its own user may not be allowed into the caller's directory
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, preexec_fn=_die_with_parent, cwd="/")
+    finally:
+        out.close()
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+    except OSError:
+        return ""
 
 
 @dataclass
@@ -130,11 +230,21 @@ class Server:
     def stop(self) -> None:
         pass
 
+    def close(self) -> None:
+        """Stop for good (a managed server's directory is removed)."""
+        self.stop()
+
     # --- shared --------------------------------------------------------------------------------
     @property
     def dsn(self) -> str:
         assert self.conn is not None
         return self.conn.url(self.scheme)
+
+    def secrets(self) -> list[str]:
+        """The passwords this server object knows (to be masked in anything stored or printed)."""
+        out = [self.conn.password] if self.conn and self.conn.password else []
+        admin = getattr(self, "admin_password", None)
+        return out + ([admin] if admin else [])
 
     def alive(self) -> bool:
         if self.managed and (self.proc is None or self.proc.poll() is not None):
@@ -165,68 +275,230 @@ class Server:
         self.start()
         return True
 
-    def _shut_down(self, sig: int, pidfile: Path) -> None:
-        """Ask the server to stop with `sig`, kill it after a minute, and clear a stale pid file."""
+    def _run_client(self, cmd: list[str], statements: str, env: dict) -> str:
+        proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=300)
+        if proc.returncode != 0:
+            msg = (proc.stderr or proc.stdout).strip().splitlines()
+            errors = [ln for ln in msg if "ERROR" in ln]  # rather than a HINT or DETAIL line after it
+            line = errors[-1] if errors else msg[-1] if msg else f"client exit {proc.returncode}"
+            raise ServerError(f"{self.kind}: {line}")
+        return proc.stdout
+
+
+class Managed(Server):
+    """A server the harness starts, in a directory of its own (see the module's docstring)."""
+
+    dirname = ""      # the prefix of its directory under data/servers
+    exe_name = ""     # the server binary's file name
+    system_user = ""  # the distribution's account the server runs as when the harness is root
+
+    def __init__(self, root: str | os.PathLike | None = None, max_connections: int = 200):
+        super().__init__()
+        self.root: Path | None = Path(root).absolute() if root else None
+        self.home: Path | None = None
+        self.lock: DirLock | None = None
+        self.max_connections = max_connections
+        self.admin_password: str | None = None
+        self._initialized = False
+
+    # --- layout --------------------------------------------------------------------------------
+    @property
+    def log(self) -> Path:
+        assert self.root is not None
+        return self.root / "server.log"
+
+    @property
+    def datadir(self) -> Path:
+        assert self.home is not None
+        return self.home / "data"
+
+    @property
+    def sockdir(self) -> Path:
+        assert self.home is not None
+        return self.home / "run"
+
+    @property
+    def filesdir(self) -> Path:
+        assert self.home is not None
+        return self.home / "files"
+
+    def pidfile(self) -> Path:
+        raise NotImplementedError
+
+    @property
+    def run_user(self) -> str:
+        """The operating-system user the server runs as."""
+        return self.system_user if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _as_owner(self, cmd: list[str]) -> list[str]:
+        """Drop from root to the server's user, keeping a parent-death signal (set after the switch,
+        which would clear one set before it)."""
+        if os.geteuid() != 0:
+            return cmd
+        u = self.system_user
+        return ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--pdeathsig=TERM", *cmd]
+
+    def _private_dir(self, path: Path) -> None:
+        """A directory only the server's user (and root) can enter."""
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path, 0o700)
+        if os.geteuid() == 0:
+            shutil.chown(path, self.system_user, self.system_user)
+
+    def _owner_can_use(self, path: Path) -> bool:
+        """Whether the server's user can write into `path` (every parent must let it through)."""
+        if os.geteuid() != 0:
+            return True
+        probe = subprocess.run(self._as_owner(["test", "-w", str(path), "-a", "-x", str(path)]),
+                               cwd="/", capture_output=True)
+        return probe.returncode == 0
+
+    # --- the instance's directory --------------------------------------------------------------
+    def _claim(self) -> None:
+        """Choose and lock the instance's root, clear what a killed owner left there, choose home."""
+        if self.root is None:
+            SERVERS_DIR.mkdir(parents=True, exist_ok=True)
+            remove_stale_servers(SERVERS_DIR)
+            self.root = Path(tempfile.mkdtemp(prefix=f"{self.dirname}-", dir=SERVERS_DIR))
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = DirLock(self.root / LOCK, f"the {self.kind} server directory {self.root}")
+        try:
+            lock.acquire()
+        except LockedError as exc:
+            raise ServerError(str(exc)) from None
+        self.lock = lock
+        self._discard_leftovers()
+        self.home = self._choose_home()
+
+    def _recorded_home(self) -> Path | None:
+        assert self.root is not None
+        try:
+            text = (self.root / HOME_FILE).read_text().strip()
+        except OSError:
+            return None
+        return Path(text) if text else None
+
+    def _discard_leftovers(self) -> None:
+        """Stop a server a killed harness left in this root (verified by executable and data
+        directory) and remove its files."""
+        assert self.root is not None
+        for home in {self.root, self._recorded_home() or self.root}:
+            self.home = home
+            stop_verified(self.pidfile(), self.exe_name, self.datadir, self._stop_signal)
+            for name in ("data", "run", "files"):
+                shutil.rmtree(home / name, ignore_errors=True)
+            if home != self.root and home.name.startswith("bench-") and home.parent == Path(tempfile.gettempdir()):
+                shutil.rmtree(home, ignore_errors=True)
+        (self.root / HOME_FILE).unlink(missing_ok=True)
+        self.home = None
+
+    def _choose_home(self) -> Path:
+        assert self.root is not None
+        self._private_dir(self.root)
+        if self._owner_can_use(self.root) and len(str(self.root / "run")) <= MAX_SOCKET_DIR:
+            return self.root
+        home = Path(tempfile.mkdtemp(prefix=f"bench-{self.dirname}-"))
+        self._private_dir(home)
+        (self.root / HOME_FILE).write_text(str(home) + "\n")
+        return home
+
+    # --- life cycle ----------------------------------------------------------------------------
+    _stop_signal = signal.SIGTERM
+
+    def start(self) -> None:
+        if self.lock is None:
+            self._claim()
+        for d in (self.sockdir, self.filesdir):
+            self._private_dir(d)
+        if not self._initialized:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            self._init_datadir()
+            self._initialized = True
+        port = free_port()
+        password = self.conn.password if self.conn else new_password()
+        self.conn = Conn("127.0.0.1", port, "bench", password, "bench")
+        self.proc = _popen(self._as_owner(self._server_command(port)), self.log)
+        self._wait_until_ready()
+        self._set_up_accounts()
+        self.ensure_template()
+
+    def stop(self) -> None:
+        """Stop the server process (its files stay for a restart)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
+            self.proc.send_signal(self._stop_signal)
             try:
                 self.proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
-        _kill_pidfile(pidfile)
+        if self.home is not None:
+            stop_verified(self.pidfile(), self.exe_name, self.datadir, self._stop_signal)
 
-    def _run_client(self, cmd: list[str], statements: str, env: dict) -> str:
-        proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=300)
-        if proc.returncode != 0:
-            msg = (proc.stderr or proc.stdout).strip().splitlines()
-            raise ServerError(f"{self.kind}: {msg[-1] if msg else 'client exit ' + str(proc.returncode)}")
-        return proc.stdout
+    def close(self) -> None:
+        """Stop the server and remove its directory (data, sockets, log) and lock."""
+        self.stop()
+        if self.root is not None and self.lock is not None:
+            if self.home is not None and self.home != self.root:
+                shutil.rmtree(self.home, ignore_errors=True)
+            for name in ("data", "run", "files", "server.log", HOME_FILE):
+                p = self.root / name
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            (self.root / LOCK).unlink(missing_ok=True)
+            self.lock.release()
+            self.lock = None
+            try:
+                self.root.rmdir()
+            except OSError:
+                pass
+        self.home = None
+        self._initialized = False
 
-    def _wait_until_ready(self, what: str) -> None:
+    def _wait_until_ready(self) -> None:
         deadline = time.time() + START_TIMEOUT_S
         last = ""
         while time.time() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
-                raise ServerError(f"{what} exited with status {self.proc.returncode} while starting; see {self.log}")
+                raise ServerError(f"{self.exe_name} exited with status {self.proc.returncode} while starting: "
+                                  f"{_tail(self.log)}")
             try:
                 if self.sql("SELECT 1", admin=True).strip() == "1":
                     return
             except ServerError as exc:
                 last = str(exc)
             time.sleep(0.2)
-        raise ServerError(f"{what} did not answer within {START_TIMEOUT_S} s ({last}); see {self.log}")
+        raise ServerError(f"{self.exe_name} did not answer within {START_TIMEOUT_S} s ({last}): {_tail(self.log)}")
+
+    def _run_as_owner(self, cmd: list[str], what: str) -> None:
+        proc = subprocess.run(self._as_owner(cmd), capture_output=True, text=True, cwd="/")
+        if proc.returncode != 0:
+            raise ServerError(f"{what} failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+
+    def _init_datadir(self) -> None:
+        raise NotImplementedError
+
+    def _server_command(self, port: int) -> list[str]:
+        raise NotImplementedError
+
+    def _set_up_accounts(self) -> None:
+        raise NotImplementedError
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: a server outlives no harness, even one killed with -9."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def _popen(cmd: list[str], log: Path) -> subprocess.Popen:
-    out = open(log, "ab")
-    try:
-        # cwd "/": a server running as its own user may not be allowed into the caller's directory
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, preexec_fn=_die_with_parent, cwd="/")
-    finally:
-        out.close()
-
-
-class MariaDB(Server):
+class MariaDB(Managed):
     kind, scheme = "mysql", "mysql"
+    dirname, exe_name, system_user = "mariadb", "mariadbd", "mysql"
 
-    def __init__(self, root: Path | None = None, max_connections: int = 200):
-        super().__init__()
-        self.root = Path(root or paths.DATA / "servers" / "mariadb").absolute()
-        self.datadir = self.root / "data"
-        self.socket = self.root / "mysqld.sock"
-        self.pidfile = self.root / "mariadbd.pid"
-        self.log = self.root / "server.log"
-        self.max_connections = max_connections
+    def pidfile(self) -> Path:
+        return self.sockdir / "mariadbd.pid"
+
+    @property
+    def socket(self) -> Path:
+        return self.sockdir / "mysqld.sock"
+
+    @property
+    def admin_user(self) -> str:
+        """The account that authenticates by the operating-system user on the private socket."""
+        return "root" if os.geteuid() == 0 else getpass.getuser()
 
     @staticmethod
     def binaries() -> dict[str, str | None]:
@@ -244,44 +516,45 @@ class MariaDB(Server):
 
     def sql(self, statements: str, admin: bool = False) -> str:
         b = self.binaries()
+        env = dict(os.environ)
+        env.pop("MYSQL_PWD", None)
         if admin:
-            cmd = [b["mariadb"], "--no-defaults", f"--socket={self.socket}", "-uroot", "-N", "-B"]
-            env = dict(os.environ)
+            cmd = [b["mariadb"], "--no-defaults", f"--socket={self.socket}", f"-u{self.admin_user}", "-N", "-B"]
         else:
             c = self.conn
             cmd = [b["mariadb"], "--no-defaults", "--protocol=TCP", f"-h{c.host}", f"-P{c.port}", f"-u{c.user}",
                    c.database, "-N", "-B"]
-            env = dict(os.environ, MYSQL_PWD=c.password)
+            env["MYSQL_PWD"] = c.password
         return self._run_client(cmd, statements, env)
 
-    def start(self) -> None:
+    def _init_datadir(self) -> None:
         b = self.binaries()
-        self.root.mkdir(parents=True, exist_ok=True)
-        _kill_pidfile(self.pidfile)
-        user = ["--user=root"] if os.geteuid() == 0 else []
-        if not (self.datadir / "mysql").exists():
-            shutil.rmtree(self.datadir, ignore_errors=True)
-            proc = subprocess.run([b["mariadb-install-db"], "--no-defaults", f"--datadir={self.datadir}",
-                                   "--auth-root-authentication-method=normal", "--skip-test-db", *user],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise ServerError(f"mariadb-install-db failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
-        port = free_port()
-        self.proc = _popen([b["mariadbd"], "--no-defaults", f"--datadir={self.datadir}", f"--socket={self.socket}",
-                            f"--port={port}", "--bind-address=127.0.0.1", f"--pid-file={self.pidfile}",
-                            f"--max-connections={self.max_connections}", "--skip-name-resolve",
-                            "--innodb-buffer-pool-size=256M", "--skip-log-bin", *user], self.log)
-        self.conn = Conn("127.0.0.1", port, "bench", secrets.token_hex(12), "bench")
-        self._wait_until_ready("mariadbd")
-        pw = self.conn.password
-        self.sql("CREATE DATABASE IF NOT EXISTS bench;\n"
-                 f"CREATE USER IF NOT EXISTS 'bench'@'127.0.0.1' IDENTIFIED BY '{pw}';\n"
-                 f"ALTER USER 'bench'@'127.0.0.1' IDENTIFIED BY '{pw}';\n"
-                 "GRANT ALL PRIVILEGES ON bench.* TO 'bench'@'127.0.0.1';\n", admin=True)
-        self.ensure_template()
+        socket_user = [] if os.geteuid() == 0 else [f"--auth-root-socket-user={self.admin_user}"]
+        self._run_as_owner([b["mariadb-install-db"], "--no-defaults", f"--datadir={self.datadir}",
+                            "--auth-root-authentication-method=socket", *socket_user, "--skip-test-db"],
+                           "mariadb-install-db")
 
-    def stop(self) -> None:
-        self._shut_down(signal.SIGTERM, self.pidfile)
+    def _server_command(self, port: int) -> list[str]:
+        return [self.binaries()["mariadbd"], "--no-defaults", f"--datadir={self.datadir}",
+                f"--socket={self.socket}", f"--port={port}", "--bind-address=127.0.0.1",
+                f"--pid-file={self.pidfile()}", f"--max-connections={self.max_connections}",
+                "--skip-name-resolve", "--innodb-buffer-pool-size=256M", "--skip-log-bin",
+                f"--secure-file-priv={self.filesdir}", "--local-infile=0", "--symbolic-links=0"]
+
+    def _set_up_accounts(self) -> None:
+        h = mysql_native_hash(self.conn.password)
+        self.sql("CREATE DATABASE IF NOT EXISTS bench;\n"
+                 f"CREATE USER IF NOT EXISTS 'bench'@'127.0.0.1' IDENTIFIED BY PASSWORD '{h}';\n"
+                 f"ALTER USER 'bench'@'127.0.0.1' IDENTIFIED BY PASSWORD '{h}';\n"
+                 "GRANT ALL PRIVILEGES ON bench.* TO 'bench'@'127.0.0.1';\n", admin=True)
+        # an account the installer left without a password (mariadb.sys, the definer of system
+        # views) gets a random one it never uses, and stays locked
+        empty = self.sql("SELECT user, host FROM mysql.user WHERE authentication_string = '' "
+                         "AND plugin IN ('', 'mysql_native_password')", admin=True)
+        for row in empty.strip().splitlines():
+            user, host = row.split("\t")
+            self.sql(f"ALTER USER '{user}'@'{host}' IDENTIFIED BY PASSWORD '{mysql_native_hash(new_password())}' "
+                     "ACCOUNT LOCK;", admin=True)
 
     def _has_template(self) -> bool:
         return self.sql("SHOW TABLES LIKE 'users_template'").strip() == "users_template"
@@ -297,20 +570,20 @@ class MariaDB(Server):
         rows = self.sql("SELECT VERSION();\nSHOW VARIABLES WHERE Variable_name IN ('max_connections', "
                         "'innodb_buffer_pool_size', 'innodb_flush_log_at_trx_commit', 'sync_binlog', "
                         "'transaction_isolation', 'default_storage_engine')").strip().splitlines()
-        return {"kind": self.kind, "managed": self.managed, "version": rows[0].strip(),
+        info = {"kind": self.kind, "managed": self.managed, "version": rows[0].strip(),
                 "settings": dict(r.split("\t", 1) for r in rows[1:]), "dsn": redact(self.dsn)}
+        if self.managed:
+            info["runs_as"] = self.run_user
+        return info
 
 
-class Postgres(Server):
+class Postgres(Managed):
     kind, scheme = "postgres", "postgres"
+    dirname, exe_name, system_user = "postgres", "postgres", "postgres"
+    _stop_signal = signal.SIGINT  # fast shutdown
 
-    def __init__(self, root: Path | None = None, max_connections: int = 200):
-        super().__init__()
-        self.root = Path(root or paths.DATA / "servers" / "postgres").absolute()
-        self.datadir = self.root / "data"
-        self.sockdir = self.root
-        self.log = self.root / "server.log"
-        self.max_connections = max_connections
+    def pidfile(self) -> Path:
+        return self.datadir / "postmaster.pid"
 
     @staticmethod
     def bindir() -> Path | None:
@@ -329,73 +602,48 @@ class Postgres(Server):
                     f"apt-get install {INSTALL['postgres']}, or pass dsn={{'postgres': 'postgres://user:pass@host:port/db'}}")
         return None
 
-    def _as_owner(self, cmd: list[str]) -> list[str]:
-        """PostgreSQL refuses to run as root: drop to the postgres user, keeping a parent-death signal."""
-        if os.geteuid() != 0:
-            return cmd
-        return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--pdeathsig=TERM", *cmd]
-
     def sql(self, statements: str, admin: bool = False) -> str:
+        env = dict(os.environ)
+        for var in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE"):
+            env.pop(var, None)
         if admin:
             cmd = ["psql", "-h", str(self.sockdir), "-p", str(self.conn.port), "-U", "postgres", "-d", "postgres"]
-            env = dict(os.environ)
+            env["PGPASSWORD"] = self.admin_password or ""
         else:
             c = self.conn
             cmd = ["psql", "-h", c.host, "-p", str(c.port), "-U", c.user, "-d", c.database]
-            env = dict(os.environ, PGPASSWORD=c.password)
-        return self._run_client([*cmd, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"], statements, env)
+            env["PGPASSWORD"] = c.password
+        return self._run_client([*cmd, "-w", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"], statements, env)
 
-    def _owner_can_use(self, path: Path) -> bool:
-        """Whether the user PostgreSQL runs as can write into `path` (every parent must let it through)."""
-        if os.geteuid() != 0:
-            return True
-        probe = subprocess.run(self._as_owner(["test", "-w", str(path), "-a", "-x", str(path)]),
-                               cwd="/", capture_output=True)
-        return probe.returncode == 0
-
-    def _use_reachable_dirs(self) -> None:
-        """A checkout under a private directory (`mktemp -d` makes it 0700) is out of the postgres user's
-        reach: the cluster and its socket then live in a directory of their own, named after the checkout so
-        that later runs find it again; the log stays under `root`."""
-        if self._owner_can_use(self.root):
-            return
-        tag = hashlib.sha1(str(self.root.resolve()).encode()).hexdigest()[:12]
-        home = Path(tempfile.gettempdir()) / f"bench-postgres-{tag}"
-        home.mkdir(mode=0o700, exist_ok=True)
-        shutil.chown(home, "postgres", "postgres")
-        self.datadir, self.sockdir = home / "data", home
-
-    def start(self) -> None:
-        bindir = self.bindir()
-        self.root.mkdir(parents=True, exist_ok=True)
+    def _init_datadir(self) -> None:
+        self.admin_password = new_password()
+        pwfile = self.home / "initdb.pw"
+        fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(self.admin_password + "\n")
         if os.geteuid() == 0:
-            shutil.chown(self.root, "postgres", "postgres")
-            self._use_reachable_dirs()
-        _kill_pidfile(self.datadir / "postmaster.pid")
-        if not (self.datadir / "PG_VERSION").exists():
-            shutil.rmtree(self.datadir, ignore_errors=True)
-            proc = subprocess.run(self._as_owner([str(bindir / "initdb"), "-D", str(self.datadir), "-U", "postgres",
-                                                  "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8",
-                                                  "--no-instructions"]), capture_output=True, text=True, cwd="/")
-            if proc.returncode != 0:
-                raise ServerError(f"initdb failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
-        port = free_port()
-        self.conn = Conn("127.0.0.1", port, "bench", secrets.token_hex(12), "bench")
-        self.proc = _popen(self._as_owner([str(bindir / "postgres"), "-D", str(self.datadir), "-p", str(port),
-                                           "-k", str(self.sockdir), "-c", "listen_addresses=127.0.0.1",
-                                           "-c", f"max_connections={self.max_connections}",
-                                           "-c", "shared_buffers=256MB"]), self.log)
-        self._wait_until_ready("postgres")
-        pw = self.conn.password
+            shutil.chown(pwfile, self.system_user, self.system_user)
+        try:
+            self._run_as_owner([str(self.bindir() / "initdb"), "-D", str(self.datadir), "-U", "postgres",
+                                f"--pwfile={pwfile}", "--auth-local=scram-sha-256", "--auth-host=scram-sha-256",
+                                "-E", "UTF8", "--no-instructions"], "initdb")
+        finally:
+            pwfile.unlink(missing_ok=True)
+
+    def _server_command(self, port: int) -> list[str]:
+        return [str(self.bindir() / "postgres"), "-D", str(self.datadir), "-p", str(port),
+                "-k", str(self.sockdir), "-c", "unix_socket_permissions=0700",
+                "-c", "listen_addresses=127.0.0.1", "-c", f"max_connections={self.max_connections}",
+                "-c", "shared_buffers=256MB"]
+
+    def _set_up_accounts(self) -> None:
+        verifier = scram_sha256_verifier(self.conn.password)
         exists = self.sql("SELECT 1 FROM pg_roles WHERE rolname = 'bench'", admin=True).strip()
         verb = "ALTER" if exists == "1" else "CREATE"
-        self.sql(f"{verb} ROLE bench WITH LOGIN PASSWORD '{pw}';", admin=True)
+        self.sql(f"{verb} ROLE bench WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS "
+                 f"PASSWORD '{verifier}';", admin=True)
         if self.sql("SELECT 1 FROM pg_database WHERE datname = 'bench'", admin=True).strip() != "1":
             self.sql("CREATE DATABASE bench OWNER bench;", admin=True)
-        self.ensure_template()
-
-    def stop(self) -> None:
-        self._shut_down(signal.SIGINT, self.datadir / "postmaster.pid")  # SIGINT: fast shutdown
 
     def _has_template(self) -> bool:
         return self.sql("SELECT to_regclass('users_template') IS NOT NULL").strip() == "t"
@@ -411,8 +659,29 @@ class Postgres(Server):
         version = self.sql("SHOW server_version").strip()
         rows = self.sql("SELECT name, setting FROM pg_settings WHERE name IN ('max_connections', 'shared_buffers', "
                         "'fsync', 'synchronous_commit', 'default_transaction_isolation')").strip().splitlines()
-        return {"kind": self.kind, "managed": self.managed, "version": version,
+        info = {"kind": self.kind, "managed": self.managed, "version": version,
                 "settings": dict(r.split("|", 1) for r in rows), "dsn": redact(self.dsn)}
+        if self.managed:
+            info["runs_as"] = self.run_user
+        return info
+
+
+def remove_stale_servers(base: Path = SERVERS_DIR) -> list[Path]:
+    """Remove the server directories under `base` whose owner died (kill -9): stop a server still
+    running there (after checking what it is) and delete its files.  Returns what was removed."""
+    removed = []
+    for cls in (MariaDB, Postgres):
+        for root in sorted(base.glob(f"{cls.dirname}-*")):
+            if not (root / LOCK).exists() or DirLock.held_by(root / LOCK) is not None:
+                continue
+            leftover = cls(root=root)
+            try:
+                leftover._claim()
+            except ServerError:
+                continue  # taken by another process meanwhile
+            leftover.close()
+            removed.append(root)
+    return removed
 
 
 class External:
@@ -421,13 +690,16 @@ class External:
     managed = False
 
     def __init__(self, dsn: str):
-        super().__init__()
+        Server.__init__(self)
         self.conn = Conn.from_dsn(dsn)
 
     def start(self) -> None:
         self.ensure_template()
 
     def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 

@@ -7,7 +7,10 @@ import os
 import pandas as pd
 
 from .equivalence import ChecksumBook, check, key_string, mark_valid
-from .results import COLUMNS, ResultsStore, now_utc, samples_frame
+from .lock import DirLock, LockedError
+from .results import (COLUMNS, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory, ResultsStore,
+                      check_results_dir, now_utc, samples_frame)
+from .secrets import Scrubber, redact_dsn
 
 
 def load(results_dir: str | os.PathLike) -> pd.DataFrame:
@@ -15,5 +18,12 @@ def load(results_dir: str | os.PathLike) -> pd.DataFrame:
     return mark_valid(ResultsStore(results_dir).load())
 
 
-__all__ = ["COLUMNS", "ChecksumBook", "ResultsStore", "check", "key_string", "load", "mark_valid", "now_utc",
-           "samples_frame"]
+def repair(results_dir: str | os.PathLike) -> int:
+    """Move the unreadable or incomplete lines of samples.jsonl to samples.rejected.jsonl (noted in
+    meta.json); a resume then takes those samples again.  Returns the number of lines moved."""
+    return ResultsStore(results_dir).repair_records()
+
+
+__all__ = ["COLUMNS", "ChecksumBook", "CorruptRecords", "CorruptRecordsWarning", "DirLock", "LockedError",
+           "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir", "key_string", "load",
+           "mark_valid", "now_utc", "redact_dsn", "repair", "samples_frame"]

@@ -1,0 +1,182 @@
+"""How long a plan will take: an estimate, said to be one, with what it rests on.
+
+Seconds per sample come, per cell, from earlier runs (`history`: the median time the harness spent
+on a sample of the same cell id in any results directory under `data/results/`), else from a
+default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to the
+medians of a quick-profile run on a 2-core machine while other work was running; an order of
+magnitude, not a measurement of this machine).  Each sample is capped at the plan's timeout, the
+cooldown is added after every sample, and a fixed start-up time for each private database
+server.  The number of samples per cell is warmup + samples unless the caller expects another (a
+sequential stopping rule knows its own expected number).
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from .. import paths
+from ..catalogue import WORKLOADS
+from .model import Cell, Plan
+
+# seconds per sample = fixed + per_n * N (process start, fixtures or table restore included);
+# sleep adds SLEEP_PER_TASK_WORK_S * N * work, cpu_loops counts N * inner, threads_vs_tasks adds
+# 10 ms per iteration, idle_tasks its sleep and linger (see default_seconds)
+DEFAULT_SAMPLE_S: dict[str, tuple[float, float]] = {
+    "sleep": (0.32, 5e-6),
+    "cpu_loops": (0.13, 3.4e-9),  # per N * inner
+    "files_read": (0.02, 5.6e-5),
+    "files_rw": (0.02, 7.5e-5),
+    "sqlite": (0.11, 1.9e-3),
+    "mysql": (0.45, 1.7e-3),
+    "postgres": (0.45, 1e-3),
+    "idle_tasks": (0.1, 2e-6),
+    "threads_vs_tasks": (0.1, 1.7e-4),
+    "ping_pong": (0.02, 1e-6),
+}
+SLEEP_PER_TASK_WORK_S = 4e-9
+SERVER_START_S = 15.0  # initialising and starting one private database server
+
+
+@dataclass
+class Estimate:
+    seconds: float
+    samples: float
+    cells: int
+    cells_from_history: int
+    server_start_s: float = 0.0
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def basis(self) -> str:
+        parts = []
+        if self.cells_from_history:
+            where = f" ({len(self.sources)} results director{'y' if len(self.sources) == 1 else 'ies'} under " \
+                    f"{paths.RESULTS})" if self.sources else ""
+            parts.append(f"{self.cells_from_history} of {self.cells} cells timed from earlier runs{where}, "
+                         "median seconds per sample")
+        rest = self.cells - self.cells_from_history
+        if rest:
+            parts.append(f"{rest} cell{'s' if rest != 1 else ''} from default per-workload times "
+                         "(bench_src/plan/estimate.py)")
+        if self.server_start_s:
+            parts.append(f"{self.server_start_s:.0f} s to start the database servers")
+        return "; ".join(parts) or "nothing to take"
+
+    def __str__(self) -> str:
+        return (f"estimated duration: about {format_duration(self.seconds)} for {self.samples:,.0f} samples "
+                f"(an estimate, not a promise: {self.basis})")
+
+    def to_dict(self) -> dict:
+        return {"seconds": round(self.seconds, 1), "samples": self.samples, "cells": self.cells,
+                "cells_from_history": self.cells_from_history, "basis": self.basis}
+
+
+def format_duration(seconds: float) -> str:
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def default_seconds(cell: Cell) -> float:
+    fixed, per_n = DEFAULT_SAMPLE_S.get(cell.workload, (1.0, 0.0))
+    p = dict(cell.params)
+    units = float(cell.n)
+    if cell.workload == "sleep":
+        per_n += SLEEP_PER_TASK_WORK_S * int(p.get("work", "0"))
+    elif cell.workload == "cpu_loops":
+        units *= int(p.get("inner", "100000"))
+    elif cell.workload == "idle_tasks":
+        fixed += (0 if p.get("wait") == "release" else int(p.get("duration_ms", "1000")) / 1000) \
+            + int(p.get("linger_ms", "0")) / 1000
+    elif cell.workload == "threads_vs_tasks":
+        fixed += 0.01 * int(p.get("iterations", "100"))
+    return fixed + per_n * units
+
+
+def _sample_seconds(rec: dict) -> float | None:
+    for key, scale in (("harness_s", 1.0), ("wall_ns", 1e-9)):
+        v = rec.get(key)
+        if isinstance(v, (int, float)) and v > 0 and math.isfinite(v):
+            return v * scale
+    return None
+
+
+def history(results_root: str | Path | None = None, exclude: str | Path | None = None
+            ) -> tuple[dict[str, float], dict[str, set[str]]]:
+    """Median seconds per sample of every cell id found in the results directories under
+    `results_root` (samples with status ok only), and per cell id the directories it came from."""
+    root = Path(results_root) if results_root is not None else paths.RESULTS
+    times: dict[str, list[float]] = {}
+    sources: dict[str, set[str]] = {}
+    excluded = Path(exclude).resolve() if exclude is not None else None
+    for samples in sorted(root.glob("*/samples.jsonl")):
+        if excluded is not None and samples.parent.resolve() == excluded:
+            continue
+        try:
+            lines = samples.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(rec, dict) or rec.get("status") != "ok" or "cell_id" not in rec:
+                continue  # a failed sample may have ended early: it says little of a good one
+            secs = _sample_seconds(rec)
+            if secs is not None:
+                times.setdefault(str(rec["cell_id"]), []).append(secs)
+                sources.setdefault(str(rec["cell_id"]), set()).add(str(samples.parent))
+    return {k: statistics.median(v) for k, v in times.items()}, sources
+
+
+def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
+             expected_samples: Mapping[str, float] | float | None = None,
+             done: Mapping[str, int] | None = None, sources: list[str] | None = None) -> Estimate:
+    """The estimated duration of `plan`.
+
+    per_cell_seconds: seconds per sample by cell id (from `history`); cells without one use
+        `default_seconds`.
+    expected_samples: samples per cell (a number for all, or by cell id); default warmup + samples.
+    done: samples already taken per cell id (a resumed run): only the rest is estimated.
+    """
+    per_cell_seconds = per_cell_seconds or {}
+    cells = plan.cells()
+    total_s = 0.0
+    total_n = 0.0
+    from_history = 0
+    for cell in cells:
+        if isinstance(expected_samples, Mapping):
+            n = float(expected_samples.get(cell.id, plan.warmup + plan.samples))
+        elif expected_samples is not None:
+            n = float(expected_samples)
+        else:
+            n = float(plan.warmup + plan.samples)
+        n = max(0.0, n - (done or {}).get(cell.id, 0))
+        if cell.id in per_cell_seconds:
+            secs = per_cell_seconds[cell.id]
+            from_history += 1
+        else:
+            secs = default_seconds(cell)
+        secs = min(secs, plan.timeout_s + 1.0) + plan.cooldown_s
+        total_s += n * secs
+        total_n += n
+    servers = {w for w in plan.workloads if WORKLOADS[w].fixture == "server"}
+    start_s = SERVER_START_S * len([w for w in servers if w not in plan.dsn]) if total_n else 0.0
+    return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []))
+
+
+def estimate_from_history(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None,
+                          expected_samples: Mapping[str, float] | float | None = None,
+                          done: Mapping[str, int] | None = None) -> Estimate:
+    """`estimate` with per-cell seconds from the results directories under `results_root`."""
+    seconds, by_cell = history(results_root, exclude)
+    used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
+    return estimate(plan, seconds, expected_samples, done, used)

@@ -1,0 +1,81 @@
+"""Secrets never reach a file the harness writes: DSNs are redacted, and known passwords are
+replaced by `***` in anything stored or printed (a program's error message, say, could repeat its
+connection string)."""
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any, Callable, Iterable
+
+MASK = "***"
+_PASSWORD_KEYS = {"password", "pass", "pwd", "passwd", "sslpassword"}
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with its password (in the user-info part or a `password=` query key) shown as ***."""
+    try:
+        u = urllib.parse.urlsplit(dsn)
+        u.port  # a malformed port raises here
+    except ValueError:
+        return "<a DSN that is not a valid URL>" if "@" in dsn or "password" in dsn.lower() else dsn
+    netloc = u.netloc
+    if u.password is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{u.username or ''}:{MASK}@{host}"
+    query = u.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() in _PASSWORD_KEYS for k, _ in pairs):
+            query = "&".join(f"{k}={MASK if k.lower() in _PASSWORD_KEYS else v}" for k, v in pairs)
+    return urllib.parse.urlunsplit((u.scheme, netloc, u.path, query, u.fragment))
+
+
+def dsn_secrets(dsn: str) -> list[str]:
+    """The passwords a DSN holds, raw and percent-decoded (either may appear in a message)."""
+    out: list[str] = []
+    try:
+        u = urllib.parse.urlsplit(dsn)
+    except ValueError:
+        return out
+    userinfo = u.netloc.rsplit("@", 1)[0] if "@" in u.netloc else ""
+    raw = userinfo.split(":", 1)[1] if ":" in userinfo else ""
+    for value in (raw, urllib.parse.unquote(raw)):
+        if value:
+            out.append(value)
+    for k, v in urllib.parse.parse_qsl(u.query, keep_blank_values=True):
+        if k.lower() in _PASSWORD_KEYS and v:
+            out.append(v)
+    return out
+
+
+class Scrubber:
+    """Replaces every known secret by *** in text, and in the strings of nested data."""
+
+    def __init__(self, secrets: Iterable[str] = ()):
+        self._secrets: set[str] = set()
+        self.add(*secrets)
+
+    def add(self, *secrets: str) -> None:
+        for s in secrets:
+            if s and len(s) >= 4:  # a very short string would mask ordinary text
+                self._secrets.add(s)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def text(self, value: str) -> str:
+        for s in sorted(self._secrets, key=len, reverse=True):
+            if s in value:
+                value = value.replace(s, MASK)
+        return value
+
+    def data(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.data(k): self.data(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.data(v) for v in value)
+        return value
+
+    def wrap(self, log: Callable[[str], None]) -> Callable[[str], None]:
+        return lambda message: log(self.text(str(message)))

@@ -1,0 +1,75 @@
+"""The duration estimate: per-cell seconds from earlier runs, else the stated defaults; expected
+samples per cell; what a resumed run still has to take."""
+import json
+
+import pytest
+
+from bench_src.plan import make_plan
+from bench_src.plan import estimate as est
+
+
+def plan(**kw):
+    base = dict(workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, params={"sleep": {"work": 1000}})
+    base.update(kw)
+    return make_plan("quick", **base)
+
+
+def test_defaults_per_workload_when_nothing_was_measured():
+    p = plan()
+    e = est.estimate(p)
+    want = sum(4 * est.default_seconds(c) for c in p.cells())
+    assert e.seconds == pytest.approx(want) and e.samples == 16 and e.cells == 4 and e.cells_from_history == 0
+    assert "4 cells from default per-workload times" in e.basis and "an estimate" in str(e)
+
+
+def test_measured_seconds_per_cell_win_and_are_capped_at_the_timeout():
+    p = plan(timeout_s=5, cooldown_s=0.5)
+    cells = p.cells()
+    measured = {cells[0].id: 2.0, cells[1].id: 100.0}
+    e = est.estimate(p, measured)
+    want = 4 * (2.0 + 0.5) + 4 * (6.0 + 0.5) + sum(4 * (est.default_seconds(c) + 0.5) for c in cells[2:])
+    assert e.seconds == pytest.approx(want) and e.cells_from_history == 2
+    assert e.basis.startswith("2 of 4 cells timed from earlier runs")
+
+
+def test_expected_samples_per_cell_and_samples_already_taken():
+    p = plan()
+    cells = p.cells()
+    measured = {c.id: 1.0 for c in cells}
+    assert est.estimate(p, measured, expected_samples=10).seconds == pytest.approx(40)
+    assert est.estimate(p, measured, expected_samples={cells[0].id: 20}).seconds == pytest.approx(20 + 3 * 4)
+    assert est.estimate(p, measured, done={cells[0].id: 4, cells[1].id: 1}).seconds == pytest.approx(0 + 3 + 8)
+
+
+def test_database_servers_add_their_start_up_unless_external():
+    p = plan(workloads=["mysql", "postgres"], ns=[10], params=None)
+    assert est.estimate(p).server_start_s == 2 * est.SERVER_START_S
+    q = plan(workloads=["mysql"], ns=[10], params=None, dsn={"mysql": "mysql://u:p@h:3306/db"})
+    assert est.estimate(q).server_start_s == 0
+
+
+def test_history_reads_earlier_results_directories(tmp_path):
+    p = plan()
+    cells = p.cells()
+    for name, secs in (("a", [1.0, 3.0]), ("b", [2.0])):
+        d = tmp_path / name
+        d.mkdir()
+        lines = [json.dumps({"cell_id": cells[0].id, "status": "ok", "harness_s": s}) for s in secs]
+        lines.append(json.dumps({"cell_id": cells[1].id, "status": "skipped", "harness_s": 99.0}))
+        lines.append(json.dumps({"cell_id": cells[1].id, "status": "failed", "harness_s": 0.01}))
+        lines.append(json.dumps({"cell_id": cells[1].id, "status": "ok", "wall_ns": 4_000_000_000}))
+        lines.append("{not json")
+        (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    seconds, sources = est.history(tmp_path)
+    assert seconds[cells[0].id] == 2.0 and seconds[cells[1].id] == 4.0
+    assert sources[cells[0].id] == {str(tmp_path / "a"), str(tmp_path / "b")}
+    e = est.estimate_from_history(p, tmp_path)
+    assert e.cells_from_history == 2 and len(e.sources) == 2
+    assert "2 of 4 cells timed from earlier runs (2 results directories" in e.basis
+    assert est.history(tmp_path, exclude=tmp_path / "a")[0][cells[0].id] == 2.0
+
+
+def test_durations_read_well():
+    assert est.format_duration(42) == "42 s"
+    assert est.format_duration(125) == "2 min 05 s"
+    assert est.format_duration(3 * 3600 + 7 * 60) == "3 h 07 min"

@@ -1,0 +1,27 @@
+"""`make run` validates before papermill writes anything, so a refused re-run leaves the results
+directory, its executed notebook included, exactly as it was."""
+import os
+import subprocess
+
+import pytest
+
+from bench_src import paths
+from bench_src.plan import make_plan
+from bench_src.run import runner
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_refused_rerun_leaves_the_executed_notebook_alone(built, tmp_path):
+    out = tmp_path / "r"
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, warmup=0, seed=5)
+    runner.run(plan, out, context=runner.NoContext(), progress=False, log=lambda *_: None,
+               measure_fn=lambda cell, *a, **k: {"status": "ok", "reason": "", "checksum": "1"})
+    (out / "run.ipynb").write_text('{"the": "notebook of the earlier run"}')
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    proc = subprocess.run(["make", "--no-print-directory", "run", f"RUN_DIR={out}", "SEED=1"], cwd=paths.ROOT,
+                          capture_output=True, text=True, timeout=900, env=dict(os.environ, MAKEFLAGS=""))
+    assert proc.returncode != 0
+    assert "already holds a different plan" in proc.stderr, proc.stderr[-2000:]
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before, "nothing in the directory may change"
