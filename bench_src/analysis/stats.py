@@ -7,6 +7,7 @@ equivalence.mark_valid.  Comparisons with tests and verdicts are in `compare`.
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,8 @@ from scipy import stats
 CONFIDENCE = 0.95
 MIN_SAMPLES = 5
 N_RESAMPLES = 4000
+# median_ci: how far from the nominal confidence the exact coverage of the chosen interval may be
+TOLERANCE = 0.02
 CELL_KEYS = ["workload", "lang", "variant", "n", "threads_requested", "params", "arm"]
 
 
@@ -27,34 +30,66 @@ def min_samples_for(confidence: float) -> int:
     return n
 
 
+@lru_cache(maxsize=None)
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int, float] | None:
+    """The order statistics (j, k), 1-based, of the distribution-free interval [x(j), x(k)] for the
+    median of n values, and its exact coverage.
+
+    For any continuous distribution, P(x(j) <= median <= x(k)) = P(j <= B <= k - 1) with
+    B ~ Binomial(n, 1/2), whatever the shape.  The candidates are the symmetric intervals and the
+    ones a single rank more generous on the upper side; the choice is the narrowest whose
+    coverage is at least `confidence`, unless that coverage exceeds confidence + TOLERANCE and a
+    candidate within TOLERANCE below `confidence` exists (then that one).  So the coverage is
+    always known exactly (and reported), and never depends on interpolating between order
+    statistics, which fails where the density at the median is low (bimodal data).  None when no
+    candidate is within the tolerance below or at least at `confidence`.
+    """
+    if n < 1:
+        return None
+    cdf = stats.binom.cdf(np.arange(n + 1), n, 0.5)
+
+    def coverage(j: int, k: int) -> float:  # P(j <= B <= k - 1)
+        return float(cdf[k - 1] - cdf[j - 1])
+
+    candidates = []
+    for low in range(1, n // 2 + 1):
+        for high in (n + 1 - low, n + 2 - low):  # symmetric, or one rank more on the upper side
+            if low < high <= n:
+                candidates.append((coverage(low, high), low, high))
+    above = [c for c in candidates if c[0] >= confidence - 1e-12]
+    below = [c for c in candidates if confidence - TOLERANCE <= c[0] < confidence - 1e-12]
+    best_above = min(above) if above else None
+    best_below = max(below) if below else None
+    if best_above and (best_above[0] <= confidence + TOLERANCE or best_below is None):
+        cov, low, high = best_above
+    elif best_below:
+        cov, low, high = best_below
+    else:
+        return None
+    return (low, high, cov)
+
+
 def median_ci(values, confidence: float = CONFIDENCE, **_ignored) -> tuple[float, float, float]:
-    """Median and its distribution-free confidence interval (Hettmansperger & Sheather, 1986:
-    order statistics chosen from the binomial distribution and interpolated between the two
-    neighbouring pairs, which keeps the coverage close to the nominal level even for small n).
-    Returns NaN bounds when there are too few values for the confidence asked."""
+    """Median and its distribution-free confidence interval: order statistics whose exact coverage
+    (see median_ci_ranks) is closest to `confidence` within the tolerance.  NaN bounds when no
+    such interval exists for this many values."""
     x = np.sort(np.asarray(values, dtype=float))
     x = x[~np.isnan(x)]
     n = x.size
     if n == 0:
         return (np.nan, np.nan, np.nan)
     med = float(np.median(x))
-    if n < min_samples_for(confidence):
+    ranks = median_ci_ranks(n, confidence)
+    if ranks is None:
         return (med, np.nan, np.nan)
-    alpha = 1 - confidence
-    cdf = lambda k: stats.binom.cdf(k, n, 0.5)  # noqa: E731
-    # k (1-based): the largest rank with P(B <= k - 1) <= alpha / 2, B ~ Binomial(n, 1/2)
-    k = 1
-    while cdf(k) <= alpha / 2:
-        k += 1
-    g_k = 1 - 2 * cdf(k - 1)  # coverage of [x(k), x(n-k+1)]
-    g_k1 = 1 - 2 * cdf(k)  # coverage of [x(k+1), x(n-k)]
-    if k >= n - k or g_k1 >= confidence:
-        return (med, float(x[k - 1]), float(x[n - k]))
-    i = (g_k - confidence) / (g_k - g_k1)
-    lam = (n - k) * i / (k + (n - 2 * k) * i)
-    low = lam * x[k] + (1 - lam) * x[k - 1]
-    high = lam * x[n - k - 1] + (1 - lam) * x[n - k]
-    return (med, float(low), float(high))
+    low, high, _ = ranks
+    return (med, float(x[low - 1]), float(x[high - 1]))
+
+
+def median_ci_coverage(n: int, confidence: float = CONFIDENCE) -> float:
+    """The exact coverage of median_ci for n values (NaN when it gives no interval)."""
+    ranks = median_ci_ranks(n, confidence)
+    return ranks[2] if ranks else np.nan
 
 
 def ratio_ci(a, b, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
