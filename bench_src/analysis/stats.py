@@ -1,8 +1,9 @@
-"""Per-cell statistics: descriptives, a confidence interval for the median, and the Go/Rust
-ratio of medians with a bootstrap CI.
+"""Per-cell statistics: descriptives and a distribution-free interval for the median; and a
+descriptive ratio of two medians with a bootstrap interval (`ratio_ci`).
 
 Only valid samples take part (measured, status ok, checksums in agreement): see
-equivalence.mark_valid.  Comparisons with tests and verdicts are in `compare`.
+equivalence.mark_valid.  Comparisons with tests and verdicts are in `compare`: they use the
+per-block pairs, not `ratio_ci`.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from .families import param_columns, with_param_columns
 
 CONFIDENCE = 0.95
 MIN_SAMPLES = 5
@@ -94,7 +97,9 @@ def median_ci_coverage(n: int, confidence: float = CONFIDENCE) -> float:
 
 def ratio_ci(a, b, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
              seed: int = 0) -> tuple[float, float, float]:
-    """median(a) / median(b) and a percentile-bootstrap CI, resampling a and b independently."""
+    """median(a) / median(b) and a percentile-bootstrap CI, resampling a and b independently: a
+    description of two cells that were not measured in the same blocks.  The comparison tables do
+    not use it (see compare)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     x, y = x[~np.isnan(x)], y[~np.isnan(y)]
@@ -124,14 +129,16 @@ def few_warning(n: int, confidence: float = CONFIDENCE) -> str:
 
 
 def describe(values, confidence: float = CONFIDENCE) -> dict:
-    """n, median with CI, mean, standard deviation, coefficient of variation, MAD, min, max."""
+    """n, median with its interval and the interval's exact coverage, mean, standard deviation,
+    coefficient of variation, MAD, min, max."""
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     med, lo, hi = median_ci(x, confidence)
     n = int(x.size)
     mean = float(np.mean(x)) if n else np.nan
     sd = float(np.std(x, ddof=1)) if n > 1 else np.nan
-    return {"samples": n, "median": med, "ci_low": lo, "ci_high": hi, "mean": mean, "sd": sd,
+    return {"samples": n, "median": med, "ci_low": lo, "ci_high": hi,
+            "ci_coverage": median_ci_coverage(n, confidence) if n else np.nan, "mean": mean, "sd": sd,
             "cv": sd / mean if n > 1 and mean else np.nan,
             "mad": float(stats.median_abs_deviation(x)) if n else np.nan,
             "min": float(np.min(x)) if n else np.nan, "max": float(np.max(x)) if n else np.nan,
@@ -139,11 +146,21 @@ def describe(values, confidence: float = CONFIDENCE) -> dict:
 
 
 def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """One row per cell: the descriptives of `metric` over its valid samples."""
-    valid = df[df["valid"]] if "valid" in df else df
-    cols = [*CELL_KEYS, "metric", "samples", "median", "ci_low", "ci_high", "mean", "sd", "cv", "mad", "min", "max",
-            "warning"]
+    """One row per cell (grouped on the structured columns, `p_<key>` for parameters): the
+    descriptives of `metric` over its valid samples."""
+    valid = df[df["valid"].astype(bool)] if "valid" in df.columns else df
+    valid = with_param_columns(valid)
+    if "arm" not in valid.columns:
+        valid = valid.assign(arm="")
+    pcols = param_columns(valid)
+    keys = [k for k in CELL_KEYS if k != "params"] + pcols
+    cols = [*CELL_KEYS, *pcols, "metric", "samples", "median", "ci_low", "ci_high", "ci_coverage", "mean", "sd", "cv",
+            "mad", "min", "max", "warning"]
     rows = []
-    for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
-        rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, **describe(g[metric], confidence)})
+    if valid.empty:
+        return pd.DataFrame(columns=cols)
+    for key, g in valid.groupby(keys, dropna=False, sort=True):
+        cell = dict(zip(keys, key))
+        cell["params"] = ",".join(f"{c[2:]}={cell[c]}" for c in pcols if cell[c] is not None and not pd.isna(cell[c]))
+        rows.append({**cell, "metric": metric, **describe(g[metric], confidence)})
     return pd.DataFrame(rows, columns=cols)
