@@ -41,14 +41,14 @@ def test_invalid_parameters_name_the_value_and_the_allowed_ones(kwargs, words):
 
 def test_params_grid_and_variants_expand_to_cells():
     plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], variants="all",
-                     params={"sleep": {"kernel": ["xorshift", "article"], "work": [0, 10]}})
+                     params={"sleep": {"kernel": ["xorshift", "article"], "work": [0, 10]}}, smoke=True)
     cells = plan.cells()
     assert len(cells) == 2 * 4 * 2 * 2 * 2  # langs x variants x N x kernel x work
     assert len({c.id for c in cells}) == len(cells)
 
 
 def test_every_block_holds_every_cell_once_in_a_seeded_order():
-    plan = make_plan("quick", samples=4, warmup=2, seed=7)
+    plan = make_plan("quick", samples=4, warmup=2, seed=7, smoke=True)
     cells = plan.cells()
     schedule = plan.schedule()
     assert len(schedule) == len(cells) * 6
@@ -58,15 +58,15 @@ def test_every_block_holds_every_cell_once_in_a_seeded_order():
             assert sorted(block) == sorted(cells)
     orders = [tuple(s.cell.id for s in schedule if s.phase == "measured" and s.block == b) for b in range(4)]
     assert len(set(orders)) > 1, "blocks must be shuffled independently"
-    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=7).schedule()] == \
+    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=7, smoke=True).schedule()] == \
         [s.sample_id for s in schedule]
-    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=8).schedule()] != \
+    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=8, smoke=True).schedule()] != \
         [s.sample_id for s in schedule]
     assert schedule[0].phase == "warmup" and schedule[-1].phase == "measured"
 
 
 def test_equivalence_key_ignores_language_and_variant():
-    plan = make_plan("quick", workloads=["sleep"], ns=[10], variants="all")
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], variants="all", params={"sleep": {"work": 10}})
     keys = {c.equivalence_key() for c in plan.cells()}
     assert len(keys) == 1
 

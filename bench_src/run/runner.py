@@ -16,7 +16,7 @@ from typing import Any, Callable, Protocol
 from tqdm.auto import tqdm
 
 from .. import paths
-from ..analysis import adaptive
+from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..store import ChecksumBook, ResultsStore, key_string, now_utc
 from . import build, machine
@@ -62,24 +62,6 @@ class RunReport:
                 f"{self.planned} planned; statuses of the new samples: {st}; results in {self.results_dir}")
 
 
-def run_adaptive_blocks(plan: Plan, store: ResultsStore, take, done: set[str], bar, log) -> None:
-    """Blocks after the fixed ones, holding only unsettled cells, until all settle or the budget
-    (`max_samples` measured samples per cell) is spent."""
-    n_cells = len(plan.cells())
-    base = len(plan.schedule())
-    for block in range(plan.samples, plan.max_samples):
-        open_cells = adaptive.unsettled(plan, store.latest_records())
-        if not open_cells:
-            log(f"adaptive: every cell settled after {block} measured blocks")
-            return
-        slots = plan.extra_block(block, open_cells)
-        bar.total += sum(1 for s in slots if s.sample_id not in done)
-        for pos, slot in enumerate(slots):
-            if slot.sample_id not in done:
-                take(base + (block - plan.samples) * n_cells + pos, slot)
-    log(f"adaptive: sample budget of {plan.max_samples} per cell spent")
-
-
 def default_results_dir(plan: Plan) -> Path:
     """A name that is the same for the same plan at the same commit, so re-running resumes."""
     commit = (machine.git_commit() or "nogit")[:7]
@@ -112,7 +94,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     book = ChecksumBook(records)
     todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
     report = RunReport(store.dir, len(schedule), len(schedule) - len(todo))
-    if not todo and not plan.adaptive_target:
+    if not todo and not plan.max_samples:
         log(f"all {len(schedule)} planned samples are already in {store.dir}")
         return report
 
@@ -157,8 +139,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         store.update_session(context=context.start(plan, store))
         for seq, slot in todo:
             take(seq, slot)
-        if plan.adaptive_target:
-            run_adaptive_blocks(plan, store, take, done, bar, log)
+        if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
+            sequential.run_blocks(plan, store, take, done, bar, log)
         if skipped_cells:
             log(f"{len(skipped_cells)} cells were skipped (see the status table): {', '.join(sorted(skipped_cells))}")
     except KeyboardInterrupt:
