@@ -340,9 +340,10 @@ def _work(c: CellRef) -> dict:
 
 _GO_RUST = _Describe(
     ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant", "go_model",
-     "rust_model", "go_params", "rust_params"],
+     "rust_model", "go_params", "rust_params", "go_default", "rust_default"],
     lambda a, b: {**_work(a), "go_variant": a.variant, "rust_variant": b.variant, "go_model": a.model,
-                  "rust_model": b.model, "go_params": a.params_text, "rust_params": b.params_text})
+                  "rust_model": b.model, "go_params": a.params_text, "rust_params": b.params_text,
+                  "go_default": a.is_default(), "rust_default": b.is_default()})
 
 _MODELS = _Describe(
     ["workload", "n", "threads_requested", "arm", "shared_params", "lang", "variant", "model", "params",

@@ -60,6 +60,14 @@ class CellRef(NamedTuple):
         names = WORKLOADS[self.workload].shared_params if self.workload in WORKLOADS else ()
         return tuple(kv for kv in self.params if kv[0] in names)
 
+    def is_default(self) -> bool:
+        """The language's default variant with the default values of its own parameters."""
+        w = WORKLOADS.get(self.workload)
+        if w is None or self.variant != w.default_variant(self.lang):
+            return False
+        defaults = {k: str(v) for k, v in w.default_params(self.lang).items()}
+        return all(defaults.get(k) == v for k, v in self.params if k not in w.shared_params)
+
     def work(self) -> tuple:
         """What two cells must share to be compared: the same work, measured alike."""
         return (self.workload, self.n, self.threads, self.arm, self.shared())
