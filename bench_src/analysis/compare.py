@@ -20,8 +20,6 @@ from typing import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
 
 from . import ranktests, rules, stats
 from .families import FAMILY_TITLES, CellRef, comparisons, param_columns, with_param_columns
@@ -35,12 +33,11 @@ CELL_COLUMNS = ["workload", "lang", "variant", "n", "threads_requested", "arm"]
 
 # --- small helpers kept for callers and tests ----------------------------------------------------
 def cliffs_delta(a, b) -> float:
-    """P(a > b) - P(a < b) over all pairs, from the Mann-Whitney U statistic."""
+    """P(a > b) - P(a < b) over all pairs of one value of a and one of b."""
     x, y = np.asarray(a, float), np.asarray(b, float)
     if x.size == 0 or y.size == 0:
         return np.nan
-    u = sps.mannwhitneyu(x, y, alternative="two-sided").statistic
-    return float(2 * u / (x.size * y.size) - 1)
+    return float(np.sign(x[:, None] - y[None, :]).mean())
 
 
 def mann_whitney_p(a, b) -> float:
@@ -51,12 +48,20 @@ def mann_whitney_p(a, b) -> float:
 
 
 def holm(pvalues) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values; NaN stays NaN and is not counted in the family."""
+    """Holm-Bonferroni adjusted p-values; NaN stays NaN and is not counted in the family.
+    (statsmodels' multipletests gives the same values but runs a garbage collection on every
+    call, 40 ms, too slow for the simulations that check these tables; tests compare the two.)"""
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     if ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
+        q = p[ok]
+        order = np.argsort(q, kind="stable")
+        m = q.size
+        stepped = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * q[order]))
+        adjusted = np.empty(m)
+        adjusted[order] = stepped
+        out[ok] = adjusted
     return out
 
 
@@ -119,8 +124,11 @@ class CellValues:
             if k not in valid.columns:
                 valid = valid.assign(**{k: "" if k == "arm" else None})
         if self.paired_data and not valid.empty:
-            run = valid["run_id"].astype(str) if "run_id" in valid.columns else pd.Series("", index=valid.index)
-            codes, _ = pd.factorize(pd.MultiIndex.from_arrays([run, valid["block"]]))
+            blocks = pd.to_numeric(valid["block"], errors="coerce").fillna(-1).to_numpy(dtype=np.int64)
+            if "run_id" in valid.columns and valid["run_id"].nunique(dropna=False) > 1:
+                codes, _ = pd.factorize(pd.MultiIndex.from_arrays([valid["run_id"].astype(str), blocks]))
+            else:
+                codes = blocks
         else:
             codes = np.arange(len(valid))
         values = pd.to_numeric(valid[metric], errors="coerce").to_numpy(dtype=float)
@@ -129,13 +137,19 @@ class CellValues:
         if valid.empty:
             return
         pcols = param_columns(valid)
-        for key, idx in valid.groupby(keys, dropna=False, sort=False).indices.items():
+        if "cell_id" in valid.columns:  # one group per cell id, its key read from the first row
+            groups = list(valid.groupby("cell_id", sort=False).indices.values())
+            first = valid[keys].iloc[[idx[0] for idx in groups]].to_numpy(dtype=object)
+            items = ((tuple(row), idx) for row, idx in zip(first, groups))
+        else:
+            items = valid.groupby(keys, dropna=False, sort=False).indices.items()
+        for key, idx in items:
             key = key if isinstance(key, tuple) else (key,)
             w, lang, variant, n, t, arm = key[:6]
             params = tuple(sorted((c[2:], str(v)) for c, v in zip(pcols, key[6:])
-                                  if v is not None and not (isinstance(v, float) and math.isnan(v))))
-            t = None if t is None or (isinstance(t, float) and math.isnan(t)) or t == "" else int(t)
-            arm = "" if arm is None or (isinstance(arm, float) and math.isnan(arm)) else str(arm)
+                                  if v is not None and not (isinstance(v, float) and math.isnan(v)) and v is not pd.NA))
+            t = None if t is None or t is pd.NA or (isinstance(t, float) and math.isnan(t)) or t == "" else int(t)
+            arm = "" if arm is None or arm is pd.NA or (isinstance(arm, float) and math.isnan(arm)) else str(arm)
             ref = CellRef(w, lang, variant, int(n), t, arm, params)
             v, c = values[idx], codes[idx]
             keep = ~np.isnan(v)
@@ -203,8 +217,10 @@ def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats
         order = np.argsort(ac[ia], kind="stable")
         d = av[ia][order] - bv[ib][order]
         est, lo, hi, cov = ranktests.hodges_lehmann_paired(d, confidence)
-        p, looks = _p_with_looks(d, design)
-        effect = ranktests.signed_rank_p(d)[1]
+        p, effect = ranktests.signed_rank_p(d)
+        looks = 1
+        if design is not None and design.sequential:
+            p, looks = _p_with_looks(d, design)
         out.update(pairing="paired", pairs=int(pairs), p_value=p, looks=looks, effect_size=effect,
                    sd_log=float(np.std(d, ddof=1)) if d.size > 1 else np.nan)
     else:

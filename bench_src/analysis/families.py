@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from functools import lru_cache
 from typing import Iterable, NamedTuple
 
 import pandas as pd
@@ -57,8 +58,7 @@ class CellRef(NamedTuple):
         return w.model(self.lang, self.variant) if w else TASK
 
     def shared(self) -> tuple[tuple[str, str], ...]:
-        names = WORKLOADS[self.workload].shared_params if self.workload in WORKLOADS else ()
-        return tuple(kv for kv in self.params if kv[0] in names)
+        return _shared(self.workload, self.params)
 
     def is_default(self) -> bool:
         """The language's default variant with the default values of its own parameters."""
@@ -71,6 +71,12 @@ class CellRef(NamedTuple):
     def work(self) -> tuple:
         """What two cells must share to be compared: the same work, measured alike."""
         return (self.workload, self.n, self.threads, self.arm, self.shared())
+
+
+@lru_cache(maxsize=4096)
+def _shared(workload: str, params: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    names = WORKLOADS[workload].shared_params if workload in WORKLOADS else ()
+    return tuple(kv for kv in params if kv[0] in names)
 
 
 def _clean(value):

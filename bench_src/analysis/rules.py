@@ -170,7 +170,8 @@ def method_statistics(tables: Mapping[str, pd.DataFrame], design: Mapping | None
         c = pd.concat(costs)
         with_ci = int(c["per_task_ci_low"].notna().sum())
         parts.append(
-            f"Per-task costs and exponents are weighted least-squares fits over the per-N medians "
-            f"(weights 1 / median^2, i.e. relative errors) with t intervals on n_values - 2 degrees of freedom; "
+            f"Per-task costs and exponents are least-squares fits over one typical value per N (exp of the "
+            f"Hodges-Lehmann location of the log values), weighted for relative errors, with t intervals on "
+            f"n_values - 2 degrees of freedom; "
             f"{with_ci} of {len(c)} series had the 3 or more values of N an interval needs.")
     return " ".join(parts)

@@ -175,7 +175,8 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
     boundary = plan.samples
     closed: dict[Comparison, str] = {}
     for k, (count, share) in enumerate(zip(design.looks[:-1], design.spending[:-1])):
-        df = _frame(store.latest_records(), boundary)
+        # a store may hand over its samples as a frame directly (the simulations' in-memory store)
+        df = store.frame_before(boundary) if hasattr(store, "frame_before") else _frame(store.latest_records(), boundary)
         state, widths = look(plan, df, comps, count, share, closed)
         closed = {c: s for c, s in state.items() if s != "open"}
         open_comps = [c for c in comps if state[c] == "open"]
@@ -205,9 +206,10 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
                      seed: int = 0) -> dict[str, float]:
     """The expected number of measured samples per cell under the plan's rule: the pilot plus
     the expected extra blocks.  A comparison with pilot data (stored records of the plan's cells)
-    is projected from its pilot spread and estimate: normal per-block log ratios continue the
-    pilot, and a normal approximation of the look rule (with the exact test's smallest p-value)
-    decides on them; a comparison without pilot data takes the budget."""
+    is decided at the pilot look by the rule itself; if it stays open, it is projected from its
+    pilot estimate and spread: normal per-block log ratios continue the pilot, and a normal
+    approximation of the rule (with the exact test's smallest p-value) decides at the later
+    looks.  A comparison without pilot data takes the budget."""
     design = design_of(plan)
     cells = plan.cells()
     if not design.sequential:
@@ -229,12 +231,15 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
         if d.size < 2:
             stop[comp] = np.full(replications, float(budget))
             continue
+        if decide(d, rules.ALPHA * design.spending[0] / m[f])[0] != "open":  # the pilot itself, exactly
+            stop[comp] = np.full(replications, float(looks[0]))
+            continue
         centre, spread = float(np.mean(d)), float(np.std(d, ddof=1))
         future = rng.normal(centre, spread if spread > 0 else 1e-12, size=(replications, budget - d.size))
         full = np.concatenate([np.broadcast_to(d, (replications, d.size)), future], axis=1)
         path_stop = np.full(replications, float(budget))
         undecided = np.ones(replications, dtype=bool)
-        for count, share in zip(looks[:-1], design.spending[:-1]):
+        for count, share in zip(looks[1:-1], design.spending[1:-1]):
             level = rules.ALPHA * share / m[f]
             x = full[:, :count]
             mean = x.mean(axis=1)
