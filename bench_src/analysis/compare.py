@@ -68,7 +68,7 @@ def holm(pvalues) -> np.ndarray:
 def verdict(ratio: float, low: float, high: float, p_adjusted: float, a: str, b: str, metric: str,
             margin: float = MARGIN, alpha: float = ALPHA) -> str:
     """The readable verdict of one comparison (see rules.decide)."""
-    if any(isinstance(v, float) and math.isnan(v) for v in (ratio,)):
+    if isinstance(ratio, float) and math.isnan(ratio):
         return "inconclusive"
     kind, inside = rules.decide(low, high, p_adjusted, margin, alpha)
     return rules.verdict_text(kind, inside, a, b, metric, margin)

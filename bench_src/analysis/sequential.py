@@ -91,7 +91,7 @@ def decide(d: np.ndarray, level: float, margin: float = rules.MARGIN,
     return ("open", (math.exp(hi) - math.exp(lo)) / 2)
 
 
-def look(plan, df: pd.DataFrame, comps: list[Comparison], count: int, share: float,
+def look(df: pd.DataFrame, comps: list[Comparison], count: int, share: float,
          closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float]]:
     """The state of every comparison at a look with `count` pairs: decided ("difference",
     "equivalent", "no data") or "open", and the open ones' relative half-widths."""
@@ -177,7 +177,7 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
     for k, (count, share) in enumerate(zip(design.looks[:-1], design.spending[:-1])):
         # a store may hand over its samples as a frame directly (the simulations' in-memory store)
         df = store.frame_before(boundary) if hasattr(store, "frame_before") else _frame(store.latest_records(), boundary)
-        state, widths = look(plan, df, comps, count, share, closed)
+        state, widths = look(df, comps, count, share, closed)
         closed = {c: s for c, s in state.items() if s != "open"}
         open_comps = [c for c in comps if state[c] == "open"]
         tally = pd.Series(list(state.values()), dtype=object).value_counts().to_dict() if state else {}
