@@ -135,7 +135,7 @@ def test_sequential_rule_keeps_family_wise_false_positives_below_alpha():
     # 300 runs of a plan whose 12 Go-vs-Rust comparisons are all A/A-like (equal medians, CV 2%, so
     # most stay open past the pilot): the share of runs with any false positive.  The rule's bound
     # is 5% by construction (alpha split over the looks, Holm over the family); the study in
-    # docs/statistics.md measured 3.6% with 2,000 runs.  300 runs cannot tell 3% from 5%, so
+    # docs/statistics.md measured 4.3% with 2,000 runs.  300 runs cannot tell 4% from 5%, so
     # the assertion is a one-sided binomial test at the 1% level of "at most 5%": it fails for a
     # rule whose rate is 10% (expected 30 of 300) with probability above 99%.
     rng = np.random.default_rng(600)

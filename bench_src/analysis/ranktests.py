@@ -225,10 +225,6 @@ def hodges_lehmann_shift(x, y, confidence: float = 0.95) -> tuple[float, float, 
     return (est, float(diffs[c]), float(diffs[diffs.size - 1 - c]), coverage)
 
 
-def min_p_unpaired(m: int, n: int) -> float:
-    return min(1.0, 2.0 / math.comb(m + n, m)) if m > 0 and n > 0 else 1.0
-
-
 # --- power and the minimum detectable effect ----------------------------------------------------
 @lru_cache(maxsize=None)
 def _normal_draws(shape: tuple[int, ...]) -> np.ndarray:
@@ -261,7 +257,6 @@ def detectable_shift_paired(n: int, level: float, power: float = 0.8) -> float:
         return math.inf
     z = _normal_draws((POWER_REPLICATIONS, n))
     total = n * (n + 1) // 2
-
     ranks = np.arange(1, n + 1)
 
     def power_of(theta: float) -> float:
