@@ -9,7 +9,7 @@ from bench_src.plan import estimate as est
 
 
 def plan(**kw):
-    base = dict(workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, params={"sleep": {"work": 1000}})
+    base = dict(workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, params={"sleep": {"work": 1000}}, smoke=True)
     base.update(kw)
     return make_plan("quick", **base)
 

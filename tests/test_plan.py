@@ -41,14 +41,14 @@ def test_invalid_parameters_name_the_value_and_the_allowed_ones(kwargs, words):
 
 def test_params_grid_and_variants_expand_to_cells():
     plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], variants="all",
-                     params={"sleep": {"kernel": ["xorshift", "article"], "work": [0, 10]}})
+                     params={"sleep": {"kernel": ["xorshift", "article"], "work": [0, 10]}}, smoke=True)
     cells = plan.cells()
     assert len(cells) == 2 * 4 * 2 * 2 * 2  # langs x variants x N x kernel x work
     assert len({c.id for c in cells}) == len(cells)
 
 
 def test_every_block_holds_every_cell_once_in_a_seeded_order():
-    plan = make_plan("quick", samples=4, warmup=2, seed=7)
+    plan = make_plan("quick", samples=4, warmup=2, seed=7, smoke=True)
     cells = plan.cells()
     schedule = plan.schedule()
     assert len(schedule) == len(cells) * 6
@@ -58,9 +58,9 @@ def test_every_block_holds_every_cell_once_in_a_seeded_order():
             assert sorted(block) == sorted(cells)
     orders = [tuple(s.cell.id for s in schedule if s.phase == "measured" and s.block == b) for b in range(4)]
     assert len(set(orders)) > 1, "blocks must be shuffled independently"
-    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=7).schedule()] == \
+    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=7, smoke=True).schedule()] == \
         [s.sample_id for s in schedule]
-    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=8).schedule()] != \
+    assert [s.sample_id for s in make_plan("quick", samples=4, warmup=2, seed=8, smoke=True).schedule()] != \
         [s.sample_id for s in schedule]
     assert schedule[0].phase == "warmup" and schedule[-1].phase == "measured"
 
@@ -166,7 +166,7 @@ def test_booleans_from_papermill_strings(text, value):
 def test_papermill_string_numbers_are_read_with_their_type():
     from bench_src import api
     plan = api.plan_from_parameters(workloads="sleep", ns="[10]", samples="5", warmup="0", timeout_s="2.5",
-                                    cooldown_s="0", threads="1", seed="7")
+                                    cooldown_s="0", threads="1", seed="7", smoke="true")
     assert (plan.samples, plan.warmup, plan.timeout_s, plan.cooldown_s, plan.threads, plan.seed) == (5, 0, 2.5, 0.0, 1, 7)
 
 
@@ -185,7 +185,7 @@ def test_threads_default_to_the_usable_cpus_and_every_command_carries_them():
 
 def test_the_plan_size_is_capped_unless_allowed():
     big = dict(workloads=["sleep"], ns=list(range(1, 101)), params={"sleep": {"work": list(range(100))}},
-               samples=6, warmup=0)
+               samples=6, warmup=0, smoke=True)
     with pytest.raises(ValueError, match=r"120,000 samples \(20,000 cells x 6\).*allow_large=True"):
         make_plan("quick", **big)
     assert len(make_plan("quick", allow_large=True, **big).cells()) == 20_000
@@ -226,12 +226,12 @@ def test_cli_check_validates_a_plan_and_its_directory_without_writing(tmp_path, 
     assert main(["check", "--profile", "quick", "--plan", "{profile: article}"]) == 2
     assert "contradicts" in capsys.readouterr().err
     # a directory that holds another plan is refused before anything is built or written
-    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, warmup=0, seed=3)
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, warmup=0, seed=3, smoke=True)
     runner.run(plan, out, context=runner.NoContext(), progress=False, log=lambda *_: None,
                measure_fn=lambda cell, *a, **k: {"status": "ok", "reason": "", "checksum": "1"})
     before = sorted(p.name for p in out.iterdir())
     assert main(["check", "--seed", "4", "--results-dir", str(out), "--plan", "{workloads: [sleep], ns: [10]}"]) == 2
     assert "already holds a different plan" in capsys.readouterr().err
     assert main(["check", "--seed", "3", "--results-dir", str(out),
-                 "--plan", "{workloads: [sleep], ns: [10], samples: 1, warmup: 0}"]) == 0
+                 "--plan", "{workloads: [sleep], ns: [10], samples: 1, warmup: 0, smoke: true}"]) == 0
     assert sorted(p.name for p in out.iterdir()) == before

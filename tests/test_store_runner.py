@@ -31,9 +31,9 @@ def fake_measure(checksums=None, fail=None):
 
 
 def small_plan(**kw):
-    # one work value (the quick profile runs sleep at two): 2 N x 2 languages = 4 cells
-    return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=3, warmup=1,
-                     params={"sleep": {"work": 1000}}, **kw)
+    # 3 samples can never call a difference: a smoke run, allowed on purpose
+    return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, params={"sleep": {"work": 10}},
+                     smoke=True, **kw)
 
 
 def test_every_planned_sample_is_stored_once(tmp_path):
@@ -109,7 +109,7 @@ def test_harness_errors_and_wrong_checksums_become_failed_samples(tmp_path):
     assert not df["valid"].any(), "samples of a disagreeing key must not enter the statistics"
 
 
-PLAN_ARGS = {"workloads": ["sleep"], "ns": [10, 50], "samples": 4, "warmup": 1, "params": {"sleep": {"work": 1000}}}
+PLAN_ARGS = {"workloads": ["sleep"], "ns": [10, 50], "samples": 4, "warmup": 1, "params": {"sleep": {"work": 1000}}, "smoke": True}
 
 
 def cli_run(out, plan_args=PLAN_ARGS):
@@ -212,49 +212,67 @@ def test_two_identical_runs_started_together_the_second_fails_at_once(built, tmp
     assert len(json.loads((out / "meta.json").read_text())["sessions"]) == 1
 
 
-def noisy_measure(spread):
-    """Workload times around 1.0 (Go) and 2.0 (Rust) with the given relative spread."""
+def noisy_measure(spread, centres=None):
+    """Workload times around a centre per language (default Go 1.0, Rust 2.0) with the given
+    relative spread."""
     import numpy as np
     rng = np.random.default_rng(0)
     base = fake_measure()
+    centres = centres or {"go": 1.0, "rust": 2.0}
 
     def measure(cell, *args, **kwargs):
         rec = base(cell, *args, **kwargs)
-        centre = 1.0 if cell.lang == "go" else 2.0
-        rec["elapsed_ns"] = int(1e9 * centre * (1 + spread * rng.standard_normal()))
+        rec["elapsed_ns"] = int(1e9 * centres[cell.lang] * (1 + spread * rng.standard_normal()))
         return rec
 
     measure.calls = base.calls
     return measure
 
 
-def test_adaptive_mode_stops_settled_cells_and_respects_the_budget(tmp_path):
-    tight = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.05, max_samples=12,
-                      params={"sleep": {"work": 1000}})
-    runner.run(tight, tmp_path / "tight", progress=False, measure_fn=noisy_measure(0.001), log=lambda *_: None)
-    rows = ResultsStore(tmp_path / "tight").records()
-    assert len(rows) == 2 * 6, "cells whose ratio CI is already narrow get no extra block"
+def sequential_plan(ns=(10,), **kw):
+    return make_plan("quick", workloads=["sleep"], ns=list(ns), params={"sleep": {"work": 10}}, warmup=0, **kw)
 
-    loose = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, adaptive_target=0.001, max_samples=9,
-                      params={"sleep": {"work": 1000}})
-    m = noisy_measure(0.2)
+
+def per_sample_measure(done_before=()):
+    """Times that depend only on the cell and on how many samples of it came before (so on the
+    block), not on the order of calls: an interrupted and resumed run sees the same values."""
+    import zlib
+
+    import numpy as np
+    counts = Counter(done_before)
+    base = fake_measure()
+
+    def measure(cell, *args, **kwargs):
+        rec = base(cell, *args, **kwargs)
+        k = counts[cell.id]
+        counts[cell.id] += 1
+        rng = np.random.default_rng(zlib.crc32(f"{cell.id}:{k}".encode()))
+        rec["elapsed_ns"] = int(1e9 * (1 + 0.2 * rng.standard_normal()))
+        return rec
+
+    measure.calls = base.calls
+    return measure
+
+
+def test_sequential_rule_stops_decided_cells_and_respects_the_budget(tmp_path):
+    # Go twice as fast: decided at the pilot look (8 pairs: p = 2/256 < 0.05 * 0.5), no extra block
+    clear = sequential_plan(samples=8, max_samples=20)
+    runner.run(clear, tmp_path / "clear", progress=False, measure_fn=noisy_measure(0.01), log=lambda *_: None)
+    rows = ResultsStore(tmp_path / "clear").records()
+    assert len(rows) == 2 * 8, "cells whose comparison is decided get no extra block"
+
+    # equal centres with a 20% spread: neither different nor equivalent, so sampled to the budget
+    loose = sequential_plan(samples=8, max_samples=14, looks=3)
+    m = noisy_measure(0.2, {"go": 1.0, "rust": 1.0})
     runner.run(loose, tmp_path / "loose", progress=False, measure_fn=m, log=lambda *_: None)
     rows = ResultsStore(tmp_path / "loose").records()
-    assert Counter(r["cell_id"] for r in rows) == {c.id: 9 for c in loose.cells()}, "the budget caps every cell"
+    assert Counter(r["cell_id"] for r in rows) == {c.id: 14 for c in loose.cells()}, "the budget caps every cell"
     assert len({r["sample_id"] for r in rows}) == len(rows) and len({r["seq"] for r in rows}) == len(rows)
+    extra = [r for r in rows if r["block"] >= 8]
+    assert Counter(r["block"] for r in extra) == {b: 2 for b in range(8, 14)}, "both sides in every extra block"
     again = fake_measure()
     runner.run(loose, tmp_path / "loose", progress=False, measure_fn=again, log=lambda *_: None)
-    assert again.calls == [], "a finished adaptive run takes nothing more"
-
-
-def test_adaptive_parameters_are_validated():
-    with pytest.raises(ValueError, match="max_samples .* must be >= samples"):
-        make_plan("quick", samples=10, adaptive_target=0.02, max_samples=5)
-    with pytest.raises(ValueError, match="adaptive_target"):
-        make_plan("quick", adaptive_target=2)
-    with pytest.raises(ValueError, match="only applies in adaptive mode"):
-        make_plan("quick", max_samples=50)
-    assert make_plan("quick", samples=10, adaptive_target=0.02).max_samples == 40
+    assert again.calls == [], "a finished sequential run takes nothing more"
 
 
 # --- exclusive use of a results directory -----------------------------------------------------------
@@ -424,7 +442,7 @@ def test_estimate_progress_lines_and_the_real_duration(tmp_path, capsys):
 
 
 def test_a_harness_error_message_holding_a_password_is_masked(tmp_path):
-    plan = make_plan("quick", workloads=["mysql"], ns=[10], samples=1, warmup=0,
+    plan = make_plan("quick", workloads=["mysql"], ns=[10], samples=1, warmup=0, smoke=True,
                      dsn={"mysql": "mysql://u:very-secret-pw@127.0.0.1:9/db"})
     boom = fake_measure(fail=lambda cell, k: RuntimeError("cannot connect to mysql://u:very-secret-pw@127.0.0.1:9/db"))
     logged = []
@@ -462,3 +480,43 @@ def test_stale_sample_directories_are_removed_only_when_dead_and_ours(tmp_path):
         holder.kill()
         holder.wait()
     assert DirLock.held_by(alive / ".lock") is None
+
+
+def test_an_interrupted_sequential_run_resumes_with_the_same_decisions(tmp_path):
+    plan = sequential_plan(ns=[10, 100, 1000], samples=8, max_samples=14, looks=3)
+    whole = tmp_path / "whole"
+    runner.run(plan, whole, progress=False, measure_fn=per_sample_measure(), log=lambda *_: None)
+    first = per_sample_measure()
+    pilot = len(plan.schedule())
+
+    def stopping(cell, *args, **kwargs):
+        if len(first.calls) == pilot + 3:  # inside the extra blocks after the first look
+            raise Stop()
+        return first(cell, *args, **kwargs)
+
+    cut = tmp_path / "cut"
+    r1 = runner.run(plan, cut, progress=False, measure_fn=stopping, log=lambda *_: None)
+    assert r1.interrupted and r1.taken == pilot + 3
+    stored = [r["cell_id"] for r in ResultsStore(cut).records()]
+    rest = per_sample_measure(stored)
+    runner.run(plan, cut, progress=False, measure_fn=rest, log=lambda *_: None)
+    assert rest.calls, "the resumed run carries on sampling"
+    taken = {r["sample_id"]: r["seq"] for r in ResultsStore(whole).records()}
+    resumed = {r["sample_id"]: r["seq"] for r in ResultsStore(cut).records()}
+    assert len(taken) > pilot, "the plan must need extra blocks for this test to mean anything"
+    assert resumed == taken, "the same samples, in the same order, as without the interruption"
+
+
+def test_sequential_parameters_are_validated():
+    with pytest.raises(ValueError, match=r"max_samples \(5\) must be >= samples \(10\)"):
+        make_plan("quick", samples=10, max_samples=5)
+    with pytest.raises(ValueError, match="looks .* only applies to sequential sampling"):
+        make_plan("quick", looks=3)
+    with pytest.raises(ValueError, match="adaptive_target .* replaced by the sequential rule"):
+        make_plan("quick", adaptive_target=0.02)
+    with pytest.raises(ValueError, match="smoke must be true or false"):
+        make_plan("quick", smoke="maybe")
+    plan = make_plan("quick", samples=10, max_samples=40)
+    assert (plan.max_samples, plan.looks) == (40, 3)
+    assert make_plan("quick", samples=10, max_samples=12, looks=5).looks == 3, "at most one look per block"
+    assert make_plan("quick", samples=10, max_samples=10).max_samples == 0, "a budget of the pilot is the fixed design"

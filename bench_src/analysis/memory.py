@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..store import ResultsStore
-from .stats import CELL_KEYS, describe
+from .stats import CELL_KEYS, summarize
 
 PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
 
@@ -58,15 +58,17 @@ def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:
 
 def side_by_side(df: pd.DataFrame, workload: str = "threads_vs_tasks",
                  metrics=("wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches")) -> pd.DataFrame:
-    """Per cell of a workload, the median and 95% CI of several metrics, in long form."""
-    valid = df[df["valid"] & (df["workload"] == workload)]
-    rows = []
-    for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
-        for m in metrics:
-            d = describe(g[m])
-            rows.append({**dict(zip(CELL_KEYS, keys)), "metric": m, "samples": d["samples"], "median": d["median"],
-                         "ci_low": d["ci_low"], "ci_high": d["ci_high"]})
-    return pd.DataFrame(rows)
+    """Per cell of a workload, the median and 95% CI of several metrics, in long form (one row
+    per cell and metric, with the cell's `p_<key>` columns)."""
+    part = df[df["workload"] == workload]
+    tables = [summarize(part, m) for m in metrics]
+    tables = [t for t in tables if not t.empty]
+    if not tables:
+        return pd.DataFrame(columns=[*CELL_KEYS, "metric", "samples", "median", "ci_low", "ci_high"])
+    out = pd.concat(tables, ignore_index=True)
+    keep = [*CELL_KEYS, *(c for c in out.columns if c.startswith("p_")), "metric", "samples", "median", "ci_low",
+            "ci_high", "ci_coverage"]
+    return out[keep]
 
 
 def ping_pong_rates(df: pd.DataFrame) -> pd.DataFrame:
@@ -74,7 +76,6 @@ def ping_pong_rates(df: pd.DataFrame) -> pd.DataFrame:
     t = side_by_side(df, "ping_pong", metrics=("per_s",))
     if t.empty:
         return t
-    params = t["params"].str.split(",").map(lambda kv: dict(x.split("=", 1) for x in kv if x))
-    t["buffer"] = params.map(lambda p: int(p.get("buffer", -1)))
-    t["mode"] = params.map(lambda p: p.get("mode"))
+    t["buffer"] = pd.to_numeric(t["p_buffer"], errors="coerce").fillna(-1).astype(int)
+    t["mode"] = t["p_mode"]
     return t.rename(columns={"median": "round_trips_per_s"}).sort_values(["mode", "buffer", "lang", "variant"])

@@ -32,11 +32,15 @@ def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> 
 
 
 def samples_needed(ratios: pd.DataFrame, target_half_width: float = 0.02) -> pd.DataFrame:
-    """From a pilot's ratio table: the samples per arm for the ratio's CI half-width (relative, on
-    the ratio) to reach the target, assuming it shrinks as 1 / sqrt(n)."""
+    """From a pilot's comparison table: the samples per cell for the ratio's CI half-width
+    (relative, on the ratio) to reach the target, assuming it shrinks as 1 / sqrt(n) (n: the
+    pairs of a paired row, else the smaller side's samples)."""
     out = ratios.copy()
     half = (out["ratio_ci_high"] - out["ratio_ci_low"]) / 2 / out["ratio"]
-    n = out[["go_samples", "rust_samples"]].min(axis=1) if "go_samples" in out else out["samples"]
+    sizes = [c for c in out.columns if c.endswith("samples") and c != "samples_needed"]
+    n = out[sizes].min(axis=1)
+    if "pairs" in out and "pairing" in out:
+        n = n.where(out["pairing"] != "paired", out["pairs"])
     out["half_width"] = half
     out["samples_needed"] = [
         (max(int(k), math.ceil(round(k * (h / target_half_width) ** 2, 6))) if np.isfinite(h) else np.nan)
@@ -51,5 +55,6 @@ def aa_summary(table: pd.DataFrame, alpha: float = ALPHA) -> dict:
     raw = int((table["p_value"] < alpha).sum())
     return {"comparisons": int(len(table)), "significant_raw": raw, "significant_after_holm": sig,
             "verdicts": table["verdict"].value_counts().to_dict(),
+            "verdict_kinds": table["verdict_kind"].value_counts().to_dict() if "verdict_kind" in table else {},
             "text": (f"A/A check: {len(table)} comparisons of a binary with itself; {raw} significant at "
                      f"{alpha:g} before correction, {sig} after Holm correction (expected: none).")}

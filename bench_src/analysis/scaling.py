@@ -1,40 +1,128 @@
-"""How cost grows with N: the marginal cost per task and the log-log exponent, from robust
-Theil-Sen fits over every valid sample of a language/variant/parameter series."""
+"""How cost grows with N: the marginal cost per task and the log-log exponent per series
+(workload, language, variant, threads, arm and parameters other than N).
+
+Both are fitted to one typical value per N, not to the samples: the samples at one N share
+whatever that N does to the machine (caches, allocator, scheduler), so they are not independent
+evidence about the slope, and a fit over them would give intervals far too narrow.  The typical
+value is exp of the Hodges-Lehmann location of the log values (the median of their Walsh
+averages): as robust as the median to a wild sample (breakdown 29%) but smoother, which keeps
+the intervals' coverage nominal on bimodal samples too; for noise symmetric in logs it is the
+median.  With these per-N values as the data points:
+- per-task cost: weighted least squares of median ~ fixed + per_task * N with weights
+  1 / fitted^2 (errors relative to the value, as timing and memory noise are), refitted once from
+  the first fit's values;
+- exponent: ordinary least squares of log(median) ~ log(N);
+each with a t interval on (number of N values - 2) degrees of freedom.  Fewer than 3 values of N
+leave no degree of freedom: the estimate through 2 points is given, without an interval, and a
+warning says why.  A series with a single N has no slope and no row.
+"""
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from .families import param_columns, with_param_columns
+from .ranktests import walsh_averages
 from .stats import CONFIDENCE
 
-SERIES = ["workload", "lang", "variant", "threads_requested", "params"]
+SERIES = ["workload", "lang", "variant", "threads_requested", "arm", "params"]
+MIN_N_VALUES = 3
 
 
-def theil_sen(x, y, confidence: float = CONFIDENCE) -> tuple[float, float, float, float]:
-    """Slope, its CI and the intercept of the Theil-Sen line through (x, y)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if np.unique(x).size < 2:
-        return (np.nan, np.nan, np.nan, np.nan)
-    res = sps.theilslopes(y, x, alpha=confidence)
-    return (float(res.slope), float(res.low_slope), float(res.high_slope), float(res.intercept))
+@lru_cache(maxsize=256)
+def _t_quantile(q: float, dof: int) -> float:
+    return float(sps.t.ppf(q, dof))
+
+
+def _wls_line(x: np.ndarray, y: np.ndarray, w: np.ndarray, confidence: float) -> tuple[float, float, float, float]:
+    """Intercept, slope and the slope's t interval of a weighted least-squares line."""
+    sw = np.sqrt(w)
+    design = np.column_stack([np.ones_like(x), x]) * sw[:, None]
+    coef, *_ = np.linalg.lstsq(design, y * sw, rcond=None)
+    dof = x.size - 2
+    if dof < 1:
+        return (float(coef[0]), float(coef[1]), np.nan, np.nan)
+    resid = y * sw - design @ coef
+    sigma2 = float(resid @ resid) / dof
+    cov = sigma2 * np.linalg.inv(design.T @ design)
+    half = _t_quantile(0.5 + confidence / 2, dof) * np.sqrt(cov[1, 1])
+    return (float(coef[0]), float(coef[1]), float(coef[1] - half), float(coef[1] + half))
+
+
+def typical(values) -> float:
+    """exp of the Hodges-Lehmann location of the log values (the median when a value is <= 0)."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return np.nan
+    if np.any(v <= 0):
+        return float(np.median(v))
+    return float(np.exp(np.median(walsh_averages(np.log(v)))))
+
+
+def per_task_fit(ns, medians, confidence: float = CONFIDENCE) -> dict:
+    """The per-task cost and exponent with their intervals from one typical value per N."""
+    x = np.asarray(ns, dtype=float)
+    y = np.asarray(medians, dtype=float)
+    out = {"per_task": np.nan, "per_task_ci_low": np.nan, "per_task_ci_high": np.nan, "fixed_cost": np.nan,
+           "exponent": np.nan, "exponent_ci_low": np.nan, "exponent_ci_high": np.nan, "warning": ""}
+    if x.size < 2:
+        out["warning"] = "a single value of N: no slope"
+        return out
+    if np.all(y > 0):
+        w = 1 / y ** 2
+        icpt, slope, _, _ = _wls_line(x, y, w, confidence)
+        fitted = icpt + slope * x
+        if np.all(fitted > 0):
+            w = 1 / fitted ** 2
+        icpt, slope, lo, hi = _wls_line(x, y, w, confidence)
+        b_icpt, b, blo, bhi = _wls_line(np.log(x), np.log(y), np.ones_like(x), confidence)
+        out.update(per_task=slope, per_task_ci_low=lo, per_task_ci_high=hi, fixed_cost=icpt,
+                   exponent=b, exponent_ci_low=blo, exponent_ci_high=bhi)
+    else:
+        icpt, slope, lo, hi = _wls_line(x, y, np.ones_like(x), confidence)
+        out.update(per_task=slope, per_task_ci_low=lo, per_task_ci_high=hi, fixed_cost=icpt)
+        out["warning"] = "medians <= 0: unweighted fit and no exponent"
+    if x.size < MIN_N_VALUES:
+        note = (f"only {x.size} values of N: a line through {x.size} points leaves no degree of freedom "
+                f"for an interval (needs >= {MIN_N_VALUES})")
+        out["warning"] = "; ".join(filter(None, [out["warning"], note]))
+        for k in ("per_task_ci_low", "per_task_ci_high", "exponent_ci_low", "exponent_ci_high"):
+            out[k] = np.nan
+    return out
 
 
 def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """Per series: the marginal cost of one more task (slope of metric vs N) with its CI, the fixed
-    cost (intercept), and the exponent b of metric ~ N^b (slope on log-log axes) with its CI.
-    A series needs at least two N values."""
-    valid = df[df["valid"]] if "valid" in df else df
+    """Per series: the marginal cost of one more task (slope of the metric's typical value per N
+    vs N) with its interval, the fixed cost (intercept), and the exponent b of metric ~ N^b with its
+    interval (see the module's docstring)."""
+    valid = df[df["valid"].astype(bool)] if "valid" in df.columns else df
+    valid = with_param_columns(valid)
+    if "arm" not in valid.columns:
+        valid = valid.assign(arm="")
+    pcols = param_columns(valid)
+    cols = [*SERIES, "metric", "ns", "n_values", "samples", "per_task", "per_task_ci_low", "per_task_ci_high",
+            "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "method", "warning"]
     rows = []
-    for keys, g in valid.groupby(SERIES, dropna=False, sort=True):
-        if g["n"].nunique() < 2:
+    keys = ["workload", "lang", "variant", "threads_requested", "arm", *pcols]
+    if valid.empty:
+        return pd.DataFrame(columns=cols)
+    values = pd.to_numeric(valid[metric], errors="coerce").to_numpy(dtype=float)
+    ns = pd.to_numeric(valid["n"]).to_numpy()
+    for key, idx in valid.groupby(keys, dropna=False, sort=True).indices.items():
+        n_here = ns[idx]
+        points = sorted(set(n_here.tolist()))
+        if len(points) < 2:
             continue
-        slope, lo, hi, icpt = theil_sen(g["n"], g[metric], confidence)
-        pos = g[g[metric] > 0]
-        b, blo, bhi, _ = theil_sen(np.log(pos["n"]), np.log(pos[metric]), confidence)
-        rows.append({**dict(zip(SERIES, keys)), "metric": metric, "ns": ",".join(map(str, sorted(g["n"].unique()))),
-                     "samples": len(g), "per_task": slope, "per_task_ci_low": lo, "per_task_ci_high": hi,
-                     "fixed_cost": icpt, "exponent": b, "exponent_ci_low": blo, "exponent_ci_high": bhi})
-    return pd.DataFrame(rows, columns=[*SERIES, "metric", "ns", "samples", "per_task", "per_task_ci_low",
-                                       "per_task_ci_high", "fixed_cost", "exponent", "exponent_ci_low",
-                                       "exponent_ci_high"])
+        typ = np.array([typical(values[idx][n_here == n]) for n in points])
+        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        params = ",".join(f"{c[2:]}={v}" for c, v in ((c, key[c]) for c in pcols) if v is not None and not pd.isna(v))
+        fit = per_task_fit(np.array(points, dtype=float), typ, confidence)
+        rows.append({**{k: key[k] for k in SERIES if k != "params"}, "params": params, "metric": metric,
+                     "ns": ",".join(str(int(n)) for n in points), "n_values": len(points),
+                     "samples": len(idx), **fit,
+                     "method": "WLS over per-N Hodges-Lehmann values (relative errors), t interval on n_values - 2 df"})
+    return pd.DataFrame(rows, columns=cols)

@@ -1,20 +1,26 @@
-"""Per-cell statistics: descriptives, a confidence interval for the median, and the Go/Rust
-ratio of medians with a bootstrap CI.
+"""Per-cell statistics: descriptives and a distribution-free interval for the median; and a
+descriptive ratio of two medians with a bootstrap interval (`ratio_ci`).
 
 Only valid samples take part (measured, status ok, checksums in agreement): see
-equivalence.mark_valid.  Comparisons with tests and verdicts are in `compare`.
+equivalence.mark_valid.  Comparisons with tests and verdicts are in `compare`: they use the
+per-block pairs, not `ratio_ci`.
 """
 from __future__ import annotations
 
 import warnings
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .families import param_columns, with_param_columns
+
 CONFIDENCE = 0.95
 MIN_SAMPLES = 5
 N_RESAMPLES = 4000
+# median_ci: how far from the nominal confidence the exact coverage of the chosen interval may be
+TOLERANCE = 0.02
 CELL_KEYS = ["workload", "lang", "variant", "n", "threads_requested", "params", "arm"]
 
 
@@ -27,39 +33,73 @@ def min_samples_for(confidence: float) -> int:
     return n
 
 
+@lru_cache(maxsize=None)
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int, float] | None:
+    """The order statistics (j, k), 1-based, of the distribution-free interval [x(j), x(k)] for the
+    median of n values, and its exact coverage.
+
+    For any continuous distribution, P(x(j) <= median <= x(k)) = P(j <= B <= k - 1) with
+    B ~ Binomial(n, 1/2), whatever the shape.  The candidates are the symmetric intervals and the
+    ones a single rank more generous on the upper side; the choice is the narrowest whose
+    coverage is at least `confidence`, unless that coverage exceeds confidence + TOLERANCE and a
+    candidate within TOLERANCE below `confidence` exists (then that one).  So the coverage is
+    always known exactly (and reported), and never depends on interpolating between order
+    statistics, which fails where the density at the median is low (bimodal data).  None when no
+    candidate is within the tolerance below or at least at `confidence`.
+    """
+    if n < 1:
+        return None
+    cdf = stats.binom.cdf(np.arange(n + 1), n, 0.5)
+
+    def coverage(j: int, k: int) -> float:  # P(j <= B <= k - 1)
+        return float(cdf[k - 1] - cdf[j - 1])
+
+    candidates = []
+    for low in range(1, n // 2 + 1):
+        for high in (n + 1 - low, n + 2 - low):  # symmetric, or one rank more on the upper side
+            if low < high <= n:
+                candidates.append((coverage(low, high), low, high))
+    above = [c for c in candidates if c[0] >= confidence - 1e-12]
+    below = [c for c in candidates if confidence - TOLERANCE <= c[0] < confidence - 1e-12]
+    best_above = min(above) if above else None
+    best_below = max(below) if below else None
+    if best_above and (best_above[0] <= confidence + TOLERANCE or best_below is None):
+        cov, low, high = best_above
+    elif best_below:
+        cov, low, high = best_below
+    else:
+        return None
+    return (low, high, cov)
+
+
 def median_ci(values, confidence: float = CONFIDENCE, **_ignored) -> tuple[float, float, float]:
-    """Median and its distribution-free confidence interval (Hettmansperger & Sheather, 1986:
-    order statistics chosen from the binomial distribution and interpolated between the two
-    neighbouring pairs, which keeps the coverage close to the nominal level even for small n).
-    Returns NaN bounds when there are too few values for the confidence asked."""
+    """Median and its distribution-free confidence interval: order statistics whose exact coverage
+    (see median_ci_ranks) is closest to `confidence` within the tolerance.  NaN bounds when no
+    such interval exists for this many values."""
     x = np.sort(np.asarray(values, dtype=float))
     x = x[~np.isnan(x)]
     n = x.size
     if n == 0:
         return (np.nan, np.nan, np.nan)
     med = float(np.median(x))
-    if n < min_samples_for(confidence):
+    ranks = median_ci_ranks(n, confidence)
+    if ranks is None:
         return (med, np.nan, np.nan)
-    alpha = 1 - confidence
-    cdf = lambda k: stats.binom.cdf(k, n, 0.5)  # noqa: E731
-    # k (1-based): the largest rank with P(B <= k - 1) <= alpha / 2, B ~ Binomial(n, 1/2)
-    k = 1
-    while cdf(k) <= alpha / 2:
-        k += 1
-    g_k = 1 - 2 * cdf(k - 1)  # coverage of [x(k), x(n-k+1)]
-    g_k1 = 1 - 2 * cdf(k)  # coverage of [x(k+1), x(n-k)]
-    if k >= n - k or g_k1 >= confidence:
-        return (med, float(x[k - 1]), float(x[n - k]))
-    i = (g_k - confidence) / (g_k - g_k1)
-    lam = (n - k) * i / (k + (n - 2 * k) * i)
-    low = lam * x[k] + (1 - lam) * x[k - 1]
-    high = lam * x[n - k - 1] + (1 - lam) * x[n - k]
-    return (med, float(low), float(high))
+    low, high, _ = ranks
+    return (med, float(x[low - 1]), float(x[high - 1]))
+
+
+def median_ci_coverage(n: int, confidence: float = CONFIDENCE) -> float:
+    """The exact coverage of median_ci for n values (NaN when it gives no interval)."""
+    ranks = median_ci_ranks(n, confidence)
+    return ranks[2] if ranks else np.nan
 
 
 def ratio_ci(a, b, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
              seed: int = 0) -> tuple[float, float, float]:
-    """median(a) / median(b) and a percentile-bootstrap CI, resampling a and b independently."""
+    """median(a) / median(b) and a percentile-bootstrap CI, resampling a and b independently: a
+    description of two cells that were not measured in the same blocks.  The comparison tables do
+    not use it (see compare)."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     x, y = x[~np.isnan(x)], y[~np.isnan(y)]
@@ -89,14 +129,16 @@ def few_warning(n: int, confidence: float = CONFIDENCE) -> str:
 
 
 def describe(values, confidence: float = CONFIDENCE) -> dict:
-    """n, median with CI, mean, standard deviation, coefficient of variation, MAD, min, max."""
+    """n, median with its interval and the interval's exact coverage, mean, standard deviation,
+    coefficient of variation, MAD, min, max."""
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     med, lo, hi = median_ci(x, confidence)
     n = int(x.size)
     mean = float(np.mean(x)) if n else np.nan
     sd = float(np.std(x, ddof=1)) if n > 1 else np.nan
-    return {"samples": n, "median": med, "ci_low": lo, "ci_high": hi, "mean": mean, "sd": sd,
+    return {"samples": n, "median": med, "ci_low": lo, "ci_high": hi,
+            "ci_coverage": median_ci_coverage(n, confidence) if n else np.nan, "mean": mean, "sd": sd,
             "cv": sd / mean if n > 1 and mean else np.nan,
             "mad": float(stats.median_abs_deviation(x)) if n else np.nan,
             "min": float(np.min(x)) if n else np.nan, "max": float(np.max(x)) if n else np.nan,
@@ -104,11 +146,21 @@ def describe(values, confidence: float = CONFIDENCE) -> dict:
 
 
 def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """One row per cell: the descriptives of `metric` over its valid samples."""
-    valid = df[df["valid"]] if "valid" in df else df
-    cols = [*CELL_KEYS, "metric", "samples", "median", "ci_low", "ci_high", "mean", "sd", "cv", "mad", "min", "max",
-            "warning"]
+    """One row per cell (grouped on the structured columns, `p_<key>` for parameters): the
+    descriptives of `metric` over its valid samples."""
+    valid = df[df["valid"].astype(bool)] if "valid" in df.columns else df
+    valid = with_param_columns(valid)
+    if "arm" not in valid.columns:
+        valid = valid.assign(arm="")
+    pcols = param_columns(valid)
+    keys = [k for k in CELL_KEYS if k != "params"] + pcols
+    cols = [*CELL_KEYS, *pcols, "metric", "samples", "median", "ci_low", "ci_high", "ci_coverage", "mean", "sd", "cv",
+            "mad", "min", "max", "warning"]
     rows = []
-    for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
-        rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, **describe(g[metric], confidence)})
+    if valid.empty:
+        return pd.DataFrame(columns=cols)
+    for key, g in valid.groupby(keys, dropna=False, sort=True):
+        cell = dict(zip(keys, key))
+        cell["params"] = ",".join(f"{c[2:]}={cell[c]}" for c in pcols if cell[c] is not None and not pd.isna(cell[c]))
+        rows.append({**cell, "metric": metric, **describe(g[metric], confidence)})
     return pd.DataFrame(rows, columns=cols)

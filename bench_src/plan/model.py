@@ -86,8 +86,12 @@ class Plan:
     article_preset: bool = False
     aa: bool = False
     timeline_ms: float = 0.0
-    adaptive_target: float = 0.0  # > 0: keep sampling unsettled cells (see adaptive.py)
-    max_samples: int = 0  # the sample budget per cell in adaptive mode
+    # The sequential stopping rule (bench_src/analysis/sequential.py): max_samples > samples turns it
+    # on (the sample budget per cell); looks: analyses from the pilot to the budget.  smoke: a run
+    # too small for verdicts, allowed on purpose (bench_src/analysis/feasibility.py).
+    max_samples: int = 0
+    looks: int = 1
+    smoke: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
@@ -129,7 +133,7 @@ class Plan:
                 for n in self.ns[w] for values in itertools.product(*(grid[k] for k in keys))]
 
     def extra_block(self, block: int, cells: list[Cell]) -> list[Slot]:
-        """An adaptive block: the given cells in the block's seeded order."""
+        """A block of the sequential rule: the given cells in the block's seeded order."""
         order = sorted(cells)
         random.Random(f"{self.seed}:measured:{block}").shuffle(order)
         return [Slot("measured", block, pos, c) for pos, c in enumerate(order)]
@@ -167,6 +171,7 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         article_preset=d.get("article_preset", False),
         aa=d.get("aa", False),
         timeline_ms=d.get("timeline_ms", 0.0),
-        adaptive_target=d.get("adaptive_target", 0.0),
         max_samples=d.get("max_samples", 0),
+        looks=d.get("looks", 1),
+        smoke=d.get("smoke", False),
     )

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 
 import psutil
 
+from ..analysis import feasibility
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
 from .model import Plan
@@ -288,8 +289,10 @@ def make_plan(
     article_preset: Any = None,
     aa: Any = False,
     timeline_ms: Any = None,
-    adaptive_target: Any = 0,
     max_samples: Any = None,
+    looks: Any = None,
+    smoke: Any = False,
+    adaptive_target: Any = None,
     allow_large: Any = False,
     **unknown: Any,
 ) -> Plan:
@@ -301,9 +304,11 @@ def make_plan(
     article_preset: also run the 2022 article's own choices per workload (catalogue `article`).
     aa: an A/A run: every cell twice, as arms A and B of the very same program and arguments.
     timeline_ms: sample every program's RSS at this interval (0: off; 10 is a good value).
-    adaptive_target: > 0 turns on adaptive mode: after `samples` blocks, keep adding blocks of the
-        cells whose ratio CI is wider than this relative half-width (0.02 = ±2%), up to
-        `max_samples` per cell (default 4 x samples).
+    max_samples: > samples turns on the sequential rule (bench_src/analysis/sequential.py): after
+        the `samples` pilot blocks, cells whose comparisons are undecided get more blocks, up to
+        this many samples per cell; looks: the analyses from the pilot to the budget (default 3).
+    smoke: a run too small for any verdict, on purpose (otherwise such a plan is refused).
+    adaptive_target: replaced by max_samples; only 0 or None is accepted.
     threads: --threads for both programs; None (or 0) means the usable CPUs of this machine
         (run/machine.usable_cpus), resolved here so that every cell and command carries it.
     dsn: {"mysql": URL, "postgres": URL}; a value "env:NAME" reads the URL from the environment
@@ -403,27 +408,12 @@ def make_plan(
         article_preset=preset_v,
         aa=aa_v,
         timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
-        **_adaptive(adaptive_target, max_samples, n_samples),
     )
-    _check_size(plan, allow_large_v)
+    _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
+    # Statistics hook (bench_src/analysis/feasibility.py): the stopping-rule fields, and the refusal of a plan that can never call a difference
+    plan = feasibility.plan_fields(plan, max_samples=max_samples, looks=looks, smoke=smoke, adaptive_target=adaptive_target)
+    _check_size(plan, allow_large_v)  # with the sequential budget
     return plan
-
-
-def _adaptive(target: Any, max_samples: Any, samples: int) -> dict[str, Any]:
-    try:
-        t = float(target or 0)
-    except (TypeError, ValueError):
-        raise ValueError(f"adaptive_target must be a relative half-width such as 0.02 (0: off), got {target!r}") from None
-    if not 0 <= t < 1:
-        raise ValueError(f"adaptive_target must be >= 0 and < 1 (0: off), got {target!r}")
-    if t == 0:
-        if max_samples not in (None, 0):
-            raise ValueError("max_samples only applies in adaptive mode: set adaptive_target too")
-        return {"adaptive_target": 0.0, "max_samples": 0}
-    budget = 4 * samples if max_samples in (None, 0) else _positive_int("max_samples", max_samples)
-    if budget < samples:
-        raise ValueError(f"max_samples ({budget}) must be >= samples ({samples})")
-    return {"adaptive_target": t, "max_samples": budget}
 
 
 def _timeline(value: Any) -> float:

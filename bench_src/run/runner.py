@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, TextIO
 
 from .. import paths
-from ..analysis import adaptive
+from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..plan.estimate import Estimate, default_seconds, estimate, format_duration, history
 from ..plan.validate import resolve_dsn
@@ -76,24 +76,6 @@ class RunReport:
         return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now, "
                 f"{self.already_done} kept from before, {self.planned} planned; statuses of the new samples: {st}; "
                 f"results in {self.results_dir}")
-
-
-def run_adaptive_blocks(plan: Plan, store: ResultsStore, take, done: set[str], bar, log) -> None:
-    """Blocks after the fixed ones, holding only unsettled cells, until all settle or the budget
-    (`max_samples` measured samples per cell) is spent."""
-    n_cells = len(plan.cells())
-    base = len(plan.schedule())
-    for block in range(plan.samples, plan.max_samples):
-        open_cells = adaptive.unsettled(plan, store.latest_records())
-        if not open_cells:
-            log(f"adaptive: every cell settled after {block} measured blocks")
-            return
-        slots = plan.extra_block(block, open_cells)
-        bar.total += sum(1 for s in slots if s.sample_id not in done)
-        for pos, slot in enumerate(slots):
-            if slot.sample_id not in done:
-                take(base + (block - plan.samples) * n_cells + pos, slot)
-    log(f"adaptive: sample budget of {plan.max_samples} per cell spent")
 
 
 def default_results_dir(plan: Plan) -> Path:
@@ -246,7 +228,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
-                if not todo and not plan.adaptive_target:
+                if not todo and not plan.max_samples:
                     log(f"all {len(schedule)} planned samples are already in {store.dir}")
                     return report
 
@@ -264,8 +246,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 bar.begin()
                 for seq, slot in todo:
                     take(seq, slot)
-                if plan.adaptive_target:
-                    run_adaptive_blocks(plan, store, take, done, _GrowingTotal(bar), log)
+                if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
+                    sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log)
                 if take.skipped_cells:
                     log(f"{len(take.skipped_cells)} cells were skipped (see the status table): "
                         f"{', '.join(sorted(take.skipped_cells))}")
@@ -297,7 +279,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
 
 class _GrowingTotal:
-    """What run_adaptive_blocks expects of a progress bar: a `total` it can grow."""
+    """What sequential.run_blocks expects of a progress bar: a `total` it can grow."""
 
     def __init__(self, progress: Progress):
         self.progress = progress

@@ -1,0 +1,101 @@
+"""Does a Go-vs-Rust verdict depend on the variants chosen?
+
+For every workload, N, threads, arm and shared parameters of a Go-vs-Rust table (like for like):
+- the verdict for default vs default (each language's default variant and parameters);
+- the verdict for best vs best: each language's fastest (smallest median) cell among the cells
+  of the defaults' model, i.e. the best each language offers for that way of running the work;
+- whether some pair of like-for-like cells reverses the verdict (one row says Go, another Rust).
+A headline built from this table says where the answer depends on the variant choice.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import compare as compare_mod
+from . import rules
+
+GROUP = ["workload", "n", "threads_requested", "arm", "shared_params"]
+_SIDE = ["go_variant", "go_params", "rust_variant", "rust_params", "ratio", "ratio_ci_low", "ratio_ci_high",
+         "verdict", "verdict_kind"]
+
+
+def _pick(row: pd.Series | None, prefix: str) -> dict:
+    if row is None:
+        return {f"{prefix}_{k}": np.nan for k in _SIDE}
+    return {f"{prefix}_{k}": row[k] for k in _SIDE}
+
+
+def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table: pd.DataFrame | None = None,
+               margin: float = rules.MARGIN, design=None) -> pd.DataFrame:
+    """One row per work (workload, N, threads, arm, shared parameters) of the Go-vs-Rust table
+    (computed from `df` unless given): default vs default, best vs best, the counts of row
+    verdicts, `reverses` (some rows say Go, others Rust) and `depends_on_variant` (reverses, or
+    default and best disagree)."""
+    if table is None:
+        table = compare_mod.compare(df, metric, margin=margin, design=design)
+    pcols = [c for c in table.columns if c.startswith("p_") and c not in ("p_value", "p_holm")]
+    cols = [*GROUP, *pcols, "metric", "rows", *(f"default_{k}" for k in _SIDE), *(f"best_{k}" for k in _SIDE),
+            "go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows", "reverses", "depends_on_variant", "note"]
+    if table.empty:
+        return pd.DataFrame(columns=cols)
+    t = table.copy()
+    t["threads_requested"] = t["threads_requested"].astype(object).where(t["threads_requested"].notna(), None)
+    out = []
+    for key, g in t.groupby(GROUP, dropna=False, sort=True):
+        defaults = g[g["go_default"].astype(bool) & g["rust_default"].astype(bool)]
+        default = defaults.iloc[0] if not defaults.empty else None
+        best = None
+        model = default["go_model"] if default is not None else None
+        same_model = g[g["go_model"] == model] if model is not None else g.iloc[0:0]
+        if not same_model.empty:
+            go_best = same_model.sort_values(["go_median", "go_variant", "go_params"]).iloc[0]
+            rust_best = same_model.sort_values(["rust_median", "rust_variant", "rust_params"]).iloc[0]
+            hit = same_model[(same_model["go_variant"] == go_best["go_variant"]) &
+                             (same_model["go_params"] == go_best["go_params"]) &
+                             (same_model["rust_variant"] == rust_best["rust_variant"]) &
+                             (same_model["rust_params"] == rust_best["rust_params"])]
+            best = hit.iloc[0] if not hit.empty else None
+        kinds = g["verdict_kind"].value_counts()
+        reverses = bool(kinds.get("a", 0) and kinds.get("b", 0))
+        differ = (default is not None and best is not None and default["verdict_kind"] != best["verdict_kind"])
+        notes = []
+        if default is None:
+            notes.append("no default-vs-default row")
+        if reverses:
+            notes.append(f"{int(kinds.get('a', 0))} pairs say Go, {int(kinds.get('b', 0))} say Rust")
+        if differ:
+            notes.append(f"default: {default['verdict']}; best: {best['verdict']}")
+        first = g.iloc[0]
+        out.append({**dict(zip(GROUP, key)), **{c: first[c] for c in pcols}, "metric": first["metric"],
+                    "rows": len(g), **_pick(default, "default"), **_pick(best, "best"),
+                    "go_rows": int(kinds.get("a", 0)), "rust_rows": int(kinds.get("b", 0)),
+                    "equivalent_rows": int(kinds.get("equivalent", 0)),
+                    "inconclusive_rows": int(kinds.get("inconclusive", 0)),
+                    "reverses": reverses, "depends_on_variant": bool(reverses or differ), "note": "; ".join(notes)})
+    return pd.DataFrame(out, columns=cols)
+
+
+def headline(rob: pd.DataFrame) -> list[str]:
+    """One sentence per workload (and metric): the default-vs-default verdicts by N, and where
+    the verdict depends on the variant choice."""
+    lines = []
+    if rob.empty:
+        return lines
+    for (w, metric), g in rob.groupby(["workload", "metric"], sort=True):
+        by_verdict: dict[str, list[str]] = {}
+        for r in g.sort_values("n").itertuples():
+            label = f"N={int(r.n)}" + (f" [{r.shared_params}]" if r.shared_params else "") + (
+                f" arm {r.arm}" if r.arm else "")
+            verdict = r.default_verdict if isinstance(r.default_verdict, str) else "not measured with the defaults"
+            by_verdict.setdefault(verdict, []).append(label)
+        text = f"{w} ({metric}), default variants: " + "; ".join(f"{v} at {', '.join(ns)}" for v, ns in by_verdict.items())
+        dep = g[g["depends_on_variant"]]
+        if dep.empty:
+            text += ". No like-for-like variant pair changes this."
+        else:
+            text += ". The verdict depends on the variant choice at " + "; ".join(
+                f"N={int(r.n)}" + (f" [{r.shared_params}]" if r.shared_params else "") + f" ({r.note})"
+                for r in dep.itertuples()) + "."
+        lines.append(text)
+    return lines

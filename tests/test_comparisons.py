@@ -1,0 +1,286 @@
+"""Paired comparisons, like-for-like families, verdict rules, minimum detectable effects, the
+plan check, robustness across variants and the Method text."""
+import ast
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from bench_src.analysis import compare, feasibility, memory, ranktests, robustness, rules, simulate
+from bench_src.plan import make_plan
+
+
+# --- the exact tests ------------------------------------------------------------------------------------
+def brute_force_signed_rank_p(d):
+    d = np.asarray(d, float)
+    ranks = sps.rankdata(np.abs(d))
+    scores = ranks[d != 0]
+    observed = scores[d[d != 0] > 0].sum()
+    sums = [sum(s for s, keep in zip(scores, signs) if keep) for signs in itertools.product([0, 1], repeat=scores.size)]
+    sums = np.array(sums)
+    return min(1.0, 2 * min(np.mean(sums <= observed + 1e-9), np.mean(sums >= observed - 1e-9)))
+
+
+@pytest.mark.parametrize("d", [
+    [0.3, -0.1, 0.5, 0.2, 0.25, -0.05, 0.4, 0.15],
+    [1, 1, 2, -1, 3, 0, 2.5, -0.5, 4, 4],  # ties and a zero
+    [0.0, 0.0, 1.0, 2.0, -3.0],
+    [5, 4, 3, 2, 1, 6, 7],
+])
+def test_signed_rank_p_is_the_exact_sign_flip_distribution(d):
+    assert ranktests.signed_rank_p(d)[0] == pytest.approx(brute_force_signed_rank_p(d))
+
+
+def test_interval_and_test_are_dual():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        d = rng.normal(rng.uniform(-1, 1), 1, rng.integers(6, 25))
+        _, lo, hi, cov = ranktests.hodges_lehmann_paired(d)
+        p = ranktests.signed_rank_p(d)[0]
+        assert (lo > 0 or hi < 0) == (p <= 1 - cov + 1e-12), (lo, hi, p, cov)
+        assert 0.95 <= cov <= 0.97
+
+
+def test_smallest_p_values_and_pairs_needed():
+    assert ranktests.min_p_paired(10) == pytest.approx(2 / 1024)
+    assert ranktests.signed_rank_p([1.0] * 10)[0] == pytest.approx(2 / 1024)
+    assert ranktests.min_pairs_for(0.05 / 27) == 11
+    assert ranktests.min_pairs_for(0.05) == 6
+    assert math.isnan(ranktests.hodges_lehmann_paired([1, 2, 3, 4, 5])[1]), "no 95% interval from 5 pairs"
+
+
+def test_mann_whitney_distribution_matches_enumeration():
+    m, n = 3, 4
+    counts = np.zeros(m * n + 1)
+    for xs in itertools.combinations(range(m + n), m):
+        u = sum(1 for x in xs for y in set(range(m + n)) - set(xs) if x > y)
+        counts[u] += 1
+    assert np.allclose(ranktests.mann_whitney_cdf(m, n), np.cumsum(counts) / counts.sum())
+
+
+def test_holm_matches_statsmodels():
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        p = rng.uniform(0, 1, rng.integers(1, 40)) ** 3
+        assert np.allclose(compare.holm(p), multipletests(p, method="holm")[1])
+
+
+def test_power_grows_with_pairs_and_is_none_below_the_smallest_p():
+    level = 0.05 / 25
+    assert math.isinf(ranktests.detectable_shift_paired(8, level))
+    assert ranktests.detectable_shift_paired(20, level) < ranktests.detectable_shift_paired(10, level)
+
+
+# --- pairing -------------------------------------------------------------------------------------------------
+def test_pairs_by_block_remove_block_effects():
+    rng = np.random.default_rng(5)
+    df = simulate.frame(simulate.go_rust_cells([1.03]), 10, rng, simulate.Conditions(cv=0.005, block_sd=0.2))
+    paired = compare.compare(df).iloc[0]
+    unpaired = compare.compare(df.drop(columns=["block"])).iloc[0]
+    assert paired["pairing"] == "paired" and paired["pairs"] == 10
+    assert unpaired["pairing"] == "unpaired" and "no block column" in unpaired["warning"]
+    assert paired["verdict_kind"] == "b" and paired["ratio_ci_low"] > 1
+    assert (paired["ratio_ci_high"] - paired["ratio_ci_low"]) < (unpaired["ratio_ci_high"] - unpaired["ratio_ci_low"]) / 5
+
+
+def test_too_few_shared_blocks_fall_back_to_unpaired_and_say_why():
+    rng = np.random.default_rng(6)
+    df = simulate.frame(simulate.go_rust_cells([1.0]), 10, rng, simulate.Conditions(cv=0.01))
+    df.loc[df["lang"] == "rust", "block"] += 7  # only blocks 7..9 hold both cells
+    row = compare.compare(df).iloc[0]
+    assert row["pairing"] == "unpaired" and row["pairs"] == 0
+    assert "only 3 blocks hold both cells (paired needs 5)" in row["warning"]
+
+
+def frame_of(cells, values_by_cell, blocks=12):
+    rows = []
+    for b in range(blocks):
+        for (workload, lang, variant, n, params), v in zip(cells, values_by_cell):
+            rows.append({"workload": workload, "lang": lang, "variant": variant, "n": n, "threads_requested": None,
+                         "arm": "", "block": b, "valid": True, "elapsed_s": v * (1 + 0.001 * ((b * 7 + len(variant)) % 5)),
+                         **{f"p_{k}": val for k, val in params.items()}})
+    return pd.DataFrame(rows)
+
+
+def test_go_vs_rust_is_like_for_like_and_other_models_have_their_own_table():
+    it = {"iterations": "10"}
+    cells = [("threads_vs_tasks", "go", "goroutine", 1000, it), ("threads_vs_tasks", "rust", "tokio", 1000, it),
+             ("threads_vs_tasks", "rust", "thread", 1000, it), ("threads_vs_tasks", "rust", "thread-pinned", 1000, it)]
+    df = frame_of(cells, [1.0, 1.1, 2.0, 2.1])
+    t = compare.compare(df)
+    assert list(zip(t["go_variant"], t["rust_variant"])) == [("goroutine", "tokio")]
+    assert (t["go_model"] == t["rust_model"]).all() and t["p_iterations"].iloc[0] == "10"
+    m = compare.compare_models(df)
+    assert sorted(zip(m["variant"], m["ref_lang"], m["ref_variant"])) == [
+        ("thread", "go", "goroutine"), ("thread", "rust", "tokio"),
+        ("thread-pinned", "go", "goroutine"), ("thread-pinned", "rust", "tokio")]
+    assert (m["model"] == "thread").all() and (m["ref_model"] == "task").all()
+    assert (m["verdict"].str.endswith("(task) faster")).all()
+    v = compare.compare_variants(df)
+    assert sorted(v["variant"]) == ["thread", "thread-pinned"] and (v["baseline_variant"] == "tokio").all()
+
+
+def test_rows_carry_the_columns_the_report_reads():
+    rng = np.random.default_rng(8)
+    t = compare.compare(simulate.frame(simulate.go_rust_cells([1.1, 1.0]), 10, rng))
+    for col in ("workload", "n", "threads_requested", "p_kernel", "p_work", "go_variant", "rust_variant", "go_model",
+                "rust_model", "go_params", "rust_params", "metric", "pairing", "pairs", "go_samples", "rust_samples",
+                "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "p_holm",
+                "effect_size", "mde", "verdict", "verdict_kind", "within_margin", "warning"):
+        assert col in t.columns, col
+    assert set(t["verdict_kind"]) <= {"a", "b", "equivalent", "inconclusive"}
+    assert t["family_size"].iloc[0] == 2
+
+
+# --- verdicts ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("low, high, p, kind, inside", [
+    (0.9974, 0.9994, 0.017, "a", True),  # significant and inside the margin: both readings kept
+    (0.90, 0.95, 0.001, "a", False),
+    (1.05, 1.10, 0.001, "b", False),
+    (0.99, 1.01, 0.5, "equivalent", False),
+    (0.99, 1.01, 0.001, "equivalent", False),  # an interval holding 1 cannot call a direction
+    (0.97, 1.01, 0.5, "inconclusive", False),
+    (0.90, 0.95, 0.2, "inconclusive", False),
+    (np.nan, np.nan, np.nan, "inconclusive", False),
+])
+def test_decide(low, high, p, kind, inside):
+    assert rules.decide(low, high, p) == (kind, inside)
+
+
+def test_verdict_text_keeps_both_readings():
+    assert rules.verdict_text("a", True, "Go", "Rust", "elapsed_s") == "Go faster, by less than 2%"
+    assert rules.verdict_text("b", False, "Go", "Rust", "peak_rss_mib") == "Rust smaller"
+
+
+def test_mde_is_reported_and_infinite_where_no_difference_can_be_called():
+    rng = np.random.default_rng(9)
+    t = compare.compare(simulate.frame(simulate.go_rust_cells([1.0] * 27), 10, rng, simulate.Conditions(cv=0.01)))
+    assert np.isinf(t["mde"]).all(), "27 comparisons of 10 pairs: 2/1024 > 0.05/27"
+    t = compare.compare(simulate.frame(simulate.go_rust_cells([1.0] * 3), 10, rng, simulate.Conditions(cv=0.01)))
+    assert (t["mde"] > 0.005).all() and (t["mde"] < 0.05).all()
+
+
+def test_a_sequential_design_adjusts_p_for_its_looks():
+    rng = np.random.default_rng(10)
+    df = simulate.frame(simulate.go_rust_cells([1.05]), 30, rng, simulate.Conditions(cv=0.01))
+    design = compare.Design((10, 20, 30), (0.5, 0.25, 0.25))
+    seq = compare.compare(df, design=design).iloc[0]
+    d = np.log(df[df.lang == "go"]["elapsed_s"].to_numpy()) - np.log(df[df.lang == "rust"]["elapsed_s"].to_numpy())
+    expected = min(ranktests.signed_rank_p(d[:10])[0] / 0.5, ranktests.signed_rank_p(d[:20])[0] / 0.25,
+                   ranktests.signed_rank_p(d)[0] / 0.25)
+    assert seq["p_value"] == pytest.approx(expected) and seq["looks"] == 3
+    df.attrs["design"] = design.to_dict()
+    assert compare.compare(df).iloc[0]["p_value"] == pytest.approx(expected), "the design travels in df.attrs"
+
+
+# --- robustness across variants ------------------------------------------------------------------------------
+def test_robustness_flags_a_verdict_that_depends_on_the_variant():
+    k = {"kernel": "xorshift", "work": "10"}
+    cells = [("sleep", "go", "waitgroup", 10, k), ("sleep", "go", "chan-per-task", 10, k),
+             ("sleep", "rust", "join-handles", 10, k), ("sleep", "rust", "current-thread", 10, k),
+             ("sleep", "go", "waitgroup", 100, k), ("sleep", "rust", "join-handles", 100, k)]
+    # N=10: Go's default is faster than Rust's, Go's chan-per-task slower than it: a reversal
+    df = frame_of(cells, [1.0, 1.5, 1.2, 0.5, 1.0, 1.5])
+    rob = robustness.robustness(df)
+    r10 = rob[rob["n"] == 10].iloc[0]
+    assert r10["default_verdict_kind"] == "a" and r10["reverses"] and r10["depends_on_variant"]
+    assert r10["rows"] == 2, "current-thread is another model: not in the Go-vs-Rust rows"
+    assert r10["best_go_variant"] == "waitgroup" and r10["best_rust_variant"] == "join-handles"
+    r100 = rob[rob["n"] == 100].iloc[0]
+    assert not r100["depends_on_variant"]
+    text = " ".join(robustness.headline(rob))
+    assert "depends on the variant choice at N=10" in text
+
+
+# --- the plan check -----------------------------------------------------------------------------------------
+def test_memory_profile_with_5_samples_is_refused_naming_the_fix():
+    with pytest.raises(ValueError) as err:
+        make_plan("memory", samples=5)
+    assert "can never call a difference" in str(err.value) and "samples >= 11" in str(err.value)
+    assert "smoke=True" in str(err.value)
+    assert make_plan("memory").samples >= 11
+
+
+def test_27_comparisons_in_a_family_need_11_samples():
+    kw = dict(workloads=["sleep"], ns=[10, 100, 1000], params={"sleep": {"work": 10}},
+              variants={"sleep": {"go": ["waitgroup", "chan-per-task", "chan-shared"],
+                                  "rust": ["join-handles", "joinset", "join-all"]}})
+    assert feasibility.family_sizes(make_plan("quick", samples=11, **kw))["go_vs_rust"] == 27
+    with pytest.raises(ValueError, match=r"27 comparisons; with 5 samples .* set samples >= 11"):
+        make_plan("quick", samples=5, **kw)
+    with pytest.raises(ValueError, match=r"samples >= 11 or at most 25 comparisons per family at 10 samples"):
+        make_plan("quick", samples=10, **kw)
+    assert make_plan("quick", samples=5, smoke=True, **kw).smoke
+
+
+def test_plan_mde_from_a_pilot():
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], params={"sleep": {"work": 10}}, samples=10,
+                     threads=simulate.SIM_THREADS)
+    rng = np.random.default_rng(12)
+    pilot = simulate.frame({simulate.SimCell(lang, n): 1.0 for n in (10, 100) for lang in ("go", "rust")}, 10, rng,
+                           simulate.Conditions(cv=0.02))
+    t = feasibility.plan_mde(plan, pilot)
+    assert len(t) == 2 and (t["stored_pairs"] == 10).all()
+    assert ((t["mde_at_samples"] > 0.01) & (t["mde_at_samples"] < 0.1)).all()
+    assert feasibility.plan_mde(plan, pd.DataFrame())["mde_at_samples"].isna().all()
+
+
+# --- the Method text ----------------------------------------------------------------------------------------
+def test_method_statistics_is_written_from_the_tables_analysed():
+    rng = np.random.default_rng(13)
+    df = simulate.frame(simulate.go_rust_cells([1.2, 1.0, 1.0]), 7, rng, simulate.Conditions(cv=0.001))
+    tables = {"go_vs_rust_elapsed_s": compare.compare(df)}
+    text = rules.method_statistics(tables)
+    assert "3 comparisons, 3 paired (7 pairs each)" in text
+    assert "Holm correction over the 3 tested comparisons" in text
+    assert "1 differences" in text and "2 equivalent" in text
+    assert f"±{rules.MARGIN * 100:g}%" in text
+
+
+# --- one analysis path ------------------------------------------------------------------------------------
+def test_ping_pong_rates_read_the_parameter_columns():
+    cells = [("ping_pong", "go", "channels", 1000, {"buffer": "0", "mode": "lockstep"}),
+             ("ping_pong", "rust", "multi-thread", 1000, {"buffer": "1", "mode": "pipelined"})]
+    df = frame_of(cells, [0.5, 0.25])
+    df["per_s"] = df["n"] / df["elapsed_s"]
+    t = memory.ping_pong_rates(df)
+    assert sorted(zip(t["buffer"], t["mode"])) == [(0, "lockstep"), (1, "pipelined")]
+
+
+def test_no_import_cycles_between_modules():
+    root = Path(__file__).resolve().parents[1] / "bench_src"
+    graph = {}
+    for path in root.rglob("*.py"):
+        mod = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+                deps |= {target} | {f"{target}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("bench_src")}
+        graph[mod] = deps
+    graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+    # a package's __init__ importing its own submodules is not a cycle of the layout
+    graph = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph.items()}
+    state = {}
+
+    def visit(m, stack):
+        state[m] = "open"
+        for d in graph[m]:
+            if state.get(d) == "open":
+                raise AssertionError(" -> ".join(stack + [m, d]))
+            if d not in state:
+                visit(d, stack + [m])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])
