@@ -661,14 +661,7 @@ def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
 
 
 def save(fig: plt.Figure, directory, name: str, formats=("svg", "png")):
-    """Write the figure in every format (SVG, PNG, and PDF when asked) and return the paths."""
-    from pathlib import Path
+    """Write the figure in every format; see `export.images.save`."""
+    from .export import images
 
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    out = []
-    for fmt in formats:
-        path = directory / f"{name}.{fmt}"
-        fig.savefig(path, dpi=150, bbox_inches="tight")
-        out.append(path)
-    return out
+    return images.save(fig, directory, name, formats, close=False)
