@@ -80,7 +80,7 @@ def _finite_positive(x) -> bool:
         return False
 
 
-def _unit_formatter(unit: str, digits: int = 2):
+def _unit_formatter(unit: str, digits: int = 3):
     if unit == "count":
         return mticker.FuncFormatter(lambda v, _: units.short_count(v) if v >= 1 or v == 0 else units.significant(v, 2))
     def fmt(v, _):
@@ -92,18 +92,40 @@ def _unit_formatter(unit: str, digits: int = 2):
     return mticker.FuncFormatter(fmt)
 
 
+BYTE_UNITS = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20}
+
+
+def _byte_ticks(lo: float, hi: float, unit: str) -> list[float]:
+    """Powers of two (in bytes: 256 B, 1 KiB, 4 KiB, ...) between lo and hi, given in `unit`; at
+    most about eight of them."""
+    scale = BYTE_UNITS[unit]
+    k0, k1 = math.floor(math.log2(lo * scale)), math.ceil(math.log2(hi * scale))
+    step = max(1, math.ceil((k1 - k0) / 8))
+    return [2.0 ** k / scale for k in range(k0 - k0 % step, k1 + 1, step) if lo <= 2.0 ** k / scale <= hi]
+
+
+def _log_ticks(a, lo: float, hi: float, unit: str) -> None:
+    """Major ticks of a log axis: powers of two for sizes, 1-2-5 or decades otherwise."""
+    if unit in BYTE_UNITS:
+        a.set_major_locator(mticker.FixedLocator(_byte_ticks(lo, hi, unit)))
+    else:
+        subs = (1.0,) if hi / lo >= 1000 else (1.0, 2.0, 5.0)
+        a.set_major_locator(mticker.LogLocator(base=10, subs=subs))
+    a.set_minor_locator(mticker.NullLocator() if unit in BYTE_UNITS else
+                        mticker.LogLocator(base=10, subs=np.arange(2, 10)))
+    a.set_minor_formatter(mticker.NullFormatter())
+
+
 def _value_axis(ax, values, unit: str, axis: str = "y") -> None:
     """Log with unit ticks when the values span a decade, else linear from zero with unit ticks."""
     a = ax.yaxis if axis == "y" else ax.xaxis
     if _spans_decades(values):
         (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
         v = np.asarray([x for x in values if _finite_positive(x)], dtype=float)
-        subs = (1.0,) if v.max() / v.min() >= 1000 else (1.0, 2.0, 5.0)
-        a.set_major_locator(mticker.LogLocator(base=10, subs=subs))
-        a.set_minor_locator(mticker.LogLocator(base=10, subs=np.arange(2, 10)))
-        a.set_minor_formatter(mticker.NullFormatter())
+        _log_ticks(a, v.min() / 1.3, v.max() * 1.3, unit)
     else:
-        (ax.set_ylim if axis == "y" else ax.set_xlim)(0, None)
+        top = max((float(x) for x in values if _finite_positive(x)), default=0.0)
+        (ax.set_ylim if axis == "y" else ax.set_xlim)(0, top * 1.1 if top > 0 else None)
         a.set_major_locator(mticker.MaxNLocator(6))
     a.set_major_formatter(_unit_formatter(unit))
 
@@ -536,8 +558,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     c["label"] = labels
     vals = pd.concat([c["per_task"], c["per_task_ci_low"], c["per_task_ci_high"]])
     pos = [v for v in vals if _finite_positive(v)]
-    lo_lim = 10 ** math.floor(math.log10(min(pos) / 1.5)) if pos else 1e-9
-    hi_lim = 10 ** math.ceil(math.log10(max(pos) * 1.5)) if pos else 1.0
+    lo_lim, hi_lim = (min(pos) / 2.5, max(pos) * 2.5) if pos else (1e-9, 1.0)
     fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(c) + 1.9), layout="constrained")
     fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 0.85 / fig.get_figheight()))
     y = np.arange(len(c))[::-1]
@@ -554,8 +575,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
             ax.annotate("", (lo_lim, yi), (lo_lim * 1.8, yi), arrowprops={"arrowstyle": "->", "color": color})
     ax.set_xscale("log")
     ax.set_xlim(lo_lim, hi_lim)
-    ax.xaxis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0,)))
-    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    _log_ticks(ax.xaxis, lo_lim, hi_lim, unit)
     ax.xaxis.set_major_formatter(_unit_formatter(unit))
     ax.set_yticks(y, c["label"], fontsize=8.5)
     ax.set_ylim(-0.7, len(c) - 0.3)
@@ -582,10 +602,15 @@ def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
     mark when all tasks were spawned and dash-dotted when they had all finished (per language)."""
     fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
     ns = sorted(tl["n"].unique())
+    series = tl[["lang", "variant", "n"]].drop_duplicates().sort_values(["lang", "variant", "n"])
+    colors = {}
+    for lang, g in series.groupby("lang"):
+        keys = list(g.itertuples(index=False, name=None))
+        colors.update(zip(keys, _shades(LANG_COLORS.get(lang, "#666666"), len(keys))))
     for sid, g in tl.groupby("sample_id"):
-        lang = g["lang"].iloc[0]
-        label = f"{lang} {g['variant'].iloc[0]}" + (f", N={units.count(g['n'].iloc[0])}" if len(ns) > 1 else "")
-        ax.plot(g["t_s"], g["rss_mib"], color=LANG_COLORS.get(lang, "0.4"), alpha=0.85, linewidth=1.3,
+        lang, variant, n = g["lang"].iloc[0], g["variant"].iloc[0], g["n"].iloc[0]
+        label = f"{lang} {variant}" + (f", N={units.count(n)}" if len(ns) > 1 else "")
+        ax.plot(g["t_s"], g["rss_mib"], color=colors.get((lang, variant, n), "0.4"), alpha=0.9, linewidth=1.3,
                 label=label, linestyle=LANG_STYLE.get(lang, "-"))
         for key, style in (("spawned_ns", ":"), ("finished_ns", "-.")):
             v = g[key].iloc[0]
