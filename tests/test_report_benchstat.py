@@ -54,7 +54,9 @@ def test_names_carry_only_what_makes_the_work_the_same(written):
     assert "pair: go plain vs rust plain\nthreads: go 2, rust 1\n" in text
     # go.txt and rust.txt hold the default variants only, under identical configuration lines
     go, rust = (written / "go.txt").read_text(), (written / "rust.txt").read_text()
-    config = lambda t: [ln for ln in t.splitlines() if ln.startswith(("pair:", "threads:"))]  # noqa: E731
+    def config(text):
+        return [ln for ln in text.splitlines() if ln.startswith(("pair:", "threads:"))]
+
     assert config(go) == config(rust) and "pair: go readfile vs rust tokio-fs" not in go
     assert "pair: go readfile vs rust tokio-fs" in text
 
