@@ -129,3 +129,13 @@ def test_golden_markdown_of_a_comparison_table():
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(text)
     assert text == golden.read_text(), "formatting changed: review the diff, then UPDATE_GOLDEN=1 to accept it"
+
+
+def test_samples_needed_reads_as_a_comparison_with_the_target():
+    from bench_src.analysis import quality
+
+    needed = quality.samples_needed(_comparison(), 0.02)
+    f = tables.readable(needed, "samples_needed_elapsed_s").frame
+    assert list(f.columns[-2:]) == ["CI half-width", "samples needed"]
+    sqlite = f[f["workload"] == "sqlite"].iloc[0]
+    assert sqlite["CI half-width"].startswith("±") and int(sqlite["samples needed"].replace(",", "")) > 10

@@ -356,6 +356,20 @@ def per_task(table: pd.DataFrame) -> Readable:
                    keep=("per N [95% CI]",))
 
 
+def samples_needed(table: pd.DataFrame) -> Readable:
+    """A Go-vs-Rust table with the interval's relative half-width and the samples per side it would
+    take to bring it to the target (quality.samples_needed)."""
+    r = comparison(table)
+    keep = [c for c in ("workload", "N", "threads", "parameters", "Go", "Rust", "samples", "Go/Rust [95% CI], verdict")
+            if c in r.frame.columns]
+    frame = r.frame[keep].copy()
+    frame["CI half-width"] = _col(table.reset_index(drop=True), "half_width").map(lambda v: "±" + units.percent(v)
+                                                                                 if not blank(v) else "").values
+    frame["samples needed"] = _col(table.reset_index(drop=True), "samples_needed").map(units.count).values
+    return Readable(frame, r.caption.split(". ")[0] if r.caption else "",
+                    "Samples needed per side for a ±2% interval on the ratio", r.constants)
+
+
 def drift(table: pd.DataFrame) -> Readable:
     t = table.reset_index(drop=True)
     if "drift" in t:
@@ -498,7 +512,7 @@ def generic(table: pd.DataFrame, title: str = "") -> Readable:
 
 FORMATTERS = {
     "go_vs_rust_": comparison, "variants_": variants, "summary_": summary, "per_task_": per_task,
-    "drift_": drift, "aa_": aa, "checksums": checksums, "status": status, "failures": failures,
+    "drift_": drift, "aa_": aa, "samples_needed_": samples_needed, "checksums": checksums, "status": status, "failures": failures,
 }
 
 
