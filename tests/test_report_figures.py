@@ -147,3 +147,16 @@ def test_figures_are_written_as_svg_png_and_pdf(tmp_path, ratios):
     assert [p.suffix for p in paths] == [".svg", ".png", ".pdf"]
     assert all(p.stat().st_size > 5000 for p in paths)
     assert "<text" not in paths[0].read_text()  # text drawn as outlines: no font needed to view it
+
+
+def test_a_very_wide_interval_is_cut_with_an_arrow_instead_of_flattening_every_panel(ratios):
+    wild = ratios.copy()
+    wild.loc[wild["workload"] == "sqlite", "ratio_ci_low"] = 1 / 1000
+    limit = figures.ratio_limit(wild, 0.02)
+    assert 1.5 < 2 ** limit < 4  # the 1.49 ratio fits; the 1/1000 end of an interval does not stretch the axis
+    fig = figures.ratio_vs_n(wild, 0.02)
+    arrows = [a for a in _panel(fig, "sqlite").texts if getattr(a, "arrow_patch", None) is not None]
+    assert len(arrows) == 1
+    assert any("arrow: the interval goes on beyond the axis" in t for t in _texts(fig))
+    plt.close(fig)
+    assert not any("arrow:" in t for t in _texts(figures.ratio_vs_n(ratios, 0.02)))

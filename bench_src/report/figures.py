@@ -244,12 +244,16 @@ def _direction_words(metric: str) -> tuple[str, str]:
 
 
 def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
-    """Half-height of the shared log2 ratio axis: every ratio and CI end inside, at least three
-    margins wide so the band shows, at most MAX_LOG2."""
-    values = pd.concat([ratios.get("ratio", pd.Series(dtype=float)), ratios.get("ratio_ci_low", pd.Series(dtype=float)),
-                        ratios.get("ratio_ci_high", pd.Series(dtype=float))])
-    logs = [abs(math.log2(v)) for v in values if _finite_positive(v)]
-    need = max(logs) * 1.08 if logs else 1.0
+    """Half-height of the shared log2 ratio axis: every ratio inside with room to spare, every
+    interval too unless one is so wide (a handful of noisy samples) that it would flatten every other
+    panel: such an interval is cut at the edge and drawn with an arrow.  At least three margins
+    wide so the equivalence band shows, at most MAX_LOG2."""
+    def logs(column):
+        return [abs(math.log2(v)) for v in ratios.get(column, pd.Series(dtype=float)) if _finite_positive(v)]
+
+    points = max(logs("ratio"), default=0.0)
+    intervals = max(logs("ratio_ci_low") + logs("ratio_ci_high"), default=0.0)
+    need = min(max(points, intervals) * 1.08, points * 1.3 + 0.4)
     floor = math.log2(1 + 3 * margin) if margin else math.log2(1.1)
     return float(min(max(need, floor, math.log2(1.1)), MAX_LOG2))
 
@@ -259,7 +263,7 @@ def _ratio_ticks(limit: float) -> list[float]:
         cands = [0.8, 0.85, 0.9, 0.95, 1.0, 1 / 0.95, 1 / 0.9, 1 / 0.85, 1.25]
     elif limit <= 1.2:
         cands = [0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0]
-    elif limit <= 3.2:
+    elif limit <= 3.6:
         cands = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
     else:
         cands = [2.0 ** k for k in range(-6, 7, 2)]
@@ -342,6 +346,8 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     kinds = verdict_kinds(ratios)
     ratios = ratios.assign(vkind=kinds.values)
     limit = ratio_limit(ratios, margin or 0.0)
+    ends = pd.concat([ratios["ratio_ci_low"], ratios["ratio_ci_high"]])
+    clipped = any(abs(math.log2(v)) > limit for v in ends if _finite_positive(v))
     workloads = list(dict.fromkeys(ratios["workload"]))
     fig, axes = _panels(len(workloads), width=5.0, height=3.9)
     for ax, w in zip(axes, workloads):
@@ -391,7 +397,8 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8.5, frameon=False)
     lower, upper = _direction_words(metric)
     _header(fig, f"Go / Rust ratio of median {units.metric_name(metric)}, with 95% CI",
-            _join(_threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}"))
+            _join(_threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
+                  "arrow: the interval goes on beyond the axis" if clipped else ""))
     return fig
 
 
