@@ -15,6 +15,7 @@ effect, verdict kinds) format without change.
 from __future__ import annotations
 
 import html as html_module
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -388,6 +389,16 @@ def drift(table: pd.DataFrame) -> Readable:
     return _finish(out, _title(t, "Drift with the run order"), "drift: Holm-corrected p < 0.05.", keep=("drift",))
 
 
+def _identity_params(key, params) -> str:
+    """The parameters that make the work (from the equivalence key), not those of one sample's cell
+    (a driver or pool size does not change the work)."""
+    try:
+        _, _, pairs = json.loads(key)
+        return ", ".join(f"{k}={v}" for k, v in pairs)
+    except (TypeError, ValueError):
+        return _params_text(params_dict(params))
+
+
 def checksums(table: pd.DataFrame) -> Readable:
     t = table.reset_index(drop=True)
     if "agree" in t:
@@ -395,7 +406,7 @@ def checksums(table: pd.DataFrame) -> Readable:
     out = pd.DataFrame(index=t.index)
     out["workload"] = _col(t, "workload", "")
     out["N"] = _n(t)
-    out["parameters"] = _col(t, "params", "").map(lambda s: _params_text(params_dict(s)))
+    out["parameters"] = [_identity_params(k, p) for k, p in zip(_col(t, "equiv_key", ""), _col(t, "params", ""))]
     out["languages"] = _col(t, "langs", "")
     out["cells"] = _col(t, "cells").map(units.count)
     out["samples"] = _col(t, "samples").map(units.count)

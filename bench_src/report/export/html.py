@@ -54,9 +54,9 @@ p.empty { color: #555; font-style: italic; }
 """
 
 SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
-    ("samples", "Samples, failures and checksums", ("status", "failures", "checksums"), (),
-     "Every sample by cell and status (warm-ups included), every sample that is not ok with its reason, and the "
-     "checksums Go and Rust printed for the same work."),
+    ("samples", "Failures, samples and checksums", ("failures", "status", "checksums"), (),
+     "Every sample that is not ok with its reason, every cell by status (warm-ups included), and the checksums "
+     "Go and Rust printed for the same work."),
     ("time", "Workload time: Go vs Rust", ("go_vs_rust_elapsed_s", "summary_elapsed_s"),
      ("verdicts_elapsed_s", "ratio_elapsed_s_vs_n", "elapsed_s_vs_n"), ""),
     ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib"),
