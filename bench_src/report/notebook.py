@@ -105,6 +105,22 @@ def reproduce_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
     return ReproduceParameters(results_dir_parameter(results_dir), margin_parameter(margin), table)
 
 
+def plan(the_plan) -> tables.Readable:
+    """The plan's cells, one row per workload, language, variant and parameters with its N values
+    (api.describe_plan prints the totals)."""
+    from .. import api
+
+    cells = api.describe_plan(the_plan)
+    rows = []
+    for (w, lang, variant, params), g in cells.groupby(["workload", "lang", "variant", "params"], sort=False):
+        rows.append({"workload": w, "lang": lang, "variant": variant,
+                     "N": ", ".join(units.short_count(n) for n in sorted(g["n"].unique())),
+                     "parameters": params.replace(",", ", ")})
+    frame, constants = tables.split_constants(pd.DataFrame(rows))
+    caption = "; ".join(f"{k}: {v}" for k, v in constants.items())
+    return tables.Readable(frame, f"Every row: {caption}" if caption else "", f"{len(cells)} cells")
+
+
 def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Report:
     """The whole analysis of a results directory with every export; says where the report is."""
     rep = full.full_report(results_dir, margin)
