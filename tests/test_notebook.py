@@ -1,5 +1,6 @@
 """run.ipynb executed through papermill with tiny parameters, as a user would."""
 import json
+import re
 
 import papermill as pm
 import pytest
@@ -24,12 +25,18 @@ def test_run_notebook_end_to_end(built, tmp_path):
     assert df["valid"].sum() == 2 * 2 * 2 * 3
     meta = json.loads((out / "meta.json").read_text())
     assert meta["plan"]["workloads"] == ["sleep", "cpu_loops"]
-    for name in ("elapsed_s_vs_n", "ratio_elapsed_s_vs_n"):
-        for ext in ("svg", "png"):
-            f = out / "figures" / f"{name}.{ext}"
+    for name in ("elapsed_s_vs_n", "ratio_elapsed_s_vs_n", "verdicts_elapsed_s"):
+        for ext in ("svg", "png", "pdf"):
+            f = out / "export" / "figures" / f"{name}.{ext}"
             assert f.exists() and f.stat().st_size > 1000, f
+    assert not (out / "figures").exists()  # one place for figures
+    assert (out / "export" / "report.html").stat().st_size > 10000
     executed = json.loads((tmp_path / "run.out.ipynb").read_text())
     assert not any(o.get("output_type") == "error" for c in executed["cells"] for o in c.get("outputs", []))
+    shown = "".join("".join(o.get("data", {}).get("text/html", "")) for c in executed["cells"]
+                    for o in c.get("outputs", []))
+    assert "Go/Rust [95% CI], verdict" in shown and "bootstrap" not in "".join(
+        "".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
 
 
 def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):
@@ -70,13 +77,20 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
     import pandas as pd
     assert len(pd.read_parquet(exp / "samples.parquet")) == len(pd.read_csv(exp / "samples.csv")) == 2 * 2 * 2 * 6
     go = (exp / "benchstat" / "go.txt").read_text().splitlines()
-    assert go[0] == "lang: go" and any(ln.startswith("BenchmarkSleep/n=10/kernel=xorshift/work=1000-") for ln in go)
-    assert all(" ns/op " in ln and " peak-rss-B/op" in ln for ln in go[1:])
+    assert "pair: go waitgroup vs rust join-handles" in go and not any(ln.startswith("lang:") for ln in go)
+    bench = [ln for ln in go if ln.startswith("Benchmark")]
+    assert any(ln.startswith("BenchmarkSleep/n=10/kernel=xorshift/work=1000 1 ") for ln in bench)
+    assert bench and all(" ns/op " in ln and " peak-RSS-B/op" in ln for ln in bench)
+    from bench_src.report.export import html
+    assert html.external_references((exp / "report.html").read_text()) == []
+    assert not (exp / "notebooks").exists()  # the analysis notebook renders no half-executed snapshot of itself
     assert "Holm" in (exp / "method.md").read_text()
     table = pd.read_csv(exp / "tables" / "go_vs_rust_elapsed_s.csv")
     assert {"ratio", "ratio_ci_low", "ratio_ci_high", "p_holm", "cliffs_delta", "verdict"} <= set(table.columns)
     svg = (exp / "figures" / "elapsed_s_vs_n.svg").read_text()
-    assert "median workload time (s)" in svg and "N (concurrent tasks)" in svg
+    # the unit is on the ticks (text as outlines; matplotlib keeps each string as a comment)
+    assert "<!-- median workload time -->" in svg and "<!-- N (concurrent tasks) -->" in svg
+    assert re.search(r"<!-- \d+ [mµ]?s -->", svg)
 
 
 def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_path):
@@ -114,6 +128,17 @@ def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_p
     tvt = pd.read_csv(out / "export" / "tables" / "threads_vs_tasks.csv")
     assert set(tvt["metric"]) == {"wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches"}
     assert set(tvt["variant"]) == {"goroutine", "thread", "thread-pinned", "tokio"}
+
+
+def test_the_analysis_notebook_refuses_an_unknown_parameter_and_a_missing_directory(tmp_path):
+    nb = str(paths.ROOT / "notebooks" / "analysis.ipynb")
+    with pytest.raises(pm.PapermillExecutionError, match="unknown parameter 'render_html'"):
+        pm.execute_notebook(nb, str(tmp_path / "a.ipynb"), parameters={"results_dir": str(tmp_path / "x"),
+                            "render_html": False}, cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    with pytest.raises(pm.PapermillExecutionError, match="does not exist"):
+        pm.execute_notebook(nb, str(tmp_path / "b.ipynb"), parameters={"results_dir": str(tmp_path / "nosuch")},
+                            cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    assert not (tmp_path / "nosuch").exists()
 
 
 def test_an_injected_parameter_the_notebook_does_not_declare_is_refused():

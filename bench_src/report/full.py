@@ -1,7 +1,13 @@
-"""The whole analysis of a results directory, as the notebooks show it and the exports hold it:
-tables per metric, figures, and every export.  One call produces the report."""
+"""The whole analysis of a results directory, as the notebooks show it and the exports hold it: every
+table computed once, the figures, and every export.  `full_report` is the one call.
+
+A missing directory, or one that is not a results directory, is refused before anything is
+written.  A run without a single valid sample gets its status and failure tables, a statement that
+nothing entered the analysis, and the HTML report, but no statistics.
+"""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,28 +15,64 @@ import pandas as pd
 
 from ..analysis import compare, quality, scaling, stats
 from ..store import equivalence, load
-from . import export, figures
+from . import figures, tables, theme
+from .export import benchstat, csv, html, images, manifest, markdown, method, notebooks, parquet
 
 METRICS = ("elapsed_s", "peak_rss_mib", "cpu_s")
+FIGURE_METRICS = ("elapsed_s", "peak_rss_mib")
 
 
 @dataclass
 class Report:
     results_dir: Path
     df: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+    margin: float = compare.MARGIN
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: dict[str, list[Path]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+    method: str = ""
+
+    @property
+    def export_dir(self) -> Path:
+        return self.results_dir / "export"
+
+    @property
+    def empty(self) -> bool:
+        """No sample entered the analysis."""
+        return self.df.empty or not bool(self.df["valid"].any())
+
+    def readable(self, name: str) -> tables.Readable:
+        return tables.readable(self.tables[name], name)
+
+
+def check_results_dir(results_dir: str | Path) -> Path:
+    """The directory as a Path, or a FileNotFoundError saying what is wrong with it."""
+    d = Path(results_dir)
+    hint = "run notebooks/run.ipynb or `python -m bench_src run` first, or pass the directory of a run"
+    if not d.exists():
+        raise FileNotFoundError(f"results directory {str(d)!r} does not exist; {hint}")
+    if not d.is_dir():
+        raise FileNotFoundError(f"results directory {str(d)!r} is a file, not a directory; {hint}")
+    if not (d / "meta.json").is_file():
+        what = "is empty" if not any(d.iterdir()) else "has no meta.json"
+        raise FileNotFoundError(f"{str(d)!r} is not a results directory: it {what}; {hint}")
+    return d
 
 
 def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=METRICS) -> Report:
-    """Compute every table: checksums, per-cell summaries, Go/Rust comparisons with verdicts,
-    variant comparisons, per-task costs, drift, and the A/A check when the run was one."""
-    results_dir = Path(results_dir)
+    """Compute every table once: status and failures, checksums, per-cell summaries, Go/Rust
+    comparisons with verdicts, variant comparisons, per-task costs, drift, samples needed, and the A/A
+    check when the run was one."""
+    results_dir = check_results_dir(results_dir)
+    meta = json.loads((results_dir / "meta.json").read_text())
     df = load(results_dir)
-    rep = Report(results_dir, df)
+    rep = Report(results_dir, df, meta, margin)
+    rep.tables["status"] = tables.status_counts(df)
+    rep.tables["failures"] = tables.failure_groups(df)
     rep.tables["checksums"] = equivalence.check(df)
-    rep.tables["status"] = df.groupby(["workload", "lang", "phase", "status"]).size().rename("samples").reset_index()
+    if rep.empty:
+        return rep
     for m in metrics:
         rep.tables[f"summary_{m}"] = stats.summarize(df, m)
         rep.tables[f"go_vs_rust_{m}"] = compare.compare(df, m, margin=margin)
@@ -39,45 +81,65 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         if (df["arm"].fillna("") != "").any():
             rep.tables[f"aa_{m}"] = compare.compare_arms(df, m, margin=margin)
     rep.tables["drift_elapsed_s"] = quality.drift(df, "elapsed_s")
+    if not rep.tables["go_vs_rust_elapsed_s"].empty:
+        rep.tables["samples_needed_elapsed_s"] = quality.samples_needed(rep.tables["go_vs_rust_elapsed_s"], 0.02)
     return rep
 
 
-def make_figures(rep: Report, margin: float = compare.MARGIN) -> Report:
-    for m in ("elapsed_s", "peak_rss_mib"):
-        s = rep.tables[f"summary_{m}"]
-        if not s.empty:
-            rep.figures[f"{m}_vs_n"] = export.save_figure(figures.metric_vs_n(s, m), rep.results_dir, f"{m}_vs_n")
-        r = rep.tables[f"go_vs_rust_{m}"]
-        if not r.empty:
-            rep.figures[f"ratio_{m}_vs_n"] = export.save_figure(figures.ratio_vs_n(r, margin), rep.results_dir,
-                                                                f"ratio_{m}_vs_n")
-            rep.figures[f"verdicts_{m}"] = export.save_figure(figures.verdict_heatmap(r), rep.results_dir,
-                                                              f"verdicts_{m}")
-    for m, scale, unit in (("elapsed_s", 1e9, "ns per task"), ("peak_rss_mib", 2**20, "bytes per task")):
-        c = rep.tables[f"per_task_{m}"]
-        if not c.empty:
-            rep.figures[f"per_task_{m}"] = export.save_figure(figures.per_task_bars(c, scale, unit), rep.results_dir,
-                                                              f"per_task_{m}")
-    for w in rep.df.loc[rep.df["valid"], "workload"].unique():
-        ns = sorted(rep.df.loc[rep.df["workload"] == w, "n"].unique())
-        pick = [ns[0], ns[-1]] if len(ns) > 1 else ns
-        rep.figures[f"distribution_{w}"] = export.save_figure(figures.distributions(rep.df, w, "elapsed_s", pick),
-                                                              rep.results_dir, f"distribution_{w}")
+def make_figures(rep: Report) -> Report:
+    """Every figure of the report, drawn in the report's style and saved under export/figures/."""
+    if rep.empty:
+        return rep
+    out = rep.export_dir / "figures"
+
+    def keep(name: str, fig) -> None:
+        if fig is not None:
+            rep.figures[name] = images.save(fig, out, name)
+
+    with theme.context():
+        for m in FIGURE_METRICS:
+            s = rep.tables.get(f"summary_{m}")
+            if s is not None and not s.empty:
+                keep(f"{m}_vs_n", figures.metric_vs_n(s, m))
+            r = rep.tables.get(f"go_vs_rust_{m}")
+            if r is not None and not r.empty:
+                keep(f"ratio_{m}_vs_n", figures.ratio_vs_n(r, rep.margin))
+                keep(f"verdicts_{m}", figures.verdict_heatmap(r, rep.margin))
+            c = rep.tables.get(f"per_task_{m}")
+            if c is not None and not c.empty:
+                keep(f"per_task_{m}", figures.per_task(c))
+        valid = rep.df[rep.df["valid"]]
+        for w in valid["workload"].unique():
+            ns = sorted(valid.loc[valid["workload"] == w, "n"].unique())
+            pick = [ns[0], ns[-1]] if len(ns) > 1 else ns
+            keep(f"distribution_{w}", figures.distributions(rep.df, w, "elapsed_s", pick))
     return rep
 
 
-def export_all(rep: Report, render_html: bool = True) -> Report:
+def export_all(rep: Report, render_html: bool = False) -> Report:
+    """Tables (CSV raw, Markdown formatted), samples (CSV, Parquet), benchstat files, the Method text
+    and the self-contained HTML report; with `render_html`, also the executed notebooks of the
+    directory that ran to the end."""
+    d = rep.export_dir
     for name, table in rep.tables.items():
-        rep.files += export.save_table(table, rep.results_dir, name)
-    rep.files += export.save_samples(rep.df, rep.results_dir)
-    rep.files += export.save_benchstat(rep.df, rep.results_dir)
-    rep.files.append(export.save_method(export.read_meta(rep.results_dir), rep.df, rep.results_dir))
+        rep.files.append(csv.save_table(table, d / "tables" / f"{name}.csv"))
+        rep.files.append(markdown.save_table(table, name, d / "tables" / f"{name}.md"))
+    if not rep.df.empty:
+        rep.files.append(csv.save_samples(rep.df, d / "samples.csv"))
+        rep.files.append(parquet.save_samples(rep.df, d / "samples.parquet"))
+    pairs = rep.tables.get("go_vs_rust_elapsed_s")
+    if pairs is not None and not pairs.empty:
+        rep.files += benchstat.save(rep.df, pairs, d / "benchstat", rep.meta)
+    rep.method = method.method_text(rep.meta, rep.df, rep.margin)
+    rep.files.append(method.save(rep.meta, rep.df, d / "method.md", rep.margin))
+    rep.files.append(html.save(rep, d / "report.html"))
     if render_html:
-        rep.files += export.render_notebooks(rep.results_dir)
+        rep.files += notebooks.render(rep.results_dir)
     return rep
 
 
-def full_report(results_dir: str | Path, margin: float = compare.MARGIN, render_html: bool = True) -> Report:
+def full_report(results_dir: str | Path, margin: float = compare.MARGIN, render_html: bool = False) -> Report:
+    """Analyse, draw and export; the directory is checked before anything is written."""
     rep = analyse(results_dir, margin)
-    make_figures(rep, margin)
+    make_figures(rep)
     return export_all(rep, render_html)

@@ -1,0 +1,17 @@
+"""Tables and samples as CSV: raw values at full precision, for other tools."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def save_table(table: pd.DataFrame, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
+    return path
+
+
+def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
+    return save_table(df, path)

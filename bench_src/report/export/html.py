@@ -1,0 +1,261 @@
+"""One self-contained HTML report per results directory (`export/report.html`): the generated Method
+text, the status and failure tables in full, every comparison table formatted for reading, and every
+figure embedded as an SVG data URI.  It references nothing outside itself (no fonts, scripts,
+stylesheets or images), so it can be mailed, archived or opened offline.
+
+Check it in a browser from the command line (writes a PNG of the page, builds the report first when
+the directory has none):
+
+    python -m bench_src.report.export.html data/results/<run id> --screenshot /tmp/report.png
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as dt
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .. import tables, units
+
+STYLE = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color: #1d1d1f; margin: 0; background: #fff; }
+main { max-width: 1320px; margin: 0 auto; padding: 24px 32px 64px; }
+h1 { font-size: 26px; margin: 8px 0 4px; }
+h2 { font-size: 21px; margin: 40px 0 8px; padding-top: 8px; border-top: 2px solid #e5e5e5; }
+h3 { font-size: 17px; margin: 28px 0 6px; }
+p.meta { color: #555; margin: 0 0 12px; }
+nav ul { columns: 3; margin: 8px 0 0; padding-left: 18px; }
+.facts { display: flex; flex-wrap: wrap; gap: 12px; margin: 16px 0; }
+.fact { border: 1px solid #ddd; border-radius: 6px; padding: 8px 14px; min-width: 130px; }
+.fact b { display: block; font-size: 20px; }
+.fact.bad b { color: #b3261e; }
+.method { max-width: 75em; }
+figure { margin: 18px 0 28px; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 13px; }
+.table-wrap { overflow-x: auto; margin: 6px 0 18px; }
+table.data { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; }
+table.data th, table.data td { border-bottom: 1px solid #e3e3e3; padding: 3px 10px; text-align: left;
+                               vertical-align: top; }
+table.data th { background: #f5f5f7; position: sticky; top: 0; }
+table.data tr:hover td { background: #fafafa; }
+p.table-title { font-weight: 600; margin: 14px 0 2px; }
+p.caption { color: #555; font-size: 13px; margin: 0 0 4px; }
+p.empty { color: #555; font-style: italic; }
+.note { color: #555; }
+"""
+
+SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
+    ("samples", "Failures, samples and checksums", ("failures", "status", "checksums"), (),
+     "Every sample that is not ok with its reason, every cell by status (warm-ups included), and the checksums "
+     "Go and Rust printed for the same work."),
+    ("time", "Workload time: Go vs Rust", ("go_vs_rust_elapsed_s", "summary_elapsed_s"),
+     ("verdicts_elapsed_s", "ratio_elapsed_s_vs_n", "elapsed_s_vs_n"), ""),
+    ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib"),
+     ("verdicts_peak_rss_mib", "ratio_peak_rss_mib_vs_n", "peak_rss_mib_vs_n"), ""),
+    ("cpu", "CPU time: Go vs Rust", ("go_vs_rust_cpu_s", "summary_cpu_s"), (), ""),
+    ("variants", "Variants within a language", ("variants_",), (),
+     "Each variant (or parameter set) against its language's default for the same work."),
+    ("per-task", "Cost of one more task", ("per_task_",), ("per_task_",), ""),
+    ("distributions", "Distributions of the samples", (), ("distribution_",), ""),
+    ("quality", "Quality checks", ("drift_", "samples_needed_", "aa_"), (),
+     "Drift of each cell with the run order; samples needed for a ±2% interval on the ratio; the A/A check when "
+     "the run was one."),
+)
+
+
+def _data_uri(path: Path) -> str:
+    kind = {"svg": "image/svg+xml", "png": "image/png"}[path.suffix[1:]]
+    return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def _figure(name: str, paths: list[Path]) -> str:
+    by_ext = {p.suffix[1:]: p for p in paths}
+    src = by_ext.get("svg") or by_ext.get("png")
+    if src is None or not src.exists():
+        return ""
+    return (f"<figure id='fig-{html.escape(name)}'><img alt='{html.escape(name)}' src='{_data_uri(src)}'>"
+            f"<figcaption>{html.escape(name)} (export/figures/{html.escape(name)}.svg, .png, .pdf)</figcaption>"
+            f"</figure>")
+
+
+def _table(name: str, table) -> str:
+    readable = tables.readable(table, name)
+    return (f"<div class='table-wrap' id='table-{html.escape(name)}'>{readable.to_html()}"
+            f"<p class='caption'>export/tables/{html.escape(name)}.csv (raw) and .md</p></div>")
+
+
+def _matches(name: str, prefixes) -> bool:
+    return any(name == p or (p.endswith("_") and name.startswith(p)) or name.startswith(p + "_") or name == p
+               for p in prefixes)
+
+
+def _facts(rep) -> str:
+    df = rep.df
+    total = len(df)
+    measured = int((df["phase"] == "measured").sum()) if total else 0
+    valid = int(df["valid"].sum()) if total else 0
+    not_ok = int((df["status"] != "ok").sum()) if total else 0
+    cells = int(df["cell_id"].nunique()) if total else 0
+    items = [("samples", units.count(total)), ("measured", units.count(measured)), ("valid", units.count(valid)),
+             ("not ok", units.count(not_ok)), ("cells", units.count(cells))]
+    return "<div class='facts'>" + "".join(
+        f"<div class='fact{' bad' if label == 'not ok' and not_ok else ''}'><b>{value}</b>{label}</div>"
+        for label, value in items) + "</div>"
+
+
+def render(rep) -> str:
+    """The report's HTML text (see the module docstring)."""
+    meta = rep.meta or {}
+    run_id = meta.get("run_id") or rep.results_dir.name
+    plan = meta.get("plan", {})
+    session = (meta.get("sessions") or [{}])[-1]
+    machine = session.get("machine", {}) or {}
+    sub = " · ".join(x for x in (
+        f"profile {plan.get('profile')}" if plan.get("profile") else "",
+        f"plan {meta.get('plan_digest', '')}" if meta.get("plan_digest") else "",
+        f"commit {str(machine.get('git_commit', ''))[:12]}" if machine.get("git_commit") else "",
+        f"report generated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC") if x)
+    body = [f"<h1>Go goroutines vs Rust tokio tasks: {html.escape(run_id)}</h1>",
+            f"<p class='meta'>{html.escape(sub)}</p>", _facts(rep)]
+    used_tables, used_figures = set(), set()
+    sections = []
+    for sid, heading, table_prefixes, figure_prefixes, note in SECTIONS:
+        parts = []
+        for prefix in figure_prefixes:
+            for name, paths in rep.figures.items():
+                if name not in used_figures and _matches(name, (prefix,)):
+                    parts.append(_figure(name, paths))
+                    used_figures.add(name)
+        for prefix in table_prefixes:
+            for name, table in rep.tables.items():
+                if name not in used_tables and _matches(name, (prefix,)):
+                    parts.append(_table(name, table))
+                    used_tables.add(name)
+        if parts:
+            sections.append((sid, heading, note, parts))
+    other_tables = [n for n in rep.tables if n not in used_tables]
+    other_figures = [n for n in rep.figures if n not in used_figures]
+    if other_tables or other_figures:
+        sections.append(("other", "Other tables and figures", "",
+                         [_figure(n, rep.figures[n]) for n in other_figures]
+                         + [_table(n, rep.tables[n]) for n in other_tables]))
+    toc = ["<li><a href='#method'>Method</a></li>"] + [f"<li><a href='#{sid}'>{html.escape(h)}</a></li>"
+                                                        for sid, h, _, _ in sections]
+    body.append("<nav><b>Contents</b><ul>" + "".join(toc) + "</ul></nav>")
+    method_text = rep.method or ""
+    body.append("<section id='method'><h2>Method</h2>"
+                + "".join(f"<p class='method'>{html.escape(p)}</p>" for p in method_text.split("\n\n") if p.strip())
+                + "</section>")
+    if rep.empty:
+        body.append("<p class='note'>No sample entered the analysis, so there are no statistics and no figures; "
+                    "the tables below say what happened to every sample.</p>")
+    for sid, heading, note, parts in sections:
+        body.append(f"<section id='{sid}'><h2>{html.escape(heading)}</h2>"
+                    + (f"<p class='note'>{html.escape(note)}</p>" if note else "") + "".join(parts) + "</section>")
+    title = f"Go vs Rust: {run_id}"
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+            f"<body><main>{''.join(body)}</main></body></html>\n")
+
+
+def save(rep, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(rep), encoding="utf-8")
+    return path
+
+
+# --- checks --------------------------------------------------------------------------------------------
+
+_URL_ATTR = re.compile(r"""\b(?:src|href|srcset|action|poster|data)\s*=\s*["']?([^"'\s>]+)""", re.I)
+
+
+def external_references(text: str) -> list[str]:
+    """Every reference of the page (or of an SVG embedded in it) to something outside itself: a
+    src/href that is not a data: URI or an in-page anchor, a stylesheet link, a script with a
+    source, a CSS @import or url() that is not data: or in-page.  Empty for a self-contained page."""
+    found = []
+    for m in _URL_ATTR.finditer(text):
+        value = m.group(1)
+        if not (value.startswith("data:") or value.startswith("#")):
+            found.append(m.group(0))
+    for pattern in (r"<link\b[^>]*>", r"<script\b[^>]*\bsrc\b[^>]*>", r"@import\b[^;]*",
+                    r"url\(\s*['\"]?(?!data:|#)[^)]*\)"):
+        found += re.findall(pattern, text, flags=re.I)
+    for uri in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", text):
+        svg = base64.b64decode(uri).decode("utf-8", "replace")
+        svg = re.sub(r"\sxmlns(:\w+)?=\"[^\"]*\"", "", svg)  # namespace names are identifiers, not fetched
+        found += [f"(in an SVG) {r}" for r in external_references(svg)]
+    return found
+
+
+# --- command line: build if needed, and take a screenshot in headless Chromium --------------------------
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_browser() -> str:
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    raise FileNotFoundError(f"no Chromium found (looked for {', '.join(BROWSERS)}); on Debian/Ubuntu: "
+                            "apt-get install -y chromium")
+
+
+def screenshot(page: Path, png: Path, width: int = 1400, height: int = 3000, timeout_s: float = 120) -> Path:
+    """A PNG of the page as headless Chromium renders it (no network, a throw-away profile)."""
+    browser = find_browser()
+    png = Path(png).resolve()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+               "--hide-scrollbars", f"--screenshot={png}", f"--window-size={width},{height}",
+               Path(page).resolve().as_uri()]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
+                              env={**os.environ, "HOME": profile})
+    if proc.returncode != 0 or not png.exists():
+        raise RuntimeError(f"{browser} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return png
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench_src.report.export.html",
+                                 description="Write (if missing) and check the HTML report of a results directory.")
+    ap.add_argument("results_dir")
+    ap.add_argument("--rebuild", action="store_true", help="run the whole analysis again even if the report exists")
+    ap.add_argument("--screenshot", metavar="PNG", help="write a PNG of the report as headless Chromium shows it")
+    ap.add_argument("--width", type=int, default=1400)
+    ap.add_argument("--height", type=int, default=3000)
+    args = ap.parse_args(argv)
+    from ..full import check_results_dir, full_report
+
+    try:
+        d = check_results_dir(args.results_dir)
+        page = d / "export" / "report.html"
+        if args.rebuild or not page.exists():
+            full_report(d)
+        refs = external_references(page.read_text(encoding="utf-8"))
+        print(f"{page}: {page.stat().st_size / 2**20:.1f} MiB, "
+              + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
+        if args.screenshot:
+            print(f"screenshot: {screenshot(page, Path(args.screenshot), args.width, args.height)}")
+    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 1 if refs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

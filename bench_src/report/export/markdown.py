@@ -1,0 +1,20 @@
+"""Tables as Markdown, formatted for reading (`tables.readable`): units, intervals, verdicts, and the
+values every row shares in a caption line above the table.  Every row is written."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .. import tables
+
+
+def render(table: pd.DataFrame, name: str) -> str:
+    return tables.readable(table, name).to_markdown()
+
+
+def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(table, name))
+    return path

@@ -1,0 +1,119 @@
+"""The memory notebook's sections: idle-task memory and bytes per task, RSS timelines, threads vs
+goroutines vs tokio tasks, and ping-pong.  Each method computes its table once, writes it (CSV and
+Markdown) and its figure (SVG, PNG, PDF) under `<results_dir>/export/`, and returns what the cell
+shows."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..analysis import memory, scaling, stats
+from ..store import load
+from . import export, figures, tables, theme, units
+from .notebook import Section
+
+
+class MemoryView:
+    def __init__(self, results_dir: str | Path):
+        self.results_dir = Path(results_dir)
+        self.df = load(self.results_dir)
+        self.idle = self.df[self.df["workload"] == "idle_tasks"] if not self.df.empty else self.df
+
+    def __repr__(self) -> str:
+        workloads = ", ".join(sorted(self.df["workload"].unique())) if not self.df.empty else "none"
+        return f"{self.results_dir}: {len(self.df):,} samples; workloads: {workloads}"
+
+    def _figure(self, fig, name: str) -> Path | None:
+        if fig is None:
+            return None
+        paths = export.save_figure(fig, self.results_dir, name)
+        return next(p for p in paths if p.suffix == ".png")
+
+    def _table(self, table: pd.DataFrame, name: str, kind: str = "") -> tables.Readable:
+        export.save_table(table, self.results_dir, name)
+        return tables.readable(table, kind or name)
+
+    def idle_peak(self) -> Section:
+        """Peak RSS of N idle tasks per language and variant: median and 95% CI, and vs N."""
+        if self.idle.empty or not self.idle["valid"].any():
+            return Section("no valid idle_tasks samples in this run")
+        s = stats.summarize(self.idle, "peak_rss_mib")
+        with theme.context():
+            png = self._figure(figures.metric_vs_n(s, "peak_rss_mib"), "idle_tasks_peak_rss_vs_n")
+        return Section(self._table(s, "idle_tasks_peak_rss", "summary_peak_rss_mib"), png)
+
+    def bytes_per_task(self) -> Section:
+        """Theil-Sen slope of peak RSS over N (bytes per task) with its CI; and how many samples
+        spawned their last task after the first had ended (their slope understates the cost)."""
+        if self.idle.empty or not self.idle["valid"].any():
+            return Section("no valid idle_tasks samples in this run")
+        costs = scaling.per_task_cost(self.idle, "peak_rss_bytes")
+        readable = self._table(costs, "idle_tasks_bytes_per_task", "per_task_peak_rss_bytes")
+        with theme.context():
+            png = self._figure(figures.per_task(costs), "idle_tasks_bytes_per_task") if len(costs) else None
+        waited = self.idle.get("p_wait", pd.Series(index=self.idle.index, dtype=object)).fillna("sleep") == "release"
+        dur = pd.to_numeric(self.idle["p_duration_ms"], errors="coerce") * 1e6
+        late = self.idle[~waited & (pd.to_numeric(self.idle["spawned_ns"], errors="coerce") >= dur)]
+        note = (f"{len(late)} samples spawned their last task after the first had finished" if len(late) else
+                "every sample had all its tasks alive at once")
+        return Section(readable, png, note)
+
+    def timeline(self) -> Section:
+        """RSS over time of one measured sample per language, variant and N, and the share of the
+        peak each gave back by the end of the linger."""
+        tl = memory.timelines(self.results_dir, "idle_tasks")
+        if tl.empty:
+            return Section("no timelines in this run: run with timeline_ms=10 (the memory profile does)")
+        measured = tl[tl["phase"] == "measured"]
+        pick = measured.groupby(["lang", "variant", "n"])["sample_id"].first()
+        with theme.context():
+            png = self._figure(figures.rss_timeline(tl[tl["sample_id"].isin(pick)]), "idle_tasks_rss_timeline")
+        back = memory.returned_memory(tl)
+        export.save_table(back, self.results_dir, "idle_tasks_returned_memory")
+        med = back.groupby(["lang", "variant", "n"])[["peak_rss_mib", "last_rss_mib", "returned_share"]].median()
+        med = med.reset_index()
+        shown = pd.DataFrame({"lang": med["lang"], "variant": med["variant"], "N": med["n"].map(units.count),
+                              "peak RSS": med["peak_rss_mib"].map(lambda v: units.quantity(v, "MiB")),
+                              "RSS at the end": med["last_rss_mib"].map(lambda v: units.quantity(v, "MiB")),
+                              "given back": med["returned_share"].map(units.percent)})
+        return Section(png, tables.Readable(shown, "medians over the samples with a timeline",
+                                            "Memory given back after the tasks ended"))
+
+    def threads_vs_tasks(self) -> Section:
+        """Wall time, user and system CPU, peak RSS and context switches per cell (median, 95% CI)."""
+        tvt = memory.side_by_side(self.df, "threads_vs_tasks") if not self.df.empty else pd.DataFrame()
+        if tvt.empty:
+            return Section("no valid threads_vs_tasks samples in this run")
+        export.save_table(tvt, self.results_dir, "threads_vs_tasks")
+        wide = []
+        for (lang, variant, n), g in tvt.groupby(["lang", "variant", "n"], sort=False):
+            row = {"lang": lang, "variant": variant, "N": units.count(n)}
+            for r in g.itertuples():
+                row[units.metric_name(r.metric)] = units.interval(r.median, r.ci_low, r.ci_high,
+                                                                  units.metric_unit(r.metric) or "count")
+            wide.append(row)
+        with theme.context():
+            png = self._figure(figures.metrics_side_by_side(tvt), "threads_vs_tasks")
+        frame, constants = tables.split_constants(pd.DataFrame(wide))
+        caption = "median [95% CI]" + ("; every row: " + "; ".join(f"{k}: {v}" for k, v in constants.items())
+                                       if constants else "")
+        return Section(tables.Readable(frame, caption, "Threads vs goroutines vs tokio tasks"), png)
+
+    def ping_pong(self) -> Section:
+        """Round trips per second per runtime flavour, channel capacity and mode."""
+        rates = memory.ping_pong_rates(self.df) if not self.df.empty else pd.DataFrame()
+        if rates.empty:
+            return Section("no valid ping_pong samples in this run")
+        export.save_table(rates, self.results_dir, "ping_pong_rates")
+        shown = pd.DataFrame({"lang": rates["lang"], "variant": rates["variant"], "N": rates["n"].map(units.count),
+                              "mode": rates["mode"], "buffer": rates["buffer"].astype(str),
+                              "samples": rates["samples"].astype(str),
+                              "round trips per second [95% CI]": [
+                                  units.interval(m, lo, hi, "/s") for m, lo, hi in
+                                  zip(rates["round_trips_per_s"], rates["ci_low"], rates["ci_high"])]})
+        frame, constants = tables.split_constants(shown)
+        caption = "; ".join(f"{k}: {v}" for k, v in constants.items())
+        with theme.context():
+            png = self._figure(figures.ping_pong_bars(rates), "ping_pong_rates")
+        return Section(tables.Readable(frame, f"Every row: {caption}" if caption else "", "Ping-pong"), png)

@@ -1,0 +1,214 @@
+"""What the analysis notebooks call, so that each cell is one call and its result.
+
+- `analysis_parameters`, `memory_parameters`, `reproduce_parameters`: the notebooks' papermill
+  parameters checked with their types (papermill passes strings for lists: they are read as
+  YAML); a bad value is a ValueError naming it and what is allowed, a missing results directory a
+  FileNotFoundError, both before anything is written;
+- `report`: the whole analysis, computed once, with every export (see `full`);
+- `table`: a table formatted for reading, shown in full (never pandas' truncated view);
+- `figures`: the saved figures, shown from their PNG files.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from ..analysis import compare
+from ..catalogue import WORKLOADS
+from . import full, tables, units
+
+ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
+
+
+def _yaml(name: str, value: Any) -> Any:
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{name}={value!r}: cannot read it as YAML/JSON ({exc})") from None
+    return value
+
+
+def results_dir_parameter(value: Any) -> Path:
+    """A results directory given as a path, or None for the most recent one under data/results/."""
+    if value is None:
+        from .. import api
+
+        return full.check_results_dir(api.latest_results_dir())
+    if isinstance(value, bool) or not isinstance(value, (str, Path)):
+        raise ValueError(f"results_dir={value!r}: expected the path of a results directory (a string) or None")
+    return full.check_results_dir(value)
+
+
+def margin_parameter(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)")
+    try:
+        m = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)") from None
+    if not (math.isfinite(m) and 0 < m < 0.5):
+        raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)")
+    return m
+
+
+def workloads_parameter(name: str, value: Any) -> tuple[str, ...] | None:
+    value = _yaml(name, value)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name}={value!r}: expected a list of workload names or None")
+    unknown = [v for v in value if v not in WORKLOADS]
+    if unknown:
+        raise ValueError(f"{name}: unknown workload {', '.join(map(repr, unknown))}; allowed: {', '.join(WORKLOADS)}")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class AnalysisParameters:
+    results_dir: Path
+    margin: float
+    distribution_workloads: tuple[str, ...] | None
+
+
+def analysis_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
+                        distribution_workloads: Any = None) -> AnalysisParameters:
+    """The parameters of analysis.ipynb, checked."""
+    return AnalysisParameters(results_dir_parameter(results_dir), margin_parameter(margin),
+                              workloads_parameter("distribution_workloads", distribution_workloads))
+
+
+def memory_parameters(results_dir: Any = None) -> Path:
+    """The parameter of memory.ipynb, checked."""
+    return results_dir_parameter(results_dir)
+
+
+@dataclass(frozen=True)
+class ReproduceParameters:
+    results_dir: Path
+    margin: float
+    table: str
+
+
+def reproduce_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
+                         table: Any = ARTICLE_TABLES[0]) -> ReproduceParameters:
+    """The parameters of reproduce_article.ipynb, checked."""
+    if table not in ARTICLE_TABLES:
+        raise ValueError(f"table={table!r}: expected one of the article's tables: {', '.join(ARTICLE_TABLES)}")
+    return ReproduceParameters(results_dir_parameter(results_dir), margin_parameter(margin), table)
+
+
+def plan(the_plan) -> tables.Readable:
+    """The plan's cells, one row per workload, language, variant and parameters with its N values
+    (api.describe_plan prints the totals)."""
+    from .. import api
+
+    cells = api.describe_plan(the_plan)
+    rows = []
+    for (w, lang, variant, params), g in cells.groupby(["workload", "lang", "variant", "params"], sort=False):
+        rows.append({"workload": w, "lang": lang, "variant": variant,
+                     "N": ", ".join(units.short_count(n) for n in sorted(g["n"].unique())),
+                     "parameters": params.replace(",", ", ")})
+    frame, constants = tables.split_constants(pd.DataFrame(rows))
+    caption = "; ".join(f"{k}: {v}" for k, v in constants.items())
+    return tables.Readable(frame, f"Every row: {caption}" if caption else "", f"{len(cells)} cells")
+
+
+def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Report:
+    """The whole analysis of a results directory with every export; says where the report is."""
+    rep = full.full_report(results_dir, margin)
+    figures = sum(len(v) for v in rep.figures.values())
+    print(f"{len(rep.df):,} samples, {int(rep.df['valid'].sum()) if not rep.df.empty else 0:,} valid; "
+          f"{len(rep.tables)} tables and {len(rep.figures)} figures; {figures + len(rep.files)} files written under "
+          f"{rep.export_dir}")
+    print(f"report: {rep.export_dir / 'report.html'}")
+    if rep.empty:
+        print(rep.method)
+    return rep
+
+
+def table(rep: full.Report, name: str) -> tables.Readable:
+    """The report's table `name` formatted for reading (every row), or a note why there is none."""
+    if name not in rep.tables:
+        why = "no sample entered the analysis" if rep.empty else "not computed for this run"
+        return tables.Readable(pd.DataFrame(), f"{name}: {why}")
+    return rep.readable(name)
+
+
+def figures(rep: full.Report, *names: str) -> "Section":
+    """The report's figures (their PNG) for display; a name ending in '_' takes every figure it starts."""
+    items: list = []
+    for name in names:
+        matches = [n for n in rep.figures if n == name or (name.endswith("_") and n.startswith(name))]
+        if not matches:
+            items.append(f"({name}: no figure for this run)")
+        for n in matches:
+            items += [p for p in rep.figures[n] if p.suffix == ".png"]
+    return Section(*items)
+
+
+def manifest(rep: full.Report) -> tables.Readable:
+    """Every exported file with its size."""
+    m = full.manifest(rep.results_dir)
+    m["size"] = m["bytes"].map(lambda b: units.quantity(b, "B"))
+    return tables.Readable(m[["file", "size"]], f"{len(m)} files under {rep.export_dir}", "Exported files")
+
+
+class Section:
+    """What one notebook cell shows: text lines, tables for reading and figures (PNG), in order.
+    Jupyter renders it as HTML (every table row, the figures inline); `items` keeps them for tests."""
+
+    def __init__(self, *items):
+        self.items = [i for i in items if i is not None]
+
+    def _repr_html_(self) -> str:
+        import base64
+        import html
+
+        parts = []
+        for item in self.items:
+            if isinstance(item, tables.Readable):
+                parts.append(item.to_html())
+            elif isinstance(item, Path) and item.suffix == ".png":
+                data = base64.b64encode(item.read_bytes()).decode("ascii")
+                parts.append(f"<img alt='{html.escape(item.stem)}' src='data:image/png;base64,{data}' "
+                             "style='max-width:100%'>")
+            elif isinstance(item, Path):
+                continue
+            else:
+                parts.append(f"<p>{html.escape(str(item))}</p>")
+        return "\n".join(parts)
+
+    def __repr__(self) -> str:
+        out = []
+        for item in self.items:
+            if isinstance(item, tables.Readable):
+                out.append(item.to_markdown())
+            elif isinstance(item, Path):
+                if item.suffix == ".png":
+                    out.append(f"[figure {item}]")
+            else:
+                out.append(str(item))
+        return "\n".join(out)
+
+    def readables(self) -> list[tables.Readable]:
+        return [i for i in self.items if isinstance(i, tables.Readable)]
+
+    def files(self) -> list[Path]:
+        return [i for i in self.items if isinstance(i, Path)]
+
+
+def show(paths) -> None:
+    """Show saved figure files (their PNG)."""
+    from IPython.display import Image, display
+
+    for p in paths:
+        if str(p).endswith(".png"):
+            display(Image(filename=str(p)))

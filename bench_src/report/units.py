@@ -1,0 +1,179 @@
+"""Quantities as a reader wants them: seconds as ns/µs/ms/s, memory as B/KiB/MiB/GiB, counts with SI
+prefixes, ratios and p-values with a fixed number of significant digits.
+
+Tables (`tables`) and figure axes (`figures`) use the same functions, so a value reads the same in both.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# The unit of each metric column of the samples frame (and of the tables computed from it).
+METRIC_UNITS = {
+    "elapsed_s": "s", "wall_s": "s", "cpu_s": "s", "user_s": "s", "sys_s": "s", "setup_s": "s",
+    "peak_rss_mib": "MiB", "peak_rss_bytes": "B", "peak_rss_kib": "KiB",
+    "context_switches": "count", "per_s": "/s", "round_trips_per_s": "/s",
+}
+
+# What a metric measures, for axis labels and captions.
+METRIC_NAMES = {
+    "elapsed_s": "workload time",
+    "wall_s": "process wall time",
+    "cpu_s": "CPU time (user + system)",
+    "user_s": "user CPU time",
+    "sys_s": "system CPU time",
+    "setup_s": "setup time",
+    "peak_rss_mib": "peak RSS",
+    "peak_rss_bytes": "peak RSS",
+    "peak_rss_kib": "peak RSS",
+    "context_switches": "context switches",
+    "per_s": "tasks or messages per second",
+    "round_trips_per_s": "round trips per second",
+}
+
+_TIME = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+_BYTES = ((2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B"))
+_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_TO_BASE = {"s": 1.0, "MiB": 2.0**20, "KiB": 2.0**10, "B": 1.0, "count": 1.0, "/s": 1.0}
+
+
+def metric_unit(metric: str) -> str:
+    return METRIC_UNITS.get(metric, "")
+
+
+def metric_name(metric: str) -> str:
+    return METRIC_NAMES.get(metric, metric)
+
+
+def is_time(metric: str) -> bool:
+    return metric_unit(metric) == "s"
+
+
+def _finite(value) -> bool:
+    try:
+        return value is not None and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """`value` with `digits` significant digits, without an exponent for everyday magnitudes."""
+    if not _finite(value):
+        return ""
+    v = float(f"{float(value):.{digits - 1}e}")  # rounded first: 0.9999 -> 1.00, not 1.000
+    if v == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(v)))
+    if exponent >= 15 or exponent < -4:
+        return f"{v:.{digits - 1}e}"
+    decimals = max(digits - 1 - exponent, 0)
+    text = f"{round(v, decimals):.{decimals}f}"
+    return text
+
+
+def _scale(value: float, unit: str) -> tuple[float, str]:
+    """The factor and the unit name for displaying `value` (given in `unit`)."""
+    base = float(value) * _TO_BASE.get(unit, 1.0)
+    magnitude = abs(base)
+    if magnitude == 0:
+        return (1.0, "B") if unit in ("MiB", "KiB", "B") else (1.0, "s" if unit == "s" else unit.replace("count", ""))
+    if unit == "s":
+        for factor, name in _TIME:
+            if magnitude >= factor * 0.9995:
+                return factor, name
+        return _TIME[-1]
+    if unit in ("MiB", "KiB", "B"):
+        for factor, name in _BYTES:
+            if magnitude >= factor * 0.9995:
+                return factor, name
+        return _BYTES[-1]
+    if unit in ("count", "/s"):
+        for factor, name in _SI:
+            if magnitude >= factor * 0.9995:
+                return factor, name + ("/s" if unit == "/s" else "")
+        return 1.0, "/s" if unit == "/s" else ""
+    return 1.0, unit
+
+
+def quantity(value: float, unit: str, digits: int = 3) -> str:
+    """One value with its unit scaled for reading: 0.01234 s -> '12.3 ms', 1536 MiB -> '1.50 GiB'."""
+    if not _finite(value):
+        return ""
+    factor, name = _scale(value, unit)
+    number = significant(float(value) * _TO_BASE.get(unit, 1.0) / factor, digits)
+    return f"{number} {name}".strip()
+
+
+def interval(centre: float, low: float, high: float, unit: str, digits: int = 3) -> str:
+    """'12.3 ms [11.9, 12.8]': the centre and its interval in the centre's unit."""
+    if not _finite(centre):
+        return ""
+    factor, name = _scale(centre, unit)
+    base = _TO_BASE.get(unit, 1.0)
+
+    def number(v):
+        return significant(float(v) * base / factor, digits)
+
+    text = f"{number(centre)} {name}".strip()
+    if _finite(low) and _finite(high):
+        text += f" [{number(low)}, {number(high)}]"
+    return text
+
+
+def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
+    """'1.23 [1.10, 1.40]'."""
+    if not _finite(value):
+        return ""
+    text = significant(value, digits)
+    if _finite(low) and _finite(high):
+        text += f" [{significant(low, digits)}, {significant(high, digits)}]"
+    return text
+
+
+def p_value(p: float) -> str:
+    """Two significant digits ('0.0031', '1.2e-05'); below 1e-300 as '< 1e-300'."""
+    if not _finite(p):
+        return ""
+    p = float(p)
+    if p < 1e-300:
+        return "< 1e-300"
+    if p >= 0.9995:
+        return "1"
+    text = f"{p:.2g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa}e-{int(exponent[1:]):02d}" if exponent.startswith("-") else text
+    return text
+
+
+def percent(value: float, digits: int = 2, signed: bool = False) -> str:
+    if not _finite(value):
+        return ""
+    text = significant(float(value) * 100, digits)
+    if signed and float(value) > 0:
+        text = "+" + text
+    return text + "%"
+
+
+def count(value) -> str:
+    """An integer with thousands separators: 1000000 -> '1,000,000'."""
+    if not _finite(value):
+        return ""
+    return f"{int(round(float(value))):,}"
+
+
+def trim(text: str) -> str:
+    """'1.50' -> '1.5', '2.00' -> '2'."""
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
+
+
+def short_count(value) -> str:
+    """A compact integer for axis ticks: 1000 -> '1k', 100000 -> '100k', 1500000 -> '1.5M'."""
+    if not _finite(value):
+        return ""
+    v = float(value)
+    for factor, name in _SI:
+        if abs(v) >= factor:
+            return trim(significant(v / factor, 3)) + name
+    return trim(significant(v, 3))

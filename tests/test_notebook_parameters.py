@@ -1,0 +1,61 @@
+"""The notebooks' parameters as papermill reads them: every one typed, no parse warning, the first
+code cell refusing undeclared parameters, and the notebooks committed without outputs."""
+import ast
+import json
+import logging
+
+import pytest
+from papermill.inspection import _infer_parameters
+from papermill.iorw import load_notebook_node
+
+from bench_src import paths
+
+NOTEBOOKS = ["run.ipynb", "analysis.ipynb", "memory.ipynb", "reproduce_article.ipynb"]
+
+
+def _load(name):
+    """As papermill opens a notebook (it gives every cell a tags list)."""
+    return load_notebook_node(str(paths.ROOT / "notebooks" / name))
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_parameter_has_a_type_and_parses_without_warning(name, caplog):
+    with caplog.at_level(logging.WARNING, logger="papermill"):
+        params = _infer_parameters(_load(name))
+    assert [r.getMessage() for r in caplog.records] == []
+    assert params
+    untyped = [p.name for p in params if p.inferred_type_name in ("None", "")]
+    assert untyped == []
+    assert all(p.help for p in params), [p.name for p in params if not p.help]
+    nb = _load(name)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assigned = [n.targets[0].id if isinstance(n, ast.Assign) else n.target.id
+                for n in ast.parse(cell.source).body if isinstance(n, (ast.Assign, ast.AnnAssign))]
+    assert [p.name for p in params] == assigned  # papermill sees every parameter the cell declares
+
+
+def test_run_notebook_lists_adaptive_target():
+    params = {p.name: p for p in _infer_parameters(_load("run.ipynb"))}
+    assert params["adaptive_target"].inferred_type_name == "float"
+    assert params["profile"].inferred_type_name == "str" and params["profile"].default == '"quick"'
+    assert params["ns"].inferred_type_name.startswith("Union[")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_the_first_code_cell_refuses_undeclared_parameters(name):
+    nb = _load(name)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", [])
+    declared = [p.name for p in _infer_parameters(nb)]
+    calls = [n for n in ast.walk(ast.parse(code[1].source)) if isinstance(n, ast.Call)
+             and getattr(n.func, "attr", "") == "refuse_unknown_parameters"]
+    assert len(calls) == 1
+    assert [e.value for e in calls[0].args[1].elts] == declared
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebooks_are_committed_without_outputs(name):
+    nb = json.loads((paths.ROOT / "notebooks" / name).read_text())
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            assert c["outputs"] == [] and c["execution_count"] is None

@@ -1,0 +1,162 @@
+"""Figures for publishing, checked on what they draw: shared log2 ratio axes centred on 1 with the
+direction and the equivalence band, categorical axes for a single N, log axes with unit ticks,
+per-task panels only where N counts tasks, the verdict map per workload, boxes and points instead
+of violins, constants in captions, and no change to the caller's global style."""
+import math
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Rectangle
+
+import report_data
+from bench_src.analysis import compare, scaling, stats
+from bench_src.report import figures, theme
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def df():
+    return report_data.frame()
+
+
+@pytest.fixture(scope="module")
+def ratios(df):
+    return compare.compare(df, "elapsed_s")
+
+
+def _texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+
+
+def _panel(fig, title):
+    return next(ax for ax in fig.axes if ax.get_title() == title)
+
+
+def test_figure_functions_leave_the_global_style_alone(df, ratios):
+    before = dict(plt.rcParams)
+    s = stats.summarize(df, "elapsed_s")
+    for fig in (figures.metric_vs_n(s), figures.ratio_vs_n(ratios, 0.02), figures.verdict_heatmap(ratios, 0.02),
+                figures.distributions(df, "sleep"), figures.per_task(scaling.per_task_cost(df, "elapsed_s"))):
+        plt.close(fig)
+    after = dict(plt.rcParams)
+    assert {k for k in before if before[k] != after[k]} == set()
+    with theme.context():
+        assert plt.rcParams["svg.fonttype"] == "path"
+    assert plt.rcParams["svg.fonttype"] == before["svg.fonttype"]
+
+
+def test_ratio_panels_share_one_log2_axis_centred_on_one(ratios):
+    fig = figures.ratio_vs_n(ratios, 0.02)
+    axes = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    assert len(axes) == ratios["workload"].nunique()
+    limits = {tuple(np.round(ax.get_ylim(), 9)) for ax in axes}
+    assert len(limits) == 1
+    low, high = limits.pop()
+    assert low * high == pytest.approx(1.0) and high > 1.49  # symmetric around 1, holds the 1.49 ratio
+    for ax in axes:
+        assert ax.get_yscale() == "log" and ax.yaxis.get_transform().base == 2
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert "1×" in labels
+        # the equivalence band 1 ± 2% is drawn on every panel
+        assert any(isinstance(p, Rectangle) or p.__class__.__name__ == "Rectangle" for p in ax.patches) or \
+            any(np.allclose(sorted(c.get_paths()[0].vertices[:, 1].tolist())[::len(c.get_paths()[0].vertices) - 1],
+                            [0.98, 1.02]) for c in ax.collections if c.get_paths())
+    texts = _texts(fig)
+    assert any("Go faster" in t for t in texts) and any("Rust faster" in t for t in texts)
+    plt.close(fig)
+    mem = figures.ratio_vs_n(compare.compare(report_data.frame(), "peak_rss_mib"), 0.02)
+    texts = _texts(mem)
+    assert any("Go smaller" in t for t in texts) and any("Rust smaller" in t for t in texts)
+    plt.close(mem)
+
+
+def test_single_n_gets_a_categorical_axis_and_several_n_a_log_axis(ratios, df):
+    fig = figures.ratio_vs_n(ratios, 0.02)
+    tvt = _panel(fig, "threads_vs_tasks")  # one N, two Rust variants
+    assert tvt.get_xscale() == "linear"
+    assert [t.get_text() for t in tvt.get_xticklabels()] == ["Rust thread", "Rust tokio"]
+    sleep = _panel(fig, "sleep")
+    assert sleep.get_xscale() == "log" and list(sleep.get_xticks()) == [10, 1000, 100000]
+    assert [t.get_text() for t in sleep.get_xticklabels()] == ["10", "1k", "100k"]
+    plt.close(fig)
+    fig = figures.metric_vs_n(stats.summarize(df, "elapsed_s"))
+    sq = _panel(fig, "sqlite")
+    assert sq.get_xscale() == "linear"
+    assert [t.get_text() for t in sq.get_xticklabels()] == ["go pool\ndriver=mattn", "rust pool\ndriver=sqlx"]
+    assert not any("100" == t.get_text() for t in sq.get_xticklabels())
+    plt.close(fig)
+
+
+def test_log_value_axes_have_unit_ticks_and_constants_stay_out_of_legends(df):
+    fig = figures.metric_vs_n(stats.summarize(df, "peak_rss_mib"))
+    sleep = _panel(fig, "sleep")  # 5.5 MiB to 250 MiB: a log axis
+    assert sleep.get_yscale() == "log"
+    ticks = [t.get_text() for t in sleep.get_yticklabels() if t.get_text()]
+    assert ticks and all(t.endswith("MiB") for t in ticks)
+    legend = [t.get_text() for t in sleep.get_legend().get_texts()]
+    assert legend == ["go waitgroup", "rust join-handles"]  # kernel and work are the same for every series
+    assert "kernel=xorshift, work=0" in _texts(fig)  # ... and said once, under the panel title
+    plt.close(fig)
+
+
+def test_per_task_panels_only_where_n_counts_tasks(df):
+    costs = scaling.per_task_cost(df, "elapsed_s")
+    fig = figures.per_task(costs)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels and not any(lab.startswith("cpu_loops") for lab in labels)
+    assert any(lab.startswith("sleep") for lab in labels)
+    assert fig.axes[0].get_xscale() == "log"
+    plt.close(fig)
+    assert figures.per_task(costs[costs["workload"] == "cpu_loops"]) is None
+
+
+def test_verdict_map_per_workload_coloured_by_ratio_with_verdicts_marked(ratios):
+    fig = figures.verdict_heatmap(ratios, 0.02)
+    heat = [ax for ax in fig.axes if ax.images]
+    assert len(heat) == ratios["workload"].nunique()
+    sleep = next(ax for ax in heat if [t.get_text() for t in ax.get_xticklabels()] == ["10", "1k", "100k"])
+    cells = [t.get_text() for t in sleep.texts]
+    assert "1.49\nRust" in cells and any(c.endswith("\n≈") for c in cells)
+    assert sum(isinstance(p, Rectangle) for p in sleep.patches) == 2  # the two significant wins are framed
+    image = sleep.images[0]
+    assert image.norm.vmin == -image.norm.vmax  # diverging scale centred at a ratio of 1
+    assert math.isclose(2 ** image.get_array()[0, 2], 1.494, rel_tol=0.01)
+    plt.close(fig)
+
+
+def test_distributions_are_boxes_with_points_not_violins(df):
+    fig = figures.distributions(df, "sleep", ns=[10, 100000])
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        assert not any(isinstance(c, PolyCollection) for c in ax.collections)  # violins are PolyCollections
+        assert len(ax.patches) >= 2  # the boxes
+        points = sum(len(c.get_offsets()) for c in ax.collections)
+        assert points == 2 * 10  # every sample of both cells
+    assert any("10 samples per cell" in t for t in _texts(fig))
+    plt.close(fig)
+
+
+def test_figures_are_written_as_svg_png_and_pdf(tmp_path, ratios):
+    with theme.context():
+        paths = figures.save(figures.ratio_vs_n(ratios, 0.02), tmp_path, "ratio", ("svg", "png", "pdf"))
+    assert [p.suffix for p in paths] == [".svg", ".png", ".pdf"]
+    assert all(p.stat().st_size > 5000 for p in paths)
+    assert "<text" not in paths[0].read_text()  # text drawn as outlines: no font needed to view it
+
+
+def test_a_very_wide_interval_is_cut_with_an_arrow_instead_of_flattening_every_panel(ratios):
+    wild = ratios.copy()
+    wild.loc[wild["workload"] == "sqlite", "ratio_ci_low"] = 1 / 1000
+    limit = figures.ratio_limit(wild, 0.02)
+    assert 1.5 < 2 ** limit < 4  # the 1.49 ratio fits; the 1/1000 end of an interval does not stretch the axis
+    fig = figures.ratio_vs_n(wild, 0.02)
+    arrows = [a for a in _panel(fig, "sqlite").texts if getattr(a, "arrow_patch", None) is not None]
+    assert len(arrows) == 1
+    assert any("arrow: the interval goes on beyond the axis" in t for t in _texts(fig))
+    plt.close(fig)
+    assert not any("arrow:" in t for t in _texts(figures.ratio_vs_n(ratios, 0.02)))

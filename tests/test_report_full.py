@@ -1,0 +1,127 @@
+"""The whole report of a results directory: refused before writing anything when the directory is
+missing or not a results directory; a run without a valid sample says so; the HTML report is
+self-contained and holds every figure and table; only notebooks that ran to the end are rendered."""
+import base64
+import json
+
+import pytest
+
+import report_data
+from bench_src.report import full
+from bench_src.report.export import html, notebooks
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    d = report_data.write_results_dir(tmp_path_factory.mktemp("run") / "synthetic",
+                                       report_data.records(failing=(("sqlite", "rust", "pool", 100),)))
+    return full.full_report(d)
+
+
+def test_a_missing_or_empty_directory_is_refused_before_anything_is_written(tmp_path):
+    missing = tmp_path / "nosuch"
+    with pytest.raises(FileNotFoundError, match=r"results directory '.*nosuch' does not exist"):
+        full.full_report(missing)
+    assert not missing.exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="is not a results directory: it is empty"):
+        full.full_report(empty)
+    assert list(empty.iterdir()) == []
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    with pytest.raises(FileNotFoundError, match="has no meta.json"):
+        full.full_report(other)
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]
+
+
+def test_a_run_without_samples_says_so_instead_of_a_method_paragraph(tmp_path):
+    d = report_data.write_results_dir(tmp_path / "run")  # meta.json, no samples.jsonl
+    rep = full.full_report(d)
+    method = (d / "export" / "method.md").read_text()
+    assert "No sample has been taken in this run yet" in method and "0 samples entered" not in method
+    assert rep.empty and rep.figures == {}
+    assert html.external_references((d / "export" / "report.html").read_text()) == []
+
+
+def test_a_run_whose_samples_all_failed_reports_the_failures(tmp_path):
+    cells = [c for c in report_data.CELLS if c[0] == "sqlite"]
+    recs = report_data.records(samples=3, cells=cells, failing=(("sqlite", "go", "pool", 100),
+                                                                ("sqlite", "rust", "pool", 100)))
+    d = report_data.write_results_dir(tmp_path / "run", recs, report_data.meta(samples=3, cells=cells))
+    rep = full.full_report(d)
+    method = (d / "export" / "method.md").read_text()
+    assert "No sample of this run entered the analysis: 8 samples were taken (6 measured)" in method
+    assert "failed: 8" in method and "Holm" not in method
+    assert set(rep.tables) == {"status", "failures", "checksums"}
+    page = (d / "export" / "report.html").read_text()
+    assert "exit 2: unknown param | see usage" in page and html.external_references(page) == []
+
+
+@pytest.mark.slow
+def test_every_table_and_figure_is_exported(report):
+    exp = report.export_dir
+    for name in report.tables:
+        assert (exp / "tables" / f"{name}.csv").exists() and (exp / "tables" / f"{name}.md").exists()
+    assert {"go_vs_rust_elapsed_s", "go_vs_rust_peak_rss_mib", "summary_elapsed_s", "per_task_elapsed_s",
+            "variants_elapsed_s", "drift_elapsed_s", "status", "failures", "checksums"} <= set(report.tables)
+    assert {"verdicts_elapsed_s", "ratio_elapsed_s_vs_n", "elapsed_s_vs_n", "per_task_elapsed_s",
+            "distribution_sleep"} <= set(report.figures)
+    for name, paths in report.figures.items():
+        assert [p.suffix for p in paths] == [".svg", ".png", ".pdf"] and all(p.parent == exp / "figures" for p in paths)
+    assert not (report.results_dir / "figures").exists()  # one place for figures: export/figures/
+    for name in ("go.txt", "rust.txt", "all.txt"):
+        assert (exp / "benchstat" / name).stat().st_size > 1000
+    assert (exp / "samples.parquet").exists() and (exp / "samples.csv").exists()
+    method = (exp / "method.md").read_text()
+    assert "Test CPU" in method and "Holm" in method and "measured samples were excluded (failed: 10)" in method
+
+
+@pytest.mark.slow
+def test_the_html_report_is_self_contained_and_holds_every_figure_and_table(report):
+    page = (report.export_dir / "report.html").read_text()
+    assert html.external_references(page) == []
+    for name in report.figures:
+        m = f"<figure id='fig-{name}'><img alt='{name}' src='data:image/svg+xml;base64,"
+        assert m in page, name
+    for name in report.tables:
+        assert f"id='table-{name}'" in page, name
+    # every embedded SVG is a whole figure and refers to nothing outside itself
+    uris = page.split("src='data:image/svg+xml;base64,")[1:]
+    assert len(uris) == len(report.figures)
+    for uri in uris:
+        svg = base64.b64decode(uri.split("'", 1)[0]).decode()
+        assert svg.lstrip().startswith("<?xml") and svg.rstrip().endswith("</svg>")
+    # the status table shows every cell, the failure with its reason, and the Method text
+    assert page.count("<tr") >= report.df["cell_id"].nunique()
+    assert "exit 2: unknown param | see usage" in page and "All measurements were taken on Test CPU" in page
+
+
+@pytest.mark.parametrize("snippet", [
+    "<img src='http://example.org/x.png'>", "<link rel='stylesheet' href='style.css'>",
+    "<script src='https://cdn.example.org/x.js'></script>", "<style>@import url(fonts.css);</style>",
+    "<div style=\"background: url('https://example.org/a.png')\"></div>",
+    "<img src='data:image/svg+xml;base64," + base64.b64encode(
+        b"<svg xmlns='http://www.w3.org/2000/svg'><image href='http://example.org/a.png'/></svg>").decode() + "'>",
+])
+def test_the_self_containment_check_finds_external_references(snippet):
+    assert html.external_references(f"<html><body>{snippet}</body></html>") != []
+
+
+def test_only_notebooks_that_ran_to_the_end_are_rendered(tmp_path):
+    def nb(statuses, exception=None, end=True):
+        return {"metadata": {"papermill": {"exception": exception, "end_time": "t" if end else None}},
+                "cells": [{"cell_type": "code", "metadata": {"papermill": {"status": s}}, "outputs": [],
+                           "execution_count": 1, "source": ""} for s in statuses]}
+
+    assert notebooks.incomplete_reason(nb(["completed", "completed"])) is None
+    assert notebooks.incomplete_reason(nb(["completed", "running", "pending"])) == "code cell 2 of 3 is running"
+    assert notebooks.incomplete_reason(nb(["completed", "failed"], exception=True)) == "execution stopped on an error"
+    assert notebooks.incomplete_reason(nb(["completed"], end=False)) == "papermill has not finished it"
+    (tmp_path / "half.ipynb").write_text(json.dumps({**nb(["completed", "pending"]), "nbformat": 4,
+                                                     "nbformat_minor": 5}))
+    said = []
+    assert notebooks.render(tmp_path, log=said.append) == []
+    assert said == ["not rendered: half.ipynb: code cell 2 of 2 is pending"]
+    assert not (tmp_path / "export").exists()

@@ -1,0 +1,77 @@
+"""The memory notebook's sections on a synthetic run with RSS timelines: each computes its table,
+exports it with its figure, and returns what the cell shows."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import report_data
+from bench_src.report import memory_view
+
+IDLE = [  # (lang, variant, n, bytes per task)
+    ("go", "goroutine", 1000, 2600), ("go", "goroutine", 10000, 2600),
+    ("rust", "spawn", 1000, 400), ("rust", "spawn", 10000, 400),
+]
+
+
+def _idle_cells():
+    base = {"go": 9.5, "rust": 5.5}
+    return [("idle_tasks", lang, variant, n, {"duration_ms": "300", "linger_ms": "300", "wait": "sleep"}, 2,
+             0.31, base[lang] + n * per / 2**20) for lang, variant, n, per in IDLE]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    cells = _idle_cells() + [c for c in report_data.CELLS if c[0] == "threads_vs_tasks"]
+    recs = report_data.records(samples=6, warmup=0, cells=cells)
+    d = tmp_path_factory.mktemp("memory") / "run"
+    (d / "timelines").mkdir(parents=True)
+    for i, r in enumerate(recs):
+        if r["workload"] != "idle_tasks":
+            continue
+        peak = r["peak_rss_bytes"]
+        t = np.arange(0, 700) * 1_000_000  # every ms for 0.7 s; tasks end at 0.31 s, memory given back after
+        rss = np.where(t < 310_000_000, peak, peak * 0.6).astype(int)
+        name = f"timelines/s{i}.csv"
+        pd.DataFrame({"t_mono_ns": t, "rss_bytes": rss}).to_csv(d / name, index=False)
+        r.update(timeline_file=name, t0_mono_ns=0, spawned_ns=5_000_000,
+                 extra=json.dumps({"finished_ns": 310_000_000, "linger_end_ns": 610_000_000}))
+    report_data.write_results_dir(d, recs, report_data.meta(samples=6, warmup=0, cells=cells))
+    return memory_view.MemoryView(d)
+
+
+def test_idle_peak_and_bytes_per_task(run):
+    peak = run.idle_peak()
+    assert [p.name for p in peak.files()] == ["idle_tasks_peak_rss_vs_n.png"]
+    assert (run.results_dir / "export" / "figures" / "idle_tasks_peak_rss_vs_n.svg").exists()
+    costs = run.bytes_per_task()
+    table = costs.readables()[0].frame
+    per = dict(zip(table["lang"], table["per N [95% CI]"]))
+    assert per["go"].endswith(" per task") and ("KiB" in per["go"] or " B " in per["go"])
+    raw = pd.read_csv(run.results_dir / "export" / "tables" / "idle_tasks_bytes_per_task.csv")
+    go = raw.loc[raw["lang"] == "go", "per_task"].iloc[0]
+    assert go == pytest.approx(2600, rel=0.2)  # the slope recovers the bytes per task put in
+    assert "every sample had all its tasks alive at once" in costs.items
+
+
+def test_timeline_and_memory_given_back(run):
+    section = run.timeline()
+    assert [p.name for p in section.files()] == ["idle_tasks_rss_timeline.png"]
+    back = section.readables()[0].frame
+    assert set(back["given back"]) == {"40%"}
+    html = section._repr_html_()
+    assert html.count("<img") == 1 and "data:image/png;base64," in html
+
+
+def test_threads_vs_tasks_side_by_side(run):
+    section = run.threads_vs_tasks()
+    table = section.readables()[0]
+    assert set(table.frame["variant"]) == {"goroutine", "tokio", "thread"}
+    assert "N: 1,000" in table.caption and table.frame["peak RSS"].str.contains("MiB").all()
+    assert (run.results_dir / "export" / "tables" / "threads_vs_tasks.csv").exists()
+
+
+def test_absent_workloads_are_said_not_to_be_there(run):
+    assert run.ping_pong().items == ["no valid ping_pong samples in this run"]
+    assert run.ping_pong().readables() == [] and run.ping_pong().files() == []

@@ -1,0 +1,56 @@
+"""What the analysis notebooks call: their parameters checked with types and clear errors, the plan
+shown compactly, and tables or figures that a run does not have named instead of failing."""
+import pytest
+
+import report_data
+from bench_src import api
+from bench_src.report import full
+from bench_src.report import notebook as nb
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    return report_data.write_results_dir(tmp_path / "run", report_data.records(samples=2, warmup=0))
+
+
+def test_analysis_parameters_are_checked(results_dir, tmp_path):
+    p = nb.analysis_parameters(str(results_dir), "0.05", '["sleep", "cpu_loops"]')
+    assert p.results_dir == results_dir and p.margin == 0.05 and p.distribution_workloads == ("sleep", "cpu_loops")
+    with pytest.raises(ValueError, match=r"margin='x': expected a number between 0 and 0.5"):
+        nb.analysis_parameters(str(results_dir), "x")
+    with pytest.raises(ValueError, match=r"margin=0.7"):
+        nb.analysis_parameters(str(results_dir), 0.7)
+    with pytest.raises(ValueError, match=r"margin=True"):
+        nb.analysis_parameters(str(results_dir), True)
+    with pytest.raises(ValueError, match=r"distribution_workloads: unknown workload 'nosuch'; allowed: sleep, "):
+        nb.analysis_parameters(str(results_dir), 0.02, ["sleep", "nosuch"])
+    with pytest.raises(ValueError, match=r"results_dir=5: expected the path of a results directory"):
+        nb.analysis_parameters(5)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        nb.analysis_parameters(str(tmp_path / "nosuch"))
+    assert not (tmp_path / "nosuch").exists()
+
+
+def test_reproduce_and_memory_parameters(results_dir):
+    assert nb.memory_parameters(str(results_dir)) == results_dir
+    assert nb.reproduce_parameters(str(results_dir), 0.02, "go_single_channel").table == "go_single_channel"
+    with pytest.raises(ValueError, match="table='final': expected one of the article's tables: go_channel_per_task"):
+        nb.reproduce_parameters(str(results_dir), 0.02, "final")
+
+
+def test_the_plan_shows_one_row_per_series_with_its_n_values():
+    plan = api.plan_from_parameters(profile="quick", workloads=["sleep", "cpu_loops"])
+    shown = nb.plan(plan)
+    assert len(shown.frame) == 6  # sleep: 2 languages x work 0 / 50000; cpu_loops: 2 languages
+    sleep = shown.frame[shown.frame["workload"] == "sleep"]
+    assert set(sleep["N"]) == {"10, 100, 1k, 10k"}
+    assert shown.title == f"{len(plan.cells())} cells"
+
+
+def test_missing_tables_and_figures_are_named(results_dir):
+    rep = full.analyse(results_dir)
+    assert "not computed for this run" in nb.table(rep, "aa_elapsed_s").caption
+    section = nb.figures(rep, "verdicts_elapsed_s")
+    assert section.items == ["(verdicts_elapsed_s: no figure for this run)"]  # analyse draws none
+    shown = nb.table(rep, "go_vs_rust_elapsed_s")
+    assert len(shown.frame) == len(rep.tables["go_vs_rust_elapsed_s"]) > 0

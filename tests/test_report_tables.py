@@ -1,0 +1,141 @@
+"""Tables for reading: units, one cell for a ratio with its interval and verdict, p-values with two
+significant digits, constant columns in the caption, every row shown; and the golden Markdown of
+a comparison table."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import report_data
+from bench_src.analysis import compare
+from bench_src.report import tables, units
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (0.01234, "s", "12.3 ms"), (1.5, "s", "1.50 s"), (2.5e-7, "s", "250 ns"), (0.0009996, "s", "1.00 ms"),
+    (3.2e-5, "s", "32.0 µs"), (1536, "MiB", "1.50 GiB"), (0.5, "MiB", "512 KiB"), (2048, "B", "2.00 KiB"),
+    (12345, "count", "12.3 k"), (2.5e6, "/s", "2.50 M/s"), (0, "s", "0 s"), (np.nan, "s", ""),
+])
+def test_quantities_are_scaled_to_a_readable_unit(value, unit, text):
+    assert units.quantity(value, unit) == text
+
+
+def test_intervals_ratios_and_p_values():
+    assert units.interval(0.0123, 0.0119, 0.0128, "s") == "12.3 ms [11.9, 12.8]"
+    assert units.interval(0.0123, np.nan, np.nan, "s") == "12.3 ms"
+    assert units.ratio(1.2345, 1.1, 1.4) == "1.23 [1.10, 1.40]"
+    assert [units.p_value(p) for p in (0.0031, 1.234e-5, 0.5, 0.99996, np.nan)] == ["0.0031", "1.2e-05", "0.5", "1", ""]
+    assert [units.short_count(n) for n in (10, 1000, 3000, 1_500_000)] == ["10", "1k", "3k", "1.5M"]
+    assert units.count(1_000_000) == "1,000,000"
+
+
+def _comparison() -> pd.DataFrame:
+    return compare.compare(report_data.frame(), "elapsed_s")
+
+
+def test_comparison_table_is_compact_and_formatted():
+    raw = _comparison()
+    r = tables.comparison(raw)
+    f = r.frame
+    # one cell holds ratio, interval and verdict; medians carry their unit; p has two significant digits
+    ratio_col = "Go/Rust [95% CI], verdict"
+    sleep = f[(f["workload"] == "sleep") & (f["N"] == "100,000")].iloc[0]
+    assert sleep[ratio_col].startswith("1.49 [") and sleep[ratio_col].endswith("] Rust faster")
+    assert sleep["Go median"].endswith(" ms") and sleep["Rust median"].endswith(" ms")
+    assert all(len(p.replace("0.", "").lstrip("0").replace("e-", "").replace(".", "")) <= 4 for p in f["p (Holm)"])
+    # the driver is shown on each side, the shared parameters once
+    sqlite = f[f["workload"] == "sqlite"].iloc[0]
+    assert sqlite["Go"] == "pool (driver=mattn)" and sqlite["Rust"] == "pool (driver=sqlx)"
+    assert sqlite["parameters"] == "journal=wal, pool=8"
+    # constant columns go to the caption: every row has all CPUs and 10 samples a side
+    assert "threads" not in f.columns and "samples" not in f.columns
+    assert "threads: all CPUs" in r.caption and "samples: 10 / 10" in r.caption
+    # no raw float with six decimals anywhere, and no empty column
+    assert not f.apply(lambda c: c.str.contains(r"\.\d{5,}").any()).any()
+    assert not (f == "").all().any()
+    assert len(f) == len(raw)
+
+
+def test_comparison_tolerates_new_and_missing_columns():
+    raw = _comparison()
+    extended = raw.assign(pairing="paired", pairs=10, mde=np.linspace(0.031, 0.05, len(raw)), go_model="task",
+                          rust_model="task", verdict_kind=tables.verdict_kinds(raw).values, within_margin=False,
+                          p_work=np.where(raw["workload"] == "sleep", "0", None))
+    r = tables.comparison(extended)
+    assert r.frame["MDE"].iloc[0] == "±3.1%"
+    assert "pairing: paired" in r.caption and "model: task" in r.caption and "samples: 10 pairs" in r.caption
+    # shared parameters come from the p_<key> columns when the table has them
+    assert set(r.frame.loc[r.frame["workload"] == "sleep", "parameters"]) == {"work=0"}
+    assert set(r.frame.loc[r.frame["workload"] != "sleep", "parameters"]) == {""}
+    reduced = raw.drop(columns=["p_holm", "cliffs_delta", "warning", "go_params", "rust_params"])
+    g = tables.comparison(reduced).frame
+    assert "p" in g.columns and "p (Holm)" not in g.columns and len(g) == len(raw)
+
+
+def test_verdict_kinds_from_the_column_or_the_text():
+    t = pd.DataFrame({"verdict": ["Go faster", "Rust smaller", "equivalent within ±2%", "inconclusive", None]})
+    assert tables.verdict_kinds(t).tolist() == ["a", "b", "equivalent", "inconclusive", "inconclusive"]
+    t["verdict_kind"] = ["b", "b", "b", "b", "b"]
+    assert tables.verdict_kinds(t).tolist() == ["b"] * 5
+
+
+def test_constant_and_empty_columns_leave_the_table_for_the_caption():
+    frame = pd.DataFrame({"a": ["x", "y"], "b": ["same", "same"], "c": ["", ""], "d": [None, None]})
+    kept, constants = tables.split_constants(frame)
+    assert list(kept.columns) == ["a"] and constants == {"b": "same"}
+    one_row, constants = tables.split_constants(frame.iloc[:1])
+    assert "b" in one_row.columns and constants == {}  # one row: nothing is "constant"
+
+
+def test_status_and_failures_show_every_row():
+    df = report_data.frame(failing=(("sqlite", "rust", "pool", 100),))
+    counts = tables.status_counts(df)
+    status = tables.status(counts)
+    cells = df["cell_id"].nunique()
+    assert len(status.frame) == cells
+    assert status.frame.iloc[0]["workload"] == "sqlite"  # cells with a problem first
+    assert status.frame.iloc[0]["failed"] == "10 +1 w" and status.frame.iloc[0]["ok"] == ""
+    html = status.to_html()
+    assert html.count("</tr>") == cells + 1 and "rows x" not in html and "..." not in html
+    failures = tables.failures(tables.failure_groups(df))
+    assert len(failures.frame) == 1 and "11 samples not ok" in failures.caption
+    assert "exit 2: unknown param \\| see usage" in failures.to_markdown()  # a | inside a cell is escaped
+    # a long table is still shown in full as a notebook displays it
+    many = pd.concat([counts.assign(n=counts["n"] + k * 10**7) for k in range(8)], ignore_index=True)
+    assert tables.status(many)._repr_html_().count("</tr>") == 8 * cells + 1
+
+
+def test_summary_and_per_task_units():
+    from bench_src.analysis import scaling, stats
+
+    df = report_data.frame()
+    s = tables.summary(stats.summarize(df, "peak_rss_mib")).frame
+    assert s["median [95% CI]"].str.contains(r" (?:MiB|KiB) \[").all()
+    costs = tables.per_task(scaling.per_task_cost(df, "elapsed_s")).frame
+    sleep = costs[costs["workload"] == "sleep"].iloc[0]
+    assert sleep["per N [95% CI]"].endswith(" per task")
+    cpu = costs[costs["workload"] == "cpu_loops"].iloc[0]
+    assert cpu["per N [95% CI]"].endswith(" per N")  # N is an array length, not a task
+
+
+def test_golden_markdown_of_a_comparison_table():
+    text = tables.readable(_comparison(), "go_vs_rust_elapsed_s").to_markdown()
+    golden = GOLDEN / "go_vs_rust_elapsed_s.md"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text)
+    assert text == golden.read_text(), "formatting changed: review the diff, then UPDATE_GOLDEN=1 to accept it"
+
+
+def test_samples_needed_reads_as_a_comparison_with_the_target():
+    from bench_src.analysis import quality
+
+    needed = quality.samples_needed(_comparison(), 0.02)
+    f = tables.readable(needed, "samples_needed_elapsed_s").frame
+    assert list(f.columns[-2:]) == ["CI half-width", "samples needed"]
+    sqlite = f[f["workload"] == "sqlite"].iloc[0]
+    assert sqlite["CI half-width"].startswith("±") and int(sqlite["samples needed"].replace(",", "")) > 10
