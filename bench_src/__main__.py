@@ -38,6 +38,13 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--new-binaries", action="store_true",
                            help="resume with rebuilt programs in a new session (samples carry its number)")
             p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    rep = sub.add_parser("report", help="analyse a results directory (if its report is missing) and check that "
+                                         "export/report.html is self-contained; optionally screenshot it")
+    rep.add_argument("results_dir")
+    rep.add_argument("--rebuild", action="store_true", help="run the whole analysis again even if the report exists")
+    rep.add_argument("--screenshot", metavar="PNG", help="write a PNG of the report as headless Chromium shows it")
+    rep.add_argument("--width", type=int, default=1400)
+    rep.add_argument("--height", type=int, default=3000)
     rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
     rp.add_argument("results_dir")
     sub.add_parser("list", help="print the catalogue and the profiles")
@@ -47,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "with-servers":
         return with_servers(args.command)
+    if args.cmd == "report":
+        return report_command(args)
 
     try:
         if args.cmd == "build":
@@ -78,6 +87,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """`report DIR`: write the report when it is missing (or with --rebuild), then say whether
+    export/report.html references anything outside itself; exit 1 when it does."""
+    import subprocess
+
+    from .report.export import html
+    from .report.full import check_results_dir, full_report
+
+    try:
+        d = check_results_dir(args.results_dir)
+        page = d / "export" / "report.html"
+        if args.rebuild or not page.exists():
+            full_report(d)
+        refs = html.external_references(page.read_text(encoding="utf-8"))
+        print(f"{page}: {page.stat().st_size / 2**20:.1f} MiB, "
+              + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
+        if args.screenshot:
+            print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
+    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 1 if refs else 0
 
 
 def cli_plan_parameters(args: argparse.Namespace) -> dict:

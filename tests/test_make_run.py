@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 def test_a_refused_rerun_leaves_the_executed_notebook_alone(built, tmp_path):
     out = tmp_path / "r"
-    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, warmup=0, seed=5)
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=1, smoke=True, warmup=0, seed=5)
     runner.run(plan, out, context=runner.NoContext(), progress=False, log=lambda *_: None,
                measure_fn=lambda cell, *a, **k: {"status": "ok", "reason": "", "checksum": "1"})
     (out / "run.ipynb").write_text('{"the": "notebook of the earlier run"}')

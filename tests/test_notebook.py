@@ -14,7 +14,7 @@ def test_run_notebook_end_to_end(built, tmp_path):
     out = tmp_path / "results"
     pm.execute_notebook(
         str(paths.ROOT / "notebooks" / "run.ipynb"), str(tmp_path / "run.out.ipynb"),
-        parameters={"workloads": '["sleep", "cpu_loops"]', "ns": "[10, 100]", "samples": 3, "warmup": 1,
+        parameters={"workloads": '["sleep", "cpu_loops"]', "ns": "[10, 100]", "samples": 3, "warmup": 1, "smoke": True,
                     "params": '{"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}}',
                     "results_dir": str(out), "progress": False},
         cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
@@ -49,7 +49,7 @@ def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):
 
 
 def test_papermill_strings_are_read_as_yaml():
-    plan = api.plan_from_parameters(workloads='["sleep"]', ns="[10,1000]", samples=5)
+    plan = api.plan_from_parameters(workloads='["sleep"]', ns="[10,1000]", samples=5, smoke="true")
     assert plan.workloads == ("sleep",) and plan.ns["sleep"] == (10, 1000) and plan.samples == 5
     plan = api.plan_from_parameters(workloads=["sleep"], params='{"sleep": {"kernel": [article]}}')
     assert plan.params["sleep"]["go"]["kernel"] == ("article",)
@@ -61,7 +61,7 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
 
     out = tmp_path / "results"
     plan = make_plan("quick", workloads=["sleep", "cpu_loops"], ns={"sleep": [10, 100], "cpu_loops": [100, 300]},
-                     samples=6, warmup=0, params={"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}})
+                     samples=6, smoke=True, warmup=0, params={"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}})
     runner.run(plan, out, progress=False, log=lambda *_: None)
     pm.execute_notebook(str(paths.ROOT / "notebooks" / "analysis.ipynb"), str(out / "analysis.ipynb"),
                         parameters={"results_dir": str(out)}, cwd=str(paths.ROOT), kernel_name="python3",
@@ -100,7 +100,7 @@ def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_p
 
     out = tmp_path / "results"
     plan = make_plan("memory", ns={"idle_tasks": [1000, 10000], "threads_vs_tasks": [200], "ping_pong": [2000]},
-                     samples=2, warmup=0,
+                     samples=2, smoke=True, warmup=0,
                      variants={"idle_tasks": {"go": "all", "rust": ["spawn", "join-all"]}},
                      params={"idle_tasks": {"duration_ms": 300, "linger_ms": 300},
                              "threads_vs_tasks": {"iterations": 2},

@@ -34,9 +34,13 @@ def test_every_parameter_has_a_type_and_parses_without_warning(name, caplog):
     assert [p.name for p in params] == assigned  # papermill sees every parameter the cell declares
 
 
-def test_run_notebook_lists_adaptive_target():
+def test_run_notebook_declares_every_plan_parameter_with_its_type():
+    from bench_src.plan.validate import plan_parameters
     params = {p.name: p for p in _infer_parameters(_load("run.ipynb"))}
-    assert params["adaptive_target"].inferred_type_name == "float"
+    retired = {"adaptive_target"}  # refused by make_plan with a message naming what replaced it
+    assert set(plan_parameters()) - retired <= set(params), set(plan_parameters()) - retired - set(params)
+    assert params["max_samples"].inferred_type_name == "Optional[int]"
+    assert params["smoke"].inferred_type_name == "bool"
     assert params["profile"].inferred_type_name == "str" and params["profile"].default == '"quick"'
     assert params["ns"].inferred_type_name.startswith("Union[")
 

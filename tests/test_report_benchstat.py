@@ -50,7 +50,8 @@ def test_names_carry_only_what_makes_the_work_the_same(written):
     assert not any(re.search(r"-\d+$", n) or "variant=" in n or "driver=" in n for n in names)
     text = (written / "all.txt").read_text()
     assert "pair: go pool (driver=mattn) vs rust pool (driver=sqlx)\n" in text
-    assert "pair: go goroutine vs rust thread\nthreads: go 2, rust 1000\n" in text
+    assert "pair: go goroutine vs rust tokio\nthreads: go 2, rust 2\n" in text
+    assert "rust thread" not in text, "goroutines meet tokio tasks only (like for like)"
     assert "pair: go plain vs rust plain\nthreads: go 2, rust 1\n" in text
     # go.txt and rust.txt hold the default variants only, under identical configuration lines
     go, rust = (written / "go.txt").read_text(), (written / "rust.txt").read_text()
@@ -111,7 +112,7 @@ def test_benchstat_col_lang_compares_every_pair(written, pairs):
     out = _benchstat("-col", "/lang", str(written / "all.txt"))
     found = _rows_with_comparison(out)
     expected = _expected(pairs, defaults_only=False)
-    assert set(expected) == set(found) and len(expected) == 7
+    assert set(expected) == set(found) and len(expected) == 6
     assert sum(len(names) for names in expected.values()) == len(pairs)  # one row per comparison
     for pair, names in expected.items():
         assert all(found[pair].count(n) == 4 for n in names), (pair, names, found[pair])

@@ -53,7 +53,7 @@ def test_comparison_table_is_compact_and_formatted():
     assert sqlite["parameters"] == "journal=wal, pool=8"
     # constant columns go to the caption: every row has all CPUs and 10 samples a side
     assert "threads" not in f.columns and "samples" not in f.columns
-    assert "threads: all CPUs" in r.caption and "samples: 10 / 10" in r.caption
+    assert "threads: all CPUs" in r.caption and "pairing: paired" in r.caption and "samples: 10 pairs" in r.caption
     # no raw float with six decimals anywhere, and no empty column
     assert not f.apply(lambda c: c.str.contains(r"\.\d{5,}").any()).any()
     assert not (f == "").all().any()
@@ -62,7 +62,8 @@ def test_comparison_table_is_compact_and_formatted():
 
 def test_comparison_tolerates_new_and_missing_columns():
     raw = _comparison()
-    extended = raw.assign(pairing="paired", pairs=10, mde=np.linspace(0.031, 0.05, len(raw)), go_model="task",
+    shared = [c for c in raw.columns if c.startswith("p_") and c not in ("p_value", "p_holm")]
+    extended = raw.drop(columns=shared).assign(pairing="paired", pairs=10, mde=np.linspace(0.031, 0.05, len(raw)), go_model="task",
                           rust_model="task", verdict_kind=tables.verdict_kinds(raw).values, within_margin=False,
                           p_work=np.where(raw["workload"] == "sleep", "0", None))
     r = tables.comparison(extended)

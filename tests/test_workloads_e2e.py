@@ -56,7 +56,7 @@ def assert_agrees_with_oracle(df, oracle):
 
 @pytest.mark.parametrize("workload", ["files_read", "files_rw", "sqlite"])
 def test_file_workloads_all_variants_agree(built, tmp_path, workload):
-    plan = make_plan("quick", workloads=[workload], ns=[10, 1000], variants="all", samples=2, warmup=0)
+    plan = make_plan("quick", workloads=[workload], ns=[10, 1000], variants="all", samples=2, smoke=True, warmup=0)
     df = run_and_load(plan, tmp_path / "r")
     assert_agrees_with_oracle(df, ORACLE)
 
@@ -65,14 +65,14 @@ def test_file_workloads_all_variants_agree(built, tmp_path, workload):
 # timeout (a legitimate, recorded outcome) shows up whenever the disk is busy.
 @pytest.mark.parametrize(("workload", "n"), [("files_rw", 10000), ("sqlite", 1000)])
 def test_mutating_workloads_repeat_identically(built, tmp_path, workload, n):
-    plan = make_plan("quick", workloads=[workload], ns=[n], samples=3, warmup=0)
+    plan = make_plan("quick", workloads=[workload], ns=[n], samples=3, smoke=True, warmup=0)
     df = run_and_load(plan, tmp_path / "r")
     assert_agrees_with_oracle(df, ORACLE)
     assert df.groupby("cell_id")["checksum"].nunique().eq(1).all()
 
 
 def test_sqlite_drivers_agree(built, tmp_path):
-    plan = make_plan("quick", workloads=["sqlite"], ns=[100], samples=1, warmup=0,
+    plan = make_plan("quick", workloads=["sqlite"], ns=[100], samples=1, smoke=True, warmup=0,
                      params={"sqlite": {"driver": ["mattn", "modernc", "sqlx", "rusqlite"], "journal": ["wal", "delete"]}})
     df = run_and_load(plan, tmp_path / "r")
     assert_agrees_with_oracle(df, ORACLE)
@@ -83,7 +83,7 @@ def test_sqlite_drivers_agree(built, tmp_path):
 def test_server_workloads_run_against_harness_started_servers(built, tmp_path, workload):
     need_servers(workload)
     drivers = {"mysql": ["go-sql-driver", "sqlx", "mysql_async"], "postgres": ["pgx", "sqlx", "tokio-postgres"]}
-    plan = make_plan("quick", workloads=[workload], ns=[10, 1000], samples=2, warmup=0, variants="all",
+    plan = make_plan("quick", workloads=[workload], ns=[10, 1000], samples=2, smoke=True, warmup=0, variants="all",
                      params={workload: {"driver": drivers[workload]}})
     ctx = Resources(log=lambda *_: None)
     runner.run(plan, tmp_path / "r", context=ctx, **QUIET)
@@ -124,7 +124,7 @@ def test_killing_the_server_mid_sample_fails_it_fast_then_recovers(built, tmp_pa
     driver's message within 15 s of wall time (never a hang until the timeout), and later samples
     are ok."""
     need_servers(workload)
-    plan = make_plan("quick", workloads=[workload], languages=[lang], ns=[10000], samples=3, warmup=0,
+    plan = make_plan("quick", workloads=[workload], languages=[lang], ns=[10000], samples=3, smoke=True, warmup=0,
                      timeout_s=60, params={workload: {"driver": driver}})
     ctx = Resources(log=lambda *_: None)
     calls = []
@@ -183,7 +183,7 @@ def test_no_password_at_rest_or_in_argv_and_no_way_in_for_other_users(built, tmp
     need_servers("mysql", "postgres")
     from test_servers import as_nobody, client_attempts
 
-    plan = make_plan("quick", workloads=["mysql", "postgres"], ns=[100], samples=2, warmup=0,
+    plan = make_plan("quick", workloads=["mysql", "postgres"], ns=[100], samples=2, smoke=True, warmup=0,
                      variants="all")
     ctx = Resources(log=lambda *_: None)
     secrets, refused = set(), []
@@ -223,7 +223,7 @@ def test_a_user_dsn_is_kept_out_of_results_and_argv(built, tmp_path):
             s.start()
         dsn = {s.kind: s.dsn for s in own}
         secrets = {s.conn.password for s in own}
-        plan = make_plan("quick", workloads=["mysql", "postgres"], ns=[100], samples=2, warmup=0, dsn=dsn)
+        plan = make_plan("quick", workloads=["mysql", "postgres"], ns=[100], samples=2, smoke=True, warmup=0, dsn=dsn)
         watch = ArgvWatch()
         watch.start()
         try:
@@ -244,7 +244,7 @@ def test_a_user_dsn_is_kept_out_of_results_and_argv(built, tmp_path):
 
 def test_two_database_runs_into_different_directories_both_finish(built, tmp_path):
     need_servers("mysql", "postgres")
-    plan_args = {"workloads": ["mysql", "postgres"], "ns": [10, 1000], "samples": 3, "warmup": 0}
+    plan_args = {"workloads": ["mysql", "postgres"], "ns": [10, 1000], "samples": 3, "warmup": 0, "smoke": True}
     procs = [subprocess.Popen([sys.executable, "-m", "bench_src", "run", "--results-dir", str(tmp_path / name),
                                "--plan", json.dumps(plan_args), "--no-progress"],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for name in ("a", "b")]
@@ -261,7 +261,7 @@ def test_two_database_runs_into_different_directories_both_finish(built, tmp_pat
 
 def test_ping_pong_and_experiments_agree(built, tmp_path):
     plan = make_plan("quick", workloads=["ping_pong", "idle_tasks", "threads_vs_tasks"],
-                     ns={"ping_pong": [1000], "idle_tasks": [100], "threads_vs_tasks": [50]}, samples=2, warmup=0,
+                     ns={"ping_pong": [1000], "idle_tasks": [100], "threads_vs_tasks": [50]}, samples=2, smoke=True, warmup=0,
                      variants="all",
                      params={"ping_pong": {"buffer": [1, 64], "mode": ["lockstep", "pipelined"]},
                              "idle_tasks": {"duration_ms": 10}, "threads_vs_tasks": {"iterations": 2}})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, quality, scaling, stats
+from ..analysis import compare, quality, robustness, rules, scaling, sequential, stats
 from ..store import equivalence, load
 from . import figures, tables, theme
 from .export import benchstat, csv, html, images, manifest, markdown, method, notebooks, parquet
@@ -62,11 +62,12 @@ def check_results_dir(results_dir: str | Path) -> Path:
 
 def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=METRICS) -> Report:
     """Compute every table once: status and failures, checksums, per-cell summaries, Go/Rust
-    comparisons with verdicts, variant comparisons, per-task costs, drift, samples needed, and the A/A
-    check when the run was one."""
+    comparisons (like for like) with verdicts, other models against tasks, the robustness of each
+    verdict across variants, variant comparisons, per-task costs, drift, samples needed, and the A/A
+    check when the run was one.  The comparisons use the run's design (its sequential looks)."""
     results_dir = check_results_dir(results_dir)
     meta = json.loads((results_dir / "meta.json").read_text())
-    df = load(results_dir)
+    df = sequential.attach(load(results_dir), meta)
     rep = Report(results_dir, df, meta, margin)
     rep.tables["status"] = tables.status_counts(df)
     rep.tables["failures"] = tables.failure_groups(df)
@@ -76,6 +77,11 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     for m in metrics:
         rep.tables[f"summary_{m}"] = stats.summarize(df, m)
         rep.tables[f"go_vs_rust_{m}"] = compare.compare(df, m, margin=margin)
+        rep.tables[f"robustness_{m}"] = robustness.robustness(table=rep.tables[f"go_vs_rust_{m}"], metric=m,
+                                                              margin=margin)
+        models = compare.compare_models(df, m, margin=margin)
+        if not models.empty:
+            rep.tables[f"models_{m}"] = models
         rep.tables[f"variants_{m}"] = compare.compare_variants(df, m, margin=margin)
         rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df, m)
         if (df["arm"].fillna("") != "").any():
@@ -130,8 +136,9 @@ def export_all(rep: Report, render_html: bool = False) -> Report:
     pairs = rep.tables.get("go_vs_rust_elapsed_s")
     if pairs is not None and not pairs.empty:
         rep.files += benchstat.save(rep.df, pairs, d / "benchstat", rep.meta)
-    rep.method = method.method_text(rep.meta, rep.df, rep.margin)
-    rep.files.append(method.save(rep.meta, rep.df, d / "method.md", rep.margin))
+    statistics = rules.method_statistics(rep.tables, rep.df.attrs.get("design"), rep.margin)
+    rep.method = method.method_text(rep.meta, rep.df, rep.margin, statistics=statistics)
+    rep.files.append(method.save(rep.meta, rep.df, d / "method.md", rep.margin, statistics=statistics))
     rep.files.append(html.save(rep, d / "report.html"))
     if render_html:
         rep.files += notebooks.render(rep.results_dir)

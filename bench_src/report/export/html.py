@@ -10,7 +10,6 @@ the directory has none):
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import datetime as dt
 import html
@@ -228,34 +227,3 @@ def screenshot(page: Path, png: Path, width: int = 1400, height: int = 3000, tim
     if proc.returncode != 0 or not png.exists():
         raise RuntimeError(f"{browser} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
     return png
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench_src.report.export.html",
-                                 description="Write (if missing) and check the HTML report of a results directory.")
-    ap.add_argument("results_dir")
-    ap.add_argument("--rebuild", action="store_true", help="run the whole analysis again even if the report exists")
-    ap.add_argument("--screenshot", metavar="PNG", help="write a PNG of the report as headless Chromium shows it")
-    ap.add_argument("--width", type=int, default=1400)
-    ap.add_argument("--height", type=int, default=3000)
-    args = ap.parse_args(argv)
-    from ..full import check_results_dir, full_report
-
-    try:
-        d = check_results_dir(args.results_dir)
-        page = d / "export" / "report.html"
-        if args.rebuild or not page.exists():
-            full_report(d)
-        refs = external_references(page.read_text(encoding="utf-8"))
-        print(f"{page}: {page.stat().st_size / 2**20:.1f} MiB, "
-              + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
-        if args.screenshot:
-            print(f"screenshot: {screenshot(page, Path(args.screenshot), args.width, args.height)}")
-    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 1 if refs else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,24 +6,11 @@ instead of a Method paragraph about zero samples.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
+from ...analysis import rules
 from ...analysis.compare import MARGIN
-
-
-def statistics_paragraph(margin: float = MARGIN) -> str:
-    """How cells are summarised and Go and Rust compared (bench_src.analysis.stats and .compare)."""
-    return (
-        "Per cell we report the median with a 95% distribution-free confidence interval (Hettmansperger-Sheather "
-        "interpolated order statistics). Go and Rust are compared by the ratio of medians with a 95% percentile "
-        "bootstrap interval (4,000 resamples, each side resampled independently), a two-sided Mann-Whitney U test "
-        "with Holm correction over all comparisons of a table, and Cliff's delta as effect size. A comparison is "
-        f"called equivalent when the ratio's interval lies within ±{margin:.0%}, a win when the corrected p-value is "
-        "below 0.05 and the interval excludes 1, and inconclusive otherwise. Costs per task are Theil-Sen slopes "
-        "over N with 95% intervals."
-    )
 
 
 def _count_text(counts: dict) -> str:
@@ -47,9 +34,10 @@ def empty_text(meta: dict, df: pd.DataFrame) -> str | None:
             "no statistic is reported.")
 
 
-def method_text(meta: dict, df: pd.DataFrame, margin: float = MARGIN,
-                statistics: Callable[[float], str] = statistics_paragraph) -> str:
-    """The Method paragraph for this run; `statistics(margin)` writes its statistics part."""
+def method_text(meta: dict, df: pd.DataFrame, margin: float = MARGIN, statistics: str | None = None) -> str:
+    """The Method paragraph for this run.  `statistics` is its statistics part, written by
+    bench_src.analysis.rules.method_statistics from the tables the report analysed; without it, the
+    rules alone (no table)."""
     empty = empty_text(meta, df)
     if empty:
         return empty
@@ -69,11 +57,11 @@ def method_text(meta: dict, df: pd.DataFrame, margin: float = MARGIN,
         samples_text = f"{plan['samples']} measured samples"
     else:
         samples_text = f"{plan['samples']} measured samples (between {per_cell.min()} and {per_cell.max()} entered the analysis per cell)"
-    adaptive = ""
-    if plan.get("adaptive_target"):
-        adaptive = (f" After these blocks, further blocks held only the cells whose Go/Rust ratio interval was wider "
-                    f"than ±{plan['adaptive_target']:.0%} of the ratio, up to {plan.get('max_samples')} samples per "
-                    f"cell; this rule was fixed before the run.")
+    sequential = ""
+    if plan.get("max_samples"):
+        sequential = (f" These {plan['samples']} blocks were the pilot of a sequential rule fixed before the run: "
+                      f"further blocks held only the cells whose comparisons were still open, up to "
+                      f"{plan['max_samples']} samples per cell (the statistics below say how it decided).")
     threads = plan.get("threads")
     threads_text = f"with --threads {threads}" if threads else "with every logical CPU available to each runtime"
     text = (
@@ -85,14 +73,14 @@ def method_text(meta: dict, df: pd.DataFrame, margin: float = MARGIN,
         f"{', '.join(plan['workloads'])}. Each cell received {plan['warmup']} warm-up sample(s), discarded, and "
         f"{samples_text}. Samples were taken in blocks holding every cell once, each block in a "
         f"random order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
-        f"cells.{adaptive} Each sample is a fresh process started by a small launcher; wall time comes from the "
+        f"cells.{sequential} Each sample is a fresh process started by a small launcher; wall time comes from the "
         f"monotonic clock around the process, the workload time from the program's own monotonic timer, and CPU "
         f"times and peak resident memory from the kernel's accounting of the finished process (wait4), never from "
         f"polling. Both programs print a checksum of their work; samples of a workload, N and parameter set whose "
         f"checksums disagreed across languages or samples were excluded. {len(valid):,} samples entered the analysis"
         + (f"; {len(excluded):,} measured samples were excluded ({_count_text(reasons)})" if len(excluded)
            else "; none was excluded") + ". "
-        + statistics(margin)
+        + (statistics if statistics is not None else rules.method_statistics({}, None, margin))
     )
     return text
 
