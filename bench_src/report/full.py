@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, quality, robustness, rules, scaling, sequential, stats
+from ..analysis import compare, memory, quality, robustness, rules, scaling, sequential, stats
 from ..store import equivalence, load
 from . import figures, tables, theme
 from .export import benchstat, csv, html, images, manifest, markdown, method, notebooks, parquet
@@ -83,9 +83,16 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         if not models.empty:
             rep.tables[f"models_{m}"] = models
         rep.tables[f"variants_{m}"] = compare.compare_variants(df, m, margin=margin)
-        rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df, m)
+        # idle tasks count only where every task was alive at once (memory.all_alive)
+        rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df[memory.all_alive(df)], m)
         if (df["arm"].fillna("") != "").any():
             rep.tables[f"aa_{m}"] = compare.compare_arms(df, m, margin=margin)
+    above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df))
+    if not above.empty:
+        rep.tables["memory_above_baseline"] = above
+    modes = memory.wait_modes(df)
+    if not modes.empty:
+        rep.tables["idle_wait_modes"] = modes
     rep.tables["drift_elapsed_s"] = quality.drift(df, "elapsed_s")
     if not rep.tables["go_vs_rust_elapsed_s"].empty:
         rep.tables["samples_needed_elapsed_s"] = quality.samples_needed(rep.tables["go_vs_rust_elapsed_s"], 0.02)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import memory, scaling, stats
+from ..analysis import memory, stats
 from ..store import load
 from . import export, figures, tables, theme, units
 from .notebook import Section
@@ -44,19 +44,17 @@ class MemoryView:
         return Section(self._table(s, "idle_tasks_peak_rss", "summary_peak_rss_mib"), png)
 
     def bytes_per_task(self) -> Section:
-        """Theil-Sen slope of peak RSS over N (bytes per task) with its CI; and how many samples
-        spawned their last task after the first had ended (their slope understates the cost)."""
+        """Bytes per task: the slope of peak RSS over N with its CI, from the samples in which every
+        task was alive at once; and how many samples were left out (their early tasks had ended)."""
         if self.idle.empty or not self.idle["valid"].any():
             return Section("no valid idle_tasks samples in this run")
-        costs = scaling.per_task_cost(self.idle, "peak_rss_bytes")
+        costs, left_out = memory.bytes_per_task(self.idle, "peak_rss_bytes")
         readable = self._table(costs, "idle_tasks_bytes_per_task", "per_task_peak_rss_bytes")
         with theme.context():
             png = self._figure(figures.per_task(costs), "idle_tasks_bytes_per_task") if len(costs) else None
-        waited = self.idle.get("p_wait", pd.Series(index=self.idle.index, dtype=object)).fillna("sleep") == "release"
-        dur = pd.to_numeric(self.idle["p_duration_ms"], errors="coerce") * 1e6
-        late = self.idle[~waited & (pd.to_numeric(self.idle["spawned_ns"], errors="coerce") >= dur)]
-        note = (f"{len(late)} samples spawned their last task after the first had finished" if len(late) else
-                "every sample had all its tasks alive at once")
+        note = (f"{left_out} valid samples were left out: some of their tasks had finished before the last one "
+                "was spawned (alive_at_spawn < N)" if left_out else
+                "every sample counted had all its tasks alive at once (alive_at_spawn = N)")
         return Section(readable, png, note)
 
     def timeline(self) -> Section:

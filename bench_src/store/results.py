@@ -419,5 +419,8 @@ def samples_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     df["context_switches"] = pd.to_numeric(df["nvcsw"], errors="coerce") + pd.to_numeric(df["nivcsw"], errors="coerce")
     df["per_s"] = pd.to_numeric(df["n"], errors="coerce") / df["elapsed_s"]
     df["peak_rss_mib"] = pd.to_numeric(df["peak_rss_bytes"], errors="coerce") / 2**20
+    # idle_tasks: how many tasks were still alive when the last one had been spawned
+    extra = df["extra"].map(lambda s: json.loads(s) if isinstance(s, str) else {})
+    df["alive_at_spawn"] = pd.to_numeric(extra.map(lambda e: e.get("alive_at_spawn")), errors="coerce")
     df["ok"] = df["status"] == "ok"
     return df.sort_values("seq", kind="stable").reset_index(drop=True)
