@@ -35,8 +35,14 @@ def run(tmp_path_factory):
         rss = np.where(t < 310_000_000, peak, peak * 0.6).astype(int)
         name = f"timelines/s{i}.csv"
         pd.DataFrame({"t_mono_ns": t, "rss_bytes": rss}).to_csv(d / name, index=False)
+        # every task alive at the last spawn, except in one sample of Go at N = 10,000 (its peak is
+        # then made far too low: counting it would bend the slope)
+        late = r["lang"] == "go" and r["n"] == 10000 and r["block"] == 0
+        if late:
+            r["peak_rss_bytes"] //= 4
         r.update(timeline_file=name, t0_mono_ns=0, spawned_ns=5_000_000,
-                 extra=json.dumps({"finished_ns": 310_000_000, "linger_end_ns": 610_000_000}))
+                 extra=json.dumps({"finished_ns": 310_000_000, "linger_end_ns": 610_000_000,
+                                   "alive_at_spawn": r["n"] - 4000 if late else r["n"]}))
     report_data.write_results_dir(d, recs, report_data.meta(samples=6, warmup=0, cells=cells))
     return memory_view.MemoryView(d)
 
@@ -52,7 +58,8 @@ def test_idle_peak_and_bytes_per_task(run):
     raw = pd.read_csv(run.results_dir / "export" / "tables" / "idle_tasks_bytes_per_task.csv")
     go = raw.loc[raw["lang"] == "go", "per_task"].iloc[0]
     assert go == pytest.approx(2600, rel=0.2)  # the slope recovers the bytes per task put in
-    assert "every sample had all its tasks alive at once" in costs.items
+    assert any("1 valid samples were left out" in str(item) and "alive_at_spawn < N" in str(item)
+               for item in costs.items)
 
 
 def test_timeline_and_memory_given_back(run):
