@@ -101,8 +101,9 @@ class Workload:
     fixture: str | None = None
     n_meaning: str = "concurrent tasks"
     summary: str = ""
-    # The 2022 article's deliberate choices (collection by channel per goroutine, awaiting handles
-    # in order, sqlx, retained contents): per language a variant and parameter values.
+    # The 2022 article's own settings (its collection, drivers, kernel, journal, pool, retained
+    # contents): per language a variant and the parameter values it fixed (the others take the
+    # plan's values).  docs/workloads.md, section 5, lists them.
     article: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     # lang -> variant -> model (see MODELS) for variants that are not TASK; `model_by_name` gives
     # every variant a model of its own name (cpu_loops: plain is only comparable with plain).
@@ -156,7 +157,10 @@ WORKLOADS: dict[str, Workload] = {
             _SLEEP_PARAMS,
             max_n=1_000_000,
             summary="kernel, then sleep lcg(42)[i] % 300 ms",
-            article={"go": ("chan-per-task", {}), "rust": ("join-handles", {})},
+            # the article's final code: a channel per goroutine, handles awaited in order, and its
+            # float loop (dead code) as the kernel
+            article={"go": ("chan-per-task", {"kernel": "article", "work": "50000"}),
+                     "rust": ("join-handles", {"kernel": "article", "work": "50000"})},
             models={"rust": {"current-thread": TASK_ONE_THREAD}},
         ),
         Workload(
@@ -204,7 +208,10 @@ WORKLOADS: dict[str, Workload] = {
             max_n=100_000,
             fixture="sqlite",
             summary="update or select users rows; database copied fresh before every sample",
-            article={"go": ("chan-per-task", {"driver": "mattn"}), "rust": ("pool", {"driver": "sqlx"})},
+            # the article's settings: Go with the rollback journal and an unlimited pool, Rust with
+            # sqlx's defaults (WAL, a pool of 10)
+            article={"go": ("chan-per-task", {"driver": "mattn", "journal": "delete", "pool": "0"}),
+                     "rust": ("pool", {"driver": "sqlx", "journal": "wal", "pool": "10"})},
         ),
         Workload(
             "mysql", "2",
@@ -218,7 +225,8 @@ WORKLOADS: dict[str, Workload] = {
             max_n=1_000_000,
             fixture="server",
             summary="the sqlite queries on a private MariaDB server; users table restored before every sample",
-            article={"go": ("chan-per-task", {}), "rust": ("pool", {"driver": "sqlx"})},
+            # the article: 151 connections on both sides (the server's default max_connections)
+            article={"go": ("chan-per-task", {"pool": "151"}), "rust": ("pool", {"driver": "sqlx", "pool": "151"})},
         ),
         Workload(
             "postgres", "2",
@@ -232,7 +240,6 @@ WORKLOADS: dict[str, Workload] = {
             max_n=1_000_000,
             fixture="server",
             summary="the sqlite queries on a private PostgreSQL server; users table restored before every sample",
-            article={"go": ("chan-per-task", {}), "rust": ("pool", {"driver": "sqlx"})},
         ),
         Workload(
             "idle_tasks", "3",

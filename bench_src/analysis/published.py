@@ -1,30 +1,72 @@
 """Published figures beside ours: the 2022 article's tables (`article_2022.csv`) and the related
 posts' numbers (`other_posts.csv`), tracked in data/reference/ (its README names every source).
 
-For every cell the article reported, the side-by-side table holds the article's Go/Rust ratio of
-minimum times (and of maximum memory), our ratio of medians with its CI and verdict for the
-article's own choices (the `article` preset) and for each language's default, and whether the
-article's claim survives:
-- "survives": our verdict goes the same way as the article's ratio;
-- "reversed": our verdict goes the other way;
-- "not supported": we find the two equivalent within the margin;
-- "unresolved": our comparison is inconclusive or missing.
+The reproduction table has one row per cell of the article's table and metric (time, memory):
+
+- the article's Go/Rust ratio and its **claim**: "Go" or "Rust" where the ratio differs from 1 by
+  more than the article itself could resolve, else none. What it could resolve comes from its own
+  data: the Rust program was identical in its two tables, so the two Rust figures of a cell are a
+  repeated measurement; the largest difference between them over a workload's N (beyond the
+  rounding of the printed values) is that workload's noise, and a cell's threshold is that noise
+  plus the rounding of the cell's own two figures;
+- our verdict with **the article's settings** (its collection, kernel, driver, journal, pool and
+  retained contents, equal work otherwise: the catalogue's `article` preset) and with **each
+  language's defaults**, each a paired comparison of our samples, Holm-corrected over the table;
+- the **outcome** of the claim under each: reproduced, reversed, not reproduced (we find them
+  equivalent), unresolved (inconclusive), or, where the article claimed nothing, agrees or a
+  difference it could not resolve;
+- the **cause** where the two outcomes differ or the article's claim is not reproduced even with
+  its settings, stated from measured cells of the same run: each language's own ratio of the
+  article's settings to its defaults says which side the settings moved, and the workload's
+  known differences (unequal work, configuration, platform) say why.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import paths
-from ..catalogue import WORKLOADS
-from . import compare
+from ..catalogue import LANGS, WORKLOADS
+from . import compare, rules
 
 REFERENCE = paths.DATA / "reference"
+FINAL_TABLE = "go_channel_per_task"  # the article's final table (one channel per goroutine)
+REPEAT_TABLE = "go_single_channel"  # its first table: the same Rust program measured again
+METRICS = {"time": ("min_wall_s", "elapsed_s"), "memory": ("max_mem_mb", "peak_rss_mib")}
+LABELS = ("ours_article", "ours_default")  # our comparison with the article's settings, with the defaults
 
-# A claim only counts where the article's own difference was at least this large.
-CLAIM_THRESHOLD = 0.0
+# Why the article's settings and the defaults differ, per workload: the kind of cause and what it is.
+CAUSES = {
+    "sleep": ("unequal work",
+              "the article's kernel is a float loop whose result is never used: Rust's compiler deletes it, "
+              "Go keeps an empty counting loop, so with the article's settings Go does work Rust does not"),
+    "files_read": ("configuration",
+                   "the article's Rust reads through tokio::fs and both sides keep every file's content; the "
+                   "defaults read with std::fs inside one spawn_blocking per task (tokio's advice) and keep a digest"),
+    "files_rw": ("configuration",
+                 "the article's Rust opens, writes and reads through tokio::fs (a blocking-pool hop per call) and "
+                 "both keep every file's content; the defaults do each task's I/O in one spawn_blocking"),
+    "sqlite": ("configuration",
+               "the article's Go ran SQLite with the rollback journal and an unlimited pool, its Rust with WAL and a "
+               "pool of 10; the defaults give both WAL and the same pool"),
+    "mysql": ("configuration",
+              "the article's settings: a channel per goroutine and 151 connections on both sides; the defaults: "
+              "a WaitGroup and 64"),
+}
+PLATFORM = {
+    "files_rw": ("platform not reproducible here",
+                 "on Linux the article's Go opened the file read-only, its append failed and the error was ignored, "
+                 "so it never appended; on Windows, where the article was measured, it most likely did. Our programs "
+                 "append in both languages on every platform, so the article's Go work cannot be rebuilt here"),
+}
+VERSIONS = ("platform and versions",
+            "not reproduced even with the article's settings: it was measured on Windows with go1.18.3, rustc 1.62.0 "
+            "and tokio 1.19 as the minimum of 5 runs (memory polled), ours on this machine with the versions in "
+            "the Method, as paired medians")
 
 
 def reference_dir() -> Path:
@@ -40,7 +82,13 @@ def other_posts() -> pd.DataFrame:
     return pd.read_csv(reference_dir() / "other_posts.csv")
 
 
-def article_ratios(table: str = "go_channel_per_task") -> pd.DataFrame:
+def _half_unit(values: pd.Series) -> float:
+    """Half the last printed digit of a column (the rounding of its values)."""
+    decimals = max((len(str(v).split(".")[1]) if "." in str(v) else 0) for v in values)
+    return 0.5 * 10.0 ** -decimals
+
+
+def article_ratios(table: str = FINAL_TABLE) -> pd.DataFrame:
     """The article's Go/Rust ratios per workload and N, from one of its two tables."""
     a = article_table()
     a = a[a["table"] == table]
@@ -52,73 +100,227 @@ def article_ratios(table: str = "go_channel_per_task") -> pd.DataFrame:
     }).reset_index()
     with np.errstate(divide="ignore", invalid="ignore"):
         out["article_time_ratio"] = out["article_go_s"] / out["article_rust_s"].replace(0, np.nan)
-        out["article_mem_ratio"] = out["article_go_mb"] / out["article_rust_mb"]
+        out["article_mem_ratio"] = out["article_go_mb"] / out["article_rust_mb"].replace(0, np.nan)
     out["article_table"] = table
     return out
 
 
-def claim(ratio: float) -> str:
-    if not np.isfinite(ratio) or abs(ratio - 1) <= CLAIM_THRESHOLD:
-        return "no difference claimed"
+def resolution() -> pd.DataFrame:
+    """Per workload and metric, what the article could resolve: the largest difference between
+    its two measurements of the same Rust program (log scale, beyond the rounding of the printed
+    figures), over the workload's N."""
+    a = article_table()
+    rows = []
+    for metric, (col, _) in METRICS.items():
+        half = {t: _half_unit(a.loc[a["table"] == t, col]) for t in (FINAL_TABLE, REPEAT_TABLE)}
+        rust = a[a["lang"] == "rust"].pivot_table(index=["workload", "n"], columns="table", values=col)
+        for w, g in rust.groupby(level="workload"):
+            noise, used = 0.0, []
+            for (_, n), r in g.iterrows():
+                v1, v2 = r[FINAL_TABLE], r[REPEAT_TABLE]
+                if not (v1 > 0 and v2 > 0):
+                    continue
+                excess = abs(math.log(v1 / v2)) - half[FINAL_TABLE] / v1 - half[REPEAT_TABLE] / v2
+                noise = max(noise, excess)
+                used.append(int(n))
+            rows.append({"workload": w, "metric": metric, "log_noise": noise, "noise": math.expm1(noise),
+                         "ns": ",".join(map(str, used))})
+    return pd.DataFrame(rows)
+
+
+def claim(ratio: float, threshold_log: float) -> str:
+    """What the article's ratio claims: 'Go' (Go faster / smaller), 'Rust', or '' (within what it
+    could resolve)."""
+    if not (isinstance(ratio, (int, float)) and np.isfinite(ratio) and ratio > 0):
+        return ""
+    if abs(math.log(ratio)) <= threshold_log:
+        return ""
     return "Go" if ratio < 1 else "Rust"
 
 
-def survives(article_ratio: float, our_verdict: str | float) -> str:
-    said = claim(article_ratio)
-    if not isinstance(our_verdict, str):
-        return "unresolved (not measured)"
-    if said == "no difference claimed":
-        return "no claim"
-    if our_verdict.startswith("equivalent"):
-        return "not supported (equivalent)"
-    if our_verdict.startswith(said):
-        return "survives"
-    if our_verdict.split()[0] in ("Go", "Rust"):
+def outcome(said: str, kind: str) -> str:
+    """The fate of the article's claim given our verdict kind ('a' = Go, 'b' = Rust)."""
+    if kind not in ("a", "b", "equivalent", "inconclusive"):
+        return "not measured"
+    ours = {"a": "Go", "b": "Rust"}.get(kind, "")
+    if not said:
+        return "agrees: no difference" if kind == "equivalent" else (
+            f"{ours} differs, beyond what the article resolved" if ours else "agrees: unresolved both")
+    if ours == said:
+        return "reproduced"
+    if ours:
         return "reversed"
-    return "unresolved (inconclusive)"
+    return "not reproduced: equivalent" if kind == "equivalent" else "unresolved: inconclusive"
 
 
-def _pick(ours: pd.DataFrame, workload: str, lang_variant: dict[str, str], lang_params: dict[str, dict]) -> pd.DataFrame:
-    """Our comparisons for the given Go and Rust variant (and fixed parameters)."""
-    sel = ours[(ours["workload"] == workload) & (ours["go_variant"] == lang_variant["go"]) &
-               (ours["rust_variant"] == lang_variant["rust"])]
-    for lang, fixed in lang_params.items():
-        for k, v in fixed.items():
-            sel = sel[sel[f"{lang}_params"].str.contains(f"{k}={v}", regex=False)]
-    return sel
+@dataclass(frozen=True)
+class Setting:
+    """One language's side of a comparison: a variant and every parameter's value."""
+
+    variant: str
+    params: tuple[tuple[str, str], ...]
+
+    def describe(self) -> str:
+        return self.variant + (f" ({', '.join(f'{k}={v}' for k, v in self.params)})" if self.params else "")
 
 
-def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = "go_channel_per_task") -> pd.DataFrame:
-    """One row per cell of the article's table: its ratios, ours (article preset and defaults) with
-    CIs and verdicts, and whether the article's claim survives."""
+def default_setting(workload: str, lang: str) -> Setting:
+    w = WORKLOADS[workload]
+    return Setting(w.default_variant(lang), tuple(sorted(w.default_params(lang).items())))
+
+
+def article_setting(workload: str, lang: str) -> Setting | None:
+    w = WORKLOADS[workload]
+    if lang not in w.article:
+        return None
+    variant, fixed = w.article[lang]
+    return Setting(variant, tuple(sorted({**w.default_params(lang), **fixed}.items())))
+
+
+def _values(df: pd.DataFrame, workload: str, lang: str, n: int, setting: Setting, column: str):
+    sel = df[(df["workload"] == workload) & (df["lang"] == lang) & (df["n"] == n) & (df["variant"] == setting.variant)]
+    for k, v in setting.params:
+        sel = sel[sel.get(f"p_{k}", pd.Series(index=sel.index, dtype=object)).astype(str) == v]
+    valid = sel[sel["valid"]] if "valid" in sel else sel
+    return valid["block"].to_numpy(), valid[column].to_numpy(dtype=float), sel
+
+
+def _failures(sel: pd.DataFrame) -> str:
+    measured = sel[sel["phase"] == "measured"] if "phase" in sel else sel
+    bad = measured[measured["status"] != "ok"]
+    if bad.empty:
+        return ""
+    reason = bad["reason"].dropna().astype(str)
+    first = reason.iloc[0][:120] if not reason.empty else bad["status"].iloc[0]
+    return f"{len(bad)} of {len(measured)} samples failed ({first})"
+
+
+def _pair(df, workload, n, column, go: Setting, rust: Setting) -> dict:
+    gb, gv, gsel = _values(df, workload, "go", n, go, column)
+    rb, rv, rsel = _values(df, workload, "rust", n, rust, column)
+    if gv.size == 0 or rv.size == 0:
+        return {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan, "p_value": np.nan,
+                "pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
+                "failures": "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)}
+    r = compare.compare_pair(gb, gv, rb, rv)
+    r["failures"] = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)
+    return r
+
+
+def _within(df, workload, n, column, lang, article: Setting, default: Setting) -> dict:
+    """One language's own ratio: its article settings over its defaults (paired by block)."""
+    ab, av, _ = _values(df, workload, lang, n, article, column)
+    db, dv, _ = _values(df, workload, lang, n, default, column)
+    if av.size == 0 or dv.size == 0:
+        return {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan}
+    return compare.compare_pair(ab, av, db, dv)
+
+
+def _fmt(r: dict) -> str:
+    if not np.isfinite(r.get("ratio", np.nan)):
+        return "not measured"
+    lo, hi = r.get("ratio_ci_low", np.nan), r.get("ratio_ci_high", np.nan)
+    ci = f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    return f"{r['ratio']:.3g}{ci}"
+
+
+def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = FINAL_TABLE,
+                 alpha: float = rules.ALPHA) -> pd.DataFrame:
+    """The reproduction table (see the module's docstring): one row per cell of the article's table
+    and metric."""
     art = article_ratios(table)
-    time_cmp = compare.compare(df, "elapsed_s", margin=margin)
-    mem_cmp = compare.compare(df, "peak_rss_mib", margin=margin)
+    noise = {(r.workload, r.metric): r.log_noise for r in resolution().itertuples()}
+    half = {m: _half_unit(article_table().loc[article_table()["table"] == table, col])
+            for m, (col, _) in METRICS.items()}
     rows = []
     for r in art.itertuples():
-        w = WORKLOADS.get(r.workload)
-        row = {"workload": r.workload, "n": r.n, "article_time_ratio": r.article_time_ratio,
-               "article_mem_ratio": r.article_mem_ratio}
-        choices = {"article": ({lg: w.article[lg][0] for lg in ("go", "rust")},
-                               {lg: w.article[lg][1] for lg in ("go", "rust")}) if w and w.article else None,
-                   "default": ({lg: w.default_variant(lg) for lg in ("go", "rust")}, {}) if w else None}
-        for label, choice in choices.items():
-            for metric, cmp_table, art_ratio in (("time", time_cmp, r.article_time_ratio),
-                                                 ("mem", mem_cmp, r.article_mem_ratio)):
-                m = pd.DataFrame() if choice is None else _pick(cmp_table[cmp_table["n"] == r.n], r.workload, *choice)
-                if label == "default" and not m.empty:
-                    m = m[m["go_params"].map(lambda p: "retain=content" not in p)]
-                if m.empty:
-                    row.update({f"ours_{label}_{metric}_ratio": np.nan, f"ours_{label}_{metric}_ci": "",
-                                f"ours_{label}_{metric}_verdict": np.nan, f"ours_{label}_{metric}_claim": survives(art_ratio, np.nan)})
-                    continue
-                best = m.iloc[0]
-                row.update({f"ours_{label}_{metric}_ratio": best["ratio"],
-                            f"ours_{label}_{metric}_ci": f"[{best['ratio_ci_low']:.3g}, {best['ratio_ci_high']:.3g}]",
-                            f"ours_{label}_{metric}_verdict": best["verdict"],
-                            f"ours_{label}_{metric}_claim": survives(art_ratio, best["verdict"])})
-        rows.append(row)
-    return pd.DataFrame(rows)
+        if r.workload not in WORKLOADS:
+            continue
+        for metric, (col, ours) in METRICS.items():
+            go_v, rust_v = (r.article_go_s, r.article_rust_s) if metric == "time" else (r.article_go_mb, r.article_rust_mb)
+            ratio = r.article_time_ratio if metric == "time" else r.article_mem_ratio
+            rounding = half[metric] / go_v + half[metric] / rust_v if go_v > 0 and rust_v > 0 else np.inf
+            threshold = noise.get((r.workload, metric), 0.0) + rounding
+            row = {"workload": r.workload, "n": int(r.n), "metric": metric, "article_go": go_v, "article_rust": rust_v,
+                   "article_ratio": ratio, "claim_threshold": math.expm1(threshold) if np.isfinite(threshold) else np.inf,
+                   "article_claim": claim(ratio, threshold)}
+            settings = {"ours_article": tuple(article_setting(r.workload, lg) for lg in LANGS),
+                        "ours_default": tuple(default_setting(r.workload, lg) for lg in LANGS)}
+            for label, (go, rust) in settings.items():
+                if go is None or rust is None:
+                    res = {"ratio": np.nan, "p_value": np.nan, "failures": ""}
+                else:
+                    res = _pair(df, r.workload, int(r.n), ours, go, rust)
+                row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
+                for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "pairs", "pairing", "sd_log",
+                          "a_samples", "b_samples", "failures"):
+                    row[f"{label}_{k}"] = res.get(k, np.nan)
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    for metric in METRICS:  # one family per metric: every comparison of the table
+        m = out["metric"] == metric
+        for label in LABELS:
+            p = out.loc[m, f"{label}_p_value"].to_numpy(dtype=float)
+            out.loc[m, f"{label}_p_holm"] = compare.holm(p)
+    for label in LABELS:
+        kinds, texts = [], []
+        for row in out.itertuples():
+            d = row._asdict()
+            kind, inside = rules.decide(d[f"{label}_ratio_ci_low"], d[f"{label}_ratio_ci_high"],
+                                        d[f"{label}_p_holm"], margin, alpha)
+            if not np.isfinite(d[f"{label}_ratio"]):
+                kind, inside = "not measured", False
+            kinds.append(kind)
+            word_metric = "elapsed_s" if row.metric == "time" else "peak_rss_mib"
+            texts.append("not measured" if kind == "not measured" else
+                         rules.verdict_text(kind, inside, "Go", "Rust", word_metric, margin))
+        out[f"{label}_verdict_kind"] = kinds
+        out[f"{label}_verdict"] = texts
+        out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]
+    out["cause_kind"], out["cause"] = zip(*(_cause(df, row) for row in out.to_dict("records")))
+    return out
+
+
+def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
+    """The kind of cause and its statement for one row, from measured cells of the same run."""
+    w, n, metric = row["workload"], row["n"], row["metric"]
+    column = METRICS[metric][1]
+    parts, kinds = [], []
+    if w in PLATFORM:
+        kinds.append(PLATFORM[w][0])
+        parts.append(PLATFORM[w][1])
+    differ = row["ours_article_outcome"] != row["ours_default_outcome"]
+    if differ and w in CAUSES:
+        kinds.insert(0, CAUSES[w][0])
+        moved = []
+        for lang in LANGS:
+            a, d = article_setting(w, lang), default_setting(w, lang)
+            if a is None or a == d:
+                continue
+            r = _within(df, w, n, column, lang, a, d)
+            moved.append(f"{'Go' if lang == 'go' else 'Rust'} article settings / defaults {_fmt(r)}")
+        text = CAUSES[w][1] + (f" (measured: {'; '.join(moved)})" if moved else "")
+        fails = row.get("ours_article_failures")
+        if isinstance(fails, str) and fails:
+            text += f"; with the article's settings {fails}"
+        parts.insert(0, text)
+    if row["article_claim"] and row["ours_article_outcome"] not in ("reproduced", "not measured") and w not in PLATFORM:
+        kinds.append(VERSIONS[0])
+        parts.append(VERSIONS[1])
+    return ("; ".join(kinds), ". ".join(parts))
+
+
+def claims_summary(side: pd.DataFrame) -> pd.DataFrame:
+    """How many of the article's cells end in each outcome, with its settings and with defaults."""
+    if side.empty:
+        return pd.DataFrame(columns=["metric", "settings", "outcome", "cells"])
+    parts = []
+    for label, name in zip(LABELS, ("the article's", "defaults")):
+        t = side.groupby(["metric", f"{label}_outcome"]).size().rename("cells").reset_index()
+        parts.append(t.rename(columns={f"{label}_outcome": "outcome"}).assign(settings=name))
+    return pd.concat(parts, ignore_index=True)[["metric", "settings", "outcome", "cells"]]
 
 
 # Our cell for each related-post figure: (experiment, lang, their variant) -> (our variant, params, metric column)

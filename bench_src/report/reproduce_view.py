@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..analysis import published, stats
 from ..store import load
-from . import export, tables
+from . import export, tables, units
 from .notebook import Section
 
 
@@ -28,18 +28,34 @@ class ReproduceView:
         return self._side
 
     def side_by_side(self) -> tables.Readable:
-        """One row per cell of the article's table: its ratios, ours with CIs and verdicts, and
-        whether its claim survives."""
-        return tables.generic(self.side_frame(), "The article's cells beside ours")
+        """One row per cell of the article's table and metric: its ratio and claim (beyond what it
+        could resolve), our verdict with its settings and with the defaults, each outcome, and the
+        cause where they differ."""
+        side = self.side_frame()
+        if side.empty:
+            return tables.Readable(pd.DataFrame(), "no cell of the article's table was measured", "Reproduction")
+
+        def ours(row, label):
+            ratio = units.interval(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"], "")
+            return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}"
+
+        shown = pd.DataFrame({
+            "workload": side["workload"], "N": side["n"].map(units.count), "metric": side["metric"],
+            "article Go/Rust": side["article_ratio"].map(lambda v: units.significant(v, 3)),
+            "claim (beyond)": [f"{c or 'none'} (±{t:.0%})" if pd.notna(t) and t != float("inf") else f"{c or 'none'}"
+                               for c, t in zip(side["article_claim"], side["claim_threshold"])],
+            "ours, article's settings": [ours(r, "ours_article") for _, r in side.iterrows()],
+            "ours, defaults": [ours(r, "ours_default") for _, r in side.iterrows()],
+            "cause": [f"{k}: {c}" if k else "" for k, c in zip(side["cause_kind"], side["cause"])],
+        })
+        return tables.Readable(shown, "Go/Rust ratios [95% CI]; claim: the article's direction where its ratio "
+                                      "differs from 1 by more than its own repeat measurements and rounding allow",
+                               "The article's cells beside ours")
 
     def claims(self) -> tables.Readable:
-        side = self.side_frame()
-        cols = [c for c in side.columns if c.endswith("_claim")]
-        if side.empty or not cols:
-            return tables.Readable(pd.DataFrame(), "no claims to check", "Claims")
-        claims = side.melt(id_vars=["workload", "n"], value_vars=cols, var_name="comparison", value_name="outcome")
-        counts = claims.groupby(["comparison", "outcome"]).size().unstack(fill_value=0).reset_index()
-        counts.columns = [str(c) for c in counts.columns]
+        """How many of the article's cells end in each outcome, with its settings and with defaults."""
+        counts = published.claims_summary(self.side_frame())
+        export.save_table(counts, self.results_dir, "reproduce_article_outcomes")
         return tables.Readable(counts.astype(str), "cells of the article's table per outcome", "Does each claim survive?")
 
     def kernel_effect(self) -> tables.Readable | Section:

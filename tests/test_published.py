@@ -1,0 +1,98 @@
+"""The reproduction table: what the article could resolve, its claims, our verdicts with its settings
+and with the defaults, and the cause when they differ, on a synthetic frame whose truth is known."""
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench_src.analysis import published
+from bench_src.catalogue import WORKLOADS
+
+
+def test_the_article_resolves_what_its_repeated_rust_figures_allow():
+    res = published.resolution().set_index(["workload", "metric"])
+    # sqlite N=1000: the same Rust program took 1.039 s and 1.15 s in the article's two tables
+    assert res.loc[("sqlite", "time"), "log_noise"] == pytest.approx(
+        math.log(1.15 / 1.039) - 0.0005 / 1.039 - 0.005 / 1.15, rel=1e-6)
+    assert res.loc[("sleep", "time"), "noise"] < 0.02 < res.loc[("sqlite", "time"), "noise"]
+    # its memory figures for one Rust program varied by up to 2.9x (files_rw, N=1000)
+    assert res.loc[("files_rw", "memory"), "noise"] > 1.5
+
+
+@pytest.mark.parametrize("ratio, threshold, said", [(0.98, math.log(1.03), ""), (0.9, math.log(1.03), "Go"),
+                                                    (1.5, math.log(1.03), "Rust"), (float("nan"), 0.0, "")])
+def test_a_claim_needs_a_ratio_beyond_the_threshold(ratio, threshold, said):
+    assert published.claim(ratio, threshold) == said
+
+
+@pytest.mark.parametrize("said, kind, expected", [
+    ("Rust", "b", "reproduced"), ("Rust", "a", "reversed"), ("Rust", "equivalent", "not reproduced: equivalent"),
+    ("Rust", "inconclusive", "unresolved: inconclusive"), ("", "equivalent", "agrees: no difference"),
+    ("", "a", "Go differs, beyond what the article resolved"), ("Go", "not measured", "not measured")])
+def test_outcomes(said, kind, expected):
+    assert published.outcome(said, kind) == expected
+
+
+def _rows(workload, lang, setting, n, centre, blocks, rng, cv=0.01, status="ok"):
+    rows = []
+    for b in range(blocks):
+        value = centre * math.exp(cv * rng.standard_normal())
+        rows.append({"workload": workload, "lang": lang, "variant": setting.variant, "n": n, "block": b,
+                     "phase": "measured", "status": status, "reason": "" if status == "ok" else "database is locked",
+                     "valid": status == "ok", "elapsed_s": value, "peak_rss_mib": 10.0 * centre,
+                     **{f"p_{k}": v for k, v in setting.params}})
+    return rows
+
+
+def test_sqlite_gap_reproduced_with_the_article_settings_and_gone_with_equal_ones():
+    """The article's SQLite claim (Go 5x slower at N=100) comes from its configuration: our Go with the
+    article's journal and pool is slow, with the defaults both languages are equal."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for lang in ("go", "rust"):
+        art, dft = published.article_setting("sqlite", lang), published.default_setting("sqlite", lang)
+        rows += _rows("sqlite", lang, dft, 100, 0.05, 12, rng)
+        rows += _rows("sqlite", lang, art, 100, 0.25 if lang == "go" else 0.05, 12, rng)
+    rows += _rows("sqlite", "go", published.article_setting("sqlite", "go"), 1000, 5.0, 12, rng, status="failed")
+    side = published.side_by_side(pd.DataFrame(rows))
+    row = side[(side["workload"] == "sqlite") & (side["n"] == 100) & (side["metric"] == "time")].iloc[0]
+    assert row["article_claim"] == "Rust"
+    assert row["article_ratio"] == pytest.approx(1.094 / 0.208)
+    assert row["ours_article_verdict_kind"] == "b" and row["ours_article_outcome"] == "reproduced"
+    assert row["ours_article_ratio_ci_low"] > 4
+    assert row["ours_default_verdict_kind"] == "equivalent" and row["ours_default_outcome"] == "not reproduced: equivalent"
+    assert row["cause_kind"] == "configuration"
+    assert "rollback journal" in row["cause"] and "Go article settings / defaults 5" in row["cause"]
+    assert re.search(r"Rust article settings / defaults (0\.99|1\.0)", row["cause"]), row["cause"]
+    failing = side[(side["workload"] == "sqlite") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
+    assert failing["ours_article_outcome"] == "not measured"
+    assert failing["ours_article_failures"].startswith("Go: 12 of 12 samples failed (database is locked")
+
+
+def test_sleep_dead_loop_stated_as_unequal_work_and_files_rw_as_the_platform():
+    rng = np.random.default_rng(4)
+    rows = []
+    for lang in ("go", "rust"):
+        art, dft = published.article_setting("sleep", lang), published.default_setting("sleep", lang)
+        rows += _rows("sleep", lang, dft, 100000, 4.0, 12, rng)
+        rows += _rows("sleep", lang, art, 100000, 2.0 if lang == "go" else 0.45, 12, rng)
+        rows += _rows("files_rw", lang, published.default_setting("files_rw", lang), 1000, 0.05, 12, rng)
+    side = published.side_by_side(pd.DataFrame(rows))
+    sleep = side[(side["workload"] == "sleep") & (side["n"] == 100000) & (side["metric"] == "time")].iloc[0]
+    assert sleep["ours_article_outcome"] != sleep["ours_default_outcome"]
+    assert sleep["cause_kind"].startswith("unequal work") and "dead" not in sleep["cause_kind"]
+    assert "Rust's compiler deletes it" in sleep["cause"]
+    assert WORKLOADS["sleep"].article["go"][1]["kernel"] == "article"
+    rw = side[(side["workload"] == "files_rw") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
+    assert "platform not reproducible here" in rw["cause_kind"] and "never appended" in rw["cause"]
+
+
+def test_claims_summary_counts_outcomes_per_settings():
+    side = pd.DataFrame({"metric": ["time", "time", "memory"],
+                         "ours_article_outcome": ["reproduced", "reversed", "reproduced"],
+                         "ours_default_outcome": ["reversed", "reversed", "reproduced"]})
+    t = published.claims_summary(side)
+    got = {(r.metric, r.settings, r.outcome): r.cells for r in t.itertuples()}
+    assert got[("time", "the article's", "reproduced")] == 1 and got[("time", "defaults", "reversed")] == 2
