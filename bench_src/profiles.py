@@ -19,6 +19,11 @@ class Profile:
     variants: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     article_preset: bool = False
     timeline_ms: float = 0.0
+    # the sequential rule (bench_src/analysis/sequential.py): a sample budget per cell above
+    # `samples` (0: fixed design), its looks (0: the default), and a wall-time budget for the run
+    max_samples: int = 0
+    looks: int = 0
+    time_budget_s: float = 0.0
 
     @property
     def workloads(self) -> list[str]:

@@ -520,3 +520,27 @@ def test_sequential_parameters_are_validated():
     assert (plan.max_samples, plan.looks) == (40, 3)
     assert make_plan("quick", samples=10, max_samples=12, looks=5).looks == 3, "at most one look per block"
     assert make_plan("quick", samples=10, max_samples=10).max_samples == 0, "a budget of the pilot is the fixed design"
+
+
+def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path):
+    # equal centres with a 20% spread: the rule would sample to the budget of 14 per cell
+    plan = sequential_plan(samples=8, max_samples=14, looks=3, time_budget_s=0.001)
+    logged = []
+    report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
+                        log=logged.append)
+    rows = ResultsStore(tmp_path / "r").records()
+    assert len(rows) == len(plan.schedule()) == 2 * 8, "the pilot runs whole, no extra block starts"
+    assert any("time budget" in line and "left open" in line for line in logged), logged
+    assert report.estimate.seconds >= 0 and "capped by the time budget" in report.estimate.basis
+    unlimited = sequential_plan(samples=8, max_samples=14, looks=3)
+    runner.run(unlimited, tmp_path / "u", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
+               log=lambda *_: None)
+    assert len(ResultsStore(tmp_path / "u").records()) > 2 * 8, "without the budget the same plan samples on"
+
+
+def test_a_time_budget_needs_the_sequential_rule():
+    with pytest.raises(ValueError, match=r"time_budget_s \(60\) limits the extra blocks .* set max_samples"):
+        make_plan("quick", workloads=["sleep"], ns=[10], time_budget_s=60)
+    with pytest.raises(ValueError, match="time_budget_s must be a finite number"):
+        make_plan("quick", workloads=["sleep"], ns=[10], max_samples=20, time_budget_s="nan")
+    assert make_plan("quick", workloads=["sleep"], ns=[10], max_samples=20, time_budget_s="90").time_budget_s == 90.0

@@ -26,6 +26,7 @@ the stopping did.  docs/statistics.md gives the simulated error rates and covera
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping
 
@@ -164,8 +165,12 @@ def _frame(records: list[dict], before_block: int) -> pd.DataFrame:
     return mark_valid(samples_frame(kept)) if kept else pd.DataFrame()
 
 
-def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[str], None]) -> None:
-    """Sample the open cells look by look (the runner's call after the pilot blocks)."""
+def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[str], None],
+               deadline: float | None = None) -> None:
+    """Sample the open cells look by look (the runner's call after the pilot blocks).  With a
+    `deadline` (time.monotonic() seconds: the plan's time budget), no block starts after it: the
+    blocks run in order of value per second, so what is left open is what would have bought the
+    least precision for its time."""
     design = design_of(plan)
     if not design.sequential:
         return
@@ -193,6 +198,10 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
             f"{len(order)} blocks for {sum(len(g) for g in groups)} open cells follow")
         bar.total += todo
         for block in slots:
+            if deadline is not None and time.monotonic() >= deadline:
+                log(f"sequential: the time budget of {plan.time_budget_s:g} s is spent; "
+                    f"{len(open_comps)} comparisons are left open at look {k + 1}")
+                return
             for slot in block:
                 if slot.sample_id not in done:
                     take(seq, slot)

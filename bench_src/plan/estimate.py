@@ -49,6 +49,7 @@ class Estimate:
     cells_from_history: int
     server_start_s: float = 0.0
     sources: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what else shaped it (a stopping rule, a budget)
 
     @property
     def basis(self) -> str:
@@ -64,6 +65,7 @@ class Estimate:
                          "(bench_src/plan/estimate.py)")
         if self.server_start_s:
             parts.append(f"{self.server_start_s:.0f} s to start the database servers")
+        parts += self.notes
         return "; ".join(parts) or "nothing to take"
 
     def __str__(self) -> str:

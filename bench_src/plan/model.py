@@ -92,6 +92,9 @@ class Plan:
     max_samples: int = 0
     looks: int = 1
     smoke: bool = False
+    # seconds of wall time for the whole run (0: none): the sequential rule starts no extra block
+    # after it (the pilot always runs whole)
+    time_budget_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
@@ -174,4 +177,5 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         max_samples=d.get("max_samples", 0),
         looks=d.get("looks", 1),
         smoke=d.get("smoke", False),
+        time_budget_s=d.get("time_budget_s", 0.0),
     )

@@ -6,6 +6,7 @@ its type (`as_bool`, `as_int`, `as_float`), never with Python's truthiness.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import os
@@ -32,6 +33,7 @@ MAX_TIMEOUT_S = 7 * 24 * 3600.0
 MIN_TIMEOUT_S = 0.001         # the launcher counts whole milliseconds
 MAX_COOLDOWN_S = 3600.0
 MAX_TIMELINE_MS = 60_000.0
+MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
@@ -292,6 +294,7 @@ def make_plan(
     max_samples: Any = None,
     looks: Any = None,
     smoke: Any = False,
+    time_budget_s: Any = None,
     adaptive_target: Any = None,
     allow_large: Any = False,
     **unknown: Any,
@@ -308,6 +311,8 @@ def make_plan(
         the `samples` pilot blocks, cells whose comparisons are undecided get more blocks, up to
         this many samples per cell; looks: the analyses from the pilot to the budget (default 3).
     smoke: a run too small for any verdict, on purpose (otherwise such a plan is refused).
+    time_budget_s: wall seconds for the whole run under the sequential rule: after the pilot, no
+        extra block starts once it is spent (0 or None: no budget).
     adaptive_target: replaced by max_samples; only 0 or None is accepted.
     threads: --threads for both programs; None (or 0) means the usable CPUs of this machine
         (run/machine.usable_cpus), resolved here so that every cell and command carries it.
@@ -411,9 +416,16 @@ def make_plan(
     )
     _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
     # Statistics hook (bench_src/analysis/feasibility.py): the stopping-rule fields, and the refusal of a plan that can never call a difference
-    plan = feasibility.plan_fields(plan, max_samples=max_samples, looks=looks, smoke=smoke, adaptive_target=adaptive_target)
+    plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if max_samples is None else max_samples,
+                                   looks=prof.looks if looks is None else looks, smoke=smoke,
+                                   adaptive_target=adaptive_target)
     _check_size(plan, allow_large_v)  # with the sequential budget
-    return plan
+    budget_v = as_float("time_budget_s", prof.time_budget_s if time_budget_s in (None, "") else time_budget_s,
+                        0.0, MAX_TIME_BUDGET_S, " seconds (0: none)")
+    if budget_v and not plan.max_samples:
+        raise ValueError(f"time_budget_s ({budget_v:g}) limits the extra blocks of the sequential rule: "
+                         "set max_samples above samples too, or time_budget_s=0")
+    return dataclasses.replace(plan, time_budget_s=budget_v)
 
 
 def _timeline(value: Any) -> float:

@@ -225,7 +225,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 measured_s, by_cell = history()
                 done_per_cell = Counter(r["cell_id"] for r in records if r["sample_id"] in done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
-                est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
+                spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
+                est = _estimate(plan, records, measured_s, expected_samples, done_per_cell, used, spent_before)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                 if not todo and not plan.max_samples:
@@ -247,7 +248,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 for seq, slot in todo:
                     take(seq, slot)
                 if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
-                    sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log)
+                    deadline = started + plan.time_budget_s - spent_before if plan.time_budget_s else None
+                    sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log, deadline=deadline)
                 if take.skipped_cells:
                     log(f"{len(take.skipped_cells)} cells were skipped (see the status table): "
                         f"{', '.join(sorted(take.skipped_cells))}")
@@ -276,6 +278,30 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
     return report
+
+
+def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
+              expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
+              used: list[str], spent_before: float) -> Estimate:
+    """The duration estimate of what remains.  Under the sequential rule the samples per cell are
+    the rule's expectation (from the stored pilot when there is one, else the budget); a time
+    budget caps the estimate, but never below the pilot, which always runs whole."""
+    if expected_samples is None and plan.max_samples:
+        expected = sequential.expected_samples(plan, records)
+        expected_samples = {cid: v + plan.warmup for cid, v in expected.items()}
+    est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
+    if plan.max_samples:
+        est.notes.append(f"samples per cell as the sequential rule expects them "
+                         f"({'from the stored pilot' if records else 'no pilot yet: the budget'})")
+    if plan.time_budget_s:
+        pilot = estimate(plan, measured_s, None, done_per_cell, used)
+        remaining = max(0.0, plan.time_budget_s - spent_before)
+        capped = max(pilot.seconds, min(est.seconds, remaining))
+        if capped < est.seconds:
+            est.notes.append(f"capped by the time budget of {format_duration(plan.time_budget_s)}"
+                             + (f" ({format_duration(spent_before)} spent in earlier sessions)" if spent_before else ""))
+        est.seconds = capped
+    return est
 
 
 class _GrowingTotal:
