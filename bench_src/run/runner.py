@@ -210,6 +210,10 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
+    # every session starts with the programs out of the page cache (their RSS depends on it)
+    not_evicted = build.evict_from_page_cache([paths.launcher()] + [paths.program(lang) for lang in plan.languages])
+    store.update_session(page_cache="binaries evicted at the start of the session"
+                         + (f" except: {'; '.join(not_evicted)}" if not_evicted else ""))
     report = RunReport(store.dir, 0, 0)
     context_started = False
     bar: Progress | None = None
