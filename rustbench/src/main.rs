@@ -7,6 +7,7 @@
 //! failure while running.
 
 mod cli;
+mod cpus;
 mod lcg;
 mod workloads;
 

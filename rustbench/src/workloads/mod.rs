@@ -108,7 +108,7 @@ pub struct Ctx {
     pub n: u64,
     /// Effective variant (the default when `--variant` was absent).
     pub variant: &'static str,
-    /// `--threads`, or the number of CPUs available to the process.
+    /// `--threads`, or the usable-CPUs rule of `cpus` when it is absent.
     pub threads: usize,
     data_dir: Option<PathBuf>,
     dsn: Option<String>,
@@ -277,12 +277,8 @@ pub fn prepare(
         )));
     }
 
-    let threads = match args.threads {
-        Some(t) => t,
-        None => std::thread::available_parallelism()
-            .map_err(|e| BenchError::runtime(format!("cannot count the CPUs: {e}")))?
-            .get(),
-    };
+    // `--threads` wins; otherwise the usable-CPUs rule (see `cpus`).
+    let threads = args.threads.unwrap_or_else(crate::cpus::usable);
 
     let ctx = Ctx {
         n: args.n,
