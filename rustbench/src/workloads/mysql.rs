@@ -1,6 +1,6 @@
 //! `mysql`: the `users` tasks of `sqlshared` on a MySQL-compatible server
 //! (InnoDB table made by the harness), through sqlx or mysql_async.
-//! `--dsn mysql://user:pass@host:port/db`; `pool` = P, maximum open
+//! BENCH_DSN=`mysql://user:pass@host:port/db`; `pool` = P, maximum open
 //! connections (min(P, N)); idle connections stay open.
 
 use std::time::Duration;

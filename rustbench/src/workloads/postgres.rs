@@ -1,7 +1,7 @@
 //! `postgres`: the `users` tasks of `sqlshared` on PostgreSQL, through sqlx
-//! or tokio-postgres with a deadpool-postgres pool. `--dsn
-//! postgres://user:pass@host:port/db`; `pool` = P, maximum open connections
-//! (min(P, N)); idle connections stay open.
+//! or tokio-postgres with a deadpool-postgres pool.
+//! BENCH_DSN=`postgres://user:pass@host:port/db`; `pool` = P, maximum open
+//! connections (min(P, N)); idle connections stay open.
 //! Parameters are bound as int4 (i32), like the columns.
 
 use std::pin::pin;

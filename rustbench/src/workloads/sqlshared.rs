@@ -171,7 +171,8 @@ pub fn preopen_count(pool: u64, n: u64) -> u64 {
     if pool == 0 { n.min(8) } else { pool.min(n) }
 }
 
-/// `--dsn` must be a URL with one of the given schemes.
+/// BENCH_DSN must be a URL with one of the given schemes. The message
+/// never repeats the value, which may hold a password.
 pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchError> {
     let dsn = ctx.dsn()?;
     let ok = schemes.iter().any(|scheme| {
@@ -182,7 +183,8 @@ pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchErr
         Ok(dsn)
     } else {
         Err(BenchError::usage(format!(
-            "--dsn must be a {}:// URL",
+            "{} must be a {}:// URL",
+            crate::cli::DSN_ENV,
             schemes.join("://, ")
         )))
     }
@@ -232,9 +234,11 @@ pub async fn close_sqlx_pool<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> Resul
     Ok(())
 }
 
-/// A DSN the driver could not parse is a bad flag (exit status 2).
+/// A DSN the driver could not parse is a usage error (exit status 2). The
+/// driver's message goes through the password redaction of
+/// `BenchError::line` like every other.
 pub fn bad_dsn(err: impl std::fmt::Display) -> BenchError {
-    BenchError::usage(format!("bad --dsn: {err}"))
+    BenchError::usage(format!("bad {}: {err}", crate::cli::DSN_ENV))
 }
 
 /// Spawn one tokio task per input, await the handles in spawn order. The
