@@ -44,6 +44,13 @@ impl BenchError {
         BenchError::Runtime(msg.into())
     }
 
+    /// The message without the prefix `line` adds.
+    pub fn message(&self) -> &str {
+        match self {
+            BenchError::Usage(msg) | BenchError::Runtime(msg) => msg,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             BenchError::Usage(_) => 2,
