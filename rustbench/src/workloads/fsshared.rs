@@ -25,7 +25,7 @@ pub const FILES: usize = 20;
 pub const APPENDED: &[u8] = b"Appended string\n";
 
 /// Variants shared by both file workloads; the first is the default.
-pub const VARIANTS: &[&str] = &["tokio-fs", "spawn-blocking", "blocking-in-task"];
+pub const VARIANTS: &[&str] = &["spawn-blocking", "tokio-fs", "blocking-in-task"];
 
 /// Params shared by both file workloads.
 pub const PARAMS: &[ParamSpec] = &[ParamSpec {
