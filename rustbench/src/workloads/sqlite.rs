@@ -54,6 +54,11 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
 };
 
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// How long opening a connection may take: a new connection sets its
+/// pragmas, each of which may wait up to the busy timeout for a lock, so
+/// several busy timeouts (no server can be down here).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 const SUM_SQL: &str = "SELECT SUM(salary) FROM users";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +176,8 @@ async fn with_sqlx(
         })
         .synchronous(SqliteSynchronous::Full)
         .busy_timeout(BUSY_TIMEOUT);
-    let pool = sqlxusers::pool_options::<Sqlite>(settings.max_open).connect_lazy_with(options);
+    let pool = sqlxusers::pool_options::<Sqlite>(settings.max_open, OPEN_TIMEOUT)
+        .connect_lazy_with(options);
     let gate = Arc::new(Gate::new(settings.max_open));
     // SQLite integers decode as i64; the statements are prepared on one
     // connection before the timer, as database/sql does.

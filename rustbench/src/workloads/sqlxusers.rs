@@ -5,6 +5,7 @@
 
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::TryStreamExt;
 use sqlx::pool::{PoolConnection, PoolOptions};
@@ -49,16 +50,16 @@ impl<DB: Database, S> Copy for Dialect<DB, S> {}
 /// Pool options: at most `max_open` connections, none opened ahead, none
 /// closed for being idle or old, no test query when one is taken. A task
 /// calls `acquire` only with a `Gate` permit in hand, so the pool never
-/// makes it wait for another task: the acquire timeout bounds opening a
+/// makes it wait for another task: `open_timeout` bounds opening a
 /// connection (sqlx retries a refused one until then).
-pub fn pool_options<DB: Database>(max_open: u32) -> PoolOptions<DB> {
+pub fn pool_options<DB: Database>(max_open: u32, open_timeout: Duration) -> PoolOptions<DB> {
     PoolOptions::new()
         .max_connections(max_open)
         .min_connections(0)
         .idle_timeout(None)
         .max_lifetime(None)
         .test_before_acquire(false)
-        .acquire_timeout(CONNECT_TIMEOUT)
+        .acquire_timeout(open_timeout)
 }
 
 impl<DB, S> Dialect<DB, S>
@@ -102,8 +103,8 @@ where
                 Err(sqlx::Error::PoolTimedOut) => {
                     sqlshared::probe_sqlx::<DB>(&pool.connect_options()).await?;
                     Err(BenchError::runtime(format!(
-                        "the pool could not open a connection within {} s",
-                        CONNECT_TIMEOUT.as_secs()
+                        "the pool could not open a connection within {:?}",
+                        pool.options().get_acquire_timeout()
                     )))
                 }
                 Err(err) => Err(context("connecting")(err)),
@@ -250,7 +251,7 @@ where
         let options: <DB::Connection as sqlx::Connection>::Options =
             run.dsn.parse().map_err(sqlshared::bad_dsn)?;
         sqlshared::probe_sqlx::<DB>(&options).await?;
-        let pool = pool_options::<DB>(run.max_open).connect_lazy_with(options);
+        let pool = pool_options::<DB>(run.max_open, CONNECT_TIMEOUT).connect_lazy_with(options);
         let gate = Arc::new(Gate::new(run.max_open));
         drop(self.preopen(&gate, &pool, run.preopen).await?);
         let tally = self
