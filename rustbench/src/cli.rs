@@ -8,7 +8,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub const USAGE: &str = "usage: rustbench <workload> --n N [--variant V] [--threads T] \
-[--data-dir DIR] [--dsn URL] [--param KEY=VALUE ...] | rustbench list";
+[--data-dir DIR] [--param KEY=VALUE ...] | rustbench list \
+(the mysql and postgres workloads read their server's URL from BENCH_DSN)";
+
+/// The environment variable that holds the database server's URL
+/// (`mysql://user:pass@host:port/db`, `postgres://...`). A URL with a
+/// password never goes on the command line, where every local user can read
+/// it.
+pub const DSN_ENV: &str = "BENCH_DSN";
 
 /// Version strings recorded by build.rs.
 pub const RUSTC_VERSION: &str = env!("RUSTBENCH_RUSTC_VERSION");
@@ -37,6 +44,13 @@ impl BenchError {
         BenchError::Runtime(msg.into())
     }
 
+    /// The message without the prefix `line` adds.
+    pub fn message(&self) -> &str {
+        match self {
+            BenchError::Usage(msg) | BenchError::Runtime(msg) => msg,
+        }
+    }
+
     pub fn exit_code(&self) -> i32 {
         match self {
             BenchError::Usage(_) => 2,
@@ -44,13 +58,14 @@ impl BenchError {
         }
     }
 
-    /// The message as a single line, ready for stderr.
+    /// The message as a single line, ready for stderr, with the password
+    /// of BENCH_DSN redacted wherever a driver may have quoted it.
     pub fn line(&self) -> String {
         let text = match self {
             BenchError::Usage(msg) => format!("rustbench: {msg}; {USAGE}"),
             BenchError::Runtime(msg) => format!("rustbench: error: {msg}"),
         };
-        one_line(&text)
+        scrub(&one_line(&text))
     }
 }
 
@@ -87,6 +102,83 @@ impl fmt::Debug for BenchError {
     }
 }
 
+/// `text` with the password of the DSN in BENCH_DSN redacted (see
+/// [`redact_password`]); `text` unchanged when BENCH_DSN holds none.
+pub fn scrub(text: &str) -> String {
+    match std::env::var(DSN_ENV) {
+        Ok(dsn) => redact_password(text, &dsn),
+        Err(_) => text.to_string(),
+    }
+}
+
+/// The password of a `scheme://user:password@host/...` URL, if it has one.
+pub fn dsn_password(dsn: &str) -> Option<&str> {
+    let (_, rest) = dsn.split_once("://")?;
+    // The authority ends at the first '/', '?' or '#'; its userinfo at the
+    // last '@' inside it.
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let (_, password) = userinfo.split_once(':')?;
+    (!password.is_empty()).then_some(password)
+}
+
+/// The shortest password also redacted where it stands alone; a shorter
+/// one cannot be told apart from ordinary words of a message and is only
+/// redacted where it stands between `user:` and `@`.
+const MIN_BARE_PASSWORD: usize = 4;
+
+/// `text` with the password of `dsn` replaced by `***`: the whole DSN as
+/// `scheme://user:***@host...`, any `:password@`, and (when it is at least
+/// `MIN_BARE_PASSWORD` bytes long) the password itself, also in its
+/// percent-decoded form.
+pub fn redact_password(text: &str, dsn: &str) -> String {
+    let Some(password) = dsn_password(dsn) else {
+        return text.to_string();
+    };
+    let mut out = text.replace(&format!(":{password}@"), ":***@");
+    let decoded = percent_decode(password);
+    for secret in [password, decoded.as_str()] {
+        if secret.len() >= MIN_BARE_PASSWORD {
+            out = out.replace(secret, "***");
+        }
+    }
+    out
+}
+
+/// `%XX` escapes decoded (invalid ones kept as they are).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The DSN in BENCH_DSN; `None` when it is unset or empty. A value that is
+/// not UTF-8 is a usage error.
+pub fn dsn_from_env() -> Result<Option<String>, BenchError> {
+    match std::env::var(DSN_ENV) {
+        Ok(dsn) if dsn.is_empty() => Ok(None),
+        Ok(dsn) => Ok(Some(dsn)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(BenchError::usage(format!("{DSN_ENV} is not valid UTF-8")))
+        }
+    }
+}
+
 /// Collapse any line breaks so that an error always fits on one line.
 pub fn one_line(text: &str) -> String {
     text.split(['\n', '\r'])
@@ -117,6 +209,8 @@ pub struct RunArgs {
     pub variant: Option<String>,
     pub threads: Option<usize>,
     pub data_dir: Option<PathBuf>,
+    /// The database server's URL, from BENCH_DSN (never from the command
+    /// line): `main` fills it in, tests set it directly.
     pub dsn: Option<String>,
     /// `--param KEY=VALUE` pairs in command-line order.
     pub params: Vec<(String, String)>,
@@ -182,9 +276,16 @@ where
             Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
             None => (body.to_string(), None),
         };
+        if flag == "dsn" {
+            // Its value is never read, so it cannot end up in a message.
+            return Err(BenchError::usage(format!(
+                "--dsn is not accepted (a password on the command line is visible to every \
+                 local user): set the environment variable {DSN_ENV} to the server's URL instead"
+            )));
+        }
         if !matches!(
             flag.as_str(),
-            "n" | "variant" | "threads" | "data-dir" | "dsn" | "param"
+            "n" | "variant" | "threads" | "data-dir" | "param"
         ) {
             return Err(BenchError::usage(format!("unknown flag '--{flag}'")));
         }
@@ -234,13 +335,6 @@ where
                     return Err(BenchError::usage("--data-dir must not be empty"));
                 }
                 run.data_dir = Some(PathBuf::from(value));
-            }
-            "dsn" => {
-                once(run.dsn.is_some())?;
-                if value.is_empty() {
-                    return Err(BenchError::usage("--dsn must not be empty"));
-                }
-                run.dsn = Some(value);
             }
             "param" => {
                 let Some((key, val)) = value.split_once('=') else {
@@ -481,8 +575,6 @@ mod tests {
             "work=5",
             "--param=kernel=article",
             "--data-dir=/tmp/x",
-            "--dsn",
-            "mysql://u:p@127.0.0.1:3306/db",
         ])
         .unwrap();
         assert_eq!(run.workload, "sleep");
@@ -490,7 +582,7 @@ mod tests {
         assert_eq!(run.variant.as_deref(), Some("joinset"));
         assert_eq!(run.threads, Some(3));
         assert_eq!(run.data_dir, Some(PathBuf::from("/tmp/x")));
-        assert_eq!(run.dsn.as_deref(), Some("mysql://u:p@127.0.0.1:3306/db"));
+        assert_eq!(run.dsn, None);
         assert_eq!(
             run.params,
             vec![
@@ -535,6 +627,55 @@ mod tests {
                 Ok(cmd) => panic!("{args:?} parsed as {cmd:?}"),
             }
         }
+    }
+
+    #[test]
+    fn dsn_flag_is_refused_without_reading_its_value() {
+        for args in [
+            &["mysql", "--n", "1", "--dsn", "mysql://u:hunter22@h/db"][..],
+            &["mysql", "--n", "1", "--dsn=mysql://u:hunter22@h/db"][..],
+            &["mysql", "--dsn"][..],
+        ] {
+            match parse_args(args.iter().copied()) {
+                Err(err) => {
+                    assert_eq!(err.exit_code(), 2, "{args:?}");
+                    let line = err.line();
+                    assert!(line.contains("BENCH_DSN"), "{line}");
+                    assert!(line.contains("--dsn"), "{line}");
+                    assert!(!line.contains("hunter22"), "{line}");
+                }
+                Ok(cmd) => panic!("{args:?} parsed as {cmd:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn passwords_are_found_in_urls() {
+        assert_eq!(dsn_password("mysql://u:pw@127.0.0.1:3306/db"), Some("pw"));
+        assert_eq!(dsn_password("postgres://u:a@b@h/db"), Some("a@b"));
+        assert_eq!(dsn_password("postgres://u:p%40ss@h/db?x=@"), Some("p%40ss"));
+        assert_eq!(dsn_password("mysql://u@h/db"), None);
+        assert_eq!(dsn_password("mysql://u:@h/db"), None);
+        assert_eq!(dsn_password("mysql://h/db"), None);
+        assert_eq!(dsn_password("u:p@tcp(h:1)/db"), None);
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        let dsn = "mysql://bench:s3cret%21pw@127.0.0.1:3306/db";
+        let text = format!("connecting to {dsn}: refused; password s3cret!pw; s3cret%21pw");
+        let out = redact_password(&text, dsn);
+        assert_eq!(
+            out,
+            "connecting to mysql://bench:***@127.0.0.1:3306/db: refused; password ***; ***"
+        );
+        // A short password is redacted only in its place in a URL.
+        let out = redact_password("postgres://u:p@h/db: ping failed", "postgres://u:p@h/db");
+        assert_eq!(out, "postgres://u:***@h/db: ping failed");
+        // No password, nothing to do.
+        assert_eq!(redact_password("x", "mysql://u@h/db"), "x");
+        assert_eq!(percent_decode("a%2"), "a%2");
+        assert_eq!(percent_decode("%zz%41"), "%zzA");
     }
 
     #[test]

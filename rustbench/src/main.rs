@@ -1,12 +1,14 @@
 //! rustbench: the Rust (tokio) side of the Go vs Rust benchmark.
 //!
 //! `rustbench <workload> --n N [--variant V] [--threads T] [--data-dir DIR]
-//! [--dsn URL] [--param KEY=VALUE ...]` runs one workload and prints one JSON
-//! object on the last line of stdout; `rustbench list` describes every
-//! workload. Exit status: 0 on success, 2 for a bad command line, 1 for any
+//! [--param KEY=VALUE ...]` runs one workload and prints one JSON object on
+//! the last line of stdout; `rustbench list` describes every workload. The
+//! database workloads read their server's URL from the environment variable
+//! BENCH_DSN. Exit status: 0 on success, 2 for a bad command line, 1 for any
 //! failure while running.
 
 mod cli;
+mod cpus;
 mod lcg;
 mod workloads;
 
@@ -31,7 +33,8 @@ fn real_main(process_start: u64) -> Result<(), BenchError> {
     let line = match command {
         Command::Help => cli::USAGE.to_string(),
         Command::List => workloads::list_json()?,
-        Command::Run(args) => {
+        Command::Run(mut args) => {
+            args.dsn = cli::dsn_from_env()?;
             let (spec, mut ctx) = workloads::prepare(&args, process_start)?;
             let nofile = cli::raise_nofile_limit()?;
             ctx.set_extra("nofile_limit", nofile);
@@ -49,7 +52,7 @@ fn real_main(process_start: u64) -> Result<(), BenchError> {
 /// status 1 and one line on stderr, like every other runtime failure.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let text = cli::one_line(&format!("rustbench: error: panic: {info}"));
+        let text = cli::scrub(&cli::one_line(&format!("rustbench: error: panic: {info}")));
         // Nothing sensible is left to do if stderr itself fails.
         let _ = writeln!(std::io::stderr().lock(), "{text}");
         std::process::exit(1);

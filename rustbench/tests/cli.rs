@@ -155,3 +155,31 @@ fn bad_command_lines_exit_2() {
         one_line_stderr(&output);
     }
 }
+
+/// Where the C library can load them (glibc 2.36 or newer), the binary's
+/// relative relocations are packed (DT_RELR), as build.rs asks the linker.
+#[test]
+fn relative_relocations_are_packed_where_glibc_loads_them() {
+    let glibc = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let version: Vec<u32> = glibc
+        .strip_prefix("glibc ")
+        .unwrap_or("0.0")
+        .split('.')
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    if version < vec![2, 36] {
+        println!("not checked: {glibc:?} cannot load packed relocations");
+        return;
+    }
+    let dynamic = std::process::Command::new("readelf")
+        .args(["--dynamic", common::BIN])
+        .output()
+        .expect("readelf runs (binutils)");
+    let text = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(text.contains("(RELR)"), "no DT_RELR in {text}");
+}

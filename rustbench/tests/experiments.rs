@@ -26,14 +26,14 @@ fn list_describes_the_experiments() {
         json!({
             "variants": ["spawn", "current-thread", "join-all", "threads"],
             "default_variant": "spawn",
-            "params": {"duration_ms": "1000", "linger_ms": "0"},
+            "params": {"wait": "sleep", "duration_ms": "1000", "linger_ms": "0"},
         })
     );
     assert_eq!(
         w["threads_vs_tasks"],
         json!({
-            "variants": ["thread", "thread-pinned", "tokio"],
-            "default_variant": "thread",
+            "variants": ["tokio", "thread", "thread-pinned"],
+            "default_variant": "tokio",
             "params": {"iterations": "100"},
         })
     );
@@ -70,6 +70,8 @@ fn idle_tasks_prints_after_the_linger() {
         assert_eq!(v["variant"], variant);
         assert_eq!(v["checksum"], "0000000000000064", "{variant}");
         assert_eq!(v["tasks_ok"], 100);
+        assert_eq!(v["params"]["wait"], "sleep");
+        assert!(u64_key(&v, "alive_at_spawn") <= 100, "{variant}");
         let elapsed = u64_key(&v, "elapsed_ns");
         let finished = u64_key(&v, "finished_ns");
         let linger_end = u64_key(&v, "linger_end_ns");
@@ -87,8 +89,38 @@ fn idle_tasks_prints_after_the_linger() {
 }
 
 #[test]
+fn idle_tasks_wait_for_the_release() {
+    for variant in ["spawn", "current-thread", "join-all", "threads"] {
+        let begun = Instant::now();
+        let v = last_json(&run(&[
+            "idle_tasks",
+            "--n",
+            "300",
+            "--variant",
+            variant,
+            "--param",
+            "wait=release",
+            "--param",
+            "duration_ms=600000",
+            "--param",
+            "linger_ms=50",
+        ]));
+        assert_eq!(v["params"]["wait"], "release", "{variant}");
+        assert_eq!(v["checksum"], "000000000000012c", "{variant}");
+        assert_eq!(v["tasks_ok"], 300, "{variant}");
+        assert_eq!(u64_key(&v, "alive_at_spawn"), 300, "{variant}");
+        assert!(
+            u64_key(&v, "linger_end_ns") >= u64_key(&v, "finished_ns") + 50_000_000,
+            "{variant}"
+        );
+        // duration_ms is not used.
+        assert!(begun.elapsed() < Duration::from_secs(60), "{variant}");
+    }
+}
+
+#[test]
 fn threads_vs_tasks_checksums() {
-    for variant in ["thread", "thread-pinned", "tokio"] {
+    for variant in ["tokio", "thread", "thread-pinned"] {
         let v = last_json(&run(&[
             "threads_vs_tasks",
             "--n",
@@ -147,6 +179,7 @@ fn bad_params_exit_2() {
     let cases: &[&[&str]] = &[
         &["idle_tasks", "--n", "1", "--param", "duration_ms=-1"],
         &["idle_tasks", "--n", "1", "--param", "linger_ms=x"],
+        &["idle_tasks", "--n", "1", "--param", "wait=forever"],
         &["idle_tasks", "--n", "1", "--variant", "goroutine"],
         &["threads_vs_tasks", "--n", "1", "--param", "iterations=1.5"],
         &["threads_vs_tasks", "--n", "1", "--variant", "goroutine"],

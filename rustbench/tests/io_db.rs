@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 
-use common::{BIN, last_json, one_line_stderr, run};
+use common::{BIN, last_json, one_line_stderr, run, run_with_dsn};
 
 fn assert_exit(output: &Output, code: i32, needle: &str) {
     assert_eq!(output.status.code(), Some(code), "{output:?}");
@@ -91,10 +91,10 @@ fn list_reports_the_io_and_database_workloads() {
     for name in ["files_read", "files_rw"] {
         assert_eq!(
             w[name]["variants"],
-            json!(["tokio-fs", "spawn-blocking", "blocking-in-task"]),
+            json!(["spawn-blocking", "tokio-fs", "blocking-in-task"]),
             "{name}"
         );
-        assert_eq!(w[name]["default_variant"], "tokio-fs", "{name}");
+        assert_eq!(w[name]["default_variant"], "spawn-blocking", "{name}");
         assert_eq!(w[name]["params"], json!({"retain": "digest"}), "{name}");
     }
     assert_eq!(
@@ -121,42 +121,114 @@ fn list_reports_the_io_and_database_workloads() {
 }
 
 #[test]
-fn data_dir_and_dsn_are_required_or_rejected() {
-    let dsn = "mysql://u:p@127.0.0.1:1/db";
+fn data_dir_is_required_or_rejected() {
     for workload in ["files_read", "files_rw", "sqlite"] {
         assert_exit(&run(&[workload, "--n", "1"]), 2, "needs --data-dir");
+    }
+    for workload in ["mysql", "postgres", "sleep", "cpu_loops"] {
         assert_exit(
-            &run(&[workload, "--n", "1", "--data-dir", "/tmp", "--dsn", dsn]),
+            &run_with_dsn(
+                "mysql://u:p@127.0.0.1:1/db",
+                &[workload, "--n", "1", "--data-dir", "/tmp"],
+            ),
             2,
-            "does not take --dsn",
+            "does not take --data-dir",
         );
     }
+}
+
+/// A password that must never reach stderr.
+const SECRET: &str = "n0t-for-argv";
+
+fn assert_no_secret(output: &Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !stderr.contains(SECRET),
+        "stderr shows the password: {stderr}"
+    );
+    assert!(
+        !stdout.contains(SECRET),
+        "stdout shows the password: {stdout}"
+    );
+}
+
+#[test]
+fn dsn_flag_is_refused_naming_bench_dsn() {
+    let dsn = format!("mysql://u:{SECRET}@127.0.0.1:1/db");
+    let inline = format!("--dsn={dsn}");
+    for workload in ["mysql", "postgres", "sleep", "files_read"] {
+        for flag in [&["--dsn", dsn.as_str()][..], &[inline.as_str()][..]] {
+            let mut args = vec![workload, "--n", "1"];
+            args.extend_from_slice(flag);
+            let output = run(&args);
+            assert_exit(&output, 2, "set the environment variable BENCH_DSN");
+            assert_no_secret(&output);
+        }
+    }
+}
+
+#[test]
+fn server_workloads_need_bench_dsn() {
     for workload in ["mysql", "postgres"] {
-        assert_exit(&run(&[workload, "--n", "1"]), 2, "needs --dsn");
-        assert_exit(
-            &run(&[workload, "--n", "1", "--dsn", dsn, "--data-dir", "/tmp"]),
-            2,
-            "does not take --data-dir",
-        );
+        assert_exit(&run(&[workload, "--n", "1"]), 2, "BENCH_DSN");
+        assert_exit(&run_with_dsn("", &[workload, "--n", "1"]), 2, "BENCH_DSN");
     }
-    for workload in ["sleep", "cpu_loops"] {
-        assert_exit(
-            &run(&[workload, "--n", "1", "--data-dir", "/tmp"]),
-            2,
-            "does not take --data-dir",
-        );
-        assert_exit(
-            &run(&[workload, "--n", "1", "--dsn", dsn]),
-            2,
-            "does not take --dsn",
-        );
+}
+
+#[test]
+fn other_workloads_ignore_bench_dsn() {
+    let output = run_with_dsn(
+        &format!("mysql://u:{SECRET}@127.0.0.1:1/db"),
+        &[
+            "sleep",
+            "--n",
+            "3",
+            "--param",
+            "work=0",
+            "--param",
+            "kernel=article",
+        ],
+    );
+    let v = last_json(&output);
+    assert_eq!(v["tasks_ok"], 3);
+    assert_no_secret(&output);
+}
+
+#[test]
+fn messages_never_show_the_password() {
+    let cases: &[(&str, &str, i32)] = &[
+        // Unreachable server: the driver's error, exit 1.
+        ("mysql", "mysql://bench:{}@127.0.0.1:1/db", 1),
+        ("postgres", "postgres://bench:{}@127.0.0.1:1/db", 1),
+        // Wrong scheme or a URL the driver refuses: exit 2.
+        ("mysql", "postgres://bench:{}@127.0.0.1:1/db", 2),
+        ("postgres", "mysql://bench:{}@127.0.0.1:1/db", 2),
+        ("mysql", "mysql://bench:{}@127.0.0.1:notaport/db", 2),
+        ("postgres", "postgres://bench:{}@127.0.0.1:notaport/db", 2),
+    ];
+    for (workload, template, code) in cases {
+        let dsn = template.replace("{}", SECRET);
+        for driver in match *workload {
+            "mysql" => ["sqlx", "mysql_async"],
+            _ => ["sqlx", "tokio-postgres"],
+        } {
+            let param = format!("driver={driver}");
+            let output = run_with_dsn(&dsn, &[workload, "--n", "1", "--param", &param]);
+            assert_eq!(
+                output.status.code(),
+                Some(*code),
+                "{dsn} {driver}: {output:?}"
+            );
+            one_line_stderr(&output);
+            assert_no_secret(&output);
+        }
     }
 }
 
 #[test]
 fn bad_params_exit_2() {
     let dir = "--data-dir=/nonexistent";
-    let dsn = "--dsn=postgres://u:p@127.0.0.1:1/db";
     let cases: &[&[&str]] = &[
         &["files_read", "--n", "1", dir, "--param", "retain=all"],
         &["files_read", "--n", "1", dir, "--variant", "readfile"],
@@ -166,24 +238,23 @@ fn bad_params_exit_2() {
         &["sqlite", "--n", "1", dir, "--param", "pool=-1"],
         &["sqlite", "--n", "1", dir, "--param", "driver=mattn"],
         &["sqlite", "--n", "1", dir, "--variant", "chan-per-task"],
-        &["mysql", "--n", "1", dsn, "--param", "pool=0"],
-        &["mysql", "--n", "1", dsn, "--param", "driver=go-sql-driver"],
-        &["mysql", "--n", "1", dsn, "--variant", "serialized-writes"],
-        &["postgres", "--n", "1", dsn, "--param", "pool=0"],
-        &["postgres", "--n", "1", dsn, "--param", "driver=pgx"],
-        &["postgres", "--n", "1", dsn, "--param", "journal=wal"],
-        &[
-            "postgres",
-            "--n",
-            "1",
-            "--dsn",
-            "mysql://u:p@127.0.0.1:1/db",
-        ],
-        &["mysql", "--n", "1", "--dsn", "u:p@tcp(127.0.0.1:1)/db"],
+        &["mysql", "--n", "1", "--param", "pool=0"],
+        &["mysql", "--n", "1", "--param", "driver=go-sql-driver"],
+        &["mysql", "--n", "1", "--variant", "serialized-writes"],
+        &["postgres", "--n", "1", "--param", "pool=0"],
+        &["postgres", "--n", "1", "--param", "driver=pgx"],
+        &["postgres", "--n", "1", "--param", "journal=wal"],
     ];
     for args in cases {
-        let output = run(args);
+        let output = run_with_dsn("postgres://u:p@127.0.0.1:1/db", args);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+    }
+    for (workload, dsn) in [
+        ("postgres", "mysql://u:p@127.0.0.1:1/db"),
+        ("mysql", "u:p@tcp(127.0.0.1:1)/db"),
+    ] {
+        let output = run_with_dsn(dsn, &[workload, "--n", "1"]);
+        assert_exit(&output, 2, "BENCH_DSN must be");
     }
 }
 
@@ -191,7 +262,7 @@ fn bad_params_exit_2() {
 fn file_workloads_through_the_binary() {
     let dir = scratch("files");
     let data = dir.to_str().unwrap();
-    for variant in ["tokio-fs", "spawn-blocking", "blocking-in-task"] {
+    for variant in ["spawn-blocking", "tokio-fs", "blocking-in-task"] {
         write_files(&dir);
         let v = last_json(&run(&[
             "files_read",
@@ -226,18 +297,20 @@ fn file_workloads_through_the_binary() {
 
 #[test]
 fn files_rw_survives_a_low_open_file_limit() {
-    // With the hard limit at 1,200 the tokio-fs appends must not run the
-    // process out of file descriptors.
+    // With the hard limit at 1,200 no variant may run the process out of
+    // file descriptors (the tokio-fs appends are the ones at risk).
     let dir = scratch("files-nofile");
-    write_files(&dir);
-    let script = format!(
-        "ulimit -n 1200 && exec '{BIN}' files_rw --n 20000 --data-dir '{}'",
-        dir.display()
-    );
-    let output = Command::new("sh").args(["-c", &script]).output().unwrap();
-    let v = last_json(&output);
-    assert_eq!(v["nofile_limit"], 1200);
-    assert_eq!(v["tasks_ok"], 20_000);
+    for variant in ["spawn-blocking", "tokio-fs", "blocking-in-task"] {
+        write_files(&dir);
+        let script = format!(
+            "ulimit -n 1200 && exec '{BIN}' files_rw --n 20000 --variant {variant} --data-dir '{}'",
+            dir.display()
+        );
+        let output = Command::new("sh").args(["-c", &script]).output().unwrap();
+        let v = last_json(&output);
+        assert_eq!(v["nofile_limit"], 1200, "{variant}");
+        assert_eq!(v["tasks_ok"], 20_000, "{variant}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -49,22 +49,24 @@ pub fn plain(a: &mut [u32], inner: u32, u: u32, r: u32) {
     }
 }
 
-/// Load `a[i]` into a local, run the inner loop on the local, store once.
+/// Accumulate the inner loop in a local starting at 0, add it to `a[i]`
+/// once, then add `r`.
 #[allow(
     clippy::needless_range_loop,
     reason = "indexing a[i] is part of the loop being measured"
 )]
 pub fn local(a: &mut [u32], inner: u32, u: u32, r: u32) {
     for i in 0..a.len() {
-        let mut v = a[i];
+        let mut s = 0u32;
         for j in 0..inner {
-            v = v.wrapping_add(j % u);
+            s = s.wrapping_add(j % u);
         }
-        a[i] = v.wrapping_add(r);
+        a[i] = a[i].wrapping_add(s);
+        a[i] = a[i].wrapping_add(r);
     }
 }
 
-/// `plain` with the inner loop unrolled by 4, then the remaining
+/// `local` with the inner loop unrolled by 4, then the remaining
 /// `inner % 4` iterations one by one.
 #[allow(
     clippy::needless_range_loop,
@@ -73,34 +75,36 @@ pub fn local(a: &mut [u32], inner: u32, u: u32, r: u32) {
 pub fn unrolled(a: &mut [u32], inner: u32, u: u32, r: u32) {
     let bulk = inner - inner % 4;
     for i in 0..a.len() {
+        let mut s = 0u32;
         let mut j = 0u32;
         while j < bulk {
-            a[i] = a[i].wrapping_add(j % u);
-            a[i] = a[i].wrapping_add((j + 1) % u);
-            a[i] = a[i].wrapping_add((j + 2) % u);
-            a[i] = a[i].wrapping_add((j + 3) % u);
+            s = s.wrapping_add(j % u);
+            s = s.wrapping_add((j + 1) % u);
+            s = s.wrapping_add((j + 2) % u);
+            s = s.wrapping_add((j + 3) % u);
             j += 4;
         }
         while j < inner {
-            a[i] = a[i].wrapping_add(j % u);
+            s = s.wrapping_add(j % u);
             j += 1;
         }
+        a[i] = a[i].wrapping_add(s);
         a[i] = a[i].wrapping_add(r);
     }
 }
 
-/// Threads used by `parallel`: one per chunk, never more than elements.
+/// Elements per chunk of `parallel`: ceil(len / threads).
+pub fn chunk_len(len: usize, threads: usize) -> usize {
+    len.div_ceil(threads.max(1)).max(1)
+}
+
+/// Workers of `parallel`: one per non-empty chunk of `chunk_len` elements.
 pub fn parallel_threads(len: usize, threads: usize) -> usize {
-    threads.min(len).max(1)
+    len.div_ceil(chunk_len(len, threads))
 }
 
-/// Start of chunk `w` of `t` over `len` elements: `w * len / t`. Chunk `w`
-/// is `[bound(w), bound(w + 1))`, so chunk sizes differ by at most one.
-fn bound(w: usize, len: usize, t: usize) -> usize {
-    (w as u128 * len as u128 / t as u128) as usize
-}
-
-/// `plain` over contiguous chunks of the array, one scoped thread per chunk.
+/// `plain` over contiguous chunks of ceil(len / threads) elements, one
+/// scoped thread per non-empty chunk (the last may be shorter).
 pub fn parallel(
     a: &mut [u32],
     inner: u32,
@@ -108,14 +112,10 @@ pub fn parallel(
     r: u32,
     threads: usize,
 ) -> Result<(), BenchError> {
-    let len = a.len();
-    let t = parallel_threads(len, threads);
+    let chunk = chunk_len(a.len(), threads);
     std::thread::scope(|scope| -> Result<(), BenchError> {
-        let mut handles = Vec::with_capacity(t);
-        let mut rest = a;
-        for w in 0..t {
-            let (part, tail) = rest.split_at_mut(bound(w + 1, len, t) - bound(w, len, t));
-            rest = tail;
+        let mut handles = Vec::with_capacity(parallel_threads(a.len(), threads));
+        for (w, part) in a.chunks_mut(chunk).enumerate() {
             let handle = std::thread::Builder::new()
                 .name(format!("cpu_loops-{w}"))
                 .spawn_scoped(scope, move || plain(part, inner, u, r))?;
@@ -245,16 +245,37 @@ mod tests {
     }
 
     #[test]
-    fn chunks_cover_the_array() {
-        for len in 1..40 {
-            for t in 1..=len {
-                assert_eq!(bound(0, len, t), 0);
-                assert_eq!(bound(t, len, t), len);
-                for w in 0..t {
-                    let size = bound(w + 1, len, t) - bound(w, len, t);
-                    assert!(size == len / t || size == len / t + 1, "len={len} t={t}");
-                }
+    fn chunks_are_ceil_len_over_threads() {
+        assert_eq!(chunk_len(10, 4), 3);
+        assert_eq!(chunk_len(9, 4), 3);
+        assert_eq!(chunk_len(3, 8), 1);
+        assert_eq!(chunk_len(100, 4), 25);
+        for len in 1..60 {
+            for t in 1..=70 {
+                let chunk = chunk_len(len, t);
+                let workers = parallel_threads(len, t);
+                assert_eq!(chunk, len.div_ceil(t), "len={len} t={t}");
+                assert!(workers <= t && workers >= 1, "len={len} t={t}");
+                // Every chunk but the last is full and the last is not empty.
+                assert!((workers - 1) * chunk < len && workers * chunk >= len);
             }
+        }
+    }
+
+    #[test]
+    fn loops_agree_from_a_nonzero_start() {
+        // The workload's array starts at zero; the loops also agree from
+        // any start, with wrapping.
+        for inner in [0u32, 3, 4, 9] {
+            let start = vec![u32::MAX - 5, 7, 0];
+            let mut p = start.clone();
+            plain(&mut p, inner, 3, 2);
+            let mut l = start.clone();
+            local(&mut l, inner, 3, 2);
+            let mut un = start.clone();
+            unrolled(&mut un, inner, 3, 2);
+            assert_eq!(l, p, "inner={inner}");
+            assert_eq!(un, p, "inner={inner}");
         }
     }
 
@@ -270,7 +291,9 @@ mod tests {
         assert_eq!(threads(100, 4), 4);
         assert_eq!(threads(3, 8), 3);
         assert_eq!(threads(10, 4), 4);
-        assert_eq!(threads(9, 4), 4);
+        // ceil(9 / 4) = 3 elements per chunk: three workers, as in Go.
+        assert_eq!(threads(9, 4), 3);
+        assert_eq!(threads(5, 4), 3);
         let args = test_args("cpu_loops", 10, Some("plain"), &[("inner", "1")]);
         assert_eq!(run_workload(&args, mono_ns()).unwrap().threads, 1);
     }

@@ -9,7 +9,7 @@ use crate::cli::BenchError;
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "files_read",
     variants: VARIANTS,
-    default_variant: "tokio-fs",
+    default_variant: "spawn-blocking",
     params: PARAMS,
     needs_data_dir: true,
     needs_dsn: false,

@@ -11,7 +11,7 @@ use crate::cli::BenchError;
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "files_rw",
     variants: VARIANTS,
-    default_variant: "tokio-fs",
+    default_variant: "spawn-blocking",
     params: PARAMS,
     needs_data_dir: true,
     needs_dsn: false,

@@ -50,7 +50,7 @@ pub struct WorkloadSpec {
     pub params: &'static [ParamSpec],
     /// `--data-dir` is required.
     pub needs_data_dir: bool,
-    /// `--dsn` is required.
+    /// Needs a database server, whose URL comes from BENCH_DSN.
     pub needs_dsn: bool,
     /// Runs the workload. It does its own setup, then calls `ctx.timer.start()`
     /// right before spawning the first task, `ctx.timer.mark_spawned()` after
@@ -108,7 +108,7 @@ pub struct Ctx {
     pub n: u64,
     /// Effective variant (the default when `--variant` was absent).
     pub variant: &'static str,
-    /// `--threads`, or the number of CPUs available to the process.
+    /// `--threads`, or the usable-CPUs rule of `cpus` when it is absent.
     pub threads: usize,
     data_dir: Option<PathBuf>,
     dsn: Option<String>,
@@ -151,12 +151,12 @@ impl Ctx {
             .ok_or_else(|| BenchError::usage("this workload needs --data-dir"))
     }
 
-    /// `--dsn` (present whenever the spec says `needs_dsn`).
-    #[allow(dead_code, reason = "used by the database workloads")]
+    /// The server's URL from BENCH_DSN (present whenever the spec says
+    /// `needs_dsn`).
     pub fn dsn(&self) -> Result<&str, BenchError> {
         self.dsn
             .as_deref()
-            .ok_or_else(|| BenchError::usage("this workload needs --dsn"))
+            .ok_or_else(|| BenchError::usage(format!("this workload needs {}", cli::DSN_ENV)))
     }
 
     /// Add a workload-specific key to the result line.
@@ -262,7 +262,13 @@ pub fn prepare(
         return Err(BenchError::usage(format!("{} needs --data-dir", spec.name)));
     }
     if spec.needs_dsn && args.dsn.is_none() {
-        return Err(BenchError::usage(format!("{} needs --dsn", spec.name)));
+        return Err(BenchError::usage(format!(
+            "{} needs a database server: set the environment variable {} to its URL \
+             ({}://user:password@host:port/database)",
+            spec.name,
+            cli::DSN_ENV,
+            spec.name
+        )));
     }
     if !spec.needs_data_dir && args.data_dir.is_some() {
         return Err(BenchError::usage(format!(
@@ -270,26 +276,17 @@ pub fn prepare(
             spec.name
         )));
     }
-    if !spec.needs_dsn && args.dsn.is_some() {
-        return Err(BenchError::usage(format!(
-            "{} does not take --dsn",
-            spec.name
-        )));
-    }
 
-    let threads = match args.threads {
-        Some(t) => t,
-        None => std::thread::available_parallelism()
-            .map_err(|e| BenchError::runtime(format!("cannot count the CPUs: {e}")))?
-            .get(),
-    };
+    // `--threads` wins; otherwise the usable-CPUs rule (see `cpus`).
+    let threads = args.threads.unwrap_or_else(crate::cpus::usable);
 
     let ctx = Ctx {
         n: args.n,
         variant,
         threads,
         data_dir: args.data_dir.clone(),
-        dsn: args.dsn.clone(),
+        // A workload without a server ignores BENCH_DSN.
+        dsn: args.dsn.clone().filter(|_| spec.needs_dsn),
         params,
         timer: Timer::new(process_start),
         extra: Map::new(),
@@ -457,6 +454,26 @@ mod tests {
         assert!(
             usage_error(&args("cpu_loops", 1, None, &[("work", "1")])).contains("unknown param")
         );
+    }
+
+    #[test]
+    fn server_workloads_need_a_dsn_and_others_ignore_it() {
+        for workload in ["mysql", "postgres"] {
+            let msg = usage_error(&args(workload, 1, None, &[]));
+            assert!(msg.contains("BENCH_DSN"), "{msg}");
+            let with_dsn = RunArgs {
+                dsn: Some("postgres://u:p@h/db".into()),
+                ..args(workload, 1, None, &[])
+            };
+            let (_, ctx) = prepare(&with_dsn, 0).unwrap();
+            assert_eq!(ctx.dsn().unwrap(), "postgres://u:p@h/db");
+        }
+        let sleep = RunArgs {
+            dsn: Some("mysql://u:p@h/db".into()),
+            ..args("sleep", 1, None, &[])
+        };
+        let (_, ctx) = prepare(&sleep, 0).unwrap();
+        assert!(ctx.dsn().is_err());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! `mysql`: the `users` tasks of `sqlshared` on a MySQL-compatible server
 //! (InnoDB table made by the harness), through sqlx or mysql_async.
-//! `--dsn mysql://user:pass@host:port/db`; `pool` = P, maximum open
+//! BENCH_DSN=`mysql://user:pass@host:port/db`; `pool` = P, maximum open
 //! connections (min(P, N)); idle connections stay open.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -13,8 +14,8 @@ use sqlx::MySql;
 use sqlx::mysql::MySqlQueryResult;
 
 use super::sqlshared::{
-    self, Done, Input, QUERIES_QMARK as Q, SERVER_POOL, ServerRun, Tally, check_one_row,
-    check_updated, context, query_error,
+    self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_QMARK as Q, SERVER_POOL,
+    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context, within,
 };
 use super::sqlxusers::Dialect;
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
@@ -55,8 +56,9 @@ fn sqlx_driver<'a>(
     run: &'a ServerRun,
     timer: &'a mut Timer,
 ) -> BoxFuture<'a, Result<(Tally, i64), BenchError>> {
-    // INT columns decode as i32.
-    Dialect::<MySql, i32>::new(Q, SUM_SQL, MySqlQueryResult::rows_affected)
+    // INT columns decode as i32; the statements are prepared on one
+    // connection before the timer, as database/sql does.
+    Dialect::<MySql, i32>::new(Q, SUM_SQL, MySqlQueryResult::rows_affected, true)
         .on_server(run, timer)
         .boxed()
 }
@@ -92,30 +94,52 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
             .pool_opts(pool_opts)
             .prefer_socket(false),
     );
+    let gate = Arc::new(Gate::new(run.max_open));
 
-    let mut conns = futures::future::try_join_all((0..run.preopen).map(|_| pool.get_conn()))
-        .await
-        .map_err(context("opening connections"))?;
-    for conn in &mut conns {
-        conn.ping().await.map_err(context("ping"))?;
+    // The first connection alone, then the others at once; each is pinged,
+    // and the task statements are prepared on the first (as database/sql
+    // does); the others prepare them on first use.
+    let mut conns = Vec::with_capacity(run.preopen);
+    if run.preopen > 0 {
+        conns.push(
+            connection(&gate, &pool)
+                .await
+                .map_err(context("opening the first connection"))?,
+        );
+        conns.extend(
+            futures::future::try_join_all((1..run.preopen).map(|_| connection(&gate, &pool)))
+                .await
+                .map_err(context("opening connections"))?,
+        );
+    }
+    for held in &mut conns {
+        within(CONNECT_TIMEOUT, "ping", async {
+            held.conn.ping().await.map_err(context("ping"))
+        })
+        .await?;
+    }
+    if let Some(first) = conns.first_mut() {
         for sql in Q.all() {
-            conn.prep(sql).await.map_err(context(sql))?;
+            within(STATEMENT_TIMEOUT, sql, async {
+                first.conn.prep(sql).await.map(drop).map_err(context(sql))
+            })
+            .await?;
         }
     }
     drop(conns);
 
-    let tally = sqlshared::run_tasks(timer, &run.inputs, |input| {
+    let tally = sqlshared::run_tasks(timer, &run.inputs, Some(&gate), |input| {
         let pool = pool.clone();
-        async move { mysql_async_task(&pool, input).await }
+        let gate = Arc::clone(&gate);
+        async move { mysql_async_task(&pool, &gate, input).await }
     })
     .await?;
 
-    let mut conn = pool.get_conn().await?;
-    let sum: Option<i64> = conn
-        .exec_first(SUM_SQL, ())
-        .await
-        .map_err(context(SUM_SQL))?;
-    drop(conn);
+    let sum: Option<i64> = within(STATEMENT_TIMEOUT, SUM_SQL, async {
+        let mut conn = pool.get_conn().await.map_err(context("connecting"))?;
+        conn.exec_first(SUM_SQL, ()).await.map_err(context(SUM_SQL))
+    })
+    .await?;
     pool.disconnect()
         .await
         .map_err(context("closing the connections"))?;
@@ -123,37 +147,65 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
     Ok((tally, sum))
 }
 
+/// A pooled connection through the gate; opening it (or the pool's check of
+/// an idle one) may take `CONNECT_TIMEOUT`.
+async fn connection<'g>(
+    gate: &'g Gate,
+    pool: &mysql_async::Pool,
+) -> Result<Held<'g, Conn>, BenchError> {
+    gate.connection(within(CONNECT_TIMEOUT, "connecting", async {
+        pool.get_conn().await.map_err(context("connecting"))
+    }))
+    .await
+}
+
 /// Run a one-parameter select and count its rows, decoding every salary.
 async fn count_rows(conn: &mut Conn, sql: &'static str, param: i32) -> Result<u64, BenchError> {
-    let failed = |e| query_error(sql, param, e);
-    let mut result = conn.exec_iter(sql, (param,)).await.map_err(failed)?;
+    let mut result = conn.exec_iter(sql, (param,)).await?;
     let mut count = 0u64;
-    while let Some(row) = result.next().await.map_err(failed)? {
-        let (_salary,): (i32,) =
-            mysql_async::from_row_opt(row).map_err(|e| query_error(sql, param, e))?;
+    while let Some(row) = result.next().await? {
+        let (_salary,): (i32,) = mysql_async::from_row_opt(row)?;
         count += 1;
     }
-    result.drop_result().await.map_err(failed)?;
+    result.drop_result().await?;
     Ok(count)
 }
 
-async fn mysql_async_task(pool: &mysql_async::Pool, input: Input) -> Result<Done, BenchError> {
-    if input.updates() {
-        let mut conn = pool.get_conn().await?;
-        conn.exec_drop(Q.update, (input.id,))
-            .await
-            .map_err(|e| query_error(Q.update, input.id, e))?;
-        check_updated(conn.affected_rows(), input.id)?;
-        drop(conn);
-        let mut conn = pool.get_conn().await?;
-        let count = count_rows(&mut conn, Q.select_id, input.id).await?;
-        check_one_row(count, input.id)?;
-        Ok(Done::Updated)
-    } else {
-        let mut conn = pool.get_conn().await?;
-        let count = count_rows(&mut conn, Q.select_age, input.age).await?;
-        Ok(Done::Rows(count))
+/// One task: each statement takes a connection of its own from the pool.
+async fn mysql_async_task(
+    pool: &mysql_async::Pool,
+    gate: &Gate,
+    input: Input,
+) -> Result<Done, BenchError> {
+    let (id, age) = (input.id, input.age);
+    if !input.updates() {
+        let mut held = connection(gate, pool).await?;
+        let count = gate
+            .statement(
+                Q.select_age,
+                age,
+                count_rows(&mut held.conn, Q.select_age, age),
+            )
+            .await?;
+        return Ok(Done::Rows(count));
     }
+    let affected = {
+        let mut held = connection(gate, pool).await?;
+        let conn = &mut held.conn;
+        gate.statement(Q.update, id, async {
+            conn.exec_drop(Q.update, (id,)).await?;
+            Ok::<_, mysql_async::Error>(conn.affected_rows())
+        })
+        .await?
+    };
+    check_updated(affected, id)?;
+    let count = {
+        let mut held = connection(gate, pool).await?;
+        gate.statement(Q.select_id, id, count_rows(&mut held.conn, Q.select_id, id))
+            .await?
+    };
+    check_one_row(count, id)?;
+    Ok(Done::Updated)
 }
 
 #[cfg(test)]

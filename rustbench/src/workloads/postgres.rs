@@ -1,11 +1,12 @@
 //! `postgres`: the `users` tasks of `sqlshared` on PostgreSQL, through sqlx
-//! or tokio-postgres with a deadpool-postgres pool. `--dsn
-//! postgres://user:pass@host:port/db`; `pool` = P, maximum open connections
-//! (min(P, N)); idle connections stay open.
+//! or tokio-postgres with a deadpool-postgres pool.
+//! BENCH_DSN=`postgres://user:pass@host:port/db`; `pool` = P, maximum open
+//! connections (min(P, N)); idle connections stay open.
 //! Parameters are bound as int4 (i32), like the columns.
 
 use std::pin::pin;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod};
 use futures::future::BoxFuture;
@@ -15,8 +16,8 @@ use sqlx::postgres::PgQueryResult;
 use tokio_postgres::NoTls;
 
 use super::sqlshared::{
-    self, Done, Input, QUERIES_DOLLAR as Q, SERVER_POOL, ServerRun, Tally, check_one_row,
-    check_updated, context, query_error,
+    self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_DOLLAR as Q, SERVER_POOL,
+    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context, within,
 };
 use super::sqlxusers::Dialect;
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
@@ -60,8 +61,9 @@ fn sqlx_driver<'a>(
     run: &'a ServerRun,
     timer: &'a mut Timer,
 ) -> BoxFuture<'a, Result<(Tally, i64), BenchError>> {
-    // INT columns decode as i32.
-    Dialect::<Postgres, i32>::new(Q, SUM_SQL, PgQueryResult::rows_affected)
+    // INT columns decode as i32; every connection prepares the statements
+    // on first use, as pgx does.
+    Dialect::<Postgres, i32>::new(Q, SUM_SQL, PgQueryResult::rows_affected, false)
         .on_server(run, timer)
         .boxed()
 }
@@ -94,83 +96,116 @@ async fn with_tokio_postgres(
     let pool = deadpool_postgres::Pool::builder(manager)
         .max_size(run.max_open as usize)
         .build()?;
+    let gate = Arc::new(Gate::new(run.max_open));
 
-    let clients = futures::future::try_join_all((0..run.preopen).map(|_| pool.get()))
-        .await
-        .map_err(context("opening connections"))?;
-    for client in &clients {
-        client
-            .simple_query("SELECT 1")
-            .await
-            .map_err(context("ping"))?;
-        for sql in Q.all() {
-            client.prepare_cached(sql).await.map_err(context(sql))?;
-        }
+    // The first connection alone, then the others at once; each is pinged.
+    // As with pgx, every connection prepares the task statements on first
+    // use.
+    let mut clients = Vec::with_capacity(run.preopen);
+    if run.preopen > 0 {
+        clients.push(
+            connection(&gate, &pool)
+                .await
+                .map_err(context("opening the first connection"))?,
+        );
+        clients.extend(
+            futures::future::try_join_all((1..run.preopen).map(|_| connection(&gate, &pool)))
+                .await
+                .map_err(context("opening connections"))?,
+        );
+    }
+    for held in &clients {
+        within(CONNECT_TIMEOUT, "ping", async {
+            held.conn
+                .simple_query("SELECT 1")
+                .await
+                .map(drop)
+                .map_err(context("ping"))
+        })
+        .await?;
     }
     drop(clients);
 
-    let tally = sqlshared::run_tasks(timer, &run.inputs, |input| {
+    let tally = sqlshared::run_tasks(timer, &run.inputs, Some(&gate), |input| {
         let pool = pool.clone();
-        async move { tokio_postgres_task(&pool, input).await }
+        let gate = Arc::clone(&gate);
+        async move { tokio_postgres_task(&pool, &gate, input).await }
     })
     .await?;
 
-    let client = pool.get().await?;
-    let row = client
-        .query_one(SUM_SQL, &[])
-        .await
-        .map_err(context(SUM_SQL))?;
-    let sum: i64 = row.try_get(0).map_err(context(SUM_SQL))?;
-    drop(client);
+    let sum: i64 = within(STATEMENT_TIMEOUT, SUM_SQL, async {
+        let client = pool.get().await.map_err(context("connecting"))?;
+        let row = client
+            .query_one(SUM_SQL, &[])
+            .await
+            .map_err(context(SUM_SQL))?;
+        row.try_get(0).map_err(context(SUM_SQL))
+    })
+    .await?;
     pool.close();
     Ok((tally, sum))
 }
 
-/// Run a one-parameter select and count its rows, decoding every salary.
-async fn count_rows(
+/// A pooled client through the gate; opening a connection (or recycling an
+/// idle one) may take `CONNECT_TIMEOUT`.
+async fn connection<'g>(
+    gate: &'g Gate,
     pool: &deadpool_postgres::Pool,
+) -> Result<Held<'g, deadpool_postgres::Client>, BenchError> {
+    gate.connection(within(CONNECT_TIMEOUT, "connecting", async {
+        pool.get().await.map_err(context("connecting"))
+    }))
+    .await
+}
+
+/// Run a one-parameter select (prepared on first use on this connection)
+/// and count its rows, decoding every salary.
+async fn count_rows(
+    client: &deadpool_postgres::Client,
     sql: &'static str,
     param: i32,
-) -> Result<u64, BenchError> {
-    let client = pool.get().await?;
-    let failed = |e| query_error(sql, param, e);
-    let statement = client.prepare_cached(sql).await.map_err(failed)?;
-    let mut rows = pin!(
-        client
-            .query_raw(&statement, [param])
-            .await
-            .map_err(failed)?
-    );
+) -> Result<u64, tokio_postgres::Error> {
+    let statement = client.prepare_cached(sql).await?;
+    let mut rows = pin!(client.query_raw(&statement, [param]).await?);
     let mut count = 0u64;
-    while let Some(row) = rows.try_next().await.map_err(failed)? {
-        let _salary: i32 = row.try_get(0).map_err(failed)?;
+    while let Some(row) = rows.try_next().await? {
+        let _salary: i32 = row.try_get(0)?;
         count += 1;
     }
     Ok(count)
 }
 
+/// One task: each statement takes a connection of its own from the pool.
 async fn tokio_postgres_task(
     pool: &deadpool_postgres::Pool,
+    gate: &Gate,
     input: Input,
 ) -> Result<Done, BenchError> {
-    if input.updates() {
-        let affected = {
-            let client = pool.get().await?;
-            let failed = |e| query_error(Q.update, input.id, e);
-            let statement = client.prepare_cached(Q.update).await.map_err(failed)?;
-            client
-                .execute(&statement, &[&input.id])
-                .await
-                .map_err(failed)?
-        };
-        check_updated(affected, input.id)?;
-        let count = count_rows(pool, Q.select_id, input.id).await?;
-        check_one_row(count, input.id)?;
-        Ok(Done::Updated)
-    } else {
-        let count = count_rows(pool, Q.select_age, input.age).await?;
-        Ok(Done::Rows(count))
+    let (id, age) = (input.id, input.age);
+    if !input.updates() {
+        let held = connection(gate, pool).await?;
+        let count = gate
+            .statement(Q.select_age, age, count_rows(&held.conn, Q.select_age, age))
+            .await?;
+        return Ok(Done::Rows(count));
     }
+    let affected = {
+        let held = connection(gate, pool).await?;
+        let client = &held.conn;
+        gate.statement(Q.update, id, async {
+            let statement = client.prepare_cached(Q.update).await?;
+            client.execute(&statement, &[&id]).await
+        })
+        .await?
+    };
+    check_updated(affected, id)?;
+    let count = {
+        let held = connection(gate, pool).await?;
+        gate.statement(Q.select_id, id, count_rows(&held.conn, Q.select_id, id))
+            .await?
+    };
+    check_one_row(count, id)?;
+    Ok(Done::Updated)
 }
 
 #[cfg(test)]

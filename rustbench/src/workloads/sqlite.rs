@@ -17,7 +17,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteQueryResult, S
 use tokio::sync::Semaphore;
 
 use super::sqlshared::{
-    self, Done, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated, context,
+    self, Done, Gate, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated, context,
     query_error,
 };
 use super::sqlxusers::{self, Dialect};
@@ -54,6 +54,11 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
 };
 
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// How long opening a connection may take: a new connection sets its
+/// pragmas, each of which may wait up to the busy timeout for a lock, so
+/// several busy timeouts (no server can be down here).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 const SUM_SQL: &str = "SELECT SUM(salary) FROM users";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +85,22 @@ impl Journal {
                 self.as_str()
             )))
         }
+    }
+}
+
+/// `PRAGMA synchronous` of FULL.
+const SYNCHRONOUS_FULL: i64 = 2;
+
+/// A connection must have `synchronous=FULL` and the busy timeout.
+fn check_settings(synchronous: i64, busy_ms: i64) -> Result<(), BenchError> {
+    let want_busy = BUSY_TIMEOUT.as_millis() as i64;
+    if synchronous == SYNCHRONOUS_FULL && busy_ms == want_busy {
+        Ok(())
+    } else {
+        Err(BenchError::runtime(format!(
+            "connection settings synchronous={synchronous} busy_timeout={busy_ms}, \
+             expected {SYNCHRONOUS_FULL} and {want_busy}"
+        )))
     }
 }
 
@@ -155,23 +176,38 @@ async fn with_sqlx(
         })
         .synchronous(SqliteSynchronous::Full)
         .busy_timeout(BUSY_TIMEOUT);
-    let pool = sqlxusers::pool_options::<Sqlite>(settings.max_open).connect_lazy_with(options);
-    // SQLite integers decode as i64.
-    let dialect = Dialect::<Sqlite, i64>::new(Q, SUM_SQL, SqliteQueryResult::rows_affected);
+    let pool = sqlxusers::pool_options::<Sqlite>(settings.max_open, OPEN_TIMEOUT)
+        .connect_lazy_with(options);
+    let gate = Arc::new(Gate::new(settings.max_open));
+    // SQLite integers decode as i64; the statements are prepared on one
+    // connection before the timer, as database/sql does.
+    let dialect = Dialect::<Sqlite, i64>::new(Q, SUM_SQL, SqliteQueryResult::rows_affected, true);
 
-    // Every pre-opened connection must have the journal mode asked for.
-    for mut conn in dialect.preopen(&pool, settings.preopen).await? {
+    // Every pre-opened connection must have the settings asked for.
+    for mut held in dialect.preopen(&gate, &pool, settings.preopen).await? {
+        let conn = &mut *held.conn;
         let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
             .fetch_one(&mut *conn)
             .await
             .map_err(context("PRAGMA journal_mode"))?;
+        let synchronous: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(context("PRAGMA synchronous"))?;
+        let busy: i64 = sqlx::query_scalar("PRAGMA busy_timeout")
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(context("PRAGMA busy_timeout"))?;
         settings.journal.check(&mode)?;
+        check_settings(synchronous, busy)?;
     }
 
     let update_lock = settings
         .serialize
         .then(|| Arc::new(tokio::sync::Mutex::new(())));
-    let tally = dialect.run_tasks(&pool, update_lock, timer, inputs).await?;
+    let tally = dialect
+        .run_tasks(&pool, &gate, update_lock, timer, inputs)
+        .await?;
     let sum = dialect.sum_and_close(&pool).await?;
     Ok((tally, sum))
 }
@@ -285,36 +321,51 @@ async fn with_rusqlite(
     let pool = Arc::new(LitePool::new(settings));
 
     // Pre-open as for sqlx: the first connection alone, then the others at
-    // once, each in its own blocking thread; ping each and prepare the task
-    // statements into its cache.
-    let preopen = |pool: &Arc<LitePool>| {
+    // once, each in its own blocking thread; ping each and check its
+    // settings. The task statements are prepared on the first one only, as
+    // database/sql does; the others prepare them on first use.
+    let preopen = |pool: &Arc<LitePool>, prepare: bool| {
         let pool = Arc::clone(pool);
         tokio::task::spawn_blocking(move || -> Result<Connection, BenchError> {
             let conn = pool.open()?;
             conn.query_row("SELECT 1", [], |row| row.get::<_, i64>(0))
                 .map_err(context("ping"))?;
-            for sql in Q.all() {
-                conn.prepare_cached(sql).map_err(context(sql))?;
+            let synchronous: i64 = conn
+                .pragma_query_value(None, "synchronous", |row| row.get(0))
+                .map_err(context("PRAGMA synchronous"))?;
+            let busy: i64 = conn
+                .pragma_query_value(None, "busy_timeout", |row| row.get(0))
+                .map_err(context("PRAGMA busy_timeout"))?;
+            check_settings(synchronous, busy)?;
+            if prepare {
+                for sql in Q.all() {
+                    conn.prepare_cached(sql).map_err(context(sql))?;
+                }
             }
             Ok(conn)
         })
     };
-    let first = preopen(&pool).await??;
-    pool.put_idle(first)?;
-    let opening: Vec<_> = (1..settings.preopen).map(|_| preopen(&pool)).collect();
-    for handle in opening {
-        let conn = handle.await??;
-        pool.put_idle(conn)?;
+    if settings.preopen > 0 {
+        let first = preopen(&pool, true).await??;
+        let opening: Vec<_> = (1..settings.preopen)
+            .map(|_| preopen(&pool, false))
+            .collect();
+        let mut conns = vec![first];
+        for handle in opening {
+            conns.push(handle.await??);
+        }
+        for conn in conns {
+            pool.put_idle(conn)?;
+        }
     }
 
-    let update_lock = settings.serialize.then(|| Arc::new(Mutex::new(())));
-    let tally = sqlshared::run_tasks(timer, inputs, |input| {
+    let update_lock = settings
+        .serialize
+        .then(|| Arc::new(tokio::sync::Mutex::new(())));
+    let tally = sqlshared::run_tasks(timer, inputs, None, |input| {
         let pool = Arc::clone(&pool);
         let lock = update_lock.clone();
-        async move {
-            pool.with_conn(move |conn| rusqlite_task(conn, lock.as_deref(), input))
-                .await
-        }
+        async move { rusqlite_task(&pool, lock.as_deref(), input).await }
     })
     .await?;
 
@@ -328,34 +379,45 @@ async fn with_rusqlite(
     Ok((tally, sum))
 }
 
-fn rusqlite_task(
-    conn: &Connection,
-    update_lock: Option<&Mutex<()>>,
+/// One task: each statement takes a connection of its own from the pool (a
+/// permit, then a blocking thread), as database/sql does for every
+/// statement. With `update_lock`, the UPDATE (with the wait for its
+/// connection) runs while holding it.
+async fn rusqlite_task(
+    pool: &Arc<LitePool>,
+    update_lock: Option<&tokio::sync::Mutex<()>>,
     input: Input,
 ) -> Result<Done, BenchError> {
-    if input.updates() {
-        let affected = {
-            let _guard = match update_lock {
-                Some(lock) => Some(
-                    lock.lock()
-                        .map_err(|_| BenchError::runtime("update mutex poisoned"))?,
-                ),
-                None => None,
-            };
-            conn.prepare_cached(Q.update)
-                .and_then(|mut statement| statement.execute([input.id]))
-        }
-        .map_err(|e| query_error(Q.update, input.id, e))?;
-        check_updated(affected as u64, input.id)?;
-        let count = rusqlite_count(conn, Q.select_id, input.id)
-            .map_err(|e| query_error(Q.select_id, input.id, e))?;
-        check_one_row(count, input.id)?;
-        Ok(Done::Updated)
-    } else {
-        let count = rusqlite_count(conn, Q.select_age, input.age)
-            .map_err(|e| query_error(Q.select_age, input.age, e))?;
-        Ok(Done::Rows(count))
+    let (id, age) = (input.id, input.age);
+    if !input.updates() {
+        let count = pool
+            .with_conn(move |conn| {
+                rusqlite_count(conn, Q.select_age, age)
+                    .map_err(|e| query_error(Q.select_age, age, e))
+            })
+            .await?;
+        return Ok(Done::Rows(count));
     }
+    let affected = {
+        let _guard = match update_lock {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        };
+        pool.with_conn(move |conn| {
+            conn.prepare_cached(Q.update)
+                .and_then(|mut statement| statement.execute([id]))
+                .map_err(|e| query_error(Q.update, id, e))
+        })
+        .await?
+    };
+    check_updated(affected as u64, id)?;
+    let count = pool
+        .with_conn(move |conn| {
+            rusqlite_count(conn, Q.select_id, id).map_err(|e| query_error(Q.select_id, id, e))
+        })
+        .await?;
+    check_one_row(count, id)?;
+    Ok(Done::Updated)
 }
 
 /// Run a one-parameter select and count its rows, decoding every salary.

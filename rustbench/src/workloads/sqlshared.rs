@@ -12,9 +12,11 @@
 //! the odd-age queries + `SUM(salary)` read after the timer has stopped.
 
 use std::future::Future;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 
 use super::{Check, Ctx, Outcome, ParamSpec};
 use crate::cli::{BenchError, Flavour, Timer};
@@ -26,9 +28,164 @@ pub const USERS: usize = 10_000;
 /// Largest pool size accepted (sqlx counts connections in a u32).
 pub const MAX_POOL: u64 = u32::MAX as u64;
 
-/// How long a task may wait for a pooled connection. Go's database/sql and
-/// pgxpool wait without a limit; this is long enough never to matter.
-pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+/// How long opening one connection may take (and, for a connection taken
+/// from the pool, the driver's own check of it).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one statement may take once its task holds a connection: from
+/// sending it to the last row read. The wait for a pooled connection is not
+/// counted, so N = 100,000 tasks on a pool of 64 wait as long as they must.
+/// Every statement is a primary-key update or lookup or a select of about
+/// 100 rows from a 10,000-row table: milliseconds even on a loaded server,
+/// so 30 s is three orders of magnitude of headroom, and it still ends a
+/// stuck server's run with the driver's own words well inside the harness's
+/// 120 s sample timeout. (A killed server closes its sockets, so statements
+/// in flight fail at once; this bounds a server that stops answering.)
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What the tasks of a database run share to get connections, and what
+/// makes them fail fast once one of them failed.
+///
+/// A task first takes one of `max_open` permits: that is the wait for a
+/// pooled connection, as long as it takes. With a permit in hand the
+/// driver's own pool never waits for another task, so what the driver's
+/// acquire does is open (or check) a connection, which the caller bounds by
+/// `CONNECT_TIMEOUT`. Every statement is bounded by `STATEMENT_TIMEOUT`.
+///
+/// The first acquire or statement that fails closes the gate: `run_tasks`
+/// stops waiting and reports that failure, tasks inside a driver's acquire
+/// (sqlx retries a refused connection until its acquire timeout) fail at
+/// once, and a task that gets a permit later fails without connecting. A
+/// killed server therefore ends the run within moments of its first failed
+/// statement, instead of every remaining task trying (or retrying) to
+/// connect in turn.
+pub struct Gate {
+    permits: Semaphore,
+    statement_timeout: Duration,
+    failure: OnceLock<String>,
+    closed: Notify,
+}
+
+/// A connection a task holds with its permit; the connection goes back to
+/// its pool before the permit is released (fields drop in order).
+pub struct Held<'g, C> {
+    pub conn: C,
+    _permit: SemaphorePermit<'g>,
+}
+
+impl Gate {
+    pub fn new(max_open: u32) -> Self {
+        Self::with_statement_timeout(max_open, STATEMENT_TIMEOUT)
+    }
+
+    fn with_statement_timeout(max_open: u32, statement_timeout: Duration) -> Self {
+        Gate {
+            permits: Semaphore::new(max_open as usize),
+            statement_timeout,
+            failure: OnceLock::new(),
+            closed: Notify::new(),
+        }
+    }
+
+    /// Take a connection: a permit, then `take` (the driver's acquire, with
+    /// its time bound), raced with the gate's closing.
+    pub async fn connection<C, F>(&self, take: F) -> Result<Held<'_, C>, BenchError>
+    where
+        F: Future<Output = Result<C, BenchError>>,
+    {
+        if self.is_closed() {
+            return Err(self.closed_error());
+        }
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| BenchError::runtime("the connection permits were closed"))?;
+        let conn = self
+            .unless_closed(take)
+            .await
+            .inspect_err(|e| self.close(e))?;
+        Ok(Held {
+            conn,
+            _permit: permit,
+        })
+    }
+
+    /// Run one statement (`sql` with its parameter) on a held connection,
+    /// within `STATEMENT_TIMEOUT`. A failure closes the gate.
+    pub async fn statement<T, E, F>(&self, sql: &str, param: i32, run: F) -> Result<T, BenchError>
+    where
+        F: Future<Output = Result<T, E>>,
+        BenchError: From<E>,
+    {
+        let result = match tokio::time::timeout(self.statement_timeout, run).await {
+            Ok(result) => result.map_err(|e| query_error(sql, param, e)),
+            Err(_) => Err(BenchError::runtime(format!(
+                "{sql} [{param}]: no answer from the server within {:?}",
+                self.statement_timeout
+            ))),
+        };
+        result.inspect_err(|e| self.close(e))
+    }
+
+    /// `run`, unless the gate closes first (or already has).
+    async fn unless_closed<T, F>(&self, run: F) -> Result<T, BenchError>
+    where
+        F: Future<Output = Result<T, BenchError>>,
+    {
+        let closed = self.closed.notified();
+        tokio::pin!(closed);
+        // Registered before the check, so a close in between is not missed.
+        closed.as_mut().enable();
+        if self.failure.get().is_some() {
+            return Err(self.closed_error());
+        }
+        tokio::select! {
+            biased;
+            () = &mut closed => Err(self.closed_error()),
+            result = run => result,
+        }
+    }
+
+    /// Close the gate with `err` as the first failure (a later one is not
+    /// recorded: the first is what the run reports). Tasks waiting for a
+    /// permit are not woken: `run_tasks` stops waiting for them.
+    pub fn close(&self, err: &BenchError) {
+        let _ = self.failure.set(err.message().to_string());
+        self.closed.notify_waiters();
+    }
+
+    /// Whether a failure has closed the gate.
+    pub fn is_closed(&self) -> bool {
+        self.failure.get().is_some()
+    }
+
+    /// The first failure, as the run reports it.
+    pub fn first_failure(&self) -> BenchError {
+        BenchError::runtime(self.failure.get().map_or("(no message)", String::as_str))
+    }
+
+    fn closed_error(&self) -> BenchError {
+        let first = self.failure.get().map_or("(no message)", String::as_str);
+        BenchError::runtime(format!(
+            "not run: an earlier connection or statement failed: {first}"
+        ))
+    }
+}
+
+/// `run` within `limit`, else an error saying what took too long.
+pub async fn within<T, F>(limit: Duration, what: &str, run: F) -> Result<T, BenchError>
+where
+    F: Future<Output = Result<T, BenchError>>,
+{
+    match tokio::time::timeout(limit, run).await {
+        Ok(result) => result,
+        Err(_) => Err(BenchError::runtime(format!(
+            "{what}: no answer within {} s",
+            limit.as_secs()
+        ))),
+    }
+}
 
 /// The `pool` param of the server workloads (mysql, postgres).
 pub const SERVER_POOL: ParamSpec = ParamSpec {
@@ -171,7 +328,8 @@ pub fn preopen_count(pool: u64, n: u64) -> u64 {
     if pool == 0 { n.min(8) } else { pool.min(n) }
 }
 
-/// `--dsn` must be a URL with one of the given schemes.
+/// BENCH_DSN must be a URL with one of the given schemes. The message
+/// never repeats the value, which may hold a password.
 pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchError> {
     let dsn = ctx.dsn()?;
     let ok = schemes.iter().any(|scheme| {
@@ -182,7 +340,8 @@ pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchErr
         Ok(dsn)
     } else {
         Err(BenchError::usage(format!(
-            "--dsn must be a {}:// URL",
+            "{} must be a {}:// URL",
+            crate::cli::DSN_ENV,
             schemes.join("://, ")
         )))
     }
@@ -207,16 +366,22 @@ where
     context(&format!("{sql} [{param}]"))(err)
 }
 
-/// Connect once outside the pool and close again. The sqlx pool retries a
-/// refused connection until its acquire timeout; this fails at once, as the
-/// other drivers do.
+/// Connect once outside the pool (within `CONNECT_TIMEOUT`) and close
+/// again. The sqlx pool retries a refused connection until its acquire
+/// timeout and then reports only that it timed out; this fails at once with
+/// the driver's own message, as the other drivers do.
 pub async fn probe_sqlx<DB: sqlx::Database>(
     options: &<DB::Connection as sqlx::Connection>::Options,
 ) -> Result<(), BenchError> {
     use sqlx::{ConnectOptions as _, Connection as _};
-    let conn: DB::Connection = options.connect().await?;
-    conn.close().await?;
-    Ok(())
+    within(CONNECT_TIMEOUT, "connecting", async {
+        let conn: DB::Connection = options.connect().await.map_err(context("connecting"))?;
+        conn.close()
+            .await
+            .map_err(context("closing the probe connection"))?;
+        Ok(())
+    })
+    .await
 }
 
 /// Close every connection of a sqlx pool whose connections are all idle,
@@ -232,16 +397,23 @@ pub async fn close_sqlx_pool<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> Resul
     Ok(())
 }
 
-/// A DSN the driver could not parse is a bad flag (exit status 2).
+/// A DSN the driver could not parse is a usage error (exit status 2). The
+/// driver's message goes through the password redaction of
+/// `BenchError::line` like every other.
 pub fn bad_dsn(err: impl std::fmt::Display) -> BenchError {
-    BenchError::usage(format!("bad --dsn: {err}"))
+    BenchError::usage(format!("bad {}: {err}", crate::cli::DSN_ENV))
 }
 
 /// Spawn one tokio task per input, await the handles in spawn order. The
 /// timer runs from just before the first spawn to the last result.
+///
+/// With a `gate`, the wait stops as soon as the gate closes, with its first
+/// failure: the run is lost, and the tasks still waiting (for a connection,
+/// say) are dropped with the runtime instead of each failing in turn.
 pub async fn run_tasks<F, Fut>(
     timer: &mut Timer,
     inputs: &[Input],
+    gate: Option<&Gate>,
     task: F,
 ) -> Result<Tally, BenchError>
 where
@@ -250,13 +422,38 @@ where
 {
     let mut handles = Vec::with_capacity(inputs.len());
     let mut tally = Tally::default();
+    let closed = gate.map(|gate| gate.closed.notified());
+    tokio::pin!(closed);
+    if let Some(closed) = closed.as_mut().as_pin_mut() {
+        // Registered before any task runs: no close can be missed.
+        closed.enable();
+    }
+    let gate_closed = async {
+        match closed.as_mut().as_pin_mut() {
+            Some(closed) => closed.await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(gate_closed);
     timer.start();
     for &input in inputs {
+        // Spawning a million tasks takes seconds: a closed gate stops it too.
+        if let Some(gate) = gate.filter(|gate| gate.is_closed()) {
+            return Err(gate.first_failure());
+        }
         handles.push(tokio::spawn(task(input)));
     }
     timer.mark_spawned();
     for handle in handles {
-        tally.add(handle.await??);
+        let done = tokio::select! {
+            biased;
+            result = handle => result??,
+            () = &mut gate_closed => return Err(gate.map_or_else(
+                || BenchError::runtime("the gate closed"),
+                Gate::first_failure,
+            )),
+        };
+        tally.add(done);
     }
     timer.stop();
     Ok(tally)
@@ -443,6 +640,140 @@ pub mod server_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    /// A current-thread runtime with timers, for the gate tests.
+    fn block_on<F: Future>(run: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(run)
+    }
+
+    async fn ok_take() -> Result<u32, BenchError> {
+        Ok(7)
+    }
+
+    #[test]
+    fn the_wait_for_a_connection_is_not_a_statement() {
+        // One connection, a 50 ms statement limit: a task that waits 150 ms
+        // for the connection still runs its 10 ms statement.
+        block_on(async {
+            let gate = Arc::new(Gate::with_statement_timeout(1, Duration::from_millis(50)));
+            let held = gate.connection(ok_take()).await.unwrap();
+            let started = tokio::time::Instant::now();
+            let waiter = {
+                let gate = Arc::clone(&gate);
+                tokio::spawn(async move {
+                    let held = gate.connection(ok_take()).await?;
+                    let waited = started.elapsed();
+                    gate.statement("SELECT 1", 0, async {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        Ok::<_, BenchError>((held.conn, waited))
+                    })
+                    .await
+                })
+            };
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            drop(held);
+            let (conn, waited) = waiter.await.unwrap().unwrap();
+            assert_eq!(conn, 7);
+            assert!(waited >= Duration::from_millis(150), "{waited:?}");
+            assert!(!gate.is_closed());
+        });
+    }
+
+    #[test]
+    fn a_slow_statement_fails_and_closes_the_gate() {
+        block_on(async {
+            let gate = Gate::with_statement_timeout(2, Duration::from_millis(20));
+            let held = gate.connection(ok_take()).await.unwrap();
+            let err = gate
+                .statement("SELECT salary FROM users WHERE id = ?", 5, async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    Ok::<_, BenchError>(())
+                })
+                .await
+                .unwrap_err();
+            assert!(err.message().contains("WHERE id = ? [5]"), "{err}");
+            assert!(err.message().contains("no answer"), "{err}");
+            drop(held);
+            assert!(gate.is_closed());
+            // Later tasks fail without calling the driver.
+            let later = gate
+                .connection(async { panic!("the driver must not be called") })
+                .await
+                .map(|_: Held<'_, u32>| ())
+                .unwrap_err();
+            assert!(later.message().contains("an earlier connection"), "{later}");
+            assert!(later.message().contains("no answer"), "{later}");
+        });
+    }
+
+    #[test]
+    fn a_failed_acquire_ends_an_acquire_in_progress() {
+        block_on(async {
+            let gate = Arc::new(Gate::new(4));
+            let stuck = {
+                let gate = Arc::clone(&gate);
+                tokio::spawn(async move {
+                    gate.connection(std::future::pending::<Result<u32, BenchError>>())
+                        .await
+                        .map(drop)
+                })
+            };
+            tokio::task::yield_now().await;
+            let refused = gate
+                .connection(async {
+                    Err::<u32, _>(BenchError::runtime("connecting: Connection refused"))
+                })
+                .await
+                .map(drop)
+                .unwrap_err();
+            assert!(refused.message().contains("Connection refused"));
+            let err = tokio::time::timeout(Duration::from_secs(5), stuck)
+                .await
+                .expect("the stuck acquire ends")
+                .unwrap()
+                .unwrap_err();
+            assert!(err.message().contains("Connection refused"), "{err}");
+        });
+    }
+
+    #[test]
+    fn run_tasks_stops_when_the_gate_closes() {
+        // Task 0 never finishes; task 1 fails: the run ends with task 1's
+        // failure instead of waiting for task 0.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let result = runtime.block_on(async {
+            let gate = Arc::new(Gate::new(4));
+            let mut timer = Timer::new(crate::cli::mono_ns());
+            let inputs = inputs(2);
+            let first = inputs[0];
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                run_tasks(&mut timer, &inputs, Some(&gate), |input| {
+                    let gate = Arc::clone(&gate);
+                    async move {
+                        if input == first {
+                            std::future::pending::<()>().await;
+                        }
+                        let err = BenchError::runtime("UPDATE [1]: connection reset");
+                        gate.close(&err);
+                        Err(err)
+                    }
+                }),
+            )
+            .await
+        });
+        let err = result.expect("run_tasks returns").unwrap_err();
+        assert_eq!(err.message(), "UPDATE [1]: connection reset");
+    }
 
     #[test]
     fn inputs_follow_the_lcg() {

@@ -5,6 +5,7 @@
 
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::TryStreamExt;
 use sqlx::pool::{PoolConnection, PoolOptions};
@@ -15,8 +16,8 @@ use sqlx::{
 use tokio::sync::Mutex;
 
 use super::sqlshared::{
-    self, ACQUIRE_TIMEOUT, Done, Input, Queries, ServerRun, Tally, check_one_row, check_updated,
-    context, query_error,
+    self, CONNECT_TIMEOUT, Done, Gate, Held, Input, Queries, STATEMENT_TIMEOUT, ServerRun, Tally,
+    check_one_row, check_updated, context, within,
 };
 use crate::cli::{BenchError, Timer};
 
@@ -29,6 +30,11 @@ pub struct Dialect<DB: Database, S> {
     /// The rows an UPDATE changed (each driver's result type has its own
     /// method for it).
     pub rows_affected: fn(&DB::QueryResult) -> u64,
+    /// Prepare the task statements on one connection before the timer (as
+    /// Go's database/sql `DB.Prepare` does for SQLite and MySQL); otherwise
+    /// (PostgreSQL, as pgx does) every connection prepares them on first use.
+    /// Either way the other connections prepare them on first use.
+    pub prepare_first: bool,
     salary: PhantomData<fn() -> S>,
 }
 
@@ -42,16 +48,18 @@ impl<DB: Database, S> Clone for Dialect<DB, S> {
 impl<DB: Database, S> Copy for Dialect<DB, S> {}
 
 /// Pool options: at most `max_open` connections, none opened ahead, none
-/// closed for being idle or old, no test query when one is taken, and an
-/// acquire timeout that never matters.
-pub fn pool_options<DB: Database>(max_open: u32) -> PoolOptions<DB> {
+/// closed for being idle or old, no test query when one is taken. A task
+/// calls `acquire` only with a `Gate` permit in hand, so the pool never
+/// makes it wait for another task: `open_timeout` bounds opening a
+/// connection (sqlx retries a refused one until then).
+pub fn pool_options<DB: Database>(max_open: u32, open_timeout: Duration) -> PoolOptions<DB> {
     PoolOptions::new()
         .max_connections(max_open)
         .min_connections(0)
         .idle_timeout(None)
         .max_lifetime(None)
         .test_before_acquire(false)
-        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .acquire_timeout(open_timeout)
 }
 
 impl<DB, S> Dialect<DB, S>
@@ -69,65 +77,108 @@ where
         queries: Queries,
         sum_sql: &'static str,
         rows_affected: fn(&DB::QueryResult) -> u64,
+        prepare_first: bool,
     ) -> Self {
         Dialect {
             queries,
             sum_sql,
             rows_affected,
+            prepare_first,
             salary: PhantomData,
         }
+    }
+
+    /// One of the pool's connections, through the gate. When sqlx gives up
+    /// opening one (it retries a refused connection until its acquire
+    /// timeout and then only says it timed out), one more attempt outside
+    /// the pool gets the driver's own message.
+    pub async fn connection<'g>(
+        &self,
+        gate: &'g Gate,
+        pool: &Pool<DB>,
+    ) -> Result<Held<'g, PoolConnection<DB>>, BenchError> {
+        gate.connection(async {
+            match pool.acquire().await {
+                Ok(conn) => Ok(conn),
+                Err(sqlx::Error::PoolTimedOut) => {
+                    sqlshared::probe_sqlx::<DB>(&pool.connect_options()).await?;
+                    Err(BenchError::runtime(format!(
+                        "the pool could not open a connection within {:?}",
+                        pool.options().get_acquire_timeout()
+                    )))
+                }
+                Err(err) => Err(context("connecting")(err)),
+            }
+        })
+        .await
     }
 
     /// Open `count` connections before the timer: the first alone (SQLite
     /// switches the journal mode on it, which takes an exclusive lock; two
     /// connections switching at once can deadlock, reported as "database is
-    /// locked" without waiting), then the others at once. Each is pinged and
-    /// the task statements are prepared into its cache. The connections are
-    /// handed back so that the caller can check them before they go idle.
-    pub async fn preopen(
+    /// locked" without waiting), then the others at once. Each is pinged;
+    /// with `prepare_first` the task statements are prepared on the first.
+    /// The connections are handed back so that the caller can check them
+    /// before they go idle.
+    pub async fn preopen<'g>(
         &self,
+        gate: &'g Gate,
         pool: &Pool<DB>,
         count: usize,
-    ) -> Result<Vec<PoolConnection<DB>>, BenchError> {
+    ) -> Result<Vec<Held<'g, PoolConnection<DB>>>, BenchError> {
         let mut conns = Vec::with_capacity(count);
         if count == 0 {
             return Ok(conns);
         }
         conns.push(
-            pool.acquire()
+            self.connection(gate, pool)
                 .await
                 .map_err(context("opening the first connection"))?,
         );
         conns.extend(
-            futures::future::try_join_all((1..count).map(|_| pool.acquire()))
+            futures::future::try_join_all((1..count).map(|_| self.connection(gate, pool)))
                 .await
                 .map_err(context("opening connections"))?,
         );
-        for conn in &mut conns {
-            conn.ping().await.map_err(context("ping"))?;
+        for held in &mut conns {
+            within(CONNECT_TIMEOUT, "ping", async {
+                held.conn.ping().await.map_err(context("ping"))
+            })
+            .await?;
+        }
+        if self.prepare_first {
+            let first = &mut conns[0].conn;
             for sql in self.queries.all() {
-                conn.prepare(sql.into_sql_str())
-                    .await
-                    .map_err(context(sql))?;
+                within(STATEMENT_TIMEOUT, sql, async {
+                    first
+                        .prepare(sql.into_sql_str())
+                        .await
+                        .map(drop)
+                        .map_err(context(sql))
+                })
+                .await?;
             }
         }
         Ok(conns)
     }
 
     /// Run the timed tasks on `pool`, one tokio task each. With
-    /// `update_lock`, every UPDATE runs while holding it.
+    /// `update_lock`, every UPDATE (with the wait for its connection) runs
+    /// while holding it.
     pub async fn run_tasks(
         &self,
         pool: &Pool<DB>,
+        gate: &Arc<Gate>,
         update_lock: Option<Arc<Mutex<()>>>,
         timer: &mut Timer,
         inputs: &[Input],
     ) -> Result<Tally, BenchError> {
         let dialect = *self;
-        sqlshared::run_tasks(timer, inputs, |input| {
+        sqlshared::run_tasks(timer, inputs, Some(gate), |input| {
             let pool = pool.clone();
+            let gate = Arc::clone(gate);
             let lock = update_lock.clone();
-            async move { dialect.task(&pool, lock.as_deref(), input).await }
+            async move { dialect.task(&pool, &gate, lock.as_deref(), input).await }
         })
         .await
     }
@@ -135,26 +186,35 @@ where
     async fn task(
         self,
         pool: &Pool<DB>,
+        gate: &Gate,
         update_lock: Option<&Mutex<()>>,
         input: Input,
     ) -> Result<Done, BenchError> {
         let q = self.queries;
         if !input.updates() {
-            return Ok(Done::Rows(self.count(pool, q.select_age, input.age).await?));
+            let rows = self.count(pool, gate, q.select_age, input.age).await?;
+            return Ok(Done::Rows(rows));
         }
         let result = {
             let _guard = match update_lock {
                 Some(lock) => Some(lock.lock().await),
                 None => None,
             };
-            sqlx::query::<DB>(q.update)
-                .bind(input.id)
-                .execute(pool)
-                .await
-        }
-        .map_err(|e| query_error(q.update, input.id, e))?;
+            let mut held = self.connection(gate, pool).await?;
+            gate.statement(
+                q.update,
+                input.id,
+                sqlx::query::<DB>(q.update)
+                    .bind(input.id)
+                    .execute(&mut *held.conn),
+            )
+            .await?
+        };
         check_updated((self.rows_affected)(&result), input.id)?;
-        check_one_row(self.count(pool, q.select_id, input.id).await?, input.id)?;
+        check_one_row(
+            self.count(pool, gate, q.select_id, input.id).await?,
+            input.id,
+        )?;
         Ok(Done::Updated)
     }
 
@@ -162,19 +222,22 @@ where
     async fn count(
         self,
         pool: &Pool<DB>,
+        gate: &Gate,
         sql: &'static str,
         param: i32,
     ) -> Result<u64, BenchError> {
-        let mut rows = sqlx::query_scalar::<DB, S>(sql).bind(param).fetch(pool);
-        let mut count = 0u64;
-        while let Some(_salary) = rows
-            .try_next()
-            .await
-            .map_err(|e| query_error(sql, param, e))?
-        {
-            count += 1;
-        }
-        Ok(count)
+        let mut held = self.connection(gate, pool).await?;
+        gate.statement(sql, param, async {
+            let mut rows = sqlx::query_scalar::<DB, S>(sql)
+                .bind(param)
+                .fetch(&mut *held.conn);
+            let mut count = 0u64;
+            while let Some(_salary) = rows.try_next().await? {
+                count += 1;
+            }
+            Ok::<_, sqlx::Error>(count)
+        })
+        .await
     }
 
     /// The whole run on a server: a probe connection (a refused one fails at
@@ -188,19 +251,25 @@ where
         let options: <DB::Connection as sqlx::Connection>::Options =
             run.dsn.parse().map_err(sqlshared::bad_dsn)?;
         sqlshared::probe_sqlx::<DB>(&options).await?;
-        let pool = pool_options::<DB>(run.max_open).connect_lazy_with(options);
-        drop(self.preopen(&pool, run.preopen).await?);
-        let tally = self.run_tasks(&pool, None, timer, &run.inputs).await?;
+        let pool = pool_options::<DB>(run.max_open, CONNECT_TIMEOUT).connect_lazy_with(options);
+        let gate = Arc::new(Gate::new(run.max_open));
+        drop(self.preopen(&gate, &pool, run.preopen).await?);
+        let tally = self
+            .run_tasks(&pool, &gate, None, timer, &run.inputs)
+            .await?;
         let sum = self.sum_and_close(&pool).await?;
         Ok((tally, sum))
     }
 
     /// Read `SUM(salary)` after the timer, then close every connection.
     pub async fn sum_and_close(&self, pool: &Pool<DB>) -> Result<i64, BenchError> {
-        let sum: i64 = sqlx::query_scalar(self.sum_sql)
-            .fetch_one(pool)
-            .await
-            .map_err(context(self.sum_sql))?;
+        let sum: i64 = within(STATEMENT_TIMEOUT, self.sum_sql, async {
+            sqlx::query_scalar(self.sum_sql)
+                .fetch_one(pool)
+                .await
+                .map_err(context(self.sum_sql))
+        })
+        .await?;
         sqlshared::close_sqlx_pool(pool)
             .await
             .map_err(context("closing the connections"))?;

@@ -2,10 +2,11 @@
 //! `((i * 2654435761) mod 2^32) mod 200000` microseconds, then `iterations`
 //! times sleeps 10 ms. Checksum: total iterations done (N * iterations).
 //!
-//! Variants: `thread` (one `std::thread` per worker, `std::thread::sleep`),
-//! `thread-pinned` (the same, each thread pinned to CPU `i % ncpus` of the
-//! CPUs the process may run on, with `sched_setaffinity`), `tokio`
-//! (`tokio::spawn` + `tokio::time::sleep` on the multi-thread runtime).
+//! Variants: `tokio` (the default: `tokio::spawn` + `tokio::time::sleep` on
+//! the multi-thread runtime), `thread` (one `std::thread` per worker,
+//! `std::thread::sleep`), `thread-pinned` (the same, each thread pinned to
+//! CPU `i % ncpus` of the CPUs the process may run on, with
+//! `sched_setaffinity`).
 
 use std::os::unix::thread::JoinHandleExt;
 use std::sync::Arc;
@@ -17,8 +18,8 @@ use crate::cli::{BenchError, Flavour, Timer};
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "threads_vs_tasks",
-    variants: &["thread", "thread-pinned", "tokio"],
-    default_variant: "thread",
+    variants: &["tokio", "thread", "thread-pinned"],
+    default_variant: "tokio",
     params: &[ParamSpec {
         key: "iterations",
         default: "100",
@@ -90,6 +91,21 @@ pub fn run_threads<F>(n: usize, timer: &mut Timer, work: F) -> Result<Collected,
 where
     F: Fn(u64) -> Result<u64, BenchError> + Send + Sync + 'static,
 {
+    run_threads_then(n, timer, work, || ())
+}
+
+/// `run_threads`, calling `on_spawned` right after the last spawn (also
+/// after a failed one, before any thread is joined).
+pub fn run_threads_then<F, S>(
+    n: usize,
+    timer: &mut Timer,
+    work: F,
+    on_spawned: S,
+) -> Result<Collected, BenchError>
+where
+    F: Fn(u64) -> Result<u64, BenchError> + Send + Sync + 'static,
+    S: FnOnce(),
+{
     let guard = setup_guard::Spawning::enter();
     let shared = Arc::new(Shared {
         work,
@@ -116,6 +132,7 @@ where
             }
         }
     }
+    on_spawned();
     timer.mark_spawned();
 
     // Every created thread either reaches its closure or is held by the
@@ -475,7 +492,7 @@ mod tests {
             assert_eq!(report.tasks_ok, 3, "{variant}");
         }
         let report = tvt_run(1, None, &[]);
-        assert_eq!(report.variant, "thread");
+        assert_eq!(report.variant, "tokio");
         assert_eq!(
             report.params.get("iterations").map(String::as_str),
             Some("100")

@@ -8,9 +8,20 @@ use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_rustbench");
 
+/// Run the binary without BENCH_DSN in its environment.
 pub fn run(args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
+        .env_remove("BENCH_DSN")
+        .output()
+        .expect("the rustbench binary runs")
+}
+
+/// Run the binary with BENCH_DSN set to `dsn`.
+pub fn run_with_dsn(dsn: &str, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("BENCH_DSN", dsn)
         .output()
         .expect("the rustbench binary runs")
 }
