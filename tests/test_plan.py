@@ -2,6 +2,7 @@ import pytest
 
 from bench_src.catalogue import WORKLOADS
 from bench_src.plan import make_plan
+from bench_src.profiles import PROFILES
 
 
 def test_quick_profile_defaults_are_valid():
@@ -235,3 +236,32 @@ def test_cli_check_validates_a_plan_and_its_directory_without_writing(tmp_path, 
     assert main(["check", "--seed", "3", "--results-dir", str(out),
                  "--plan", "{workloads: [sleep], ns: [10], samples: 1, warmup: 0, smoke: true}"]) == 0
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_profile_makes_a_plan_that_can_reach_a_verdict(name):
+    plan = make_plan(name)  # the feasibility check refuses a plan that never could
+    assert plan.cells()
+
+
+def test_article_profile_runs_the_article_settings_and_the_defaults_of_every_claim():
+    """The reproduction table sets the article's settings beside each language's defaults, from
+    cells of the same run: the article profile must take both, at every N of the article's table
+    that it covers (MySQL stops at 10,000 for time, as the profile says)."""
+    from bench_src.analysis import published
+
+    plan = make_plan("article")
+    have = {(c.workload, c.lang, c.n, c.variant, tuple(sorted(c.params))) for c in plan.cells()}
+    covered = 0
+    for r in published.article_ratios().itertuples():
+        if r.workload not in plan.ns or r.n not in plan.ns[r.workload]:
+            assert r.workload == "mysql" and r.n == 100_000, (r.workload, r.n)
+            continue
+        for lang in ("go", "rust"):
+            for setting in (published.article_setting(r.workload, lang), published.default_setting(r.workload, lang)):
+                assert (r.workload, lang, r.n, setting.variant, setting.params) in have, (r.workload, r.n, lang, setting)
+        covered += 1
+    assert covered >= 20
+    sleep = {dict(c.params)["kernel"] for c in plan.cells() if c.workload == "sleep"}
+    assert sleep == {"xorshift", "article"}
+    assert {dict(c.params)["work"] for c in plan.cells() if c.workload == "sleep" and dict(c.params)["kernel"] == "xorshift"} == {"0", "50000"}
