@@ -265,3 +265,12 @@ def test_article_profile_runs_the_article_settings_and_the_defaults_of_every_cla
     sleep = {dict(c.params)["kernel"] for c in plan.cells() if c.workload == "sleep"}
     assert sleep == {"xorshift", "article"}
     assert {dict(c.params)["work"] for c in plan.cells() if c.workload == "sleep" and dict(c.params)["kernel"] == "xorshift"} == {"0", "50000"}
+
+
+def test_the_private_server_admits_the_largest_pool_of_any_cell():
+    from bench_src.run.resources import max_pool
+
+    assert max_pool(make_plan("quick", workloads=["mysql"]), "mysql") == 64
+    # the article preset opens 151 connections, a pool no grid value names
+    assert max_pool(make_plan("article"), "mysql") == 151
+    assert max_pool(make_plan("quick", workloads=["mysql"], params={"mysql": {"pool": [8, 200]}}), "mysql") == 200

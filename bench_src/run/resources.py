@@ -29,8 +29,10 @@ class SkipSample(Exception):
 
 
 def max_pool(plan: Plan, workload: str) -> int:
-    pools = [int(v) for per in plan.params.get(workload, {}).values() for v in per.get("pool", ())]
-    return max(pools, default=64)
+    """The largest connection pool any cell of `workload` opens (the article preset's fixed pools
+    included), so that the server admits it."""
+    pools = [int(dict(c.params).get("pool", 0)) for c in plan.cells() if c.workload == workload]
+    return max(pools, default=64) or 64
 
 
 class Resources:
