@@ -125,3 +125,22 @@ def test_only_notebooks_that_ran_to_the_end_are_rendered(tmp_path):
     assert notebooks.render(tmp_path, log=said.append) == []
     assert said == ["not rendered: half.ipynb: code cell 2 of 2 is pending"]
     assert not (tmp_path / "export").exists()
+
+
+@pytest.mark.slow
+def test_the_method_describes_each_family_once_and_every_table_reads_as_a_table(report):
+    import re
+
+    from bench_src.report import tables
+
+    method = (report.export_dir / "method.md").read_text()
+    described = re.findall(r"([A-Za-z, ]+?) \((elapsed_s|peak_rss_mib|cpu_s)\): \d+ comparisons", method)
+    assert described and len(described) == len(set(described)), described
+    # every table has a reading form of its own: no raw column names such as p_holm or go_median
+    for name, table in report.tables.items():
+        text = tables.readable(table, name).to_markdown()
+        for raw in ("p_holm", "go_median", "ratio_ci_low", "depends_on_variant", "go_above_mib", "ref_variant"):
+            assert raw not in text, (name, raw)
+    # the Go vs Rust table says per row whether its verdict holds across the variants run
+    assert "robustness" in report.tables["go_vs_rust_elapsed_s"]
+    assert "across variants" in tables.readable(report.tables["go_vs_rust_elapsed_s"], "go_vs_rust_elapsed_s").to_markdown()

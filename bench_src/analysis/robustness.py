@@ -76,6 +76,29 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
     return pd.DataFrame(out, columns=cols)
 
 
+def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
+    """For each row of a Go-vs-Rust table, what its work's robustness row says: "depends on the
+    variants" (some pair reverses the verdict, or the best of each disagrees with the defaults),
+    "same verdict, k pairs" when several pairs of variants were run and agree, or "defaults only"
+    when the run took one pair."""
+    if table.empty or rob.empty:
+        return pd.Series("", index=table.index, dtype=object)
+
+    def key(frame: pd.DataFrame) -> list[tuple]:
+        return [tuple("" if (v is None or (isinstance(v, float) and np.isnan(v))) else str(v) for v in row)
+                for row in frame[GROUP].itertuples(index=False)]
+
+    flags = {}
+    for k, r in zip(key(rob), rob.itertuples(index=False)):
+        if r.depends_on_variant:
+            flags[k] = "depends on the variants"
+        elif r.rows > 1:
+            flags[k] = f"same verdict, {int(r.rows)} pairs"
+        else:
+            flags[k] = "defaults only"
+    return pd.Series([flags.get(k, "") for k in key(table)], index=table.index, dtype=object)
+
+
 def headline(rob: pd.DataFrame) -> list[str]:
     """One sentence per workload (and metric): the default-vs-default verdicts by N, and where
     the verdict depends on the variant choice."""

@@ -60,6 +60,9 @@ def check_results_dir(results_dir: str | Path) -> Path:
     return d
 
 
+ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_")
+
+
 def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=METRICS) -> Report:
     """Compute every table once: status and failures, checksums, per-cell summaries, Go/Rust
     comparisons (like for like) with verdicts, other models against tasks, the robustness of each
@@ -79,6 +82,8 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         rep.tables[f"go_vs_rust_{m}"] = compare.compare(df, m, margin=margin)
         rep.tables[f"robustness_{m}"] = robustness.robustness(table=rep.tables[f"go_vs_rust_{m}"], metric=m,
                                                               margin=margin)
+        rep.tables[f"go_vs_rust_{m}"]["robustness"] = robustness.row_flags(rep.tables[f"go_vs_rust_{m}"],
+                                                                           rep.tables[f"robustness_{m}"])
         models = compare.compare_models(df, m, margin=margin)
         if not models.empty:
             rep.tables[f"models_{m}"] = models
@@ -143,7 +148,10 @@ def export_all(rep: Report, render_html: bool = False) -> Report:
     pairs = rep.tables.get("go_vs_rust_elapsed_s")
     if pairs is not None and not pairs.empty:
         rep.files += benchstat.save(rep.df, pairs, d / "benchstat", rep.meta)
-    statistics = rules.method_statistics(rep.tables, rep.df.attrs.get("design"), rep.margin)
+    # the tables the statistics were computed in (derived tables such as samples_needed repeat
+    # their rows and are left out, so that no family is described twice)
+    analysed = {name: t for name, t in rep.tables.items() if name.startswith(ANALYSED)}
+    statistics = rules.method_statistics(analysed, rep.df.attrs.get("design"), rep.margin)
     rep.method = method.method_text(rep.meta, rep.df, rep.margin, statistics=statistics)
     rep.files.append(method.save(rep.meta, rep.df, d / "method.md", rep.margin, statistics=statistics))
     rep.files.append(html.save(rep, d / "report.html"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html as html_module
 import json
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -267,6 +268,8 @@ def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
     _effect(t, out)
     if "mde" in t:
         out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))
+    if "robustness" in t:
+        out["across variants"] = _col(t, "robustness", "")
     out["warning"] = _col(t, "warning", "")
     return _finish(out, _title(t, f"{a} vs {b}"), f"{a}/{b} < 1: {a} needs less.",
                    keep=(f"{a}/{b} [95% CI], verdict",))
@@ -521,9 +524,130 @@ def generic(table: pd.DataFrame, title: str = "") -> Readable:
     return _finish(out, title)
 
 
+def models(table: pd.DataFrame) -> Readable:
+    """Another concurrency model (OS threads, unspawned futures, a one-thread runtime) against the
+    tasks of a language: the threads-vs-goroutines-vs-tasks comparisons, kept out of Go vs Rust."""
+    t = table.reset_index(drop=True)
+    shared = shared_text(t)
+    out = pd.DataFrame(index=t.index)
+    out["workload"] = _col(t, "workload", "")
+    out["N"] = _n(t)
+    out["threads"] = _col(t, "threads_requested").map(threads_text)
+    out["parameters"] = shared
+    out["model"] = [f"{lang} {_with_params(v, _own_params(p, s))} ({m})" for lang, v, p, s, m in
+                    zip(_col(t, "lang", ""), _col(t, "variant", ""), _col(t, "params", ""), shared, _col(t, "model", ""))]
+    out["against"] = [f"{lang} {_with_params(v, _own_params(p, s))} ({m})" for lang, v, p, s, m in
+                      zip(_col(t, "ref_lang", ""), _col(t, "ref_variant", ""), _col(t, "ref_params", ""), shared,
+                          _col(t, "ref_model", ""))]
+    out["pairing"] = _col(t, "pairing", "")
+    out["samples"] = [units.count(p) + " pairs" if str(k) == "paired" and not blank(p) else
+                      f"{units.count(a)} / {units.count(b)}"
+                      for k, p, a, b in zip(_col(t, "pairing", ""), _col(t, "pairs"), _col(t, "samples"),
+                                            _col(t, "ref_samples"))]
+    out["median"] = _value(t, "median")
+    out["against median"] = _value(t, "ref_median")
+    out["ratio [95% CI], verdict"] = _ratio_cell(t)
+    p, p_name = _p_column(t)
+    out[p_name] = p
+    _effect(t, out)
+    if "mde" in t:
+        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))
+    out["warning"] = _col(t, "warning", "")
+    return _finish(out, _title(t, "Other models against tasks"), "ratio > 1: the model needs more than the tasks.",
+                   keep=("ratio [95% CI], verdict",))
+
+
+def _pair_text(row: Mapping, prefix: str) -> str:
+    """`go <variant> vs rust <variant>: ratio [CI] verdict` for one side of a robustness row."""
+    ratio = row.get(f"{prefix}_ratio")
+    if blank(ratio):
+        return "not run"
+    go = _with_params(row.get(f"{prefix}_go_variant", ""), "")
+    rust = _with_params(row.get(f"{prefix}_rust_variant", ""), "")
+    text = units.ratio(ratio, row.get(f"{prefix}_ratio_ci_low"), row.get(f"{prefix}_ratio_ci_high"))
+    verdict = row.get(f"{prefix}_verdict")
+    return f"{go} vs {rust}: {text}" + ("" if blank(verdict) else f" {verdict}")
+
+
+def robustness(table: pd.DataFrame) -> Readable:
+    """Per work: the verdict of the defaults, of each language's best variant of the same model,
+    and whether any like-for-like pair of variants changes it."""
+    t = table.reset_index(drop=True)
+    out = pd.DataFrame(index=t.index)
+    out["workload"] = _col(t, "workload", "")
+    out["N"] = _n(t)
+    out["threads"] = _col(t, "threads_requested").map(threads_text)
+    out["parameters"] = _col(t, "shared_params", "").map(lambda v: "" if blank(v) else str(v).replace(",", ", "))
+    rows = t.to_dict("records")
+    out["defaults: Go/Rust [95% CI], verdict"] = [_pair_text(r, "default") for r in rows]
+    out["best of each: Go/Rust [95% CI], verdict"] = [_pair_text(r, "best") for r in rows]
+    out["pairs run"] = _col(t, "rows").map(lambda v: "" if blank(v) else units.count(v))
+    out["verdicts (Go / Rust / equivalent / inconclusive)"] = [
+        " / ".join(str(int(r.get(k, 0) or 0)) for k in ("go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows"))
+        for r in rows]
+    out["depends on the variants"] = _col(t, "depends_on_variant", False).map(
+        lambda v: "yes" if bool(v) and not blank(v) else "no")
+    out["note"] = _col(t, "note", "")
+    return _finish(out, _title(t, "Robustness of each Go vs Rust verdict across variants"),
+                   "Best of each: each language's cell with the smallest median among the variants of the "
+                   "defaults' model.", keep=("defaults: Go/Rust [95% CI], verdict", "depends on the variants"))
+
+
+def memory_above_baseline(table: pd.DataFrame) -> Readable:
+    """Peak memory raw and above each program's baseline (its idle_tasks N = 1 peak)."""
+    t = table.reset_index(drop=True)
+    mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
+    out = pd.DataFrame(index=t.index)
+    out["workload"] = _col(t, "workload", "")
+    out["N"] = _n(t)
+    out["threads"] = _col(t, "threads_requested").map(threads_text)
+    out["Go"] = [_with_params(v, "") for v in _col(t, "go_variant", "")]
+    out["Rust"] = [_with_params(v, "") for v in _col(t, "rust_variant", "")]
+    out["Go peak"] = _col(t, "go_median").map(mib)
+    out["Rust peak"] = _col(t, "rust_median").map(mib)
+    out["Go/Rust [95% CI], verdict"] = _ratio_cell(t)
+    out["Go baseline"] = _col(t, "go_baseline_mib").map(mib)
+    out["Rust baseline"] = _col(t, "rust_baseline_mib").map(mib)
+    out["Go above"] = _col(t, "go_above_mib").map(mib)
+    out["Rust above"] = _col(t, "rust_above_mib").map(mib)
+    out["Go/Rust above baseline"] = _col(t, "ratio_above_baseline").map(
+        lambda v: "within a baseline" if blank(v) else units.ratio(v, np.nan, np.nan))
+    return _finish(out, "Peak memory, raw and above each program's baseline",
+                   "Baseline: the program's idle_tasks peak at N = 1 (runtime, libraries, the binary); "
+                   "\"within a baseline\": one side used no more than its baseline.",
+                   keep=("Go/Rust [95% CI], verdict", "Go/Rust above baseline"))
+
+
+def idle_wait_modes(table: pd.DataFrame) -> Readable:
+    """Idle tasks sleeping (the posts' setup) against released after the last spawn: peak RSS."""
+    t = table.reset_index(drop=True)
+    mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
+    sec = lambda v: "" if blank(v) else units.quantity(v, "s")  # noqa: E731
+    out = pd.DataFrame(index=t.index)
+    out["lang"] = _col(t, "lang", "")
+    out["variant"] = _col(t, "variant", "")
+    out["N"] = _n(t)
+    out["threads"] = _col(t, "threads_requested").map(threads_text)
+    out["samples (sleep / release)"] = [f"{units.count(a)} / {units.count(b)}"
+                                        for a, b in zip(_col(t, "sleep_samples"), _col(t, "release_samples"))]
+    out["peak, sleeping"] = _col(t, "sleep_median_mib").map(mib)
+    out["peak, released"] = _col(t, "release_median_mib").map(mib)
+    out["sleep/release [95% CI]"] = [units.ratio(r, lo, hi) for r, lo, hi in
+                                     zip(_col(t, "ratio"), _col(t, "ratio_ci_low"), _col(t, "ratio_ci_high"))]
+    out["time, sleeping"] = _col(t, "sleep_elapsed_s").map(sec)
+    out["time, released"] = _col(t, "release_elapsed_s").map(sec)
+    out["pairing"] = _col(t, "pairing", "")
+    out["warning"] = _col(t, "warning", "")
+    return _finish(out, "Idle tasks: peak memory sleeping vs released after the last spawn",
+                   "Sleeping samples count only where every task was alive at once.",
+                   keep=("sleep/release [95% CI]",))
+
+
 FORMATTERS = {
     "go_vs_rust_": comparison, "variants_": variants, "summary_": summary, "per_task_": per_task,
     "drift_": drift, "aa_": aa, "samples_needed_": samples_needed, "checksums": checksums, "status": status, "failures": failures,
+    "models_": models, "robustness_": robustness, "memory_above_baseline": memory_above_baseline,
+    "idle_wait_modes": idle_wait_modes,
 }
 
 
