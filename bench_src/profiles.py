@@ -70,10 +70,11 @@ PROFILES: dict[str, Profile] = {
             timeout_s=600,
             # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the
             # preset adds the article's dead loop. idle_tasks: released after the last spawn (every
-            # task alive by construction) and, as in the posts, sleeping (3 s keeps 1M tasks alive
-            # while they are spawned on 2 cores; samples where they were not are left out)
+            # task alive by construction) and, as in the posts, sleeping: 5 s, because spawning 1M
+            # goroutines took 3.1 s on 2 cores while the first ones slept (a 3 s sleep left 977,856
+            # alive); samples where not all were alive are left out of bytes per task
             params={"sleep": {"work": [0, 50000]},
-                    "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [3000]},
+                    "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [5000]},
                     "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
                                   "mode": ["lockstep", "pipelined"]}},
             variants={"cpu_loops": "all",
