@@ -96,3 +96,16 @@ def test_claims_summary_counts_outcomes_per_settings():
     t = published.claims_summary(side)
     got = {(r.metric, r.settings, r.outcome): r.cells for r in t.itertuples()}
     assert got[("time", "the article's", "reproduced")] == 1 and got[("time", "defaults", "reversed")] == 2
+
+
+def test_no_cause_is_claimed_for_settings_the_run_did_not_take():
+    """A run without the article's settings (the quick profile) measures no cause: the row says
+    what was not measured instead of asserting unequal work."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for lang in ("go", "rust"):
+        rows += _rows("sleep", lang, published.default_setting("sleep", lang), 1000, 0.35, 12, rng)
+    side = published.side_by_side(pd.DataFrame(rows))
+    row = side[(side["workload"] == "sleep") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
+    assert row["ours_article_outcome"] == "not measured" and row["ours_default_outcome"] != "not measured"
+    assert row["cause_kind"] == "" and "float loop" not in row["cause"]

@@ -291,7 +291,13 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
     if w in PLATFORM:
         kinds.append(PLATFORM[w][0])
         parts.append(PLATFORM[w][1])
-    differ = row["ours_article_outcome"] != row["ours_default_outcome"]
+    # a cause is stated only from cells of this run: both settings measured and ending differently,
+    # or the article's settings run and failing (its Go SQLite at N = 1,000)
+    fails = row.get("ours_article_failures")
+    failed = isinstance(fails, str) and bool(fails)
+    measured = "not measured" not in (row["ours_article_outcome"], row["ours_default_outcome"])
+    differ = (measured and row["ours_article_outcome"] != row["ours_default_outcome"]) or (
+        failed and row["ours_article_outcome"] == "not measured")
     if differ and w in CAUSES:
         kinds.insert(0, CAUSES[w][0])
         moved = []
@@ -302,8 +308,7 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
             r = _within(df, w, n, column, lang, a, d)
             moved.append(f"{'Go' if lang == 'go' else 'Rust'} article settings / defaults {_fmt(r)}")
         text = CAUSES[w][1] + (f" (measured: {'; '.join(moved)})" if moved else "")
-        fails = row.get("ours_article_failures")
-        if isinstance(fails, str) and fails:
+        if failed:
             text += f"; with the article's settings {fails}"
         parts.insert(0, text)
     if row["article_claim"] and row["ours_article_outcome"] not in ("reproduced", "not measured") and w not in PLATFORM:

@@ -36,6 +36,8 @@ class ReproduceView:
             return tables.Readable(pd.DataFrame(), "no cell of the article's table was measured", "Reproduction")
 
         def ours(row, label):
+            if row[f"{label}_verdict_kind"] == "not measured":
+                return "not measured in this run"
             ratio = units.interval(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"], "")
             return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}"
 
