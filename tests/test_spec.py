@@ -75,3 +75,18 @@ def test_the_source_of_every_default_is_cited(name):
     assert re.search(r"^Defaults?:", section, flags=re.M), f"{name}: no 'Defaults:' paragraph"
     tail = section[re.search(r"^Defaults?:", section, flags=re.M).start():]
     assert "https://" in tail, f"{name}: the defaults paragraph cites no source"
+
+
+def test_nothing_in_the_repository_reads_or_links_outside_it():
+    """A clone holds everything it needs: no tracked file names the directory beside the checkout
+    that the specification and reference figures once came from."""
+    import subprocess
+
+    from bench_src import paths
+
+    files = subprocess.run(["git", "ls-files"], cwd=paths.ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert files, "not a git checkout"
+    needle = "../" + "shared"
+    offenders = [f for f in files if (paths.ROOT / f).is_file()
+                 and needle in (paths.ROOT / f).read_text(errors="ignore")]
+    assert offenders == []
