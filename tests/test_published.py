@@ -109,3 +109,16 @@ def test_no_cause_is_claimed_for_settings_the_run_did_not_take():
     row = side[(side["workload"] == "sleep") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
     assert row["ours_article_outcome"] == "not measured" and row["ours_default_outcome"] != "not measured"
     assert row["cause_kind"] == "" and "float loop" not in row["cause"]
+
+
+def test_an_inconclusive_cell_is_given_no_cause():
+    """Too few samples to decide: the row says unresolved and names no platform or version cause."""
+    rng = np.random.default_rng(6)
+    rows = []
+    for lang in ("go", "rust"):
+        for setting in (published.article_setting("mysql", lang), published.default_setting("mysql", lang)):
+            rows += _rows("mysql", lang, setting, 100, 0.07, 3, rng, cv=0.3)
+    side = published.side_by_side(pd.DataFrame(rows))
+    row = side[(side["workload"] == "mysql") & (side["n"] == 100) & (side["metric"] == "time")].iloc[0]
+    assert row["article_claim"] == "Go" and row["ours_article_outcome"] == "unresolved: inconclusive"
+    assert row["cause_kind"] == "" and row["cause"] == ""

@@ -311,7 +311,10 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
         if failed:
             text += f"; with the article's settings {fails}"
         parts.insert(0, text)
-    if row["article_claim"] and row["ours_article_outcome"] not in ("reproduced", "not measured") and w not in PLATFORM:
+    # platform and versions: only where our verdict with the article's settings contradicts the
+    # claim (equivalent or the other direction); an inconclusive cell contradicts nothing
+    if row["article_claim"] and row["ours_article_outcome"] in ("reversed", "not reproduced: equivalent") \
+            and w not in PLATFORM:
         kinds.append(VERSIONS[0])
         parts.append(VERSIONS[1])
     return ("; ".join(kinds), ". ".join(parts))
