@@ -549,7 +549,8 @@ def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns
 # --- cost per task ---------------------------------------------------------------------------------------
 
 def per_task(costs: pd.DataFrame) -> plt.Figure | None:
-    """The marginal cost of one more task (Theil-Sen slope over N, 95% CI) of every series, on a log
+    """The marginal cost of one more task (the slope of the per-N typical values over N, 95% t interval
+    where the series has 3 or more values of N) of every series, on a log
     axis; only workloads where N counts tasks, workers or messages (not cpu_loops, whose N is an array
     length).  None when no such series exists."""
     c = costs[costs["workload"].map(lambda w: per_unit(w) is not None)].copy()
@@ -592,7 +593,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     ax.legend(handles=[Line2D([], [], color=LANG_COLORS[k], marker="o", label=k) for k in ("go", "rust")],
               loc="lower right", fontsize=8.5)
     _header(fig, f"Cost of one more task: {units.metric_name(metric)}",
-            _join("Theil-Sen slope over N with 95% CI", _threads_caption(c)))
+            _join("slope of the per-N typical values over N, 95% CI from 3 values of N", _threads_caption(c)))
     return fig
 
 

@@ -337,7 +337,8 @@ def per_unit(workload: str) -> str | None:
 
 
 def per_task(table: pd.DataFrame) -> Readable:
-    """Marginal cost per task (Theil-Sen slope over N) with its CI, the fixed cost and the exponent."""
+    """Marginal cost per task (the slope of the per-N typical values over N) with its CI, the fixed cost
+    and the exponent."""
     t = table.reset_index(drop=True)
     metric = _metric_of(t)
     out = pd.DataFrame(index=t.index)
@@ -356,7 +357,8 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(_col(t, "exponent"), _col(t, "exponent_ci_low"), _col(t, "exponent_ci_high"))]
     return _finish(out, _title(t, "Cost of one more N"),
-                   "exponent b of value ~ N^b: 1 = linear; per N: the Theil-Sen slope over N.",
+                   "exponent b of value ~ N^b: 1 = linear; per N: the weighted least-squares slope of the per-N typical "
+                   "values over N (t interval from 3 values of N; none from 2).",
                    keep=("per N [95% CI]",))
 
 
