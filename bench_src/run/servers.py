@@ -322,6 +322,13 @@ class Managed(Server):
         assert self.home is not None
         return self.home / "files"
 
+    @property
+    def tmpdir(self) -> Path:
+        """The instance's own scratch directory: two instances initialised at the same moment never
+        share temporary files (a shared /tmp made one bootstrap fail to remove its temporary table)."""
+        assert self.home is not None
+        return self.home / "tmp"
+
     def pidfile(self) -> Path:
         raise NotImplementedError
 
@@ -385,7 +392,7 @@ class Managed(Server):
         for home in {self.root, self._recorded_home() or self.root}:
             self.home = home
             stop_verified(self.pidfile(), self.exe_name, self.datadir, self._stop_signal)
-            for name in ("data", "run", "files"):
+            for name in ("data", "run", "files", "tmp"):
                 shutil.rmtree(home / name, ignore_errors=True)
             if home != self.root and home.name.startswith("bench-") and home.parent == Path(tempfile.gettempdir()):
                 shutil.rmtree(home, ignore_errors=True)
@@ -408,7 +415,7 @@ class Managed(Server):
     def start(self) -> None:
         if self.lock is None:
             self._claim()
-        for d in (self.sockdir, self.filesdir):
+        for d in (self.sockdir, self.filesdir, self.tmpdir):
             self._private_dir(d)
         if not self._initialized:
             shutil.rmtree(self.datadir, ignore_errors=True)
@@ -441,7 +448,7 @@ class Managed(Server):
         if self.root is not None and self.lock is not None:
             if self.home is not None and self.home != self.root:
                 shutil.rmtree(self.home, ignore_errors=True)
-            for name in ("data", "run", "files", "server.log", HOME_FILE):
+            for name in ("data", "run", "files", "tmp", "server.log", HOME_FILE):
                 p = self.root / name
                 shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             (self.root / LOCK).unlink(missing_ok=True)
@@ -531,7 +538,8 @@ class MariaDB(Managed):
         b = self.binaries()
         socket_user = [] if os.geteuid() == 0 else [f"--auth-root-socket-user={self.admin_user}"]
         self._run_as_owner([b["mariadb-install-db"], "--no-defaults", f"--datadir={self.datadir}",
-                            "--auth-root-authentication-method=socket", *socket_user, "--skip-test-db"],
+                            "--auth-root-authentication-method=socket", *socket_user, "--skip-test-db",
+                            f"--tmpdir={self.tmpdir}"],
                            "mariadb-install-db")
 
     def _server_command(self, port: int) -> list[str]:
@@ -539,7 +547,8 @@ class MariaDB(Managed):
                 f"--socket={self.socket}", f"--port={port}", "--bind-address=127.0.0.1",
                 f"--pid-file={self.pidfile()}", f"--max-connections={self.max_connections}",
                 "--skip-name-resolve", "--innodb-buffer-pool-size=256M", "--skip-log-bin",
-                f"--secure-file-priv={self.filesdir}", "--local-infile=0", "--symbolic-links=0"]
+                f"--secure-file-priv={self.filesdir}", "--local-infile=0", "--symbolic-links=0",
+                f"--tmpdir={self.tmpdir}"]
 
     def _set_up_accounts(self) -> None:
         h = mysql_native_hash(self.conn.password)
