@@ -237,15 +237,35 @@ def _title(table: pd.DataFrame, what: str) -> str:
 
 # --- the tables ------------------------------------------------------------------------------------
 
+def _work_columns(t: pd.DataFrame, out: pd.DataFrame, shared: pd.Series) -> None:
+    """The columns that name the work of a comparison row: workload, N, threads, parameters."""
+    out["workload"] = _col(t, "workload", "")
+    out["N"] = _n(t)
+    out["threads"] = _col(t, "threads_requested").map(threads_text)
+    out["parameters"] = shared
+
+
+def _samples_column(t: pd.DataFrame, left: str, right: str) -> list[str]:
+    """"k pairs" for a paired row, else the samples of each side ("a / b")."""
+    paired = _col(t, "pairing", "").astype(str).eq("paired")
+    return [units.count(p) + " pairs" if is_paired and not blank(p) else f"{units.count(a)} / {units.count(b)}"
+            for is_paired, p, a, b in zip(paired, _col(t, "pairs"), _col(t, left), _col(t, right))]
+
+
+def _test_columns(t: pd.DataFrame, out: pd.DataFrame) -> None:
+    """The test of a comparison row: its (corrected) p-value, effect size and minimum detectable effect."""
+    p, p_name = _p_column(t)
+    out[p_name] = p
+    _effect(t, out)
+    if "mde" in t:
+        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))
+
 def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
     """Go vs Rust (one row per pair of cells doing the same work)."""
     t = table.reset_index(drop=True)
     shared = shared_text(t)
     out = pd.DataFrame(index=t.index)
-    out["workload"] = _col(t, "workload", "")
-    out["N"] = _n(t)
-    out["threads"] = _col(t, "threads_requested").map(threads_text)
-    out["parameters"] = shared
+    _work_columns(t, out, shared)
     out[a] = [_with_params(v, _own_params(p, s))
               for v, p, s in zip(_col(t, "go_variant", ""), _col(t, "go_params", ""), shared)]
     out[b] = [_with_params(v, _own_params(p, s))
@@ -255,19 +275,11 @@ def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
                         for gm, rm in zip(_col(t, "go_model", ""), _col(t, "rust_model", ""))]
     if "pairing" in t:
         out["pairing"] = t["pairing"]
-    paired = _col(t, "pairing", "").astype(str).eq("paired")
-    out["samples"] = [units.count(p) + " pairs" if is_paired and not blank(p) else
-                      f"{units.count(g)} / {units.count(r)}"
-                      for is_paired, p, g, r in zip(paired, _col(t, "pairs"), _col(t, "go_samples"),
-                                                    _col(t, "rust_samples"))]
+    out["samples"] = _samples_column(t, "go_samples", "rust_samples")
     out[f"{a} median"] = _value(t, "go_median")
     out[f"{b} median"] = _value(t, "rust_median")
     out[f"{a}/{b} [95% CI], verdict"] = _ratio_cell(t)
-    p, p_name = _p_column(t)
-    out[p_name] = p
-    _effect(t, out)
-    if "mde" in t:
-        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))
+    _test_columns(t, out)
     if "robustness" in t:
         out["across variants"] = _col(t, "robustness", "")
     out["warning"] = _col(t, "warning", "")
@@ -532,28 +544,18 @@ def models(table: pd.DataFrame) -> Readable:
     t = table.reset_index(drop=True)
     shared = shared_text(t)
     out = pd.DataFrame(index=t.index)
-    out["workload"] = _col(t, "workload", "")
-    out["N"] = _n(t)
-    out["threads"] = _col(t, "threads_requested").map(threads_text)
-    out["parameters"] = shared
+    _work_columns(t, out, shared)
     out["model"] = [f"{lang} {_with_params(v, _own_params(p, s))} ({m})" for lang, v, p, s, m in
                     zip(_col(t, "lang", ""), _col(t, "variant", ""), _col(t, "params", ""), shared, _col(t, "model", ""))]
     out["against"] = [f"{lang} {_with_params(v, _own_params(p, s))} ({m})" for lang, v, p, s, m in
                       zip(_col(t, "ref_lang", ""), _col(t, "ref_variant", ""), _col(t, "ref_params", ""), shared,
                           _col(t, "ref_model", ""))]
     out["pairing"] = _col(t, "pairing", "")
-    out["samples"] = [units.count(p) + " pairs" if str(k) == "paired" and not blank(p) else
-                      f"{units.count(a)} / {units.count(b)}"
-                      for k, p, a, b in zip(_col(t, "pairing", ""), _col(t, "pairs"), _col(t, "samples"),
-                                            _col(t, "ref_samples"))]
+    out["samples"] = _samples_column(t, "samples", "ref_samples")
     out["median"] = _value(t, "median")
     out["against median"] = _value(t, "ref_median")
     out["ratio [95% CI], verdict"] = _ratio_cell(t)
-    p, p_name = _p_column(t)
-    out[p_name] = p
-    _effect(t, out)
-    if "mde" in t:
-        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))
+    _test_columns(t, out)
     out["warning"] = _col(t, "warning", "")
     return _finish(out, _title(t, "Other models against tasks"), "ratio > 1: the model needs more than the tasks.",
                    keep=("ratio [95% CI], verdict",))
