@@ -46,18 +46,28 @@ def _rows(workload, lang, setting, n, centre, blocks, rng, cv=0.01, status="ok")
     return rows
 
 
+def _both_settings(workload, n, default, article, blocks, rng, **kw):
+    """Rows of both languages at N with each language's defaults and with the article's settings;
+    `default` and `article` give the centre per language."""
+    rows = []
+    for lang in ("go", "rust"):
+        rows += _rows(workload, lang, published.default_setting(workload, lang), n, default[lang], blocks, rng, **kw)
+        rows += _rows(workload, lang, published.article_setting(workload, lang), n, article[lang], blocks, rng, **kw)
+    return rows
+
+
+def _cell(side, workload, n, metric="time"):
+    return side[(side["workload"] == workload) & (side["n"] == n) & (side["metric"] == metric)].iloc[0]
+
+
 def test_sqlite_gap_reproduced_with_the_article_settings_and_gone_with_equal_ones():
     """The article's SQLite claim (Go 5x slower at N=100) comes from its configuration: our Go with the
     article's journal and pool is slow, with the defaults both languages are equal."""
     rng = np.random.default_rng(3)
-    rows = []
-    for lang in ("go", "rust"):
-        art, dft = published.article_setting("sqlite", lang), published.default_setting("sqlite", lang)
-        rows += _rows("sqlite", lang, dft, 100, 0.05, 12, rng)
-        rows += _rows("sqlite", lang, art, 100, 0.25 if lang == "go" else 0.05, 12, rng)
+    rows = _both_settings("sqlite", 100, {"go": 0.05, "rust": 0.05}, {"go": 0.25, "rust": 0.05}, 12, rng)
     rows += _rows("sqlite", "go", published.article_setting("sqlite", "go"), 1000, 5.0, 12, rng, status="failed")
     side = published.side_by_side(pd.DataFrame(rows))
-    row = side[(side["workload"] == "sqlite") & (side["n"] == 100) & (side["metric"] == "time")].iloc[0]
+    row = _cell(side, "sqlite", 100)
     assert row["article_claim"] == "Rust"
     assert row["article_ratio"] == pytest.approx(1.094 / 0.208)
     assert row["ours_article_verdict_kind"] == "b" and row["ours_article_outcome"] == "reproduced"
@@ -66,26 +76,23 @@ def test_sqlite_gap_reproduced_with_the_article_settings_and_gone_with_equal_one
     assert row["cause_kind"] == "configuration"
     assert "rollback journal" in row["cause"] and "Go article settings / defaults 5" in row["cause"]
     assert re.search(r"Rust article settings / defaults (0\.99|1\.0)", row["cause"]), row["cause"]
-    failing = side[(side["workload"] == "sqlite") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
+    failing = _cell(side, "sqlite", 1000)
     assert failing["ours_article_outcome"] == "not measured"
     assert failing["ours_article_failures"].startswith("Go: 12 of 12 samples failed (database is locked")
 
 
 def test_sleep_dead_loop_stated_as_unequal_work_and_files_rw_as_the_platform():
     rng = np.random.default_rng(4)
-    rows = []
+    rows = _both_settings("sleep", 100000, {"go": 4.0, "rust": 4.0}, {"go": 2.0, "rust": 0.45}, 12, rng)
     for lang in ("go", "rust"):
-        art, dft = published.article_setting("sleep", lang), published.default_setting("sleep", lang)
-        rows += _rows("sleep", lang, dft, 100000, 4.0, 12, rng)
-        rows += _rows("sleep", lang, art, 100000, 2.0 if lang == "go" else 0.45, 12, rng)
         rows += _rows("files_rw", lang, published.default_setting("files_rw", lang), 1000, 0.05, 12, rng)
     side = published.side_by_side(pd.DataFrame(rows))
-    sleep = side[(side["workload"] == "sleep") & (side["n"] == 100000) & (side["metric"] == "time")].iloc[0]
+    sleep = _cell(side, "sleep", 100000)
     assert sleep["ours_article_outcome"] != sleep["ours_default_outcome"]
     assert sleep["cause_kind"].startswith("unequal work") and "dead" not in sleep["cause_kind"]
     assert "Rust's compiler deletes it" in sleep["cause"]
     assert WORKLOADS["sleep"].article["go"][1]["kernel"] == "article"
-    rw = side[(side["workload"] == "files_rw") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
+    rw = _cell(side, "files_rw", 1000)
     assert "platform not reproducible here" in rw["cause_kind"] and "never appended" in rw["cause"]
 
 
@@ -106,7 +113,7 @@ def test_no_cause_is_claimed_for_settings_the_run_did_not_take():
     for lang in ("go", "rust"):
         rows += _rows("sleep", lang, published.default_setting("sleep", lang), 1000, 0.35, 12, rng)
     side = published.side_by_side(pd.DataFrame(rows))
-    row = side[(side["workload"] == "sleep") & (side["n"] == 1000) & (side["metric"] == "time")].iloc[0]
+    row = _cell(side, "sleep", 1000)
     assert row["ours_article_outcome"] == "not measured" and row["ours_default_outcome"] != "not measured"
     assert row["cause_kind"] == "" and "float loop" not in row["cause"]
 
@@ -114,11 +121,8 @@ def test_no_cause_is_claimed_for_settings_the_run_did_not_take():
 def test_an_inconclusive_cell_is_given_no_cause():
     """Too few samples to decide: the row says unresolved and names no platform or version cause."""
     rng = np.random.default_rng(6)
-    rows = []
-    for lang in ("go", "rust"):
-        for setting in (published.article_setting("mysql", lang), published.default_setting("mysql", lang)):
-            rows += _rows("mysql", lang, setting, 100, 0.07, 3, rng, cv=0.3)
+    rows = _both_settings("mysql", 100, {"go": 0.07, "rust": 0.07}, {"go": 0.07, "rust": 0.07}, 3, rng, cv=0.3)
     side = published.side_by_side(pd.DataFrame(rows))
-    row = side[(side["workload"] == "mysql") & (side["n"] == 100) & (side["metric"] == "time")].iloc[0]
+    row = _cell(side, "mysql", 100)
     assert row["article_claim"] == "Go" and row["ours_article_outcome"] == "unresolved: inconclusive"
     assert row["cause_kind"] == "" and row["cause"] == ""
