@@ -5,26 +5,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from . import paths
 from .analysis import compare, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
-from .plan.validate import as_bool
+from .plan.validate import as_bool, from_papermill
 from .report import figures
 from .run import build, runner
 from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
-
-
-def _coerce(value: Any) -> Any:
-    """papermill's `-p` passes lists and mappings as strings: read them as YAML (JSON is YAML)."""
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        try:
-            return yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"cannot read parameter value {value!r}: {exc}") from None
-    return value
 
 
 # Names IPython puts in a notebook's namespace; everything else that is not private, a module, a
@@ -55,7 +44,7 @@ def parse_bool(name: str, value: Any) -> bool:
 def plan_from_parameters(**parameters: Any) -> Plan:
     """Validate the notebook's parameters (papermill strings included) into a Plan.  An unknown
     name is an error that lists the allowed ones."""
-    return make_plan(**{k: _coerce(v) for k, v in parameters.items()})
+    return make_plan(**{k: from_papermill(k, v) for k, v in parameters.items()})
 
 
 def results_dir_for(plan: Plan, results_dir: str | Path | None = None) -> Path:

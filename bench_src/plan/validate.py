@@ -15,6 +15,7 @@ import urllib.parse
 from typing import Any, Iterable, Mapping
 
 import psutil
+import yaml
 
 from ..analysis import feasibility
 from ..catalogue import LANGS, WORKLOADS, workload
@@ -37,6 +38,17 @@ MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
+
+
+def from_papermill(name: str, value: Any) -> Any:
+    """papermill's `-p` passes lists and mappings as strings: read such a string as YAML (JSON is
+    YAML); anything else is returned as it is."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{name}={value!r}: cannot read it as YAML/JSON ({exc})") from None
+    return value
 
 
 def as_bool(name: str, value: Any) -> bool:

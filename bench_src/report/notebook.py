@@ -16,22 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from ..analysis import compare
 from ..catalogue import WORKLOADS
 from . import full, tables, units
+from ..plan.validate import from_papermill
 
 ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
-
-
-def _yaml(name: str, value: Any) -> Any:
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        try:
-            return yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{name}={value!r}: cannot read it as YAML/JSON ({exc})") from None
-    return value
 
 
 def results_dir_parameter(value: Any) -> Path:
@@ -58,7 +49,7 @@ def margin_parameter(value: Any) -> float:
 
 
 def workloads_parameter(name: str, value: Any) -> tuple[str, ...] | None:
-    value = _yaml(name, value)
+    value = from_papermill(name, value)
     if value is None:
         return None
     if isinstance(value, str):
