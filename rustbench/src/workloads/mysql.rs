@@ -15,7 +15,8 @@ use sqlx::mysql::MySqlQueryResult;
 
 use super::sqlshared::{
     self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_QMARK as Q, SERVER_POOL,
-    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context, within,
+    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context,
+    open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
@@ -99,19 +100,7 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
     // The first connection alone, then the others at once; each is pinged,
     // and the task statements are prepared on the first (as database/sql
     // does); the others prepare them on first use.
-    let mut conns = Vec::with_capacity(run.preopen);
-    if run.preopen > 0 {
-        conns.push(
-            connection(&gate, &pool)
-                .await
-                .map_err(context("opening the first connection"))?,
-        );
-        conns.extend(
-            futures::future::try_join_all((1..run.preopen).map(|_| connection(&gate, &pool)))
-                .await
-                .map_err(context("opening connections"))?,
-        );
-    }
+    let mut conns = open_first_then_rest(run.preopen, || connection(&gate, &pool)).await?;
     for held in &mut conns {
         within(CONNECT_TIMEOUT, "ping", async {
             held.conn.ping().await.map_err(context("ping"))

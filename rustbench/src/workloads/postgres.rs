@@ -17,7 +17,8 @@ use tokio_postgres::NoTls;
 
 use super::sqlshared::{
     self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_DOLLAR as Q, SERVER_POOL,
-    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context, within,
+    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context,
+    open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
@@ -101,19 +102,7 @@ async fn with_tokio_postgres(
     // The first connection alone, then the others at once; each is pinged.
     // As with pgx, every connection prepares the task statements on first
     // use.
-    let mut clients = Vec::with_capacity(run.preopen);
-    if run.preopen > 0 {
-        clients.push(
-            connection(&gate, &pool)
-                .await
-                .map_err(context("opening the first connection"))?,
-        );
-        clients.extend(
-            futures::future::try_join_all((1..run.preopen).map(|_| connection(&gate, &pool)))
-                .await
-                .map_err(context("opening connections"))?,
-        );
-    }
+    let clients = open_first_then_rest(run.preopen, || connection(&gate, &pool)).await?;
     for held in &clients {
         within(CONNECT_TIMEOUT, "ping", async {
             held.conn

@@ -347,6 +347,31 @@ pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchErr
     }
 }
 
+/// Opens `count` connections with `open`: the first alone, so that a wrong
+/// password or a refused server fails once with its own message, then the
+/// others at once.
+pub async fn open_first_then_rest<T, F, Fut>(count: usize, open: F) -> Result<Vec<T>, BenchError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, BenchError>>,
+{
+    let mut out = Vec::with_capacity(count);
+    if count == 0 {
+        return Ok(out);
+    }
+    out.push(
+        open()
+            .await
+            .map_err(context("opening the first connection"))?,
+    );
+    out.extend(
+        futures::future::try_join_all((1..count).map(|_| open()))
+            .await
+            .map_err(context("opening connections"))?,
+    );
+    Ok(out)
+}
+
 /// Prefix an error with what was being done.
 pub fn context<E>(what: &str) -> impl FnOnce(E) -> BenchError + '_
 where

@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 
 use super::sqlshared::{
     self, CONNECT_TIMEOUT, Done, Gate, Held, Input, Queries, STATEMENT_TIMEOUT, ServerRun, Tally,
-    check_one_row, check_updated, context, within,
+    check_one_row, check_updated, context, open_first_then_rest, within,
 };
 use crate::cli::{BenchError, Timer};
 
@@ -126,20 +126,7 @@ where
         pool: &Pool<DB>,
         count: usize,
     ) -> Result<Vec<Held<'g, PoolConnection<DB>>>, BenchError> {
-        let mut conns = Vec::with_capacity(count);
-        if count == 0 {
-            return Ok(conns);
-        }
-        conns.push(
-            self.connection(gate, pool)
-                .await
-                .map_err(context("opening the first connection"))?,
-        );
-        conns.extend(
-            futures::future::try_join_all((1..count).map(|_| self.connection(gate, pool)))
-                .await
-                .map_err(context("opening connections"))?,
-        );
+        let mut conns = open_first_then_rest(count, || self.connection(gate, pool)).await?;
         for held in &mut conns {
             within(CONNECT_TIMEOUT, "ping", async {
                 held.conn.ping().await.map_err(context("ping"))
