@@ -156,6 +156,73 @@ def test_sequential_rule_covers_and_saves_samples_on_a_mixed_run():
     assert r["mean_samples"] < 0.75 * r["budget"], r
 
 
+@pytest.mark.parametrize("m, looks", [(1, (6, 13, 20)), (12, (10, 20, 30)), (28, (10, 20, 30)), (72, (6, 13, 20)),
+                                      (200, (6, 13, 20)), (72, (6, 8, 10))])
+def test_each_family_spends_alpha_only_at_looks_it_can_use(m, looks):
+    shares = rules.family_spending(m, looks)
+    assert sum(shares) == pytest.approx(1.0)
+    usable = [w > 0 and 2 * 0.5 ** n < rules.ALPHA * w / m for n, w in zip(looks, shares)]
+    if any(2 * 0.5 ** n < rules.ALPHA / m for n in looks):  # some look could use the whole of alpha
+        assert all(u for u, w in zip(usable, shares) if w > 0), (m, looks, shares)
+    else:
+        assert shares == rules.look_spending(len(looks)), "nothing usable: the plain shares (the plan is refused)"
+
+
+def test_spending_of_the_article_grid():
+    # 72 Go-vs-Rust comparisons looked at after 6, 13 and 20 pairs: 6 pairs (p >= 0.031) can never
+    # reach 0.05 x 0.5 / 72, and 13 pairs (p >= 2.4e-4) cannot reach 0.05 x 0.25 / 72 = 1.7e-4, so
+    # the pilot's half goes to the later looks, where 13 pairs can reach 0.05 x 0.5 / 72 = 3.5e-4
+    assert rules.family_spending(72, (6, 13, 20)) == (0.0, 0.5, 0.5)
+    assert rules.family_spending(12, (10, 20, 30)) == rules.look_spending(3) == (0.5, 0.25, 0.25)
+    assert rules.family_spending(200, (6, 13, 20)) == (0.0, 0.0, 1.0)
+
+
+def test_a_large_family_decides_clear_differences_at_the_second_look():
+    # 72 comparisons, 13 blocks of a sequential design with looks at 6, 13 and 20 pairs: every
+    # Go/Rust ratio is 1.3 with CV 1%, so all 13 pairs of each comparison have one sign (p = 2.4e-4).
+    rng = np.random.default_rng(900)
+    df = simulate.frame(simulate.go_rust_cells([1.3] * 72), 13, rng, simulate.Conditions(cv=0.01))
+    sizes = (("go_vs_rust", 72),)
+    planned = compare.Design((6, 13, 20), rules.look_spending(3), sizes)
+    t = compare.compare(df, design=planned)
+    assert len(t) == 72 and (t["verdict_kind"] == "b").all(), t["p_holm"].describe()
+    assert t["p_value"].max() == pytest.approx(2 * 0.5 ** 13 / 0.5)
+    # the plain shares would have lost the pilot's half: 72 x 2.4e-4 / 0.25 is above alpha
+    assert 72 * 2 * 0.5 ** 13 / rules.look_spending(3)[1] > rules.ALPHA
+    # a design read back from meta.json without family sizes takes the family's size from the table
+    unsized = compare.compare(df, design=compare.Design((6, 13, 20), rules.look_spending(3)))
+    assert (unsized["verdict_kind"] == "b").all()
+
+
+def test_sequential_rule_with_an_unusable_pilot_keeps_false_positives_below_alpha_and_decides():
+    # The article's shape: a pilot of 6 pairs that can only call equivalence, looks at 13 and 20.
+    # A/A-like (equal medians, CV 2%): 200 runs, one-sided binomial test of "at most 5%" at the 1%
+    # level; and a mixed run: the clear differences are called, the intervals cover.
+    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=3)
+    assert sequential.design_of(plan).shares("go_vs_rust") == (0.0, 0.5, 0.5)
+    rng = np.random.default_rng(610)
+    runs = 200
+    r = simulate.sequential_study(runs, rng, dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0), simulate.Conditions(cv=0.02),
+                                  plan=plan)
+    assert r["past_pilot"] > 0
+    assert binomtest(round(r["fwer"] * runs), runs, rules.ALPHA, alternative="greater").pvalue > 0.01, r
+    r = simulate.sequential_study(60, np.random.default_rng(710), simulate.MIXED, simulate.Conditions(cv=0.01),
+                                  plan=plan)
+    assert r["wrong"] == 0 and 0.92 <= r["coverage"] <= 0.98, r
+    assert r["mean_samples"] < 0.8 * r["budget"], r
+
+
+def test_blocks_bring_one_group_at_a_time_to_the_next_look():
+    a, b, c, d = (sequential.CellRef("sleep", lang, "v", n, 2, "", ()) for n in (1, 2) for lang in ("go", "rust"))
+    groups = [{a, b}, {c, d}]
+    comps = [("go_vs_rust", a, b), ("go_vs_rust", c, d)]
+    widths = {comps[0]: 0.05, comps[1]: 0.20}  # the second group is wider at the same cost
+    order = sequential.block_order(groups, widths, comps, dict.fromkeys((a, b, c, d), 1.0), 6, 7)
+    assert order == [1] * 7 + [0] * 7
+    cheap = sequential.block_order(groups, widths, comps, {a: 0.01, b: 0.01, c: 1.0, d: 1.0}, 6, 7)
+    assert cheap == [0] * 7 + [1] * 7, "per second of machine time, the cheap group first"
+
+
 def test_expected_samples_from_a_pilot():
     plan = simulate.sequential_plan()
     ns = simulate.SEQUENTIAL_NS

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import ranktests, rules, stats
-from .families import FAMILY_TITLES, CellRef, comparisons, param_columns, with_param_columns
+from .families import FAMILIES, FAMILY_TITLES, CellRef, cell_of, comparisons, param_columns, with_param_columns
 from ..catalogue import WORKLOADS
 
 MARGIN = rules.MARGIN
@@ -77,27 +77,54 @@ def verdict(ratio: float, low: float, high: float, p_adjusted: float, a: str, b:
 # --- the sequential design a run was sampled with -----------------------------------------------
 @dataclass(frozen=True)
 class Design:
-    """Looks of the sequential rule: pairs per comparison at each look and the share of alpha
-    spent there.  A single look is the fixed design."""
+    """Looks of the sequential rule: pairs per comparison at each look, the share of alpha spent
+    there before families adjust it (rules.family_spending), and the planned size of each family.
+    A single look is the fixed design."""
 
     looks: tuple[int, ...]
     spending: tuple[float, ...] = field(default=(1.0,))
+    family_sizes: tuple[tuple[str, int], ...] = ()
 
     @property
     def sequential(self) -> bool:
         return len(self.looks) > 1
 
+    def shares(self, family: str, m: int | None = None) -> tuple[float, ...]:
+        """The share of alpha `family` spends at each look: from its planned size, or from m
+        (the comparisons at hand) when the plan recorded none."""
+        if not self.sequential:
+            return self.spending
+        size = dict(self.family_sizes).get(family, m)
+        return self.spending if size is None else rules.family_spending(size, self.looks)
+
+    def for_family(self, family: str, m: int | None = None) -> "Design":
+        """This design with the shares of one family (what its comparisons are tested with)."""
+        if not self.sequential:
+            return self
+        return Design(self.looks, self.shares(family, m), self.family_sizes)
+
     def to_dict(self) -> dict:
-        return {"looks": list(self.looks), "spending": list(self.spending)}
+        return {"looks": list(self.looks), "spending": list(self.spending),
+                "family_sizes": dict(self.family_sizes),
+                "family_spending": {f: list(self.shares(f)) for f, _ in self.family_sizes}}
 
     @classmethod
     def from_plan(cls, plan) -> "Design":
         """From a Plan or the plan dict stored in meta.json."""
-        get = (lambda k, d=None: plan.get(k, d)) if isinstance(plan, Mapping) else (
-            lambda k, d=None: getattr(plan, k, d))
-        samples, budget = int(get("samples")), int(get("max_samples", 0) or 0)
-        looks = rules.look_counts(samples, budget, int(get("looks", 0) or rules.DEFAULT_LOOKS))
-        return cls(looks, rules.look_spending(len(looks)))
+        if isinstance(plan, Mapping):
+            from ..plan.model import plan_from_dict  # the plan layer imports this module's package
+            try:
+                plan = plan_from_dict(plan)
+            except KeyError:  # only the sampling fields: the looks, and no family sizes
+                pass
+        get = (lambda k: plan.get(k)) if isinstance(plan, Mapping) else (lambda k: getattr(plan, k, None))
+        looks = rules.look_counts(int(get("samples")), int(get("max_samples") or 0),
+                                  int(get("looks") or rules.DEFAULT_LOOKS))
+        sizes = ()
+        if len(looks) > 1 and hasattr(plan, "cells"):
+            refs = [cell_of(c) for c in plan.cells()]
+            sizes = tuple((f, len(comparisons(refs, f))) for f in FAMILIES)
+        return cls(looks, rules.look_spending(len(looks)), sizes)
 
 
 def _design(df: pd.DataFrame, design) -> Design | None:
@@ -105,7 +132,8 @@ def _design(df: pd.DataFrame, design) -> Design | None:
     if design is None or isinstance(design, Design):
         return design
     if isinstance(design, Mapping) and "looks" in design:
-        return Design(tuple(design["looks"]), tuple(design.get("spending", rules.look_spending(len(design["looks"])))))
+        return Design(tuple(design["looks"]), tuple(design.get("spending", rules.look_spending(len(design["looks"])))),
+                      tuple((f, int(m)) for f, m in (design.get("family_sizes") or {}).items()))
     return Design.from_plan(design)
 
 
@@ -179,6 +207,8 @@ def _p_with_looks(d: np.ndarray, design: Design | None) -> tuple[float, int]:
         return (ranktests.signed_rank_p(d)[0], 1)
     best = 1.0
     for count, share in zip(design.looks, design.spending):
+        if share <= 0:  # a look this family cannot use spends nothing (rules.family_spending)
+            continue
         p = ranktests.signed_rank_p(d[:min(count, d.size)])[0]
         if not np.isnan(p):
             best = min(best, p / share)
@@ -293,8 +323,9 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
            a_label, b_label, confidence: float, margin: float, alpha: float, tests: bool, design,
            baseline: str | None = None) -> pd.DataFrame:
     cv = CellValues(df, metric)
-    design = _design(df, design)
     pairs = comparisons(cv.refs(), family, baseline=baseline)
+    design = _design(df, design)
+    design = design.for_family(family, len(pairs)) if design is not None else None
     rows: list[dict] = []
     for a, b in pairs:
         ac, av = cv.cells[a]

@@ -2,7 +2,8 @@
 
 The comparisons use exact paired tests: with n pairs the smallest two-sided p-value is
 2 / 2^n, whatever the data.  Holm's correction multiplies the smallest p-value of a family of m
-comparisons by m, and under the sequential rule a look may spend only its share of alpha.  So
+comparisons by m, and under the sequential rule a look may spend only its family's share of
+alpha (rules.family_spending: nothing at a look that could not use it).  So
 a plan whose every family has m * 2 / 2^n / share >= alpha at every look can never call a
 difference, however large: it is refused with the fix named (more samples, fewer comparisons per
 family, or `smoke=True` for a run that is only meant to describe).
@@ -86,7 +87,8 @@ def family_sizes(plan) -> dict[str, int]:
 
 def smallest_corrected_p(m: int, looks: tuple[int, ...], spending: tuple[float, ...]) -> float:
     """The smallest Holm-corrected p-value any comparison of a family of m can reach."""
-    return min(m * ranktests.min_p_paired(n) / share for n, share in zip(looks, spending))
+    return min((m * ranktests.min_p_paired(n) / share for n, share in zip(looks, spending) if share > 0),
+               default=math.inf)
 
 
 def samples_needed(m: int, alpha: float = rules.ALPHA, share: float = 1.0) -> int:
@@ -99,11 +101,11 @@ def check_verdicts(plan, alpha: float = rules.ALPHA) -> dict[str, float]:
     """Per family of the plan, the smallest corrected p-value its sample count allows; raises a
     ValueError naming the fix when a family can never call a difference."""
     looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks)
-    spending = rules.look_spending(len(looks))
     out, problems = {}, []
     for family, m in family_sizes(plan).items():
         if m == 0:
             continue
+        spending = rules.family_spending(m, looks, alpha)
         best = smallest_corrected_p(m, looks, spending)
         out[family] = best
         if best < alpha:
@@ -136,12 +138,12 @@ def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRIC,
     step) with the planned samples and, under the sequential rule, with the budget."""
     cv = CellValues(df, metric) if df is not None and not df.empty else None
     looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks)
-    spending = rules.look_spending(len(looks))
     refs = [cell_of(c) for c in plan.cells()]
     rows = []
     for family in FAMILIES:
         pairs = comparisons(refs, family)
         m = len(pairs)
+        spending = rules.family_spending(m, looks, alpha)
         for a, b in pairs:
             sd, have = np.nan, 0
             if cv is not None and a in cv.cells and b in cv.cells:

@@ -22,7 +22,8 @@ MIN_PAIRS_FRACTION = 0.5  # paired when at least this share of the smaller side'
 TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s", "setup_s"})
 # The sequential rule: the metric whose comparisons decide when a cell stops, the number of looks
 # when a plan gives a budget but no number of looks, and the share of ALPHA spent at the pilot look
-# (the rest is split evenly over the later looks).
+# (the rest is split evenly over the later looks) before the looks a family cannot use give
+# their share to the others (family_spending).
 SEQUENTIAL_METRIC = "elapsed_s"
 DEFAULT_LOOKS = 3
 PILOT_SPEND = 0.5
@@ -78,6 +79,35 @@ def look_spending(looks: int, pilot_spend: float = PILOT_SPEND) -> tuple[float, 
     return (pilot_spend, *([rest] * (looks - 1)))
 
 
+def family_spending(m: int, looks: tuple[int, ...], alpha: float = ALPHA,
+                    pilot_spend: float = PILOT_SPEND) -> tuple[float, ...]:
+    """The share of alpha a family of m comparisons spends at each look.
+
+    An exact paired test of n pairs cannot give a p-value below 2 / 2^n, so a look at n pairs
+    whose level alpha * share / m lies at or below that can never call a difference: its share
+    would be lost.  Starting from look_spending, such looks get no share and the others take
+    theirs in proportion (the most hopeless look first), until every look with a share can use it.  The shares depend only on m
+    and the look counts, both fixed before any data, so Bonferroni over the looks still bounds
+    the family's error by alpha.  When no look can call a difference, the plain shares are
+    returned (the plan's check refuses such a plan unless it only describes).
+    """
+    base = look_spending(len(looks), pilot_spend)
+    shares = list(base)
+    m = max(int(m), 1)
+    while True:
+        # how far each look with a share is from usable (>= 1: it cannot call a difference)
+        shortfall = {k: 2.0 * 0.5 ** n * m / (alpha * w) for k, (n, w) in enumerate(zip(looks, shares)) if w > 0}
+        worst = max(shortfall, key=shortfall.get, default=None)
+        if worst is None or shortfall[worst] < 1:
+            break
+        shares[worst] = 0.0  # the most hopeless look first: its share may make the next usable
+        total = sum(base[k] for k, w in enumerate(shares) if w > 0)
+        if total == 0:
+            return base
+        shares = [base[k] / total if w > 0 else 0.0 for k, w in enumerate(shares)]
+    return tuple(shares)
+
+
 def look_counts(samples: int, max_samples: int, looks: int) -> tuple[int, ...]:
     """The block counts (pairs per comparison) at which the sequential rule looks: the pilot,
     evenly spaced counts, and the budget."""
@@ -85,6 +115,13 @@ def look_counts(samples: int, max_samples: int, looks: int) -> tuple[int, ...]:
         return (samples,)
     counts = [samples + round(k * (max_samples - samples) / (looks - 1)) for k in range(looks)]
     return tuple(dict.fromkeys(counts))
+
+
+def _grouped(per_family: Mapping[str, tuple]) -> dict[tuple, list[str]]:
+    out: dict[tuple, list[str]] = {}
+    for f, v in per_family.items():
+        out.setdefault(v, []).append(f)
+    return out
 
 
 def _fmt_range(values) -> str:
@@ -159,12 +196,20 @@ def method_statistics(tables: Mapping[str, pd.DataFrame], design: Mapping | None
     if design and len(design.get("looks", ())) > 1:
         looks = design["looks"]
         spend = design.get("spending", look_spending(len(looks)))
+        per_family = {f: tuple(v) for f, v in (design.get("family_spending") or {}).items()
+                      if (design.get("family_sizes") or {}).get(f)}
+        from .families import FAMILY_TITLES
+        shares = "; ".join(f"{', '.join(f'{x:.3g}' for x in v)} for {', '.join(FAMILY_TITLES.get(f, f) for f in fs)}"
+                           for v, fs in _grouped(per_family).items())
         parts.append(
             f"Sampling was sequential: after {looks[0]} blocks and again at {', '.join(map(str, looks[1:]))} "
             f"pairs, a cell stopped once every comparison it took part in was decided (significant at its "
             f"share of alpha, or equivalent), and the remaining blocks went to the open cells; alpha was spent "
-            f"over the looks as {', '.join(f'{s:.3g}' for s in spend)} of {alpha:g} (Bonferroni over looks), and a "
-            f"comparison's p-value is the smallest over its looks of p times 1 / that share.")
+            f"over the looks as {', '.join(f'{s:.3g}' for s in spend)} of {alpha:g} (Bonferroni over looks)"
+            + (f", except that a look whose pair count cannot reach a family's level (an exact test of n pairs "
+               f"gives no p-value below 2 / 2^n) gives its share to that family's other looks, so the shares "
+               f"were {shares}" if per_family and any(v != tuple(spend) for v in per_family.values()) else "")
+            + "; a comparison's p-value is the smallest over its looks of p times 1 / that share.")
     costs = [t for t in tables.values() if "n_values" in t.columns and not t.empty]
     if costs:
         c = pd.concat(costs)

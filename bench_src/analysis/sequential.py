@@ -4,16 +4,18 @@ A plan with `max_samples` > `samples` looks at its comparisons (every family of
 families.comparisons, on rules.SEQUENTIAL_METRIC) after the `samples` pilot blocks and again at
 fixed pair counts up to `max_samples` (rules.look_counts).  At look k a comparison is decided
 when
-- its exact paired p-value is below alpha * share_k / m (share_k: the look's share of alpha,
-  rules.look_spending; m: the comparisons of its family) and its interval excludes 1, or
+- its exact paired p-value is below alpha * share_k / m (share_k: the look's share of alpha for
+  its family, rules.family_spending, zero at a look whose pair count cannot reach that level;
+  m: the comparisons of its family) and its interval excludes 1, or
 - its interval lies within the equivalence margin;
 a comparison whose cells have no valid sample is closed (it can never be decided).  A cell stays
 open while any comparison it takes part in is open; a cell without a partner stops after the
-pilot.  Until the next look, the open cells get more blocks: one block per group of open cells
-linked by open comparisons, both sides of each open comparison in the same block, in the block's
-seeded random order (Plan.extra_block).  The blocks are ordered by value: the predicted
-shrinking of the group's widest interval per second of its cells' measured wall time, so the
-machine's time goes first where it narrows the widest intervals fastest.
+pilot.  Until the next look, the open cells get more blocks: blocks per group of open cells linked by
+open comparisons, both sides of each open comparison in the same block, in the block's seeded
+random order (Plan.extra_block).  The groups are ordered by value: the predicted shrinking of
+the group's widest interval per second of its cells' measured wall time, so the machine's time
+goes first where it narrows the widest intervals fastest; a group's blocks up to the next look run
+one after another, so a time budget that runs out leaves groups at a look, not between looks.
 
 Every decision uses only stored samples of blocks before the look's boundary, so a resumed run
 makes the same decisions and takes exactly the missing samples.
@@ -92,14 +94,21 @@ def decide(d: np.ndarray, level: float, margin: float = rules.MARGIN,
     return ("open", (math.exp(hi) - math.exp(lo)) / 2)
 
 
-def look(df: pd.DataFrame, comps: list[Comparison], count: int, share: float,
-         closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float]]:
-    """The state of every comparison at a look with `count` pairs: decided ("difference",
-    "equivalent", "no data") or "open", and the open ones' relative half-widths."""
-    cv = CellValues(df, rules.SEQUENTIAL_METRIC) if not df.empty else None
-    m = defaultdict(int)
+def family_sizes(comps: Iterable[Comparison]) -> dict[str, int]:
+    m: dict[str, int] = defaultdict(int)
     for f, _, _ in comps:
         m[f] += 1
+    return dict(m)
+
+
+def look(df: pd.DataFrame, comps: list[Comparison], count: int, share: float | Mapping[str, float],
+         closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float]]:
+    """The state of every comparison at a look with `count` pairs: decided ("difference",
+    "equivalent", "no data") or "open", and the open ones' relative half-widths.  `share`: the
+    look's share of alpha, one for all families or per family (Design.shares)."""
+    cv = CellValues(df, rules.SEQUENTIAL_METRIC) if not df.empty else None
+    m = family_sizes(comps)
+    shares = share if isinstance(share, Mapping) else defaultdict(lambda: share)
     state, width = {}, {}
     for comp in comps:
         if comp in closed:
@@ -110,7 +119,7 @@ def look(df: pd.DataFrame, comps: list[Comparison], count: int, share: float,
             state[comp] = "no data"
             continue
         d = _first_pairs(cv, a, b, count)
-        state[comp], width[comp] = decide(d, rules.ALPHA * share / m[f])
+        state[comp], width[comp] = decide(d, rules.ALPHA * shares[f] / m[f])
     return state, {c: w for c, w in width.items() if state[c] == "open"}
 
 
@@ -142,20 +151,20 @@ def _seconds(df: pd.DataFrame) -> dict[CellRef, float]:
 
 def block_order(groups: list[set[CellRef]], widths: Mapping[Comparison, float], open_comps: list[Comparison],
                 seconds: Mapping[CellRef, float], count: int, blocks_each: int) -> list[int]:
-    """The order of the next blocks (group indices, each group `blocks_each` times): by the
-    predicted shrinking of the group's widest interval (~ 1 / sqrt(pairs)) per second."""
+    """The order of the next blocks (group indices, each group `blocks_each` times in a row): the
+    groups by the predicted shrinking of their widest interval (~ 1 / sqrt(pairs)) from this look
+    to the next per second of their cells' time, and each group's blocks together, so that a
+    budget running out leaves whole groups at the next look instead of every group short of it."""
     known = [s for s in seconds.values() if s > 0]
     fallback = float(np.median(known)) if known else 1.0
     items = []
     for gi, g in enumerate(groups):
         widest = max((widths.get(c, math.inf) for c in open_comps if c[1] in g), default=math.inf)
-        cost = sum(seconds.get(c, fallback) for c in g) or fallback
-        for r in range(blocks_each):
-            n0 = count + r
-            shrink = math.sqrt(count / n0) - math.sqrt(count / (n0 + 1))
-            gain = (widest if np.isfinite(widest) else 1e9) * shrink / cost
-            items.append((-gain, gi, r))
-    return [gi for _, gi, _ in sorted(items)]
+        cost = (sum(seconds.get(c, fallback) for c in g) or fallback) * blocks_each
+        shrink = 1 - math.sqrt(count / (count + blocks_each))
+        gain = (widest if np.isfinite(widest) else 1e9) * shrink / cost
+        items.append((-gain, gi))
+    return [gi for _, gi in sorted(items) for _ in range(blocks_each)]
 
 
 def _frame(records: list[dict], before_block: int) -> pd.DataFrame:
@@ -179,10 +188,12 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
     seq = len(plan.schedule())
     boundary = plan.samples
     closed: dict[Comparison, str] = {}
-    for k, (count, share) in enumerate(zip(design.looks[:-1], design.spending[:-1])):
+    m = family_sizes(comps)
+    shares = {f: design.shares(f, size) for f, size in m.items()}
+    for k, count in enumerate(design.looks[:-1]):
         # a store may hand over its samples as a frame directly (the simulations' in-memory store)
         df = store.frame_before(boundary) if hasattr(store, "frame_before") else _frame(store.latest_records(), boundary)
-        state, widths = look(df, comps, count, share, closed)
+        state, widths = look(df, comps, count, {f: s[k] for f, s in shares.items()}, closed)
         closed = {c: s for c, s in state.items() if s != "open"}
         open_comps = [c for c in comps if state[c] == "open"]
         tally = pd.Series(list(state.values()), dtype=object).value_counts().to_dict() if state else {}
@@ -224,9 +235,8 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
     if not design.sequential:
         return {c.id: float(plan.samples) for c in cells}
     comps = plan_comparisons(plan)
-    m = defaultdict(int)
-    for f, _, _ in comps:
-        m[f] += 1
+    m = family_sizes(comps)
+    shares = {f: design.shares(f, size) for f, size in m.items()}
     df = _frame(records or [], plan.samples)
     cv = CellValues(df, rules.SEQUENTIAL_METRIC) if not df.empty else None
     rng = np.random.default_rng(seed)
@@ -240,7 +250,7 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
         if d.size < 2:
             stop[comp] = np.full(replications, float(budget))
             continue
-        if decide(d, rules.ALPHA * design.spending[0] / m[f])[0] != "open":  # the pilot itself, exactly
+        if decide(d, rules.ALPHA * shares[f][0] / m[f])[0] != "open":  # the pilot itself, exactly
             stop[comp] = np.full(replications, float(looks[0]))
             continue
         centre, spread = float(np.mean(d)), float(np.std(d, ddof=1))
@@ -248,7 +258,7 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
         full = np.concatenate([np.broadcast_to(d, (replications, d.size)), future], axis=1)
         path_stop = np.full(replications, float(budget))
         undecided = np.ones(replications, dtype=bool)
-        for count, share in zip(looks[1:-1], design.spending[1:-1]):
+        for count, share in zip(looks[1:-1], shares[f][1:-1]):
             level = rules.ALPHA * share / m[f]
             x = full[:, :count]
             mean = x.mean(axis=1)
