@@ -126,3 +126,25 @@ def test_an_inconclusive_cell_is_given_no_cause():
     row = _cell(side, "mysql", 100)
     assert row["article_claim"] == "Go" and row["ours_article_outcome"] == "unresolved: inconclusive"
     assert row["cause_kind"] == "" and row["cause"] == ""
+
+
+def test_a_cause_is_stated_when_the_settings_move_the_ratio_even_with_the_same_outcome():
+    """Both settings find Rust faster, as the article did, but the article's kernel makes the gap 4x
+    instead of 4%: the settings' effect (ratio of the two ratios) excludes 1, so the cause is stated."""
+    rng = np.random.default_rng(7)
+    rows = _both_settings("sleep", 100000, {"go": 1.04, "rust": 1.0}, {"go": 4.0, "rust": 1.0}, 12, rng, cv=0.005)
+    row = _cell(published.side_by_side(pd.DataFrame(rows)), "sleep", 100000)
+    assert row["ours_article_outcome"] == row["ours_default_outcome"] == "reproduced"
+    assert row["settings_effect_ratio"] == pytest.approx(4.0 / 1.04, rel=0.02)
+    assert row["settings_effect_ci_low"] > 3.5 and row["settings_effect_pairs"] == 12
+    assert row["cause_kind"].startswith("unequal work")
+    assert "the article's settings change Go/Rust by x3.8" in row["cause"], row["cause"]
+
+
+def test_no_cause_where_the_settings_leave_the_ratio_where_it_was():
+    """Go 3x faster with either setting: the settings' effect covers 1, and no cause is stated."""
+    rng = np.random.default_rng(8)
+    rows = _both_settings("files_read", 1000, {"go": 0.1, "rust": 0.3}, {"go": 0.1, "rust": 0.3}, 12, rng)
+    row = _cell(published.side_by_side(pd.DataFrame(rows)), "files_read", 1000)
+    assert row["settings_effect_ci_low"] <= 1 <= row["settings_effect_ci_high"]
+    assert row["cause_kind"] == "" and row["cause"] == ""

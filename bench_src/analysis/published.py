@@ -15,10 +15,16 @@ The reproduction table has one row per cell of the article's table and metric (t
 - the **outcome** of the claim under each: reproduced, reversed, not reproduced (we find them
   equivalent), unresolved (inconclusive), or, where the article claimed nothing, agrees or a
   difference it could not resolve;
-- the **cause** where the two outcomes differ or the article's claim is not reproduced even with
-  its settings, stated from measured cells of the same run: each language's own ratio of the
+- the **settings' effect**: the ratio of the two Go/Rust ratios (article's settings over defaults),
+  paired per block, with its 95% interval;
+- the **cause** where the settings changed the Go/Rust ratio (that interval excludes 1) or the
+  article's settings failed, or where the article's claim is not reproduced even with its
+  settings, stated from measured cells of the same run: each language's own ratio of the
   article's settings to its defaults says which side the settings moved, and the workload's
-  known differences (unequal work, configuration, platform) say why.
+  known differences (unequal work, configuration, platform) say why.  Comparing the ratios, not
+  the outcomes, states a cause where both settings agree with the article by different amounts
+  (sleep at N = 100,000: both "Rust faster", 4.2x and 1.02x), and none where two outcomes differ
+  only by noise (one just significant, the other just not).
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ import pandas as pd
 
 from .. import paths
 from ..catalogue import LANGS, WORKLOADS
-from . import compare, rules
+from . import compare, ranktests, rules
 
 REFERENCE = paths.DATA / "reference"
 FINAL_TABLE = "go_channel_per_task"  # the article's final table (one channel per goroutine)
@@ -216,6 +222,37 @@ def _within(df, workload, n, column, lang, article: Setting, default: Setting) -
     return compare.compare_pair(ab, av, db, dv)
 
 
+def settings_effect(df: pd.DataFrame, workload: str, n: int, column: str,
+                    confidence: float = rules.CONFIDENCE) -> dict:
+    """How much the article's settings changed the Go/Rust ratio: (Go/Rust with the article's
+    settings) / (Go/Rust with the defaults), the Hodges-Lehmann estimate and exact interval of the
+    per-block log(Go_a) - log(Rust_a) - log(Go_d) + log(Rust_d) over the blocks holding all four
+    cells.  NaN without three such blocks or where the settings are the defaults on both sides."""
+    empty = {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan, "pairs": 0}
+    sides = []
+    for lang in LANGS:
+        a, d = article_setting(workload, lang), default_setting(workload, lang)
+        if a is None:
+            return empty
+        sides.append((lang, a, d))
+    if all(a == d for _, a, d in sides):
+        return empty
+    series = []
+    for lang, a, d in sides:
+        for setting, sign in ((a, 1.0), (d, -1.0)):
+            blocks, values, _ = _values(df, workload, lang, n, setting, column)
+            keep = np.isfinite(values) & (values > 0)
+            s = pd.Series(np.log(values[keep]), index=blocks[keep]).groupby(level=0).median()
+            series.append(s * (sign if lang == LANGS[0] else -sign))
+    joined = pd.concat(series, axis=1, join="inner")
+    if len(joined) < 3:
+        return empty
+    d = joined.sum(axis=1).to_numpy(dtype=float)
+    est, lo, hi, _ = ranktests.hodges_lehmann_paired(d, confidence)
+    return {"ratio": float(np.exp(est)), "ratio_ci_low": float(np.exp(lo)), "ratio_ci_high": float(np.exp(hi)),
+            "pairs": int(d.size)}
+
+
 def _fmt(r: dict) -> str:
     if not np.isfinite(r.get("ratio", np.nan)):
         return "not measured"
@@ -279,6 +316,9 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         out[f"{label}_verdict_kind"] = kinds
         out[f"{label}_verdict"] = texts
         out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]
+    effects = [settings_effect(df, w, n, METRICS[m][1]) for w, n, m in zip(out["workload"], out["n"], out["metric"])]
+    for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "pairs"):
+        out[f"settings_effect_{k.replace('ratio', '').strip('_') or 'ratio'}"] = [e[k] for e in effects]
     out["cause_kind"], out["cause"] = zip(*(_cause(df, row) for row in out.to_dict("records")))
     return out
 
@@ -291,13 +331,14 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
     if w in PLATFORM:
         kinds.append(PLATFORM[w][0])
         parts.append(PLATFORM[w][1])
-    # a cause is stated only from cells of this run: both settings measured and ending differently,
-    # or the article's settings run and failing (its Go SQLite at N = 1,000)
+    # a cause is stated only from cells of this run: the settings changed the Go/Rust ratio (the
+    # interval of their effect excludes 1), or the article's settings ran and failed (its Go
+    # SQLite at N = 1,000)
     fails = row.get("ours_article_failures")
     failed = isinstance(fails, str) and bool(fails)
-    measured = "not measured" not in (row["ours_article_outcome"], row["ours_default_outcome"])
-    differ = (measured and row["ours_article_outcome"] != row["ours_default_outcome"]) or (
-        failed and row["ours_article_outcome"] == "not measured")
+    lo, hi = row.get("settings_effect_ci_low", np.nan), row.get("settings_effect_ci_high", np.nan)
+    moved_ratio = bool(np.isfinite(lo) and np.isfinite(hi) and (hi < 1 or lo > 1))
+    differ = moved_ratio or (failed and row["ours_article_outcome"] == "not measured")
     if differ and w in CAUSES:
         kinds.insert(0, CAUSES[w][0])
         moved = []
@@ -307,6 +348,8 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
                 continue
             r = _within(df, w, n, column, lang, a, d)
             moved.append(f"{'Go' if lang == 'go' else 'Rust'} article settings / defaults {_fmt(r)}")
+        if moved_ratio:
+            moved.insert(0, f"the article's settings change Go/Rust by x{_fmt({'ratio': row['settings_effect_ratio'], 'ratio_ci_low': lo, 'ratio_ci_high': hi})}")
         text = CAUSES[w][1] + (f" (measured: {'; '.join(moved)})" if moved else "")
         if failed:
             text += f"; with the article's settings {fails}"

@@ -29,8 +29,8 @@ class ReproduceView:
 
     def side_by_side(self) -> tables.Readable:
         """One row per cell of the article's table and metric: its ratio and claim (beyond what it
-        could resolve), our verdict with its settings and with the defaults, each outcome, and the
-        cause where they differ."""
+        could resolve), our verdict with its settings and with the defaults, each outcome, how much the settings
+        moved the ratio, and the cause where they moved it."""
         side = self.side_frame()
         if side.empty:
             return tables.Readable(pd.DataFrame(), "no cell of the article's table was measured", "Reproduction")
@@ -48,10 +48,15 @@ class ReproduceView:
                                for c, t in zip(side["article_claim"], side["claim_threshold"])],
             "ours, article's settings": [ours(r, "ours_article") for _, r in side.iterrows()],
             "ours, defaults": [ours(r, "ours_default") for _, r in side.iterrows()],
+            "settings' effect": [units.interval(r, lo, hi, "") if pd.notna(r) else ""
+                                 for r, lo, hi in zip(side["settings_effect_ratio"], side["settings_effect_ci_low"],
+                                                      side["settings_effect_ci_high"])],
             "cause": [f"{k}: {c}" if k else "" for k, c in zip(side["cause_kind"], side["cause"])],
         })
         return tables.Readable(shown, "Go/Rust ratios [95% CI]; claim: the article's direction where its ratio "
-                                      "differs from 1 by more than its own repeat measurements and rounding allow",
+                                      "differs from 1 by more than its own repeat measurements and rounding allow; "
+                                      "settings' effect: Go/Rust with the article's settings over Go/Rust with the "
+                                      "defaults, paired per block (a cause is stated where its interval excludes 1)",
                                "The article's cells beside ours")
 
     def claims(self) -> tables.Readable:
