@@ -82,7 +82,7 @@ PROFILES: dict[str, Profile] = {
                       "threads_vs_tasks": "all", "ping_pong": "all"},
             article_preset=True,
             max_samples=20,
-            time_budget_s=4500,
+            time_budget_s=5100,
         ),
         Profile(
             "memory",
