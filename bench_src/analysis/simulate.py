@@ -318,6 +318,13 @@ def study(replications: int = 400, seed: int = 1, out=print) -> None:
         out(f"sequential rule, 12 comparisons, pilot 10, looks at 10/20/30 pairs, {label}: family-wise false "
             f"positives {r['fwer']:.3f} ({runs} runs), interval coverage {r['coverage']:.3f}, wrong directions {r['wrong']}, "
             f"mean samples per cell {r['mean_samples']:.1f} of {r['budget']}")
+    article_shape = sequential_plan(samples=6, max_samples=20, looks=3)  # the article profile's looks
+    for label, truth, cv, runs in (("all A/A-like, CV 2%", dict.fromkeys(SEQUENTIAL_NS, 1.0), 0.02, replications * 5),
+                                   ("mixed: x1.3, x0.8, equal, 1.5% apart; CV 1%", MIXED, 0.01, replications)):
+        r = sequential_study(runs, rng, truth, Conditions(cv=cv), plan=article_shape)
+        out(f"sequential rule, 12 comparisons, pilot 6, looks at 6/13/20 pairs (shares 0/0.5/0.5), {label}: "
+            f"family-wise false positives {r['fwer']:.3f} ({runs} runs), interval coverage {r['coverage']:.3f}, "
+            f"wrong directions {r['wrong']}, mean samples per cell {r['mean_samples']:.1f} of {r['budget']}")
     out(f"# {time.time() - t0:.0f} s")
 
 
