@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import ranktests, rules, stats
-from .families import FAMILIES, FAMILY_TITLES, CellRef, cell_of, comparisons, param_columns, with_param_columns
+from .families import FAMILY_TITLES, CellRef, comparisons, param_columns, plan_comparisons, with_param_columns
 from ..catalogue import WORKLOADS
 
 MARGIN = rules.MARGIN
@@ -122,8 +122,7 @@ class Design:
                                   int(get("looks") or rules.DEFAULT_LOOKS))
         sizes = ()
         if len(looks) > 1 and hasattr(plan, "cells"):
-            refs = [cell_of(c) for c in plan.cells()]
-            sizes = tuple((f, len(comparisons(refs, f))) for f in FAMILIES)
+            sizes = tuple((f, len(pairs)) for f, pairs in plan_comparisons(plan).items())
         return cls(looks, rules.look_spending(len(looks)), sizes)
 
 

@@ -317,8 +317,9 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         out[f"{label}_verdict"] = texts
         out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]
     effects = [settings_effect(df, w, n, METRICS[m][1]) for w, n, m in zip(out["workload"], out["n"], out["metric"])]
-    for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "pairs"):
-        out[f"settings_effect_{k.replace('ratio', '').strip('_') or 'ratio'}"] = [e[k] for e in effects]
+    for k, column in (("ratio", "settings_effect_ratio"), ("ratio_ci_low", "settings_effect_ci_low"),
+                      ("ratio_ci_high", "settings_effect_ci_high"), ("pairs", "settings_effect_pairs")):
+        out[column] = [e[k] for e in effects]
     out["cause_kind"], out["cause"] = zip(*(_cause(df, row) for row in out.to_dict("records")))
     return out
 
@@ -349,7 +350,8 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
             r = _within(df, w, n, column, lang, a, d)
             moved.append(f"{'Go' if lang == 'go' else 'Rust'} article settings / defaults {_fmt(r)}")
         if moved_ratio:
-            moved.insert(0, f"the article's settings change Go/Rust by x{_fmt({'ratio': row['settings_effect_ratio'], 'ratio_ci_low': lo, 'ratio_ci_high': hi})}")
+            effect = {"ratio": row["settings_effect_ratio"], "ratio_ci_low": lo, "ratio_ci_high": hi}
+            moved.insert(0, f"the article's settings change Go/Rust by x{_fmt(effect)}")
         text = CAUSES[w][1] + (f" (measured: {'; '.join(moved)})" if moved else "")
         if failed:
             text += f"; with the article's settings {fails}"

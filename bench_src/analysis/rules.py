@@ -86,9 +86,9 @@ def family_spending(m: int, looks: tuple[int, ...], alpha: float = ALPHA,
     An exact paired test of n pairs cannot give a p-value below 2 / 2^n, so a look at n pairs
     whose level alpha * share / m lies at or below that can never call a difference: its share
     would be lost.  Starting from look_spending, such looks get no share and the others take
-    theirs in proportion (the most hopeless look first), until every look with a share can use it.  The shares depend only on m
-    and the look counts, both fixed before any data, so Bonferroni over the looks still bounds
-    the family's error by alpha.  When no look can call a difference, the plain shares are
+    theirs in proportion (the most hopeless look first), until every look with a share can use
+    it.  The shares depend only on m and the look counts, both fixed before any data, so
+    Bonferroni over the looks still bounds the family's error by alpha.  When no look can call a difference, the plain shares are
     returned (the plan's check refuses such a plan unless it only describes).
     """
     base = look_spending(len(looks), pilot_spend)
