@@ -11,7 +11,8 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from bench_src.analysis import compare, feasibility, memory, ranktests, robustness, rules, simulate
+from bench_src.analysis import (compare, families, feasibility, memory, ranktests, robustness, rules, sequential,
+                                simulate)
 from bench_src.plan import make_plan
 
 
@@ -123,6 +124,23 @@ def test_go_vs_rust_is_like_for_like_and_other_models_have_their_own_table():
     assert (m["verdict"].str.endswith("(task) faster")).all()
     v = compare.compare_variants(df)
     assert sorted(v["variant"]) == ["thread", "thread-pinned"] and (v["baseline_variant"] == "tokio").all()
+
+
+def test_the_article_family_pairs_the_articles_own_programs_across_shared_parameters():
+    # the article's SQLite: Go chan-per-task with the rollback journal and an unlimited pool, Rust
+    # pool with WAL and 10 connections; journal and pool are shared parameters, so only this
+    # family pairs the two, and the stopping rule follows it
+    plan = make_plan("quick", workloads=["sqlite"], ns=[10, 100], article_preset=True, samples=6, max_samples=20,
+                     looks=3, warmup=0)
+    fams = families.plan_comparisons(plan)
+    pairs = [(a.n, a.variant, a.params_text, b.variant, b.params_text) for a, b in fams["article"]]
+    assert pairs == [(n, "chan-per-task", "driver=mattn,journal=delete,pool=0", "pool", "driver=sqlx,journal=wal,pool=10")
+                     for n in (10, 100)]
+    assert not set(fams["article"]) & set(fams["go_vs_rust"])
+    assert {("article", a, b) for a, b in fams["article"]} <= set(sequential.plan_comparisons(plan))
+    assert feasibility.family_sizes(plan)["article"] == 2
+    plain = make_plan("quick", workloads=["sqlite"], ns=[10, 100], samples=6, max_samples=20, looks=3, warmup=0)
+    assert families.plan_comparisons(plain)["article"] == [], "without the article's settings, no such family"
 
 
 def test_rows_carry_the_columns_the_report_reads():

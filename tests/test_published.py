@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench_src.analysis import published
+from bench_src.analysis import published, sequential, simulate
+from bench_src.plan import make_plan
 from bench_src.catalogue import WORKLOADS
 
 
@@ -148,3 +149,28 @@ def test_no_cause_where_the_settings_leave_the_ratio_where_it_was():
     row = _cell(published.side_by_side(pd.DataFrame(rows)), "files_read", 1000)
     assert row["settings_effect_ci_low"] <= 1 <= row["settings_effect_ci_high"]
     assert row["cause_kind"] == "" and row["cause"] == ""
+
+
+def test_the_stopping_rule_follows_the_articles_cells_to_a_verdict_in_the_reproduction_table():
+    # A sequential run of SQLite with the article's settings (looks at 6, 13 and 20 pairs): Go with
+    # the article's settings is 4-5x slower, every other cell equal.  The article's Go and Rust cells
+    # share no family but "article"; it keeps them sampled past the 6-pair pilot (which can never
+    # call a difference), and the table, analysed under the run's design, reproduces the gap.
+    plan = make_plan("quick", workloads=["sqlite"], ns=[10, 100], article_preset=True, samples=6, max_samples=20,
+                     looks=3, warmup=0, threads=simulate.SIM_THREADS)
+    slow = {10: 4.0, 100: 5.0}
+    centres = {c.id: slow[c.n] if (c.lang, c.variant) == ("go", "chan-per-task") else 1.0 for c in plan.cells()}
+    df = simulate.sequential_run(plan, centres, np.random.default_rng(21), simulate.Conditions(cv=0.01))
+    df = df.assign(status="ok", reason="", peak_rss_mib=10.0)
+    per_cell = df.groupby(["lang", "variant", "n"]).size()
+    assert (per_cell.loc[("go", "chan-per-task")] >= 13).all() and (per_cell.loc[("rust", "pool")] >= 13).all()
+    side = published.side_by_side(sequential.attach(df, plan))
+    for n in (10, 100):
+        row = _cell(side, "sqlite", n)
+        assert row["ours_article_pairs"] >= 13 and row["ours_article_p_holm"] < 0.05, row.to_dict()
+        assert row["ours_article_outcome"] == "reproduced" and row["ours_article_ratio_ci_low"] > 3
+        assert row["ours_default_outcome"] == "not reproduced: equivalent"
+    # the same samples cut to the pilot: 6 pairs spend none of the design's alpha, so nothing is called
+    pilot = published.side_by_side(sequential.attach(df[df["block"] < plan.samples], plan))
+    assert (pilot.loc[pilot["metric"] == "time", "ours_article_outcome"].isin(["unresolved: inconclusive",
+                                                                               "not measured"])).all()

@@ -12,6 +12,12 @@ Families (each corrected for multiplicity on its own, per metric):
   work, in either language;
 - "variants": within one language, every cell against the baseline of the same work: the
   default variant with the default values of the language's own parameters;
+- "article": where the plan holds the article's settings (`Plan.article_preset`), the Go cell
+  with the article's settings against the Rust cell with the article's settings of the same
+  workload, N, threads and arm: the comparison the reproduction table makes
+  (published.side_by_side), here so the stopping rule follows it too.  The two sides may differ
+  in variant and in shared parameters (the article's SQLite: Go with the rollback journal, Rust
+  with WAL), so no other family pairs them;
 - "aa": arm A against arm B of the same cell in an A/A run.
 """
 from __future__ import annotations
@@ -25,11 +31,12 @@ import pandas as pd
 
 from ..catalogue import TASK, WORKLOADS
 
-FAMILIES = ("go_vs_rust", "models", "variants", "aa")
+FAMILIES = ("go_vs_rust", "models", "variants", "article", "aa")
 FAMILY_TITLES = {
     "go_vs_rust": "Go vs Rust, like for like",
     "models": "other models vs tasks",
     "variants": "variants vs the default",
+    "article": "the article's settings, Go vs Rust",
     "aa": "A/A arms",
 }
 KEY_COLUMNS = ["workload", "lang", "variant", "n", "threads_requested", "arm"]
@@ -130,6 +137,25 @@ def cell_refs(df: pd.DataFrame) -> pd.Series:
     return pd.Series(out, index=df.index, dtype=object)
 
 
+def article_setting(workload: str, lang: str) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """The article's variant and parameter values for one language (its fixed choices over the
+    language's defaults, `Workload.article`), or None where the article has no such program."""
+    w = WORKLOADS.get(workload)
+    if w is None or lang not in w.article:
+        return None
+    variant, fixed = w.article[lang]
+    return variant, tuple(sorted((k, str(v)) for k, v in {**w.default_params(lang), **fixed}.items()))
+
+
+def is_article(c: CellRef) -> bool:
+    """The cell runs the article's variant with every one of its parameter values."""
+    setting = article_setting(c.workload, c.lang)
+    if setting is None or c.variant != setting[0]:
+        return False
+    own = c.params_dict
+    return all(own.get(k) == v for k, v in setting[1])
+
+
 def _baseline(cells: list[CellRef], workload: str, lang: str, variant: str | None) -> CellRef | None:
     w = WORKLOADS[workload]
     base_variant = variant or w.default_variant(lang)
@@ -159,6 +185,14 @@ def comparisons(cells: Iterable[CellRef], family: str, baseline: str | None = No
         for arms in by_cell.values():
             if "A" in arms and "B" in arms:
                 out.append((arms["A"], arms["B"]))
+        return out
+    if family == "article":
+        by_work: dict[tuple, dict[str, list[CellRef]]] = defaultdict(lambda: defaultdict(list))
+        for c in cells:
+            if is_article(c):
+                by_work[(c.workload, c.n, c.threads, c.arm)][c.lang].append(c)
+        for key in sorted(by_work, key=repr):
+            out += [(g, r) for g in by_work[key]["go"] for r in by_work[key]["rust"]]
         return out
     groups: dict[tuple, list[CellRef]] = defaultdict(list)
     for c in cells:

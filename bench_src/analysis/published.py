@@ -12,6 +12,9 @@ The reproduction table has one row per cell of the article's table and metric (t
 - our verdict with **the article's settings** (its collection, kernel, driver, journal, pool and
   retained contents, equal work otherwise: the catalogue's `article` preset) and with **each
   language's defaults**, each a paired comparison of our samples, Holm-corrected over the table;
+  in a sequential run each p-value is first adjusted for the looks of the family the stopping
+  rule followed it in (families: "article" for the article's settings, "go_vs_rust" for the
+  defaults), so sampling until decided does not inflate the error;
 - the **outcome** of the claim under each: reproduced, reversed, not reproduced (we find them
   equivalent), unresolved (inconclusive), or, where the article claimed nothing, agrees or a
   difference it could not resolve;
@@ -37,7 +40,7 @@ import pandas as pd
 
 from .. import paths
 from ..catalogue import LANGS, WORKLOADS
-from . import compare, ranktests, rules
+from . import compare, families, ranktests, rules
 
 REFERENCE = paths.DATA / "reference"
 FINAL_TABLE = "go_channel_per_task"  # the article's final table (one channel per goroutine)
@@ -176,11 +179,8 @@ def default_setting(workload: str, lang: str) -> Setting:
 
 
 def article_setting(workload: str, lang: str) -> Setting | None:
-    w = WORKLOADS[workload]
-    if lang not in w.article:
-        return None
-    variant, fixed = w.article[lang]
-    return Setting(variant, tuple(sorted({**w.default_params(lang), **fixed}.items())))
+    setting = families.article_setting(workload, lang)
+    return None if setting is None else Setting(*setting)
 
 
 def _values(df: pd.DataFrame, workload: str, lang: str, n: int, setting: Setting, column: str):
@@ -201,14 +201,14 @@ def _failures(sel: pd.DataFrame) -> str:
     return f"{len(bad)} of {len(measured)} samples failed ({first})"
 
 
-def _pair(df, workload, n, column, go: Setting, rust: Setting) -> dict:
+def _pair(df, workload, n, column, go: Setting, rust: Setting, design: compare.Design | None = None) -> dict:
     gb, gv, gsel = _values(df, workload, "go", n, go, column)
     rb, rv, rsel = _values(df, workload, "rust", n, rust, column)
     if gv.size == 0 or rv.size == 0:
         return {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan, "p_value": np.nan,
                 "pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
                 "failures": "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)}
-    r = compare.compare_pair(gb, gv, rb, rv)
+    r = compare.compare_pair(gb, gv, rb, rv, design=design)
     r["failures"] = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)
     return r
 
@@ -261,11 +261,19 @@ def _fmt(r: dict) -> str:
     return f"{r['ratio']:.3g}{ci}"
 
 
+FAMILY_OF = {"ours_article": "article", "ours_default": "go_vs_rust"}  # the stopping rule's family per label
+
+
 def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = FINAL_TABLE,
-                 alpha: float = rules.ALPHA) -> pd.DataFrame:
+                 alpha: float = rules.ALPHA, design=None) -> pd.DataFrame:
     """The reproduction table (see the module's docstring): one row per cell of the article's table
-    and metric."""
+    and metric.  `design`: the run's sequential design (default: df.attrs["design"], as
+    sequential.attach leaves it; none: a fixed run's plain p-values)."""
     art = article_ratios(table)
+    run_design = compare._design(df, design)
+    rows_per_metric = int(art["workload"].isin(list(WORKLOADS)).sum())
+    designs = {label: run_design.for_family(family, rows_per_metric) if run_design is not None else None
+               for label, family in FAMILY_OF.items()}
     noise = {(r.workload, r.metric): r.log_noise for r in resolution().itertuples()}
     half = {m: _half_unit(article_table().loc[article_table()["table"] == table, col])
             for m, (col, _) in METRICS.items()}
@@ -287,7 +295,7 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
                 if go is None or rust is None:
                     res = {"ratio": np.nan, "p_value": np.nan, "failures": ""}
                 else:
-                    res = _pair(df, r.workload, int(r.n), ours, go, rust)
+                    res = _pair(df, r.workload, int(r.n), ours, go, rust, designs[label])
                 row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
                 for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "pairs", "pairing", "sd_log",
                           "a_samples", "b_samples", "failures"):
