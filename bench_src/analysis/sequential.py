@@ -211,7 +211,8 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
         for block in slots:
             if deadline is not None and time.monotonic() >= deadline:
                 log(f"sequential: the time budget of {plan.time_budget_s:g} s is spent; "
-                    f"{len(open_comps)} comparisons are left open at look {k + 1}")
+                    f"{len(open_comps)} comparisons were open at look {k + 1}; the final tables test each "
+                    "comparison at every look its pairs reached (the blocks taken since count)")
                 return
             for slot in block:
                 if slot.sample_id not in done:
