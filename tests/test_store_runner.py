@@ -1,6 +1,7 @@
 """Samples are stored as taken, a run resumes after an interruption, failures are recorded."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -532,6 +533,7 @@ def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path):
     assert len(rows) == len(plan.schedule()) == 2 * 8, "the pilot runs whole, no extra block starts"
     assert any("time budget" in line and "were open at look 1" in line for line in logged), logged
     assert report.estimate.seconds >= 0 and "capped by the time budget" in report.estimate.basis
+    assert re.search(r"uncapped [^;]+, the pilot alone \S", report.estimate.basis), report.estimate.basis
     unlimited = sequential_plan(samples=8, max_samples=14, looks=3)
     runner.run(unlimited, tmp_path / "u", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
                log=lambda *_: None)

@@ -302,8 +302,12 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
         remaining = max(0.0, plan.time_budget_s - spent_before)
         capped = max(pilot.seconds, min(est.seconds, remaining))
         if capped < est.seconds:
+            # the capped figure is the budget by construction: the two it lies between are stated,
+            # so a reader can tell the estimate's own content from the cap
             est.notes.append(f"capped by the time budget of {format_duration(plan.time_budget_s)}"
-                             + (f" ({format_duration(spent_before)} spent in earlier sessions)" if spent_before else ""))
+                             + (f" ({format_duration(spent_before)} spent in earlier sessions)" if spent_before else "")
+                             + f"; uncapped {format_duration(est.seconds)}, the pilot alone "
+                               f"{format_duration(pilot.seconds)}")
         est.seconds = capped
     return est
 
