@@ -148,38 +148,25 @@ def test_rows_carry_the_columns_the_report_reads():
     t = compare.compare(simulate.frame(simulate.go_rust_cells([1.1, 1.0]), 10, rng))
     for col in ("workload", "n", "threads_requested", "p_kernel", "p_work", "go_variant", "rust_variant", "go_model",
                 "rust_model", "go_params", "rust_params", "metric", "pairing", "pairs", "go_samples", "rust_samples",
-                "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "p_holm",
-                "effect_size", "mde", "verdict", "verdict_kind", "within_margin", "warning"):
+                "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "test", "p_value",
+                "p_adjusted", "effect_size", "mde", "verdict", "verdict_kind", "within_margin", "warning"):
         assert col in t.columns, col
     assert set(t["verdict_kind"]) <= {"a", "b", "equivalent", "inconclusive"}
     assert t["family_size"].iloc[0] == 2
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("low, high, p, kind, inside", [
-    (0.9974, 0.9994, 0.017, "a", True),  # significant and inside the margin: both readings kept
-    (0.90, 0.95, 0.001, "a", False),
-    (1.05, 1.10, 0.001, "b", False),
-    (0.99, 1.01, 0.5, "equivalent", False),
-    (0.99, 1.01, 0.001, "equivalent", False),  # an interval holding 1 cannot call a direction
-    (0.97, 1.01, 0.5, "inconclusive", False),
-    (0.90, 0.95, 0.2, "inconclusive", False),
-    (np.nan, np.nan, np.nan, "inconclusive", False),
-])
-def test_decide(low, high, p, kind, inside):
-    assert rules.decide(low, high, p) == (kind, inside)
-
-
 def test_verdict_text_keeps_both_readings():
     assert rules.verdict_text("a", True, "Go", "Rust", "elapsed_s") == "Go faster, by less than 2%"
     assert rules.verdict_text("b", False, "Go", "Rust", "peak_rss_mib") == "Rust smaller"
 
 
-def test_mde_is_reported_and_infinite_where_no_difference_can_be_called():
+def test_mde_is_finite_where_the_exact_tests_floor_used_to_forbid_any_call():
+    # 27 comparisons of 10 pairs: no exact test reaches 0.05 / 27 (2 / 1024 > 0.00185), Student's t does;
+    # at CV 1% per sample (sd of d 1.4%) a difference of a few percent is within reach
     rng = np.random.default_rng(9)
     t = compare.compare(simulate.frame(simulate.go_rust_cells([1.0] * 27), 10, rng, simulate.Conditions(cv=0.01)))
-    assert np.isinf(t["mde"]).all(), "27 comparisons of 10 pairs: 2/1024 > 0.05/27"
-    t = compare.compare(simulate.frame(simulate.go_rust_cells([1.0] * 3), 10, rng, simulate.Conditions(cv=0.01)))
+    assert (t["test"] == "t").all()
     assert (t["mde"] > 0.005).all() and (t["mde"] < 0.05).all()
 
 
@@ -189,8 +176,10 @@ def test_a_sequential_design_adjusts_p_for_its_looks():
     design = compare.Design((10, 20, 30), (0.5, 0.25, 0.25))
     seq = compare.compare(df, design=design).iloc[0]
     d = np.log(df[df.lang == "go"]["elapsed_s"].to_numpy()) - np.log(df[df.lang == "rust"]["elapsed_s"].to_numpy())
+    # a family of one: every look's level (0.025, 0.0125) is within the exact signed-rank test's reach
+    assert seq["test"] == "signed-rank"
     expected = min(ranktests.signed_rank_p(d[:10])[0] / 0.5, ranktests.signed_rank_p(d[:20])[0] / 0.25,
-                   ranktests.signed_rank_p(d)[0] / 0.25)
+                   ranktests.signed_rank_p(d)[0] / 0.25, 1.0)
     assert seq["p_value"] == pytest.approx(expected) and seq["looks"] == 3
     df.attrs["design"] = design.to_dict()
     assert compare.compare(df).iloc[0]["p_value"] == pytest.approx(expected), "the design travels in df.attrs"
@@ -216,24 +205,24 @@ def test_robustness_flags_a_verdict_that_depends_on_the_variant():
 
 
 # --- the plan check -----------------------------------------------------------------------------------------
-def test_memory_profile_with_5_samples_is_refused_naming_the_fix():
+def test_a_plan_below_the_validated_pairs_is_refused_naming_the_fix():
     with pytest.raises(ValueError) as err:
         make_plan("memory", samples=5)
-    assert "can never call a difference" in str(err.value) and "samples >= 11" in str(err.value)
-    assert "smoke=True" in str(err.value)
-    assert make_plan("memory").samples >= 11
+    text = str(err.value)
+    assert f"decided from 5 pairs" in text and f"samples >= {rules.MIN_PAIRS}" in text and "smoke=True" in text
+    assert make_plan("memory", samples=5, smoke=True).smoke
 
 
-def test_27_comparisons_in_a_family_need_11_samples():
+def test_a_large_family_needs_no_more_samples_than_a_small_one():
+    # 27 comparisons in one family: the exact test's floor asked for 11 samples; the rule now decides from 6
     kw = dict(workloads=["sleep"], ns=[10, 100, 1000], params={"sleep": {"work": 10}},
               variants={"sleep": {"go": ["waitgroup", "chan-per-task", "chan-shared"],
                                   "rust": ["join-handles", "joinset", "join-all"]}})
-    assert feasibility.family_sizes(make_plan("quick", samples=11, **kw))["go_vs_rust"] == 27
-    with pytest.raises(ValueError, match=r"27 comparisons; with 5 samples .* set samples >= 11"):
+    assert feasibility.family_sizes(make_plan("quick", samples=rules.MIN_PAIRS, **kw))["go_vs_rust"] == 27
+    with pytest.raises(ValueError, match=rf"decided from 5 pairs.*set samples >= {rules.MIN_PAIRS}"):
         make_plan("quick", samples=5, **kw)
-    with pytest.raises(ValueError, match=r"samples >= 11 or at most 25 comparisons per family at 10 samples"):
-        make_plan("quick", samples=10, **kw)
-    assert make_plan("quick", samples=5, smoke=True, **kw).smoke
+    with pytest.raises(ValueError, match=rf"set the pilot \(samples\) >= {rules.MIN_PAIRS}"):
+        make_plan("quick", samples=rules.MIN_PAIRS - 1, max_samples=20, **kw)
 
 
 def test_plan_mde_from_a_pilot():
@@ -249,15 +238,17 @@ def test_plan_mde_from_a_pilot():
 
 
 # --- the Method text ----------------------------------------------------------------------------------------
-def test_method_statistics_is_written_from_the_tables_analysed():
+def test_the_methods_multiplicity_and_tests_are_written_from_the_tables_analysed():
+    from bench_src.report import method
     rng = np.random.default_rng(13)
     df = simulate.frame(simulate.go_rust_cells([1.2, 1.0, 1.0]), 7, rng, simulate.Conditions(cv=0.001))
     tables = {"go_vs_rust_elapsed_s": compare.compare(df)}
-    text = rules.method_statistics(tables)
+    text = method.multiplicity(tables, rules.MARGIN, rules.ALPHA)
     assert "3 comparisons, 3 paired (7 pairs each)" in text
-    assert "Holm correction over the 3 tested comparisons" in text
-    assert "1 differences" in text and "2 equivalent" in text
-    assert f"±{rules.MARGIN * 100:g}%" in text
+    # at CV 0.1% even a 0.1% difference is resolved: 2 differences (one within the margin), 1 equivalent
+    assert "Benjamini-Hochberg" in text and "2 differences (1 of them smaller than ±2%)" in text
+    assert "1 equivalent" in text and "intervals at 96.7%" in text  # 1 - 2 x 0.05 / 3
+    assert "Tests used: signed-rank: 3" in method.tests(tables)  # 7 pairs reach 0.05 / 3 (2 / 128 = 0.016)
 
 
 # --- one analysis path ------------------------------------------------------------------------------------

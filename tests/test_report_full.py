@@ -53,7 +53,7 @@ def test_a_run_whose_samples_all_failed_reports_the_failures(tmp_path):
     rep = full.full_report(d)
     method = (d / "export" / "method.md").read_text()
     assert "No sample of this run entered the analysis: 8 samples were taken (6 measured)" in method
-    assert "failed: 8" in method and "Holm" not in method
+    assert "failed: 8" in method and "Benjamini" not in method
     assert set(rep.tables) == {"status", "failures", "checksums"}
     page = (d / "export" / "report.html").read_text()
     assert "exit 2: unknown param | see usage" in page and html.external_references(page) == []
@@ -75,7 +75,9 @@ def test_every_table_and_figure_is_exported(report):
         assert (exp / "benchstat" / name).stat().st_size > 1000
     assert (exp / "samples.parquet").exists() and (exp / "samples.csv").exists()
     method = (exp / "method.md").read_text()
-    assert "Test CPU" in method and "Holm" in method and "measured samples were excluded (failed: 10)" in method
+    assert "Test CPU" in method and "Benjamini-Hochberg" in method and "measured samples were excluded (failed: 10)" in method
+    for heading in ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded"):
+        assert f"### {heading}\n" in method, heading
 
 
 @pytest.mark.slow
@@ -139,7 +141,7 @@ def test_the_method_describes_each_family_once_and_every_table_reads_as_a_table(
     # every table has a reading form of its own: no raw column names such as p_holm or go_median
     for name, table in report.tables.items():
         text = tables.readable(table, name).to_markdown()
-        for raw in ("p_holm", "go_median", "ratio_ci_low", "depends_on_variant", "go_above_mib", "ref_variant"):
+        for raw in ("p_adjusted", "go_median", "ratio_ci_low", "depends_on_variant", "go_above_mib", "ref_variant"):
             assert raw not in text, (name, raw)
     # the Go vs Rust table says per row whether its verdict holds across the variants run
     assert "robustness" in report.tables["go_vs_rust_elapsed_s"]

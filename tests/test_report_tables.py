@@ -42,11 +42,12 @@ def test_comparison_table_is_compact_and_formatted():
     r = tables.comparison(raw)
     f = r.frame
     # one cell holds ratio, interval and verdict; medians carry their unit; p has two significant digits
-    ratio_col = "Go/Rust [95% CI], verdict"
+    ratio_col = f"Go/Rust [{tables.ci_name(raw)}], verdict"
+    assert ratio_col != "Go/Rust [CI], verdict", "the table's one level names its intervals"
     sleep = f[(f["workload"] == "sleep") & (f["N"] == "100,000")].iloc[0]
     assert sleep[ratio_col].startswith("1.49 [") and sleep[ratio_col].endswith("] Rust faster")
     assert sleep["Go median"].endswith(" ms") and sleep["Rust median"].endswith(" ms")
-    assert all(len(p.replace("0.", "").lstrip("0").replace("e-", "").replace(".", "")) <= 4 for p in f["p (Holm)"])
+    assert all(len(p.replace("0.", "").lstrip("0").replace("e-", "").replace(".", "")) <= 4 for p in f["p (BH)"])
     # the driver is shown on each side, the shared parameters once
     sqlite = f[f["workload"] == "sqlite"].iloc[0]
     assert sqlite["Go"] == "pool (driver=mattn)" and sqlite["Rust"] == "pool (driver=sqlx)"
@@ -54,6 +55,7 @@ def test_comparison_table_is_compact_and_formatted():
     # constant columns go to the caption: every row has all CPUs and 10 samples a side
     assert "threads" not in f.columns and "samples" not in f.columns
     assert "threads: all CPUs" in r.caption and "pairing: paired" in r.caption and "samples: 10 pairs" in r.caption
+    assert "false discovery rate 5%" in r.caption and "exactly when its interval excludes 1" in r.caption
     # no raw float with six decimals anywhere, and no empty column
     assert not f.apply(lambda c: c.str.contains(r"\.\d{5,}").any()).any()
     assert not (f == "").all().any()
@@ -62,7 +64,7 @@ def test_comparison_table_is_compact_and_formatted():
 
 def test_comparison_tolerates_new_and_missing_columns():
     raw = _comparison()
-    shared = [c for c in raw.columns if c.startswith("p_") and c not in ("p_value", "p_holm")]
+    shared = [c for c in raw.columns if c.startswith("p_") and c not in ("p_value", "p_adjusted")]
     extended = raw.drop(columns=shared).assign(pairing="paired", pairs=10, mde=np.linspace(0.031, 0.05, len(raw)), go_model="task",
                           rust_model="task", verdict_kind=tables.verdict_kinds(raw).values, within_margin=False,
                           p_work=np.where(raw["workload"] == "sleep", "0", None))
@@ -72,9 +74,9 @@ def test_comparison_tolerates_new_and_missing_columns():
     # shared parameters come from the p_<key> columns when the table has them
     assert set(r.frame.loc[r.frame["workload"] == "sleep", "parameters"]) == {"work=0"}
     assert set(r.frame.loc[r.frame["workload"] != "sleep", "parameters"]) == {""}
-    reduced = raw.drop(columns=["p_holm", "cliffs_delta", "warning", "go_params", "rust_params"])
+    reduced = raw.drop(columns=["p_adjusted", "cliffs_delta", "warning", "go_params", "rust_params"])
     g = tables.comparison(reduced).frame
-    assert "p" in g.columns and "p (Holm)" not in g.columns and len(g) == len(raw)
+    assert "p" in g.columns and "p (BH)" not in g.columns and len(g) == len(raw)
 
 
 def test_verdict_kinds_from_the_column_or_the_text():

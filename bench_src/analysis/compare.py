@@ -3,14 +3,14 @@ tasks, variants against their language's default, and A/A arms.
 
 Every comparison of two cells measured in the same blocks is paired: the per-block difference d
 of log values (a block holds both cells once, in a random order, so slow drift and a disturbed
-block hit both sides alike) is tested with the exact Wilcoxon signed-rank test and estimated by
-the Hodges-Lehmann estimate with its exact interval; the reported ratio is exp of that estimate
-(a / b: Go / Rust, other model / task, variant / baseline, A / B) and its interval is exp of the
-interval, so the estimate, the interval and the test are about one quantity (the centre of the
-per-block log ratio).  Where the cells do not share enough blocks (`pairing` = "unpaired", with
-the reason in `warning`) the Mann-Whitney test and the two-sample Hodges-Lehmann shift of the log
-values are used instead.  Each table and metric is one family: the p-values are Holm-corrected
-over it.  Verdicts follow `rules.decide`; docs/statistics.md states every rule.
+block hit both sides alike).  Its centre is tested and estimated by `paired` (Student's t where
+no exact test can reach the family's level, the exact signed-rank test where it can), and the
+reported ratio is exp of the estimate (a / b: Go / Rust, other model / task, variant / baseline,
+A / B).  Where the cells do not share enough blocks (`pairing` = "unpaired", with the reason in
+`warning`) `unpaired` compares the two samples of log values instead.  Each table and metric is
+one family, decided together by `multiplicity`: the false discovery rate over the family, the
+looks of a sequential run, and every interval at the level whose exclusion of 1 is exactly the
+verdict.  docs/statistics.md states every rule.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import ranktests, rules, stats
+from . import multiplicity, paired, ranktests, rules, stats, unpaired
 from .families import FAMILY_TITLES, CellRef, comparisons, param_columns, plan_comparisons, with_param_columns
 from ..catalogue import WORKLOADS
 
@@ -40,17 +40,10 @@ def cliffs_delta(a, b) -> float:
     return float(np.sign(x[:, None] - y[None, :]).mean())
 
 
-def mann_whitney_p(a, b) -> float:
-    x, y = np.asarray(a, float), np.asarray(b, float)
-    if x.size < 2 or y.size < 2:
-        return np.nan
-    return ranktests.mann_whitney_p(x, y)
-
-
 def holm(pvalues) -> np.ndarray:
-    """Holm-Bonferroni adjusted p-values; NaN stays NaN and is not counted in the family.
-    (statsmodels' multipletests gives the same values but runs a garbage collection on every
-    call, 40 ms, too slow for the simulations that check these tables; tests compare the two.)"""
+    """Holm-Bonferroni adjusted p-values; NaN stays NaN and is not counted in the family (the drift
+    check's correction over cells).  (statsmodels' multipletests gives the same values but runs a
+    garbage collection on every call; tests compare the two.)"""
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
@@ -65,21 +58,12 @@ def holm(pvalues) -> np.ndarray:
     return out
 
 
-def verdict(ratio: float, low: float, high: float, p_adjusted: float, a: str, b: str, metric: str,
-            margin: float = MARGIN, alpha: float = ALPHA) -> str:
-    """The readable verdict of one comparison (see rules.decide)."""
-    if isinstance(ratio, float) and math.isnan(ratio):
-        return "inconclusive"
-    kind, inside = rules.decide(low, high, p_adjusted, margin, alpha)
-    return rules.verdict_text(kind, inside, a, b, metric, margin)
-
-
 # --- the sequential design a run was sampled with -----------------------------------------------
 @dataclass(frozen=True)
 class Design:
     """Looks of the sequential rule: pairs per comparison at each look, the share of alpha spent
-    there before families adjust it (rules.family_spending), and the planned size of each family.
-    A single look is the fixed design."""
+    there, and the planned size of each family (its m, also for comparisons without data).  A
+    single look is the fixed design."""
 
     looks: tuple[int, ...]
     spending: tuple[float, ...] = field(default=(1.0,))
@@ -89,24 +73,16 @@ class Design:
     def sequential(self) -> bool:
         return len(self.looks) > 1
 
-    def shares(self, family: str, m: int | None = None) -> tuple[float, ...]:
-        """The share of alpha `family` spends at each look: from its planned size, or from m
-        (the comparisons at hand) when the plan recorded none."""
-        if not self.sequential:
-            return self.spending
-        size = dict(self.family_sizes).get(family, m)
-        return self.spending if size is None else rules.family_spending(size, self.looks)
+    def plan_looks(self) -> multiplicity.Looks:
+        return multiplicity.Looks(tuple(self.looks), tuple(self.spending)) if self.sequential else multiplicity.Looks((0,))
 
-    def for_family(self, family: str, m: int | None = None) -> "Design":
-        """This design with the shares of one family (what its comparisons are tested with)."""
-        if not self.sequential:
-            return self
-        return Design(self.looks, self.shares(family, m), self.family_sizes)
+    def size(self, family: str, m: int) -> int:
+        """The family's size for the multiplicity rule: its planned size, or m when none is known."""
+        return max(dict(self.family_sizes).get(family, 0), m)
 
     def to_dict(self) -> dict:
         return {"looks": list(self.looks), "spending": list(self.spending),
-                "family_sizes": dict(self.family_sizes),
-                "family_spending": {f: list(self.shares(f)) for f, _ in self.family_sizes}}
+                "family_sizes": dict(self.family_sizes)}
 
     @classmethod
     def from_plan(cls, plan) -> "Design":
@@ -121,7 +97,7 @@ class Design:
         looks = rules.look_counts(int(get("samples")), int(get("max_samples") or 0),
                                   int(get("looks") or rules.DEFAULT_LOOKS))
         sizes = ()
-        if len(looks) > 1 and hasattr(plan, "cells"):
+        if hasattr(plan, "cells"):
             sizes = tuple((f, len(pairs)) for f, pairs in plan_comparisons(plan).items())
         return cls(looks, rules.look_spending(len(looks)), sizes)
 
@@ -199,33 +175,30 @@ def _positive_logs(x: np.ndarray) -> np.ndarray | None:
     return np.log(x) if x.size and np.all(x > 0) else None
 
 
-def _p_with_looks(d: np.ndarray, design: Design | None) -> tuple[float, int]:
-    """The paired p-value of d; with a sequential design, the smallest over the looks of p at
-    that look divided by the look's share of alpha (Bonferroni over looks), and the looks used."""
-    if design is None or not design.sequential:
-        return (ranktests.signed_rank_p(d)[0], 1)
-    best = 1.0
-    for count, share in zip(design.looks, design.spending):
-        if share <= 0:  # a look this family cannot use spends nothing (rules.family_spending)
-            continue
-        p = ranktests.signed_rank_p(d[:min(count, d.size)])[0]
-        if not np.isnan(p):
-            best = min(best, p / share)
-    return (float(min(1.0, best)), sum(1 for c in design.looks if c <= d.size) or 1)
+@dataclass
+class PairTest:
+    """One comparison before its family is decided: descriptive statistics (`stats`) and the
+    comparison tested at every look it reached (`tested`; None without data to test)."""
+
+    stats: dict
+    tested: multiplicity.Tested | None
 
 
-def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats.CONFIDENCE,
-                 paired_data: bool = True, design: Design | None = None) -> dict:
-    """Every statistic of one comparison of cell a against cell b (ratio a / b)."""
+def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
+              looks: multiplicity.Looks = multiplicity.Looks((0,)), level_min: float = ALPHA,
+              resolution: float = 0.0) -> PairTest:
+    """Pair two cells by block (or compare them unpaired where pairs are missing) and test the
+    comparison at each look.  `level_min`: the family's smallest level at one look before the
+    look's share (alpha / m); it chooses each look's test (paired.choose_test).  `resolution`: the
+    metric's known grid (rules.RESOLUTION), for cells whose values never vary."""
     a_values, b_values = np.asarray(a_values, float), np.asarray(b_values, float)
     out = {"a_samples": int(a_values.size), "b_samples": int(b_values.size),
            "a_median": float(np.median(a_values)) if a_values.size else np.nan,
            "b_median": float(np.median(b_values)) if b_values.size else np.nan,
-           "pairing": "unpaired", "pairs": 0, "ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan,
-           "ci_coverage": np.nan, "p_value": np.nan, "effect_size": np.nan, "cliffs_delta": np.nan,
-           "sd_log": np.nan, "looks": 1, "warning": ""}
+           "pairing": "unpaired", "pairs": 0, "test": "", "effect_size": np.nan, "cliffs_delta": np.nan,
+           "sd_log": np.nan, "looks": 0, "warning": ""}
     notes = []
-    few = stats.few_warning(min(a_values.size, b_values.size), confidence)
+    few = stats.few_warning(min(a_values.size, b_values.size))
     if few:
         notes.append(few)
     la, lb = _positive_logs(a_values), _positive_logs(b_values)
@@ -233,7 +206,7 @@ def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats
         if a_values.size and b_values.size:
             notes.append("values <= 0: no ratio of logs")
         out["warning"] = "; ".join(notes)
-        return out
+        return PairTest(out, None)
     out["cliffs_delta"] = cliffs_delta(a_values, b_values)
     pairs = 0
     if paired_data:
@@ -245,96 +218,114 @@ def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats
     if paired_data and pairs >= needed:
         order = np.argsort(ac[ia], kind="stable")
         d = av[ia][order] - bv[ib][order]
-        est, lo, hi, cov = ranktests.hodges_lehmann_paired(d, confidence)
-        p, effect = ranktests.signed_rank_p(d)
-        looks = 1
-        if design is not None and design.sequential:
-            p, looks = _p_with_looks(d, design)
-        out.update(pairing="paired", pairs=int(pairs), p_value=p, looks=looks, effect_size=effect,
+        floor, bias = paired.rounding(paired.grid_step(a_values, b_values, resolution), np.median(a_values),
+                                      np.median(b_values))
+        tested = multiplicity.Tested.of(d, looks, level_min, floor, bias)
+        out.update(pairing="paired", pairs=int(pairs), effect_size=ranktests.signed_rank_p(d)[1],
                    sd_log=float(np.std(d, ddof=1)) if d.size > 1 else np.nan)
     else:
         if not paired_data:
             notes.append("unpaired: the frame has no block column")
         elif la.size and lb.size:
             notes.append(f"unpaired: only {pairs} blocks hold both cells (paired needs {needed})")
-        est, lo, hi, cov = ranktests.hodges_lehmann_shift(la, lb, confidence)
-        p = ranktests.mann_whitney_p(la, lb) if la.size > 1 and lb.size > 1 else np.nan
-        if design is not None and design.sequential and not np.isnan(p):
-            p = min(1.0, p * len(design.looks))
+        tested = multiplicity.Tested([(1.0, unpaired.Shift(la, lb, level_min))])
         pooled = (np.sqrt(((la.size - 1) * la.var(ddof=1) + (lb.size - 1) * lb.var(ddof=1)) / (la.size + lb.size - 2))
                   if la.size > 1 and lb.size > 1 else np.nan)
-        out.update(p_value=p, effect_size=out["cliffs_delta"], sd_log=float(pooled))
-    if np.isnan(lo) and min(la.size, lb.size) > 0:
-        notes.append(f"no {confidence:.0%} interval from {pairs or min(la.size, lb.size)} "
-                     f"{'pairs' if pairs else 'samples'}")
-    out.update(ratio=float(np.exp(est)), ratio_ci_low=float(np.exp(lo)), ratio_ci_high=float(np.exp(hi)),
-               ci_coverage=cov)
+        out.update(effect_size=out["cliffs_delta"], sd_log=float(pooled))
+    out["test"] = tested.last[1].test if tested.looks else ""
+    out["looks"] = len(tested.looks)
     out["warning"] = "; ".join(dict.fromkeys(notes))
+    return PairTest(out, tested)
+
+
+def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = MARGIN,
+                  m: int | None = None) -> list[dict]:
+    """The family's decisions (multiplicity.decide) as one dict per comparison: ratio (exp of the
+    last look's estimate), the interval at the family's level (`ci_level`), p-value and
+    BH-adjusted p-value, verdict kind, within_margin, and mde: the smallest relative difference the
+    comparison would call with rules.POWER power, read off its own interval (so between its
+    half-width and its full width)."""
+    p = np.array([float(t.tested.p_value()) if t.tested else np.nan for t in tests])
+
+    def interval_at(level):
+        level = float(np.asarray(level).ravel()[0])
+        bounds = [t.tested.interval(level) if t.tested else (np.nan, np.nan) for t in tests]
+        return (np.array([float(lo) for lo, _ in bounds]), np.array([float(hi) for _, hi in bounds]))
+
+    fv = multiplicity.decide(p, interval_at, alpha, margin, m)
+    out = []
+    for t, kind, inside, low, high, pv, padj in zip(tests, fv.kind, fv.within_margin, fv.low, fv.high,
+                                                      fv.p_value, fv.p_adjusted):
+        row = {"ratio": np.nan, "ratio_ci_low": float(np.exp(low)), "ratio_ci_high": float(np.exp(high)),
+               "ci_level": 1 - float(fv.level), "p_value": float(pv), "p_adjusted": float(padj),
+               "verdict_kind": str(kind), "within_margin": bool(inside), "mde": np.nan, "note": ""}
+        if t.tested and t.tested.looks:
+            share, last = t.tested.last
+            est = float(np.asarray(last.estimate))
+            row["ratio"] = float(np.exp(est))
+            if np.isfinite(low) and np.isfinite(high):
+                row["mde"] = float(np.expm1(multiplicity.detectable((high - low) / 2, float(fv.level) * share,
+                                                                    last.test, paired.t_dof(last.n), rules.POWER)))
+                if not (low <= est <= high):
+                    row["note"] = "the estimate lies outside the interval (the looks disagree)"
+            elif last.n >= 2:
+                row["note"] = f"no interval at {1 - float(fv.level) * share:.4g} from {last.n} values"
+        if np.isnan(row["ratio"]):
+            row["verdict_kind"], row["within_margin"] = "inconclusive", False
+        out.append(row)
     return out
 
 
-def _mde(row: dict, level: float) -> float:
-    """The smallest relative difference (ratio - 1) the comparison could detect with rules.POWER
-    power at the given level, from its pairs (or sample sizes) and the spread of its log values."""
-    sd = row.get("sd_log", np.nan)
-    if row["pairing"] == "paired":
-        theta = ranktests.detectable_shift_paired(int(row["pairs"]), float(level), rules.POWER)
-    elif row["a_samples"] > 1 and row["b_samples"] > 1:
-        theta = ranktests.detectable_shift_unpaired(int(row["a_samples"]), int(row["b_samples"]), float(level),
-                                                    rules.POWER)
-    else:
-        return np.nan
-    if not np.isfinite(theta):
-        return np.inf
-    if np.isnan(sd):
-        return np.nan
-    return float(np.expm1(theta * sd))
+def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats.CONFIDENCE,
+                 paired_data: bool = True) -> dict:
+    """One comparison on its own (a family of one, a fixed design): ratio a / b with its
+    `confidence` interval, p-value and every descriptive statistic."""
+    alpha = 1 - confidence
+    t = pair_test(a_codes, a_values, b_codes, b_values, paired_data, level_min=alpha)
+    return {**t.stats, **decide_family([t], alpha, MARGIN, 1)[0]}
 
 
-def _finish(rows: list[dict], family: str, a_label, b_label, metric: str, margin: float, alpha: float,
-            tests: bool, design: Design | None) -> list[dict]:
-    p = np.array([r["p_value"] for r in rows], dtype=float)
-    adjusted = holm(p)
-    tested = int((~np.isnan(p)).sum())
-    share = design.spending[-1] if design is not None and design.sequential else 1.0
-    level = alpha * share / max(tested, 1)
-    for r, ph in zip(rows, adjusted):
-        r["p_holm"] = ph
-        kind, inside = rules.decide(r["ratio_ci_low"], r["ratio_ci_high"], ph, margin, alpha)
-        if np.isnan(r["ratio"]):
-            kind, inside = "inconclusive", False
-        r["verdict_kind"], r["within_margin"] = kind, bool(inside)
-        r["verdict"] = rules.verdict_text(kind, inside, a_label(r), b_label(r), metric, margin)
-        r["mde"] = _mde(r, level) if tests else np.nan
-        r["family"], r["family_title"], r["family_size"] = family, FAMILY_TITLES[family], tested
+def _finish(rows: list[dict], tests: list[PairTest], family: str, a_label, b_label, metric: str, margin: float,
+            alpha: float, m: int) -> list[dict]:
+    decided = decide_family(tests, alpha, margin, m)
+    for r, t, d in zip(rows, tests, decided):
+        note = d.pop("note")
+        r.update(t.stats)
+        r.update(d)
+        if note:
+            r["warning"] = "; ".join(filter(None, [r["warning"], note]))
+        r["verdict"] = rules.verdict_text(r["verdict_kind"], r["within_margin"], a_label(r), b_label(r), metric, margin)
+        r["family"], r["family_title"], r["family_size"] = family, FAMILY_TITLES[family], m
     return rows
 
 
-TEST_COLUMNS = ["p_value", "p_holm", "effect_size", "cliffs_delta", "mde", "verdict", "verdict_kind",
+TEST_COLUMNS = ["test", "p_value", "p_adjusted", "effect_size", "cliffs_delta", "mde", "verdict", "verdict_kind",
                 "within_margin"]
 STAT_COLUMNS = ["metric", "pairing", "pairs", "{a}_samples", "{b}_samples", "{a}_median", "{b}_median", "ratio",
-                "ratio_ci_low", "ratio_ci_high", "ci_coverage", "p_value", "p_holm", "effect_size", "cliffs_delta",
-                "mde", "verdict", "verdict_kind", "within_margin", "family", "family_title", "family_size", "looks",
-                "warning"]
+                "ratio_ci_low", "ratio_ci_high", "ci_level", "test", "p_value", "p_adjusted", "effect_size",
+                "cliffs_delta", "mde", "verdict", "verdict_kind", "within_margin", "family", "family_title",
+                "family_size", "looks", "warning"]
 
 
 def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: str, b_prefix: str,
-           a_label, b_label, confidence: float, margin: float, alpha: float, tests: bool, design,
+           a_label, b_label, margin: float, alpha: float, tests: bool, design,
            baseline: str | None = None) -> pd.DataFrame:
     cv = CellValues(df, metric)
     pairs = comparisons(cv.refs(), family, baseline=baseline)
     design = _design(df, design)
-    design = design.for_family(family, len(pairs)) if design is not None else None
+    m = design.size(family, len(pairs)) if design is not None else len(pairs)
+    looks = design.plan_looks() if design is not None else multiplicity.Looks((0,))
+    level_min = alpha / max(m, 1)
     rows: list[dict] = []
+    tested: list[PairTest] = []
     for a, b in pairs:
-        ac, av = cv.cells[a]
-        bc, bv = cv.cells[b]
-        s = compare_pair(ac, av, bc, bv, confidence, cv.paired_data, design)
-        rows.append({**describe_pair(a, b), "metric": metric, **s})
+        t = pair_test(*cv.cells[a], *cv.cells[b], cv.paired_data, looks, level_min, rules.resolution(metric))
+        rows.append({**describe_pair(a, b), "metric": metric})
+        tested.append(t)
     if rows:
-        rows = _finish(rows, family, a_label, b_label, metric, margin, alpha, tests, design)
+        rows = _finish(rows, tested, family, a_label, b_label, metric, margin, alpha, m)
     front = list(describe_pair.columns)
-    shared = sorted({k for r in rows for k in r if k.startswith("p_") and k not in ("p_value", "p_holm")})
+    shared = sorted({k for r in rows for k in r if k.startswith("p_") and k not in ("p_value", "p_adjusted")})
 
     def side(prefix: str, name: str) -> str:
         return f"{prefix}_{name}" if prefix else name
@@ -409,43 +400,39 @@ _ARMS = _Describe(
                   "params": a.params_text})
 
 
-def compare(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = stats.CONFIDENCE,
-            margin: float = MARGIN, alpha: float = ALPHA, tests: bool = True, design=None) -> pd.DataFrame:
+def compare(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN, alpha: float = ALPHA, tests: bool = True, design=None) -> pd.DataFrame:
     """Go vs Rust, like for like: every Go cell against every Rust cell of the same work
     (workload, N, threads, arm, shared parameters) whose variant has the same model.
     Ratio = Go / Rust.  `design`: the sequential design of the run (Design, the plan or its dict;
     default: df.attrs["design"], else the fixed design)."""
     return _table(df, metric, "go_vs_rust", _GO_RUST, "go", "rust", lambda r: "Go", lambda r: "Rust",
-                  confidence, margin, alpha, tests, design)
+                  margin, alpha, tests, design)
 
 
-def compare_models(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = stats.CONFIDENCE,
-                   margin: float = MARGIN, alpha: float = ALPHA, tests: bool = True, design=None) -> pd.DataFrame:
+def compare_models(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN, alpha: float = ALPHA, tests: bool = True, design=None) -> pd.DataFrame:
     """Other concurrency models (OS threads, futures, a one-thread runtime) against the task
     cells (goroutines, tokio tasks) of the same work, in either language.  Ratio = cell / task
     cell (`ref_*`)."""
     return _table(df, metric, "models", _MODELS, "", "ref",
                   lambda r: f"{r['lang']} {r['variant']} ({r['model']})",
                   lambda r: f"{r['ref_lang']} {r['ref_variant']} ({r['ref_model']})",
-                  confidence, margin, alpha, tests, design)
+                  margin, alpha, tests, design)
 
 
 def compare_variants(df: pd.DataFrame, metric: str = "elapsed_s", baseline: str | None = None,
-                     confidence: float = stats.CONFIDENCE, margin: float = MARGIN,
-                     alpha: float = ALPHA, design=None) -> pd.DataFrame:
+                     margin: float = MARGIN, alpha: float = ALPHA, design=None) -> pd.DataFrame:
     """Within one language: every cell against the baseline of the same work (workload, N,
     threads, arm, shared parameters): the default variant (or `baseline`) with the default values
     of the language's own parameters.  Ratio = variant / baseline."""
     return _table(df, metric, "variants", _VARIANTS, "", "baseline",
                   lambda r: f"{r['variant']} [{r['params']}]", lambda r: f"{r['baseline_variant']} [{r['baseline_params']}]",
-                  confidence, margin, alpha, True, design, baseline=baseline)
+                  margin, alpha, True, design, baseline=baseline)
 
 
-def compare_arms(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = stats.CONFIDENCE,
-                 margin: float = MARGIN, alpha: float = ALPHA, design=None) -> pd.DataFrame:
+def compare_arms(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN, alpha: float = ALPHA, design=None) -> pd.DataFrame:
     """An A/A run: arm A against arm B of every cell (the same program and arguments).  Ratio = A / B."""
     return _table(df, metric, "aa", _ARMS, "a", "b", lambda r: "A", lambda r: "B",
-                  confidence, margin, alpha, True, design)
+                  margin, alpha, True, design)
 
 
 TABLES = {"go_vs_rust": compare, "models": compare_models, "variants": compare_variants, "aa": compare_arms}

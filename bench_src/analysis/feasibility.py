@@ -1,12 +1,10 @@
 """Can a plan reach a verdict?  Checked before anything is built or run.
 
-The comparisons use exact paired tests: with n pairs the smallest two-sided p-value is
-2 / 2^n, whatever the data.  Holm's correction multiplies the smallest p-value of a family of m
-comparisons by m, and under the sequential rule a look may spend only its family's share of
-alpha (rules.family_spending: nothing at a look that could not use it).  So
-a plan whose every family has m * 2 / 2^n / share >= alpha at every look can never call a
-difference, however large: it is refused with the fix named (more samples, fewer comparisons per
-family, or `smoke=True` for a run that is only meant to describe).
+The decision rule (`paired`, `multiplicity`) can call a difference from 2 pairs on (Student's t
+has no floor), but its error rate was measured, on every shape of noise `simulate` covers, from
+rules.MIN_PAIRS pairs per comparison on: fewer at the first look would leave verdicts whose error
+rate nobody measured.  Such a plan is refused with the fix named (more samples, or `smoke=True`
+for a run that is only meant to describe).
 
 `plan_mde` gives, from a pilot or an earlier run's samples, the smallest difference each planned
 comparison could detect.
@@ -23,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import ranktests, rules
+from . import multiplicity, paired, rules
 from .compare import CellValues, compare_pair
 from .families import FAMILIES, FAMILY_TITLES, comparisons, cell_of
 
@@ -85,65 +83,43 @@ def family_sizes(plan) -> dict[str, int]:
     return {f: len(comparisons(refs, f)) for f in FAMILIES}
 
 
-def smallest_corrected_p(m: int, looks: tuple[int, ...], spending: tuple[float, ...]) -> float:
-    """The smallest Holm-corrected p-value any comparison of a family of m can reach."""
-    return min((m * ranktests.min_p_paired(n) / share for n, share in zip(looks, spending) if share > 0),
-               default=math.inf)
-
-
-def samples_needed(m: int, alpha: float = rules.ALPHA, share: float = 1.0) -> int:
-    """The fewest pairs with which a family of m comparisons can call a difference at a look
-    spending `share` of alpha."""
-    return ranktests.min_pairs_for(alpha * share / m)
-
-
-def check_verdicts(plan, alpha: float = rules.ALPHA) -> dict[str, float]:
-    """Per family of the plan, the smallest corrected p-value its sample count allows; raises a
-    ValueError naming the fix when a family can never call a difference."""
+def check_verdicts(plan) -> dict[str, int]:
+    """Per family of the plan, its number of comparisons; raises a ValueError naming the fix when
+    the first look has fewer pairs than the rule was validated for."""
     looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks)
-    out, problems = {}, []
-    for family, m in family_sizes(plan).items():
-        if m == 0:
-            continue
-        spending = rules.family_spending(m, looks, alpha)
-        best = smallest_corrected_p(m, looks, spending)
-        out[family] = best
-        if best < alpha:
-            continue
-        n = looks[-1]
-        need = samples_needed(m, alpha, spending[-1])
-        per_family = max(0, math.ceil(alpha * spending[-1] / ranktests.min_p_paired(n)) - 1)
-        what = "max_samples" if len(looks) > 1 else "samples"
-        fixes = [f"{what} >= {need}"]
-        if per_family >= 1:
-            fixes.append(f"at most {per_family} comparison{'s' if per_family > 1 else ''} per family at {n} "
-                         f"samples (fewer N values, variants or parameter values)")
-        problems.append(
-            f"the family '{FAMILY_TITLES[family]}' has {m} comparison{'s' if m > 1 else ''}; with {n} samples per "
-            f"cell the smallest p-value an exact paired test can give is {ranktests.min_p_paired(n):.3g}, "
-            f"{best:.3g} after Holm's correction over {m}"
-            + (" and the look's share of alpha" if len(looks) > 1 else "")
-            + f" (alpha {alpha:g}): set {' or '.join(fixes)}")
-    if problems:
-        raise ValueError("this plan can never call a difference: " + "; ".join(problems)
-                         + "; or smoke=True for a run that only describes")
-    return out
+    sizes = {f: m for f, m in family_sizes(plan).items() if m}
+    if sizes and looks[0] < rules.MIN_PAIRS:
+        what = "the pilot (samples)" if len(looks) > 1 else "samples"
+        raise ValueError(
+            f"this plan's comparisons would be decided from {looks[0]} pairs; the decision rule's error rate is "
+            f"measured from {rules.MIN_PAIRS} pairs per comparison on (docs/statistics.md): set {what} >= "
+            f"{rules.MIN_PAIRS}, or smoke=True for a run that only describes")
+    return sizes
 
 
-def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRIC,
+def _mde(sd: float, pairs: int, level: float) -> float:
+    """The smallest relative difference a comparison with this spread of its per-block log ratios
+    calls with rules.POWER power at `level` from `pairs` pairs (Student's t)."""
+    if not np.isfinite(sd) or paired.t_dof(pairs) < 1:
+        return np.nan
+    half = float(paired.t_half_width(sd / math.sqrt(pairs), pairs, level))
+    return float(np.expm1(multiplicity.detectable(half, level, paired.T_TEST, paired.t_dof(pairs), rules.POWER)))
+
+
+def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRICS[0],
              alpha: float = rules.ALPHA) -> pd.DataFrame:
     """Per planned comparison: the spread of its per-block log ratio in stored samples (a pilot,
     or an earlier run of the same cells), and the minimum detectable relative difference
-    (rules.POWER power, at the family's Bonferroni level alpha / m, the level of Holm's first
-    step) with the planned samples and, under the sequential rule, with the budget."""
+    (rules.POWER power, at the family's smallest level alpha / m times the look's share) with the
+    planned samples and, under the sequential rule, with the budget."""
     cv = CellValues(df, metric) if df is not None and not df.empty else None
     looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks)
+    spending = rules.look_spending(len(looks))
     refs = [cell_of(c) for c in plan.cells()]
     rows = []
     for family in FAMILIES:
         pairs = comparisons(refs, family)
         m = len(pairs)
-        spending = rules.family_spending(m, looks, alpha)
         for a, b in pairs:
             sd, have = np.nan, 0
             if cv is not None and a in cv.cells and b in cv.cells:
@@ -151,12 +127,9 @@ def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRIC,
                 sd, have = s["sd_log"], s["pairs"]
             row = {"family": family, "workload": a.workload, "n": a.n, "a": f"{a.lang} {a.variant} {a.params_text}",
                    "b": f"{b.lang} {b.variant} {b.params_text}", "arm": a.arm, "metric": metric,
-                   "stored_pairs": have, "sd_log": sd}
-            for label, n, share in (("samples", looks[0], spending[0] if len(looks) > 1 else 1.0),
-                                    ("budget", looks[-1], spending[-1])):
-                theta = ranktests.detectable_shift_paired(n, alpha * share / m, rules.POWER)
-                row[f"mde_at_{label}"] = (np.inf if not np.isfinite(theta) else
-                                          float(np.expm1(theta * sd)) if np.isfinite(sd) else np.nan)
+                   "stored_pairs": have, "sd_log": sd,
+                   "mde_at_samples": _mde(sd, looks[0], alpha * spending[0] / m),
+                   "mde_at_budget": _mde(sd, looks[-1], alpha * spending[-1] / m)}
             rows.append(row)
     return pd.DataFrame(rows, columns=["family", "workload", "n", "a", "b", "arm", "metric", "stored_pairs", "sd_log",
                                        "mde_at_samples", "mde_at_budget"])

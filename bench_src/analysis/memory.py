@@ -67,7 +67,7 @@ def side_by_side(df: pd.DataFrame, workload: str = "threads_vs_tasks",
         return pd.DataFrame(columns=[*CELL_KEYS, "metric", "samples", "median", "ci_low", "ci_high"])
     out = pd.concat(tables, ignore_index=True)
     keep = [*CELL_KEYS, *(c for c in out.columns if c.startswith("p_")), "metric", "samples", "median", "ci_low",
-            "ci_high", "ci_coverage"]
+            "ci_high", "ci_coverage", "ci_coverage_kind"]
     return out[keep]
 
 

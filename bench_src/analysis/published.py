@@ -11,10 +11,10 @@ The reproduction table has one row per cell of the article's table and metric (t
   plus the rounding of the cell's own two figures;
 - our verdict with **the article's settings** (its collection, kernel, driver, journal, pool and
   retained contents, equal work otherwise: the catalogue's `article` preset) and with **each
-  language's defaults**, each a paired comparison of our samples, Holm-corrected over the table;
-  in a sequential run each p-value is first adjusted for the looks of the family the stopping
-  rule followed it in (families: "article" for the article's settings, "go_vs_rust" for the
-  defaults), so sampling until decided does not inflate the error;
+  language's defaults**, each a paired comparison of our samples; each column and metric is one
+  family decided by the rule of every table (compare.decide_family: false discovery rate over
+  the table's rows, the run's looks, intervals at the level whose exclusion of 1 is the verdict),
+  so sampling until decided does not inflate the error;
 - the **outcome** of the claim under each: reproduced, reversed, not reproduced (we find them
   equivalent), unresolved (inconclusive), or, where the article claimed nothing, agrees or a
   difference it could not resolve;
@@ -40,7 +40,7 @@ import pandas as pd
 
 from .. import paths
 from ..catalogue import LANGS, WORKLOADS
-from . import compare, families, ranktests, rules
+from . import compare, families, multiplicity, paired, rules
 
 REFERENCE = paths.DATA / "reference"
 FINAL_TABLE = "go_channel_per_task"  # the article's final table (one channel per goroutine)
@@ -201,16 +201,18 @@ def _failures(sel: pd.DataFrame) -> str:
     return f"{len(bad)} of {len(measured)} samples failed ({first})"
 
 
-def _pair(df, workload, n, column, go: Setting, rust: Setting, design: compare.Design | None = None) -> dict:
+def _pair(df, workload, n, column, go: Setting, rust: Setting, looks: multiplicity.Looks,
+          level_min: float) -> tuple[dict, compare.PairTest | None]:
+    """Our Go and Rust cells of one article cell, paired by block and tested at the run's looks;
+    the family is decided later, over the table's rows."""
     gb, gv, gsel = _values(df, workload, "go", n, go, column)
     rb, rv, rsel = _values(df, workload, "rust", n, rust, column)
+    failures = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)
     if gv.size == 0 or rv.size == 0:
-        return {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan, "p_value": np.nan,
-                "pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
-                "failures": "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)}
-    r = compare.compare_pair(gb, gv, rb, rv, design=design)
-    r["failures"] = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)
-    return r
+        return {"pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
+                "failures": failures}, None
+    t = compare.pair_test(gb, gv, rb, rv, looks=looks, level_min=level_min)
+    return {**t.stats, "failures": failures}, t
 
 
 def _within(df, workload, n, column, lang, article: Setting, default: Setting) -> dict:
@@ -225,9 +227,9 @@ def _within(df, workload, n, column, lang, article: Setting, default: Setting) -
 def settings_effect(df: pd.DataFrame, workload: str, n: int, column: str,
                     confidence: float = rules.CONFIDENCE) -> dict:
     """How much the article's settings changed the Go/Rust ratio: (Go/Rust with the article's
-    settings) / (Go/Rust with the defaults), the Hodges-Lehmann estimate and exact interval of the
-    per-block log(Go_a) - log(Rust_a) - log(Go_d) + log(Rust_d) over the blocks holding all four
-    cells.  NaN without three such blocks or where the settings are the defaults on both sides."""
+    settings) / (Go/Rust with the defaults), the centre of the per-block
+    log(Go_a) - log(Rust_a) - log(Go_d) + log(Rust_d) over the blocks holding all four cells, with
+    its `confidence` interval (a lone comparison: paired.Location).  NaN without three such blocks or where the settings are the defaults on both sides."""
     empty = {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan, "pairs": 0}
     sides = []
     for lang in LANGS:
@@ -248,8 +250,9 @@ def settings_effect(df: pd.DataFrame, workload: str, n: int, column: str,
     if len(joined) < 3:
         return empty
     d = joined.sum(axis=1).to_numpy(dtype=float)
-    est, lo, hi, _ = ranktests.hodges_lehmann_paired(d, confidence)
-    return {"ratio": float(np.exp(est)), "ratio_ci_low": float(np.exp(lo)), "ratio_ci_high": float(np.exp(hi)),
+    loc = paired.Location.of(d, 1 - confidence)
+    lo, hi = loc.interval(1 - confidence)
+    return {"ratio": float(np.exp(loc.estimate)), "ratio_ci_low": float(np.exp(lo)), "ratio_ci_high": float(np.exp(hi)),
             "pairs": int(d.size)}
 
 
@@ -268,16 +271,18 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
                  alpha: float = rules.ALPHA, design=None) -> pd.DataFrame:
     """The reproduction table (see the module's docstring): one row per cell of the article's table
     and metric.  `design`: the run's sequential design (default: df.attrs["design"], as
-    sequential.attach leaves it; none: a fixed run's plain p-values)."""
+    sequential.attach leaves it; none: a fixed run).  Each column of verdicts (the article's
+    settings, the defaults) is one family per metric, decided by compare.decide_family at the
+    run's looks."""
     art = article_ratios(table)
     run_design = compare._design(df, design)
+    looks = run_design.plan_looks() if run_design is not None else multiplicity.Looks((0,))
     rows_per_metric = int(art["workload"].isin(list(WORKLOADS)).sum())
-    designs = {label: run_design.for_family(family, rows_per_metric) if run_design is not None else None
-               for label, family in FAMILY_OF.items()}
+    level_min = alpha / max(rows_per_metric, 1)  # chooses each row's test, for the largest family the table can hold
     noise = {(r.workload, r.metric): r.log_noise for r in resolution().itertuples()}
     half = {m: _half_unit(article_table().loc[article_table()["table"] == table, col])
             for m, (col, _) in METRICS.items()}
-    rows = []
+    rows, tests = [], {(metric, label): [] for metric in METRICS for label in LABELS}
     for r in art.itertuples():
         if r.workload not in WORKLOADS:
             continue
@@ -292,35 +297,37 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
             settings = {"ours_article": tuple(article_setting(r.workload, lg) for lg in LANGS),
                         "ours_default": tuple(default_setting(r.workload, lg) for lg in LANGS)}
             for label, (go, rust) in settings.items():
-                if go is None or rust is None:
-                    res = {"ratio": np.nan, "p_value": np.nan, "failures": ""}
-                else:
-                    res = _pair(df, r.workload, int(r.n), ours, go, rust, designs[label])
+                res, test = ({"failures": ""}, None) if go is None or rust is None else \
+                    _pair(df, r.workload, int(r.n), ours, go, rust, looks, level_min)
+                tests[(metric, label)].append((len(rows), test))
                 row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
-                for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "p_value", "pairs", "pairing", "sd_log",
-                          "a_samples", "b_samples", "failures"):
+                for k in ("pairs", "pairing", "sd_log", "a_samples", "b_samples", "failures", "test"):
                     row[f"{label}_{k}"] = res.get(k, np.nan)
             rows.append(row)
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    for metric in METRICS:  # one family per metric: every comparison of the table
-        m = out["metric"] == metric
-        for label in LABELS:
-            p = out.loc[m, f"{label}_p_value"].to_numpy(dtype=float)
-            out.loc[m, f"{label}_p_holm"] = compare.holm(p)
+    for (metric, label), members in tests.items():  # one family per metric and column
+        measured = [(i, t) for i, t in members if t is not None]
+        # the family: the rows of this column and metric that were measured (the article's cells the plan ran)
+        decided = compare.decide_family([t for _, t in measured], alpha, margin) if measured else []
+        for (i, _), d in zip(measured, decided):
+            for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value", "p_adjusted", "verdict_kind",
+                      "within_margin"):
+                out.loc[i, f"{label}_{k}"] = d[k]
     for label in LABELS:
+        for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value", "p_adjusted"):
+            out[f"{label}_{k}"] = pd.to_numeric(out.get(f"{label}_{k}", np.nan), errors="coerce")
         kinds, texts = [], []
-        for row in out.itertuples():
-            d = row._asdict()
-            kind, inside = rules.decide(d[f"{label}_ratio_ci_low"], d[f"{label}_ratio_ci_high"],
-                                        d[f"{label}_p_holm"], margin, alpha)
-            if not np.isfinite(d[f"{label}_ratio"]):
-                kind, inside = "not measured", False
+        for row in out.to_dict("records"):
+            kind = row.get(f"{label}_verdict_kind")
+            if not np.isfinite(row[f"{label}_ratio"]) or not isinstance(kind, str):
+                kind = "not measured"
             kinds.append(kind)
-            word_metric = "elapsed_s" if row.metric == "time" else "peak_rss_mib"
+            word_metric = "elapsed_s" if row["metric"] == "time" else "peak_rss_mib"
             texts.append("not measured" if kind == "not measured" else
-                         rules.verdict_text(kind, inside, "Go", "Rust", word_metric, margin))
+                         rules.verdict_text(kind, bool(row.get(f"{label}_within_margin")), "Go", "Rust", word_metric,
+                                            margin))
         out[f"{label}_verdict_kind"] = kinds
         out[f"{label}_verdict"] = texts
         out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]

@@ -34,7 +34,7 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
     default and best disagree)."""
     if table is None:
         table = compare_mod.compare(df, metric, margin=margin, design=design)
-    pcols = [c for c in table.columns if c.startswith("p_") and c not in ("p_value", "p_holm")]
+    pcols = [c for c in table.columns if c.startswith("p_") and c not in ("p_value", "p_adjusted")]
     cols = [*GROUP, *pcols, "metric", "rows", *(f"default_{k}" for k in _SIDE), *(f"best_{k}" for k in _SIDE),
             "go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows", "reverses", "depends_on_variant", "note"]
     if table.empty:

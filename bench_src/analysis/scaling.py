@@ -9,8 +9,12 @@ averages): as robust as the median to a wild sample (breakdown 29%) but smoother
 the intervals' coverage nominal on bimodal samples too; for noise symmetric in logs it is the
 median.  With these per-N values as the data points:
 - per-task cost: weighted least squares of median ~ fixed + per_task * N with weights
-  1 / fitted^2 (errors relative to the value, as timing and memory noise are), refitted once from
-  the first fit's values;
+  1 / fitted^(2 theta), refitted once from the first fit's values.  theta is read off the samples
+  (variance_power: how their spread grows with the value over the values of N): 1 for errors
+  relative to the value, as timing and memory noise usually are, 0 for additive noise.  The
+  interval's width comes from the residuals either way, but weights that contradict the noise
+  make it far too wide (relative weights under additive noise covered 99.2-99.98% instead of 95%);
+  the table says which model each series was fitted with (`noise_power`);
 - exponent: ordinary least squares of log(median) ~ log(N);
 each with a t interval on (number of N values - 2) degrees of freedom.  Fewer than 3 values of N
 leave no degree of freedom: the estimate through 2 points is given, without an interval, and a
@@ -63,21 +67,37 @@ def typical(values) -> float:
     return float(np.exp(np.median(walsh_averages(np.log(v)))))
 
 
-def per_task_fit(ns, medians, confidence: float = CONFIDENCE) -> dict:
-    """The per-task cost and exponent with their intervals from one typical value per N."""
+def variance_power(ns, spreads, typicals) -> float:
+    """How the samples' spread grows with the value, from the samples themselves: theta in
+    spread ~ value^theta, the slope of log(spread) on log(typical value) over the values of N,
+    clipped to [0, 1]: 0 for additive noise (the same absolute spread at every N), 1 for
+    multiplicative noise (the same relative spread, as timing and memory noise usually are).
+    1 when the data cannot tell (fewer than 2 values of N with a spread)."""
+    sp, ty = np.asarray(spreads, dtype=float), np.asarray(typicals, dtype=float)
+    ok = (sp > 0) & (ty > 0) & np.isfinite(sp) & np.isfinite(ty)
+    if ok.sum() < 2 or np.ptp(np.log(ty[ok])) == 0:
+        return 1.0
+    slope = np.polyfit(np.log(ty[ok]), np.log(sp[ok]), 1)[0]
+    return float(np.clip(slope, 0.0, 1.0))
+
+
+def per_task_fit(ns, medians, confidence: float = CONFIDENCE, theta: float = 1.0) -> dict:
+    """The per-task cost and exponent with their intervals from one typical value per N; the line's
+    weights are 1 / fitted^(2 theta) (theta: variance_power, 1 = relative errors)."""
     x = np.asarray(ns, dtype=float)
     y = np.asarray(medians, dtype=float)
     out = {"per_task": np.nan, "per_task_ci_low": np.nan, "per_task_ci_high": np.nan, "fixed_cost": np.nan,
-           "exponent": np.nan, "exponent_ci_low": np.nan, "exponent_ci_high": np.nan, "warning": ""}
+           "exponent": np.nan, "exponent_ci_low": np.nan, "exponent_ci_high": np.nan, "noise_power": theta,
+           "warning": ""}
     if x.size < 2:
         out["warning"] = "a single value of N: no slope"
         return out
     if np.all(y > 0):
-        w = 1 / y ** 2
+        w = 1 / y ** (2 * theta)
         icpt, slope, _, _ = _wls_line(x, y, w, confidence)
         fitted = icpt + slope * x
         if np.all(fitted > 0):
-            w = 1 / fitted ** 2
+            w = 1 / fitted ** (2 * theta)
         icpt, slope, lo, hi = _wls_line(x, y, w, confidence)
         b_icpt, b, blo, bhi = _wls_line(np.log(x), np.log(y), np.ones_like(x), confidence)
         out.update(per_task=slope, per_task_ci_low=lo, per_task_ci_high=hi, fixed_cost=icpt,
@@ -95,6 +115,12 @@ def per_task_fit(ns, medians, confidence: float = CONFIDENCE) -> dict:
     return out
 
 
+def _spread(values: np.ndarray) -> float:
+    """A robust spread of one N's samples (the normal-consistent MAD)."""
+    v = values[~np.isnan(values)]
+    return float(1.4826 * np.median(np.abs(v - np.median(v)))) if v.size > 2 else np.nan
+
+
 def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Per series: the marginal cost of one more task (slope of the metric's typical value per N
     vs N) with its interval, the fixed cost (intercept), and the exponent b of metric ~ N^b with its
@@ -105,7 +131,7 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
         valid = valid.assign(arm="")
     pcols = param_columns(valid)
     cols = [*SERIES, "metric", "ns", "n_values", "samples", "per_task", "per_task_ci_low", "per_task_ci_high",
-            "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "method", "warning"]
+            "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "noise_power", "method", "warning"]
     rows = []
     keys = ["workload", "lang", "variant", "threads_requested", "arm", *pcols]
     if valid.empty:
@@ -118,11 +144,13 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
         if len(points) < 2:
             continue
         typ = np.array([typical(values[idx][n_here == n]) for n in points])
+        theta = variance_power(points, [_spread(values[idx][n_here == n]) for n in points], typ)
         key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         params = ",".join(f"{c[2:]}={v}" for c, v in ((c, key[c]) for c in pcols) if v is not None and not pd.isna(v))
-        fit = per_task_fit(np.array(points, dtype=float), typ, confidence)
+        fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta)
         rows.append({**{k: key[k] for k in SERIES if k != "params"}, "params": params, "metric": metric,
                      "ns": ",".join(str(int(n)) for n in points), "n_values": len(points),
                      "samples": len(idx), **fit,
-                     "method": "WLS over per-N Hodges-Lehmann values (relative errors), t interval on n_values - 2 df"})
+                     "method": (f"WLS over per-N Hodges-Lehmann values, weights 1 / fitted^{2 * theta:.2g} "
+                                f"(the samples' spread grows as value^{theta:.2g}), t interval on n_values - 2 df")})
     return pd.DataFrame(rows, columns=cols)

@@ -1,29 +1,32 @@
 """The sequential stopping rule: sample until the comparisons are decided, within a budget.
 
 A plan with `max_samples` > `samples` looks at its comparisons (every family of
-families.comparisons, on rules.SEQUENTIAL_METRIC) after the `samples` pilot blocks and again at
-fixed pair counts up to `max_samples` (rules.look_counts).  At look k a comparison is decided
-when
-- its exact paired p-value is below alpha * share_k / m (share_k: the look's share of alpha for
-  its family, rules.family_spending, zero at a look whose pair count cannot reach that level;
-  m: the comparisons of its family) and its interval excludes 1, or
-- its interval lies within the equivalence margin;
-a comparison whose cells have no valid sample is closed (it can never be decided).  A cell stays
-open while any comparison it takes part in is open; a cell without a partner stops after the
-pilot.  Until the next look, the open cells get more blocks: blocks per group of open cells linked by
+families.comparisons, for every metric of rules.SEQUENTIAL_METRICS) after the `samples` pilot
+blocks and again at fixed pair counts up to `max_samples` (rules.look_counts).  At look k each
+family and metric is decided by the rule of the final tables (compare.decide_family: the false
+discovery rate over the family, looks 1..k each with its share of alpha, intervals at the level
+whose exclusion of 1 is the verdict): a comparison is decided when its interval excludes 1 (a
+difference) or lies within the equivalence margin, and open otherwise; a comparison whose cells
+have no valid sample is closed (it can never be decided).  A comparison stays open while it is
+open for any metric, and a cell stays open while any comparison it takes part in is open; a cell
+without a partner stops after the pilot.  Decisions are kept once made (BH is monotone: later
+looks only lower a comparison's p-value and raise the number of differences, so the final tables
+keep every decision a look made).
+
+Until the next look, the open cells get more blocks: blocks per group of open cells linked by
 open comparisons, both sides of each open comparison in the same block, in the block's seeded
-random order (Plan.extra_block).  The groups are ordered by value: the predicted shrinking of
-the group's widest interval per second of its cells' measured wall time, so the machine's time
-goes first where it narrows the widest intervals fastest; a group's blocks up to the next look run
-one after another, so a time budget that runs out leaves groups at a look, not between looks.
+random order (Plan.extra_block).  The groups are ordered by value: the predicted shrinking of the
+group's widest interval per second of its cells' measured wall time, so the machine's time goes
+first where it narrows the widest intervals fastest; a group's blocks up to the next look run one
+after another, so a time budget that runs out leaves groups at a look, not between looks.
 
 Every decision uses only stored samples of blocks before the look's boundary, so a resumed run
 makes the same decisions and takes exactly the missing samples.
 
 Error control: alpha is split over the looks (Bonferroni), so a comparison's p-value for the
-final tables is the smallest over its looks of p_k / share_k (compare.Design), and Holm's
-correction over the family on these p-values keeps the family-wise error at most alpha, whatever
-the stopping did.  docs/statistics.md gives the simulated error rates and coverage.
+final tables is the smallest over its looks of p_k / share_k, and BH over the family on these
+p-values keeps the false discovery rate at most alpha whatever the stopping did.
+docs/statistics.md gives the simulated error rates and coverage.
 """
 from __future__ import annotations
 
@@ -35,8 +38,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import ranktests, rules
-from .compare import CellValues, Design
+from . import multiplicity, paired, rules
+from .compare import CellValues, Design, decide_family, pair_test
 from .families import FAMILIES, CellRef, cell_of, comparisons
 from ..store import mark_valid, samples_frame
 
@@ -66,34 +69,6 @@ def plan_comparisons(plan) -> list[Comparison]:
     return [(f, a, b) for f in FAMILIES for a, b in comparisons(refs, f)]
 
 
-def _first_pairs(cv: CellValues, a: CellRef, b: CellRef, count: int) -> np.ndarray:
-    ac, av = cv.cells.get(a, (np.array([], int), np.array([])))
-    bc, bv = cv.cells.get(b, (np.array([], int), np.array([])))
-    if av.size == 0 or bv.size == 0 or np.any(av <= 0) or np.any(bv <= 0):
-        return np.array([])
-    _, ia, ib = np.intersect1d(ac, bc, assume_unique=False, return_indices=True)
-    order = np.argsort(ac[ia], kind="stable")
-    d = np.log(av[ia][order]) - np.log(bv[ib][order])
-    return d[:count]
-
-
-def decide(d: np.ndarray, level: float, margin: float = rules.MARGIN,
-           confidence: float = rules.CONFIDENCE) -> tuple[str, float]:
-    """"difference", "equivalent" or "open" for the per-block log ratios d at one look, and the
-    relative half-width of the interval (inf without one)."""
-    if d.size < 2:
-        return ("open", math.inf)
-    est, lo, hi, _ = ranktests.hodges_lehmann_paired(d, confidence)
-    if np.isnan(lo):
-        return ("open", math.inf)
-    p = ranktests.signed_rank_p(d)[0]
-    if p < level and (hi < 0 or lo > 0):
-        return ("difference", (math.exp(hi) - math.exp(lo)) / 2)
-    if math.log(1 - margin) <= lo and hi <= math.log(1 + margin):
-        return ("equivalent", (math.exp(hi) - math.exp(lo)) / 2)
-    return ("open", (math.exp(hi) - math.exp(lo)) / 2)
-
-
 def family_sizes(comps: Iterable[Comparison]) -> dict[str, int]:
     m: dict[str, int] = defaultdict(int)
     for f, _, _ in comps:
@@ -101,26 +76,70 @@ def family_sizes(comps: Iterable[Comparison]) -> dict[str, int]:
     return dict(m)
 
 
-def look(df: pd.DataFrame, comps: list[Comparison], count: int, share: float | Mapping[str, float],
-         closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float]]:
-    """The state of every comparison at a look with `count` pairs: decided ("difference",
-    "equivalent", "no data") or "open", and the open ones' relative half-widths.  `share`: the
-    look's share of alpha, one for all families or per family (Design.shares)."""
-    cv = CellValues(df, rules.SEQUENTIAL_METRIC) if not df.empty else None
-    m = family_sizes(comps)
-    shares = share if isinstance(share, Mapping) else defaultdict(lambda: share)
-    state, width = {}, {}
-    for comp in comps:
-        if comp in closed:
-            state[comp] = closed[comp]
+def _metrics(df: pd.DataFrame) -> list[str]:
+    return [m for m in rules.SEQUENTIAL_METRICS if m in df.columns]
+
+
+def _first_pairs(cv: CellValues, a: CellRef, b: CellRef, count: int):
+    """The two cells' codes and values restricted to their first `count` shared blocks."""
+    ac, av = cv.cells[a]
+    bc, bv = cv.cells[b]
+    shared = np.intersect1d(ac, bc)[:count]
+    return ac[np.isin(ac, shared)], av[np.isin(ac, shared)], bc[np.isin(bc, shared)], bv[np.isin(bc, shared)]
+
+
+def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
+         closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float],
+                                                    dict[str, dict[Comparison, str]]]:
+    """The state of every comparison at look k (0-based): decided ("difference", "equivalent",
+    "no data") or "open", the open ones' widest relative half-width over the metrics, and the
+    states per metric.  Each family and metric is decided as in the final tables, with looks
+    0..k on each comparison's first L_k pairs."""
+    count = design.looks[k]
+    looks = multiplicity.Looks(tuple(design.looks[:k + 1]), tuple(design.spending[:k + 1]))
+    sizes = family_sizes(comps)
+    state: dict[Comparison, str] = {}
+    width: dict[Comparison, float] = defaultdict(float)
+    metrics = _metrics(df) if not df.empty else []
+    per_metric: dict[str, dict[Comparison, str]] = {}
+    for metric in metrics:
+        cv = CellValues(df, metric)
+        states: dict[Comparison, str] = {}
+        for family, m in sizes.items():
+            members = [c for c in comps if c[0] == family]
+            have = [c for c in members if c[1] in cv.cells and c[2] in cv.cells]
+            for c in members:
+                if c not in have:
+                    states[c] = "no data"
+            if not have:
+                continue
+            tests = [pair_test(*_first_pairs(cv, a, b, count), cv.paired_data, looks, rules.ALPHA / m)
+                     for _, a, b in have]
+            for c, t, d in zip(have, tests, decide_family(tests, rules.ALPHA, rules.MARGIN, m)):
+                kind = d["verdict_kind"]
+                states[c] = ("difference" if kind in ("a", "b") else "equivalent" if kind == "equivalent"
+                             else "no data" if t.tested is None or not t.tested.looks else "open")
+                if states[c] == "open":
+                    half = (d["ratio_ci_high"] - d["ratio_ci_low"]) / 2
+                    width[c] = max(width[c], half if np.isfinite(half) else math.inf)
+        per_metric[metric] = states
+    for c in comps:
+        if c in closed:
+            state[c] = closed[c]
             continue
-        f, a, b = comp
-        if cv is None or a not in cv.cells or b not in cv.cells:
-            state[comp] = "no data"
-            continue
-        d = _first_pairs(cv, a, b, count)
-        state[comp], width[comp] = decide(d, rules.ALPHA * shares[f] / m[f])
-    return state, {c: w for c, w in width.items() if state[c] == "open"}
+        seen = [per_metric[m].get(c, "no data") for m in metrics]
+        if not seen or all(s == "no data" for s in seen):
+            state[c] = "no data"
+        elif any(s == "open" for s in seen):
+            state[c] = "open"
+        else:
+            state[c] = "difference" if "difference" in seen else "equivalent"
+    return state, {c: width[c] for c in comps if state[c] == "open"}, per_metric
+
+
+def _tally(states: Mapping[Comparison, str]) -> str:
+    counts = pd.Series(list(states.values()), dtype=object).value_counts()
+    return ", ".join(f"{v} {k}" for k, v in counts.items())
 
 
 def _groups(open_comps: Iterable[Comparison]) -> list[set[CellRef]]:
@@ -188,15 +207,13 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
     seq = len(plan.schedule())
     boundary = plan.samples
     closed: dict[Comparison, str] = {}
-    m = family_sizes(comps)
-    shares = {f: design.shares(f, size) for f, size in m.items()}
     for k, count in enumerate(design.looks[:-1]):
         # a store may hand over its samples as a frame directly (the simulations' in-memory store)
         df = store.frame_before(boundary) if hasattr(store, "frame_before") else _frame(store.latest_records(), boundary)
-        state, widths = look(df, comps, count, {f: s[k] for f, s in shares.items()}, closed)
+        state, widths, per_metric = look(df, comps, design, k, closed)
         closed = {c: s for c, s in state.items() if s != "open"}
         open_comps = [c for c in comps if state[c] == "open"]
-        tally = pd.Series(list(state.values()), dtype=object).value_counts().to_dict() if state else {}
+        tally = "; ".join(f"{metric}: {_tally(states)}" for metric, states in per_metric.items()) or _tally(state)
         if not open_comps:
             log(f"sequential: every comparison decided at look {k + 1} ({count} pairs): {tally}")
             return
@@ -205,8 +222,8 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
         order = block_order(groups, widths, open_comps, _seconds(df), count, step)
         slots = [plan.extra_block(boundary + i, sorted(cells[c] for c in groups[gi])) for i, gi in enumerate(order)]
         todo = sum(1 for block in slots for s in block if s.sample_id not in done)
-        log(f"sequential look {k + 1} of {len(design.looks)} ({count} pairs): {tally}; "
-            f"{len(order)} blocks for {sum(len(g) for g in groups)} open cells follow")
+        log(f"sequential look {k + 1} of {len(design.looks)} ({count} pairs): {tally}; {len(open_comps)} "
+            f"comparisons open (in any metric); {len(order)} blocks for {sum(len(g) for g in groups)} open cells follow")
         bar.total += todo
         for block in slots:
             if deadline is not None and time.monotonic() >= deadline:
@@ -223,55 +240,72 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
 
 
 # --- expectations for duration estimates --------------------------------------------------------
+def _projected_stop(d: np.ndarray, design: Design, level_scale: float, rng, replications: int) -> np.ndarray:
+    """Per replication, the pair count at which an open comparison whose pilot gave the per-block
+    log ratios d is decided: normal per-block log ratios continue the pilot (its mean and spread),
+    and at each later look the t interval at that look's level decides (a difference when it
+    excludes 0, equivalence inside the margin); the budget when no look decides."""
+    looks, budget = design.looks, design.looks[-1]
+    centre, spread = float(np.mean(d)), float(np.std(d, ddof=1)) if d.size > 1 else 0.0
+    future = rng.normal(centre, spread if spread > 0 else 1e-12, size=(replications, max(budget - d.size, 0)))
+    full = np.concatenate([np.broadcast_to(d, (replications, d.size)), future], axis=1)
+    stop = np.full(replications, float(budget))
+    undecided = np.ones(replications, dtype=bool)
+    lo_margin, hi_margin = math.log(1 - rules.MARGIN), math.log(1 + rules.MARGIN)
+    for count, share in zip(looks[1:], design.spending[1:]):
+        x = full[:, :count]
+        mean = x.mean(axis=1)
+        half = paired.t_half_width(x.std(axis=1, ddof=1) / math.sqrt(count), count, level_scale * share)
+        decided = (np.abs(mean) > half) | ((mean - half >= lo_margin) & (mean + half <= hi_margin))
+        now = undecided & decided
+        stop[now] = count
+        undecided &= ~now
+    return stop
+
+
 def expected_samples(plan, records: list[dict] | None = None, replications: int = 2000,
                      seed: int = 0) -> dict[str, float]:
     """The expected number of measured samples per cell under the plan's rule: the pilot plus
-    the expected extra blocks.  A comparison with pilot data (stored records of the plan's cells)
-    is decided at the pilot look by the rule itself; if it stays open, it is projected from its
-    pilot estimate and spread: normal per-block log ratios continue the pilot, and a normal
-    approximation of the rule (with the exact test's smallest p-value) decides at the later
-    looks.  A comparison without pilot data takes the budget."""
+    the expected extra blocks.  With pilot data (stored records of the plan's cells) the pilot
+    look is decided by the rule itself; a comparison it leaves open is projected metric by metric
+    (_projected_stop) at its family's level as the pilot left it (max(R, 1) alpha / m).  A
+    comparison without pilot data takes the budget."""
     design = design_of(plan)
     cells = plan.cells()
     if not design.sequential:
         return {c.id: float(plan.samples) for c in cells}
     comps = plan_comparisons(plan)
-    m = family_sizes(comps)
-    shares = {f: design.shares(f, size) for f, size in m.items()}
+    sizes = family_sizes(comps)
+    budget = float(design.looks[-1])
     df = _frame(records or [], plan.samples)
-    cv = CellValues(df, rules.SEQUENTIAL_METRIC) if not df.empty else None
     rng = np.random.default_rng(seed)
-    stop: dict[Comparison, np.ndarray] = {}
-    looks, budget = design.looks, design.looks[-1]
-    z = float(ranktests.sps.norm.ppf(0.5 + rules.CONFIDENCE / 2))
-    lo_margin, hi_margin = math.log(1 - rules.MARGIN), math.log(1 + rules.MARGIN)
-    for comp in comps:
-        f, a, b = comp
-        d = _first_pairs(cv, a, b, looks[0]) if cv is not None else np.array([])
-        if d.size < 2:
-            stop[comp] = np.full(replications, float(budget))
-            continue
-        if decide(d, rules.ALPHA * shares[f][0] / m[f])[0] != "open":  # the pilot itself, exactly
-            stop[comp] = np.full(replications, float(looks[0]))
-            continue
-        centre, spread = float(np.mean(d)), float(np.std(d, ddof=1))
-        future = rng.normal(centre, spread if spread > 0 else 1e-12, size=(replications, budget - d.size))
-        full = np.concatenate([np.broadcast_to(d, (replications, d.size)), future], axis=1)
-        path_stop = np.full(replications, float(budget))
-        undecided = np.ones(replications, dtype=bool)
-        for count, share in zip(looks[1:-1], shares[f][1:-1]):
-            level = rules.ALPHA * share / m[f]
-            x = full[:, :count]
-            mean = x.mean(axis=1)
-            # the Hodges-Lehmann estimate's standard error on normal data: sd / sqrt(n) * sqrt(pi / 3)
-            se = x.std(axis=1, ddof=1) / math.sqrt(count) * math.sqrt(math.pi / 3)
-            p = 2 * ranktests.sps.norm.sf(np.abs(mean) / np.where(se > 0, se, 1e-300))
-            difference = (p < level) & (ranktests.min_p_paired(count) < level)
-            equivalent = (mean - z * se >= lo_margin) & (mean + z * se <= hi_margin)
-            now = undecided & (difference | equivalent)
-            path_stop[now] = count
-            undecided &= ~now
-        stop[comp] = path_stop
+    stop: dict[Comparison, np.ndarray] = {c: np.full(replications, budget) for c in comps}
+    if not df.empty:
+        state, _, per_metric = look(df, comps, design, 0, {})
+        called = defaultdict(int)
+        for (f, _, _), s in state.items():
+            called[f] += s == "difference"
+        for comp in comps:
+            f, a, b = comp
+            if state[comp] in ("difference", "equivalent"):
+                stop[comp] = np.full(replications, float(design.looks[0]))
+                continue
+            worst = np.full(replications, float(design.looks[0]))
+            known = False
+            for metric, states in per_metric.items():
+                if states.get(comp) != "open":
+                    continue
+                cv = CellValues(df, metric)
+                codes_a, va, codes_b, vb = _first_pairs(cv, a, b, design.looks[0])
+                t = pair_test(codes_a, va, codes_b, vb, cv.paired_data)
+                if t.tested is None or t.stats["pairing"] != "paired" or t.stats["pairs"] < 2:
+                    continue
+                d = np.log(va[np.argsort(codes_a)]) - np.log(vb[np.argsort(codes_b)])
+                scale = max(called[f], 1) * rules.ALPHA / sizes[f]
+                worst = np.maximum(worst, _projected_stop(d, design, scale, rng, replications))
+                known = True
+            if known:
+                stop[comp] = worst
     per_cell: dict[CellRef, np.ndarray] = {}
     for (f, a, b), s in stop.items():
         for c in (a, b):

@@ -1,5 +1,6 @@
-"""Synthetic samples frames shaped like a real run, to measure what the statistics do: interval
-coverage, family-wise false positives, power, and the sequential rule's savings.
+"""Synthetic samples shaped like a real run, to measure what the statistics do: the decision rule's
+error rate, power and interval coverage, the sequential rule's savings, and the per-cell and
+per-task intervals' coverage.
 
 A frame holds cells of the sleep workload (Go `waitgroup` against Rust `join-handles`, one pair
 of cells per N, or arms A and B of one cell) measured in blocks: every block holds every cell once
@@ -8,7 +9,14 @@ in a random order, as a run does.  Each value is the cell's true median times
   degrees of freedom, "bimodal": two equal lognormal modes 20% apart, median between them);
 - drift: 1 + drift * (position in the run, 0 to 1);
 - a block effect shared by every cell of a block (lognormal with sd `block_sd`);
-- a burst: in one block, the cells in a stretch of the block's order run (1 + size) slower.
+- a burst: in one block, the cells in a stretch of the block's order run (1 + size) slower;
+- a grid: values rounded to a step of `grid` times the typical value (a coarse clock, RSS pages),
+  the typical value itself at a random place between two steps.
+
+`family_values` builds many families of comparisons at once as arrays, and `rule_verdicts` decides
+them with the very functions the tables use (`paired`, `multiplicity`); `previous_verdicts` is the
+rule this package used until it was replaced (exact signed-rank test, Holm's correction, 95%
+intervals beside the verdicts), kept here so the study can set the two side by side.
 
 `study()` runs the simulations whose results docs/statistics.md reports:
 `python -m bench_src.analysis.simulate [replications]`.
@@ -24,10 +32,11 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from . import compare, rules, scaling, sequential, stats
+from . import compare, multiplicity, paired, ranktests, rules, scaling, sequential, stats
 from ..plan import make_plan
 
 SHAPES = ("lognormal", "heavy", "bimodal")
+KINDS = ("a", "b", "equivalent", "inconclusive")
 BIMODAL_GAP = 0.2
 PARAMS = {"kernel": "xorshift", "work": "10"}
 
@@ -87,6 +96,7 @@ class Conditions:
     block_sd: float = 0.0
     burst: float = 0.0  # relative slowdown in the burst
     burst_share: float = 0.5  # share of the block's cells it hits
+    grid: float = 0.0  # values rounded to this step relative to the typical value (0: continuous)
 
 
 # The threads of every simulated cell; plans built for simulated frames ask for the same, so that
@@ -123,6 +133,148 @@ def frame(centres: Mapping[SimCell, float], blocks: int, rng: np.random.Generato
     """A fixed-design run: every cell once in each of `blocks` blocks."""
     cells = sorted(centres, key=lambda c: (c.n, c.lang, c.arm))
     return pd.DataFrame(_rows(cells, centres, list(range(blocks)), rng, cond, burst_block=burst_block))
+
+
+# --- families of comparisons as arrays -----------------------------------------------------------
+def family_values(rng: np.random.Generator, effects: np.ndarray, blocks: int, cond: Conditions,
+                  families: int = 1) -> np.ndarray:
+    """values[f, i, side, b]: comparison i of family f, its side a (0) or b (1) in block b.  Every
+    block holds the 2m cells of a family once in a random order (drift and bursts follow the
+    order); side a's true median is exp(effect) times side b's (= 1)."""
+    effects = np.asarray(effects, dtype=float)
+    m = effects.size
+    cells = 2 * m
+    pos = np.argsort(rng.random((families, blocks, cells)), axis=-1)  # each cell's position in its block
+    pos = np.moveaxis(pos, 1, -1).reshape(families, m, 2, blocks)
+    run_share = (np.arange(blocks) * cells + pos) / (cells * blocks)
+    logs = np.log(noise(rng, cond.shape, (families, m, 2, blocks), cond.cv))
+    logs[:, :, 0, :] += effects[None, :, None]
+    logs += np.log1p(cond.drift * run_share)
+    if cond.block_sd:
+        logs += cond.block_sd * rng.standard_normal((families, 1, 1, blocks))
+    if cond.burst:
+        hit_block = rng.integers(0, blocks, families)
+        start = rng.integers(0, cells - int(cond.burst_share * cells) + 1, families)
+        at = pos[np.arange(families), :, :, hit_block]  # (families, m, 2): positions in the burst block
+        hit = (at >= start[:, None, None]) & (at < start[:, None, None] + cond.burst_share * cells)
+        logs[np.arange(families), :, :, hit_block] += hit * math.log1p(cond.burst)
+    values = np.exp(logs)
+    if cond.grid:
+        typical = rng.uniform(1 / cond.grid, 1 / cond.grid + 1, (families, m, 1, 1))  # in steps
+        values = np.maximum(np.round(typical * values), 1.0)
+    return values
+
+
+def _pairs(values: np.ndarray, resolution: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The per-block log ratios d and each comparison's rounding (variance floor, bias), as the
+    tables read them off the samples (paired.grid_step)."""
+    d = np.log(values[..., 0, :]) - np.log(values[..., 1, :])
+    steps = paired.grid_step(values[..., 0, :], values[..., 1, :], resolution)
+    floor, bias = paired.rounding(steps, np.median(values[..., 0, :], -1), np.median(values[..., 1, :], -1))
+    return d, floor, bias
+
+
+def rule_verdicts(values: np.ndarray, alpha: float = rules.ALPHA, margin: float = rules.MARGIN,
+                  looks: multiplicity.Looks = multiplicity.Looks((0,)), resolution: float = 0.0
+                  ) -> multiplicity.FamilyVerdicts:
+    """The package's rule on families of comparisons (values as family_values gives them; on a grid
+    the values are in steps, so `resolution` is 1)."""
+    d, floor, bias = _pairs(values, resolution)
+    m = d.shape[1]
+    tested = multiplicity.Tested.of(d, looks, alpha / m, floor, bias)
+    return multiplicity.decide(tested.p_value(), tested.interval, alpha, margin, m)
+
+
+def previous_verdicts(values: np.ndarray, alpha: float = rules.ALPHA, margin: float = rules.MARGIN):
+    """The rule used until this package replaced it: the exact signed-rank test (conditional on
+    ties), Holm's correction over the family, and beside each verdict a 95% Tukey-Moses interval;
+    a direction when the Holm-corrected p < alpha and that interval excludes 0, equivalence when
+    that interval lies inside the margin.  Returns (kinds, low, high) in log units."""
+    d = np.log(values[..., 0, :]) - np.log(values[..., 1, :])
+    n = d.shape[-1]
+    w = paired.walsh(d)
+    if np.unique(np.abs(d)).size == np.abs(d).size:  # no ties: the Walsh count is the exact statistic
+        p = paired.rank_p(w, n)
+    else:  # ties (a grid): the exact distribution conditional on them
+        p = np.array([[ranktests.signed_rank_p(x)[0] for x in fam] for fam in d])
+    order = np.argsort(p, axis=-1)
+    ranked = np.take_along_axis(p, order, axis=-1)
+    m = p.shape[-1]
+    stepped = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * ranked), axis=-1)
+    holm = np.empty_like(p)
+    np.put_along_axis(holm, order, stepped, axis=-1)
+    low, high = paired.rank_interval(w, n, 1 - rules.CONFIDENCE)
+    inside = (math.log(1 - margin) <= low) & (high <= math.log(1 + margin))
+    significant = holm < alpha
+    kind = np.where(significant & (high < 0), "a", np.where(significant & (low > 0), "b",
+                                                             np.where(inside, "equivalent", "inconclusive")))
+    return kind, low, high
+
+
+def score(kind: np.ndarray, low: np.ndarray, high: np.ndarray, effects: np.ndarray) -> dict:
+    """What a rule did on families with known effects: `error` the false discovery rate (the mean
+    over families of false calls / calls, a call false when the truth is no difference or the
+    other direction), `fwer` the share of families with any false call, `power` the share of true
+    differences called in their direction, `coverage` the share of intervals holding the truth,
+    `called_coverage` the same among the called (pooled over families), `fcr` the false
+    coverage-statement rate (the mean over families of called intervals missing the truth / calls),
+    `equivalent` the share called equivalent."""
+    effects = np.asarray(effects, dtype=float)[None, :]
+    called = np.isin(kind, ["a", "b"])
+    false = called & ((effects == 0) | ((kind == "a") & (effects > 0)) | ((kind == "b") & (effects < 0)))
+    r, v = called.sum(axis=1), false.sum(axis=1)
+    real = np.broadcast_to(effects != 0, called.shape)
+    shown = ~np.isnan(low) & ~np.isnan(high)
+    holds = shown & (low <= effects) & (effects <= high)
+    shares = np.where(r > 0, v / np.maximum(r, 1), 0.0)
+    missed = (called & ~holds).sum(axis=1)
+    return {"error": float(np.mean(shares)), "error_se": float(np.std(shares, ddof=1) / math.sqrt(shares.size)),
+            "false_families": int((v > 0).sum()), "fwer": float(np.mean(v > 0)),
+            "fcr": float(np.mean(np.where(r > 0, missed / np.maximum(r, 1), 0.0))),
+            "power": float((called & ~false & real).sum() / max(real.sum(), 1)),
+            "coverage": float(holds.sum() / max(shown.sum(), 1)),
+            "called_coverage": float((holds & called).sum() / max((shown & called).sum(), 1)),
+            "equivalent": float((kind == "equivalent").mean()), "families": int(kind.shape[0])}
+
+
+def family_study(families: int, rng, effects, blocks: int, cond: Conditions, previous: bool = False,
+                 chunk: int = 250) -> dict:
+    """`families` families of the given true effects (log ratios) at `blocks` pairs under `cond`,
+    decided by the package's rule (or, with previous=True, by the rule it replaced): score()."""
+    effects = np.asarray(effects, dtype=float)
+    kinds, lows, highs = [], [], []
+    for start in range(0, families, chunk):
+        values = family_values(rng, effects, blocks, cond, min(chunk, families - start))
+        if previous:
+            k, lo, hi = previous_verdicts(values)
+        else:
+            fv = rule_verdicts(values, resolution=1.0 if cond.grid else 0.0)
+            k, lo, hi = fv.kind, fv.low, fv.high
+        kinds.append(k), lows.append(lo), highs.append(hi)
+    return score(np.concatenate(kinds), np.concatenate(lows), np.concatenate(highs), effects)
+
+
+# Compositions of a family used by the study: every comparison equal (A/A), half of them 10% apart,
+# all 10% apart, half 3% apart, and a mix like a real table (x1.3, x0.8, equal, 1.5% and 5% apart).
+COMPOSITIONS = {
+    "all equal": lambda m: np.zeros(m),
+    "half 10% apart": lambda m: np.r_[np.zeros(m // 2), np.full(m - m // 2, math.log(1.1))],
+    "all 10% apart": lambda m: np.full(m, math.log(1.1)),
+    "half 3% apart": lambda m: np.r_[np.zeros(m // 2), np.full(m - m // 2, math.log(1.03))],
+    "mixed": lambda m: np.log(np.resize([1.0, 1.3, 0.8, 1.015, 1.0, 1.05], m)),
+}
+# The shapes of noise of the study (with drift +10% over the run, as real runs drift).
+STUDY_CONDITIONS = {
+    "lognormal CV 1%": Conditions("lognormal", 0.01, drift=0.1),
+    "lognormal CV 5%": Conditions("lognormal", 0.05, drift=0.1),
+    "lognormal CV 1%, burst": Conditions("lognormal", 0.01, drift=0.1, burst=0.5),
+    "heavy tails CV 1%": Conditions("heavy", 0.01, drift=0.1),
+    "heavy tails CV 5%": Conditions("heavy", 0.05, drift=0.1),
+    "bimodal CV 1%": Conditions("bimodal", 0.01, drift=0.1),
+    "bimodal CV 5%": Conditions("bimodal", 0.05, drift=0.1),
+    "quantized CV 1%": Conditions("lognormal", 0.01, drift=0.1, grid=0.05),
+    "quantized CV 5%": Conditions("lognormal", 0.05, drift=0.1, grid=0.05),
+}
 
 
 # --- the sequential rule on synthetic data -------------------------------------------------------
@@ -184,149 +336,144 @@ def sequential_plan(samples: int = 10, max_samples: int = 30, looks: int = 3):
 
 
 def sequential_study(runs: int, rng, go_over_rust: Mapping[int, float], cond: Conditions, plan=None) -> dict:
-    """Runs of the sequential rule on a plan: the share of runs with a false positive (any
-    difference called where the truth is 1), the coverage of the final intervals, wrong
-    directions, and the mean samples per cell."""
+    """Runs of the sequential rule on a plan: the false discovery rate (mean over runs of false
+    calls / calls), the share of runs with a false call (a difference where the truth is 1, or
+    the wrong direction), the coverage of the final intervals, wrong directions, and the mean
+    samples per cell."""
     plan = plan or sequential_plan()
     design = sequential.design_of(plan)
     centres = {c.id: (go_over_rust[c.n] if c.lang == "go" else 1.0) for c in plan.cells()}
     false_runs = hits = total = wrong = past_pilot = 0
-    samples = []
+    samples, shares = [], []
     for _ in range(runs):
         df = sequential_run(plan, centres, rng, cond)
         t = compare.compare(df, design=design)
         truth = t["n"].map(go_over_rust)
         called = t["verdict_kind"].isin(["a", "b"])
-        false_runs += bool((called & (truth == 1.0)).any())
+        false = called & ((truth == 1.0) | ((t["verdict_kind"] == "a") & (truth > 1))
+                          | ((t["verdict_kind"] == "b") & (truth < 1)))
+        false_runs += bool(false.any())
+        shares.append(false.sum() / called.sum() if called.any() else 0.0)
         wrong += int(((t["verdict_kind"] == "a") & (truth > 1)).sum() + ((t["verdict_kind"] == "b") & (truth < 1)).sum())
         hits += int(((t["ratio_ci_low"] <= truth) & (truth <= t["ratio_ci_high"])).sum())
         total += len(t)
         past_pilot += int((t["pairs"] > plan.samples).sum())
         samples.append(df.groupby("cell_id").size().mean())
-    return {"fwer": false_runs / runs, "coverage": hits / total, "wrong": wrong, "past_pilot": past_pilot,
-            "mean_samples": float(np.mean(samples)), "budget": plan.max_samples}
+    return {"error": float(np.mean(shares)), "fwer": false_runs / runs, "coverage": hits / total, "wrong": wrong,
+            "past_pilot": past_pilot, "mean_samples": float(np.mean(samples)), "budget": plan.max_samples}
 
 
 # --- the study reported in docs/statistics.md ----------------------------------------------------
-def _coverage_median(shape: str, n: int, reps: int, rng) -> float:
+def median_coverage(shape: str, n: int, reps: int, rng, grid: float = 0.0) -> float:
+    """Coverage of the median's interval (stats.median_ci) on `reps` samples of n values (CV 1%:
+    bimodal samples fall into two narrow modes with the median in the empty gap between them); on
+    a grid of relative step `grid`, the truth is the median of the rounded values."""
+    values = noise(rng, shape, (reps, n), 0.01)
     truth = true_median(shape)
-    hits = 0
-    for _ in range(reps):
-        _, lo, hi = stats.median_ci(noise(rng, shape, n, 0.01))  # bimodal: two narrow modes, an empty gap
-        hits += lo <= truth <= hi
+    if grid:
+        values = np.round(values / grid) * grid
+        truth = float(np.median(np.round(noise(rng, shape, 400_000, 0.01) / grid) * grid))
+    hits = sum(lo <= truth <= hi for _, lo, hi in (stats.median_ci(v) for v in values))
     return hits / reps
 
 
-def _ratio_coverage(shape: str, frames: int, rng, cond: Conditions, blocks: int = 10, m: int = 25) -> float:
-    ratios = np.exp(rng.uniform(-0.3, 0.3, m))
-    hits, total = 0, 0
-    for _ in range(frames):
-        t = compare.compare(frame(go_rust_cells(ratios), blocks, rng, Conditions(shape, cond.cv, cond.drift,
-                                                                                 cond.block_sd)), tests=False)
-        truth = ratios[t["n"].to_numpy() - 1]
-        hits += int(((t["ratio_ci_low"] <= truth) & (truth <= t["ratio_ci_high"])).sum())
-        total += len(t)
-    return hits / total
-
-
-def family_false_positives(frames: int, rng, cond: Conditions, m: int = 20, blocks: int = 10,
-                           burst: bool = False) -> dict:
-    """A/A frames: the share of families (tables) with at least one significant comparison, and
-    the share of comparisons called equivalent."""
-    any_sig, equivalent, total = 0, 0, 0
-    for _ in range(frames):
-        df = frame(aa_cells(m), blocks, rng, cond, burst_block=int(rng.integers(blocks)) if burst else None)
-        t = compare.compare_arms(df)
-        any_sig += bool((t["p_holm"] < rules.ALPHA).any())
-        equivalent += int((t["verdict_kind"] == "equivalent").sum())
-        total += len(t)
-    return {"fwer": any_sig / frames, "equivalent": equivalent / total}
-
-
-def power(frames: int, rng, cond: Conditions, ratio: float = 1.03, m: int = 25, blocks: int = 10,
-          null_share: float = 0.0) -> dict:
-    """The share of truly different comparisons found in the right direction, the number found in
-    the wrong direction, and the share of tables with a difference called among the equal ones."""
-    found = wrong = false_tables = total = 0
-    nulls = int(round(null_share * m))
-    ratios = [1.0] * nulls + [ratio] * (m - nulls)
-    right = "a" if ratio < 1 else "b"
-    for _ in range(frames):
-        t = compare.compare(frame(go_rust_cells(ratios), blocks, rng, cond))
-        real, null = t[t["n"] > nulls], t[t["n"] <= nulls]
-        found += int((real["verdict_kind"] == right).sum())
-        wrong += int(real["verdict_kind"].isin(["a", "b"]).sum() - (real["verdict_kind"] == right).sum())
-        false_tables += bool(null["verdict_kind"].isin(["a", "b"]).any())
-        total += len(real)
-    return {"found": found / total, "wrong_direction": wrong, "false_tables": false_tables / frames}
-
-
 def scaling_coverage(series: int, rng, shape: str = "lognormal", per_n_sd: float = 0.0, cv: float = 0.05,
-                     ns=(1000, 10000, 100000, 1000000), samples: int = 10) -> dict:
+                     ns=(1000, 10000, 100000, 1000000), samples: int = 10, additive: bool = False) -> dict:
     """Coverage of the per-task cost (truth: 2e6 + 2000 N) and of the exponent (truth: N^0.7) over
     `series` series, each with `samples` samples per N and, optionally, a multiplicative effect
-    shared by the samples of one N (lognormal, sd `per_n_sd`)."""
+    shared by the samples of one N (lognormal, sd `per_n_sd`).  `additive`: the noise is added
+    with the same absolute spread at every N (cv times the value at the middle N) instead of
+    multiplied."""
     ns = np.asarray(ns, dtype=float)
     shared = np.exp(per_n_sd * rng.standard_normal((series, ns.size, 1)))
     factor = shared * noise(rng, shape, (series, ns.size, samples), cv)
     n_grid = np.broadcast_to(ns[None, :, None], factor.shape)
+    linear, power_law = 2e6 + 2000 * n_grid, 3e-6 * n_grid ** 0.7
+    if additive:
+        mid = float(np.median(ns))
+        linear = linear + (2e6 + 2000 * mid) * (factor - 1)
+        power_law = power_law + 3e-6 * mid ** 0.7 * (factor - 1)
+    else:
+        linear, power_law = linear * factor, power_law * factor
     df = pd.DataFrame({"workload": "idle_tasks", "lang": "go", "variant": "goroutine", "threads_requested": None,
                        "arm": "", "valid": True, "n": n_grid.ravel().astype(int),
                        "p_series": np.broadcast_to(np.arange(series)[:, None, None], factor.shape).ravel().astype(str),
-                       "linear": ((2e6 + 2000 * n_grid) * factor).ravel(),
-                       "power": (3e-6 * n_grid ** 0.7 * factor).ravel()})
+                       "linear": linear.ravel(), "power": power_law.ravel()})
     lin = scaling.per_task_cost(df, "linear")
     pw = scaling.per_task_cost(df, "power")
-    truth = 2000 * true_median(shape)  # the fit is to the typical value per N
+    truth = 2000 * (1.0 if additive else true_median(shape))  # the fit is to the typical value per N
     return {"per_task": float(((lin["per_task_ci_low"] <= truth) & (truth <= lin["per_task_ci_high"])).mean()),
-            "exponent": float(((pw["exponent_ci_low"] <= 0.7) & (0.7 <= pw["exponent_ci_high"])).mean())}
+            "exponent": float(((pw["exponent_ci_low"] <= 0.7) & (0.7 <= pw["exponent_ci_high"])).mean()),
+            "noise_power": float(lin["noise_power"].median())}
 
 
-def study(replications: int = 400, seed: int = 1, out=print) -> None:
-    """The simulations behind the numbers of docs/statistics.md."""
+def decision_study(families: int, seed: int = 1, sizes=(30, 72), pairs=(6, 10, 13, 20),
+                   compositions=tuple(COMPOSITIONS), conditions=tuple(STUDY_CONDITIONS),
+                   previous: bool = True) -> pd.DataFrame:
+    """The decision rule (and, with previous=True, the rule it replaced) on `families` families per
+    cell of the grid: family size x pairs x composition x shape of noise.  One row per cell and rule
+    with score()'s figures."""
+    rows = []
+    for m in sizes:
+        for n in pairs:
+            for comp in compositions:
+                for label in conditions:
+                    for rule in (("rule", "previous") if previous else ("rule",)):
+                        rng = np.random.default_rng([seed, m, n, list(COMPOSITIONS).index(comp),
+                                                     list(STUDY_CONDITIONS).index(label)])
+                        r = family_study(families, rng, COMPOSITIONS[comp](m), n, STUDY_CONDITIONS[label],
+                                         previous=rule == "previous")
+                        rows.append({"comparisons": m, "pairs": n, "composition": comp, "noise": label, "rule": rule,
+                                     **r})
+    return pd.DataFrame(rows)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def study(replications: int = 2000, seed: int = 1, out=print) -> None:
+    """The simulations behind the numbers of docs/statistics.md (`replications` families per cell of
+    the decision rule's grid; the other studies scale with it)."""
     rng = np.random.default_rng(seed)
     t0 = time.time()
-    out(f"# replications: {replications} per cell of the tables below (seed {seed})")
+    out(f"# {replications} families per cell (seed {seed})")
+    grid = decision_study(replications, seed)
+    for what in ("error", "power", "fcr", "coverage", "equivalent"):
+        table = grid.pivot_table(index=["composition", "noise"], columns=["rule", "comparisons", "pairs"],
+                                 values=what, sort=False)
+        out(f"\n## {what} (%), rule = this package's rule, previous = exact signed-rank + Holm\n")
+        out(table.map(_pct).to_markdown())
+    worst = grid[grid["rule"] == "rule"].groupby("composition")["error"].max()
+    out("\nlargest error of the rule per composition: " + ", ".join(f"{k} {_pct(v)}%" for k, v in worst.items()))
     for shape in SHAPES:
-        out(f"median_ci coverage ({replications * 50} samples each), {shape}: " + ", ".join(
-            f"n={n}: {_coverage_median(shape, n, replications * 50, rng):.3f} (exact {stats.median_ci_coverage(n):.3f})"
+        out(f"median_ci coverage ({replications * 10} samples each), {shape}: " + ", ".join(
+            f"n={n}: {median_coverage(shape, n, replications * 10, rng):.3f} (exact {stats.median_ci_coverage(n):.3f})"
             for n in (7, 10, 15, 21, 40)))
-    for shape in SHAPES:
-        out(f"paired ratio CI coverage, {shape}, block sd 3%, drift 10%: "
-            f"{_ratio_coverage(shape, replications // 10, rng, Conditions(cv=0.01, drift=0.1, block_sd=0.03)):.3f}")
-    for label, cond, burst in (("no drift", Conditions(), False), ("drift +3%", Conditions(drift=0.03), False),
-                               ("drift +10%", Conditions(drift=0.1), False),
-                               ("block sd 3%", Conditions(block_sd=0.03), False),
-                               ("one-block burst +50%", Conditions(burst=0.5), True)):
-        r = family_false_positives(replications, rng, cond, burst=burst)
-        out(f"A/A, 20 comparisons per family, n=10, CV 1%, {label}: family-wise false positives "
-            f"{r['fwer']:.3f}, comparisons called equivalent {r['equivalent']:.3f}")
-    for null_share in (0.0, 0.5):
-        p = power(replications // 4, rng, Conditions(cv=0.01, drift=0.1), null_share=null_share)
-        out(f"true 3% difference, CV 1%, n=10, drift +10%, family of 25 ({null_share:.0%} of them A/A): "
-            f"found {p['found']:.3f}, wrong directions {p['wrong_direction']}, tables with a false call among the "
-            f"A/A comparisons {p['false_tables']:.3f}")
+    out(f"median_ci coverage on a 1% grid (ties; labelled 'at least'): " + ", ".join(
+        f"n={n}: {median_coverage('lognormal', n, replications * 10, rng, grid=0.01):.4f} "
+        f"(at least {stats.median_ci_coverage(n):.3f})" for n in (7, 10, 15, 21, 40)))
     for label, kw in (("multiplicative noise", {}), ("shared per-N effect 5%", {"per_n_sd": 0.05}),
                       ("heavy-tailed", {"shape": "heavy"}), ("bimodal", {"shape": "bimodal"}),
-                      ("bimodal, narrow modes (CV 1%)", {"shape": "bimodal", "cv": 0.01})):
-        c = scaling_coverage(replications * 5, rng, **kw)
+                      ("bimodal, narrow modes (CV 1%)", {"shape": "bimodal", "cv": 0.01}),
+                      ("additive noise", {"additive": True}),
+                      ("additive noise, shared per-N effect 5%", {"additive": True, "per_n_sd": 0.05})):
+        c = scaling_coverage(replications, rng, **kw)
         out(f"scaling, 4 values of N, 10 samples each, {label}: per-task cost coverage {c['per_task']:.3f}, "
-            f"exponent coverage {c['exponent']:.3f}")
-    for label, truth, cv, runs in (("all A/A-like, CV 2%", dict.fromkeys(SEQUENTIAL_NS, 1.0), 0.02, replications * 5),
-                                   ("mixed: x1.3, x0.8, equal, 1.5% apart; CV 1%", MIXED, 0.01, replications)):
-        r = sequential_study(runs, rng, truth, Conditions(cv=cv))
-        out(f"sequential rule, 12 comparisons, pilot 10, looks at 10/20/30 pairs, {label}: family-wise false "
-            f"positives {r['fwer']:.3f} ({runs} runs), interval coverage {r['coverage']:.3f}, wrong directions {r['wrong']}, "
-            f"mean samples per cell {r['mean_samples']:.1f} of {r['budget']}")
-    article_shape = sequential_plan(samples=6, max_samples=20, looks=3)  # the article profile's looks
-    for label, truth, cv, runs in (("all A/A-like, CV 2%", dict.fromkeys(SEQUENTIAL_NS, 1.0), 0.02, replications * 5),
-                                   ("mixed: x1.3, x0.8, equal, 1.5% apart; CV 1%", MIXED, 0.01, replications)):
-        r = sequential_study(runs, rng, truth, Conditions(cv=cv), plan=article_shape)
-        out(f"sequential rule, 12 comparisons, pilot 6, looks at 6/13/20 pairs (shares 0/0.5/0.5), {label}: "
-            f"family-wise false positives {r['fwer']:.3f} ({runs} runs), interval coverage {r['coverage']:.3f}, "
-            f"wrong directions {r['wrong']}, mean samples per cell {r['mean_samples']:.1f} of {r['budget']}")
+            f"exponent coverage {c['exponent']:.3f} (noise power read off the samples: median {c['noise_power']:.2f})")
+    for label, truth, cond, runs in (
+            ("all A/A-like, CV 2%", dict.fromkeys(SEQUENTIAL_NS, 1.0), Conditions(cv=0.02), replications // 4),
+            ("all A/A-like, bimodal CV 1%", dict.fromkeys(SEQUENTIAL_NS, 1.0), Conditions("bimodal", 0.01),
+             replications // 4),
+            ("mixed: x1.3, x0.8, equal, 1.5% apart; CV 1%", MIXED, Conditions(cv=0.01), replications // 10)):
+        for plan_label, plan in (("pilot 10, looks at 10/20/30", sequential_plan()),
+                                 ("pilot 6, looks at 6/13/20", sequential_plan(samples=6, max_samples=20, looks=3))):
+            r = sequential_study(runs, rng, truth, cond, plan=plan)
+            out(f"sequential rule, 12 comparisons, {plan_label}, {label}: false discovery rate {r['error']:.3f}, "
+                f"runs with a false call {r['fwer']:.3f} ({runs} runs), interval coverage {r['coverage']:.3f}, "
+                f"wrong directions {r['wrong']}, mean samples per cell {r['mean_samples']:.1f} of {r['budget']}")
     out(f"# {time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":
-    study(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
+    study(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)

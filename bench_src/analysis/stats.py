@@ -128,9 +128,19 @@ def few_warning(n: int, confidence: float = CONFIDENCE) -> str:
     return f"only {n} samples (< {need}): the interval is missing or unreliable" if n < need else ""
 
 
+def coverage_kind(values) -> str:
+    """"exact" when no two values tie (the binomial coverage of median_ci is then exact for any
+    continuous distribution), "at least" when some do: on a grid (a coarse clock, RSS in pages) the
+    interval between two order statistics holds the median at least as often, and often far more
+    (a sample that is all one value covers whenever the median is that value)."""
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    return "exact" if np.unique(x).size == x.size else "at least"
+
+
 def describe(values, confidence: float = CONFIDENCE) -> dict:
-    """n, median with its interval and the interval's exact coverage, mean, standard deviation,
-    coefficient of variation, MAD, min, max."""
+    """n, median with its interval and the interval's coverage (exact, or a lower bound where values
+    tie: `ci_coverage_kind`), mean, standard deviation, coefficient of variation, MAD, min, max."""
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
     med, lo, hi = median_ci(x, confidence)
@@ -138,7 +148,8 @@ def describe(values, confidence: float = CONFIDENCE) -> dict:
     mean = float(np.mean(x)) if n else np.nan
     sd = float(np.std(x, ddof=1)) if n > 1 else np.nan
     return {"samples": n, "median": med, "ci_low": lo, "ci_high": hi,
-            "ci_coverage": median_ci_coverage(n, confidence) if n else np.nan, "mean": mean, "sd": sd,
+            "ci_coverage": median_ci_coverage(n, confidence) if n else np.nan,
+            "ci_coverage_kind": coverage_kind(x) if n else "", "mean": mean, "sd": sd,
             "cv": sd / mean if n > 1 and mean else np.nan,
             "mad": float(stats.median_abs_deviation(x)) if n else np.nan,
             "min": float(np.min(x)) if n else np.nan, "max": float(np.max(x)) if n else np.nan,
@@ -154,7 +165,7 @@ def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = C
         valid = valid.assign(arm="")
     pcols = param_columns(valid)
     keys = [k for k in CELL_KEYS if k != "params"] + pcols
-    cols = [*CELL_KEYS, *pcols, "metric", "samples", "median", "ci_low", "ci_high", "ci_coverage", "mean", "sd", "cv",
+    cols = [*CELL_KEYS, *pcols, "metric", "samples", "median", "ci_low", "ci_high", "ci_coverage", "ci_coverage_kind", "mean", "sd", "cv",
             "mad", "min", "max", "warning"]
     rows = []
     if valid.empty:

@@ -389,7 +389,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
         if ax.get_subplotspec().is_first_col():
             ax.set_ylabel(f"Go / Rust, median {units.metric_name(metric)}")
         _subtitle(ax, w, sub)
-    handles = [Line2D([], [], marker="o", color="0.2", linestyle="none", label="significant (Holm p < 0.05, CI excludes 1)"),
+    handles = [Line2D([], [], marker="o", color="0.2", linestyle="none", label="a difference (the adjusted CI excludes 1)"),
                Line2D([], [], marker="o", color="0.2", markerfacecolor="white", linestyle="none", label="inconclusive"),
                Line2D([], [], marker="D", color="0.2", linestyle="none", label="equivalent")]
     if margin:

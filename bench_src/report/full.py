@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, memory, quality, robustness, rules, scaling, sequential, stats
+from ..analysis import compare, memory, quality, robustness, scaling, sequential, stats
 from ..store import equivalence, load
-from . import figures, tables, theme
-from .export import benchstat, csv, html, images, manifest, markdown, method, notebooks, parquet
+from . import figures, findings, method, tables, theme
+from .export import benchstat, csv, html, images, manifest, markdown, notebooks, parquet
+from .export import method as method_file
 
 METRICS = ("elapsed_s", "peak_rss_mib", "cpu_s")
 FIGURE_METRICS = ("elapsed_s", "peak_rss_mib")
@@ -32,6 +33,11 @@ class Report:
     figures: dict[str, list[Path]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     method: str = ""
+
+    @property
+    def findings(self) -> list[findings.MetricFindings]:
+        """What the run found, Go vs Rust, largest differences first (report/findings.py)."""
+        return findings.findings(self.tables)
 
     @property
     def export_dir(self) -> Path:
@@ -151,9 +157,8 @@ def export_all(rep: Report, render_html: bool = False) -> Report:
     # the tables the statistics were computed in (derived tables such as samples_needed repeat
     # their rows and are left out, so that no family is described twice)
     analysed = {name: t for name, t in rep.tables.items() if name.startswith(ANALYSED)}
-    statistics = rules.method_statistics(analysed, rep.df.attrs.get("design"), rep.margin)
-    rep.method = method.method_text(rep.meta, rep.df, rep.margin, statistics=statistics)
-    rep.files.append(method.save(rep.meta, rep.df, d / "method.md", rep.margin, statistics=statistics))
+    rep.method = method.text(rep.meta, rep.df, analysed, rep.df.attrs.get("design"), rep.margin)
+    rep.files.append(method_file.save(rep.method, d / "method.md"))
     rep.files.append(html.save(rep, d / "report.html"))
     if render_html:
         rep.files += notebooks.render(rep.results_dir)

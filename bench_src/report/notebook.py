@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..analysis import compare
 from ..catalogue import WORKLOADS
-from . import full, tables, units
+from . import findings as found, full, tables, units
 from ..plan.validate import from_papermill
 
 ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
@@ -123,6 +123,20 @@ def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Repo
     if rep.empty:
         print(rep.method)
     return rep
+
+
+def findings(rep: full.Report) -> "Section":
+    """The answer first: per metric, how many Go-vs-Rust differences, equivalences and open
+    comparisons, the differences largest first, and the verdict maps."""
+    if rep.empty:
+        return Section("No sample entered the analysis: there is nothing to report (see the failures table).")
+    items: list = []
+    for f in rep.findings:
+        items.append(f.summary() + ".")
+        items += [f"{i}. {line}" for i, line in enumerate(f.lines(), 1)]
+    if not items:
+        items.append("No Go-vs-Rust comparison could be made in this run (see the failures table).")
+    return Section(*items, *figures(rep, *(f"verdicts_{m}" for m in found.FINDING_METRICS)).items)
 
 
 def table(rep: full.Report, name: str) -> tables.Readable:

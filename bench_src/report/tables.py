@@ -114,7 +114,7 @@ PARAM_NAMES = sorted({p.name for w in WORKLOADS.values() for p in w.params})
 
 
 def param_columns(table: pd.DataFrame) -> list[str]:
-    """The `p_<key>` columns of catalogue parameters (not p_value or p_holm)."""
+    """The `p_<key>` columns of catalogue parameters (not p_value or p_adjusted)."""
     return [c for c in table.columns if c.startswith("p_") and c[2:] in PARAM_NAMES]
 
 
@@ -194,8 +194,8 @@ def _metric_of(table: pd.DataFrame) -> pd.Series:
 
 
 def _p_column(table: pd.DataFrame) -> tuple[pd.Series, str]:
-    if "p_holm" in table and not table["p_holm"].isna().all():
-        return table["p_holm"].map(units.p_value), "p (Holm)"
+    if "p_adjusted" in table and not table["p_adjusted"].isna().all():
+        return table["p_adjusted"].map(units.p_value), "p (BH)"
     if "p_value" in table:
         return table["p_value"].map(units.p_value), "p"
     return pd.Series([""] * len(table), index=table.index), "p"
@@ -206,6 +206,13 @@ def _effect(table: pd.DataFrame, out: pd.DataFrame) -> None:
         if col in table:
             out[name] = table[col].map(lambda v: "" if blank(v) else f"{float(v):+.2f}")
             return
+
+
+def ci_name(table: pd.DataFrame) -> str:
+    """The name of a comparison table's intervals: their confidence ("99.7% CI") when the table
+    holds one level (the family's, adjusted for its comparisons), else "CI"."""
+    levels = pd.to_numeric(_col(table, "ci_level"), errors="coerce").dropna().unique()
+    return f"{units.percent(float(levels[0]), digits=3)} CI" if len(levels) == 1 else "CI"
 
 
 def _ratio_cell(table: pd.DataFrame) -> pd.Series:
@@ -252,6 +259,19 @@ def _samples_column(t: pd.DataFrame, left: str, right: str) -> list[str]:
             for is_paired, p, a, b in zip(paired, _col(t, "pairs"), _col(t, left), _col(t, right))]
 
 
+def _level_note(t: pd.DataFrame) -> str:
+    """What the intervals of a comparison table are: the family's level and how it was set."""
+    levels = pd.to_numeric(_col(t, "ci_level"), errors="coerce").dropna().unique()
+    if len(levels) != 1:
+        return ""
+    called = int(_col(t, "verdict_kind", "").isin(["a", "b"]).sum())
+    size = _col(t, "family_size").dropna()
+    m = int(size.iloc[0]) if not size.empty else len(t)
+    return (f"Intervals at {units.percent(float(levels[0]), digits=3)}: 1 - max(R, 1) x 5% / m with R = {called} "
+            f"differences called among m = {m} comparisons (false discovery rate 5%); a verdict is a difference "
+            f"exactly when its interval excludes 1.")
+
+
 def _test_columns(t: pd.DataFrame, out: pd.DataFrame) -> None:
     """The test of a comparison row: its (corrected) p-value, effect size and minimum detectable effect."""
     p, p_name = _p_column(t)
@@ -278,13 +298,13 @@ def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
     out["samples"] = _samples_column(t, "go_samples", "rust_samples")
     out[f"{a} median"] = _value(t, "go_median")
     out[f"{b} median"] = _value(t, "rust_median")
-    out[f"{a}/{b} [95% CI], verdict"] = _ratio_cell(t)
+    ratio = f"{a}/{b} [{ci_name(t)}], verdict"
+    out[ratio] = _ratio_cell(t)
     _test_columns(t, out)
     if "robustness" in t:
         out["across variants"] = _col(t, "robustness", "")
     out["warning"] = _col(t, "warning", "")
-    return _finish(out, _title(t, f"{a} vs {b}"), f"{a}/{b} < 1: {a} needs less.",
-                   keep=(f"{a}/{b} [95% CI], verdict",))
+    return _finish(out, _title(t, f"{a} vs {b}"), f"{a}/{b} < 1: {a} needs less. {_level_note(t)}", keep=(ratio,))
 
 
 def variants(table: pd.DataFrame) -> Readable:
@@ -308,13 +328,22 @@ def variants(table: pd.DataFrame) -> Readable:
                       zip(_col(t, "samples"), _col(t, "baseline_samples"))]
     out["median"] = _value(t, "median")
     out["baseline median"] = _value(t, "baseline_median")
-    out["ratio [95% CI], verdict"] = _ratio_cell(t)
+    ratio = f"ratio [{ci_name(t)}], verdict"
+    out[ratio] = _ratio_cell(t)
     p, p_name = _p_column(t)
     out[p_name] = p
     _effect(t, out)
     out["warning"] = _col(t, "warning", "")
-    return _finish(out, _title(t, "Variants against the language's default"), "ratio < 1: the variant needs less.",
-                   keep=("ratio [95% CI], verdict",))
+    return _finish(out, _title(t, "Variants against the language's default"),
+                   f"ratio < 1: the variant needs less. {_level_note(t)}", keep=(ratio,))
+
+
+def noise_model(theta) -> str:
+    """How a per-task fit weighted its points: the samples' spread grows as value^theta."""
+    if blank(theta):
+        return ""
+    theta = float(theta)
+    return "relative" if theta >= 0.9 else "additive" if theta <= 0.1 else f"spread ~ value^{theta:.2g}"
 
 
 def summary(table: pd.DataFrame) -> Readable:
@@ -331,11 +360,15 @@ def summary(table: pd.DataFrame) -> Readable:
     out["samples"] = _col(t, "samples").map(units.count)
     out["median [95% CI]"] = [units.interval(m, lo, hi, units.metric_unit(k)) for m, lo, hi, k in
                               zip(_col(t, "median"), _col(t, "ci_low"), _col(t, "ci_high"), metric)]
+    out["CI coverage"] = [("" if blank(c) else ("≥ " if kind == "at least" else "") + units.percent(c, digits=3))
+                          for c, kind in zip(_col(t, "ci_coverage"), _col(t, "ci_coverage_kind", ""))]
     out["CV"] = _col(t, "cv").map(units.percent)
     out["range"] = [f"{units.quantity(lo, units.metric_unit(k))} – {units.quantity(hi, units.metric_unit(k))}"
                     if not blank(lo) else "" for lo, hi, k in zip(_col(t, "min"), _col(t, "max"), metric)]
     out["warning"] = _col(t, "warning", "")
-    return _finish(out, _title(t, "Per cell"), keep=("median [95% CI]",))
+    return _finish(out, _title(t, "Per cell"),
+                   "CI coverage: exact for values without ties, a lower bound (≥) where values tie (a grid).",
+                   keep=("median [95% CI]",))
 
 
 PER_UNIT = {"concurrent tasks": "task", "workers": "worker", "messages": "message", "tasks": "task"}
@@ -368,9 +401,11 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["fixed cost"] = _value(t, "fixed_cost")
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(_col(t, "exponent"), _col(t, "exponent_ci_low"), _col(t, "exponent_ci_high"))]
+    out["noise"] = _col(t, "noise_power").map(noise_model)
     return _finish(out, _title(t, "Cost of one more N"),
                    "exponent b of value ~ N^b: 1 = linear; per N: the weighted least-squares slope of the per-N typical "
-                   "values over N (t interval from 3 values of N; none from 2).",
+                   "values over N (t interval from 3 values of N; none from 2), weighted by the noise model the "
+                   "samples show (relative: spread ~ value; additive: the same spread at every N).",
                    keep=("per N [95% CI]",))
 
 
@@ -378,7 +413,8 @@ def samples_needed(table: pd.DataFrame) -> Readable:
     """A Go-vs-Rust table with the interval's relative half-width and the samples per side it would
     take to bring it to the target (quality.samples_needed)."""
     r = comparison(table)
-    keep = [c for c in ("workload", "N", "threads", "parameters", "Go", "Rust", "samples", "Go/Rust [95% CI], verdict")
+    keep = [c for c in ("workload", "N", "threads", "parameters", "Go", "Rust", "samples",
+                        f"Go/Rust [{ci_name(table)}], verdict")
             if c in r.frame.columns]
     frame = r.frame[keep].copy()
     frame["CI half-width"] = _col(table.reset_index(drop=True), "half_width").map(lambda v: "±" + units.percent(v)
@@ -531,7 +567,7 @@ def generic(table: pd.DataFrame, title: str = "") -> Readable:
     into the caption."""
     out = table.copy()
     for c in out.columns:
-        if c in ("p_value", "p_holm"):
+        if c in ("p_value", "p_adjusted"):
             out[c] = out[c].map(units.p_value)
         elif pd.api.types.is_float_dtype(out[c]):
             out[c] = out[c].map(lambda v: units.significant(v, 4))
@@ -554,11 +590,12 @@ def models(table: pd.DataFrame) -> Readable:
     out["samples"] = _samples_column(t, "samples", "ref_samples")
     out["median"] = _value(t, "median")
     out["against median"] = _value(t, "ref_median")
-    out["ratio [95% CI], verdict"] = _ratio_cell(t)
+    ratio = f"ratio [{ci_name(t)}], verdict"
+    out[ratio] = _ratio_cell(t)
     _test_columns(t, out)
     out["warning"] = _col(t, "warning", "")
-    return _finish(out, _title(t, "Other models against tasks"), "ratio > 1: the model needs more than the tasks.",
-                   keep=("ratio [95% CI], verdict",))
+    return _finish(out, _title(t, "Other models against tasks"),
+                   f"ratio > 1: the model needs more than the tasks. {_level_note(t)}", keep=(ratio,))
 
 
 def _pair_text(row: Mapping, prefix: str) -> str:
@@ -583,8 +620,8 @@ def robustness(table: pd.DataFrame) -> Readable:
     out["threads"] = _col(t, "threads_requested").map(threads_text)
     out["parameters"] = _col(t, "shared_params", "").map(lambda v: "" if blank(v) else str(v).replace(",", ", "))
     rows = t.to_dict("records")
-    out["defaults: Go/Rust [95% CI], verdict"] = [_pair_text(r, "default") for r in rows]
-    out["best of each: Go/Rust [95% CI], verdict"] = [_pair_text(r, "best") for r in rows]
+    out["defaults: Go/Rust [CI], verdict"] = [_pair_text(r, "default") for r in rows]
+    out["best of each: Go/Rust [CI], verdict"] = [_pair_text(r, "best") for r in rows]
     out["pairs run"] = _col(t, "rows").map(lambda v: "" if blank(v) else units.count(v))
     out["verdicts (Go / Rust / equivalent / inconclusive)"] = [
         " / ".join(str(int(r.get(k, 0) or 0)) for k in ("go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows"))
@@ -594,7 +631,8 @@ def robustness(table: pd.DataFrame) -> Readable:
     out["note"] = _col(t, "note", "")
     return _finish(out, _title(t, "Robustness of each Go vs Rust verdict across variants"),
                    "Best of each: each language's cell with the smallest median among the variants of the "
-                   "defaults' model.", keep=("defaults: Go/Rust [95% CI], verdict", "depends on the variants"))
+                   "defaults' model; intervals and verdicts as in the Go vs Rust table.",
+                   keep=("defaults: Go/Rust [CI], verdict", "depends on the variants"))
 
 
 def memory_above_baseline(table: pd.DataFrame) -> Readable:
@@ -609,7 +647,8 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     out["Rust"] = [_with_params(v, "") for v in _col(t, "rust_variant", "")]
     out["Go peak"] = _col(t, "go_median").map(mib)
     out["Rust peak"] = _col(t, "rust_median").map(mib)
-    out["Go/Rust [95% CI], verdict"] = _ratio_cell(t)
+    ratio = f"Go/Rust [{ci_name(t)}], verdict"
+    out[ratio] = _ratio_cell(t)
     out["Go baseline"] = _col(t, "go_baseline_mib").map(mib)
     out["Rust baseline"] = _col(t, "rust_baseline_mib").map(mib)
     out["Go above"] = _col(t, "go_above_mib").map(mib)
@@ -619,7 +658,7 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     return _finish(out, "Peak memory, raw and above each program's baseline",
                    "Baseline: the program's idle_tasks peak at N = 1 (runtime, libraries, the binary); "
                    "\"within a baseline\": one side used no more than its baseline.",
-                   keep=("Go/Rust [95% CI], verdict", "Go/Rust above baseline"))
+                   keep=(ratio, "Go/Rust above baseline"))
 
 
 def idle_wait_modes(table: pd.DataFrame) -> Readable:

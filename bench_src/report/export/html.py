@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import tables, units
+from .. import findings, tables, units
 
 STYLE = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
@@ -50,6 +50,8 @@ p.table-title { font-weight: 600; margin: 14px 0 2px; }
 p.caption { color: #555; font-size: 13px; margin: 0 0 4px; }
 p.empty { color: #555; font-style: italic; }
 .note { color: #555; }
+section#findings ol { margin: 4px 0 14px; }
+section#findings p.summary { font-weight: 600; margin: 16px 0 4px; }
 """
 
 SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
@@ -57,9 +59,9 @@ SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
      "Every sample that is not ok with its reason, every cell by status (warm-ups included), and the checksums "
      "Go and Rust printed for the same work."),
     ("time", "Workload time: Go vs Rust", ("go_vs_rust_elapsed_s", "summary_elapsed_s"),
-     ("verdicts_elapsed_s", "ratio_elapsed_s_vs_n", "elapsed_s_vs_n"), ""),
+     ("ratio_elapsed_s_vs_n", "elapsed_s_vs_n"), ""),
     ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib"),
-     ("verdicts_peak_rss_mib", "ratio_peak_rss_mib_vs_n", "peak_rss_mib_vs_n"), ""),
+     ("ratio_peak_rss_mib_vs_n", "peak_rss_mib_vs_n"), ""),
     ("cpu", "CPU time: Go vs Rust", ("go_vs_rust_cpu_s", "summary_cpu_s"), (), ""),
     ("variants", "Variants within a language", ("variants_",), (),
      "Each variant (or parameter set) against its language's default for the same work."),
@@ -111,6 +113,38 @@ def _facts(rep) -> str:
         for label, value in items) + "</div>"
 
 
+FINDINGS_FIGURES = ("verdicts_elapsed_s", "verdicts_peak_rss_mib")
+
+
+def _findings(rep, used_figures: set) -> str:
+    """The answer first: per metric the summary, the differences largest first, the verdict map."""
+    found = findings.findings(rep.tables)
+    parts = ["<section id='findings'><h2>Findings</h2>"]
+    if not found:
+        parts.append("<p class='note'>No Go-vs-Rust comparison could be made in this run (see the failures table).</p>")
+    for f in found:
+        parts.append(f"<p class='summary'>{html.escape(f.summary())}.</p>")
+        lines = f.lines()
+        if lines:
+            parts.append("<ol>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ol>")
+    for name in FINDINGS_FIGURES:
+        if name in rep.figures:
+            parts.append(_figure(name, rep.figures[name]))
+            used_figures.add(name)
+    return "".join(parts) + "</section>"
+
+
+def _method(text: str) -> str:
+    """The Method's subsections ('### heading' blocks) as HTML."""
+    out = ["<section id='method'><h2>Method</h2>"]
+    for block in (b for b in text.split("\n\n") if b.strip()):
+        if block.startswith("### "):
+            out.append(f"<h3>{html.escape(block[4:].strip())}</h3>")
+        else:
+            out.append(f"<p class='method'>{html.escape(block)}</p>")
+    return "".join(out) + "</section>"
+
+
 def render(rep) -> str:
     """The report's HTML text (see the module docstring)."""
     meta = rep.meta or {}
@@ -126,6 +160,7 @@ def render(rep) -> str:
     body = [f"<h1>Go goroutines vs Rust tokio tasks: {html.escape(run_id)}</h1>",
             f"<p class='meta'>{html.escape(sub)}</p>", _facts(rep)]
     used_tables, used_figures = set(), set()
+    findings_html = "" if rep.empty else _findings(rep, used_figures)
     sections = []
     for sid, heading, table_prefixes, figure_prefixes, note in SECTIONS:
         parts = []
@@ -147,13 +182,12 @@ def render(rep) -> str:
         sections.append(("other", "Other tables and figures", "",
                          [_figure(n, rep.figures[n]) for n in other_figures]
                          + [_table(n, rep.tables[n]) for n in other_tables]))
-    toc = ["<li><a href='#method'>Method</a></li>"] + [f"<li><a href='#{sid}'>{html.escape(h)}</a></li>"
-                                                        for sid, h, _, _ in sections]
+    toc = ((["<li><a href='#findings'>Findings</a></li>"] if findings_html else [])
+           + ["<li><a href='#method'>Method</a></li>"]
+           + [f"<li><a href='#{sid}'>{html.escape(h)}</a></li>" for sid, h, _, _ in sections])
     body.append("<nav><b>Contents</b><ul>" + "".join(toc) + "</ul></nav>")
-    method_text = rep.method or ""
-    body.append("<section id='method'><h2>Method</h2>"
-                + "".join(f"<p class='method'>{html.escape(p)}</p>" for p in method_text.split("\n\n") if p.strip())
-                + "</section>")
+    body.append(findings_html)
+    body.append(_method(rep.method or ""))
     if rep.empty:
         body.append("<p class='note'>No sample entered the analysis, so there are no statistics and no figures; "
                     "the tables below say what happened to every sample.</p>")

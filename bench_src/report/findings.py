@@ -1,0 +1,115 @@
+"""The answer first: what a run found, Go vs Rust, before any table.
+
+For each metric with a Go-vs-Rust table: the differences between the two languages' defaults
+(like for like: goroutines against tokio tasks), largest first, each with its ratio, its interval
+and the work it was measured on; then how many comparisons were equivalent and how many stayed
+open (with how many of those could still have shown a difference of 5% or less).  Every number is
+read from the comparison tables, whose intervals already carry the family's level.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import rules
+from . import units
+
+FINDING_METRICS = ("elapsed_s", "peak_rss_mib")
+SMALL_MDE = 0.05  # an open comparison that could have shown 5% is "open, but small if anything"
+
+
+@dataclass(frozen=True)
+class Difference:
+    workload: str
+    n: int
+    params: str
+    ratio: float
+    low: float
+    high: float
+    who: str  # "Go" or "Rust": the side that needs less
+    depends_on_variant: bool
+
+    def text(self, metric: str) -> str:
+        factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
+        where = f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
+        note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
+        return (f"{self.who} {rules.word(metric)} ({factor:.3g}x): {where}: Go/Rust "
+                f"{units.ratio(self.ratio, self.low, self.high)}{note}")
+
+
+@dataclass(frozen=True)
+class MetricFindings:
+    metric: str
+    differences: list[Difference]
+    equivalent: int
+    open: int
+    open_small: int  # open, but an effect of SMALL_MDE would have been called
+    level: float  # the intervals' confidence
+    family_size: int
+    all_pairs: dict  # verdict counts over every like-for-like pair of variants
+
+    def lines(self, limit: int = 10) -> list[str]:
+        out = [d.text(self.metric) for d in self.differences[:limit]]
+        if len(self.differences) > limit:
+            out.append(f"... and {len(self.differences) - limit} more differences (the table has them all)")
+        return out
+
+    def summary(self) -> str:
+        return (f"{units.metric_name(self.metric)}: {len(self.differences)} differences, {self.equivalent} equivalent "
+                f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
+                + (f" ({self.open_small} of them could have shown a difference of {SMALL_MDE:.0%} or more)"
+                   if self.open else "")
+                + f" among the defaults of both languages; intervals at {units.percent(self.level)}, adjusted over the "
+                f"family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
+
+
+def _defaults(table: pd.DataFrame) -> pd.DataFrame:
+    if {"go_default", "rust_default"} <= set(table.columns):
+        return table[table["go_default"].astype(bool) & table["rust_default"].astype(bool)]
+    return table
+
+
+def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
+    """The findings of one Go-vs-Rust table (None for an empty one)."""
+    if table is None or table.empty or "verdict_kind" not in table:
+        return None
+    rows = _defaults(table)
+    diffs = []
+    for r in rows[rows["verdict_kind"].isin(["a", "b"])].to_dict("records"):
+        diffs.append(Difference(r["workload"], int(r["n"]), str(r.get("shared_params") or ""), float(r["ratio"]),
+                                float(r["ratio_ci_low"]), float(r["ratio_ci_high"]),
+                                "Go" if r["verdict_kind"] == "a" else "Rust",
+                                "depends" in str(r.get("robustness") or "")))
+    diffs.sort(key=lambda d: -abs(math.log(d.ratio)))
+    open_rows = rows[rows["verdict_kind"] == "inconclusive"]
+    mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
+    level = pd.to_numeric(table.get("ci_level", pd.Series(dtype=float)), errors="coerce").dropna()
+    return MetricFindings(metric, diffs, int((rows["verdict_kind"] == "equivalent").sum()), len(open_rows),
+                          int((mde <= SMALL_MDE).sum()), float(level.iloc[0]) if not level.empty else np.nan,
+                          int(table["family_size"].iloc[0]) if "family_size" in table else len(table),
+                          table["verdict_kind"].value_counts().to_dict())
+
+
+def findings(tables: dict[str, pd.DataFrame]) -> list[MetricFindings]:
+    """The findings of every metric with a Go-vs-Rust table, in FINDING_METRICS order."""
+    out = []
+    for m in FINDING_METRICS:
+        f = metric_findings(tables.get(f"go_vs_rust_{m}"), m)
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def markdown(found: list[MetricFindings], limit: int = 10) -> str:
+    """The findings as Markdown: per metric a summary line and the differences, largest first."""
+    if not found:
+        return "No Go-vs-Rust comparison could be made in this run (see the failures table)."
+    parts = []
+    for f in found:
+        parts.append(f"**{f.summary()}.**\n")
+        parts += [f"{i}. {line}" for i, line in enumerate(f.lines(limit), 1)]
+        parts.append("")
+    return "\n".join(parts).strip() + "\n"

@@ -1,0 +1,218 @@
+"""The Method of a run, written from what was actually run and analysed, in short subsections:
+design, measurement, tests, multiplicity, stopping, and what was excluded.  The rules it describes
+live in bench_src/analysis (their constants in rules.py, each assumption beside the code relying
+on it); only the words are here.  A run in which no sample entered the analysis gets a statement
+saying so instead.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..analysis import paired, rules
+from ..analysis.families import FAMILY_TITLES
+
+SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
+
+
+def _count_text(counts: dict) -> str:
+    return ", ".join(f"{k}: {v:,}" for k, v in counts.items())
+
+
+def _fmt_range(values) -> str:
+    v = sorted(int(x) for x in values if pd.notna(x))
+    if not v:
+        return "none"
+    return f"{v[0]}" if v[0] == v[-1] else f"{v[0]}-{v[-1]} (median {np.median(v):g})"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.3g}%"
+
+
+def empty_text(meta: dict, df: pd.DataFrame) -> str | None:
+    """The statement for a run with no valid sample, or None when there is something to analyse."""
+    valid = int(df["valid"].sum()) if "valid" in df and not df.empty else 0
+    if valid:
+        return None
+    plan = meta.get("plan", {})
+    if df.empty:
+        return (f"No sample has been taken in this run yet (plan: {', '.join(plan.get('workloads', [])) or 'none'}; "
+                f"{plan.get('samples', '?')} measured samples per cell). There is nothing to analyse: run the plan, "
+                "then analyse the directory again.")
+    measured = df[df["phase"] == "measured"] if "phase" in df else df
+    return (f"No sample of this run entered the analysis: {len(df):,} samples were taken "
+            f"({len(measured):,} measured), and none was a successful measured sample with agreeing checksums "
+            f"(statuses: {_count_text(df['status'].value_counts().to_dict())}). The failures table says why; "
+            "no statistic is reported.")
+
+
+def design_text(meta: dict, df: pd.DataFrame) -> str:
+    plan = meta["plan"]
+    valid = df[df["valid"]]
+    per_cell = valid.groupby("cell_id").size()
+    samples = (f"{plan['samples']} measured samples" if per_cell.min() == per_cell.max() else
+               f"{plan['samples']} measured samples (between {per_cell.min()} and {per_cell.max()} entered the "
+               f"analysis per cell)")
+    sequential = ""
+    if plan.get("max_samples"):
+        sequential = (f" These {plan['samples']} blocks were the pilot of a sequential rule fixed before the run "
+                      f"(see Stopping), up to {plan['max_samples']} samples per cell.")
+    return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x parameters) of the "
+            f"workloads {', '.join(plan['workloads'])}. Each cell received {plan['warmup']} warm-up sample(s), "
+            f"discarded, and {samples}. Samples were taken in blocks holding every cell once, each block in a random "
+            f"order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
+            f"cells; two cells of one block form a pair.{sequential}")
+
+
+def measurement(meta: dict) -> str:
+    plan = meta["plan"]
+    session = meta["sessions"][-1]
+    m, tc = session.get("machine", {}) or {}, session.get("toolchains", {}) or {}
+    servers = session.get("context", {}) or {}
+    server_text = "; ".join(f"{v['kind']} {v['version']}" for v in servers.values()
+                            if isinstance(v, dict) and "version" in v)
+    threads = plan.get("threads")
+    threads_text = f"with --threads {threads}" if threads else "with every logical CPU available to each runtime"
+    return (f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with {m.get('logical_cpus')} "
+            f"logical CPUs and {m.get('ram_bytes', 0) / 2**30:.0f} GiB of RAM, Linux {m.get('kernel')}, using "
+            f"{tc.get('go')}, {tc.get('rustc')} and the tokio version recorded per sample"
+            + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}. "
+            "Each sample is a fresh process started by a small launcher; wall time comes from the monotonic clock "
+            "around the process, the workload time from the program's own monotonic timer, and CPU times and peak "
+            "resident memory from the kernel's accounting of the finished process (wait4), never from polling.")
+
+
+def _comparison_tables(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, pd.DataFrame]]:
+    return [(name, t) for name, t in tables.items() if "family" in t.columns and not t.empty]
+
+
+def tests(tables: Mapping[str, pd.DataFrame]) -> str:
+    parts = []
+    summaries = [t for t in tables.values() if {"samples", "ci_coverage"} <= set(t.columns) and not t.empty]
+    if summaries:
+        s = pd.concat(summaries)
+        cov = s["ci_coverage"].dropna()
+        tied = int((s.get("ci_coverage_kind", pd.Series(dtype=str)) == "at least").sum())
+        parts.append(
+            f"Each cell's median is given with a distribution-free interval between two order statistics for a "
+            f"nominal {_pct(rules.CONFIDENCE)} (exact coverage "
+            + (f"{_pct(cov.min())}" if cov.nunique() == 1 else f"{_pct(cov.min())} to {_pct(cov.max())}")
+            + " by the number of samples" + (f"; at least that for the {tied} cells whose values tie" if tied else "")
+            + f"); cells had {_fmt_range(s['samples'])} valid samples." if not cov.empty else
+            "Cells had too few samples for a median interval.")
+    comps = _comparison_tables(tables)
+    if comps:
+        used = pd.concat([t["test"] for _, t in comps if "test" in t]).value_counts().to_dict() if any(
+            "test" in t for _, t in comps) else {}
+        parts.append(
+            "Two cells measured in the same blocks are compared through their per-block ratio (the difference of "
+            f"log values): {paired.TEST_NAMES[paired.T_TEST]} on those differences (with {paired.T_DOF_LOST} degrees "
+            "of freedom fewer than pairs, which keeps it at or below its level on bimodal noise) where no exact "
+            f"test can reach the level its family needs, the {paired.TEST_NAMES[paired.SIGNED_RANK]} test with the "
+            "Hodges-Lehmann estimate and the Tukey-Moses interval where it can; the choice is made by the number "
+            "of pairs and the family's size, never by the data. The reported ratio is exp of the estimate, and the "
+            "test and the interval are about this one quantity. Values on a grid (memory in pages) widen the "
+            "interval by half a step per cell. Where pairs are missing the two samples of log values are compared "
+            "instead (Welch's t, or the exact Mann-Whitney test where it reaches the level)."
+            + (f" Tests used: {_count_text(used)}." if used else ""))
+    return " ".join(parts)
+
+
+def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float) -> str:
+    comps = _comparison_tables(tables)
+    if not comps:
+        return ""
+    parts = [
+        f"Each table and metric is one family. Within it the Benjamini-Hochberg procedure keeps the expected share "
+        f"of false differences among those called (no difference, or the other direction) at most {alpha:g}, and "
+        f"every interval of the table is shown at the level 1 - R x {alpha:g} / m (R differences called among m "
+        f"comparisons; Benjamini and Yekutieli's false coverage-statement rate), so that an interval excludes 1 "
+        f"exactly when its comparison is called a difference. Equivalence within ±{margin * 100:g}% is called when "
+        f"that same interval lies inside the margin; anything else is inconclusive, with the smallest difference "
+        f"it could have shown at 80% power (the MDE, between the interval's half-width and its width)."]
+    for name, t in comps:
+        fam = t["family_title"].iloc[0] if "family_title" in t.columns else t["family"].iloc[0]
+        metric = t["metric"].iloc[0] if "metric" in t.columns else "the metric"
+        paired_rows = t[t["pairing"] == "paired"]
+        kinds = t["verdict_kind"].value_counts() if "verdict_kind" in t else pd.Series(dtype=int)
+        level = t["ci_level"].dropna().iloc[0] if "ci_level" in t and t["ci_level"].notna().any() else np.nan
+        text = (f"{fam} ({metric}): {len(t)} comparisons, {len(paired_rows)} paired "
+                f"({_fmt_range(paired_rows['pairs'])} pairs each)")
+        unpaired = t[t["pairing"] != "paired"]
+        if len(unpaired):
+            reasons = sorted(set(unpaired["warning"].dropna()) - {""}) if "warning" in t.columns else []
+            text += f", {len(unpaired)} unpaired" + (f" ({'; '.join(reasons)})" if reasons else "")
+        if "verdict_kind" in t:
+            inside = int(t["within_margin"].sum()) if "within_margin" in t.columns else 0
+            text += (f"; {int(kinds.get('a', 0) + kinds.get('b', 0))} differences ({inside} of them smaller than "
+                     f"±{margin * 100:g}%), {int(kinds.get('equivalent', 0))} equivalent, "
+                     f"{int(kinds.get('inconclusive', 0))} inconclusive")
+        if np.isfinite(level):
+            text += f"; intervals at {_pct(level)}"
+        if "mde" in t.columns and (t["verdict_kind"] == "inconclusive").any():
+            mde = t.loc[t["verdict_kind"] == "inconclusive", "mde"].dropna()
+            if not mde.empty:
+                text += f"; inconclusive rows could have shown {_pct(mde.min())} to {_pct(mde.max())}"
+        parts.append(text + ".")
+    parts.append("Tables of different metrics are separate families: reading time and memory together, the "
+                 f"error rates add up (at most {2 * alpha:g}).")
+    return " ".join(parts)
+
+
+def stopping(meta: dict, design: Mapping | None) -> str:
+    plan = meta["plan"]
+    if not design or len(design.get("looks", ())) < 2:
+        return (f"Fixed design: every cell got {plan['samples']} measured samples whatever the data; every "
+                "comparison is tested once on all its pairs.")
+    looks, spend = design["looks"], design.get("spending", rules.look_spending(len(design["looks"])))
+    sizes = {FAMILY_TITLES.get(f, f): m for f, m in (design.get("family_sizes") or {}).items() if m}
+    budget = plan.get("time_budget_s")
+    return (f"Sequential: after {looks[0]} blocks and again at {', '.join(map(str, looks[1:]))} pairs, each family "
+            f"and metric ({', '.join(rules.SEQUENTIAL_METRICS)}) was decided by the rule above with the looks so far; "
+            f"a cell stopped once every comparison it took part in was decided for every metric (a difference or "
+            f"equivalence), and the further blocks went to the open cells, first where a second of machine time "
+            f"narrowed the widest interval most. Alpha was split over the looks as "
+            f"{', '.join(f'{s:.3g}' for s in spend)} (Bonferroni): a comparison's p-value is the smallest over its "
+            f"looks of p / that share, and its interval the intersection of each look's interval at level "
+            f"1 - share x the family's level."
+            + (f" Planned family sizes: {_count_text(sizes)}." if sizes else "")
+            + (f" A time budget of {budget:g} s started no block after it." if budget else ""))
+
+
+def excluded(df: pd.DataFrame) -> str:
+    measured = df[df["phase"] == "measured"]
+    valid = df[df["valid"]]
+    out = measured[~measured["valid"]]
+    reasons = out["status"].value_counts().to_dict()
+    return ("Both programs print a checksum of their work; samples of a workload, N and parameter set whose "
+            f"checksums disagreed across languages or samples were excluded, as were failed samples. "
+            f"{len(valid):,} samples entered the analysis"
+            + (f"; {len(out):,} measured samples were excluded ({_count_text(reasons)})." if len(out)
+               else "; none was excluded."))
+
+
+def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | None = None,
+             design: Mapping | None = None, margin: float = rules.MARGIN,
+             alpha: float = rules.ALPHA) -> list[tuple[str, str]]:
+    """The Method as (heading, paragraph) pairs; one ("Method", statement) for an empty run."""
+    empty = empty_text(meta, df)
+    if empty:
+        return [("Method", empty)]
+    tables = tables or {}
+    out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta)), ("Tests", tests(tables)),
+            ("Multiplicity", multiplicity(tables, margin, alpha)), ("Stopping", stopping(meta, design)),
+            ("What was excluded", excluded(df))]
+    return [(h, t) for h, t in out if t]
+
+
+
+def text(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | None = None,
+         design: Mapping | None = None, margin: float = rules.MARGIN) -> str:
+    """The Method as Markdown: one '### heading' per subsection."""
+    parts = sections(meta, df, tables, design, margin)
+    if len(parts) == 1 and parts[0][0] == "Method":
+        return parts[0][1]
+    return "\n\n".join(f"### {h}\n\n{t}" for h, t in parts)

@@ -1,0 +1,192 @@
+"""The decision rule's parts, each against an independent computation: the per-comparison tests and
+their intervals (paired, unpaired), the false discovery rate over a family, the looks, and the
+promise that a verdict never contradicts the interval beside it."""
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+
+from bench_src.analysis import compare, multiplicity, paired, ranktests, simulate, unpaired
+
+
+# --- one comparison ---------------------------------------------------------------------------------------
+def test_the_test_is_chosen_by_the_design_not_the_data():
+    # 6 pairs cannot reach 0.05 / 72 with any exact test (2/64 = 0.031): Student's t
+    assert paired.choose_test(6, 0.05 / 72) == paired.T_TEST
+    # 20 pairs can (2 / 2^20 = 1.9e-6): the exact signed-rank test
+    assert paired.choose_test(20, 0.05 / 72) == paired.SIGNED_RANK
+    assert paired.choose_test(13, 0.05 / 72) == paired.SIGNED_RANK  # 2/8192 = 2.4e-4 <= 6.9e-4
+    assert paired.choose_test(13, 0.05 * 0.25 / 72) == paired.T_TEST  # 1.7e-4 < 2.4e-4
+
+
+@pytest.mark.parametrize("test", [paired.T_TEST, paired.SIGNED_RANK])
+def test_interval_excludes_zero_exactly_when_p_is_at_most_the_level(test):
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        n = int(rng.integers(6, 22))
+        d = rng.normal(rng.uniform(-1, 1), 1, n)
+        loc = paired.Location(d, test)
+        level = float(rng.choice([0.05, 0.01, 0.002, 0.0005]))
+        lo, hi = loc.interval(level)
+        if np.isnan(lo):
+            assert test == paired.SIGNED_RANK and ranktests.min_p_paired(n) > level
+            continue
+        p = float(loc.p_value())
+        assert (lo > 0 or hi < 0) == (p <= level), (test, n, level, lo, hi, p)
+
+
+def test_t_test_is_students_with_one_degree_of_freedom_fewer_and_signed_rank_is_exact():
+    rng = np.random.default_rng(2)
+    d = rng.normal(0.02, 0.03, 9)
+    loc = paired.Location(d, paired.T_TEST)
+    t = d.mean() / (d.std(ddof=1) / 3)
+    assert paired.t_dof(9) == 7
+    assert float(loc.p_value()) == pytest.approx(2 * sps.t.sf(abs(t), 7))
+    lo, hi = loc.interval(0.05)
+    half = sps.t.isf(0.025, 7) * d.std(ddof=1) / 3
+    assert (lo, hi) == pytest.approx((d.mean() - half, d.mean() + half))
+    assert hi - lo > np.diff(sps.ttest_1samp(d, 0).confidence_interval(0.95))[0], "wider than Student's"
+    d = np.array([0.3, -0.1, 0.5, 0.2, 0.25, -0.05, 0.4, 0.15])  # no ties: the Walsh count is W-
+    rank = paired.Location(d, paired.SIGNED_RANK)
+    assert float(rank.p_value()) == pytest.approx(ranktests.signed_rank_p(d)[0])
+    assert float(rank.estimate) == pytest.approx(ranktests.hodges_lehmann_paired(d)[0])
+
+
+def test_a_grid_widens_the_interval_by_its_rounding_and_floors_the_variance():
+    # each cell's own gaps give the step: 1 here, not the 3 between the cells
+    assert paired.grid_step(np.array([20.0, 21, 21]), np.array([24.0, 25])) == 1.0
+    assert paired.grid_step(np.array([20.0, 22, 22]), np.array([24.0, 25])) == 1.0, "a step must fit every value"
+    assert paired.grid_step(np.array([20.0, 22]), np.array([24.0, 27])) == 0.0, "neither 2 nor 3 fits all"
+    # two cells that never vary: their distance is not a step; the known resolution is used
+    assert paired.grid_step(np.full(6, 21.0), np.full(6, 20.0), resolution=1.0) == 1.0
+    assert paired.grid_step(np.full(6, 21.0), np.full(6, 20.0)) == 0.0
+    # continuous values lie on no grid
+    rng = np.random.default_rng(0)
+    assert paired.grid_step(rng.lognormal(0, 0.01, 8), rng.lognormal(0, 0.01, 8)) == 0.0
+    floor, bias = (float(x) for x in paired.rounding(1.0, 21.0, 20.0))
+    assert floor == pytest.approx(((1 / 21) ** 2 + (1 / 20) ** 2) / 12)
+    assert bias == pytest.approx(1 / 42 + 1 / 40)
+    # every block 21 against 20 on a grid of 1: adjacent steps, which rounding alone can give
+    same = paired.Location(np.full(6, math.log(21 / 20)), paired.T_TEST, floor, bias)
+    assert float(same.p_value()) == 1.0 and float(same.interval(0.05)[0]) < 0
+    # 22 against 20: beyond the rounding, called with the floor's standard error
+    floor, bias = (float(x) for x in paired.rounding(1.0, 22.0, 20.0))
+    apart = paired.Location(np.full(6, math.log(22 / 20)), paired.T_TEST, floor, bias)
+    t = (math.log(1.1) - bias) / math.sqrt(floor / 6)
+    assert float(apart.p_value()) == pytest.approx(2 * sps.t.sf(t, paired.t_dof(6)))
+    lo, hi = apart.interval(float(apart.p_value()) * 1.01)
+    assert lo > 0 and float(apart.interval(float(apart.p_value()) * 0.99)[0]) < 0, "still dual to its p-value"
+
+
+def test_unpaired_interval_is_dual_to_its_p_value():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        x, y = rng.normal(rng.uniform(-1, 1), 1, rng.integers(4, 12)), rng.normal(0, 1, rng.integers(4, 12))
+        level = float(rng.choice([0.05, 0.01, 0.001]))
+        s = unpaired.Shift(x, y, level)
+        lo, hi = s.interval(level)
+        if np.isnan(lo):
+            continue
+        assert (lo > 0 or hi < 0) == (s.p_value() <= level)
+    x, y = rng.normal(0, 1, 4), rng.normal(0, 1, 5)  # exact rank tests of 4 and 5 values: p >= 2/126
+    assert unpaired.Shift(x, y, 0.001).test == unpaired.WELCH
+    welch = sps.ttest_ind(x, y, equal_var=False)
+    assert unpaired.Shift(x, y, 0.001).p_value() == pytest.approx(welch.pvalue)
+    assert unpaired.Shift(x, y, 0.05).test == unpaired.MANN_WHITNEY
+
+
+# --- the family --------------------------------------------------------------------------------------------
+def test_benjamini_hochberg_matches_statsmodels():
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        p = np.concatenate([rng.uniform(0, 0.01, rng.integers(0, 10)), rng.uniform(0, 1, rng.integers(1, 40))])
+        r, adjusted = multiplicity.benjamini_hochberg(p, 0.05)
+        reject, expected, _, _ = multipletests(p, 0.05, "fdr_bh")
+        assert r == reject.sum()
+        assert adjusted == pytest.approx(expected)
+    # a planned family larger than the comparisons at hand counts in m
+    r, adjusted = multiplicity.benjamini_hochberg(np.array([0.01, 0.02]), 0.05, m=4)
+    assert r == 2 and adjusted == pytest.approx([0.04, 0.04])  # 0.01 <= 0.05 / 4, 0.02 <= 2 x 0.05 / 4
+    r, _ = multiplicity.benjamini_hochberg(np.array([0.02, 0.03]), 0.05, m=4)
+    assert r == 0, "0.02 > 0.0125 and 0.03 > 0.025"
+
+
+def test_every_interval_is_at_the_familys_level_and_agrees_with_its_verdict():
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        m = int(rng.integers(2, 40))
+        d = rng.normal(rng.choice([0.0, 0.03, -0.1], m)[:, None], 0.02, (m, int(rng.integers(6, 21))))
+        t = multiplicity.Tested.of(d, multiplicity.Looks((0,)), 0.05 / m)
+        fv = multiplicity.decide(t.p_value(), t.interval, 0.05, 0.02)
+        r = int(fv.called)
+        assert fv.level == pytest.approx(max(r, 1) * 0.05 / m)
+        excludes = (fv.low > 0) | (fv.high < 0)
+        assert (excludes == np.isin(fv.kind, ["a", "b"])).all()
+        assert (excludes == (fv.p_adjusted <= 0.05)).all(), "the called ones are BH's rejections"
+        assert excludes.sum() == r
+
+
+def test_looks_spend_their_share_and_intersect_their_intervals():
+    rng = np.random.default_rng(6)
+    d = rng.normal(0.02, 0.02, 20)
+    looks = multiplicity.Looks((6, 13, 20), (0.5, 0.25, 0.25))
+    assert looks.reached(20) == [(6, 0.5), (13, 0.25), (20, 0.25)]
+    assert looks.reached(9) == [(6, 0.5), (9, 0.25)], "a look with pairs beyond the previous one counts"
+    assert looks.reached(6) == [(6, 0.5)]
+    t = multiplicity.Tested.of(d, looks, 0.05 / 10)
+    expected = min(paired.Location.of(d[:6], 0.005 * 0.5).p_value() / 0.5,
+                   paired.Location.of(d[:13], 0.005 * 0.25).p_value() / 0.25,
+                   paired.Location.of(d, 0.005 * 0.25).p_value() / 0.25)
+    assert float(t.p_value()) == pytest.approx(min(1.0, float(expected)))
+    lo, hi = t.interval(0.01)
+    parts = [paired.Location.of(d[:k], 0.005 * w).interval(0.01 * w) for k, w in ((6, 0.5), (13, 0.25), (20, 0.25))]
+    assert float(lo) == pytest.approx(max(float(a) for a, _ in parts))
+    assert float(hi) == pytest.approx(min(float(b) for _, b in parts))
+
+
+def test_detectable_difference_lies_between_the_half_width_and_the_full_width():
+    for test, dof in ((paired.T_TEST, 4), (paired.T_TEST, 18), (paired.SIGNED_RANK, 19)):
+        for level in (0.05, 0.001):
+            mde = float(multiplicity.detectable(0.1, level, test, dof, 0.8))
+            assert 0.1 < mde < 0.2
+
+
+# --- the tables --------------------------------------------------------------------------------------------
+def test_no_verdict_contradicts_its_interval_and_no_mde_outreaches_it():
+    rng = np.random.default_rng(7)
+    for cond, blocks in ((simulate.Conditions(cv=0.01), 6), (simulate.Conditions("heavy", 0.05), 10),
+                         (simulate.Conditions("bimodal", 0.02, drift=0.1), 20)):
+        ratios = np.exp(rng.uniform(-0.15, 0.15, 30))
+        ratios[::3] = 1.0
+        t = compare.compare(simulate.frame(simulate.go_rust_cells(ratios), blocks, rng, cond))
+        excludes = (t["ratio_ci_low"] > 1) | (t["ratio_ci_high"] < 1)
+        assert (excludes == t["verdict_kind"].isin(["a", "b"])).all()
+        inside = (t["ratio_ci_low"] >= 0.98) & (t["ratio_ci_high"] <= 1.02)
+        assert ((t["verdict_kind"] == "equivalent") == (inside & ~excludes)).all()
+        assert t["ci_level"].nunique() == 1, "one level for the whole table"
+        half = (np.log(t["ratio_ci_high"]) - np.log(t["ratio_ci_low"])) / 2
+        mde = np.log1p(t["mde"])
+        assert ((mde >= half - 1e-12) & (mde <= 2 * half + 1e-12)).all()
+
+
+def test_a_clear_difference_is_called_from_six_pairs_in_a_family_of_72():
+    rng = np.random.default_rng(8)
+    t = compare.compare(simulate.frame(simulate.go_rust_cells([1.1] * 36 + [1.0] * 36), 6, rng,
+                                       simulate.Conditions(cv=0.01)))
+    assert (t["test"] == paired.T_TEST).all()
+    called = t[t["n"] <= 36]
+    assert (called["verdict_kind"] == "b").mean() >= 0.95
+    assert t.loc[t["n"] > 36, "verdict_kind"].isin(["a", "b"]).sum() <= 1
+
+
+def test_rows_say_which_test_and_level_they_used():
+    rng = np.random.default_rng(9)
+    t = compare.compare(simulate.frame(simulate.go_rust_cells([1.1, 1.0]), 20, rng))
+    assert set(t["test"]) == {paired.SIGNED_RANK} and (t["pairs"] == 20).all()
+    assert (t["ci_level"] > 0.95).all() and (t["ci_level"] < 1).all()
+    one = compare.compare_pair(np.arange(8), np.full(8, 2.0) * rng.lognormal(0, 0.01, 8), np.arange(8),
+                               rng.lognormal(0, 0.01, 8))
+    assert one["ci_level"] == pytest.approx(0.95) and one["ratio_ci_low"] > 1.9
