@@ -92,10 +92,9 @@ PROFILES: dict[str, Profile] = {
             "The related posts' experiments at moderate size, idle tasks with a 10 ms RSS timeline and a "
             "3 s linger after the tasks end.",
             ns={"idle_tasks": [1000, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
-            # 12: its largest family (36 comparisons of other models against tasks) needs 11 pairs for an
-            # exact paired test to reach Holm's first level (2 / 2^11 < 0.05 / 36); one more leaves room
-            # for a failed sample
-            samples=12,
+            # 10, like quick: the decision rule decides from 6 pairs (rules.MIN_PAIRS); 10 leave room for
+            # failed samples and narrow the intervals of the per-task memory
+            samples=10,
             warmup=1,
             timeout_s=600,
             # 10 s (as in the posts) keeps all N tasks alive at once even when spawning 1M takes seconds

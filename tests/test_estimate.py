@@ -73,3 +73,26 @@ def test_durations_read_well():
     assert est.format_duration(42) == "42 s"
     assert est.format_duration(125) == "2 min 05 s"
     assert est.format_duration(3 * 3600 + 7 * 60) == "3 h 07 min"
+
+
+def test_before_its_pilot_a_run_expects_what_an_earlier_run_of_the_same_cells_decided(tmp_path):
+    p = plan(samples=6, max_samples=12, smoke=False)
+    cells = p.cells()
+
+    def write(name, cell_ids, blocks):
+        d = tmp_path / name
+        d.mkdir()
+        rows = [{"cell_id": cid, "phase": "measured", "block": b, "status": "ok"} for cid in cell_ids for b in blocks]
+        rows.append({"cell_id": cell_ids[0], "phase": "warmup", "block": 0, "status": "ok"})
+        (d / "samples.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+        return d
+
+    write("partial", [cells[0].id], range(6))
+    full = write("full", [c.id for c in cells], range(9))
+    write("other", ["sleep|go|waitgroup|n=5|t=2|x"] * 1, range(6))
+    records, where = est.earlier_pilot(p, tmp_path)
+    assert where == str(full), "the directory holding most of the plan's cells"
+    assert {r["block"] for r in records} == set(range(6)), "only its pilot's blocks, measured"
+    assert all(r["phase"] == "measured" for r in records)
+    assert est.earlier_pilot(p, tmp_path, exclude=full)[1] == str(tmp_path / "partial")
+    assert est.earlier_pilot(p, tmp_path / "nothing") == ([], None)

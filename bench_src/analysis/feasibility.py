@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import multiplicity, paired, rules
 from .compare import CellValues, compare_pair
-from .families import FAMILIES, FAMILY_TITLES, comparisons, cell_of
+from .families import FAMILIES, comparisons, cell_of
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off", ""}

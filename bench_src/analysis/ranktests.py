@@ -1,21 +1,9 @@
-"""Exact rank tests, their confidence intervals and their power.
+"""Exact rank statistics: the null distributions of the signed-rank and Mann-Whitney statistics,
+their critical values, the exact signed-rank test conditional on ties, and Walsh averages.
 
-Paired (the default for two cells measured in the same blocks): the per-block differences d of
-log values are tested with the Wilcoxon signed-rank test, exact (the sign-flip distribution of
-the rank scores, conditional on ties and zeros), and estimated by the Hodges-Lehmann estimator
-(the median of the Walsh averages (d_i + d_j) / 2, i <= j) with the Tukey-Moses interval: the
-Walsh averages at the ranks given by the exact null distribution.  Test, estimate and interval
-are about one quantity, the centre of symmetry of d, and are dual: without ties the 1 - alpha
-interval excludes 0 exactly when the two-sided p-value is at most alpha.
-
-Unpaired (only where pairs are missing): the Mann-Whitney test and the two-sample
-Hodges-Lehmann shift (median of all differences x_i - y_j) with its exact interval, about the
-shift between the two distributions of log values.
-
-Power: the smallest shift (in units of the standard deviation of d, or of the log values) that
-the exact test at a given level detects with a given probability, by a seeded simulation of
-normal data, so that it includes the discreteness of the exact test (at 10 pairs no two-sided
-p-value is below 2 / 2^10).
+`paired` and `unpaired` build the tests and intervals of a comparison on these; an exact test of
+n pairs gives no two-sided p-value below 2 / 2^n (`min_p_paired`), which is why they use it only
+where that reaches the level a family needs.
 """
 from __future__ import annotations
 
@@ -26,7 +14,6 @@ import numpy as np
 from scipy import stats as sps
 
 EXACT_MAX = 400  # above this many pairs (or m * n for two samples) normal approximations are used
-POWER_REPLICATIONS = 2000
 
 
 # --- exact null distributions -----------------------------------------------------------------
@@ -63,14 +50,6 @@ def min_p_paired(n: int) -> float:
     return min(1.0, 2.0 * 0.5 ** n) if n > 0 else 1.0
 
 
-def min_pairs_for(level: float) -> int:
-    """The fewest pairs for which an exact paired two-sided test can reach p < level."""
-    n = 1
-    while min_p_paired(n) >= level:
-        n += 1
-    return n
-
-
 def midranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..n of x, ties sharing their average rank (as scipy.stats.rankdata, without its
     per-call overhead, which matters in the simulations)."""
@@ -83,7 +62,7 @@ def midranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-# --- paired: signed-rank test, Hodges-Lehmann estimate and interval ----------------------------
+# --- paired: the signed-rank test and Walsh averages -----------------------------------------------
 def signed_rank_p(d) -> tuple[float, float]:
     """Two-sided exact p-value of the signed-rank test of d (conditional on ties; zeros take part
     in the ranking and count for neither sign, as Pratt proposed) and the matched-pairs
@@ -145,25 +124,7 @@ def walsh_averages(d: np.ndarray) -> np.ndarray:
     return np.sort((d[i] + d[j]) / 2)
 
 
-def hodges_lehmann_paired(d, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """Hodges-Lehmann estimate of the centre of d, its exact interval and the interval's exact
-    coverage (at least `confidence` for continuous data symmetric about its centre).  The bounds
-    are NaN when too few pairs exist for that confidence."""
-    d = np.asarray(d, dtype=float)
-    d = d[~np.isnan(d)]
-    n = d.size
-    if n == 0:
-        return (np.nan, np.nan, np.nan, np.nan)
-    w = walsh_averages(d)
-    est = float(np.median(w))
-    c = signed_rank_critical(n, 1 - confidence)
-    if c is None:
-        return (est, np.nan, np.nan, np.nan)
-    coverage = 1 - 2 * float(signed_rank_cdf(n)[c]) if n <= EXACT_MAX else confidence
-    return (est, float(w[c]), float(w[w.size - 1 - c]), coverage)
-
-
-# --- unpaired: Mann-Whitney, two-sample Hodges-Lehmann ------------------------------------------
+# --- unpaired: the Mann-Whitney statistic -------------------------------------------------------------
 @lru_cache(maxsize=None)
 def _mann_whitney_counts(m: int, n: int) -> np.ndarray:
     """Number of orderings of m x's and n y's with U = u (pairs x > y), u = 0 .. m n: the largest
@@ -194,93 +155,3 @@ def mann_whitney_critical(m: int, n: int, level: float) -> int | None:
     sd = math.sqrt(m * n * (m + n + 1) / 12)
     c = int(math.floor(m * n / 2 - sps.norm.ppf(1 - level / 2) * sd - 0.5))
     return c if c >= 0 else None
-
-
-def mann_whitney_p(x, y) -> float:
-    """Two-sided Mann-Whitney p-value (exact without ties for small samples, else the normal
-    approximation with tie correction)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if x.size < 1 or y.size < 1:
-        return np.nan
-    if np.all(x == x[0]) and np.all(y == y[0]) and x[0] == y[0]:
-        return 1.0
-    return float(sps.mannwhitneyu(x, y, alternative="two-sided").pvalue)
-
-
-def hodges_lehmann_shift(x, y, confidence: float = 0.95) -> tuple[float, float, float, float]:
-    """Two-sample Hodges-Lehmann shift of x over y, its exact interval and coverage."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
-    if x.size == 0 or y.size == 0:
-        return (np.nan, np.nan, np.nan, np.nan)
-    diffs = np.sort((x[:, None] - y[None, :]).ravel())
-    est = float(np.median(diffs))
-    c = mann_whitney_critical(x.size, y.size, 1 - confidence)
-    if c is None:
-        return (est, np.nan, np.nan, np.nan)
-    if x.size * y.size <= EXACT_MAX * 4:
-        coverage = 1 - 2 * float(mann_whitney_cdf(x.size, y.size)[c])
-    else:
-        coverage = confidence
-    return (est, float(diffs[c]), float(diffs[diffs.size - 1 - c]), coverage)
-
-
-# --- power and the minimum detectable effect ----------------------------------------------------
-@lru_cache(maxsize=None)
-def _normal_draws(shape: tuple[int, ...]) -> np.ndarray:
-    return np.random.default_rng(20240611).standard_normal(shape)
-
-
-def _solve(power_of, power: float) -> float:
-    """The smallest theta with power_of(theta) >= power, to 0.1% (bisection)."""
-    lo, hi = 0.0, 1.0
-    while power_of(hi) < power:
-        hi *= 2
-        if hi > 1e3:
-            return math.inf
-    while hi - lo > 1e-3 * hi:
-        mid = (lo + hi) / 2
-        if power_of(mid) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-@lru_cache(maxsize=4096)
-def detectable_shift_paired(n: int, level: float, power: float = 0.8) -> float:
-    """The smallest shift theta (in standard deviations of d) for which the exact two-sided
-    signed-rank test of n pairs at `level` rejects with probability `power` when d ~ N(theta, 1);
-    inf when no outcome of n pairs is significant at that level."""
-    c = signed_rank_critical(n, level)
-    if c is None:
-        return math.inf
-    z = _normal_draws((POWER_REPLICATIONS, n))
-    total = n * (n + 1) // 2
-    ranks = np.arange(1, n + 1)
-
-    def power_of(theta: float) -> float:
-        d = z + theta
-        order = np.argsort(np.abs(d), axis=1)
-        w = ((np.take_along_axis(d, order, axis=1) > 0) * ranks).sum(axis=1)
-        return float(np.mean((w <= c) | (w >= total - c)))
-
-    return _solve(power_of, power)
-
-
-@lru_cache(maxsize=4096)
-def detectable_shift_unpaired(m: int, n: int, level: float, power: float = 0.8) -> float:
-    """As detectable_shift_paired, for the Mann-Whitney test of m and n values with unit spread."""
-    c = mann_whitney_critical(m, n, level)
-    if c is None:
-        return math.inf
-    z = _normal_draws((POWER_REPLICATIONS, m + n))
-
-    def power_of(theta: float) -> float:
-        v = z.copy()
-        v[:, :m] += theta
-        r = np.argsort(np.argsort(v, axis=1), axis=1) + 1
-        u = r[:, :m].sum(axis=1) - m * (m + 1) / 2
-        return float(np.mean((u <= c) | (u >= m * n - c)))
-
-    return _solve(power_of, power)

@@ -450,7 +450,7 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
         out(f"median_ci coverage ({replications * 10} samples each), {shape}: " + ", ".join(
             f"n={n}: {median_coverage(shape, n, replications * 10, rng):.3f} (exact {stats.median_ci_coverage(n):.3f})"
             for n in (7, 10, 15, 21, 40)))
-    out(f"median_ci coverage on a 1% grid (ties; labelled 'at least'): " + ", ".join(
+    out("median_ci coverage on a 1% grid (ties; labelled 'at least'): " + ", ".join(
         f"n={n}: {median_coverage('lognormal', n, replications * 10, rng, grid=0.01):.4f} "
         f"(at least {stats.median_ci_coverage(n):.3f})" for n in (7, 10, 15, 21, 40)))
     for label, kw in (("multiplicative noise", {}), ("shared per-N effect 5%", {"per_n_sd": 0.05}),

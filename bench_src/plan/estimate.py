@@ -139,6 +139,37 @@ def history(results_root: str | Path | None = None, exclude: str | Path | None =
     return {k: statistics.median(v) for k, v in times.items()}, sources
 
 
+def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None
+                  ) -> tuple[list[dict], str | None]:
+    """The measured samples of the earlier results directory that holds most of the plan's cells
+    (of its first `samples` blocks), and that directory: what the sequential rule decided there is
+    the best guess of what it will decide here before this run has a pilot of its own."""
+    root = Path(results_root) if results_root is not None else paths.RESULTS
+    wanted = {c.id for c in plan.cells()}
+    excluded = Path(exclude).resolve() if exclude is not None else None
+    best: tuple[int, list[dict], str | None] = (0, [], None)
+    for samples in sorted(root.glob("*/samples.jsonl")):
+        if excluded is not None and samples.parent.resolve() == excluded:
+            continue
+        try:
+            lines = samples.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        kept = []
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if (isinstance(rec, dict) and rec.get("cell_id") in wanted and rec.get("phase") == "measured"
+                    and isinstance(rec.get("block"), int) and rec["block"] < plan.samples):
+                kept.append(rec)
+        cells = len({r["cell_id"] for r in kept})
+        if cells > best[0]:
+            best = (cells, kept, str(samples.parent))
+    return best[1], best[2]
+
+
 def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
              expected_samples: Mapping[str, float] | float | None = None,
              done: Mapping[str, int] | None = None, sources: list[str] | None = None) -> Estimate:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Protocol, TextIO
 from .. import paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
-from ..plan.estimate import Estimate, default_seconds, estimate, format_duration, history
+from ..plan.estimate import Estimate, default_seconds, earlier_pilot, estimate, format_duration, history
 from ..plan.validate import resolve_dsn
 from ..store import ChecksumBook, ResultsStore, key_string, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
@@ -230,7 +230,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 done_per_cell = Counter(r["cell_id"] for r in records if r["sample_id"] in done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
-                est = _estimate(plan, records, measured_s, expected_samples, done_per_cell, used, spent_before)
+                est = _estimate(plan, records, measured_s, expected_samples, done_per_cell, used, spent_before,
+                                store.dir)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                 if not todo and not plan.max_samples:
@@ -286,17 +287,21 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
               expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
-              used: list[str], spent_before: float) -> Estimate:
+              used: list[str], spent_before: float, results_dir: Path | None = None) -> Estimate:
     """The duration estimate of what remains.  Under the sequential rule the samples per cell are
     the rule's expectation (from the stored pilot when there is one, else the budget); a time
     budget caps the estimate, but never below the pilot, which always runs whole."""
+    pilot_from = "the stored pilot"
     if expected_samples is None and plan.max_samples:
-        expected = sequential.expected_samples(plan, records)
+        pilot = [r for r in records if r.get("phase") == "measured" and int(r.get("block", 0)) < plan.samples]
+        if not pilot:  # before this run's pilot: the decisions of an earlier run of the same cells
+            pilot, where = earlier_pilot(plan, exclude=results_dir)
+            pilot_from = f"the pilot of an earlier run ({where})" if pilot else "no pilot yet: the budget"
+        expected = sequential.expected_samples(plan, pilot)
         expected_samples = {cid: v + plan.warmup for cid, v in expected.items()}
     est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
     if plan.max_samples:
-        est.notes.append(f"samples per cell as the sequential rule expects them "
-                         f"({'from the stored pilot' if records else 'no pilot yet: the budget'})")
+        est.notes.append(f"samples per cell as the sequential rule expects them, from {pilot_from}")
     if plan.time_budget_s:
         pilot = estimate(plan, measured_s, None, done_per_cell, used)
         remaining = max(0.0, plan.time_budget_s - spent_before)
