@@ -78,8 +78,8 @@ def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path |
 
 def describe_plan(plan: Plan) -> pd.DataFrame:
     cells = plan.cells()
-    print(f"profile {plan.profile}: {len(cells)} cells x ({plan.warmup} warm-up + {plan.samples} measured) "
-          f"= {len(cells) * (plan.warmup + plan.samples)} samples; seed {plan.seed}; threads {plan.threads}; "
+    print(f"profile {plan.profile}: {len(cells)} cells x {plan.samples} measured + {sum(plan.warmups().values())} "
+          f"warm-up (per {plan.warmup_scope}) = {len(plan.schedule())} samples; seed {plan.seed}; threads {plan.threads}; "
           f"timeout {plan.timeout_s:g} s; memory limit {plan.mem_limit_mb} MiB")
     return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
                           "threads": c.threads, "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])

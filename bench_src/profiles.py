@@ -24,6 +24,7 @@ class Profile:
     max_samples: int = 0
     looks: int = 0
     time_budget_s: float = 0.0
+    warmup_scope: str = "cell"
 
     @property
     def workloads(self) -> list[str]:
@@ -52,11 +53,12 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             "article",
-            "The 2022 article's grid and the related posts' experiments, to a verdict in under two hours on "
+            "The 2022 article's grid and the related posts' experiments, to a verdict in about an hour on "
             "2 cores: each language's defaults beside the article's own settings (its dead sleep loop, its "
             "SQLite journal and pools, 151 MySQL connections, retained file contents); sleep with and "
-            "without the compute kernel; a 6-block pilot, then the sequential rule up to 20 samples per "
-            "cell within a 110-minute budget.",
+            "without the compute kernel; one warm-up per program at its smallest N, a 6-block pilot that "
+            "decides what it can, then the sequential rule up to 20 samples per cell within a 60-minute "
+            "budget.",
             # MySQL stops at 10,000 (the article went to 100,000): one block of its 100,000 cells
             # costs about 5 minutes, which the budget spends better elsewhere
             ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
@@ -67,6 +69,10 @@ PROFILES: dict[str, Profile] = {
                 "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
             samples=6,
             warmup=1,
+            # a block of the 174 cells takes about 8.3 min on 2 cores (a third of it sleep at 1M with the
+            # compute kernel, 55-90 s a sample): warming every cell would cost a block; a sample is a
+            # fresh process, so one warm-up per program at its smallest N warms what outlives a process
+            warmup_scope="program",
             timeout_s=600,
             # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the
             # preset adds the article's dead loop. idle_tasks: released after the last spawn (every
@@ -82,10 +88,12 @@ PROFILES: dict[str, Profile] = {
                       "threads_vs_tasks": "all", "ping_pong": "all"},
             article_preset=True,
             max_samples=20,
-            # 110 min: on 2 cores the pilot took 45 to 56 min in three runs and the second look came
-            # at 82 to 101 min; the rest goes to the third look of the comparisons still open, and the
-            # last block ends within the two hours the grid is promised in (110 min 6 s measured)
-            time_budget_s=6600,
+            # looks at 6, 10, 13, 16 and 20 pairs: the pilot (half of alpha) decides most comparisons;
+            # close looks after it let the open ones stop a few blocks later
+            looks=5,
+            # 60 min: the pilot takes about 52 (one block 8.3 min); the rest goes to the open comparisons,
+            # cheapest narrowing first
+            time_budget_s=3600,
         ),
         Profile(
             "memory",

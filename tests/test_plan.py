@@ -274,3 +274,19 @@ def test_the_private_server_admits_the_largest_pool_of_any_cell():
     # the article preset opens 151 connections, a pool no grid value names
     assert max_pool(make_plan("article"), "mysql") == 151
     assert max_pool(make_plan("quick", workloads=["mysql"], params={"mysql": {"pool": [8, 200]}}), "mysql") == 200
+
+
+def test_warmup_per_program_configuration_at_its_smallest_n():
+    per_cell = make_plan("quick", workloads=["sleep"], ns=[10, 1000, 100000], warmup=1, samples=6)
+    per_program = make_plan("quick", workloads=["sleep"], ns=[10, 1000, 100000], warmup=1, samples=6,
+                            warmup_scope="program")
+    assert len(per_cell.schedule()) == len(per_cell.cells()) * 7
+    warm = [s.cell for s in per_program.schedule() if s.phase == "warmup"]
+    assert {c.n for c in warm} == {10}, "each configuration warms up at its smallest N"
+    assert len(warm) == len(per_program.cells()) // 3
+    assert {(c.lang, c.variant, c.params) for c in warm} == {(c.lang, c.variant, c.params) for c in per_program.cells()}
+    assert sum(per_program.warmups().values()) == len(warm)
+    assert [s for s in per_program.schedule() if s.phase == "measured"] == \
+        [s for s in per_cell.schedule() if s.phase == "measured"], "the measured blocks do not change"
+    with pytest.raises(ValueError, match="warmup_scope must be one of cell, program, got 'everything'"):
+        make_plan("quick", workloads=["sleep"], warmup_scope="everything")

@@ -33,6 +33,9 @@ def resolution(metric: str) -> float:
 # looks, and the share of ALPHA spent at the pilot look (the rest is split evenly over the later
 # looks).
 SEQUENTIAL_METRICS = ("elapsed_s", "peak_rss_mib")
+# A comparison the rule leaves inconclusive stops sampling once it would have shown a difference of
+# this size (its minimum detectable effect is at most this): "no difference of 5% or more".
+PRECISION_TARGET = 0.05
 DEFAULT_LOOKS = 3
 PILOT_SPEND = 0.5
 

@@ -7,7 +7,9 @@ family and metric is decided by the rule of the final tables (compare.decide_fam
 discovery rate over the family, looks 1..k each with its share of alpha, intervals at the level
 whose exclusion of 1 is the verdict): a comparison is decided when its interval excludes 1 (a
 difference) or lies within the equivalence margin, and open otherwise; a comparison whose cells
-have no valid sample is closed (it can never be decided).  A comparison stays open while it is
+have no valid sample is closed (it can never be decided), and one that stays inconclusive stops
+once its minimum detectable effect is at most rules.PRECISION_TARGET ("precise": no difference
+of that size, or it would have been called).  A comparison stays open while it is
 open for any metric, and a cell stays open while any comparison it takes part in is open; a cell
 without a partner stops after the pilot.  Decisions are kept once made (BH is monotone: later
 looks only lower a comparison's p-value and raise the number of differences, so the final tables
@@ -92,9 +94,10 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
          closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float],
                                                     dict[str, dict[Comparison, str]]]:
     """The state of every comparison at look k (0-based): decided ("difference", "equivalent",
-    "no data") or "open", the open ones' widest relative half-width over the metrics, and the
-    states per metric.  Each family and metric is decided as in the final tables, with looks
-    0..k on each comparison's first L_k pairs."""
+    "precise": inconclusive but able to show a difference of rules.PRECISION_TARGET, "no data")
+    or "open", the open ones' widest relative half-width over the metrics, and the states per
+    metric.  Each family and metric is decided as in the final tables, with looks 0..k on each
+    comparison's first L_k pairs."""
     count = design.looks[k]
     looks = multiplicity.Looks(tuple(design.looks[:k + 1]), tuple(design.spending[:k + 1]))
     sizes = family_sizes(comps)
@@ -118,7 +121,8 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
             for c, t, d in zip(have, tests, decide_family(tests, rules.ALPHA, rules.MARGIN, m)):
                 kind = d["verdict_kind"]
                 states[c] = ("difference" if kind in ("a", "b") else "equivalent" if kind == "equivalent"
-                             else "no data" if t.tested is None or not t.tested.looks else "open")
+                             else "no data" if t.tested is None or not t.tested.looks
+                             else "precise" if d["mde"] <= rules.PRECISION_TARGET else "open")
                 if states[c] == "open":
                     half = (d["ratio_ci_high"] - d["ratio_ci_low"]) / 2
                     width[c] = max(width[c], half if np.isfinite(half) else math.inf)
@@ -133,7 +137,7 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
         elif any(s == "open" for s in seen):
             state[c] = "open"
         else:
-            state[c] = "difference" if "difference" in seen else "equivalent"
+            state[c] = next(s for s in ("difference", "equivalent", "precise") if s in seen)
     return state, {c: width[c] for c in comps if state[c] == "open"}, per_metric
 
 
@@ -244,7 +248,8 @@ def _projected_stop(d: np.ndarray, design: Design, level_scale: float, rng, repl
     """Per replication, the pair count at which an open comparison whose pilot gave the per-block
     log ratios d is decided: normal per-block log ratios continue the pilot (its mean and spread),
     and at each later look the t interval at that look's level decides (a difference when it
-    excludes 0, equivalence inside the margin); the budget when no look decides."""
+    excludes 0, equivalence inside the margin, or precise enough); the budget when no look
+    decides."""
     looks, budget = design.looks, design.looks[-1]
     centre, spread = float(np.mean(d)), float(np.std(d, ddof=1)) if d.size > 1 else 0.0
     future = rng.normal(centre, spread if spread > 0 else 1e-12, size=(replications, max(budget - d.size, 0)))
@@ -256,7 +261,9 @@ def _projected_stop(d: np.ndarray, design: Design, level_scale: float, rng, repl
         x = full[:, :count]
         mean = x.mean(axis=1)
         half = paired.t_half_width(x.std(axis=1, ddof=1) / math.sqrt(count), count, level_scale * share)
-        decided = (np.abs(mean) > half) | ((mean - half >= lo_margin) & (mean + half <= hi_margin))
+        mde = multiplicity.detectable(half, level_scale * share, paired.T_TEST, paired.t_dof(count), rules.POWER)
+        decided = ((np.abs(mean) > half) | ((mean - half >= lo_margin) & (mean + half <= hi_margin))
+                   | (np.expm1(mde) <= rules.PRECISION_TARGET))
         now = undecided & decided
         stop[now] = count
         undecided &= ~now
@@ -287,7 +294,7 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
             called[f] += s == "difference"
         for comp in comps:
             f, a, b = comp
-            if state[comp] in ("difference", "equivalent"):
+            if state[comp] in ("difference", "equivalent", "precise"):
                 stop[comp] = np.full(replications, float(design.looks[0]))
                 continue
             worst = np.full(replications, float(design.looks[0]))
@@ -319,4 +326,5 @@ def expected_duration(plan, seconds_per_sample: Mapping[str, float], records: li
     expected = expected_samples(plan, records)
     known = [s for s in seconds_per_sample.values() if s and s > 0]
     fallback = float(np.median(known)) if known else 0.0
-    return float(sum((plan.warmup + n) * seconds_per_sample.get(cid, fallback) for cid, n in expected.items()))
+    warmups = plan.warmups()
+    return float(sum((warmups[cid] + n) * seconds_per_sample.get(cid, fallback) for cid, n in expected.items()))

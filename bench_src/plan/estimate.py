@@ -177,21 +177,23 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
 
     per_cell_seconds: seconds per sample by cell id (from `history`); cells without one use
         `default_seconds`.
-    expected_samples: samples per cell (a number for all, or by cell id); default warmup + samples.
+    expected_samples: samples per cell (a number for all, or by cell id); default its warm-ups +
+        samples.
     done: samples already taken per cell id (a resumed run): only the rest is estimated.
     """
     per_cell_seconds = per_cell_seconds or {}
     cells = plan.cells()
+    warmups = plan.warmups()
     total_s = 0.0
     total_n = 0.0
     from_history = 0
     for cell in cells:
         if isinstance(expected_samples, Mapping):
-            n = float(expected_samples.get(cell.id, plan.warmup + plan.samples))
+            n = float(expected_samples.get(cell.id, warmups[cell.id] + plan.samples))
         elif expected_samples is not None:
             n = float(expected_samples)
         else:
-            n = float(plan.warmup + plan.samples)
+            n = float(warmups[cell.id] + plan.samples)
         n = max(0.0, n - (done or {}).get(cell.id, 0))
         if cell.id in per_cell_seconds:
             secs = per_cell_seconds[cell.id]

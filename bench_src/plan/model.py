@@ -95,6 +95,9 @@ class Plan:
     # seconds of wall time for the whole run (0: none): the sequential rule starts no extra block
     # after it (the pilot always runs whole)
     time_budget_s: float = 0.0
+    # which cells get the `warmup` samples: every cell ("cell"), or one cell per program
+    # configuration, the one with the smallest N ("program", see warmup_cells)
+    warmup_scope: str = "cell"
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
@@ -141,11 +144,34 @@ class Plan:
         random.Random(f"{self.seed}:measured:{block}").shuffle(order)
         return [Slot("measured", block, pos, c) for pos, c in enumerate(order)]
 
-    def schedule(self) -> list[Slot]:
-        """Warm-up blocks, then measured blocks; every cell once per block, in a seeded random order."""
+    def warmup_cells(self) -> list[Cell]:
+        """The cells that get warm-up samples.  Every sample is a fresh process, so a warm-up warms
+        only what outlives a process: the binary and its libraries in the page cache, fixture files,
+        a database server's buffers, the CPU's clock.  With warmup_scope "program" one warm-up per
+        program configuration (workload, language, variant, parameters, arm) at its smallest N
+        warms all of that for the configuration's other N, and spares the largest cells their
+        full-length warm-up; with "cell" (the default) every cell gets its own."""
         cells = self.cells()
+        if self.warmup_scope == "cell":
+            return cells
+        smallest: dict[tuple, Cell] = {}
+        for c in cells:
+            key = (c.workload, c.lang, c.variant, c.threads, c.params, c.arm)
+            if key not in smallest or c.n < smallest[key].n:
+                smallest[key] = c
+        return [c for c in cells if smallest[(c.workload, c.lang, c.variant, c.threads, c.params, c.arm)] == c]
+
+    def warmups(self) -> dict[str, int]:
+        """Warm-up samples per cell id (0 for a cell that warmup_cells leaves out)."""
+        warm = {c.id for c in self.warmup_cells()}
+        return {c.id: self.warmup if c.id in warm else 0 for c in self.cells()}
+
+    def schedule(self) -> list[Slot]:
+        """Warm-up blocks (of warmup_cells), then measured blocks; every cell once per block, in a
+        seeded random order."""
         slots: list[Slot] = []
         for phase, blocks in (("warmup", self.warmup), ("measured", self.samples)):
+            cells = self.warmup_cells() if phase == "warmup" else self.cells()
             for block in range(blocks):
                 order = list(cells)
                 random.Random(f"{self.seed}:{phase}:{block}").shuffle(order)
@@ -178,4 +204,5 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         looks=d.get("looks", 1),
         smoke=d.get("smoke", False),
         time_budget_s=d.get("time_budget_s", 0.0),
+        warmup_scope=d.get("warmup_scope", "cell"),
     )

@@ -252,6 +252,9 @@ def default_mem_limit_mb() -> int:
     return int(psutil.virtual_memory().total * 0.8 / 2**20)
 
 
+WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
+
+
 def cell_bound(plan: Plan) -> int:
     """An upper bound of len(plan.cells()), computed without listing them."""
     total = 0
@@ -307,6 +310,7 @@ def make_plan(
     looks: Any = None,
     smoke: Any = False,
     time_budget_s: Any = None,
+    warmup_scope: Any = None,
     adaptive_target: Any = None,
     allow_large: Any = False,
     **unknown: Any,
@@ -325,6 +329,8 @@ def make_plan(
     smoke: a run too small for any verdict, on purpose (otherwise such a plan is refused).
     time_budget_s: wall seconds for the whole run under the sequential rule: after the pilot, no
         extra block starts once it is spent (0 or None: no budget).
+    warmup_scope: "cell" (every cell gets `warmup` samples) or "program" (one cell per program
+        configuration, at its smallest N: Plan.warmup_cells).
     adaptive_target: replaced by max_samples; only 0 or None is accepted.
     threads: --threads for both programs; None (or 0) means the usable CPUs of this machine
         (run/machine.usable_cpus), resolved here so that every cell and command carries it.
@@ -406,6 +412,9 @@ def make_plan(
     preset_v = prof.article_preset if article_preset in (None, "") else as_bool("article_preset", article_preset)
     aa_v = as_bool("aa", False if aa in (None, "") else aa)
     allow_large_v = as_bool("allow_large", False if allow_large in (None, "") else allow_large)
+    scope_v = prof.warmup_scope if warmup_scope in (None, "") else warmup_scope
+    if scope_v not in WARMUP_SCOPES:
+        raise ValueError(f"warmup_scope must be one of {', '.join(WARMUP_SCOPES)}, got {warmup_scope!r}")
 
     plan = Plan(
         profile=prof.name,
@@ -425,6 +434,7 @@ def make_plan(
         article_preset=preset_v,
         aa=aa_v,
         timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
+        warmup_scope=scope_v,
     )
     _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
     # Statistics hook (bench_src/analysis/feasibility.py): the stopping-rule fields, and the refusal of a plan that can never call a difference

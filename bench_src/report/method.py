@@ -60,9 +60,12 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
     if plan.get("max_samples"):
         sequential = (f" These {plan['samples']} blocks were the pilot of a sequential rule fixed before the run "
                       f"(see Stopping), up to {plan['max_samples']} samples per cell.")
+    warmups = (f"Each cell received {plan['warmup']} warm-up sample(s), discarded" if plan.get("warmup_scope", "cell")
+               == "cell" else f"Each program configuration (workload, language, variant, parameters) received "
+               f"{plan['warmup']} warm-up sample(s) at its smallest N, discarded (a sample is a fresh process, so a "
+               f"warm-up warms only the page cache, fixtures, servers and the CPU's clock, which the other N share)")
     return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x parameters) of the "
-            f"workloads {', '.join(plan['workloads'])}. Each cell received {plan['warmup']} warm-up sample(s), "
-            f"discarded, and {samples}. Samples were taken in blocks holding every cell once, each block in a random "
+            f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "
             f"order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
             f"cells; two cells of one block form a pair.{sequential}")
 

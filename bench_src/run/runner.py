@@ -298,7 +298,8 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
             pilot, where = earlier_pilot(plan, exclude=results_dir)
             pilot_from = f"the pilot of an earlier run ({where})" if pilot else "no pilot yet: the budget"
         expected = sequential.expected_samples(plan, pilot)
-        expected_samples = {cid: v + plan.warmup for cid, v in expected.items()}
+        warmups = plan.warmups()
+        expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
     est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
     if plan.max_samples:
         est.notes.append(f"samples per cell as the sequential rule expects them, from {pilot_from}")
