@@ -2,7 +2,6 @@
 plan check, robustness across variants and the Method text."""
 import ast
 import itertools
-import math
 from pathlib import Path
 
 import numpy as np
@@ -191,7 +190,7 @@ def test_a_plan_below_the_validated_pairs_is_refused_naming_the_fix():
     with pytest.raises(ValueError) as err:
         make_plan("memory", samples=5)
     text = str(err.value)
-    assert f"decided from 5 pairs" in text and f"samples >= {rules.MIN_PAIRS}" in text and "smoke=True" in text
+    assert "decided from 5 pairs" in text and f"samples >= {rules.MIN_PAIRS}" in text and "smoke=True" in text
     assert make_plan("memory", samples=5, smoke=True).smoke
 
 

@@ -4,7 +4,6 @@ promise that a verdict never contradicts the interval beside it."""
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
