@@ -163,14 +163,14 @@ def test_scaling_with_two_values_of_n_gives_no_interval_and_says_why():
 
 # --- the sequential rule -------------------------------------------------------------------------------------
 def test_sequential_rule_keeps_family_wise_false_positives_below_alpha():
-    # 300 runs of a plan whose 12 Go-vs-Rust comparisons are all A/A-like (equal medians, CV 2%, so
+    # 200 runs of a plan whose 12 Go-vs-Rust comparisons are all A/A-like (equal medians, CV 2%, so
     # most stay open past the pilot): the share of runs with any false call, which for an all-equal
     # family is its false discovery rate.  The rule's bound is 5% (alpha split over the looks, BH
-    # over the family).  300 runs cannot tell 4% from 5%, so the assertion is a one-sided binomial
-    # test at the 1% level of "at most 5%": it fails for a rule whose rate is 10% (expected 30 of
-    # 300) with probability above 99%.
+    # over the family).  200 runs cannot tell 4% from 5%, so the assertion is a one-sided binomial
+    # test at the 1% level of "at most 5%": it fails for a rule whose rate is 10% (expected 20 of
+    # 200) with probability about 80%, and for one at 12% with probability above 95%.
     rng = np.random.default_rng(600)
-    runs = 300
+    runs = 200
     r = simulate.sequential_study(runs, rng, dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0), simulate.Conditions(cv=0.02))
     assert r["past_pilot"] > 0, "the simulation must go past the pilot to test the looks"
     false_runs = round(r["fwer"] * runs)
@@ -201,11 +201,11 @@ def test_a_large_family_decides_clear_differences_at_the_pilot():
 
 def test_sequential_rule_keeps_its_error_rate_and_decides_on_the_articles_looks():
     # The article's shape: looks at 6, 13 and 20 pairs.  All A/A-like (equal medians, CV 2%, and
-    # bimodal with narrow modes): 150 runs each, one-sided binomial test of "at most 5%" at the 1%
+    # bimodal with narrow modes): 120 runs each, one-sided binomial test of "at most 5%" at the 1%
     # level; and a mixed run: the clear differences are called, the intervals cover.
     plan = simulate.sequential_plan(samples=6, max_samples=20, looks=3)
     for seed, cond in ((610, simulate.Conditions(cv=0.02)), (611, simulate.Conditions("bimodal", 0.01))):
-        runs = 150
+        runs = 120
         r = simulate.sequential_study(runs, np.random.default_rng(seed), dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0),
                                       cond, plan=plan)
         assert r["past_pilot"] > 0
@@ -216,15 +216,31 @@ def test_sequential_rule_keeps_its_error_rate_and_decides_on_the_articles_looks(
     assert r["mean_samples"] < 0.8 * r["budget"], r
 
 
-def test_blocks_bring_one_group_at_a_time_to_the_next_look():
+def test_the_next_blocks_go_to_the_group_that_narrows_most_per_second_up_to_its_next_look():
     a, b, c, d = (sequential.CellRef("sleep", lang, "v", n, 2, "", ()) for n in (1, 2) for lang in ("go", "rust"))
     groups = [{a, b}, {c, d}]
     comps = [("go_vs_rust", a, b), ("go_vs_rust", c, d)]
-    widths = {comps[0]: 0.05, comps[1]: 0.20}  # the second group is wider at the same cost
-    order = sequential.block_order(groups, widths, comps, dict.fromkeys((a, b, c, d), 1.0), 6, 7)
-    assert order == [1] * 7 + [0] * 7
-    cheap = sequential.block_order(groups, widths, comps, {a: 0.01, b: 0.01, c: 1.0, d: 1.0}, 6, 7)
-    assert cheap == [0] * 7 + [1] * 7, "per second of machine time, the cheap group first"
+    design = compare.Design((6, 10, 13, 16, 20), rules.look_spending(5))
+    found = sequential.Look(dict.fromkeys(comps, "open"), {comps[0]: 0.05, comps[1]: 0.20},
+                            {comps[0]: 6, comps[1]: 11}, {})
+    # the second group is wider, but further along: 2 blocks to 13 pairs against 4 to 10 for the first
+    assert sequential.next_step(groups, found, design, dict.fromkeys((a, b, c, d), 1.0)) == (1, 2)
+    cheap = sequential.next_step(groups, found, design, {a: 0.001, b: 0.001, c: 1.0, d: 1.0})
+    assert cheap == (0, 4), "per second of machine time, the cheap group first"
+    done = sequential.Look(dict.fromkeys(comps, "open"), {}, {comps[0]: 20, comps[1]: 20}, {})
+    assert sequential.next_step(groups, done, design, {}) is None, "every open comparison at the last look"
+
+
+def test_groups_take_their_looks_one_after_another_and_a_resumed_run_repeats_them():
+    # the sequential rule on a plan whose cells differ in cost: the cheap open comparisons reach
+    # their later looks before the expensive ones get a block
+    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=5)
+    rng = np.random.default_rng(4)
+    truth = dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0)
+    df = simulate.sequential_run(plan, {c.id: truth[c.n] for c in plan.cells()}, rng, simulate.Conditions(cv=0.03))
+    per_cell = df.groupby("n").size() / 2
+    assert per_cell.max() > plan.samples, "open comparisons got more blocks"
+    assert (per_cell.isin([6, 10, 13, 16, 20])).all(), "every cell stops at a look"
 
 
 def test_expected_samples_from_a_pilot():

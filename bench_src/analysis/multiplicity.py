@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -165,9 +166,20 @@ def detectable(half_width, level, test: str, dof: int, power: float) -> np.ndarr
     this half-width calls with probability `power`: the half-width plus the power quantile of
     the estimate's error, so between the half-width (called half the time) and the full width."""
     half_width = np.asarray(half_width, dtype=float)
-    if test == paired.T_TEST and dof >= 1:
-        crit, extra = sps.t.isf(np.asarray(level) / 2, dof), sps.t.ppf(power, dof)
+    level = np.asarray(level, dtype=float)
+    t = test == paired.T_TEST and dof >= 1
+    if level.ndim == 0:
+        factor = _power_factor(float(level), power, int(dof) if t else 0)
     else:
-        crit, extra = sps.norm.isf(np.asarray(level) / 2), sps.norm.ppf(power)
+        crit = sps.t.isf(level / 2, dof) if t else sps.norm.isf(level / 2)
+        factor = 1 + (sps.t.ppf(power, dof) if t else sps.norm.ppf(power)) / crit
     with np.errstate(invalid="ignore"):
-        return np.where(half_width >= 0, half_width * (1 + extra / crit), np.nan)
+        return np.where(half_width >= 0, half_width * factor, np.nan)
+
+
+@lru_cache(maxsize=4096)
+def _power_factor(level: float, power: float, dof: int) -> float:
+    """1 + q_power / q_level of Student's t on dof degrees of freedom (the normal for dof 0)."""
+    if dof >= 1:
+        return float(1 + sps.t.ppf(power, dof) / sps.t.isf(level / 2, dof))
+    return float(1 + sps.norm.ppf(power) / sps.norm.isf(level / 2))

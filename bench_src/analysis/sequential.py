@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -90,19 +91,38 @@ def _first_pairs(cv: CellValues, a: CellRef, b: CellRef, count: int):
     return ac[np.isin(ac, shared)], av[np.isin(ac, shared)], bc[np.isin(bc, shared)], bv[np.isin(bc, shared)]
 
 
-def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
-         closed: Mapping[Comparison, str]) -> tuple[dict[Comparison, str], dict[Comparison, float],
-                                                    dict[str, dict[Comparison, str]]]:
-    """The state of every comparison at look k (0-based): decided ("difference", "equivalent",
-    "precise": inconclusive but able to show a difference of rules.PRECISION_TARGET, "no data")
-    or "open", the open ones' widest relative half-width over the metrics, and the states per
-    metric.  Each family and metric is decided as in the final tables, with looks 0..k on each
-    comparison's first L_k pairs."""
-    count = design.looks[k]
-    looks = multiplicity.Looks(tuple(design.looks[:k + 1]), tuple(design.spending[:k + 1]))
+def reached_look(design: Design, pairs: int) -> int:
+    """The index of the last look whose pair count the comparison has reached (-1: none)."""
+    return max((k for k, count in enumerate(design.looks) if count <= pairs), default=-1)
+
+
+@dataclass
+class Look:
+    """What a look found: each comparison's state ("difference", "equivalent", "precise": stays
+    inconclusive but could have shown a difference of rules.PRECISION_TARGET, "no data", or
+    "open"), the open ones' widest relative half-width over the metrics, each comparison's pairs
+    (in the least-paired metric), and the states per metric."""
+
+    state: dict[Comparison, str]
+    widths: dict[Comparison, float]
+    pairs: dict[Comparison, int]
+    per_metric: dict[str, dict[Comparison, str]]
+
+    @property
+    def open(self) -> list[Comparison]:
+        return [c for c, s in self.state.items() if s == "open"]
+
+
+def look(df: pd.DataFrame, comps: list[Comparison], design: Design, closed: Mapping[Comparison, str],
+         k: int | None = None) -> Look:
+    """Every family and metric decided as in the final tables, each comparison on its first L_k
+    pairs with looks 0..k: k given, or each comparison's own last reached look (the groups of open
+    cells reach their looks one after another).  A comparison decided before stays decided (the
+    decisions are monotone: later looks only lower a p-value and raise a family's number of calls)."""
     sizes = family_sizes(comps)
     state: dict[Comparison, str] = {}
     width: dict[Comparison, float] = defaultdict(float)
+    pairs: dict[Comparison, int] = {}
     metrics = _metrics(df) if not df.empty else []
     per_metric: dict[str, dict[Comparison, str]] = {}
     for metric in metrics:
@@ -114,10 +134,17 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
             for c in members:
                 if c not in have:
                     states[c] = "no data"
+            tests = []
+            for c in have:
+                _, a, b = c
+                n = np.intersect1d(cv.cells[a][0], cv.cells[b][0]).size
+                pairs[c] = min(pairs.get(c, n), n)
+                kk = k if k is not None else max(reached_look(design, n), 0)
+                looks = multiplicity.Looks(tuple(design.looks[:kk + 1]), tuple(design.spending[:kk + 1]))
+                tests.append(pair_test(*_first_pairs(cv, a, b, design.looks[kk]), cv.paired_data, looks,
+                                       rules.ALPHA / m, rules.resolution(metric)))
             if not have:
                 continue
-            tests = [pair_test(*_first_pairs(cv, a, b, count), cv.paired_data, looks, rules.ALPHA / m)
-                     for _, a, b in have]
             for c, t, d in zip(have, tests, decide_family(tests, rules.ALPHA, rules.MARGIN, m)):
                 kind = d["verdict_kind"]
                 states[c] = ("difference" if kind in ("a", "b") else "equivalent" if kind == "equivalent"
@@ -138,7 +165,7 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, k: int,
             state[c] = "open"
         else:
             state[c] = next(s for s in ("difference", "equivalent", "precise") if s in seen)
-    return state, {c: width[c] for c in comps if state[c] == "open"}, per_metric
+    return Look(state, {c: width[c] for c in comps if state[c] == "open"}, pairs, per_metric)
 
 
 def _tally(states: Mapping[Comparison, str]) -> str:
@@ -165,29 +192,38 @@ def _groups(open_comps: Iterable[Comparison]) -> list[set[CellRef]]:
     return sorted(groups.values(), key=lambda g: sorted(g))
 
 
-def _seconds(df: pd.DataFrame) -> dict[CellRef, float]:
-    cv = CellValues(df, "wall_s") if "wall_s" in df.columns and not df.empty else None
-    if cv is None:
+def _seconds(df: pd.DataFrame, cells: Mapping[str, CellRef]) -> dict[CellRef, float]:
+    """Median wall seconds per cell (by the plan's cell ids)."""
+    if df.empty or "wall_s" not in df.columns or "cell_id" not in df.columns:
         return {}
-    return {ref: float(np.median(v)) for ref, (_, v) in cv.cells.items() if v.size}
+    medians = pd.to_numeric(df["wall_s"], errors="coerce").groupby(df["cell_id"]).median()
+    return {cells[cid]: float(v) for cid, v in medians.items() if cid in cells and np.isfinite(v)}
 
 
-def block_order(groups: list[set[CellRef]], widths: Mapping[Comparison, float], open_comps: list[Comparison],
-                seconds: Mapping[CellRef, float], count: int, blocks_each: int) -> list[int]:
-    """The order of the next blocks (group indices, each group `blocks_each` times in a row): the
-    groups by the predicted shrinking of their widest interval (~ 1 / sqrt(pairs)) from this look
-    to the next per second of their cells' time, and each group's blocks together, so that a
-    budget running out leaves whole groups at the next look instead of every group short of it."""
+def next_step(groups: list[set[CellRef]], look_: Look, design: Design,
+              seconds: Mapping[CellRef, float]) -> tuple[int, int] | None:
+    """The group to sample next and its number of blocks: each group needs the blocks that bring
+    its least-paired open comparison to its next look; the groups are ranked by the predicted
+    narrowing of their widest interval (~ 1 / sqrt(pairs)) per second of their cells' time, so the
+    machine's time goes first where it narrows the widest intervals fastest.  None when every
+    open comparison has reached the last look."""
     known = [s for s in seconds.values() if s > 0]
     fallback = float(np.median(known)) if known else 1.0
-    items = []
+    best = None
     for gi, g in enumerate(groups):
-        widest = max((widths.get(c, math.inf) for c in open_comps if c[1] in g), default=math.inf)
-        cost = (sum(seconds.get(c, fallback) for c in g) or fallback) * blocks_each
-        shrink = 1 - math.sqrt(count / (count + blocks_each))
-        gain = (widest if np.isfinite(widest) else 1e9) * shrink / cost
-        items.append((-gain, gi))
-    return [gi for _, gi in sorted(items) for _ in range(blocks_each)]
+        members = [c for c in look_.open if c[1] in g]
+        now = min(look_.pairs.get(c, 0) for c in members)
+        later = [count for count in design.looks if count > now]
+        if not later:
+            continue
+        blocks = later[0] - now
+        widest = max((look_.widths.get(c, math.inf) for c in members), default=math.inf)
+        cost = (sum(seconds.get(c, fallback) for c in g) or fallback) * blocks
+        shrink = 1 - math.sqrt(max(now, 1) / later[0])
+        value = (widest if np.isfinite(widest) else 1e9) * shrink / cost
+        if best is None or value > best[0]:
+            best = (value, gi, blocks)
+    return None if best is None else (best[1], best[2])
 
 
 def _frame(records: list[dict], before_block: int) -> pd.DataFrame:
@@ -199,48 +235,56 @@ def _frame(records: list[dict], before_block: int) -> pd.DataFrame:
 
 def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[str], None],
                deadline: float | None = None) -> None:
-    """Sample the open cells look by look (the runner's call after the pilot blocks).  With a
-    `deadline` (time.monotonic() seconds: the plan's time budget), no block starts after it: the
-    blocks run in order of value per second, so what is left open is what would have bought the
-    least precision for its time."""
+    """Sample the open cells after the pilot (the runner's call): look at every comparison, give
+    the group of open cells that buys most precision per second the blocks to its next look, look
+    again, and so on until nothing is open, every open comparison is at the last look, or (with a
+    `deadline`, time.monotonic() seconds: the plan's time budget) no block may start.  Each look
+    uses only samples of blocks before its boundary, so a resumed run repeats the same decisions
+    and takes exactly the missing samples."""
     design = design_of(plan)
     if not design.sequential:
         return
     cells = {cell_of(c): c for c in plan.cells()}
+    by_id = {c.id: ref for ref, c in cells.items()}
     comps = plan_comparisons(plan)
     seq = len(plan.schedule())
     boundary = plan.samples
     closed: dict[Comparison, str] = {}
-    for k, count in enumerate(design.looks[:-1]):
+    first = True
+    while True:
         # a store may hand over its samples as a frame directly (the simulations' in-memory store)
         df = store.frame_before(boundary) if hasattr(store, "frame_before") else _frame(store.latest_records(), boundary)
-        state, widths, per_metric = look(df, comps, design, k, closed)
-        closed = {c: s for c, s in state.items() if s != "open"}
-        open_comps = [c for c in comps if state[c] == "open"]
-        tally = "; ".join(f"{metric}: {_tally(states)}" for metric, states in per_metric.items()) or _tally(state)
-        if not open_comps:
-            log(f"sequential: every comparison decided at look {k + 1} ({count} pairs): {tally}")
+        found = look(df, comps, design, closed)
+        closed = {c: s for c, s in found.state.items() if s != "open"}
+        tally = "; ".join(f"{metric}: {_tally(states)}" for metric, states in found.per_metric.items()) \
+            or _tally(found.state)
+        if first:
+            log(f"sequential look at the pilot ({design.looks[0]} pairs): {tally}; {len(found.open)} comparisons open "
+                f"(in any metric)")
+            first = False
+        if not found.open:
+            log(f"sequential: every comparison decided: {tally}")
             return
-        groups = _groups(open_comps)
-        step = design.looks[k + 1] - count
-        order = block_order(groups, widths, open_comps, _seconds(df), count, step)
-        slots = [plan.extra_block(boundary + i, sorted(cells[c] for c in groups[gi])) for i, gi in enumerate(order)]
-        todo = sum(1 for block in slots for s in block if s.sample_id not in done)
-        log(f"sequential look {k + 1} of {len(design.looks)} ({count} pairs): {tally}; {len(open_comps)} "
-            f"comparisons open (in any metric); {len(order)} blocks for {sum(len(g) for g in groups)} open cells follow")
-        bar.total += todo
+        groups = _groups(found.open)
+        step = next_step(groups, found, design, _seconds(df, by_id))
+        if step is None:
+            log(f"sequential: the {len(found.open)} open comparisons reached the budget of {plan.max_samples} "
+                f"samples per cell: {tally}")
+            return
+        gi, blocks = step
+        slots = [plan.extra_block(boundary + i, sorted(cells[c] for c in groups[gi])) for i in range(blocks)]
+        bar.total += sum(1 for block in slots for s in block if s.sample_id not in done)
         for block in slots:
             if deadline is not None and time.monotonic() >= deadline:
-                log(f"sequential: the time budget of {plan.time_budget_s:g} s is spent; "
-                    f"{len(open_comps)} comparisons were open at look {k + 1}; the final tables test each "
-                    "comparison at every look its pairs reached (the blocks taken since count)")
+                log(f"sequential: the time budget of {plan.time_budget_s:g} s is spent with {len(found.open)} "
+                    f"comparisons open ({tally}); the final tables test each comparison at every look its pairs "
+                    "reached")
                 return
             for slot in block:
                 if slot.sample_id not in done:
                     take(seq, slot)
                 seq += 1
-        boundary += len(order)
-    log(f"sequential: budget of {plan.max_samples} samples per cell reached for the open cells")
+        boundary += blocks
 
 
 # --- expectations for duration estimates --------------------------------------------------------
@@ -288,7 +332,8 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
     rng = np.random.default_rng(seed)
     stop: dict[Comparison, np.ndarray] = {c: np.full(replications, budget) for c in comps}
     if not df.empty:
-        state, _, per_metric = look(df, comps, design, 0, {})
+        found = look(df, comps, design, {}, k=0)
+        state, per_metric = found.state, found.per_metric
         called = defaultdict(int)
         for (f, _, _), s in state.items():
             called[f] += s == "difference"

@@ -284,9 +284,12 @@ class _MemoryStore:
 
     def __init__(self):
         self.rows: list[dict] = []
+        self._frame = pd.DataFrame()
 
     def frame_before(self, block: int) -> pd.DataFrame:
-        return pd.DataFrame([r for r in self.rows if r["block"] < block])
+        if len(self._frame) < len(self.rows):  # the rows taken since the last look, appended once
+            self._frame = pd.concat([self._frame, pd.DataFrame(self.rows[len(self._frame):])], ignore_index=True)
+        return self._frame[self._frame["block"] < block]
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)

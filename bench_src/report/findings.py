@@ -58,9 +58,10 @@ class MetricFindings:
         return out
 
     def summary(self) -> str:
-        return (f"{units.metric_name(self.metric)}: {len(self.differences)} differences, {self.equivalent} equivalent "
+        name = units.metric_name(self.metric)
+        return (f"{name[:1].upper()}{name[1:]}: {len(self.differences)} differences, {self.equivalent} equivalent "
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
-                + (f" ({self.open_small} of them could have shown a difference of {SMALL_MDE:.0%} or more)"
+                + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called)"
                    if self.open else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level)}, adjusted over the "
                 f"family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
@@ -79,7 +80,8 @@ def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
     rows = _defaults(table)
     diffs = []
     for r in rows[rows["verdict_kind"].isin(["a", "b"])].to_dict("records"):
-        diffs.append(Difference(r["workload"], int(r["n"]), str(r.get("shared_params") or ""), float(r["ratio"]),
+        params = str(r.get("shared_params") or "").replace(",", ", ")
+        diffs.append(Difference(r["workload"], int(r["n"]), params, float(r["ratio"]),
                                 float(r["ratio_ci_low"]), float(r["ratio_ci_high"]),
                                 "Go" if r["verdict_kind"] == "a" else "Rust",
                                 "depends" in str(r.get("robustness") or "")))
