@@ -13,8 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::Timer;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "threads_vs_tasks",
@@ -438,15 +440,12 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, mono_ns};
-    use crate::workloads::{run as run_workload, test_args};
+    use crate::cli::result::Report;
+    use crate::cli::timer::mono_ns;
+    use crate::workloads::spec::{run as run_workload, test_args};
 
     fn tvt_run(n: u64, variant: Option<&str>, params: &[(&str, &str)]) -> Report {
-        run_workload(
-            &test_args("threads_vs_tasks", n, variant, params),
-            mono_ns(),
-        )
-        .unwrap()
+        run_workload(&SPEC, &test_args(&SPEC, n, variant, params), mono_ns()).unwrap()
     }
 
     #[test]
