@@ -17,12 +17,6 @@ import (
 	"gobench/internal/cpus"
 )
 
-// resultKeys are the keys every result line must carry.
-var resultKeys = []string{
-	"lang", "workload", "variant", "n", "threads", "elapsed_ns", "setup_ns",
-	"checksum", "tasks_ok", "params", "runtime", "t0_mono_ns",
-}
-
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -43,11 +37,7 @@ func lastLine(t *testing.T, stdout string) map[string]any {
 
 func checkResult(t *testing.T, m map[string]any, workload, checksum string, n float64) {
 	t.Helper()
-	for _, k := range resultKeys {
-		if _, ok := m[k]; !ok {
-			t.Errorf("key %q missing from %v", k, m)
-		}
-	}
+	checkSchema(t, m)
 	if m["lang"] != "go" || m["workload"] != workload || m["checksum"] != checksum ||
 		m["n"] != n || m["tasks_ok"] != n {
 		t.Errorf("unexpected result %v", m)

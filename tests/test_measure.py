@@ -72,3 +72,18 @@ def test_the_timeline_sampler_does_not_change_the_exact_peak(built):
     base = sorted(plain)[1]
     for s in sampled:
         assert abs(s["maxrss_kb"] - base) / base < 0.02, (s["maxrss_kb"], plain)
+
+
+def test_the_result_key_schema_feeds_the_sample_record():
+    """result_keys.json is the one list of the programs' standard keys: every key it stores as a
+    column is a column of the samples frame, and the other standard keys stay out of `extra`."""
+    from bench_src.run import measure as m
+    from bench_src.store.results import COLUMNS
+
+    assert {"elapsed_ns", "checksum", "tasks_ok", "threads"} <= set(m.PROGRAM_KEYS)
+    assert set(m.PROGRAM_KEYS) <= set(COLUMNS)
+    assert {"lang", "workload", "variant", "n", "params", "runtime"} == set(m.HELD_ELSEWHERE)
+    for spec in m.RESULT_KEYS:
+        assert set(spec) == {"key", "type", "required", "stored", "meaning"}, spec
+        assert spec["type"] in ("string", "integer", "object", "array") and spec["meaning"], spec
+        assert spec["stored"] in ("column", "cell", "runtime", "extra"), spec

@@ -35,8 +35,15 @@ from . import machine
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
 
-# The program's JSON keys that become columns of their own; any other key goes into `extra`.
-PROGRAM_KEYS = ("elapsed_ns", "setup_ns", "checksum", "tasks_ok", "threads", "t0_mono_ns", "spawned_ns")
+# The standard keys of the programs' result line, with their types and where a sample keeps them,
+# are listed once, in result_keys.json (the Go and Rust tests check their result line against it).
+RESULT_KEYS_FILE = Path(__file__).with_name("result_keys.json")
+RESULT_KEYS: list[dict[str, Any]] = json.loads(RESULT_KEYS_FILE.read_text(encoding="utf-8"))["keys"]
+# The keys that become columns of their own; those the cell or the runtime column already hold; every
+# other key (the workload-specific ones included) goes into `extra`.
+PROGRAM_KEYS = tuple(k["key"] for k in RESULT_KEYS if k["stored"] == "column")
+HELD_ELSEWHERE = tuple(k["key"] for k in RESULT_KEYS if k["stored"] in ("cell", "runtime"))
+REQUIRED_KEYS = tuple(k["key"] for k in RESULT_KEYS if k["required"])
 LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "nvcsw", "nivcsw", "minflt", "majflt",
                  "exit_code", "signal")
 
@@ -214,7 +221,7 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
             program = json.loads(_last_line(stdout))
             if not isinstance(program, dict):
                 raise ValueError("not an object")
-            missing = [k for k in ("elapsed_ns", "checksum", "tasks_ok") if k not in program]
+            missing = [k for k in REQUIRED_KEYS if k not in program]
             if missing:
                 raise ValueError(f"missing keys {missing}")
         except ValueError as exc:
@@ -222,8 +229,7 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     for k in PROGRAM_KEYS:
         rec[k] = program.get(k)
     rec["runtime"] = json.dumps(program.get("runtime"), sort_keys=True) if program else None
-    extra = {k: v for k, v in program.items()
-             if k not in PROGRAM_KEYS and k not in ("lang", "workload", "variant", "n", "params", "runtime")}
+    extra = {k: v for k, v in program.items() if k not in PROGRAM_KEYS and k not in HELD_ELSEWHERE}
     rec["extra"] = json.dumps(extra, sort_keys=True) if extra else None
     rec["status"], rec["reason"] = status, reason
     if "timeline" in launched:

@@ -6,7 +6,10 @@ import (
 	"fmt"
 )
 
-// Result is the JSON object printed on the last line of stdout.
+// Result is the JSON object printed on the last line of stdout. Its keys are
+// listed once, with their types and meaning, in
+// bench_src/run/result_keys.json; result_keys_test.go (package main) checks
+// this struct and the printed line against that file.
 type Result struct {
 	Lang      string            `json:"lang"`
 	Workload  string            `json:"workload"`

@@ -12,7 +12,7 @@ use crate::cli::args::{RunArgs, parse_uint};
 use crate::cli::dsn::DSN_ENV;
 use crate::cli::error::BenchError;
 use crate::cli::result::{
-    Flavour, REPORT_KEYS, RUSTC_VERSION, Report, RuntimeInfo, TOKIO_VERSION, checksum_hex,
+    Flavour, RUSTC_VERSION, Report, RuntimeInfo, TOKIO_VERSION, checksum_hex,
 };
 use crate::cli::timer::Timer;
 
@@ -263,12 +263,7 @@ pub fn prepare(
 pub fn execute(spec: &WorkloadSpec, mut ctx: Ctx) -> Result<Report, BenchError> {
     let outcome = (spec.run)(&mut ctx)?;
     let (t0_mono_ns, setup_ns, elapsed_ns, spawned_ns) = ctx.timer.finish()?;
-    if let Some(key) = ctx.extra.keys().find(|k| REPORT_KEYS.contains(&k.as_str())) {
-        return Err(BenchError::runtime(format!(
-            "extra key '{key}' clashes with a standard key"
-        )));
-    }
-    Ok(Report {
+    Report {
         lang: "rust",
         workload: spec.name.to_string(),
         variant: ctx.variant.to_string(),
@@ -286,8 +281,9 @@ pub fn execute(spec: &WorkloadSpec, mut ctx: Ctx) -> Result<Report, BenchError> 
         },
         t0_mono_ns,
         spawned_ns,
-        extra: ctx.extra,
-    })
+        extra: Map::new(),
+    }
+    .with_extra(ctx.extra)
 }
 
 /// Prepare and run in one step.
