@@ -13,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"gobench/internal/cpus"
 )
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -61,7 +59,7 @@ func TestRunSleep(t *testing.T) {
 	}
 	m := lastLine(t, stdout)
 	checkResult(t, m, "sleep", "542f24434f64913f", 10)
-	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 {
+	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 || m["threads_source"] != "--threads" {
 		t.Errorf("variant/threads: %v", m)
 	}
 	params, _ := m["params"].(map[string]any)
@@ -80,7 +78,8 @@ func TestRunCPULoops(t *testing.T) {
 	}
 	m := lastLine(t, stdout)
 	checkResult(t, m, "cpu_loops", "00000000000011be", 100)
-	if m["variant"] != "plain" || m["threads"] != float64(cpus.Usable()) {
+	// Without --threads the process's GOMAXPROCS stands, and the line says so.
+	if m["variant"] != "plain" || m["threads"] != float64(runtime.GOMAXPROCS(0)) || m["threads_source"] != "default" {
 		t.Errorf("variant/threads: %v", m)
 	}
 	if _, ok := m["spawned_ns"]; ok {

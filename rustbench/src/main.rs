@@ -8,7 +8,6 @@
 //! failure while running.
 
 mod cli;
-mod cpus;
 mod lcg;
 mod workloads;
 

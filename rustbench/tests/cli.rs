@@ -35,6 +35,7 @@ fn sleep_prints_a_complete_result_line() {
     assert_eq!(v["variant"], "join-handles");
     assert_eq!(v["n"], 10);
     assert_eq!(v["threads"], 2);
+    assert_eq!(v["threads_source"], "--threads");
     assert_eq!(v["tasks_ok"], 10);
     assert_eq!(v["checksum"], "542f24434f64913f");
     assert_eq!(

@@ -11,22 +11,32 @@ import (
 // bench_src/run/result_keys.json; result_keys_test.go (package main) checks
 // this struct and the printed line against that file.
 type Result struct {
-	Lang      string            `json:"lang"`
-	Workload  string            `json:"workload"`
-	Variant   string            `json:"variant"`
-	N         int               `json:"n"`
-	Threads   int               `json:"threads"`
-	ElapsedNs int64             `json:"elapsed_ns"`
-	SetupNs   int64             `json:"setup_ns"`
-	Checksum  string            `json:"checksum"`
-	TasksOK   int64             `json:"tasks_ok"`
-	Params    map[string]string `json:"params"`
-	Runtime   RuntimeInfo       `json:"runtime"`
-	T0MonoNs  int64             `json:"t0_mono_ns"`
-	SpawnedNs *int64            `json:"spawned_ns,omitempty"`
+	Lang     string `json:"lang"`
+	Workload string `json:"workload"`
+	Variant  string `json:"variant"`
+	N        int    `json:"n"`
+	Threads  int    `json:"threads"`
+	// ThreadsSource says where Threads came from: ThreadsFromFlag or
+	// ThreadsFromDefault.
+	ThreadsSource string            `json:"threads_source"`
+	ElapsedNs     int64             `json:"elapsed_ns"`
+	SetupNs       int64             `json:"setup_ns"`
+	Checksum      string            `json:"checksum"`
+	TasksOK       int64             `json:"tasks_ok"`
+	Params        map[string]string `json:"params"`
+	Runtime       RuntimeInfo       `json:"runtime"`
+	T0MonoNs      int64             `json:"t0_mono_ns"`
+	SpawnedNs     *int64            `json:"spawned_ns,omitempty"`
 	// Extra holds workload-specific keys, appended after the fixed ones.
 	Extra []Field `json:"-"`
 }
+
+// The values of Result.ThreadsSource: --threads was given, or the runtime's
+// default GOMAXPROCS stands.
+const (
+	ThreadsFromFlag    = "--threads"
+	ThreadsFromDefault = "default"
+)
 
 // RuntimeInfo describes the Go runtime that ran the workload.
 type RuntimeInfo struct {

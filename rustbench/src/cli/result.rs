@@ -37,6 +37,8 @@ pub struct Report {
     pub variant: String,
     pub n: u64,
     pub threads: usize,
+    /// `--threads`, or `default` when the runtime's default stood.
+    pub threads_source: &'static str,
     pub elapsed_ns: u64,
     pub setup_ns: u64,
     /// 16 lowercase hex digits.
@@ -85,6 +87,7 @@ mod tests {
             variant: "v".into(),
             n: 1,
             threads: 1,
+            threads_source: "--threads",
             elapsed_ns: 1,
             setup_ns: 1,
             checksum: checksum_hex(1),

@@ -148,7 +148,7 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 
     let variant = ctx.variant;
     let threads = match variant {
-        "parallel" => parallel_threads(n, ctx.threads),
+        "parallel" => parallel_threads(n, ctx.threads()),
         _ => 1,
     };
     ctx.set_no_runtime(threads);
@@ -158,7 +158,7 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
         "plain" => plain(&mut a, inner, u, r),
         "local" => local(&mut a, inner, u, r),
         "unrolled" => unrolled(&mut a, inner, u, r),
-        "parallel" => parallel(&mut a, inner, u, r, ctx.threads)?,
+        "parallel" => parallel(&mut a, inner, u, r, ctx.threads())?,
         other => return Err(BenchError::runtime(format!("unhandled variant '{other}'"))),
     }
     let checksum = u64::from(a[r as usize]);

@@ -85,8 +85,8 @@ pub struct Ctx {
     pub n: u64,
     /// Effective variant (the default when `--variant` was absent).
     pub variant: &'static str,
-    /// `--threads`, or the usable-CPUs rule of `cpus` when it is absent.
-    pub threads: usize,
+    /// `--threads`; `None` when it was absent (see `threads`).
+    requested_threads: Option<usize>,
     data_dir: Option<PathBuf>,
     dsn: Option<String>,
     /// Every param of the workload, defaults included.
@@ -112,6 +112,29 @@ impl Ctx {
         parse_uint(value).ok_or_else(|| {
             BenchError::runtime(format!("param '{key}' is not an integer: '{value}'"))
         })
+    }
+
+    /// The OS threads that run tasks: `--threads`, or when it was absent the
+    /// runtime's documented default. For tokio that is `worker_threads`'
+    /// default, "the number of cores available to the system", which tokio
+    /// takes from `std::thread::available_parallelism` (the `Builder::
+    /// worker_threads` documentation); the OS-thread variants use the same
+    /// function, which std documents as "an estimate of the default amount
+    /// of parallelism a program should use". `runtime` leaves the count to
+    /// tokio itself when `--threads` was absent.
+    pub fn threads(&self) -> usize {
+        self.requested_threads.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+    }
+
+    /// Where `threads` came from, for the result line: `--threads`, or
+    /// `default` (the runtime's).
+    pub fn threads_source(&self) -> &'static str {
+        match self.requested_threads {
+            Some(_) => "--threads",
+            None => "default",
+        }
     }
 
     /// `--n` as a usize (it is a count of things held in memory).
@@ -150,16 +173,19 @@ impl Ctx {
 
     /// Build a tokio runtime of the given flavour (all drivers enabled) and
     /// record it for the result line. A multi-thread runtime gets
-    /// `self.threads` workers; a current-thread runtime counts as 1 thread.
-    /// Call this during setup, before `timer.start()`.
+    /// `--threads` workers, or tokio's default number when it was absent;
+    /// a current-thread runtime counts as 1 thread. Call this during setup,
+    /// before `timer.start()`.
     pub fn runtime(&mut self, flavour: Flavour) -> Result<tokio::runtime::Runtime, BenchError> {
-        let (mut builder, threads) = match flavour {
+        let mut builder = match flavour {
             Flavour::MultiThread => {
                 let mut b = tokio::runtime::Builder::new_multi_thread();
-                b.worker_threads(self.threads);
-                (b, self.threads)
+                if let Some(threads) = self.requested_threads {
+                    b.worker_threads(threads);
+                }
+                b
             }
-            Flavour::CurrentThread => (tokio::runtime::Builder::new_current_thread(), 1),
+            Flavour::CurrentThread => tokio::runtime::Builder::new_current_thread(),
             Flavour::None => {
                 return Err(BenchError::runtime(
                     "a tokio runtime needs a multi_thread or current_thread flavour",
@@ -171,7 +197,7 @@ impl Ctx {
             .build()
             .map_err(|e| BenchError::runtime(format!("building the tokio runtime: {e}")))?;
         self.flavour = flavour;
-        self.reported_threads = threads;
+        self.reported_threads = runtime.metrics().num_workers();
         Ok(runtime)
     }
 }
@@ -240,13 +266,10 @@ pub fn prepare(
         )));
     }
 
-    // `--threads` wins; otherwise the usable-CPUs rule (see `cpus`).
-    let threads = args.threads.unwrap_or_else(crate::cpus::usable);
-
     let ctx = Ctx {
         n: args.n,
         variant,
-        threads,
+        requested_threads: args.threads,
         data_dir: args.data_dir.clone(),
         // A workload without a server ignores BENCH_DSN.
         dsn: args.dsn.clone().filter(|_| spec.needs_dsn),
@@ -269,6 +292,7 @@ pub fn execute(spec: &WorkloadSpec, mut ctx: Ctx) -> Result<Report, BenchError> 
         variant: ctx.variant.to_string(),
         n: ctx.n,
         threads: ctx.reported_threads,
+        threads_source: ctx.threads_source(),
         elapsed_ns,
         setup_ns,
         checksum: checksum_hex(outcome.checksum),
