@@ -59,6 +59,13 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 		return fail(2, fmt.Errorf("unknown workload %q", args.Workload))
 	}
 
+	// The CPU set the program was started on (the launcher's --cpus sets
+	// it), read before the workload starts anything.
+	cpus, err := cli.AllowedCPUs()
+	if err != nil {
+		return fail(1, err)
+	}
+
 	// --threads sets GOMAXPROCS. Without it the runtime's documented default
 	// stands (package runtime, GOMAXPROCS, "Default": the GOMAXPROCS
 	// environment variable if set, otherwise chosen from the logical CPUs,
@@ -92,6 +99,7 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 		N:             ctx.N,
 		Threads:       threads,
 		ThreadsSource: threadsSource,
+		CPUs:          cpus,
 		ElapsedNs:     span.Elapsed.Nanoseconds(),
 		SetupNs:       span.Start.Sub(start).Nanoseconds(),
 		Checksum:      cli.FormatChecksum(out.Checksum),

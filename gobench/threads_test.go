@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gobench/internal/cli"
 )
 
 // threadsOf runs the built program through argv (a wrapper, then the
@@ -61,5 +63,30 @@ func TestThreadsFlagAndDefault(t *testing.T) {
 	}
 	if got, source := threadsOf(t, append(append([]string{taskset, "-c", "0", bin}, sleepArgs...), "--threads", "3")...); got != 3 || source != "--threads" {
 		t.Errorf("taskset -c 0 with --threads 3: threads %v from %v, want 3 from --threads", got, source)
+	}
+}
+
+// TestCPUsReportTheAffinityMask: the result line names the CPUs the program
+// was started on: CPU 0 alone under taskset -c 0 (and CPU 1 alone where the
+// machine has it).
+func TestCPUsReportTheAffinityMask(t *testing.T) {
+	bin := binary(t)
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("taskset not in PATH")
+	}
+	all, err := cli.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cpu := range all[:min(2, len(all))] {
+		out, err := exec.Command(taskset, append([]string{"-c", strconv.Itoa(cpu), bin}, sleepArgs...)...).Output()
+		if err != nil {
+			t.Fatalf("taskset -c %d: %v", cpu, err)
+		}
+		m := lastLine(t, string(out))
+		if got, _ := m["cpus"].([]any); len(got) != 1 || got[0] != float64(cpu) {
+			t.Errorf("taskset -c %d: cpus %v, want [%d]", cpu, m["cpus"], cpu)
+		}
 	}
 }

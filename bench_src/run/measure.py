@@ -157,16 +157,18 @@ def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int
 
 
 def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict | None = None,
-                 guard_ms: int = 20, timeline_ms: float = 0) -> tuple[dict, str, str]:
+                 guard_ms: int = 20, timeline_ms: float = 0, cpus: str | None = None) -> tuple[dict, str, str]:
     """Run cmd under the launcher; return (launcher JSON, stdout, stderr).  With timeline_ms > 0
-    the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...]."""
+    the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...].  `cpus` (a
+    CPU list such as "0,2-3") pins the program to those CPUs before it starts (the launcher's
+    --cpus); the program reports the set it ran on as `cpus`."""
     with _SAMPLE_DIRS.new() as tmp:
         result = Path(tmp) / "result.json"
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
         launch = [str(paths.launcher()), "--result", str(result),
                   "--timeout-ms", str(timeout_ms(timeout_s)),
                   "--mem-limit-kb", str(int(mem_limit_mb) * 1024),
-                  "--guard-ms", str(guard_ms), "--", *cmd]
+                  "--guard-ms", str(guard_ms), *(["--cpus", cpus] if cpus else []), "--", *cmd]
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
             try:

@@ -7,6 +7,7 @@
 //! BENCH_DSN. Exit status: 0 on success, 2 for a bad command line, 1 for any
 //! failure while running.
 
+mod affinity;
 mod cli;
 mod lcg;
 mod workloads;

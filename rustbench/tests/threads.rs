@@ -1,5 +1,5 @@
-//! `--threads` and the runtime's default: the built binary under an
-//! affinity mask of one CPU, with and without `--threads`.
+//! `--threads` and the runtime's default, and the CPUs the result line
+//! names: the built binary under an affinity mask of one CPU.
 
 mod common;
 
@@ -14,8 +14,13 @@ const SLEEP_ARGS: &[&str] = &["sleep", "--n", "10", "--param", "work=0"];
 /// Run the binary under `taskset -c 0` (one CPU in its affinity mask),
 /// without TOKIO_WORKER_THREADS (the harness removes it too).
 fn on_cpu_0(extra: &[&str]) -> Value {
+    on_cpus("0", extra)
+}
+
+/// Run the binary under `taskset -c <cpus>`.
+fn on_cpus(cpus: &str, extra: &[&str]) -> Value {
     let output = Command::new("taskset")
-        .args(["-c", "0", BIN])
+        .args(["-c", cpus, BIN])
         .args(SLEEP_ARGS)
         .args(extra)
         .env_remove("TOKIO_WORKER_THREADS")
@@ -60,4 +65,14 @@ fn a_current_thread_runtime_reports_one_thread() {
         .output()
         .expect("the rustbench binary runs");
     assert_eq!(last_json(&output)["threads"], 1);
+}
+
+#[test]
+fn the_result_line_names_the_cpus_it_ran_on() {
+    let v = on_cpu_0(&["--threads", "2"]);
+    assert_eq!(v["cpus"], serde_json::json!([0]), "{v}");
+    if std::thread::available_parallelism().unwrap().get() >= 2 {
+        assert_eq!(on_cpus("1", &[])["cpus"], serde_json::json!([1]));
+        assert_eq!(on_cpus("0,1", &[])["cpus"], serde_json::json!([0, 1]));
+    }
 }

@@ -18,15 +18,17 @@ type Result struct {
 	Threads  int    `json:"threads"`
 	// ThreadsSource says where Threads came from: ThreadsFromFlag or
 	// ThreadsFromDefault.
-	ThreadsSource string            `json:"threads_source"`
-	ElapsedNs     int64             `json:"elapsed_ns"`
-	SetupNs       int64             `json:"setup_ns"`
-	Checksum      string            `json:"checksum"`
-	TasksOK       int64             `json:"tasks_ok"`
-	Params        map[string]string `json:"params"`
-	Runtime       RuntimeInfo       `json:"runtime"`
-	T0MonoNs      int64             `json:"t0_mono_ns"`
-	SpawnedNs     *int64            `json:"spawned_ns,omitempty"`
+	ThreadsSource string `json:"threads_source"`
+	// CPUs are the CPUs in the program's affinity mask when it started.
+	CPUs      []int             `json:"cpus"`
+	ElapsedNs int64             `json:"elapsed_ns"`
+	SetupNs   int64             `json:"setup_ns"`
+	Checksum  string            `json:"checksum"`
+	TasksOK   int64             `json:"tasks_ok"`
+	Params    map[string]string `json:"params"`
+	Runtime   RuntimeInfo       `json:"runtime"`
+	T0MonoNs  int64             `json:"t0_mono_ns"`
+	SpawnedNs *int64            `json:"spawned_ns,omitempty"`
 	// Extra holds workload-specific keys, appended after the fixed ones.
 	Extra []Field `json:"-"`
 }

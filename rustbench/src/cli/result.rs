@@ -39,6 +39,8 @@ pub struct Report {
     pub threads: usize,
     /// `--threads`, or `default` when the runtime's default stood.
     pub threads_source: &'static str,
+    /// The CPUs in the program's affinity mask when it started, increasing.
+    pub cpus: Vec<usize>,
     pub elapsed_ns: u64,
     pub setup_ns: u64,
     /// 16 lowercase hex digits.
@@ -88,6 +90,7 @@ mod tests {
             n: 1,
             threads: 1,
             threads_source: "--threads",
+            cpus: vec![0],
             elapsed_ns: 1,
             setup_ns: 1,
             checksum: checksum_hex(1),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::affinity::allowed_cpus;
 use crate::cli::args::{RunArgs, parse_uint};
 use crate::cli::dsn::DSN_ENV;
 use crate::cli::error::BenchError;
@@ -284,6 +285,9 @@ pub fn prepare(
 
 /// Run a prepared workload and assemble its result line.
 pub fn execute(spec: &WorkloadSpec, mut ctx: Ctx) -> Result<Report, BenchError> {
+    // The CPU set the program was started on (the launcher's --cpus sets it),
+    // read before the workload starts any thread.
+    let cpus = allowed_cpus()?;
     let outcome = (spec.run)(&mut ctx)?;
     let (t0_mono_ns, setup_ns, elapsed_ns, spawned_ns) = ctx.timer.finish()?;
     Report {
@@ -293,6 +297,7 @@ pub fn execute(spec: &WorkloadSpec, mut ctx: Ctx) -> Result<Report, BenchError> 
         n: ctx.n,
         threads: ctx.reported_threads,
         threads_source: ctx.threads_source(),
+        cpus,
         elapsed_ns,
         setup_ns,
         checksum: checksum_hex(outcome.checksum),
