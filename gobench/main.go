@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"gobench/internal/cli"
-	"gobench/internal/cpus"
 	"gobench/internal/workloads"
 )
 
@@ -60,14 +59,25 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 		return fail(2, fmt.Errorf("unknown workload %q", args.Workload))
 	}
 
-	// --threads wins; otherwise the usable-CPUs rule (affinity mask and CPU
-	// quota), never the runtime's own default.
-	threads := args.Threads
-	if threads == 0 {
-		threads = cpus.Usable()
+	// The CPU set the program was started on (the launcher's --cpus sets
+	// it), read before the workload starts anything.
+	cpus, err := cli.AllowedCPUs()
+	if err != nil {
+		return fail(1, err)
 	}
-	runtime.GOMAXPROCS(threads)
-	threads = runtime.GOMAXPROCS(0)
+
+	// --threads sets GOMAXPROCS. Without it the runtime's documented default
+	// stands (package runtime, GOMAXPROCS, "Default": the GOMAXPROCS
+	// environment variable if set, otherwise chosen from the logical CPUs,
+	// the affinity mask and, on Linux, the cgroup CPU quota), and the result
+	// line says so. The harness passes --threads on every sample.
+	threadsSource := cli.ThreadsFromFlag
+	if args.Threads > 0 {
+		runtime.GOMAXPROCS(args.Threads)
+	} else {
+		threadsSource = cli.ThreadsFromDefault
+	}
+	threads := runtime.GOMAXPROCS(0)
 
 	ctx, err := spec.NewContext(args, threads)
 	if err != nil {
@@ -83,19 +93,21 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 	}
 
 	res := cli.Result{
-		Lang:      "go",
-		Workload:  spec.Name,
-		Variant:   ctx.Variant,
-		N:         ctx.N,
-		Threads:   threads,
-		ElapsedNs: span.Elapsed.Nanoseconds(),
-		SetupNs:   span.Start.Sub(start).Nanoseconds(),
-		Checksum:  cli.FormatChecksum(out.Checksum),
-		TasksOK:   out.TasksOK,
-		Params:    ctx.Params,
-		Runtime:   cli.RuntimeInfo{Version: runtime.Version(), GOMAXPROCS: threads},
-		T0MonoNs:  span.T0MonoNs,
-		Extra:     ctx.Extra(),
+		Lang:          "go",
+		Workload:      spec.Name,
+		Variant:       ctx.Variant,
+		N:             ctx.N,
+		Threads:       threads,
+		ThreadsSource: threadsSource,
+		CPUs:          cpus,
+		ElapsedNs:     span.Elapsed.Nanoseconds(),
+		SetupNs:       span.Start.Sub(start).Nanoseconds(),
+		Checksum:      cli.FormatChecksum(out.Checksum),
+		TasksOK:       out.TasksOK,
+		Params:        ctx.Params,
+		Runtime:       cli.RuntimeInfo{Version: runtime.Version(), GOMAXPROCS: threads},
+		T0MonoNs:      span.T0MonoNs,
+		Extra:         ctx.Extra(),
 	}
 	if span.HasSpawns {
 		ns := span.Spawned.Nanoseconds()

@@ -13,15 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"gobench/internal/cpus"
 )
-
-// resultKeys are the keys every result line must carry.
-var resultKeys = []string{
-	"lang", "workload", "variant", "n", "threads", "elapsed_ns", "setup_ns",
-	"checksum", "tasks_ok", "params", "runtime", "t0_mono_ns",
-}
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -43,11 +35,7 @@ func lastLine(t *testing.T, stdout string) map[string]any {
 
 func checkResult(t *testing.T, m map[string]any, workload, checksum string, n float64) {
 	t.Helper()
-	for _, k := range resultKeys {
-		if _, ok := m[k]; !ok {
-			t.Errorf("key %q missing from %v", k, m)
-		}
-	}
+	checkSchema(t, m)
 	if m["lang"] != "go" || m["workload"] != workload || m["checksum"] != checksum ||
 		m["n"] != n || m["tasks_ok"] != n {
 		t.Errorf("unexpected result %v", m)
@@ -71,7 +59,7 @@ func TestRunSleep(t *testing.T) {
 	}
 	m := lastLine(t, stdout)
 	checkResult(t, m, "sleep", "542f24434f64913f", 10)
-	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 {
+	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 || m["threads_source"] != "--threads" {
 		t.Errorf("variant/threads: %v", m)
 	}
 	params, _ := m["params"].(map[string]any)
@@ -90,7 +78,8 @@ func TestRunCPULoops(t *testing.T) {
 	}
 	m := lastLine(t, stdout)
 	checkResult(t, m, "cpu_loops", "00000000000011be", 100)
-	if m["variant"] != "plain" || m["threads"] != float64(cpus.Usable()) {
+	// Without --threads the process's GOMAXPROCS stands, and the line says so.
+	if m["variant"] != "plain" || m["threads"] != float64(runtime.GOMAXPROCS(0)) || m["threads_source"] != "default" {
 		t.Errorf("variant/threads: %v", m)
 	}
 	if _, ok := m["spawned_ns"]; ok {

@@ -1,7 +1,8 @@
-"""The usable-CPUs rule (the same in gobench, rustbench and the harness): T = max(1, min(A, Q)),
-A = CPUs in the affinity mask, Q = the smallest ceil(quota / period) over the process's cgroup and
-its ancestors.  The parsing is fed fixture text; the real rule is checked under taskset and, when
-the kernel lets us make one, under a one-CPU cgroup quota."""
+"""The usable-CPUs rule, which the harness alone applies (it passes the number to both programs as
+`--threads`): T = max(1, min(A, Q)), A = CPUs in the affinity mask, Q = the smallest
+ceil(quota / period) over the process's cgroup and its ancestors.  The parsing is fed fixture text;
+the real rule is checked under taskset and, when the kernel lets us make one, under a one-CPU
+cgroup quota."""
 import math
 import os
 import shutil

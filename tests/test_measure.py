@@ -1,4 +1,6 @@
 """The launcher measures the child exactly, whatever the size of the harness."""
+import json
+import os
 import re
 import subprocess
 import sys
@@ -6,6 +8,7 @@ import sys
 import pytest
 
 from bench_src.run.measure import measure, run_launched
+from bench_src.catalogue import WORKLOADS
 from bench_src.plan import Cell
 
 pytestmark = pytest.mark.slow
@@ -72,3 +75,44 @@ def test_the_timeline_sampler_does_not_change_the_exact_peak(built):
     base = sorted(plain)[1]
     for s in sampled:
         assert abs(s["maxrss_kb"] - base) / base < 0.02, (s["maxrss_kb"], plain)
+
+
+def test_the_result_key_schema_feeds_the_sample_record():
+    """result_keys.json is the one list of the programs' standard keys: every key it stores as a
+    column is a column of the samples frame, and the other standard keys stay out of `extra`."""
+    from bench_src.run import measure as m
+    from bench_src.store.results import COLUMNS
+
+    assert {"elapsed_ns", "checksum", "tasks_ok", "threads"} <= set(m.PROGRAM_KEYS)
+    assert set(m.PROGRAM_KEYS) <= set(COLUMNS)
+    assert {"lang", "workload", "variant", "n", "params", "runtime"} == set(m.HELD_ELSEWHERE)
+    for spec in m.RESULT_KEYS:
+        assert set(spec) == {"key", "type", "required", "stored", "meaning"}, spec
+        assert spec["type"] in ("string", "integer", "object", "array") and spec["meaning"], spec
+        assert spec["stored"] in ("column", "cell", "runtime", "extra"), spec
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_the_launcher_pins_the_program_to_the_cpus_it_is_given(built, lang):
+    """--cpus sets the program's affinity mask before exec: the program itself reports exactly
+    that CPU set, and the sample keeps it in `extra`."""
+    from bench_src import paths
+
+    cmd = [str(paths.program(lang)), "sleep", "--n", "3", "--threads", "1", "--param", "work=0"]
+    allowed = sorted(os.sched_getaffinity(0))
+    for cpu in allowed[:2]:
+        launched, stdout, stderr = run_launched(cmd, timeout_s=30, mem_limit_mb=1024, cpus=str(cpu))
+        assert launched["exit_code"] == 0, stderr
+        assert json.loads(stdout.strip().splitlines()[-1])["cpus"] == [cpu]
+    _, stdout, _ = run_launched(cmd, timeout_s=30, mem_limit_mb=1024)
+    assert json.loads(stdout.strip().splitlines()[-1])["cpus"] == allowed
+    cell = Cell("sleep", lang, WORKLOADS["sleep"].default_variant(lang), 3, 1, (("kernel", "xorshift"), ("work", "0")))
+    rec = measure(cell, timeout_s=30, mem_limit_mb=1024)
+    assert rec["status"] == "ok", rec["reason"]
+    assert json.loads(rec["extra"])["cpus"] == allowed
+
+
+@pytest.mark.parametrize("cpus", ["x", "1-0", "0,", "99999"])
+def test_a_bad_cpu_list_is_refused_with_one_line(built, cpus):
+    with pytest.raises(RuntimeError, match=rf"--cpus.*'?{cpus}"):
+        run_launched(["true"], timeout_s=5, mem_limit_mb=64, cpus=cpus)

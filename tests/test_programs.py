@@ -6,6 +6,7 @@ import pytest
 
 from bench_src import paths
 from bench_src.catalogue import WORKLOADS
+from bench_src.run.measure import RESULT_KEYS
 from reference import cpu_loops_checksum, sleep_checksum
 
 pytestmark = pytest.mark.slow
@@ -54,12 +55,20 @@ def test_cpu_loops_every_variant_matches_the_oracle(built, lang):
             assert r["checksum"] == cpu_loops_checksum(n, inner, u), (variant, n, inner, u)
 
 
+JSON_TYPES = {"string": str, "integer": int, "object": dict, "array": list}
+
+
 @pytest.mark.parametrize("lang", ["go", "rust"])
 def test_result_line_has_the_contract_keys(built, lang):
     r = result(lang, "sleep", "--n", "5", "--threads", "1", "--param", "work=10")
-    for key in ("lang", "workload", "variant", "n", "threads", "elapsed_ns", "setup_ns", "checksum", "tasks_ok",
-                "params", "runtime", "t0_mono_ns", "spawned_ns"):
-        assert key in r, key
+    for spec in RESULT_KEYS:
+        key = spec["key"]
+        if spec["required"]:
+            assert key in r, key
+        if r.get(key) is not None:
+            assert isinstance(r[key], JSON_TYPES[spec["type"]]), (key, r[key])
+    standard = [k["key"] for k in RESULT_KEYS]
+    assert [k for k in r if k in standard] == [k for k in standard if k in r], "standard keys in the schema's order"
     assert r["threads"] == 1 and r["n"] == 5
     assert len(r["checksum"]) == 16 and int(r["checksum"], 16) >= 0
     assert 0 < r["spawned_ns"] <= r["elapsed_ns"]

@@ -1,6 +1,7 @@
 """A description of the machine a run happened on, for meta.json and the Method paragraph, and the
-number of CPUs a program may use (the usable-CPUs rule both programs apply when `--threads` is
-absent; the harness computes the same number and passes it as `--threads` for every sample)."""
+number of CPUs a program may use: the usable-CPUs rule, owned here alone.  The harness passes the
+number as `--threads` to every sample; a program run without `--threads` uses its runtime's own
+default instead and says so in its result line (`threads_source`)."""
 from __future__ import annotations
 
 import math

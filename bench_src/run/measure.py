@@ -35,8 +35,15 @@ from . import machine
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
 
-# The program's JSON keys that become columns of their own; any other key goes into `extra`.
-PROGRAM_KEYS = ("elapsed_ns", "setup_ns", "checksum", "tasks_ok", "threads", "t0_mono_ns", "spawned_ns")
+# The standard keys of the programs' result line, with their types and where a sample keeps them,
+# are listed once, in result_keys.json (the Go and Rust tests check their result line against it).
+RESULT_KEYS_FILE = Path(__file__).with_name("result_keys.json")
+RESULT_KEYS: list[dict[str, Any]] = json.loads(RESULT_KEYS_FILE.read_text(encoding="utf-8"))["keys"]
+# The keys that become columns of their own; those the cell or the runtime column already hold; every
+# other key (the workload-specific ones included) goes into `extra`.
+PROGRAM_KEYS = tuple(k["key"] for k in RESULT_KEYS if k["stored"] == "column")
+HELD_ELSEWHERE = tuple(k["key"] for k in RESULT_KEYS if k["stored"] in ("cell", "runtime"))
+REQUIRED_KEYS = tuple(k["key"] for k in RESULT_KEYS if k["required"])
 LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "nvcsw", "nivcsw", "minflt", "majflt",
                  "exit_code", "signal")
 
@@ -150,16 +157,18 @@ def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int
 
 
 def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict | None = None,
-                 guard_ms: int = 20, timeline_ms: float = 0) -> tuple[dict, str, str]:
+                 guard_ms: int = 20, timeline_ms: float = 0, cpus: str | None = None) -> tuple[dict, str, str]:
     """Run cmd under the launcher; return (launcher JSON, stdout, stderr).  With timeline_ms > 0
-    the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...]."""
+    the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...].  `cpus` (a
+    CPU list such as "0,2-3") pins the program to those CPUs before it starts (the launcher's
+    --cpus); the program reports the set it ran on as `cpus`."""
     with _SAMPLE_DIRS.new() as tmp:
         result = Path(tmp) / "result.json"
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
         launch = [str(paths.launcher()), "--result", str(result),
                   "--timeout-ms", str(timeout_ms(timeout_s)),
                   "--mem-limit-kb", str(int(mem_limit_mb) * 1024),
-                  "--guard-ms", str(guard_ms), "--", *cmd]
+                  "--guard-ms", str(guard_ms), *(["--cpus", cpus] if cpus else []), "--", *cmd]
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
             try:
@@ -214,7 +223,7 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
             program = json.loads(_last_line(stdout))
             if not isinstance(program, dict):
                 raise ValueError("not an object")
-            missing = [k for k in ("elapsed_ns", "checksum", "tasks_ok") if k not in program]
+            missing = [k for k in REQUIRED_KEYS if k not in program]
             if missing:
                 raise ValueError(f"missing keys {missing}")
         except ValueError as exc:
@@ -222,8 +231,7 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     for k in PROGRAM_KEYS:
         rec[k] = program.get(k)
     rec["runtime"] = json.dumps(program.get("runtime"), sort_keys=True) if program else None
-    extra = {k: v for k, v in program.items()
-             if k not in PROGRAM_KEYS and k not in ("lang", "workload", "variant", "n", "params", "runtime")}
+    extra = {k: v for k, v in program.items() if k not in PROGRAM_KEYS and k not in HELD_ELSEWHERE}
     rec["extra"] = json.dumps(extra, sort_keys=True) if extra else None
     rec["status"], rec["reason"] = status, reason
     if "timeline" in launched:

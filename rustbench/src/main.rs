@@ -7,17 +7,19 @@
 //! BENCH_DSN. Exit status: 0 on success, 2 for a bad command line, 1 for any
 //! failure while running.
 
+mod affinity;
 mod cli;
-mod cpus;
 mod lcg;
 mod workloads;
 
 use std::io::Write;
 
-use cli::{BenchError, Command};
+use cli::args::{Command, USAGE};
+use cli::error::BenchError;
+use workloads::{registry, spec};
 
 fn main() {
-    let process_start = cli::mono_ns();
+    let process_start = cli::timer::mono_ns();
     install_panic_hook();
     match real_main(process_start) {
         Ok(()) => {}
@@ -29,16 +31,16 @@ fn main() {
 }
 
 fn real_main(process_start: u64) -> Result<(), BenchError> {
-    let command = cli::parse_args(std::env::args().skip(1))?;
+    let command = cli::args::parse_args(std::env::args().skip(1))?;
     let line = match command {
-        Command::Help => cli::USAGE.to_string(),
-        Command::List => workloads::list_json()?,
+        Command::Help => USAGE.to_string(),
+        Command::List => registry::list_json()?,
         Command::Run(mut args) => {
-            args.dsn = cli::dsn_from_env()?;
-            let (spec, mut ctx) = workloads::prepare(&args, process_start)?;
-            let nofile = cli::raise_nofile_limit()?;
+            args.dsn = cli::dsn::dsn_from_env()?;
+            let (spec, mut ctx) = registry::prepare(&args, process_start)?;
+            let nofile = cli::rlimit::raise_nofile_limit()?;
             ctx.set_extra("nofile_limit", nofile);
-            let report = workloads::execute(spec, ctx)?;
+            let report = spec::execute(spec, ctx)?;
             serde_json::to_string(&report)?
         }
     };
@@ -52,7 +54,9 @@ fn real_main(process_start: u64) -> Result<(), BenchError> {
 /// status 1 and one line on stderr, like every other runtime failure.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let text = cli::scrub(&cli::one_line(&format!("rustbench: error: panic: {info}")));
+        let text = cli::dsn::scrub(&cli::error::one_line(&format!(
+            "rustbench: error: panic: {info}"
+        )));
         // Nothing sensible is left to do if stderr itself fails.
         let _ = writeln!(std::io::stderr().lock(), "{text}");
         std::process::exit(1);

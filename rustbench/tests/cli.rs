@@ -4,28 +4,10 @@ mod common;
 
 use serde_json::Value;
 
-use common::{last_json, one_line_stderr, run};
-
-const KEYS: &[&str] = &[
-    "lang",
-    "workload",
-    "variant",
-    "n",
-    "threads",
-    "elapsed_ns",
-    "setup_ns",
-    "checksum",
-    "tasks_ok",
-    "params",
-    "runtime",
-    "t0_mono_ns",
-    "spawned_ns",
-];
+use common::{assert_matches_schema, last_json, one_line_stderr, result_keys, run};
 
 fn assert_result_shape(v: &Value) {
-    for key in KEYS {
-        assert!(v.get(key).is_some(), "missing key {key} in {v}");
-    }
+    assert_matches_schema(v);
     assert_eq!(v["lang"], "rust");
     let checksum = v["checksum"].as_str().expect("checksum is a string");
     assert_eq!(checksum.len(), 16);
@@ -34,16 +16,6 @@ fn assert_result_shape(v: &Value) {
             .chars()
             .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
     );
-    for key in [
-        "n",
-        "threads",
-        "elapsed_ns",
-        "setup_ns",
-        "tasks_ok",
-        "t0_mono_ns",
-    ] {
-        assert!(v[key].is_u64(), "{key} is an unsigned integer in {v}");
-    }
     let runtime = &v["runtime"];
     assert!(runtime["version"].as_str().unwrap().starts_with("rustc "));
     assert!(runtime["tokio"].as_str().unwrap().starts_with("1."));
@@ -63,6 +35,7 @@ fn sleep_prints_a_complete_result_line() {
     assert_eq!(v["variant"], "join-handles");
     assert_eq!(v["n"], 10);
     assert_eq!(v["threads"], 2);
+    assert_eq!(v["threads_source"], "--threads");
     assert_eq!(v["tasks_ok"], 10);
     assert_eq!(v["checksum"], "542f24434f64913f");
     assert_eq!(
@@ -77,6 +50,31 @@ fn sleep_prints_a_complete_result_line() {
     assert!(spawned <= elapsed);
     // The longest of the first ten sleeps is 282 ms.
     assert!(elapsed >= 282_000_000, "elapsed {elapsed}");
+}
+
+/// The Report struct prints every standard key of the schema (spawned_ns
+/// as null where nothing is spawned) and, besides them, only the keys a
+/// workload or the program adds.
+#[test]
+fn the_result_line_carries_exactly_the_schemas_keys() {
+    let keys: Vec<String> = result_keys().into_iter().map(|k| k.key).collect();
+    for args in [
+        &["sleep", "--n", "3", "--threads", "1", "--param", "work=0"][..],
+        &["cpu_loops", "--n", "3", "--param", "inner=1"][..],
+    ] {
+        let v = last_json(&run(args));
+        assert_matches_schema(&v);
+        let object = v.as_object().unwrap();
+        for key in &keys {
+            assert!(object.contains_key(key), "{args:?}: {key} missing from {v}");
+        }
+        let others: Vec<&String> = object.keys().filter(|k| !keys.contains(k)).collect();
+        assert_eq!(
+            others,
+            ["nofile_limit"],
+            "{args:?}: keys outside the schema"
+        );
+    }
 }
 
 #[test]

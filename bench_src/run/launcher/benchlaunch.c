@@ -1,7 +1,8 @@
 /*
  * benchlaunch: run one benchmark process and report what the kernel says about it.
  *
- *   benchlaunch --result FILE [--timeout-ms T] [--mem-limit-kb K] [--guard-ms G] -- PROGRAM ARGS...
+ *   benchlaunch --result FILE [--timeout-ms T] [--mem-limit-kb K] [--guard-ms G] [--cpus LIST]
+ *               -- PROGRAM ARGS...
  *
  * Why a separate launcher: on Linux a child's ru_maxrss starts from the RSS of the process that
  * forked it (the value survives exec).  Forking the benchmark from a large Python process would
@@ -13,12 +14,17 @@
  * rusage that wait4 fills in.  The launcher wakes only to enforce the timeout and the memory guard
  * (it reads /proc/PID/statm every --guard-ms); neither feeds the measurement.
  *
+ * --cpus pins the program to a CPU list (`0,2-3`): the child sets its affinity mask with
+ * sched_setaffinity between fork and exec, so the program and its runtime see only those CPUs from
+ * their first instruction.  A list naming a CPU this process may not use is refused before the fork.
+ *
  * The result is one JSON object written to FILE.  Exit status: 0 when the result was written
  * (whatever the program did), 2 on bad usage, 3 on an internal error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,7 +63,8 @@ static long rss_kb(pid_t pid) {
 
 static void usage(void) {
     fprintf(stderr,
-            "usage: benchlaunch --result FILE [--timeout-ms T] [--mem-limit-kb K] [--guard-ms G] -- PROGRAM [ARGS...]\n");
+            "usage: benchlaunch --result FILE [--timeout-ms T] [--mem-limit-kb K] [--guard-ms G] [--cpus LIST] "
+            "-- PROGRAM [ARGS...]\n");
     exit(2);
 }
 
@@ -72,9 +79,47 @@ static long parse_long(const char *flag, const char *s) {
     return v;
 }
 
+/* Parse a CPU list ("0", "0,2-3") into set; exit 2 with a message naming the value when it is not
+ * one, or names a CPU that this process may not run on. */
+static void parse_cpus(const char *list, cpu_set_t *set) {
+    CPU_ZERO(set);
+    const char *p = list;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        long lo = (*p >= '0' && *p <= '9') ? strtol(p, &end, 10) : -1, hi = lo;
+        if (lo >= 0 && !errno && *end == '-') {
+            p = end + 1;
+            hi = (*p >= '0' && *p <= '9') ? strtol(p, &end, 10) : -1;
+        }
+        if (lo < 0 || hi < lo || errno || hi >= CPU_SETSIZE || (*end != ',' && *end != '\0')) {
+            fprintf(stderr, "benchlaunch: --cpus needs a list of CPU numbers below %d such as 0,2-3, got '%s'\n",
+                    CPU_SETSIZE, list);
+            exit(2);
+        }
+        for (long cpu = lo; cpu <= hi; cpu++) CPU_SET(cpu, set);
+        if (*end == '\0') break;
+        p = end + 1;
+    }
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+        perror("benchlaunch: sched_getaffinity");
+        exit(3);
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, set) && !CPU_ISSET(cpu, &allowed)) {
+            fprintf(stderr, "benchlaunch: --cpus %s: CPU %d is not one this process may run on (%d allowed)\n",
+                    list, cpu, CPU_COUNT(&allowed));
+            exit(2);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     const char *result_path = NULL;
     long timeout_ms = 0, mem_limit_kb = 0, guard_ms = 20;
+    const char *cpus = NULL;
+    cpu_set_t cpu_set;
     int i = 1;
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) { i++; break; }
@@ -83,10 +128,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--timeout-ms") == 0) timeout_ms = parse_long(argv[i], argv[i + 1]), i++;
         else if (strcmp(argv[i], "--mem-limit-kb") == 0) mem_limit_kb = parse_long(argv[i], argv[i + 1]), i++;
         else if (strcmp(argv[i], "--guard-ms") == 0) guard_ms = parse_long(argv[i], argv[i + 1]), i++;
+        else if (strcmp(argv[i], "--cpus") == 0) cpus = argv[++i];
         else usage();
     }
     if (!result_path || i >= argc) usage();
     if (guard_ms < 1) guard_ms = 1;
+    if (cpus) parse_cpus(cpus, &cpu_set);
     char **child_argv = &argv[i];
 
     /* If the harness dies (kill -9 of a notebook kernel), take the benchmark down with us. */
@@ -107,6 +154,10 @@ int main(int argc, char **argv) {
         sigprocmask(SIG_SETMASK, &old, NULL);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         setpgid(0, 0);
+        if (cpus && sched_setaffinity(0, sizeof cpu_set, &cpu_set) != 0) {
+            fprintf(stderr, "benchlaunch: cannot pin the program to CPUs %s: %s\n", cpus, strerror(errno));
+            _exit(127);
+        }
         execvp(child_argv[0], child_argv);
         fprintf(stderr, "benchlaunch: cannot execute %s: %s\n", child_argv[0], strerror(errno));
         _exit(127);

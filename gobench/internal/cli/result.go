@@ -6,13 +6,21 @@ import (
 	"fmt"
 )
 
-// Result is the JSON object printed on the last line of stdout.
+// Result is the JSON object printed on the last line of stdout. Its keys are
+// listed once, with their types and meaning, in
+// bench_src/run/result_keys.json; result_keys_test.go (package main) checks
+// this struct and the printed line against that file.
 type Result struct {
-	Lang      string            `json:"lang"`
-	Workload  string            `json:"workload"`
-	Variant   string            `json:"variant"`
-	N         int               `json:"n"`
-	Threads   int               `json:"threads"`
+	Lang     string `json:"lang"`
+	Workload string `json:"workload"`
+	Variant  string `json:"variant"`
+	N        int    `json:"n"`
+	Threads  int    `json:"threads"`
+	// ThreadsSource says where Threads came from: ThreadsFromFlag or
+	// ThreadsFromDefault.
+	ThreadsSource string `json:"threads_source"`
+	// CPUs are the CPUs in the program's affinity mask when it started.
+	CPUs      []int             `json:"cpus"`
 	ElapsedNs int64             `json:"elapsed_ns"`
 	SetupNs   int64             `json:"setup_ns"`
 	Checksum  string            `json:"checksum"`
@@ -24,6 +32,13 @@ type Result struct {
 	// Extra holds workload-specific keys, appended after the fixed ones.
 	Extra []Field `json:"-"`
 }
+
+// The values of Result.ThreadsSource: --threads was given, or the runtime's
+// default GOMAXPROCS stands.
+const (
+	ThreadsFromFlag    = "--threads"
+	ThreadsFromDefault = "default"
+)
 
 // RuntimeInfo describes the Go runtime that ran the workload.
 type RuntimeInfo struct {

@@ -2,8 +2,8 @@
 //! u32; for every i, `inner` times `a[i] += j % u`, then `a[i] += r`, with
 //! `r = lcg(42)[0] % N`. Checksum: `a[r]`.
 
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::BenchError;
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::cli::error::BenchError;
 use crate::lcg;
 
 const U32_MAX: u64 = u32::MAX as u64;
@@ -148,7 +148,7 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 
     let variant = ctx.variant;
     let threads = match variant {
-        "parallel" => parallel_threads(n, ctx.threads),
+        "parallel" => parallel_threads(n, ctx.threads()),
         _ => 1,
     };
     ctx.set_no_runtime(threads);
@@ -158,7 +158,7 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
         "plain" => plain(&mut a, inner, u, r),
         "local" => local(&mut a, inner, u, r),
         "unrolled" => unrolled(&mut a, inner, u, r),
-        "parallel" => parallel(&mut a, inner, u, r, ctx.threads)?,
+        "parallel" => parallel(&mut a, inner, u, r, ctx.threads())?,
         other => return Err(BenchError::runtime(format!("unhandled variant '{other}'"))),
     }
     let checksum = u64::from(a[r as usize]);
@@ -173,15 +173,17 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Flavour, RunArgs, mono_ns};
-    use crate::workloads::{run as run_workload, test_args};
+    use crate::cli::args::RunArgs;
+    use crate::cli::result::Flavour;
+    use crate::cli::timer::mono_ns;
+    use crate::workloads::spec::{run as run_workload, test_args};
 
     fn checksum(n: u64, variant: &str, params: &[(&str, &str)], threads: usize) -> String {
         let args = RunArgs {
             threads: Some(threads),
-            ..test_args("cpu_loops", n, Some(variant), params)
+            ..test_args(&SPEC, n, Some(variant), params)
         };
-        let report = run_workload(&args, mono_ns()).unwrap();
+        let report = run_workload(&SPEC, &args, mono_ns()).unwrap();
         assert_eq!(report.tasks_ok, n);
         assert_eq!(report.runtime.flavour, Flavour::None);
         assert_eq!(report.spawned_ns, None);
@@ -284,9 +286,9 @@ mod tests {
         let threads = |n: u64, t: usize| {
             let args = RunArgs {
                 threads: Some(t),
-                ..test_args("cpu_loops", n, Some("parallel"), &[("inner", "1")])
+                ..test_args(&SPEC, n, Some("parallel"), &[("inner", "1")])
             };
-            run_workload(&args, mono_ns()).unwrap().threads
+            run_workload(&SPEC, &args, mono_ns()).unwrap().threads
         };
         assert_eq!(threads(100, 4), 4);
         assert_eq!(threads(3, 8), 3);
@@ -294,7 +296,7 @@ mod tests {
         // ceil(9 / 4) = 3 elements per chunk: three workers, as in Go.
         assert_eq!(threads(9, 4), 3);
         assert_eq!(threads(5, 4), 3);
-        let args = test_args("cpu_loops", 10, Some("plain"), &[("inner", "1")]);
-        assert_eq!(run_workload(&args, mono_ns()).unwrap().threads, 1);
+        let args = test_args(&SPEC, 10, Some("plain"), &[("inner", "1")]);
+        assert_eq!(run_workload(&SPEC, &args, mono_ns()).unwrap().threads, 1);
     }
 }

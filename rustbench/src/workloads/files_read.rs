@@ -3,8 +3,8 @@
 //! Checksum: wrapping sum over tasks of (digest + bytes read).
 
 use super::fsshared::{self, PARAMS, VARIANTS};
-use super::{Ctx, Outcome, WorkloadSpec};
-use crate::cli::BenchError;
+use super::spec::{Ctx, Outcome, WorkloadSpec};
+use crate::cli::error::BenchError;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "files_read",
@@ -27,16 +27,18 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, RunArgs, mono_ns};
+    use crate::cli::args::RunArgs;
+    use crate::cli::result::Report;
+    use crate::cli::timer::mono_ns;
     use crate::workloads::fsshared::{scratch_dir, write_fixture};
-    use crate::workloads::{run as run_workload, test_args};
+    use crate::workloads::spec::{run as run_workload, test_args};
 
     fn files_read(dir: &std::path::Path, n: u64, variant: &str, retain: &str) -> Report {
         let args = RunArgs {
             data_dir: Some(dir.to_path_buf()),
-            ..test_args("files_read", n, Some(variant), &[("retain", retain)])
+            ..test_args(&SPEC, n, Some(variant), &[("retain", retain)])
         };
-        run_workload(&args, mono_ns()).unwrap()
+        run_workload(&SPEC, &args, mono_ns()).unwrap()
     }
 
     #[test]
@@ -67,9 +69,9 @@ mod tests {
         let dir = scratch_dir("files-read-missing");
         let args = RunArgs {
             data_dir: Some(dir.clone()),
-            ..test_args("files_read", 3, None, &[])
+            ..test_args(&SPEC, 3, None, &[])
         };
-        match run_workload(&args, mono_ns()) {
+        match run_workload(&SPEC, &args, mono_ns()) {
             Err(err) => {
                 assert_eq!(err.exit_code(), 1);
                 assert!(err.line().contains("2.txt"), "{}", err.line());

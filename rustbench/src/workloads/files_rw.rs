@@ -5,8 +5,8 @@
 //! measured after the timer has stopped.
 
 use super::fsshared::{self, PARAMS, VARIANTS};
-use super::{Ctx, Outcome, WorkloadSpec};
-use crate::cli::BenchError;
+use super::spec::{Ctx, Outcome, WorkloadSpec};
+use crate::cli::error::BenchError;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "files_rw",
@@ -31,18 +31,20 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, RunArgs, mono_ns};
+    use crate::cli::args::RunArgs;
+    use crate::cli::result::Report;
+    use crate::cli::timer::mono_ns;
     use crate::workloads::fsshared::{APPENDED, scratch_dir, write_fixture};
-    use crate::workloads::{run as run_workload, test_args};
+    use crate::workloads::spec::{run as run_workload, test_args};
 
     /// One run on a freshly written fixture.
     fn files_rw(dir: &std::path::Path, n: u64, variant: &str, retain: &str) -> Report {
         write_fixture(dir).unwrap();
         let args = RunArgs {
             data_dir: Some(dir.to_path_buf()),
-            ..test_args("files_rw", n, Some(variant), &[("retain", retain)])
+            ..test_args(&SPEC, n, Some(variant), &[("retain", retain)])
         };
-        run_workload(&args, mono_ns()).unwrap()
+        run_workload(&SPEC, &args, mono_ns()).unwrap()
     }
 
     #[test]

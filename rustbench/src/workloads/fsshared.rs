@@ -14,8 +14,10 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
 
-use super::{Check, Ctx, ParamSpec};
-use crate::cli::{BenchError, Flavour};
+use super::spec::{Check, Ctx, ParamSpec};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::rlimit::nofile_soft_limit;
 use crate::lcg;
 
 /// Number of fixture files.
@@ -264,18 +266,8 @@ const FD_RESERVE: u64 = 576;
 /// opened before the first write runs, and at N = 100,000 the program would
 /// die with EMFILE. The bound only takes effect where that would happen.
 fn append_handle_bound() -> Result<usize, BenchError> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return Err(BenchError::runtime(format!(
-            "getrlimit(RLIMIT_NOFILE): {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    let bound = lim.rlim_cur.saturating_sub(FD_RESERVE).max(16);
+    let soft = nofile_soft_limit()?;
+    let bound = soft.saturating_sub(FD_RESERVE).max(16);
     Ok(usize::try_from(bound)
         .unwrap_or(usize::MAX)
         .min(Semaphore::MAX_PERMITS))

@@ -32,9 +32,11 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::threads_vs_tasks::run_threads_then;
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer, mono_ns};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::{Timer, mono_ns};
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "idle_tasks",
@@ -354,8 +356,8 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Report;
-    use crate::workloads::{test_args, test_run};
+    use crate::cli::result::Report;
+    use crate::workloads::spec::{test_args, test_run};
 
     fn extra(report: &Report, key: &str) -> u64 {
         report.extra[key]
@@ -369,7 +371,7 @@ mod tests {
             for wait in ["sleep", "release"] {
                 let what = format!("{variant} wait={wait}");
                 let report = test_run(
-                    "idle_tasks",
+                    &SPEC,
                     50,
                     Some(variant),
                     &[("wait", wait), ("duration_ms", "10")],
@@ -413,7 +415,7 @@ mod tests {
         // None may miss the release, and the duration is not used.
         for variant in ["spawn", "current-thread", "join-all"] {
             let report = test_run(
-                "idle_tasks",
+                &SPEC,
                 20_000,
                 Some(variant),
                 &[("wait", "release"), ("duration_ms", "600000")],
@@ -423,7 +425,7 @@ mod tests {
             assert!(report.elapsed_ns < 60_000_000_000, "{variant}");
         }
         let report = test_run(
-            "idle_tasks",
+            &SPEC,
             200,
             Some("threads"),
             &[("wait", "release"), ("duration_ms", "600000")],
@@ -437,7 +439,7 @@ mod tests {
         // join_all keeps up to 30 futures in a slice and more in a
         // FuturesOrdered: both must be released.
         for n in [1u64, 30, 31, 1000] {
-            let report = test_run("idle_tasks", n, Some("join-all"), &[("wait", "release")]);
+            let report = test_run(&SPEC, n, Some("join-all"), &[("wait", "release")]);
             assert_eq!(report.tasks_ok, n);
             assert_eq!(extra(&report, "alive_at_spawn"), n);
         }
@@ -446,7 +448,7 @@ mod tests {
     #[test]
     fn sleeping_tasks_are_all_alive_at_the_last_spawn() {
         for variant in SPEC.variants {
-            let report = test_run("idle_tasks", 40, Some(variant), &[("duration_ms", "400")]);
+            let report = test_run(&SPEC, 40, Some(variant), &[("duration_ms", "400")]);
             assert_eq!(extra(&report, "alive_at_spawn"), 40, "{variant}");
         }
     }
@@ -454,7 +456,7 @@ mod tests {
     #[test]
     fn alive_at_spawn_counts_tasks_that_already_finished() {
         // Threads that do not sleep end while later ones are being created.
-        let report = test_run("idle_tasks", 500, Some("threads"), &[("duration_ms", "0")]);
+        let report = test_run(&SPEC, 500, Some("threads"), &[("duration_ms", "0")]);
         assert_eq!(report.tasks_ok, 500);
         assert!(extra(&report, "alive_at_spawn") < 500);
     }
@@ -464,7 +466,7 @@ mod tests {
         for variant in SPEC.variants {
             for wait in ["sleep", "release"] {
                 let report = test_run(
-                    "idle_tasks",
+                    &SPEC,
                     5,
                     Some(variant),
                     &[("wait", wait), ("duration_ms", "10"), ("linger_ms", "30")],
@@ -484,23 +486,23 @@ mod tests {
     #[test]
     fn zero_duration_and_defaults() {
         for variant in SPEC.variants {
-            let report = test_run("idle_tasks", 3, Some(variant), &[("duration_ms", "0")]);
+            let report = test_run(&SPEC, 3, Some(variant), &[("duration_ms", "0")]);
             assert_eq!(report.checksum, "0000000000000003", "{variant}");
         }
-        let report = test_run("idle_tasks", 2, None, &[("duration_ms", "1")]);
+        let report = test_run(&SPEC, 2, None, &[("duration_ms", "1")]);
         assert_eq!(report.variant, "spawn");
         assert_eq!(report.params["linger_ms"], "0");
         assert_eq!(report.params["wait"], "sleep");
-        let (_, ctx) =
-            crate::workloads::prepare(&test_args("idle_tasks", 1, None, &[]), 0).unwrap();
+        let ctx =
+            crate::workloads::spec::prepare(&SPEC, &test_args(&SPEC, 1, None, &[]), 0).unwrap();
         assert_eq!(ctx.params["duration_ms"], "1000");
         assert_eq!(ctx.params["wait"], "sleep");
     }
 
     #[test]
     fn a_bad_wait_is_a_usage_error() {
-        let args = test_args("idle_tasks", 1, None, &[("wait", "forever")]);
-        match crate::workloads::prepare(&args, 0) {
+        let args = test_args(&SPEC, 1, None, &[("wait", "forever")]);
+        match crate::workloads::spec::prepare(&SPEC, &args, 0) {
             Err(BenchError::Usage(msg)) => assert!(msg.contains("sleep, release"), "{msg}"),
             Err(other) => panic!("expected a usage error, got {other}"),
             Ok(_) => panic!("wait=forever was accepted"),

@@ -13,14 +13,15 @@ use mysql_async::{Conn, Opts, OptsBuilder, PoolConstraints, PoolOpts};
 use sqlx::MySql;
 use sqlx::mysql::MySqlQueryResult;
 
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
     self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_QMARK as Q, SERVER_POOL,
     STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context,
     open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Timer};
+use crate::cli::error::BenchError;
+use crate::cli::timer::Timer;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "mysql",
@@ -233,7 +234,7 @@ mod tests {
     #[test]
     fn dsn_must_be_a_mysql_url() {
         for dsn in ["postgres://u:p@127.0.0.1:1/db", "u:p@tcp(127.0.0.1:1)/db"] {
-            fails_with("mysql", dsn, &[], 2);
+            fails_with(&SPEC, dsn, &[], 2);
         }
     }
 
@@ -241,7 +242,7 @@ mod tests {
     fn an_unreachable_server_is_a_runtime_error() {
         for driver in ["sqlx", "mysql_async"] {
             fails_with(
-                "mysql",
+                &SPEC,
                 "mysql://u:p@127.0.0.1:1/db",
                 &[("driver", driver)],
                 1,

@@ -16,8 +16,10 @@
 use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio::task::JoinHandle;
 
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::Timer;
 
 /// The largest capacity a `tokio::sync::mpsc` channel accepts.
 const MAX_BUFFER: u64 = tokio::sync::Semaphore::MAX_PERMITS as u64;
@@ -242,8 +244,8 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::mono_ns;
-    use crate::workloads::{prepare, test_args, test_run};
+    use crate::cli::timer::mono_ns;
+    use crate::workloads::spec::{prepare, test_args, test_run};
 
     #[test]
     fn every_variant_mode_and_buffer_gives_the_reference_checksum() {
@@ -252,7 +254,7 @@ mod tests {
                 for buffer in ["1", "64"] {
                     let what = format!("{variant} {mode} buffer={buffer}");
                     let report = test_run(
-                        "ping_pong",
+                        &SPEC,
                         1000,
                         Some(variant),
                         &[("mode", mode), ("buffer", buffer)],
@@ -279,7 +281,7 @@ mod tests {
 
     #[test]
     fn small_sizes_and_defaults() {
-        let report = test_run("ping_pong", 1, None, &[]);
+        let report = test_run(&SPEC, 1, None, &[]);
         assert_eq!(report.checksum, "0000000000000001");
         assert_eq!(report.variant, "multi-thread");
         assert_eq!(report.params.get("buffer").map(String::as_str), Some("1"));
@@ -289,7 +291,7 @@ mod tests {
         );
         // A buffer larger than N.
         let report = test_run(
-            "ping_pong",
+            &SPEC,
             10,
             None,
             &[("mode", "pipelined"), ("buffer", "4096")],
@@ -299,9 +301,9 @@ mod tests {
 
     #[test]
     fn buffer_zero_is_a_usage_error() {
-        let args = test_args("ping_pong", 10, None, &[("buffer", "0")]);
-        let (spec, ctx) = prepare(&args, mono_ns()).unwrap();
-        match crate::workloads::execute(spec, ctx) {
+        let args = test_args(&SPEC, 10, None, &[("buffer", "0")]);
+        let ctx = prepare(&SPEC, &args, mono_ns()).unwrap();
+        match crate::workloads::spec::execute(&SPEC, ctx) {
             Err(BenchError::Usage(msg)) => {
                 assert!(msg.contains("tokio::sync::mpsc"), "{msg}");
                 assert!(msg.contains("rendezvous"), "{msg}");
@@ -319,8 +321,8 @@ mod tests {
             ("buffer", "x"),
             ("buffer", "2305843009213693952"),
         ] {
-            let args = test_args("ping_pong", 10, None, &[(key, value)]);
-            match prepare(&args, mono_ns()) {
+            let args = test_args(&SPEC, 10, None, &[(key, value)]);
+            match prepare(&SPEC, &args, mono_ns()) {
                 Err(BenchError::Usage(msg)) => assert!(msg.contains("bad value"), "{msg}"),
                 Err(other) => panic!("{key}={value}: expected a usage error, got {other}"),
                 Ok(_) => panic!("{key}={value} was accepted"),

@@ -15,14 +15,15 @@ use sqlx::Postgres;
 use sqlx::postgres::PgQueryResult;
 use tokio_postgres::NoTls;
 
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
     self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_DOLLAR as Q, SERVER_POOL,
     STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context,
     open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Timer};
+use crate::cli::error::BenchError;
+use crate::cli::timer::Timer;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "postgres",
@@ -237,7 +238,7 @@ mod tests {
     #[test]
     fn dsn_must_be_a_postgres_url() {
         for dsn in ["mysql://u:p@127.0.0.1:1/db", "host=127.0.0.1 user=u"] {
-            fails_with("postgres", dsn, &[], 2);
+            fails_with(&SPEC, dsn, &[], 2);
         }
     }
 
@@ -245,7 +246,7 @@ mod tests {
     fn an_unreachable_server_is_a_runtime_error() {
         for driver in ["sqlx", "tokio-postgres"] {
             fails_with(
-                "postgres",
+                &SPEC,
                 "postgres://u:p@127.0.0.1:1/db",
                 &[("driver", driver)],
                 1,

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::Timer;
 use crate::lcg;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
@@ -187,7 +189,7 @@ impl Job<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::test_run;
+    use crate::workloads::spec::test_run;
 
     #[test]
     fn xorshift_matches_independent_values() {
@@ -208,7 +210,7 @@ mod tests {
     #[test]
     fn every_variant_gives_the_reference_checksum() {
         for variant in SPEC.variants {
-            let report = test_run("sleep", 10, Some(variant), &[("work", "1000")]);
+            let report = test_run(&SPEC, 10, Some(variant), &[("work", "1000")]);
             assert_eq!(report.checksum, "542f24434f64913f", "{variant}");
             assert_eq!(report.tasks_ok, 10, "{variant}");
             assert_eq!(report.variant, *variant);
@@ -221,7 +223,7 @@ mod tests {
 
     #[test]
     fn default_work_reference_checksum() {
-        let report = test_run("sleep", 10, None, &[]);
+        let report = test_run(&SPEC, 10, None, &[]);
         assert_eq!(report.checksum, "466afa5d3cf3e4c4");
         assert_eq!(report.variant, "join-handles");
         assert_eq!(report.params.get("work").map(String::as_str), Some("50000"));
@@ -234,7 +236,7 @@ mod tests {
     #[test]
     fn hundred_tasks_reference_checksum() {
         for variant in SPEC.variants {
-            let report = test_run("sleep", 100, Some(variant), &[("work", "1000")]);
+            let report = test_run(&SPEC, 100, Some(variant), &[("work", "1000")]);
             assert_eq!(report.checksum, "2e2768dda01da53c", "{variant}");
             assert_eq!(report.tasks_ok, 100);
         }
@@ -243,18 +245,18 @@ mod tests {
     #[test]
     fn article_kernel_reference_checksums() {
         for variant in SPEC.variants {
-            let report = test_run("sleep", 10, Some(variant), &[("kernel", "article")]);
+            let report = test_run(&SPEC, 10, Some(variant), &[("kernel", "article")]);
             assert_eq!(report.checksum, "000000000000071c", "{variant}");
-            let report = test_run("sleep", 100, Some(variant), &[("kernel", "article")]);
+            let report = test_run(&SPEC, 100, Some(variant), &[("kernel", "article")]);
             assert_eq!(report.checksum, "0000000000003b56", "{variant}");
         }
     }
 
     #[test]
     fn runtime_flavour_is_recorded() {
-        let report = test_run("sleep", 1, Some("current-thread"), &[("work", "0")]);
+        let report = test_run(&SPEC, 1, Some("current-thread"), &[("work", "0")]);
         assert_eq!(report.runtime.flavour, Flavour::CurrentThread);
-        let report = test_run("sleep", 1, Some("joinset"), &[("work", "0")]);
+        let report = test_run(&SPEC, 1, Some("joinset"), &[("work", "0")]);
         assert_eq!(report.runtime.flavour, Flavour::MultiThread);
     }
 }

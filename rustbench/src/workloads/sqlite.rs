@@ -16,13 +16,15 @@ use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteQueryResult, SqliteSynchronous};
 use tokio::sync::Semaphore;
 
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
     self, Done, Gate, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated, context,
     query_error,
 };
 use super::sqlxusers::{self, Dialect};
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::Timer;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "sqlite",
@@ -435,10 +437,12 @@ fn rusqlite_count(conn: &Connection, sql: &str, param: i32) -> rusqlite::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, RunArgs, mono_ns};
+    use crate::cli::args::RunArgs;
+    use crate::cli::result::Report;
+    use crate::cli::timer::mono_ns;
     use crate::workloads::fsshared::scratch_dir;
+    use crate::workloads::spec::{run as run_workload, test_args};
     use crate::workloads::sqlshared::write_sqlite_fixture;
-    use crate::workloads::{run as run_workload, test_args};
 
     /// The template database, written once per test and copied before every run.
     struct Fixture {
@@ -497,9 +501,9 @@ mod tests {
             std::fs::copy(&self.template, data.join("users.db")).unwrap();
             let args = RunArgs {
                 data_dir: Some(data),
-                ..test_args("sqlite", n, Some(variant), params)
+                ..test_args(&SPEC, n, Some(variant), params)
             };
-            run_workload(&args, mono_ns())
+            run_workload(&SPEC, &args, mono_ns())
         }
 
         fn remove(self) {
@@ -570,9 +574,9 @@ mod tests {
             let dir = scratch_dir("sqlite-missing");
             let args = RunArgs {
                 data_dir: Some(dir.clone()),
-                ..test_args("sqlite", 2, None, &[("driver", driver)])
+                ..test_args(&SPEC, 2, None, &[("driver", driver)])
             };
-            match run_workload(&args, mono_ns()) {
+            match run_workload(&SPEC, &args, mono_ns()) {
                 Err(err) => assert_eq!(err.exit_code(), 1, "{driver}: {err}"),
                 Ok(report) => panic!("{driver}: expected an error, got {report:?}"),
             }

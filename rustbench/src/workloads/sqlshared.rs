@@ -18,8 +18,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use tokio::sync::{Notify, Semaphore, SemaphorePermit};
 
-use super::{Check, Ctx, Outcome, ParamSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use super::spec::{Check, Ctx, Outcome, ParamSpec};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::Timer;
 use crate::lcg;
 
 /// Rows in the `users` table.
@@ -341,7 +343,7 @@ pub fn check_dsn<'a>(ctx: &'a Ctx, schemes: &[&str]) -> Result<&'a str, BenchErr
     } else {
         Err(BenchError::usage(format!(
             "{} must be a {}:// URL",
-            crate::cli::DSN_ENV,
+            crate::cli::dsn::DSN_ENV,
             schemes.join("://, ")
         )))
     }
@@ -426,7 +428,7 @@ pub async fn close_sqlx_pool<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> Resul
 /// driver's message goes through the password redaction of
 /// `BenchError::line` like every other.
 pub fn bad_dsn(err: impl std::fmt::Display) -> BenchError {
-    BenchError::usage(format!("bad {}: {err}", crate::cli::DSN_ENV))
+    BenchError::usage(format!("bad {}: {err}", crate::cli::dsn::DSN_ENV))
 }
 
 /// Spawn one tokio task per input, await the handles in spawn order. The
@@ -579,8 +581,10 @@ pub fn write_sqlite_fixture(path: &std::path::Path) -> Result<(), BenchError> {
 #[cfg(test)]
 pub mod server_tests {
     use super::user_rows;
-    use crate::cli::{BenchError, RunArgs, mono_ns};
-    use crate::workloads::{WorkloadSpec, run as run_workload, test_args};
+    use crate::cli::args::RunArgs;
+    use crate::cli::error::BenchError;
+    use crate::cli::timer::mono_ns;
+    use crate::workloads::spec::{WorkloadSpec, run as run_workload, test_args};
 
     /// The users table as `INSERT` statements of 1,000 rows each.
     pub fn insert_statements() -> Vec<String> {
@@ -613,7 +617,7 @@ pub mod server_tests {
     /// the server whose DSN is in `dsn_var` (skipped when it is not set),
     /// with the table reset before each run.
     pub fn reference_checksums(
-        spec: &WorkloadSpec,
+        spec: &'static WorkloadSpec,
         dsn_var: &str,
         drivers: &[&str],
         reset: fn(&str),
@@ -634,13 +638,13 @@ pub mod server_tests {
                     let args = RunArgs {
                         dsn: Some(dsn.clone()),
                         ..test_args(
-                            spec.name,
+                            spec,
                             n,
                             Some(variant),
                             &[("driver", driver), ("pool", pool)],
                         )
                     };
-                    let report = run_workload(&args, mono_ns())
+                    let report = run_workload(spec, &args, mono_ns())
                         .unwrap_or_else(|e| panic!("{driver} N={n} pool={pool}: {e}"));
                     assert_eq!(report.checksum, expected, "{driver} N={n} pool={pool}");
                     assert_eq!(report.tasks_ok, n);
@@ -649,13 +653,18 @@ pub mod server_tests {
         }
     }
 
-    /// Running `workload` with `dsn` and `params` fails with `exit_code`.
-    pub fn fails_with(workload: &str, dsn: &str, params: &[(&str, &str)], exit_code: i32) {
+    /// Running `spec` with `dsn` and `params` fails with `exit_code`.
+    pub fn fails_with(
+        spec: &'static WorkloadSpec,
+        dsn: &str,
+        params: &[(&str, &str)],
+        exit_code: i32,
+    ) {
         let args = RunArgs {
             dsn: Some(dsn.to_string()),
-            ..test_args(workload, 1, None, params)
+            ..test_args(spec, 1, None, params)
         };
-        match run_workload(&args, mono_ns()) {
+        match run_workload(spec, &args, mono_ns()) {
             Err(err) => assert_eq!(err.exit_code(), exit_code, "{dsn} {params:?}: {err}"),
             Ok(report) => panic!("{dsn} {params:?}: expected an error, got {report:?}"),
         }
@@ -777,7 +786,7 @@ mod tests {
             .unwrap();
         let result = runtime.block_on(async {
             let gate = Arc::new(Gate::new(4));
-            let mut timer = Timer::new(crate::cli::mono_ns());
+            let mut timer = Timer::new(crate::cli::timer::mono_ns());
             let inputs = inputs(2);
             let first = inputs[0];
             tokio::time::timeout(

@@ -19,7 +19,8 @@ use super::sqlshared::{
     self, CONNECT_TIMEOUT, Done, Gate, Held, Input, Queries, STATEMENT_TIMEOUT, ServerRun, Tally,
     check_one_row, check_updated, context, open_first_then_rest, within,
 };
-use crate::cli::{BenchError, Timer};
+use crate::cli::error::BenchError;
+use crate::cli::timer::Timer;
 
 /// What differs between the databases, besides the pool itself; `S` is the
 /// Rust type a salary decodes to.

@@ -13,8 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use crate::cli::{BenchError, Flavour, Timer};
+use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use crate::affinity::{allowed_cpus, pin_current_thread};
+use crate::cli::error::BenchError;
+use crate::cli::result::Flavour;
+use crate::cli::timer::Timer;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "threads_vs_tasks",
@@ -341,54 +344,6 @@ pub mod setup_guard {
     }
 }
 
-/// The CPUs this process may run on (its affinity mask), in increasing order.
-pub fn allowed_cpus() -> Result<Vec<usize>, BenchError> {
-    // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Err(BenchError::runtime(format!(
-            "sched_getaffinity: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    let total = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: every index is below the number of bits in the set.
-    let cpus: Vec<usize> = (0..total)
-        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-        .collect();
-    if cpus.is_empty() {
-        return Err(BenchError::runtime("sched_getaffinity returned no CPU"));
-    }
-    Ok(cpus)
-}
-
-/// Pin the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> Result<(), BenchError> {
-    let total = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    if cpu >= total {
-        return Err(BenchError::runtime(format!(
-            "CPU {cpu} does not fit in a cpu_set_t of {total} CPUs"
-        )));
-    }
-    // SAFETY: cpu_set_t is a plain bit array; all zeroes is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is below the number of bits in the set (checked above).
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the
-    // calling thread.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc != 0 {
-        return Err(BenchError::runtime(format!(
-            "sched_setaffinity(CPU {cpu}): {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(())
-}
-
 fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
     let n = ctx.n_usize()?;
     let iterations = ctx.param_u64("iterations")?;
@@ -438,15 +393,12 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Report, mono_ns};
-    use crate::workloads::{run as run_workload, test_args};
+    use crate::cli::result::Report;
+    use crate::cli::timer::mono_ns;
+    use crate::workloads::spec::{run as run_workload, test_args};
 
     fn tvt_run(n: u64, variant: Option<&str>, params: &[(&str, &str)]) -> Report {
-        run_workload(
-            &test_args("threads_vs_tasks", n, variant, params),
-            mono_ns(),
-        )
-        .unwrap()
+        run_workload(&SPEC, &test_args(&SPEC, n, variant, params), mono_ns()).unwrap()
     }
 
     #[test]
@@ -498,24 +450,6 @@ mod tests {
             Some("100")
         );
         assert_eq!(report.checksum, "0000000000000064");
-    }
-
-    #[test]
-    fn pinning_keeps_the_thread_on_its_cpu() {
-        let cpus = allowed_cpus().unwrap();
-        let cpu = *cpus.last().unwrap();
-        let seen = std::thread::spawn(move || {
-            pin_current_thread(cpu)?;
-            allowed_cpus()
-        })
-        .join()
-        .unwrap()
-        .unwrap();
-        assert_eq!(seen, vec![cpu]);
-        match pin_current_thread(1 << 20) {
-            Err(BenchError::Runtime(msg)) => assert!(msg.contains("does not fit"), "{msg}"),
-            other => panic!("expected a runtime error, got {other:?}"),
-        }
     }
 
     #[test]

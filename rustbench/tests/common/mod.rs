@@ -43,3 +43,56 @@ pub fn one_line_stderr(output: &Output) -> String {
     assert!(output.stdout.is_empty(), "nothing on stdout after an error");
     stderr
 }
+
+/// One standard key of the result line, as `bench_src/run/result_keys.json`
+/// (owned by the harness) lists it.
+pub struct ResultKey {
+    pub key: String,
+    pub json_type: String,
+    pub required: bool,
+}
+
+/// The schema of the result line's standard keys, read by relative path
+/// from this package's directory.
+pub fn result_keys() -> Vec<ResultKey> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench_src/run/result_keys.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let doc: Value = serde_json::from_str(&text).expect("the schema is JSON");
+    let keys: Vec<ResultKey> = doc["keys"]
+        .as_array()
+        .expect("the schema has a list of keys")
+        .iter()
+        .map(|k| ResultKey {
+            key: k["key"].as_str().expect("key is a string").to_string(),
+            json_type: k["type"].as_str().expect("type is a string").to_string(),
+            required: k["required"].as_bool().expect("required is a boolean"),
+        })
+        .collect();
+    assert!(!keys.is_empty(), "{} lists no key", path.display());
+    keys
+}
+
+/// A result line against the schema: every required key present, every
+/// standard key of its JSON type (an optional one may be null).
+pub fn assert_matches_schema(v: &Value) {
+    for k in result_keys() {
+        let value = match v.get(&k.key) {
+            None | Some(Value::Null) => {
+                assert!(!k.required, "required key {} missing from {v}", k.key);
+                continue;
+            }
+            Some(value) => value,
+        };
+        let type_ok = match k.json_type.as_str() {
+            "string" => value.is_string(),
+            // Every integer of the result line is a count or a time.
+            "integer" => value.is_u64(),
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            other => panic!("unknown type {other} in the schema"),
+        };
+        assert!(type_ok, "{} = {value}: not a JSON {}", k.key, k.json_type);
+    }
+}
