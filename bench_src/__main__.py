@@ -6,8 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 from . import api
 from .catalogue import WORKLOADS
 from .profiles import PROFILES
@@ -128,17 +126,17 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
 
 
 def plan_parameters(text: str) -> dict:
-    """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one."""
+    """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one (a key given
+    twice is refused, naming it)."""
+    from .plan.validate import read_yaml
+
     source = text
     if not text.lstrip().startswith("{"):
         path = Path(text)
         if not path.is_file():
             raise ValueError(f"--plan {text!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
         source = path.read_text()
-    try:
-        value = yaml.safe_load(source)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"--plan {text!r}: cannot read it as YAML/JSON: {exc}") from None
+    value = read_yaml(source, f"--plan {text!r}")
     if value is None:
         return {}
     if not isinstance(value, dict):
