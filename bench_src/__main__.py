@@ -1,4 +1,9 @@
-"""Command line: `python -m bench_src {build,check,results-dir,run,repair,list,with-servers}`."""
+"""Command line: `python -m bench_src {build,check,results-dir,run,repair,list,with-servers}`.
+
+An error is one line on stderr (`error: ...`, exit 2), never a traceback; so is Ctrl-C outside a
+run (exit 130: a run ends itself cleanly and says so).  The harness is imported inside that guard,
+so that a Ctrl-C while it loads is one line too.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,14 +11,20 @@ import json
 import sys
 from pathlib import Path
 
-from . import api
-from .catalogue import WORKLOADS
-from .profiles import PROFILES
-from .run import build
-from .store import LockedError, NotAResultsDirectory
-
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        rebuild = "the next build starts again what it had not finished"
+        what = {"build": f": the build stopped; {rebuild}",
+                "run": f" before the run started (nothing was measured); {rebuild}"}.get(args.cmd, "")
+        print(f"interrupted{what}", file=sys.stderr)
+        return 130
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench_src")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the launcher and both programs")
@@ -49,7 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     ws = sub.add_parser("with-servers", help="run a command with private MariaDB and PostgreSQL servers, their "
                                              "DSNs in BENCH_TEST_MYSQL_DSN and BENCH_TEST_POSTGRES_DSN")
     ws.add_argument("command", nargs=argparse.REMAINDER)
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def command(args: argparse.Namespace) -> int:
+    from . import api
+    from .catalogue import WORKLOADS
+    from .profiles import PROFILES
+    from .run import build
+    from .store import LockedError, NotAResultsDirectory
+
     if args.cmd == "with-servers":
         return with_servers(args.command)
     if args.cmd == "report":
