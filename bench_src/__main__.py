@@ -68,7 +68,7 @@ def command(args: argparse.Namespace) -> int:
     from .catalogue import WORKLOADS
     from .profiles import PROFILES
     from .run import build
-    from .store import LockedError, NotAResultsDirectory
+    from .store import DiskFull, LockedError, NotAResultsDirectory
 
     if args.cmd == "with-servers":
         return with_servers(args.command)
@@ -84,7 +84,7 @@ def command(args: argparse.Namespace) -> int:
             print(api.results_dir_for(plan))
         elif args.cmd in ("check", "run"):
             plan = api.plan_from_parameters(**cli_plan_parameters(args))
-            out = api.results_dir_for(plan, args.results_dir)
+            out = api.results_dir_for(plan, args.results_dir, repair=getattr(args, "repair", False))
             if args.cmd == "check":
                 print(out)
             else:
@@ -101,7 +101,7 @@ def command(args: argparse.Namespace) -> int:
                       f"params {[p.name for p in w.params]}")
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
-    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory) as exc:
+    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, DiskFull) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -114,6 +114,7 @@ def report_command(args: argparse.Namespace) -> int:
 
     from .report.export import html
     from .report.full import check_results_dir, full_report
+    from .store import CorruptFile
 
     try:
         d = check_results_dir(args.results_dir)
@@ -125,7 +126,7 @@ def report_command(args: argparse.Namespace) -> int:
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
         if args.screenshot:
             print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
-    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired) as exc:
+    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired, CorruptFile) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 1 if refs else 0

@@ -47,15 +47,16 @@ def plan_from_parameters(**parameters: Any) -> Plan:
     return make_plan(**{k: from_papermill(k, v) for k, v in parameters.items()})
 
 
-def results_dir_for(plan: Plan, results_dir: str | Path | None = None) -> Path:
+def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: Any = False) -> Path:
     """The results directory of a plan (the given one, or the default name), checked before
-    anything is built: not a file, writable, not in use by another run, and not holding a
-    different plan."""
+    anything is built: not a file, writable, on a disk with space, not in use by another run, not
+    holding anything but a run of this package, and not holding a different plan.  With `repair`
+    an unreadable meta.json is left for the run to rebuild from the plan."""
     if results_dir is not None and not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir must be a path, got {results_dir!r}")
     d = Path(results_dir) if results_dir else runner.default_results_dir(plan)
     check_results_dir(d)
-    ResultsStore(d).check_plan(plan)
+    ResultsStore(d).check_plan(plan, repair=parse_bool("repair", repair))
     return d
 
 
