@@ -68,6 +68,7 @@ def command(args: argparse.Namespace) -> int:
     from .catalogue import WORKLOADS
     from .profiles import PROFILES
     from .run import build
+    from .run.servers import ServerError
     from .store import DiskFull, LockedError, NotAResultsDirectory
 
     if args.cmd == "with-servers":
@@ -85,6 +86,7 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd in ("check", "run"):
             plan = api.plan_from_parameters(**cli_plan_parameters(args))
             out = api.results_dir_for(plan, args.results_dir, repair=getattr(args, "repair", False))
+            api.check_servers(plan)
             if args.cmd == "check":
                 print(out)
             else:
@@ -101,7 +103,7 @@ def command(args: argparse.Namespace) -> int:
                       f"params {[p.name for p in w.params]}")
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
-    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, DiskFull) as exc:
+    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, ServerError, DiskFull) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -10,9 +10,9 @@ from . import paths
 from .analysis import compare, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
-from .plan.validate import as_bool, from_papermill
+from .plan.validate import as_bool, from_papermill, resolve_dsn
 from .report import figures
-from .run import build, runner
+from .run import build, runner, servers
 from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
 
 
@@ -58,6 +58,13 @@ def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: A
     check_results_dir(d)
     ResultsStore(d).check_plan(plan, repair=parse_bool("repair", repair))
     return d
+
+
+def check_servers(plan: Plan) -> None:
+    """Before anything is built: every server the plan names by `dsn` must answer with its
+    credentials (a ServerError names the server, its password masked)."""
+    for kind, value in plan.dsn.items():
+        servers.check_external(kind, resolve_dsn(kind, value))
 
 
 def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path | None = None
