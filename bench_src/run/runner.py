@@ -348,12 +348,15 @@ def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, book: Ch
     """take(seq, slot): one sample, measured, checked and stored at once."""
     env = default_env()
     after_sample = getattr(context, "after_sample", None)
+    secrets = getattr(context, "secrets", None)
 
     def take(seq: int, slot: Slot) -> None:
         began = time.monotonic()
         started_at = now_utc()
         try:
             extra_args = context.before_sample(slot.cell)
+            if secrets is not None:  # a server restarted by before_sample has a new password
+                store.scrubber.add(*secrets())
             if plan.timeline_ms:
                 extra_args["timeline_ms"] = plan.timeline_ms
             measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)

@@ -425,8 +425,7 @@ class Managed(Server):
             self._init_datadir()
             self._initialized = True
         port = free_port()
-        password = self.conn.password if self.conn else new_password()
-        self.conn = Conn("127.0.0.1", port, "bench", password, "bench")
+        self.conn = Conn("127.0.0.1", port, "bench", new_password(), "bench")  # a new password at every start
         self.proc = _popen(self._as_owner(self._server_command(port)), self.log)
         self._wait_until_ready()
         self._set_up_accounts()
