@@ -38,13 +38,16 @@ system-deps:
 build: venv
 	$(BIN)/python -m bench_src build
 
-# 1. `check` validates the parameters and the results directory (not a file, writable, not in use,
-#    not holding another plan) before anything is built or written;
-# 2. papermill writes the executed notebook under a temporary name, moved to run.ipynb only when the
+# 1. `check` validates the parameters, the results directory (not a file, writable, on a disk with
+#    space, not in use, not someone else's, not holding another plan) and any server named by a DSN
+#    before anything is installed, built or written: it needs only the virtual environment;
+# 2. only then the distribution's packages and the build (the rest of `setup`);
+# 3. papermill writes the executed notebook under a temporary name, moved to run.ipynb only when the
 #    run succeeded, so a refused or failed re-run never replaces the notebook of an earlier run;
-# 3. --stderr-file streams the notebook's stderr (the run's estimate and progress lines) here.
-run: setup
+# 4. --stderr-file streams the notebook's stderr (the run's estimate and progress lines) here.
+run: venv
 	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)")) || exit 2; \
+	$(MAKE) --no-print-directory system-deps build || exit 2; \
 	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
 	partial="$$dir/run.partial.ipynb"; \
 	if $(BIN)/papermill notebooks/run.ipynb "$$partial" --stderr-file /dev/stderr \

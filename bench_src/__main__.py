@@ -1,4 +1,9 @@
-"""Command line: `python -m bench_src {build,check,results-dir,run,repair,list,with-servers}`."""
+"""Command line: `python -m bench_src {build,check,results-dir,run,repair,list,with-servers}`.
+
+An error is one line on stderr (`error: ...`, exit 2), never a traceback; so is Ctrl-C outside a
+run (exit 130: a run ends itself cleanly and says so).  The harness is imported inside that guard,
+so that a Ctrl-C while it loads is one line too.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,16 +11,20 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
-from . import api
-from .catalogue import WORKLOADS
-from .profiles import PROFILES
-from .run import build
-from .store import LockedError, NotAResultsDirectory
-
 
 def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return command(args)
+    except KeyboardInterrupt:
+        rebuild = "the next build starts again what it had not finished"
+        what = {"build": f": the build stopped; {rebuild}",
+                "run": f" before the run started (nothing was measured); {rebuild}"}.get(args.cmd, "")
+        print(f"interrupted{what}", file=sys.stderr)
+        return 130
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench_src")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the launcher and both programs")
@@ -51,7 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     ws = sub.add_parser("with-servers", help="run a command with private MariaDB and PostgreSQL servers, their "
                                              "DSNs in BENCH_TEST_MYSQL_DSN and BENCH_TEST_POSTGRES_DSN")
     ws.add_argument("command", nargs=argparse.REMAINDER)
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def command(args: argparse.Namespace) -> int:
+    from . import api
+    from .catalogue import WORKLOADS
+    from .profiles import PROFILES
+    from .run import build
+    from .run.servers import ServerError
+    from .store import DiskFull, LockedError, NotAResultsDirectory
+
     if args.cmd == "with-servers":
         return with_servers(args.command)
     if args.cmd == "report":
@@ -66,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             print(api.results_dir_for(plan))
         elif args.cmd in ("check", "run"):
             plan = api.plan_from_parameters(**cli_plan_parameters(args))
-            out = api.results_dir_for(plan, args.results_dir)
+            out = api.results_dir_for(plan, args.results_dir, repair=getattr(args, "repair", False))
+            api.check_servers(plan)
             if args.cmd == "check":
                 print(out)
             else:
@@ -83,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"params {[p.name for p in w.params]}")
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
-    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory) as exc:
+    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, ServerError, DiskFull) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -96,6 +116,7 @@ def report_command(args: argparse.Namespace) -> int:
 
     from .report.export import html
     from .report.full import check_results_dir, full_report
+    from .store import CorruptFile
 
     try:
         d = check_results_dir(args.results_dir)
@@ -107,7 +128,7 @@ def report_command(args: argparse.Namespace) -> int:
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
         if args.screenshot:
             print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
-    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired) as exc:
+    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired, CorruptFile) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 1 if refs else 0
@@ -128,17 +149,17 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
 
 
 def plan_parameters(text: str) -> dict:
-    """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one."""
+    """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one (a key given
+    twice is refused, naming it)."""
+    from .plan.validate import read_yaml
+
     source = text
     if not text.lstrip().startswith("{"):
         path = Path(text)
         if not path.is_file():
             raise ValueError(f"--plan {text!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
         source = path.read_text()
-    try:
-        value = yaml.safe_load(source)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"--plan {text!r}: cannot read it as YAML/JSON: {exc}") from None
+    value = read_yaml(source, f"--plan {text!r}")
     if value is None:
         return {}
     if not isinstance(value, dict):

@@ -10,9 +10,9 @@ from . import paths
 from .analysis import compare, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
-from .plan.validate import as_bool, from_papermill
+from .plan.validate import as_bool, from_papermill, resolve_dsn
 from .report import figures
-from .run import build, runner
+from .run import build, runner, servers
 from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
 
 
@@ -47,16 +47,24 @@ def plan_from_parameters(**parameters: Any) -> Plan:
     return make_plan(**{k: from_papermill(k, v) for k, v in parameters.items()})
 
 
-def results_dir_for(plan: Plan, results_dir: str | Path | None = None) -> Path:
+def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: Any = False) -> Path:
     """The results directory of a plan (the given one, or the default name), checked before
-    anything is built: not a file, writable, not in use by another run, and not holding a
-    different plan."""
+    anything is built: not a file, writable, on a disk with space, not in use by another run, not
+    holding anything but a run of this package, and not holding a different plan.  With `repair`
+    an unreadable meta.json is left for the run to rebuild from the plan."""
     if results_dir is not None and not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir must be a path, got {results_dir!r}")
     d = Path(results_dir) if results_dir else runner.default_results_dir(plan)
     check_results_dir(d)
-    ResultsStore(d).check_plan(plan)
+    ResultsStore(d).check_plan(plan, repair=parse_bool("repair", repair))
     return d
+
+
+def check_servers(plan: Plan) -> None:
+    """Before anything is built: every server the plan names by `dsn` must answer with its
+    credentials (a ServerError names the server, its password masked)."""
+    for kind, value in plan.dsn.items():
+        servers.check_external(kind, resolve_dsn(kind, value))
 
 
 def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path | None = None

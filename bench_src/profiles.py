@@ -20,9 +20,9 @@ class Profile:
     article_preset: bool = False
     timeline_ms: float = 0.0
     # the sequential rule (bench_src/analysis/sequential.py): a sample budget per cell above
-    # `samples` (0: fixed design), its looks (0: the default), and a wall-time budget for the run
+    # `samples` (0: fixed design), its looks (None: the default), and a wall-time budget for the run
     max_samples: int = 0
-    looks: int = 0
+    looks: int | None = None
     time_budget_s: float = 0.0
     warmup_scope: str = "cell"
 

@@ -20,3 +20,53 @@ def test_a_second_build_is_skipped(built):
     again = build.build(("go", "rust"), log=lambda *_: None)
     assert set(again["builds"].values()) == {"up to date"}
     assert again["toolchains"]["go"].startswith("go version")
+
+
+def test_ctrl_c_during_a_build_is_one_line_and_the_next_build_starts_again(tmp_path):
+    """Ctrl-C (SIGINT to the whole foreground group) while `build --force` compiles: one line, exit
+    130, and no stamp left for the interrupted program, so the next build does not take it as done.
+    The programs are stand-ins in tmp_path: `sleep` plays the compiler."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    (tmp_path / "src").write_text("int main(void) { return 0; }\n")
+    script = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from bench_src.__main__ import main
+        from bench_src.run import build
+        d = Path({str(tmp_path)!r})
+        def fake(name):
+            return build.Target(name, ("cc",), d / "src", d / name)
+        build.TARGETS = {{
+            "launcher": (fake("launcher"), lambda: (d / "launcher").write_text("built")),
+            "go": (fake("gobench"), lambda: build._run(["sleep", "60"], d, "gobench")),
+        }}
+        (d / "gobench").write_text("an earlier build")
+        (d / "gobench.stamp").write_text("the digest of the earlier build")
+        sys.exit(main(["build", "--force", "--languages", "go"]))
+    """)
+    proc = subprocess.Popen([sys.executable, "-u", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    for line in proc.stdout:
+        if line.startswith("building gobench"):
+            break
+    deadline = 50
+    while deadline and not any(p.name == "sleep" for p in _children(proc.pid)):
+        deadline -= 1
+        __import__("time").sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err[-2000:])
+    assert err == "interrupted: the build stopped; the next build starts again what it had not finished\n", err
+    assert (tmp_path / "launcher.stamp").exists() and not (tmp_path / "gobench.stamp").exists()
+
+
+def _children(pid):
+    import psutil
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []

@@ -25,3 +25,16 @@ def test_a_refused_rerun_leaves_the_executed_notebook_alone(built, tmp_path):
     assert "already holds a different plan" in proc.stderr, proc.stderr[-2000:]
     after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     assert after == before, "nothing in the directory may change"
+
+
+def test_a_bad_parameter_is_refused_before_anything_is_installed_or_built(tmp_path):
+    """The check needs only the virtual environment: a bad profile is named before apt or the build."""
+    out = tmp_path / "r"
+    proc = subprocess.run(["make", "--no-print-directory", "run", "PROFILE=bogus", f"RUN_DIR={out}"], cwd=paths.ROOT,
+                          capture_output=True, text=True, timeout=900, env=dict(os.environ, MAKEFLAGS=""))
+    assert proc.returncode != 0
+    assert proc.stderr.splitlines()[0] == ("error: unknown profile 'bogus'; allowed: quick, article, memory, "
+                                           "kernel-article")
+    for sign_of_work in ("bench_src build", '"toolchains"', "installing:", "please install:", "results:"):
+        assert sign_of_work not in proc.stdout + proc.stderr, (sign_of_work, proc.stdout[-2000:])
+    assert not out.exists()

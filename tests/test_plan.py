@@ -171,11 +171,59 @@ def test_papermill_string_numbers_are_read_with_their_type():
     assert (plan.samples, plan.warmup, plan.timeout_s, plan.cooldown_s, plan.threads, plan.seed) == (5, 0, 2.5, 0.0, 1, 7)
 
 
+@pytest.mark.parametrize("kwargs, default", [
+    ({"threads": 0}, "the usable CPUs"), ({"threads": "0"}, "the usable CPUs"), ({"threads": -1}, "the usable CPUs"),
+    ({"mem_limit_mb": 0}, "80% of RAM"), ({"mem_limit_mb": "0"}, "80% of RAM"), ({"mem_limit_mb": -5}, "80% of RAM"),
+    ({"looks": 0, "samples": 8, "max_samples": 20}, "the default (3)"),
+    ({"looks": "0", "samples": 8, "max_samples": 20}, "the default (3)"),
+    ({"looks": -1, "samples": 8, "max_samples": 20}, "the default (3)"),
+    ({"looks": 0}, "the default (3)"),
+])
+def test_zero_is_no_synonym_for_a_default_and_the_error_names_the_default(kwargs, default):
+    """threads, mem_limit_mb and looks have no zero: 0 is refused like a negative value, and the error
+    says that None (leaving it out) gives the default."""
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError) as err:
+        make_plan("quick", workloads=["sleep"], ns=[10], smoke=True, **kwargs)
+    message = str(err.value)
+    assert message.startswith(f"{name} must be an integer >= ") and f"or None for {default}" in message, message
+    assert message.endswith(f"got {kwargs[name]!r}"), message
+
+
+@pytest.mark.parametrize("plan_text", [
+    "{workloads: [sleep], ns: [10], samples: 3, samples: 4, smoke: true}",
+    '{"workloads": ["sleep"], "ns": [10], "samples": 3, "samples": 4, "smoke": true}',
+    "workloads: [sleep]\nns: [10]\nsamples: 3\nsmoke: true\nsamples: 4\n",
+])
+def test_a_key_given_twice_in_a_plan_is_refused_naming_it(plan_text, tmp_path, capsys):
+    from bench_src.__main__ import main
+    plan_arg = plan_text
+    if not plan_text.startswith("{"):
+        (tmp_path / "plan.yml").write_text(plan_text)
+        plan_arg = str(tmp_path / "plan.yml")
+    assert main(["check", "--results-dir", str(tmp_path / "r"), "--plan", plan_arg]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("error: --plan") and "the key 'samples' is given twice" in err, err
+
+
+def test_a_key_given_twice_deeper_or_in_a_papermill_string_is_refused_naming_it():
+    from bench_src import api
+    from bench_src.__main__ import plan_parameters
+    with pytest.raises(ValueError, match=r"the key 'work' is given twice \(line 1, column 48\); give it once$"):
+        plan_parameters("{workloads: [sleep], params: {sleep: {work: 0, work: 50}}}")
+    with pytest.raises(ValueError, match=r"^params='.*': cannot read it as YAML/JSON: the key 'work' is given twice"):
+        api.plan_from_parameters(workloads="sleep", ns="[10]", params="{sleep: {work: 0, work: 50}}")
+    with pytest.raises(ValueError, match="the key 'sleep' is given twice"):
+        api.plan_from_parameters(workloads="sleep", ns='{"sleep": [10], "sleep": [100]}')
+    # a YAML merge key is no duplicate: explicit keys override merged ones, as YAML defines
+    assert plan_parameters("{base: &b {samples: 3}, <<: *b, samples: 4}")["samples"] == 4
+
+
 def test_threads_default_to_the_usable_cpus_and_every_command_carries_them():
     from bench_src.run import machine, measure
     plan = make_plan("quick", workloads=["sleep", "mysql"], ns=[10])
     assert plan.threads == machine.usable_cpus() >= 1
-    assert make_plan("quick", workloads=["sleep"], ns=[10], threads=0).threads == plan.threads
+    assert make_plan("quick", workloads=["sleep"], ns=[10], threads=None).threads == plan.threads
     for cell in plan.cells():
         assert cell.threads == plan.threads and f"|t={plan.threads}|" in cell.id
         cmd = measure.command(cell)

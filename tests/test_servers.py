@@ -74,6 +74,23 @@ def test_a_killed_server_is_detected_and_restarted(server):
     assert server.sql("SELECT COUNT(*) FROM users").strip() == "10000"
 
 
+def test_every_start_gives_the_benchmark_account_a_new_password(server):
+    """docs/security.md: the benchmark account's password is generated at every start, so a restart
+    (after the server died) leaves the old one useless."""
+    old = server.conn.password
+    server.stop()
+    server.start()
+    new = server.conn.password
+    assert new != old and len(new) == len(old) == 32
+    assert server.sql("SELECT 1").strip() == "1"
+    server.conn.password = old
+    try:
+        with pytest.raises(servers.ServerError):
+            server.sql("SELECT 1")
+    finally:
+        server.conn.password = new
+
+
 def test_stop_leaves_no_process(server):
     pid = server.proc.pid
     server.stop()

@@ -41,15 +41,16 @@ def _bool(name: str, value: Any) -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
-def _int(name: str, value: Any, minimum: int) -> int:
+def _int(name: str, value: Any, minimum: int, default: str = "") -> int:
+    allowed = f"an integer >= {minimum}" + (f", or None for {default}" if default else "")
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}") from None
+        raise ValueError(f"{name} must be {allowed}, got {value!r}") from None
     if number < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return number
 
 
@@ -65,12 +66,15 @@ def plan_fields(plan, max_samples: Any = None, looks: Any = None, smoke: Any = F
         raise ValueError(f"max_samples ({budget}) must be >= samples ({plan.samples})")
     if budget == plan.samples:
         budget = 0
+    if looks in (0, "0"):  # no zero (as for threads and mem_limit_mb): refused, naming the default
+        _int("looks", looks, 2, default=f"the default ({rules.DEFAULT_LOOKS})")
     if budget == 0:
-        if looks not in (None, 0, 1, "", "0", "1"):
+        if looks not in (None, 1, "", "1"):
             raise ValueError(f"looks ({looks!r}) only applies to sequential sampling: set max_samples too")
         n_looks = 1
     else:
-        n_looks = rules.DEFAULT_LOOKS if looks in (None, 0, "", "0") else _int("looks", looks, 2)
+        n_looks = (rules.DEFAULT_LOOKS if looks in (None, "")
+                   else _int("looks", looks, 2, default=f"the default ({rules.DEFAULT_LOOKS})"))
         n_looks = min(n_looks, budget - plan.samples + 1)
     plan = dataclasses.replace(plan, max_samples=budget, looks=n_looks, smoke=_bool("smoke", smoke))
     if not plan.smoke:

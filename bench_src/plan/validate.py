@@ -40,14 +40,47 @@ TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, except that a key given twice in one mapping is an error (YAML and JSON
+    parsers otherwise keep the last value in silence)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    again = key in seen
+                    seen.add(key)
+                except TypeError:  # an unhashable key: the base class says what is wrong with it
+                    continue
+                if again:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {key!r} is given twice", key_node.start_mark, "give it once")
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(text: str, what: str) -> Any:
+    """A YAML/JSON document given by the user (`--plan`, a plan file, a papermill string); a
+    ValueError names `what` and the problem (a syntax error, a key given twice)."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as exc:
+        problem, mark, note = (getattr(exc, k, None) for k in ("problem", "problem_mark", "note"))
+        if problem and mark is not None:
+            detail = f"{problem} (line {mark.line + 1}, column {mark.column + 1})" + (f"; {note}" if note else "")
+        else:
+            detail = " ".join(str(exc).split())
+        raise ValueError(f"{what}: cannot read it as YAML/JSON: {detail}") from None
+
+
 def from_papermill(name: str, value: Any) -> Any:
     """papermill's `-p` passes lists and mappings as strings: read such a string as YAML (JSON is
     YAML); anything else is returned as it is."""
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        try:
-            return yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{name}={value!r}: cannot read it as YAML/JSON ({exc})") from None
+        return read_yaml(value, f"{name}={value!r}")
     return value
 
 
@@ -68,9 +101,12 @@ def as_bool(name: str, value: Any) -> bool:
     raise ValueError(f"{name} must be a boolean (true/false, yes/no, on/off, 1/0), got {value!r}")
 
 
-def as_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
-    """A whole number: an int, an integral finite float, or a string holding one."""
+def as_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None, default: str = "") -> int:
+    """A whole number: an int, an integral finite float, or a string holding one.  `default`: what
+    leaving the parameter out (None) gives, named in the error."""
     allowed = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
+    if default:
+        allowed += f", or None for {default}"
     number: int | None = None
     if isinstance(value, bool):
         number = None
@@ -332,8 +368,11 @@ def make_plan(
     warmup_scope: "cell" (every cell gets `warmup` samples) or "program" (one cell per program
         configuration, at its smallest N: Plan.warmup_cells).
     adaptive_target: replaced by max_samples; only 0 or None is accepted.
-    threads: --threads for both programs; None (or 0) means the usable CPUs of this machine
+    threads: --threads for both programs; None means the usable CPUs of this machine
         (run/machine.usable_cpus), resolved here so that every cell and command carries it.
+    mem_limit_mb: the memory guard in MiB; None means 80% of RAM.  threads, mem_limit_mb and looks
+        have no zero (refused, like any value below their minimum): 0 means "none" only where
+        none is a value (max_samples, time_budget_s, timeline_ms, cooldown_s).
     dsn: {"mysql": URL, "postgres": URL}; a value "env:NAME" reads the URL from the environment
         variable NAME when the run starts (the plan stores "env:NAME", never the password).
     allow_large: accept a plan of more than MAX_PLAN_SAMPLES samples.
@@ -398,14 +437,16 @@ def make_plan(
     n_samples = as_int("samples", samples if samples is not None else prof.samples, 1, MAX_SAMPLES_PER_CELL)
     n_warmup = as_int("warmup", warmup if warmup is not None else prof.warmup, 0, MAX_WARMUP)
     seed_v = as_int("seed", seed if seed is not None else 1, 0, 2**63 - 1)
-    if threads in (None, "", 0, "0"):
-        from ..run.machine import usable_cpus
+    from ..run.machine import usable_cpus
+    if threads in (None, ""):
         threads_v = usable_cpus()
-    else:
-        threads_v = as_int("threads", threads, 1, MAX_THREADS)
+    else:  # no zero: 0 is refused like any value below 1, with the way to the default named
+        threads_v = as_int("threads", threads, 1, MAX_THREADS,
+                           default=f"the usable CPUs ({usable_cpus()} here)")
     timeout_v = as_float("timeout_s", timeout_s if timeout_s is not None else prof.timeout_s,
                          MIN_TIMEOUT_S, MAX_TIMEOUT_S, " seconds")
-    mem_v = default_mem_limit_mb() if mem_limit_mb in (None, 0, "0", "") else as_int("mem_limit_mb", mem_limit_mb)
+    mem_v = (default_mem_limit_mb() if mem_limit_mb in (None, "")
+             else as_int("mem_limit_mb", mem_limit_mb, 1, default=f"80% of RAM ({default_mem_limit_mb()} MiB here)"))
     cooldown_v = as_float("cooldown_s", 0.0 if cooldown_s in (None, "") else cooldown_s, 0.0, MAX_COOLDOWN_S,
                           " seconds")
     dsn_v = _validate_dsn(dsn, wl)

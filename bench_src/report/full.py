@@ -7,14 +7,13 @@ nothing entered the analysis, and the HTML report, but no statistics.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from ..analysis import compare, memory, quality, robustness, scaling, sequential, stats
-from ..store import equivalence, load
+from ..store import ResultsStore, equivalence, load
 from . import figures, findings, method, tables, theme
 from .export import benchstat, csv, html, images, manifest, markdown, notebooks, parquet
 from .export import method as method_file
@@ -75,7 +74,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     verdict across variants, variant comparisons, per-task costs, drift, samples needed, and the A/A
     check when the run was one.  The comparisons use the run's design (its sequential looks)."""
     results_dir = check_results_dir(results_dir)
-    meta = json.loads((results_dir / "meta.json").read_text())
+    meta = ResultsStore(results_dir).read_meta()  # an unreadable meta.json is named with what to do
     df = sequential.attach(load(results_dir), meta)
     rep = Report(results_dir, df, meta, margin)
     rep.tables["status"] = tables.status_counts(df)

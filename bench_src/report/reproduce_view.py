@@ -2,13 +2,12 @@
 related posts' figures (bench_src.analysis.published), each also exported under `export/tables/`."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from ..analysis import published, sequential, stats
-from ..store import load
+from ..store import ResultsStore, load
 from . import export, tables, units
 from .notebook import Section
 
@@ -21,7 +20,7 @@ class ReproduceView:
         self.df = load(self.results_dir)
         meta = Path(self.results_dir) / "meta.json"
         if meta.is_file():  # the run's design: its looks adjust the p-values (published.side_by_side)
-            self.df = sequential.attach(self.df, json.loads(meta.read_text()))
+            self.df = sequential.attach(self.df, ResultsStore(self.results_dir).read_meta())
         self._side: pd.DataFrame | None = None
 
     def __repr__(self) -> str:

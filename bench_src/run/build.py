@@ -159,6 +159,7 @@ def build(languages: tuple[str, ...] | list[str] = ("go", "rust"), force: bool =
             built[target.name] = "up to date"
             continue
         log(f"building {target.name} ...")
+        stamp.unlink(missing_ok=True)  # an interrupted build leaves no stamp: the next one starts again
         do_build()
         stamp.write_text(digest)
         built[target.name] = "built"

@@ -4,9 +4,11 @@
 and starts the servers the plan needs; before every sample it restores mutated data (files,
 SQLite database, the server's `users` table) and restarts a server that died; at the end it stops
 the servers, also after an error or an interrupt.  A cell that cannot run here (no server
-installed, a server that cannot start) raises `SkipSample` with the reason, which the
-runner stores as a `skipped` sample, visibly.  When a server sample fails and the server is found
-dead afterwards, the sample's reason says so (the server is restarted before the next sample).
+installed, a private server that cannot start) raises `SkipSample` with the reason, which the
+runner stores as a `skipped` sample, visibly.  A server the user named (`dsn`) is not skipped: one
+that refuses its credentials stops the run before any sample (servers.ServerError names it).  When
+a server sample fails and the server is found dead afterwards, the sample's reason says so (the
+server is restarted before the next sample).
 """
 from __future__ import annotations
 
@@ -60,13 +62,16 @@ class Resources:
                 self.log(f"skipping the {kind} cells: {why}")
                 continue
             server = servers.make_server(kind, dsn, max_connections=max_pool(plan, kind) + 50)
-            try:
-                server.start()
-            except (servers.ServerError, OSError) as exc:
-                server.close()
-                self.unavailable[kind] = f"the {kind} server could not be started: {exc}"
-                self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
-                continue
+            if dsn:
+                server.start()  # the user's server: a refusal is an error of the run, not a skip
+            else:
+                try:
+                    server.start()
+                except (servers.ServerError, OSError) as exc:
+                    server.close()
+                    self.unavailable[kind] = f"the private {kind} server could not be started: {exc}"
+                    self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
+                    continue
             self.servers[kind] = server
             info[kind] = server.describe()
             self.log(f"{kind}: {info[kind]['version']} at {info[kind]['dsn']}")

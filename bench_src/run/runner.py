@@ -25,7 +25,7 @@ from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..plan.estimate import Estimate, default_seconds, earlier_pilot, estimate, format_duration, history
 from ..plan.validate import resolve_dsn
-from ..store import ChecksumBook, ResultsStore, key_string, now_utc
+from ..store import ChecksumBook, DiskFull, ResultsStore, is_disk_full, key_string, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine
 from . import measure as measure_module
@@ -210,16 +210,20 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
-    # every session starts with the programs out of the page cache (their RSS depends on it)
-    not_evicted = build.evict_from_page_cache([paths.launcher()] + [paths.program(lang) for lang in plan.languages])
-    store.update_session(page_cache="binaries evicted at the start of the session"
-                         + (f" except: {'; '.join(not_evicted)}" if not_evicted else ""))
+    if store.access_note:
+        log(f"note: {store.access_note}")
     report = RunReport(store.dir, 0, 0)
     context_started = False
     bar: Progress | None = None
+    failure: BaseException | None = None
     try:
         with _SigtermAsInterrupt():
             try:
+                # every session starts with the programs out of the page cache (their RSS depends on it)
+                not_evicted = build.evict_from_page_cache([paths.launcher()]
+                                                          + [paths.program(lang) for lang in plan.languages])
+                store.update_session(page_cache="binaries evicted at the start of the session"
+                                     + (f" except: {'; '.join(not_evicted)}" if not_evicted else ""))
                 schedule = plan.schedule()
                 records = store.records()
                 done = store.done_ids()
@@ -265,7 +269,14 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     "run the same plan again to resume")
             except BaseException as exc:
                 report.interrupted = True
-                report.ended = f"error: {type(exc).__name__}: {exc}"
+                if is_disk_full(exc):  # outside the store (fixtures, scratch files): the same error
+                    store.reserve.release()
+                    failure = store.disk_full(exc)
+                    report.ended = f"error: {failure.what}"
+                    raise failure from None
+                failure = exc
+                report.ended = (f"error: {exc.what}" if isinstance(exc, DiskFull)
+                                else f"error: {type(exc).__name__}: {exc}")
                 raise
             finally:
                 if bar is not None:
@@ -276,8 +287,13 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 finally:
                     measure_module.remove_sample_dirs()
                     report.duration_s = time.monotonic() - started
-                    store.update_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
-                                         ended=report.ended, duration_s=round(report.duration_s, 1))
+                    try:
+                        store.end_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
+                                          ended=report.ended, duration_s=round(report.duration_s, 1))
+                    except DiskFull:
+                        if not isinstance(failure, DiskFull):
+                            raise
+                        failure.end_recorded = False  # the empty reserve tells the next run why
     finally:
         store.close()
     if bar is not None and report.estimate is not None:
@@ -338,18 +354,23 @@ def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, book: Ch
     """take(seq, slot): one sample, measured, checked and stored at once."""
     env = default_env()
     after_sample = getattr(context, "after_sample", None)
+    secrets = getattr(context, "secrets", None)
 
     def take(seq: int, slot: Slot) -> None:
         began = time.monotonic()
         started_at = now_utc()
         try:
             extra_args = context.before_sample(slot.cell)
+            if secrets is not None:  # a server restarted by before_sample has a new password
+                store.scrubber.add(*secrets())
             if plan.timeline_ms:
                 extra_args["timeline_ms"] = plan.timeline_ms
             measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)
         except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
             measured = {"status": "skipped", "reason": str(exc)}
         except Exception as exc:  # a harness-side failure becomes a failed sample too
+            if is_disk_full(exc):  # not the sample's failure: every further one would fail alike
+                raise
             measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
         timeline = measured.pop("timeline", None)
         rec = _record(slot, seq, store.run_id, store.session, measured)

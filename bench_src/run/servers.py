@@ -25,7 +25,9 @@ Who can do what:
 
 A pid file is acted on only after checking that the process is the expected server binary
 running on the expected data directory; an unrelated process that took over a stale PID is never
-signalled.  An `External` server is one the user points at with a DSN; it is used as it is.
+signalled.  An `External` server is one the user points at with a DSN; it is used as it is, but it
+must answer with the credentials given (`check_external`, run before anything is built): a server
+the user named that refuses them stops the run, naming the server with its password masked.
 
 Every server keeps the template table `users_template` (the same 10,000 rows as the SQLite
 fixture) and `restore_users()` rebuilds `users` from it before every sample.  SQL goes through the
@@ -52,10 +54,11 @@ from pathlib import Path
 
 from .. import paths
 from ..store.lock import DirLock, LockedError
-from ..store.secrets import redact_dsn
+from ..store.secrets import Scrubber, dsn_secrets, redact_dsn
 from . import fixtures
 
 INSTALL = {"mysql": "mariadb-server", "postgres": "postgresql"}
+CLIENT_INSTALL = {"mysql": "mariadb-client", "postgres": "postgresql-client"}
 START_TIMEOUT_S = 90
 SERVERS_DIR = paths.DATA / "servers"
 LOCK = ".lock"
@@ -422,8 +425,7 @@ class Managed(Server):
             self._init_datadir()
             self._initialized = True
         port = free_port()
-        password = self.conn.password if self.conn else new_password()
-        self.conn = Conn("127.0.0.1", port, "bench", password, "bench")
+        self.conn = Conn("127.0.0.1", port, "bench", new_password(), "bench")  # a new password at every start
         self.proc = _popen(self._as_owner(self._server_command(port)), self.log)
         self._wait_until_ready()
         self._set_up_accounts()
@@ -521,6 +523,10 @@ class MariaDB(Managed):
                     f"apt-get install {INSTALL['mysql']}, or pass dsn={{'mysql': 'mysql://user:pass@host:port/db'}}")
         return None
 
+    @classmethod
+    def client(cls) -> str | None:
+        return cls.binaries()["mariadb"]
+
     def sql(self, statements: str, admin: bool = False) -> str:
         b = self.binaries()
         env = dict(os.environ)
@@ -610,6 +616,10 @@ class Postgres(Managed):
             return ("PostgreSQL is not installed (postgres or psql not found): "
                     f"apt-get install {INSTALL['postgres']}, or pass dsn={{'postgres': 'postgres://user:pass@host:port/db'}}")
         return None
+
+    @classmethod
+    def client(cls) -> str | None:
+        return shutil.which("psql")
 
     def sql(self, statements: str, admin: bool = False) -> str:
         env = dict(os.environ)
@@ -701,9 +711,32 @@ class External:
     def __init__(self, dsn: str):
         Server.__init__(self)
         self.conn = Conn.from_dsn(dsn)
+        self._scrub = Scrubber(dsn_secrets(dsn))
+
+    def refused(self, why: str, fix: str = "check the URL's user, password, host, port and database") -> ServerError:
+        """The error that names this server (password masked), what went wrong and what to do."""
+        why = self._scrub.text(why.removeprefix(f"{self.kind}: "))
+        return ServerError(f"the {self.kind} server of dsn[{self.kind}], {redact(self.dsn)}, cannot be used: {why}; "
+                           f"{fix}")
+
+    def check(self) -> None:
+        """Connect as the harness will and run SELECT 1."""
+        if self.client() is None:
+            raise self.refused("its command-line client is not installed here",
+                               f"apt-get install {CLIENT_INSTALL[self.kind]}")
+        try:
+            answer = self.sql("SELECT 1").strip()
+        except (ServerError, OSError, subprocess.TimeoutExpired) as exc:
+            raise self.refused(str(exc)) from None
+        if answer != "1":
+            raise self.refused(f"SELECT 1 answered {answer[:80]!r}")
 
     def start(self) -> None:
-        self.ensure_template()
+        self.check()
+        try:
+            self.ensure_template()
+        except ServerError as exc:
+            raise self.refused(f"loading the template table failed: {exc}") from None
 
     def stop(self) -> None:
         pass
@@ -730,3 +763,11 @@ def make_server(kind: str, dsn: str | None, max_connections: int) -> Server:
 
 def missing(kind: str) -> str | None:
     return MariaDB.missing() if kind == "mysql" else Postgres.missing()
+
+
+def check_external(kind: str, dsn: str) -> None:
+    """A server the user named must answer with the credentials of its DSN; a ServerError names it
+    (password masked) with what it answered."""
+    server = make_server(kind, dsn, max_connections=0)
+    assert isinstance(server, External)
+    server.check()

@@ -1,5 +1,6 @@
-"""Store: a results directory (`meta.json`, `samples.jsonl`, timelines) and the checksum book that
-proves equal work.  `load` gives the tidy samples frame with its `valid` column."""
+"""Store: a results directory (`meta.json`, `samples.jsonl`, timelines), the checksum book that
+proves equal work, and what a full disk does to a run (`space`).  `load` gives the tidy samples
+frame with its `valid` column."""
 from __future__ import annotations
 
 import os
@@ -8,9 +9,10 @@ import pandas as pd
 
 from .equivalence import ChecksumBook, check, key_string, mark_valid
 from .lock import DirLock, LockedError
-from .results import (COLUMNS, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory, ResultsStore,
-                      check_results_dir, now_utc, samples_frame)
+from .results import (COLUMNS, CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
+                      ResultsStore, check_results_dir, now_utc, samples_frame)
 from .secrets import Scrubber, redact_dsn
+from .space import DiskFull, is_disk_full
 
 
 def load(results_dir: str | os.PathLike) -> pd.DataFrame:
@@ -24,6 +26,6 @@ def repair(results_dir: str | os.PathLike) -> int:
     return ResultsStore(results_dir).repair_records()
 
 
-__all__ = ["COLUMNS", "ChecksumBook", "CorruptRecords", "CorruptRecordsWarning", "DirLock", "LockedError",
-           "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir", "key_string", "load",
-           "mark_valid", "now_utc", "redact_dsn", "repair", "samples_frame"]
+__all__ = ["COLUMNS", "ChecksumBook", "CorruptFile", "CorruptRecords", "CorruptRecordsWarning", "DirLock",
+           "DiskFull", "LockedError", "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir",
+           "is_disk_full", "key_string", "load", "mark_valid", "now_utc", "redact_dsn", "repair", "samples_frame"]

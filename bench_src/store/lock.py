@@ -54,8 +54,12 @@ class DirLock:
                         raise LockedError(self.what, self.path, _owner(self.path)) from None
                     time.sleep(0.05)
         stamp = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {stamp}\n".encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {stamp}\n".encode(), 0)
+        except OSError:  # a full disk: the lock is not taken (closing drops it)
+            os.close(fd)
+            raise
         self.fd = fd
         return self
 

@@ -5,8 +5,11 @@ sample that was running (its half-written line, the only thing a kill can leave,
 silently).  Any other unreadable or incomplete line is reported with its line number; a resume
 refuses to go on until `repair` moves such lines to a side file.  Opening the same plan again
 resumes; opening a different plan in the same directory is refused; one process at a time may
-write into a directory (a lock file names the owner).  The directory is private to its owner
-(0700), and nothing written here holds a known secret.
+write into a directory (a lock file names the owner).  A directory the store creates is private
+to its owner (0700); an existing one keeps its mode (a session notes when others can read it), and
+one that holds something else than a run of this package is refused.  The files are 0600, and
+nothing written here holds a known secret.  A full disk stops a run with one error (`DiskFull`,
+see `space`); a meta.json that cannot be read is named with what to do (`CorruptFile`).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import pandas as pd
 from ..plan import Plan, plan_from_dict
 from .lock import DirLock
 from .secrets import Scrubber
+from .space import RESERVE, RESERVE_MARGIN, DiskFull, Reserve, is_disk_full
 
 SAMPLES = "samples.jsonl"
 REJECTED = "samples.rejected.jsonl"
@@ -32,6 +36,12 @@ LOCK = ".lock"
 # again, and the newer record replaces the older one.
 RETRY_STATUSES = ("skipped",)
 META = "meta.json"
+CORRUPT_META = "meta.json.corrupt"
+# What a run of this package may leave in a directory before its meta.json exists: the lock, the
+# space reserve, a meta.json being written, and the notebook `make run` writes first.  A directory
+# without meta.json that holds anything else is someone else's, and is never written into.
+OWN_BEFORE_META = (LOCK, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb")
+WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an instant (as a lock's temporary)
 # The keys without which a line is not a sample record.
 REQUIRED = ("sample_id", "seq", "phase", "block", "cell_id", "workload", "lang", "variant", "n", "status")
 
@@ -59,6 +69,10 @@ class BinariesChanged(ValueError):
 
 class CorruptRecords(ValueError):
     """samples.jsonl holds lines that are not complete sample records (besides a torn last line)."""
+
+
+class CorruptFile(ValueError):
+    """A file of a results directory that cannot be read as what it must be (meta.json)."""
 
 
 @dataclass
@@ -97,18 +111,44 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
 def _write_private(path: Path, text: str) -> None:
     """Write a file only its owner can read, atomically (temporary file, fsync, rename)."""
     tmp = path.with_name(path.name + ".tmp")
+    data = text.encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            fd = -1
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-    finally:
-        if fd >= 0:
-            os.close(fd)
+        _write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        tmp.unlink(missing_ok=True)  # a partial copy (a full disk) must not stay behind
+        raise
+    os.close(fd)
     os.replace(tmp, path)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def foreign_entries(directory: Path) -> list[str]:
+    """The names in a directory without meta.json that no run of this package leaves there
+    (empty when the directory holds meta.json or does not exist)."""
+    if not directory.is_dir() or (directory / META).exists():
+        return []
+    return sorted(p.name for p in directory.iterdir()
+                  if p.name not in OWN_BEFORE_META and not p.name.startswith((WRITE_PROBE, LOCK + ".")))
+
+
+def refuse_foreign(directory: Path) -> None:
+    """Refuse a directory that holds something else than a run of this package: a run writes only
+    into a new or empty directory, or into one of its own (with meta.json)."""
+    foreign = foreign_entries(directory)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and holds no meta.json: it is "
+                         "not a results directory of this package, and nothing is written into it; give a new or "
+                         "empty directory, or the directory of an earlier run")
 
 
 def check_results_dir(directory: str | os.PathLike) -> Path:
@@ -124,11 +164,19 @@ def check_results_dir(directory: str | os.PathLike) -> Path:
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
         raise ValueError(f"results_dir {str(d)!r}: {str(probe)!r} is a file, not a directory")
-    try:  # really try: access() says yes to root even where nothing can be written
-        fd, name = tempfile.mkstemp(prefix=".bench-write-test-", dir=probe)
-        os.close(fd)
-        os.unlink(name)
+    refuse_foreign(d)
+    try:  # really try (access() says yes to root even where nothing can be written), a block's worth
+        fd, name = tempfile.mkstemp(prefix=WRITE_PROBE, dir=probe)
+        try:
+            _write_all(fd, b"\0" * 4096)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(name)
     except OSError as exc:
+        if is_disk_full(exc):
+            store = ResultsStore(d)
+            raise store.disk_full(None, created=not store.samples_path.exists()) from None
         what = "is" if probe == d else f"cannot be created: {str(probe)!r} is"
         raise ValueError(f"results_dir {str(d)!r} {what} not writable ({exc.strerror})") from None
     owner = DirLock.held_by(d / LOCK)
@@ -144,7 +192,10 @@ class ResultsStore:
         self.meta_path = self.dir / META
         self.scrubber = scrubber or Scrubber()
         self.lock = DirLock(self.dir / LOCK, f"the results directory {self.dir}")
+        self.reserve = Reserve(self.dir / RESERVE)
         self.session: int | None = None  # 1-based number of the session this process opened
+        self.access_note = ""  # set by open() when other users can read the directory
+        self._reserving = False  # a session is open: meta.json's space reserve is kept
 
     @property
     def run_id(self) -> str:
@@ -159,16 +210,74 @@ class ResultsStore:
 
     # --- meta -------------------------------------------------------------------------------
     def read_meta(self) -> dict[str, Any]:
-        return json.loads(self.meta_path.read_text())
+        """meta.json; a CorruptFile names it, says what is wrong and how to recover."""
+        text = ""
+        try:
+            text = self.meta_path.read_text(encoding="utf-8")
+            meta = json.loads(text)
+        except UnicodeDecodeError:
+            why = "it is not UTF-8 text"
+        except json.JSONDecodeError as exc:
+            # meta.json is always written whole, ending with "}": a file that does not was cut short
+            cut = "" if text.rstrip().endswith("}") else "; it ends before the JSON does: the file was cut short"
+            why = f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}){cut}"
+        else:
+            if isinstance(meta, dict) and isinstance(meta.get("plan"), dict) and isinstance(meta.get("sessions"), list):
+                return meta
+            why = "it is JSON but not a run's record (no plan or no sessions)"
+        raise CorruptFile(self._corrupt_meta(why))
+
+    def _corrupt_meta(self, why: str) -> str:
+        try:
+            lines = self.samples_path.read_bytes().count(b"\n")
+        except OSError:
+            lines = 0
+        return (f"{self.meta_path} cannot be read: {why}. The samples are intact ({lines} lines in "
+                f"{self.samples_path}). To recover, put back a copy of meta.json, or run the same plan again with "
+                f"repair=True (CLI: --repair): it rebuilds meta.json from the plan, keeps the samples and moves "
+                f"this file to {CORRUPT_META}")
 
     def write_meta(self, meta: dict[str, Any]) -> None:
-        meta = self.scrubber.data(meta)
-        _write_private(self.meta_path, json.dumps(meta, indent=2, sort_keys=True, default=str))
+        """Write meta.json atomically.  While a session is open the space reserve stays as large
+        as a copy of it plus a margin.  On a full disk the reserve is given back and the write is
+        tried once more in its space; while a session is open, DiskFull then stops the run (written
+        or not: no reserve is left)."""
+        text = json.dumps(self.scrubber.data(meta), indent=2, sort_keys=True, default=str)
+        try:
+            _write_private(self.meta_path, text)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            self.reserve.release()
+            try:
+                _write_private(self.meta_path, text)
+            except OSError as again:
+                if is_disk_full(again):
+                    raise self.disk_full(again, writing=META) from None
+                raise
+            if self._reserving:
+                raise self.disk_full(exc, writing=META) from None
+            return
+        if self._reserving:
+            self._keep_reserve(len(text))
 
-    def check_plan(self, plan: Plan) -> None:
-        """Refuse a directory that holds a different plan (before anything is built or written)."""
+    def _keep_reserve(self, meta_size: int) -> None:
+        try:
+            self.reserve.ensure(meta_size + RESERVE_MARGIN)
+        except OSError as exc:
+            self.reserve.release()
+            raise self.disk_full(exc) from None
+
+    def check_plan(self, plan: Plan, repair: bool = False) -> None:
+        """Refuse a directory that holds a different plan (before anything is built or written).
+        With `repair` an unreadable meta.json is left for open() to rebuild from this plan."""
         if self.meta_path.exists():
-            meta = self.read_meta()
+            try:
+                meta = self.read_meta()
+            except CorruptFile:
+                if repair:
+                    return
+                raise
             if meta["plan"] != plan.to_dict():
                 old = plan_from_dict(meta["plan"])
                 raise ValueError(
@@ -181,24 +290,101 @@ class ResultsStore:
         plan: a torn last line is dropped; other bad lines stop the run unless `repair`.  When
         samples are already stored, the binaries named in `binaries` (keys of
         session["binaries"]) must be those of the last session that recorded them, unless
-        `new_binaries`, which notes the change in the new session."""
-        created = not self.dir.exists()
-        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if created or self.dir.stat().st_mode & 0o077:
-            os.chmod(self.dir, 0o700)
+        `new_binaries`, which notes the change in the new session.
+
+        A directory created here is made 0700; an existing one keeps its mode (when others can
+        read it, `access_note` and the session say so), and one that holds something else than a
+        run of this package is refused.  On a full disk DiskFull is raised; a directory created
+        by this call is then removed again, so nothing is left behind."""
+        created = self._make_dir()
+        if not created:
+            refuse_foreign(self.dir)
+        marked = self.reserve.released()  # a session before this one was stopped by a full disk
         for f in (self.samples_path, self.meta_path):
             if f.exists() and f.stat().st_mode & 0o077:
                 os.chmod(f, 0o600)
-        self.lock.acquire()
+        mode = self.dir.stat().st_mode
+        if mode & 0o077:
+            self.access_note = (f"{self.dir} is mode {mode & 0o7777:o}, not private: other users can see the "
+                                "names of its files (samples.jsonl and meta.json stay 0600; exports follow your umask)")
+            session = {**session, "results_dir_access": self.access_note}
         try:
-            return self._open_locked(plan, session, repair, binaries, new_binaries)
+            try:
+                self.lock.acquire()
+            except OSError as exc:
+                if is_disk_full(exc):
+                    raise self.disk_full(exc, writing=LOCK, created=bool(created)) from None
+                raise
+            try:
+                return self._open_locked(plan, session, repair, binaries, new_binaries)
+            except DiskFull as exc:
+                if created:
+                    exc.stored, exc.left_nothing = None, True
+                elif self.session is None and not marked:  # no session recorded: no reserve left either
+                    self.reserve.remove()
+                elif self.session is not None:  # the session is recorded: so is its end
+                    try:
+                        self.end_session(finished_at=now_utc(), taken=0, interrupted=True,
+                                         ended=f"error: {exc.what}", duration_s=0.0)
+                    except DiskFull:
+                        exc.end_recorded = False
+                raise
         except BaseException:
+            if created:
+                self._remove_created(created)
             self.lock.release()
+            self.session = None
             raise
+
+    def _make_dir(self) -> list[Path]:
+        """Create the directory (0700) and its missing parents; return those created, deepest first."""
+        missing = []
+        for d in (self.dir, *self.dir.parents):
+            if d.exists():
+                break
+            missing.append(d)
+        try:
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if missing:
+                os.chmod(self.dir, 0o700)
+        except OSError as exc:
+            if is_disk_full(exc):
+                self._remove_created(missing)
+                raise self.disk_full(exc, created=True) from None
+            raise
+        return missing
+
+    def _remove_created(self, created: list[Path]) -> None:
+        """Undo a failed first open: the files a run makes before its first sample, then the
+        directories this process created (only when empty)."""
+        for name in (LOCK, RESERVE, META, META + ".tmp", SAMPLES):
+            try:
+                (self.dir / name).unlink(missing_ok=True)
+            except OSError:
+                pass
+        for d in created:
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
+    def disk_full(self, exc: OSError | None = None, writing: str = "", created: bool = False) -> DiskFull:
+        """The DiskFull error of this directory: where, what was being written, how many samples are
+        safely stored (none and nothing left behind when the directory was created by this run)."""
+        where = self.dir
+        filename = getattr(exc, "filename", None)
+        if filename and not writing:
+            f = Path(filename)
+            try:
+                writing = str(f.relative_to(self.dir))
+            except ValueError:
+                where, writing = f.parent, f.name
+        stored = None if created else len(self.scan().records)
+        return DiskFull(where, writing, stored, self.samples_path, left_nothing=created)
 
     def _open_locked(self, plan: Plan, session: dict[str, Any], repair: bool, binaries, new_binaries: bool
                      ) -> dict[str, Any]:
-        self.check_plan(plan)
+        self.check_plan(plan, repair=repair)
         self.repair()
         scan = self.scan()
         if scan.bad:
@@ -208,7 +394,12 @@ class ResultsStore:
                                      f"{REJECTED} and take those samples again")
             self.repair_records(scan)
         if self.meta_path.exists():
-            meta = self.read_meta()
+            try:
+                meta = self.read_meta()
+            except CorruptFile as exc:
+                if not repair:
+                    raise
+                meta = self._rebuilt_meta(plan, scan, str(exc))
         else:
             meta = {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest,
                     "created_at": now_utc(), "sessions": []}
@@ -225,14 +416,49 @@ class ResultsStore:
             session = {**session, "binaries_changed": {k: {"before": o, "now": n} for k, (o, n) in changed.items()}}
         for old in meta["sessions"]:
             if "finished_at" not in old and not old.get("interrupted"):
-                # the process of that session was killed (kill -9, power loss): it never wrote its end
                 old["interrupted"] = True
-                old["ended"] = "killed: the session never recorded its end"
+                if old is meta["sessions"][-1] and self.reserve.released():
+                    # it gave its space reserve back on a full disk, then could not write its end either
+                    old["ended"] = "error: the disk was full; the session could not record its end"
+                else:  # the process of that session was killed (kill -9, power loss)
+                    old["ended"] = "killed: the session never recorded its end"
         meta["sessions"].append({**session, "session": len(meta["sessions"]) + 1, "pid": os.getpid(),
                                  "started_at": now_utc()})
-        self.session = len(meta["sessions"])
+        text_size = len(json.dumps(meta, indent=2, sort_keys=True, default=str))
+        self._keep_reserve(text_size)  # before the session is written: a full disk changes nothing
         self.write_meta(meta)
+        self.session = len(meta["sessions"])
+        self._reserving = True
+        self._keep_reserve(text_size)  # again: the write may have taken the reserve's space
         return meta
+
+    def _rebuilt_meta(self, plan: Plan, scan: Scan, why: str) -> dict[str, Any]:
+        """A new meta.json for the samples of an unreadable one, from the plan being resumed: the
+        samples must all belong to it.  The unreadable file is kept as meta.json.corrupt; the
+        sessions it recorded are lost (their numbers stay reserved, the samples keep theirs)."""
+        cells = {c.id for c in plan.cells()}
+        strangers = [r["sample_id"] for r in scan.records if r["cell_id"] not in cells]
+        if strangers:
+            raise CorruptFile(f"{self.meta_path} cannot be read, and meta.json cannot be rebuilt from this plan: "
+                              f"{self.samples_path} holds {len(strangers)} samples of other cells (e.g. "
+                              f"{strangers[0]}); resume with the plan of that run, or put back a copy of meta.json")
+        os.replace(self.meta_path, self.dir / CORRUPT_META)
+        lost = max((int(r.get("session") or 0) for r in scan.records), default=0)
+        at = now_utc()
+        return {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest, "created_at": at,
+                "rebuilt": {"at": at, "from_plan": True, "unreadable_copy": CORRUPT_META, "why": why},
+                "sessions": [{"session": k, "finished_at": None, "interrupted": None,
+                              "ended": "unknown: its record was lost with an unreadable meta.json"}
+                             for k in range(1, lost + 1)]}
+
+    def end_session(self, **fields: Any) -> None:
+        """Record the end of this process's session.  The space reserve is given back first (this
+        write may need its space) and removed once the end is written; when even this write fails
+        on a full disk, the empty reserve stays as the mark the next open reads."""
+        self._reserving = False
+        self.reserve.release()
+        self.update_session(**fields)
+        self.reserve.remove()
 
     @staticmethod
     def _changed_binaries(meta: dict[str, Any], now: dict[str, Any], names) -> dict[str, tuple]:
@@ -242,6 +468,9 @@ class ResultsStore:
         return {k: (before.get(k), now.get(k)) for k in names if before.get(k) != now.get(k)}
 
     def close(self) -> None:
+        if self._reserving:  # a session that ends without recording it: it reads as killed
+            self._reserving = False
+            self.reserve.remove()
         self.lock.release()
 
     def update_meta(self, **fields: Any) -> None:
@@ -334,11 +563,29 @@ class ResultsStore:
         return {r["sample_id"] for r in self.records() if r.get("status") not in RETRY_STATUSES}
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(self.scrubber.data(record), sort_keys=True, default=str) + "\n"
-        with open(self.samples_path, "a", encoding="utf-8", opener=_private_opener) as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        """Append one sample and fsync it.  On a full disk the file is cut back to its last whole
+        line, so every stored sample stays whole, and DiskFull says how many are stored."""
+        data = (json.dumps(self.scrubber.data(record), sort_keys=True, default=str) + "\n").encode("utf-8")
+        try:
+            fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            if is_disk_full(exc):
+                self.reserve.release()
+                raise self.disk_full(exc, writing=SAMPLES) from None
+            raise
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
+                os.ftruncate(fd, size)
+                self.reserve.release()
+                raise self.disk_full(exc, writing=SAMPLES) from None
+        finally:
+            os.close(fd)
 
     def latest_records(self) -> list[dict[str, Any]]:
         """One record per sample id: the last one written (a skipped sample taken again later)."""
@@ -375,11 +622,18 @@ class ResultsStore:
     def write_timeline(self, sample_id: str, points) -> str:
         """Store one sample's RSS timeline as CSV (t_mono_ns, rss_bytes); return its relative path."""
         d = self.dir / "timelines"
-        d.mkdir(mode=0o700, exist_ok=True)
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sample_id) + ".csv"
-        with open(d / name, "w", opener=_private_opener) as f:
-            f.write("t_mono_ns,rss_bytes\n")
-            f.writelines(f"{t},{r}\n" for t, r in points)
+        try:
+            d.mkdir(mode=0o700, exist_ok=True)
+            with open(d / name, "w", opener=_private_opener) as f:
+                f.write("t_mono_ns,rss_bytes\n")
+                f.writelines(f"{t},{r}\n" for t, r in points)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            (d / name).unlink(missing_ok=True)
+            self.reserve.release()
+            raise self.disk_full(exc, writing=f"timelines/{name}") from None
         return f"timelines/{name}"
 
     def read_timeline(self, relative: str) -> pd.DataFrame:

@@ -1,0 +1,103 @@
+"""Running out of disk space where a run writes.
+
+A full disk is not a sample's failure: the run stops at once with one error (`DiskFull`) that says
+so, where, how many samples are safely stored and that the same command resumes once there is
+space.  So that the session can still record how it ended, a run holds a small reserve of
+preallocated bytes in its results directory (`Reserve`, the file `.space-reserve`) while it is
+open; the reserve is given back when the disk fills up, and meta.json is rewritten in that space.
+Given back, the file stays, empty, until the session's end is recorded: a session that could not
+record its end and left an empty reserve was stopped by a full disk (a killed one leaves it whole).
+"""
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+RESERVE = ".space-reserve"
+# The reserve holds a copy of meta.json as it was last written plus this margin (what one update
+# adds, the end of a session, a filesystem block): a rewrite needs a new copy beside the old one.
+RESERVE_MARGIN = 8 * 1024
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether an error means that the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+
+class DiskFull(RuntimeError):
+    """No space left where a run writes.  `stored`: samples safely stored in `samples_path` (None:
+    the run had not started); `left_nothing`: what the run had made was removed again;
+    `end_recorded` is set to False when even the session's end could not be written."""
+
+    def __init__(self, where: str | os.PathLike, writing: str = "", stored: int | None = None,
+                 samples_path: Path | None = None, left_nothing: bool = False):
+        self.where, self.writing, self.samples_path = Path(where), writing, samples_path
+        self.stored, self.left_nothing = stored, left_nothing
+        self.end_recorded = True
+        super().__init__(self.what)
+
+    @property
+    def what(self) -> str:
+        """The cause alone (what a session records as its end)."""
+        writing = f" (writing {self.writing})" if self.writing else ""
+        return f"the disk is full: no space left on the device holding {self.where}{writing}"
+
+    def __str__(self) -> str:
+        if self.stored:
+            text = (f"{self.what}; {self.stored} samples are safely stored in {self.samples_path}; free some "
+                    "space, then run the same command again to resume")
+        else:
+            left = "nothing was left behind" if self.left_nothing else "no sample is stored"
+            text = f"{self.what}; {left}; free some space, then run the same command again"
+        if not self.end_recorded:
+            text += ("; the end of this session could not be written to meta.json either (the next run "
+                     "records it as stopped by a full disk)")
+        return text
+
+
+class Reserve:
+    """A file of preallocated bytes, grown with `ensure` and given back with `release`."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+
+    def released(self) -> bool:
+        """Given back and never removed: the mark of a session stopped by a full disk."""
+        try:
+            return self.path.stat().st_size == 0
+        except OSError:
+            return False
+
+    def ensure(self, size: int) -> None:
+        """Hold at least `size` bytes (never shrinks).  An OSError for a full disk propagates (the
+        caller decides); any other failure (a filesystem that cannot preallocate) leaves the
+        reserve as it is: it is a safeguard, not a condition of a run."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise
+            return
+        try:
+            if os.fstat(fd).st_size < size:
+                os.posix_fallocate(fd, 0, size)
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise
+        finally:
+            os.close(fd)
+
+    def release(self) -> None:
+        """Give the space back (truncating needs none), keeping the empty file as a mark."""
+        try:
+            os.truncate(self.path, 0)
+        except OSError:
+            pass
+
+    def remove(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -1,0 +1,351 @@
+"""Faults of the results directory: a full disk (mid-run and before the start), a directory that is
+not a run of this package, an unreadable meta.json.  Each gives one line that says what, where
+and what to do; no sample is lost, nothing is left behind, and a directory the harness did not
+create keeps its mode.
+
+A full disk is injected (ENOSPC from the store's writes) so that these run anywhere; the last tests
+fill a real 48 KiB tmpfs as the user would, and need root to mount it."""
+import errno
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from bench_src import store
+from bench_src.run import build, runner
+from bench_src.store import ResultsStore
+from bench_src.store import results as results_module
+from test_store_runner import fake_measure, small_plan
+
+QUIET = {"progress": False, "log": lambda *_: None}
+PLAN_TEXT = json.dumps({"workloads": ["sleep"], "ns": [10, 100], "samples": 3, "warmup": 1,
+                        "params": {"sleep": {"work": 10}}, "smoke": True})  # small_plan() as --plan
+
+
+def enospc() -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+class FullDisk:
+    """ENOSPC in the store's writes: samples.jsonl fills up after `samples_ok` appends (half of the
+    next line reaches the file first, as on a real disk); with `meta_too`, meta.json cannot be
+    written either once the disk is full (not even in the reserve's space); with `everything`,
+    no write succeeds at all."""
+
+    def __init__(self, monkeypatch, samples_ok=10**9, meta_too=False, everything=False):
+        self.real = results_module._write_all
+        self.samples_ok, self.meta_too, self.everything = samples_ok, meta_too, everything
+        self.appends, self.full = 0, everything
+        monkeypatch.setattr(results_module, "_write_all", self.write)
+
+    def write(self, fd, data):
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if self.everything:
+            raise enospc()
+        if name.endswith("samples.jsonl"):
+            if self.appends >= self.samples_ok:
+                self.full = True
+                self.real(fd, data[: len(data) // 2])
+                raise enospc()
+            self.appends += 1
+        elif name.endswith("meta.json.tmp") and self.full and self.meta_too:
+            raise enospc()
+        self.real(fd, data)
+
+    def freed(self):
+        self.samples_ok, self.full, self.meta_too, self.everything = 10**9, False, False, False
+
+
+def sessions(d):
+    return json.loads((d / "meta.json").read_text())["sessions"]
+
+
+# --- a full disk mid-run ------------------------------------------------------------------------------
+def test_a_full_disk_mid_run_stops_with_one_error_and_the_session_records_it(tmp_path, monkeypatch):
+    plan, out = small_plan(), tmp_path / "r"
+    reserve_sizes = []
+
+    def measure(cell, *a, **k):  # the reserve holds a copy of meta.json while the run is open
+        reserve_sizes.append(((out / ".space-reserve").stat().st_size, (out / "meta.json").stat().st_size))
+        return inner(cell, *a, **k)
+
+    inner = fake_measure()
+    disk = FullDisk(monkeypatch, samples_ok=5)
+    with pytest.raises(store.DiskFull) as err:
+        runner.run(plan, out, measure_fn=measure, **QUIET)
+    assert str(err.value) == (
+        f"the disk is full: no space left on the device holding {out} (writing samples.jsonl); 5 samples are "
+        f"safely stored in {out / 'samples.jsonl'}; free some space, then run the same command again to resume")
+    assert len(inner.calls) == 6, "the run stops at the first sample it cannot store"
+    assert all(size >= meta + 4096 for size, meta in reserve_sizes), reserve_sizes
+    text = (out / "samples.jsonl").read_text()
+    assert text.endswith("\n") and len(text.splitlines()) == 5, "the half-written line is cut off"
+    first = sessions(out)[0]
+    assert first["interrupted"] is True and first["taken"] == 5 and "finished_at" in first
+    assert first["ended"] == f"error: {err.value.what}"
+    assert not (out / ".space-reserve").exists() and not (out / "meta.json.tmp").exists()
+
+    disk.freed()  # space again: the same command resumes
+    again = fake_measure()
+    report = runner.run(plan, out, measure_fn=again, **QUIET)
+    assert report.already_done == 5 and report.taken == len(plan.schedule()) - 5
+    ids = [r["sample_id"] for r in ResultsStore(out).records()]
+    assert sorted(ids) == sorted(s.sample_id for s in plan.schedule())
+    assert sessions(out)[0]["ended"] == first["ended"], "still ended by the full disk, never 'killed'"
+
+
+def test_when_even_the_end_cannot_be_written_the_next_run_says_why(tmp_path, monkeypatch):
+    plan, out = small_plan(), tmp_path / "r"
+    disk = FullDisk(monkeypatch, samples_ok=5, meta_too=True)
+    with pytest.raises(store.DiskFull) as err:
+        runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    assert err.value.end_recorded is False
+    assert str(err.value).endswith("5 samples are safely stored in " f"{out / 'samples.jsonl'}; free some space, then "
+                                   "run the same command again to resume; the end of this session could not be "
+                                   "written to meta.json either (the next run records it as stopped by a full disk)")
+    assert "finished_at" not in sessions(out)[0]
+    assert (out / ".space-reserve").stat().st_size == 0, "the empty reserve is the mark of a full disk"
+    disk.freed()
+    runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    first, second = sessions(out)
+    assert first["interrupted"] is True
+    assert first["ended"] == "error: the disk was full; the session could not record its end"
+    assert second["ended"] == "finished" and not (out / ".space-reserve").exists()
+    assert len(ResultsStore(out).records()) == len(plan.schedule())
+
+
+def test_a_full_disk_outside_the_store_stops_the_run_the_same_way(tmp_path):
+    """ENOSPC from a fixture or a scratch file is not the sample's failure: the run stops."""
+    plan, out = small_plan(), tmp_path / "r"
+    m = fake_measure(fail=lambda cell, k: enospc() if k == 4 else None)
+    with pytest.raises(store.DiskFull, match=r"^the disk is full: .*; 3 samples are safely stored in .*to resume$"):
+        runner.run(plan, out, measure_fn=m, **QUIET)
+    assert [r["status"] for r in ResultsStore(out).records()] == ["ok"] * 3, "no harness_error sample for it"
+    assert sessions(out)[0]["ended"].startswith("error: the disk is full")
+
+
+def test_a_full_disk_is_one_line_from_the_cli(tmp_path, monkeypatch, capsys):
+    from bench_src.__main__ import main
+    monkeypatch.setattr(build, "build", lambda *a, **k: {})
+    real_run = runner.run
+    monkeypatch.setattr(runner, "run", lambda *a, **k: real_run(*a, measure_fn=fake_measure(),
+                                                                context=runner.NoContext(), **k))
+    FullDisk(monkeypatch, samples_ok=3)
+    out = tmp_path / "r"
+    assert main(["run", "--no-progress", "--results-dir", str(out), "--plan", PLAN_TEXT]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (f"error: the disk is full: no space left on the device holding {out} (writing samples.jsonl); "
+                       f"3 samples are safely stored in {out / 'samples.jsonl'}; free some space, then run the same "
+                       "command again to resume")
+    assert not any("Traceback" in line for line in err)
+
+
+# --- a full disk before the start ---------------------------------------------------------------------
+def test_check_refuses_a_full_disk_in_one_line_before_anything_is_built(tmp_path, monkeypatch, capsys):
+    from bench_src.__main__ import main
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    FullDisk(monkeypatch, everything=True)
+    out = tmp_path / "new" / "r"
+    for cmd in ("check", "run"):
+        assert main([cmd, "--results-dir", str(out), "--plan", PLAN_TEXT]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == (f"error: the disk is full: no space left on the device holding {out}; nothing was left "
+                       "behind; free some space, then run the same command again"), err
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("where", ["lock", "reserve", "meta"])
+def test_a_full_disk_at_the_start_leaves_nothing_behind(tmp_path, monkeypatch, where):
+    """Past the check (the disk filled up meanwhile): the run stops at its first write and removes
+    what it had made, up to the directories it created."""
+    if where == "lock":
+        monkeypatch.setattr(os, "pwrite", lambda *a: (_ for _ in ()).throw(enospc()))
+    elif where == "reserve":
+        monkeypatch.setattr(os, "posix_fallocate", lambda *a: (_ for _ in ()).throw(enospc()))
+    else:
+        FullDisk(monkeypatch, everything=True)
+    out = tmp_path / "new" / "deeper" / "r"
+    m = fake_measure()
+    with pytest.raises(store.DiskFull) as err:
+        runner.run(small_plan(), out, measure_fn=m, **QUIET)
+    assert str(err.value).startswith(f"the disk is full: no space left on the device holding {out}")
+    assert "nothing was left behind; free some space, then run the same command again" in str(err.value)
+    assert m.calls == [] and not (tmp_path / "new").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_when_resuming_changes_nothing(tmp_path, monkeypatch):
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, measure_fn=fake_measure(fail=lambda cell, k: KeyboardInterrupt() if k == 6 else None),
+               **QUIET)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    monkeypatch.setattr(os, "posix_fallocate", lambda *a: (_ for _ in ()).throw(enospc()))
+    with pytest.raises(store.DiskFull, match="; 5 samples are safely stored in .*run the same command again to resume$"):
+        runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert after == before, "no session was opened: meta.json and the samples are as they were"
+
+
+# --- a directory that is not a run of this package ------------------------------------------------
+def test_a_directory_holding_other_files_is_refused_and_its_mode_kept(tmp_path, capsys):
+    from bench_src.__main__ import main
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    (shared / "other_file").write_text("x\n")
+    assert main(["check", "--results-dir", str(shared), "--plan", PLAN_TEXT]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: results_dir '{shared}' is not empty (other_file) and holds no meta.json: it is not a "
+                   "results directory of this package, and nothing is written into it; give a new or empty "
+                   "directory, or the directory of an earlier run")
+    with pytest.raises(ValueError, match="is not empty .other_file. and holds no meta.json"):
+        runner.run(small_plan(), shared, measure_fn=fake_measure(), **QUIET)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert sorted(p.name for p in shared.iterdir()) == ["other_file"]
+
+
+def test_an_existing_empty_directory_keeps_its_mode_and_the_session_says_others_can_read_it(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    os.chmod(mine, 0o755)
+    logged = []
+    runner.run(small_plan(), mine, measure_fn=fake_measure(), progress=False, log=logged.append)
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o755, "a directory the harness did not create keeps its mode"
+    for name in ("samples.jsonl", "meta.json"):
+        assert stat.S_IMODE((mine / name).stat().st_mode) == 0o600, name
+    note = sessions(mine)[0]["results_dir_access"]
+    assert note.startswith(f"{mine} is mode 755, not private: other users can see the names of its files")
+    assert f"note: {note}" in logged
+    created = tmp_path / "created"
+    runner.run(small_plan(), created, measure_fn=fake_measure(), **QUIET)
+    assert stat.S_IMODE(created.stat().st_mode) == 0o700 and "results_dir_access" not in sessions(created)[0]
+
+
+# --- an unreadable meta.json --------------------------------------------------------------------------
+def test_a_truncated_meta_json_is_named_with_what_to_do_and_repair_rebuilds_it(tmp_path, monkeypatch, capsys):
+    from bench_src.__main__ import main
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, measure_fn=fake_measure(fail=lambda cell, k: KeyboardInterrupt() if k == 11 else None),
+               **QUIET)
+    samples_before = (out / "samples.jsonl").read_bytes()
+    meta = out / "meta.json"
+    with open(meta, "r+b") as f:
+        f.truncate(500)
+    expected = (f"{meta} cannot be read: it is not valid JSON (")
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    for argv in (["check", "--results-dir", str(out), "--plan", PLAN_TEXT],
+                 ["run", "--results-dir", str(out), "--plan", PLAN_TEXT],
+                 ["report", str(out)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.startswith(f"error: {expected}"), err
+        assert "; it ends before the JSON does: the file was cut short. The samples are intact (10 lines in " in err
+        assert err.endswith(f"To recover, put back a copy of meta.json, or run the same plan again with repair=True "
+                            "(CLI: --repair): it rebuilds meta.json from the plan, keeps the samples and moves this "
+                            "file to meta.json.corrupt"), err
+    assert (out / "samples.jsonl").read_bytes() == samples_before
+
+    m = fake_measure()
+    report = runner.run(plan, out, measure_fn=m, repair=True, **QUIET)
+    assert report.already_done == 10 and report.taken == len(plan.schedule()) - 10
+    rebuilt = json.loads(meta.read_text())
+    assert rebuilt["rebuilt"]["unreadable_copy"] == "meta.json.corrupt" and rebuilt["plan_digest"] == plan.digest
+    assert (out / "meta.json.corrupt").stat().st_size == 500
+    assert [s["session"] for s in rebuilt["sessions"]] == [1, 2], "the lost session keeps its number"
+    assert rebuilt["sessions"][0]["ended"].startswith("unknown: its record was lost")
+    assert {r["session"] for r in ResultsStore(out).records()} == {1, 2}
+
+
+@pytest.mark.parametrize("content, why", [
+    ("[]", "it is JSON but not a run's record (no plan or no sessions)"),
+    ('{"plan": {}}', "it is JSON but not a run's record (no plan or no sessions)"),
+    (b"\xff\xfe{", "it is not UTF-8 text"),
+    ('{"plan": {}, "sessions": [}', "it is not valid JSON (Expecting value at line 1, column 27)"),
+])
+def test_other_unreadable_meta_json_is_named_too(tmp_path, content, why):
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    (out / "meta.json").write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(store.CorruptFile) as err:
+        runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    assert str(err.value).startswith(f"{out / 'meta.json'} cannot be read: {why}. The samples are intact (16 lines")
+
+
+def test_repair_rebuilds_meta_json_only_from_the_plan_of_its_samples(tmp_path):
+    out = tmp_path / "r"
+    runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
+    (out / "meta.json").write_text("{")
+    from bench_src.plan import make_plan
+    other = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, params={"sleep": {"work": 20}},
+                      smoke=True)
+    with pytest.raises(store.CorruptFile, match=r"cannot be rebuilt from this plan: .* holds 16 samples of other cells"):
+        runner.run(other, out, measure_fn=fake_measure(), repair=True, **QUIET)
+    assert (out / "meta.json").read_text() == "{", "nothing changes"
+
+
+# --- a real full disk: a 48 KiB tmpfs, as in the report of the fault --------------------------------
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a 48 KiB tmpfs needs root; the tests above inject ENOSPC instead")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "bench_src", *args], capture_output=True, text=True, timeout=600)
+
+
+ISSUE_PLAN = "{workloads: [sleep], ns: [10, 100], samples: 8, smoke: true}"
+
+
+@pytest.mark.slow
+def test_a_real_full_disk_mid_run_then_the_same_command_resumes(built, small_tmpfs):
+    out = small_tmpfs / "r"
+    first = cli("run", "--no-progress", "--plan", ISSUE_PLAN, "--results-dir", str(out))
+    lines = first.stderr.strip().splitlines()
+    assert first.returncode == 2 and "Traceback" not in first.stderr, first.stderr[-3000:]
+    assert lines[-1].startswith(f"error: the disk is full: no space left on the device holding {out} (writing ")
+    stored = int(lines[-1].split("; ")[1].split()[0])
+    assert lines[-1].endswith(f"; {stored} samples are safely stored in {out / 'samples.jsonl'}; free some space, "
+                              "then run the same command again to resume")
+    assert 0 < stored == len((out / "samples.jsonl").read_text().splitlines())
+    assert sessions(out)[0]["ended"].startswith("error: the disk is full")
+
+    subprocess.run(["mount", "-o", "remount,size=4m", str(small_tmpfs)], check=True)
+    second = cli("run", "--no-progress", "--plan", ISSUE_PLAN, "--results-dir", str(out))
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert f"{stored} kept from before" in second.stdout
+    from bench_src.plan import make_plan
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=8, smoke=True)
+    ids = [r["sample_id"] for r in ResultsStore(out).records()]
+    assert sorted(ids) == sorted(s.sample_id for s in plan.schedule())
+    first_session, second_session = sessions(out)
+    assert first_session["ended"].startswith("error: the disk is full") and second_session["ended"] == "finished"
+
+
+@pytest.mark.slow
+def test_a_real_full_disk_before_the_start_is_one_line_and_leaves_nothing(built, small_tmpfs):
+    with open(small_tmpfs / "filler", "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    out = small_tmpfs / "r"
+    for cmd in ("check", "run"):
+        proc = cli(cmd, "--plan", ISSUE_PLAN, "--results-dir", str(out))
+        assert proc.returncode == 2 and proc.stderr == (
+            f"error: the disk is full: no space left on the device holding {out}; nothing was left behind; free "
+            "some space, then run the same command again\n"), proc.stderr
+        assert not out.exists()
