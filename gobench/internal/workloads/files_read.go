@@ -22,8 +22,8 @@ func runFilesRead(c *Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 
-	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int) (fileRead, error) {
-		return readWhole(paths[picks[i]], retain)
+	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
+		return readWhole(paths[picks[i]], retain, out)
 	})
 	if err != nil {
 		return Outcome{}, err

@@ -36,14 +36,14 @@ func runFilesRW(c *Context) (Outcome, error) {
 		}
 	}
 
-	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int) (fileRead, error) {
+	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
 		path := paths[picks[i]]
 		if picks[i]%2 == 0 {
 			if err := appendFile(path, filesAppended); err != nil {
-				return fileRead{}, err
+				return err
 			}
 		}
-		return readWhole(path, retain)
+		return readWhole(path, retain, out)
 	})
 	if err != nil {
 		return Outcome{}, err

@@ -207,11 +207,12 @@ func TestFilesMissingFile(t *testing.T) {
 func TestRunIOTasksErrors(t *testing.T) {
 	boom := errors.New("boom")
 	for _, chanPerTask := range []bool{false, true} {
-		vals, err := runIOTasks(5, new(cli.Timer), chanPerTask, func(i int) (int, error) {
+		vals, err := runIOTasks(5, new(cli.Timer), chanPerTask, func(i int, out *int) error {
 			if i%2 == 1 {
-				return 0, boom
+				return boom
 			}
-			return i * 10, nil
+			*out = i * 10
+			return nil
 		})
 		if !errors.Is(err, boom) || err.Error() != "task 1: boom (2 of 5 tasks failed)" {
 			t.Errorf("chanPerTask=%v: err = %v", chanPerTask, err)

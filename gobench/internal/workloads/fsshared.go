@@ -34,18 +34,18 @@ func filesPick(n int) []uint64 {
 	return lcg.Mod(42, n, filesFixtureCount)
 }
 
-// readWhole reads a file with os.ReadFile and digests it; with retain the
-// content is handed back too.
-func readWhole(path string, retain bool) (fileRead, error) {
+// readWhole reads a file with os.ReadFile into out: its size, its digest
+// and, with retain, the content.
+func readWhole(path string, retain bool, out *fileRead) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fileRead{}, err
+		return err
 	}
-	r := fileRead{digest: fnv1a64(b), size: uint64(len(b))}
+	out.digest, out.size = fnv1a64(b), uint64(len(b))
 	if retain {
-		r.content = b
+		out.content = b
 	}
-	return r, nil
+	return nil
 }
 
 // fnv1a64 is the 64-bit FNV-1a hash.
