@@ -24,7 +24,7 @@ var filesAppended = []byte("Appended string\n")
 func runFilesRW(c *Context) (Outcome, error) {
 	paths := filesPaths(c.DataDir)
 	picks := filesPick(c.N)
-	retain := c.Params["retain"] == "content"
+	opt := filesOptionsOf(c)
 	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
 	if err != nil {
 		return Outcome{}, err
@@ -43,7 +43,7 @@ func runFilesRW(c *Context) (Outcome, error) {
 				return err
 			}
 		}
-		return readWhole(path, retain, out)
+		return readWhole(path, opt, out)
 	})
 	if err != nil {
 		return Outcome{}, err
