@@ -65,6 +65,8 @@ class Param:
                 note = f" ({self.doc})" if why and self.doc else ""
                 raise ValueError(f"--param {self.name}={value!r}{why}: expected {self.allowed(lang)}{note}")
             return str(number)
+        if isinstance(value, bool) and set(self.choices_for(lang)) == {"on", "off"}:
+            value = "on" if value else "off"  # YAML reads a bare on/off as a boolean
         text = str(value)
         if text not in self.choices_for(lang):
             raise ValueError(
@@ -140,6 +142,17 @@ class Workload:
 
 _RETAIN = Param("retain", "digest", kind="choice", choices=("digest", "content"), checksum=False,
                 doc="keep only each file's digest, or (as the article did) every file's content until the end")
+# The pieces of work the 2022 file programs skipped, each with a switch so its cost can be measured
+# (docs/workloads.md, "What the original skipped").  files_read's checksum sums the digests, so
+# there digest=off changes it (it then proves only the sizes read); files_rw's checksum never holds
+# a digest.
+_DIGEST_DOC = "FNV-1a over every file read (on), or only its size (off: the article computed nothing from it)"
+_DIGEST_READ = Param("digest", "on", kind="choice", choices=("on", "off"), doc=_DIGEST_DOC)
+_DIGEST_RW = Param("digest", "on", kind="choice", choices=("on", "off"), checksum=False, doc=_DIGEST_DOC)
+# Go's os.File is unbuffered (a Write has reached the file when it returns): nothing to flush.
+_FLUSH = Param("flush", "on", kind="choice", choices=("on", "off"), langs=("rust",), checksum=False,
+               doc="wait until each append reached the file and check its close (on), or drop the file "
+                   "after write_all (off: the article's Rust; tokio writes and closes it later)")
 
 _SLEEP_PARAMS = (
     Param("kernel", "xorshift", kind="choice", choices=("xorshift", "article"),
@@ -179,7 +192,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "files_read", "2",
             {"go": ("readfile", "chan-per-task"), "rust": ("spawn-blocking", "tokio-fs", "blocking-in-task")},
-            (_RETAIN,),
+            (_RETAIN, _DIGEST_READ),
             max_n=1_000_000,
             fixture="files",
             summary="read file lcg(42)[i] % 20 whole, FNV-1a digest",
@@ -188,7 +201,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload(
             "files_rw", "2",
             {"go": ("readfile", "chan-per-task"), "rust": ("spawn-blocking", "tokio-fs", "blocking-in-task")},
-            (_RETAIN,),
+            (_RETAIN, _DIGEST_RW, _FLUSH),
             max_n=1_000_000,
             fixture="files",
             summary="append to even-numbered files, then read; files restored before every sample",

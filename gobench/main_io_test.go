@@ -82,6 +82,8 @@ func TestIOUsageErrors(t *testing.T) {
 	bad := [][]string{
 		{"files_read", "--n", "1"},
 		{"files_read", "--n", "1", "--data-dir", "/d", "--param", "retain=all"},
+		{"files_read", "--n", "1", "--data-dir", "/d", "--param", "digest=yes"},
+		{"files_rw", "--n", "1", "--data-dir", "/d", "--param", "flush=off"},
 		{"files_rw", "--n", "1", "--data-dir", "/d", "--variant", "tokio-fs"},
 		{"sqlite", "--n", "1", "--data-dir", "/d", "--param", "driver=sqlx"},
 		{"sqlite", "--n", "1", "--data-dir", "/d", "--param", "journal=memory"},

@@ -48,6 +48,21 @@ def test_params_grid_and_variants_expand_to_cells():
     assert len({c.id for c in cells}) == len(cells)
 
 
+def test_file_switches_take_yaml_on_off_and_flush_is_rust_only():
+    from bench_src.__main__ import plan_parameters
+    given = plan_parameters("{params: {files_rw: {digest: [on, off], flush: [on, off]}}}")["params"]
+    assert given["files_rw"]["digest"] == [True, False]  # what YAML makes of a bare on/off
+    plan = make_plan("quick", workloads=["files_rw"], ns=[10], params=given, smoke=True)
+    cells = plan.cells()
+    assert {(c.lang, dict(c.params).get("digest"), dict(c.params).get("flush")) for c in cells} == {
+        ("go", "on", None), ("go", "off", None),
+        ("rust", "on", "on"), ("rust", "on", "off"), ("rust", "off", "on"), ("rust", "off", "off")}
+    with pytest.raises(ValueError, match="'yes'.*on, off"):
+        make_plan("quick", workloads=["files_read"], ns=[10], params={"files_read": {"digest": "yes"}}, smoke=True)
+    with pytest.raises(ValueError, match="'flush'.*allowed: digest, retain"):
+        make_plan("quick", workloads=["files_read"], ns=[10], params={"files_read": {"flush": "off"}}, smoke=True)
+
+
 def test_every_block_holds_every_cell_once_in_a_seeded_order():
     plan = make_plan("quick", samples=4, warmup=2, seed=7, smoke=True)
     cells = plan.cells()

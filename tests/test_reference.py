@@ -1,5 +1,5 @@
 """The oracle itself, against values stated in docs/workloads.md and worked by hand."""
-from reference import cpu_loops_checksum, lcg, sleep_checksum, xorshift
+from reference import cpu_loops_checksum, files_read_checksum, lcg, sleep_checksum, xorshift
 
 
 def test_lcg_matches_the_specification():
@@ -21,3 +21,9 @@ def test_sleep_article_kernel_is_only_the_sleep_sum():
 def test_cpu_loops_closed_form():
     # sum of j % 10 over 0..99,999 is 10,000 * 45; r = 42 % 10,000
     assert int(cpu_loops_checksum(10_000, 100_000, 10), 16) == 450_000 + 42
+
+
+def test_files_read_without_digest_is_the_bytes_read():
+    # tasks 0..3 read files 2, 2, 7 and 17 (lcg(42) mod 20): 3 (k + 1) = 9, 9, 24 and 54 lines of 64 bytes
+    assert int(files_read_checksum(4, digest="off"), 16) == (9 + 9 + 24 + 54) * 64
+    assert files_read_checksum(4, digest="off") != files_read_checksum(4)

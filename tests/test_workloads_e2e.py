@@ -61,6 +61,27 @@ def test_file_workloads_all_variants_agree(built, tmp_path, workload):
     assert_agrees_with_oracle(df, ORACLE)
 
 
+def test_file_switches_agree_with_the_oracle(built, tmp_path):
+    """digest=off (both workloads) and flush=off (files_rw, Rust only) in every variant: files_read
+    without its digest sums the bytes read, and neither switch changes files_rw's checksum (the
+    files' final sizes count every append, waited for or not)."""
+    plan = make_plan("quick", workloads=["files_read", "files_rw"], ns=[10, 1000], variants="all", samples=1,
+                     smoke=True, warmup=0,
+                     params={"files_read": {"digest": ["on", "off"]},
+                             "files_rw": {"digest": ["on", "off"], "flush": ["on", "off"]}})
+    df = run_and_load(plan, tmp_path / "r")
+    bad = df[df["status"] != "ok"]
+    assert bad.empty, bad[["cell_id", "status", "reason"]].to_string()
+    for row in df.itertuples():
+        want = (files_read_checksum(row.n, row.p_digest) if row.workload == "files_read"
+                else files_rw_checksum(row.n))
+        assert row.checksum == want, row.cell_id
+    rust_rw = df[(df["workload"] == "files_rw") & (df["lang"] == "rust")]
+    assert set(rust_rw["p_flush"]) == {"on", "off"}
+    assert df.loc[df["lang"] == "go", "p_flush"].isna().all(), "Go takes no flush"
+    assert set(df["p_digest"]) == {"on", "off"}
+
+
 # SQLite stays at N = 1000: at 10,000 a connection starved past the 5 s busy
 # timeout (a legitimate, recorded outcome) shows up whenever the disk is busy.
 @pytest.mark.parametrize(("workload", "n"), [("files_rw", 10000), ("sqlite", 1000)])

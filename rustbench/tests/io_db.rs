@@ -95,8 +95,15 @@ fn list_reports_the_io_and_database_workloads() {
             "{name}"
         );
         assert_eq!(w[name]["default_variant"], "spawn-blocking", "{name}");
-        assert_eq!(w[name]["params"], json!({"retain": "digest"}), "{name}");
     }
+    assert_eq!(
+        w["files_read"]["params"],
+        json!({"retain": "digest", "digest": "on"})
+    );
+    assert_eq!(
+        w["files_rw"]["params"],
+        json!({"retain": "digest", "digest": "on", "flush": "on"})
+    );
     assert_eq!(
         w["sqlite"]["variants"],
         json!(["pool", "serialized-writes"])
@@ -231,6 +238,9 @@ fn bad_params_exit_2() {
     let dir = "--data-dir=/nonexistent";
     let cases: &[&[&str]] = &[
         &["files_read", "--n", "1", dir, "--param", "retain=all"],
+        &["files_read", "--n", "1", dir, "--param", "digest=yes"],
+        &["files_read", "--n", "1", dir, "--param", "flush=off"],
+        &["files_rw", "--n", "1", dir, "--param", "flush=no"],
         &["files_read", "--n", "1", dir, "--variant", "readfile"],
         &["files_rw", "--n", "1", dir, "--param", "size=1"],
         &["files_rw", "--n", "1", dir, "--variant", "chan-per-task"],

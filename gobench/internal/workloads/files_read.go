@@ -3,7 +3,8 @@ package workloads
 import "runtime"
 
 // files_read: task i reads DIR/<lcg(42)[i] % 20>.txt whole and digests it
-// with FNV-1a 64. Checksum: sum over tasks of digest + bytes read.
+// with FNV-1a 64 (digest=on). Checksum: sum over tasks of digest + bytes
+// read (with digest=off, of the bytes read).
 var filesReadSpec = &Spec{
 	Name:           "files_read",
 	Variants:       filesVariants,
@@ -16,14 +17,14 @@ var filesReadSpec = &Spec{
 func runFilesRead(c *Context) (Outcome, error) {
 	paths := filesPaths(c.DataDir)
 	picks := filesPick(c.N)
-	retain := c.Params["retain"] == "content"
+	opt := filesOptionsOf(c)
 	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
 	if err != nil {
 		return Outcome{}, err
 	}
 
-	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int) (fileRead, error) {
-		return readWhole(paths[picks[i]], retain)
+	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
+		return readWhole(paths[picks[i]], opt, out)
 	})
 	if err != nil {
 		return Outcome{}, err

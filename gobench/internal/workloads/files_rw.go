@@ -24,7 +24,7 @@ var filesAppended = []byte("Appended string\n")
 func runFilesRW(c *Context) (Outcome, error) {
 	paths := filesPaths(c.DataDir)
 	picks := filesPick(c.N)
-	retain := c.Params["retain"] == "content"
+	opt := filesOptionsOf(c)
 	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
 	if err != nil {
 		return Outcome{}, err
@@ -36,14 +36,14 @@ func runFilesRW(c *Context) (Outcome, error) {
 		}
 	}
 
-	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int) (fileRead, error) {
+	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
 		path := paths[picks[i]]
 		if picks[i]%2 == 0 {
 			if err := appendFile(path, filesAppended); err != nil {
-				return fileRead{}, err
+				return err
 			}
 		}
-		return readWhole(path, retain)
+		return readWhole(path, opt, out)
 	})
 	if err != nil {
 		return Outcome{}, err

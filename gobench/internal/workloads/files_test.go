@@ -78,46 +78,59 @@ func TestFixtureFile(t *testing.T) {
 	}
 }
 
-var filesRetains = []string{"digest", "content"}
+var (
+	filesRetains = []string{"digest", "content"}
+	filesDigests = []string{"on", "off"}
+)
 
 func TestFilesReadChecksums(t *testing.T) {
 	dir := writeFilesFixture(t)
-	want := map[int]uint64{10: 0xc83d885177b2f53f, 1000: 0x3ee62239fbe5c46b, 10000: 0x747ebf5186eb7821}
+	// tests/reference.py: with digest=off the checksum is the bytes read.
+	want := map[string]map[int]uint64{
+		"on":  {10: 0xc83d885177b2f53f, 1000: 0x3ee62239fbe5c46b, 10000: 0x747ebf5186eb7821},
+		"off": {10: 0x5280, 1000: 0x1ea500, 10000: 0x1330080},
+	}
 	for _, variant := range filesReadSpec.Variants {
 		for _, retain := range filesRetains {
-			for _, n := range []int{10, 1000, 10000} {
-				t.Run(fmt.Sprintf("%s/%s/n=%d", variant, retain, n), func(t *testing.T) {
-					out, c, err := runIOWorkload("files_read", variant, n, dir, "", kv("retain", retain))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if out.Checksum != want[n] || out.TasksOK != int64(n) {
-						t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, want[n], n)
-					}
-					if span, err := c.Timer.Span(); err != nil || !span.HasSpawns {
-						t.Errorf("timer: %+v, %v", span, err)
-					}
-				})
+			for _, digest := range filesDigests {
+				for _, n := range []int{10, 1000, 10000} {
+					t.Run(fmt.Sprintf("%s/%s/%s/n=%d", variant, retain, digest, n), func(t *testing.T) {
+						out, c, err := runIOWorkload("files_read", variant, n, dir, "",
+							kv("retain", retain), kv("digest", digest))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if w := want[digest][n]; out.Checksum != w || out.TasksOK != int64(n) {
+							t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, w, n)
+						}
+						if span, err := c.Timer.Span(); err != nil || !span.HasSpawns {
+							t.Errorf("timer: %+v, %v", span, err)
+						}
+					})
+				}
 			}
 		}
 	}
 }
 
 func TestFilesRWChecksums(t *testing.T) {
+	// The digest is not part of files_rw's checksum: digest=off gives the same.
 	want := map[int]uint64{10: 0x9dc4, 1000: 0xc0b2, 10000: 0x1e9cc}
 	for _, variant := range filesRWSpec.Variants {
 		for _, retain := range filesRetains {
-			for _, n := range []int{10, 1000, 10000} {
-				t.Run(fmt.Sprintf("%s/%s/n=%d", variant, retain, n), func(t *testing.T) {
-					dir := writeFilesFixture(t)
-					out, _, err := runIOWorkload("files_rw", variant, n, dir, "", kv("retain", retain))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if out.Checksum != want[n] || out.TasksOK != int64(n) {
-						t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, want[n], n)
-					}
-				})
+			for _, digest := range filesDigests {
+				for _, n := range []int{10, 1000, 10000} {
+					t.Run(fmt.Sprintf("%s/%s/%s/n=%d", variant, retain, digest, n), func(t *testing.T) {
+						dir := writeFilesFixture(t)
+						out, _, err := runIOWorkload("files_rw", variant, n, dir, "", kv("retain", retain), kv("digest", digest))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if out.Checksum != want[n] || out.TasksOK != int64(n) {
+							t.Errorf("checksum %016x tasks_ok %d, want %016x %d", out.Checksum, out.TasksOK, want[n], n)
+						}
+					})
+				}
 			}
 		}
 	}
@@ -207,11 +220,12 @@ func TestFilesMissingFile(t *testing.T) {
 func TestRunIOTasksErrors(t *testing.T) {
 	boom := errors.New("boom")
 	for _, chanPerTask := range []bool{false, true} {
-		vals, err := runIOTasks(5, new(cli.Timer), chanPerTask, func(i int) (int, error) {
+		vals, err := runIOTasks(5, new(cli.Timer), chanPerTask, func(i int, out *int) error {
 			if i%2 == 1 {
-				return 0, boom
+				return boom
 			}
-			return i * 10, nil
+			*out = i * 10
+			return nil
 		})
 		if !errors.Is(err, boom) || err.Error() != "task 1: boom (2 of 5 tasks failed)" {
 			t.Errorf("chanPerTask=%v: err = %v", chanPerTask, err)
@@ -226,6 +240,8 @@ func TestFilesParams(t *testing.T) {
 	bad := []cli.Args{
 		{N: 1, DataDir: "/d", Variant: "tokio-fs"},
 		{N: 1, DataDir: "/d", Params: []cli.Param{kv("retain", "all")}},
+		{N: 1, DataDir: "/d", Params: []cli.Param{kv("digest", "yes")}},
+		{N: 1, DataDir: "/d", Params: []cli.Param{kv("flush", "off")}},
 		{N: 1, DataDir: "/d", Params: []cli.Param{kv("driver", "mattn")}},
 		{N: 1},
 	}

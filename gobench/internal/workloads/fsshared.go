@@ -34,18 +34,34 @@ func filesPick(n int) []uint64 {
 	return lcg.Mod(42, n, filesFixtureCount)
 }
 
-// readWhole reads a file with os.ReadFile and digests it; with retain the
-// content is handed back too.
-func readWhole(path string, retain bool) (fileRead, error) {
+// filesOptions are the params both file workloads take.
+type filesOptions struct {
+	// retain=content: hand back every file's content, kept until the end.
+	retain bool
+	// digest=on: FNV-1a over every file read; off: only its size (the
+	// article's programs computed nothing from what they read).
+	digest bool
+}
+
+func filesOptionsOf(c *Context) filesOptions {
+	return filesOptions{retain: c.Params["retain"] == "content", digest: c.Params["digest"] == "on"}
+}
+
+// readWhole reads a file with os.ReadFile into out: its size, its digest
+// (0 with digest=off) and, with retain, the content.
+func readWhole(path string, opt filesOptions, out *fileRead) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fileRead{}, err
+		return err
 	}
-	r := fileRead{digest: fnv1a64(b), size: uint64(len(b))}
-	if retain {
-		r.content = b
+	out.size = uint64(len(b))
+	if opt.digest {
+		out.digest = fnv1a64(b)
 	}
-	return r, nil
+	if opt.retain {
+		out.content = b
+	}
+	return nil
 }
 
 // fnv1a64 is the 64-bit FNV-1a hash.
@@ -67,6 +83,7 @@ var (
 	filesVariants = []string{"readfile", "chan-per-task"}
 	filesParams   = []Param{
 		{Name: "retain", Default: "digest", Choices: []string{"digest", "content"}},
+		{Name: "digest", Default: "on", Choices: []string{"on", "off"}},
 	}
 )
 

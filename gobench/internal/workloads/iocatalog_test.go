@@ -14,12 +14,12 @@ func TestIOCatalog(t *testing.T) {
 		"files_read": {
 			Variants:       []string{"readfile", "chan-per-task"},
 			DefaultVariant: "readfile",
-			Params:         map[string]string{"retain": "digest"},
+			Params:         map[string]string{"retain": "digest", "digest": "on"},
 		},
 		"files_rw": {
 			Variants:       []string{"readfile", "chan-per-task"},
 			DefaultVariant: "readfile",
-			Params:         map[string]string{"retain": "digest"},
+			Params:         map[string]string{"retain": "digest", "digest": "on"},
 		},
 		"sqlite": {
 			Variants:       []string{"pool", "chan-per-task", "serialized-writes"},

@@ -13,10 +13,17 @@ type ioResult[R any] struct {
 	err error
 }
 
-// runIOTasks runs task(i) on its own goroutine for every i in [0, n) and
-// returns the results in task order. It starts t immediately before the
+// runIOTasks runs task(i, &out) on its own goroutine for every i in [0, n)
+// and returns the outs in task order. It starts t immediately before the
 // first goroutine is spawned and stops it once the last result has been
 // collected.
+//
+// A task writes its result through out rather than returning it, and the
+// goroutine bodies are as small as they can be: a goroutine starts with a
+// 2 KiB stack, and os.ReadFile under a few larger frames (results returned by
+// value through a generic wrapper, about 440 bytes more) made every file
+// task grow (copy) its stack: 15% of files_read's CPU samples at N = 100,000.
+// Now about one goroutine in six grows, as in the article's own program.
 //
 // With chanPerTask false, every goroutine writes its result into its own slot
 // of a preallocated slice and a sync.WaitGroup waits for all of them. With
@@ -25,47 +32,47 @@ type ioResult[R any] struct {
 //
 // If any task failed, the error names the first failed task (by index) and
 // how many failed in all.
-func runIOTasks[R any](n int, t *cli.Timer, chanPerTask bool, task func(i int) (R, error)) ([]R, error) {
-	results := make([]ioResult[R], n)
-	run := func(i int) ioResult[R] {
-		v, err := task(i)
-		return ioResult[R]{val: v, err: err}
-	}
+func runIOTasks[R any](n int, t *cli.Timer, chanPerTask bool, task func(i int, out *R) error) ([]R, error) {
+	vals := make([]R, n)
+	errs := make([]error, n)
 	if chanPerTask {
 		chans := make([]chan ioResult[R], n)
 		t.Start()
 		for i := range n {
 			ch := make(chan ioResult[R], 1)
 			chans[i] = ch
-			go func() { ch <- run(i) }()
+			go func() {
+				var r ioResult[R]
+				r.err = task(i, &r.val)
+				ch <- r
+			}()
 		}
 		t.MarkSpawned()
 		for i, ch := range chans {
-			results[i] = <-ch
+			r := <-ch
+			vals[i], errs[i] = r.val, r.err
 		}
 		t.Stop()
 	} else {
 		var wg sync.WaitGroup
 		t.Start()
 		for i := range n {
-			wg.Go(func() { results[i] = run(i) })
+			wg.Go(func() { errs[i] = task(i, &vals[i]) })
 		}
 		t.MarkSpawned()
 		wg.Wait()
 		t.Stop()
 	}
 
-	vals := make([]R, n)
 	var first error
 	failed := 0
-	for i, r := range results {
-		if r.err != nil {
+	for i, err := range errs {
+		if err != nil {
 			if first == nil {
-				first = fmt.Errorf("task %d: %w", i, r.err)
+				first = fmt.Errorf("task %d: %w", i, err)
 			}
 			failed++
 		}
-		vals[i] = r.val
 	}
 	if failed > 1 {
 		return vals, fmt.Errorf("%w (%d of %d tasks failed)", first, failed, n)

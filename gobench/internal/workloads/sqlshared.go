@@ -98,8 +98,9 @@ func runUsersTasks(ctx context.Context, c *Context, q usersQueries, chanPerTask,
 		firstErr error
 		failed   atomic.Int64
 	)
-	run := func(i int) (usersTask, error) {
+	run := func(i int, out *usersTask) error {
 		r, err := task(i)
+		*out = r
 		if err != nil {
 			failed.Add(1)
 			failOnce.Do(func() {
@@ -109,7 +110,7 @@ func runUsersTasks(ctx context.Context, c *Context, q usersQueries, chanPerTask,
 				firstErr = fmt.Errorf("task %d: %w", i, err)
 			})
 		}
-		return r, err
+		return err
 	}
 
 	results, err := runIOTasks(c.N, c.Timer, chanPerTask, run)

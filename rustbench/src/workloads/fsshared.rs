@@ -2,6 +2,10 @@
 //! digest, the three ways of doing file I/O from a tokio task, and the task
 //! loop itself.
 //!
+//! Each piece of work the 2022 programs skipped has a parameter that turns it
+//! off (`digest`, and `flush` for the appends), so that its cost can be
+//! measured; the defaults do the whole work of the specification.
+//!
 //! Fixture: `DIR/0.txt` .. `DIR/19.txt`; file k has `3 * (k + 1)` lines and
 //! line j is 63 copies of `'a' + (k + j) % 26` followed by `'\n'`.
 
@@ -29,12 +33,31 @@ pub const APPENDED: &[u8] = b"Appended string\n";
 /// Variants shared by both file workloads; the first is the default.
 pub const VARIANTS: &[&str] = &["spawn-blocking", "tokio-fs", "blocking-in-task"];
 
-/// Params shared by both file workloads.
-pub const PARAMS: &[ParamSpec] = &[ParamSpec {
+/// `retain`: keep only each task's digest and size, or (as the article did)
+/// every file's content until all tasks ended.
+pub const RETAIN: ParamSpec = ParamSpec {
     key: "retain",
     default: "digest",
     check: Check::OneOf(&["digest", "content"]),
-}];
+};
+
+/// `digest`: FNV-1a over every file read (`on`), or only its size (`off`, the
+/// article's programs computed nothing from what they read).
+pub const DIGEST: ParamSpec = ParamSpec {
+    key: "digest",
+    default: "on",
+    check: Check::OneOf(&["on", "off"]),
+};
+
+/// `flush` (files_rw): wait until each append has reached the file and check
+/// its close (`on`), or drop the file right after `write_all` (`off`, the
+/// article's Rust: tokio then writes and closes it on its blocking pool, and
+/// the same task's read may not see the append).
+pub const FLUSH: ParamSpec = ParamSpec {
+    key: "flush",
+    default: "on",
+    check: Check::OneOf(&["on", "off"]),
+};
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0100_0000_01b3;
@@ -138,8 +161,10 @@ fn io_error(what: &str, path: &Path, err: std::io::Error) -> BenchError {
 }
 
 /// Append `APPENDED` with `std::fs`: open write-only + append + create
-/// (mode 0644), write it completely, close.
-fn append_std(path: &Path) -> Result<(), BenchError> {
+/// (mode 0644), write it completely (a `std::fs::File` is unbuffered: the
+/// bytes are in the file when `write_all` returns), close. With `flush` the
+/// close is checked; without, the file is dropped, which closes it unchecked.
+fn append_std(path: &Path, flush: bool) -> Result<(), BenchError> {
     let mut file = std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -148,12 +173,19 @@ fn append_std(path: &Path) -> Result<(), BenchError> {
         .map_err(|e| io_error("opening for append", path, e))?;
     file.write_all(APPENDED)
         .map_err(|e| io_error("appending to", path, e))?;
-    close_checked(file).map_err(|e| io_error("closing", path, e))
+    if flush {
+        close_checked(file).map_err(|e| io_error("closing", path, e))?;
+    }
+    Ok(())
 }
 
-/// Append `APPENDED` with `tokio::fs`: write_all + flush, so that the write
-/// has reached the file before the close.
-async fn append_tokio(path: &Path) -> Result<(), BenchError> {
+/// Append `APPENDED` with `tokio::fs`. `write_all` only hands the bytes to a
+/// blocking-pool write; with `flush` the task waits for that write (so the
+/// append has reached the file before its read) and checks the close.
+/// Without, the file is dropped at once: tokio finishes the write and closes
+/// the file on its blocking pool, unchecked (the article's code). A lost
+/// append would still show: the checksum counts the files' final sizes.
+async fn append_tokio(path: &Path, flush: bool) -> Result<(), BenchError> {
     let mut file = tokio::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -164,11 +196,14 @@ async fn append_tokio(path: &Path) -> Result<(), BenchError> {
     file.write_all(APPENDED)
         .await
         .map_err(|e| io_error("appending to", path, e))?;
-    file.flush()
-        .await
-        .map_err(|e| io_error("flushing", path, e))?;
-    let file = file.into_std().await;
-    close_checked(file).map_err(|e| io_error("closing", path, e))
+    if flush {
+        file.flush()
+            .await
+            .map_err(|e| io_error("flushing", path, e))?;
+        let file = file.into_std().await;
+        close_checked(file).map_err(|e| io_error("closing", path, e))?;
+    }
+    Ok(())
 }
 
 fn read_std(path: &Path) -> Result<Vec<u8>, BenchError> {
@@ -183,44 +218,68 @@ struct Read {
     content: Option<Vec<u8>>,
 }
 
+/// The params, as a task needs them.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    /// retain=content
+    keep: bool,
+    /// digest=on
+    digest: bool,
+    /// flush=on (files_rw; files_read never appends)
+    flush: bool,
+}
+
 /// What every task shares.
 struct Shared {
     paths: Vec<PathBuf>,
-    keep: bool,
+    opts: Options,
     /// tokio-fs appends only: bounds the append handles open at once.
     append_handles: Option<Semaphore>,
 }
 
-/// What a task hands back for the `content` it read: its digest and size,
-/// and the content itself with `retain=content`.
-fn digested(content: Vec<u8>, appended: bool, keep: bool) -> Read {
-    Read {
-        digest: fnv1a64(&content),
-        len: content.len() as u64,
-        appended,
-        content: keep.then_some(content),
+impl Options {
+    /// What a task hands back for the `content` it read: its digest (0 with
+    /// digest=off) and size, and the content itself with `retain=content`.
+    fn digested(self, content: Vec<u8>, appended: bool) -> Read {
+        Read {
+            digest: if self.digest { fnv1a64(&content) } else { 0 },
+            len: content.len() as u64,
+            appended,
+            content: self.keep.then_some(content),
+        }
     }
 }
 
-// One async fn per way of doing the I/O, so that a spawned task holds only
-// its own state machine (40 bytes for spawn-blocking) rather than the
-// largest of the three (440 bytes, tokio-fs).
+// One async fn per way of doing the I/O, and for tokio-fs one without the
+// append, so that a spawned task holds only its own state machine: a task
+// cell is rounded up to 128 bytes, and the tokio-fs append's state machine
+// (about 440 bytes) made every files_read task cell 640 bytes instead of 256.
 
-/// tokio-fs: optionally append to file `k` with `tokio::fs`, then read it
-/// whole with `tokio::fs::read` and digest it.
-async fn tokio_fs_task(shared: Arc<Shared>, k: usize, append: bool) -> Result<Read, BenchError> {
+/// tokio-fs, no append: read file `k` whole with `tokio::fs::read`, then
+/// digest it.
+async fn tokio_fs_read(shared: Arc<Shared>, k: usize) -> Result<Read, BenchError> {
     let path = &shared.paths[k];
-    if append {
+    let content = tokio::fs::read(path)
+        .await
+        .map_err(|e| io_error("reading", path, e))?;
+    Ok(shared.opts.digested(content, false))
+}
+
+/// tokio-fs with the append: append to file `k` with `tokio::fs`, then read
+/// it whole with `tokio::fs::read` and digest it.
+async fn tokio_fs_append_read(shared: Arc<Shared>, k: usize) -> Result<Read, BenchError> {
+    let path = &shared.paths[k];
+    {
         let _permit = match &shared.append_handles {
             Some(handles) => Some(handles.acquire().await?),
             None => None,
         };
-        append_tokio(path).await?;
+        append_tokio(path, shared.opts.flush).await?;
     }
     let content = tokio::fs::read(path)
         .await
         .map_err(|e| io_error("reading", path, e))?;
-    Ok(digested(content, append, shared.keep))
+    Ok(shared.opts.digested(content, true))
 }
 
 /// spawn-blocking: the append and the read with `std::fs` inside one
@@ -230,16 +289,16 @@ async fn spawn_blocking_task(
     k: usize,
     append: bool,
 ) -> Result<Read, BenchError> {
-    let keep = shared.keep;
+    let opts = shared.opts;
     let content = tokio::task::spawn_blocking(move || {
         let path = &shared.paths[k];
         if append {
-            append_std(path)?;
+            append_std(path, opts.flush)?;
         }
         read_std(path)
     })
     .await??;
-    Ok(digested(content, append, keep))
+    Ok(opts.digested(content, append))
 }
 
 /// blocking-in-task: the append and the read with `std::fs` called directly
@@ -247,10 +306,10 @@ async fn spawn_blocking_task(
 async fn blocking_in_task(shared: Arc<Shared>, k: usize, append: bool) -> Result<Read, BenchError> {
     let path = &shared.paths[k];
     if append {
-        append_std(path)?;
+        append_std(path, shared.opts.flush)?;
     }
     let content = read_std(path)?;
-    Ok(digested(content, append, shared.keep))
+    Ok(shared.opts.digested(content, append))
 }
 
 /// File descriptors kept free of tokio-fs append handles: one per tokio
@@ -284,10 +343,20 @@ pub struct Totals {
     pub tasks_ok: u64,
 }
 
+/// An on/off param as a bool.
+fn switch(ctx: &Ctx, key: &str) -> Result<bool, BenchError> {
+    match ctx.param(key)? {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(BenchError::runtime(format!("unhandled {key} '{other}'"))),
+    }
+}
+
 /// Run N file tasks on a multi-thread runtime. With `append_even`, a task
-/// whose file index is even appends before reading (files_rw). Spawns every
-/// task, awaits the handles in spawn order; with `retain=content` every
-/// file content is kept until after the timer has stopped.
+/// whose file index is even appends before reading (files_rw, which declares
+/// `flush`). Spawns every task, awaits the handles in spawn order; with
+/// `retain=content` every file content is kept until after the timer has
+/// stopped.
 pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchError> {
     let n = ctx.n_usize()?;
     let io = Io::from_variant(ctx.variant)?;
@@ -295,6 +364,12 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
         "digest" => false,
         "content" => true,
         other => return Err(BenchError::runtime(format!("unhandled retain '{other}'"))),
+    };
+    let digest = switch(ctx, "digest")?;
+    let flush = if append_even {
+        switch(ctx, "flush")?
+    } else {
+        true
     };
     let append_handles = if append_even && io == Io::TokioFs {
         let bound = append_handle_bound()?;
@@ -305,7 +380,11 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
     };
     let shared = Arc::new(Shared {
         paths: fixture_paths(ctx.data_dir()?),
-        keep,
+        opts: Options {
+            keep,
+            digest,
+            flush,
+        },
         append_handles,
     });
     let indices = file_indices(n);
@@ -320,10 +399,11 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
         for &k in &indices {
             let append = append_even && k % 2 == 0;
             let shared = Arc::clone(&shared);
-            handles.push(match io {
-                Io::TokioFs => tokio::spawn(tokio_fs_task(shared, k, append)),
-                Io::SpawnBlocking => tokio::spawn(spawn_blocking_task(shared, k, append)),
-                Io::BlockingInTask => tokio::spawn(blocking_in_task(shared, k, append)),
+            handles.push(match (io, append) {
+                (Io::TokioFs, false) => tokio::spawn(tokio_fs_read(shared, k)),
+                (Io::TokioFs, true) => tokio::spawn(tokio_fs_append_read(shared, k)),
+                (Io::SpawnBlocking, _) => tokio::spawn(spawn_blocking_task(shared, k, append)),
+                (Io::BlockingInTask, _) => tokio::spawn(blocking_in_task(shared, k, append)),
             });
         }
         timer.mark_spawned();
@@ -388,13 +468,20 @@ mod tests {
     fn a_task_holds_only_its_own_state_machine() {
         let shared = Arc::new(Shared {
             paths: fixture_paths(Path::new("/nonexistent")),
-            keep: false,
+            opts: Options {
+                keep: false,
+                digest: true,
+                flush: true,
+            },
             append_handles: None,
         });
-        let small = std::mem::size_of_val(&spawn_blocking_task(Arc::clone(&shared), 0, false));
-        let large = std::mem::size_of_val(&tokio_fs_task(Arc::clone(&shared), 0, false));
-        assert!(small <= 128, "spawn-blocking task of {small} bytes");
-        assert!(small < large, "{small} vs {large}");
+        let blocking = std::mem::size_of_val(&spawn_blocking_task(Arc::clone(&shared), 0, false));
+        let read = std::mem::size_of_val(&tokio_fs_read(Arc::clone(&shared), 0));
+        let append = std::mem::size_of_val(&tokio_fs_append_read(Arc::clone(&shared), 0));
+        assert!(blocking <= 128, "spawn-blocking task of {blocking} bytes");
+        // files_read's tokio-fs task does not carry the append's state machine
+        assert!(read <= 128, "tokio-fs read task of {read} bytes");
+        assert!(read < append, "{read} vs {append}");
     }
 
     #[test]
@@ -403,11 +490,11 @@ mod tests {
     }
 
     #[test]
-    fn close_checked_closes_and_keeps_the_data() {
+    fn both_ways_of_closing_keep_the_data() {
         let dir = scratch_dir("close");
         let path = dir.join("x");
-        append_std(&path).unwrap();
-        append_std(&path).unwrap();
+        append_std(&path, true).unwrap();
+        append_std(&path, false).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), [APPENDED, APPENDED].concat());
         std::fs::remove_dir_all(&dir).unwrap();
     }
