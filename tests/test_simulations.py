@@ -266,3 +266,15 @@ def test_expected_samples_from_a_pilot():
     assert by_n[40] > plan.samples + 10, by_n[40]
     assert sequential.expected_duration(plan, {c.id: 2.0 for c in plan.cells()}, records) == pytest.approx(
         2.0 * sum(expected.values()))
+
+
+# --- several hosts ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("hosts", [2, 3, 5])
+@pytest.mark.parametrize("tau", [0.0, 0.005, 0.03])
+def test_the_combined_interval_of_several_hosts_covers(hosts, tau):
+    # 2,000 sets of hosts (standard error 0.5 points): each host measures the ratio from 10 pairs at
+    # CV 1%; its true ratio differs from the common one by a normal host effect of sd tau (0: the hosts
+    # agree; 0.5%: about the noise of one host's estimate; 3%: hosts clearly differ)
+    rng = np.random.default_rng(hosts * 100 + int(tau * 1000))
+    r = simulate.hosts_coverage(2000, rng, hosts, tau)
+    assert within(r["coverage"]), r

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import compare, multiplicity, paired, ranktests, rules, scaling, sequential, stats
+from . import hosts as hosts_module
 from ..plan import make_plan
 
 SHAPES = ("lognormal", "heavy", "bimodal")
@@ -364,6 +365,23 @@ def sequential_study(runs: int, rng, go_over_rust: Mapping[int, float], cond: Co
         samples.append(df.groupby("cell_id").size().mean())
     return {"error": float(np.mean(shares)), "fwer": false_runs / runs, "coverage": hits / total, "wrong": wrong,
             "past_pilot": past_pilot, "mean_samples": float(np.mean(samples)), "budget": plan.max_samples}
+
+
+# --- several hosts --------------------------------------------------------------------------------
+def hosts_coverage(studies: int, rng, hosts: int, tau: float, pairs: int = 10, cv: float = 0.01,
+                   true_ratio: float = 1.05) -> dict:
+    """Coverage of hosts.combine's interval of the common Go/Rust ratio: `studies` sets of `hosts`
+    hosts, each host's true log ratio the common one plus a normal host effect of sd `tau`, each
+    measured by `pairs` per-block log ratios with lognormal noise of `cv` per sample."""
+    truth = math.log(true_ratio)
+    hits, widths = 0, []
+    for _ in range(studies):
+        per_host = truth + tau * rng.standard_normal(hosts)
+        d = per_host[:, None] + cv * math.sqrt(2) * rng.standard_normal((hosts, pairs))
+        c = hosts_module.combine(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs)
+        hits += c.low <= truth <= c.high
+        widths.append(c.high - c.low)
+    return {"coverage": hits / studies, "median_width": float(np.median(widths))}
 
 
 # --- the study reported in docs/statistics.md ----------------------------------------------------
