@@ -54,6 +54,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     rep.add_argument("--screenshot", metavar="PNG", help="write a PNG of the report as headless Chromium shows it")
     rep.add_argument("--width", type=int, default=1400)
     rep.add_argument("--height", type=int, default=3000)
+    hp = sub.add_parser("hosts", help="combine results directories of one plan taken on several machines: per-host "
+                                      "verdicts, combined ratios (tau, I², holds on k of m), forest plots")
+    hp.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR")
+    hp.add_argument("--out", help="where the tables and figures go (default: data/results/hosts-<plan digest>)")
     rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
     rp.add_argument("results_dir")
     sub.add_parser("list", help="print the catalogue and the profiles")
@@ -97,6 +101,8 @@ def command(args: argparse.Namespace) -> int:
                     return 130 if report.ended == "SIGINT" else 143
         elif args.cmd == "repair":
             api.repair(args.results_dir)
+        elif args.cmd == "hosts":
+            api.hosts_report(args.results_dirs, args.out)
         elif args.cmd == "list":
             for w in WORKLOADS.values():
                 print(f"{w.name}: go {list(w.variants['go'])}, rust {list(w.variants['rust'])}, "

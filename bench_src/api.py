@@ -7,13 +7,15 @@ from typing import Any
 import pandas as pd
 
 from . import paths
-from .analysis import compare, stats
+from .analysis import compare, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
 from .plan.validate import as_bool, from_papermill, resolve_dsn
 from .report import figures
+from .report import hosts_report as hosts_report_module
 from .run import build, runner, servers
 from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
+from .store import hosts as store_hosts
 
 
 # Names IPython puts in a notebook's namespace; everything else that is not private, a module, a
@@ -130,10 +132,36 @@ def latest_results_dir() -> Path:
     return max(runs, key=lambda p: (p / "meta.json").stat().st_mtime)
 
 
-def load(results_dir: str | Path) -> pd.DataFrame:
+def load(results_dir: str | Path | list | tuple) -> pd.DataFrame:
     """The tidy frame of a results directory, with the `valid` column.  A path without meta.json
-    is refused (NotAResultsDirectory) before anything is read or written."""
+    is refused (NotAResultsDirectory) before anything is read or written.  A list of directories
+    of one plan (taken on several machines) gives one frame with a `host` column (load_hosts)."""
+    if isinstance(results_dir, (list, tuple)):
+        return load_hosts(results_dir)
     return load_results(results_dir)
+
+
+def load_hosts(results_dirs) -> pd.DataFrame:
+    """Results directories of one plan taken on several machines, one frame with `host` (the
+    machine's fingerprint), `host_label` and `results_dir`, and the plan's design attached.
+    Different plans or programs built from different source are refused, naming both."""
+    df = store_hosts.load_hosts(results_dirs)
+    design = sequential.attach(df, df.attrs["meta"]).attrs["design"]
+    df.attrs["design"] = design
+    return df
+
+
+def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float = 0.02):
+    """Per-host verdicts, the combined ratios across hosts (tau, I², "holds on k of m") and the
+    forest plots, written to `out_dir` (default: data/results/hosts-<plan digest>); prints the
+    summary and returns the HostsReport."""
+    df = load_hosts(results_dirs)
+    rep = hosts_report_module.analyse(df, margin=margin)
+    out = Path(out_dir) if out_dir else paths.RESULTS / f"hosts-{df.attrs['meta'].get('plan_digest', 'plan')}"
+    written = hosts_report_module.save(rep, out, margin)
+    print("\n".join(hosts_report_module.summary_lines(rep)))
+    print(f"{len(written)} files written to {out}")
+    return rep
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -382,6 +382,13 @@ _GO_RUST = _Describe(
                   "rust_model": b.model, "go_params": a.params_text, "rust_params": b.params_text,
                   "go_default": a.is_default(), "rust_default": b.is_default()})
 
+
+
+def go_vs_rust_row(a: CellRef, b: CellRef) -> dict:
+    """The identifying columns of the Go-vs-Rust table's row of a Go cell a and a Rust cell b."""
+    return _GO_RUST(a, b)
+
+
 _MODELS = _Describe(
     ["workload", "n", "threads_requested", "arm", "shared_params", "lang", "variant", "model", "params",
      "ref_lang", "ref_variant", "ref_model", "ref_params"],

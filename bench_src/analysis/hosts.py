@@ -1,7 +1,6 @@
 """Results of several hosts in one analysis.
 
-A **host** is a machine fingerprint, not a name (`fingerprint`): CPU model, logical CPUs, caches,
-memory, kernel, toolchains and the programs' sha256.  Two results directories taken on machines
+A **host** is a machine fingerprint (`store.hosts`): two results directories taken on machines
 with the same fingerprint are blocks of one host, not two independent machines.  Pairs form only
 within a block, so only within a host.
 
@@ -21,41 +20,18 @@ degree of freedom): two machines say little about a third.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 from statsmodels.stats.meta_analysis import combine_effects
 
-# What makes two machines the same host: the hardware, the system, and the code that ran.
-FINGERPRINT_MACHINE = ("cpu_model", "logical_cpus", "usable_cpus", "caches", "ram_bytes", "kernel", "arch")
-FINGERPRINT_TOOLCHAINS = ("go", "rustc", "cargo", "tokio")
-
-
-def fingerprint(session: Mapping) -> dict:
-    """The fingerprint of the machine a session ran on (from meta.json's session entry)."""
-    machine = session.get("machine", {}) or {}
-    tools = session.get("toolchains", {}) or {}
-    return {"machine": {k: machine.get(k) for k in FINGERPRINT_MACHINE if machine.get(k) is not None},
-            "toolchains": {k: tools.get(k) for k in FINGERPRINT_TOOLCHAINS if tools.get(k) is not None},
-            "binaries": dict(sorted((session.get("binaries") or {}).items()))}
-
-
-def host_id(print_: Mapping) -> str:
-    """A short stable name of a fingerprint (its digest)."""
-    return hashlib.sha256(json.dumps(print_, sort_keys=True).encode()).hexdigest()[:10]
-
-
-def host_label(print_: Mapping) -> str:
-    """A readable name: CPU model, CPUs and the digest."""
-    m = print_.get("machine", {})
-    cpus = m.get("usable_cpus") or m.get("logical_cpus")
-    return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs [{host_id(print_)}]"
+from . import multiplicity, rules
+from .compare import CellValues, compare, go_vs_rust_row
+from .families import comparisons
 
 
 @dataclass(frozen=True)
@@ -97,3 +73,90 @@ def combine(effects, variances, level: float = 0.05) -> Combined:
         r = combine_effects(eff, var, method_re="iterated")
     i2 = float(r.i2) if np.isfinite(r.i2) else 0.0
     return Combined(k, est, est - crit * se, est + crit * se, p, float(max(r.tau2, 0.0)), min(1.0, max(0.0, i2)))
+
+
+# --- a family of comparisons across hosts ----------------------------------------------------------
+KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant",
+       "go_params", "rust_params"]
+
+
+def per_host(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN) -> pd.DataFrame:
+    """The Go-vs-Rust table of each host on its own samples (its own family, its own rule), with
+    `host` and `host_label` columns."""
+    out = []
+    for host, g in df.groupby("host", sort=True):
+        g = g.copy()
+        g.attrs = dict(df.attrs)
+        t = compare(g, metric, margin=margin)
+        if not t.empty:
+            out.append(t.assign(host=host, host_label=g["host_label"].iloc[0] if "host_label" in g else host))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+
+def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
+    """Per host and Go-vs-Rust comparison: the mean of the per-block log ratios log(Go / Rust) and
+    its variance var(d) / n (paired blocks only: a comparison without two pairs on a host is left
+    out there)."""
+    rows = []
+    for host, g in df.groupby("host", sort=True):
+        cv = CellValues(g, metric)
+        for a, b in comparisons(cv.refs(), "go_vs_rust"):
+            (ac, av), (bc, bv) = cv.cells[a], cv.cells[b]
+            shared = np.intersect1d(ac, bc)
+            if shared.size < 2:
+                continue
+            va = pd.Series(av, index=ac).groupby(level=0).median().loc[shared].to_numpy()
+            vb = pd.Series(bv, index=bc).groupby(level=0).median().loc[shared].to_numpy()
+            ok = (va > 0) & (vb > 0)
+            d = np.log(va[ok]) - np.log(vb[ok])
+            if d.size < 2:
+                continue
+            key = {k: v for k, v in go_vs_rust_row(a, b).items() if k in KEY}
+            rows.append({**key, "host": host, "pairs": int(d.size), "log_ratio": float(d.mean()),
+                         "variance": float(d.var(ddof=1) / d.size)})
+    return pd.DataFrame(rows, columns=[*KEY, "host", "pairs", "log_ratio", "variance"])
+
+
+def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
+                 alpha: float = rules.ALPHA) -> pd.DataFrame:
+    """One row per Go-vs-Rust comparison measured on at least one host: the combined ratio
+    (`combine`) with its interval, tau and I^2, the verdict, and on how many of the hosts that
+    measured it the host's own verdict is the same ("holds on k of m").  The comparisons form one
+    family: Benjamini-Hochberg over their combined p-values, every interval shown at the level
+    max(R, 1) alpha / m, the verdict read off that interval (as in the one-host tables)."""
+    logs = host_log_ratios(df, metric)
+    own = per_host(df, metric, margin)
+    cols = [*KEY, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
+            "p_adjusted", "tau", "i2", "verdict_kind", "holds_on", "holds_on_text", "host_verdicts"]
+    if logs.empty:
+        return pd.DataFrame(columns=cols)
+    rows, combos = [], []
+    for key, g in logs.groupby(KEY, sort=True, dropna=False):
+        c = combine(g["log_ratio"], g["variance"])
+        combos.append(c)
+        rows.append({**dict(zip(KEY, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"])})
+    est = np.array([c.estimate for c in combos])
+    k = np.array([c.hosts for c in combos])
+    se = np.array([(c.high - c.low) / (2 * sps.t.isf(0.025, c.hosts - 1)) if c.hosts > 1 else np.nan for c in combos])
+    p = np.array([c.p_value for c in combos])
+
+    def interval_at(level):
+        crit = np.where(k > 1, sps.t.isf(np.asarray(level) / 2, np.maximum(k - 1, 1)), np.nan)
+        return est - crit * se, est + crit * se
+
+    fam = multiplicity.decide(np.where(np.isnan(p), 1.0, p), interval_at, alpha, margin)
+    verdicts = own.set_index([*KEY, "host"])["verdict_kind"] if not own.empty else pd.Series(dtype=object)
+    for i, (r, c) in enumerate(zip(rows, combos)):
+        kind = str(fam.kind[i]) if c.hosts > 1 else "inconclusive"
+        theirs = []
+        for h in r["host_list"].split(","):
+            idx = tuple(r[k_] for k_ in KEY) + (h,)
+            theirs.append(str(verdicts.get(idx, "not measured")) if len(verdicts) else "not measured")
+        holds = sum(v == kind for v in theirs)
+        r.update({"ratio": math.exp(c.estimate), "ratio_ci_low": math.exp(fam.low[i]) if c.hosts > 1 else math.nan,
+                  "ratio_ci_high": math.exp(fam.high[i]) if c.hosts > 1 else math.nan,
+                  "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
+                  "p_adjusted": float(fam.p_adjusted[i]) if c.hosts > 1 else math.nan,
+                  "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "holds_on": holds,
+                  "holds_on_text": f"{holds} of {c.hosts}", "host_verdicts": ",".join(theirs)})
+    return pd.DataFrame(rows, columns=cols)

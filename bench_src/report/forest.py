@@ -1,0 +1,76 @@
+"""The forest plot of a comparison across hosts: each host's Go/Rust ratio with its interval, and
+the combined ratio (a diamond) with the interval its verdict is read from, on one log axis
+centred on 1."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from . import units
+from .theme import EQUIVALENCE_COLOR
+
+KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant", "go_params",
+       "rust_params"]
+
+
+def _label(row) -> str:
+    pair = row["go_variant"] if row["go_variant"] == row["rust_variant"] else f"{row['go_variant']} vs {row['rust_variant']}"
+    return f"{row['workload']}, N = {units.count(row['n'])}, {pair}"
+
+
+def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None = None) -> plt.Figure:
+    """One row per comparison: every host's ratio and interval (its own table's, at its own
+    family's level), and the combined ratio with its interval across hosts."""
+    metric = combined["metric"].iloc[0] if not combined.empty else "elapsed_s"
+    hosts = sorted(per_host["host_label"].unique()) if not per_host.empty else []
+    palette = dict(zip(hosts, sns.color_palette("colorblind", max(len(hosts), 1))))
+    rows = combined.reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(8.5, 1.6 + 0.55 * max(len(rows), 1) * (1 + 0.25 * len(hosts))), layout="constrained")
+    ends = []
+    step = 0.6 / max(len(hosts), 1)
+    for i, row in rows.iterrows():
+        y0 = len(rows) - 1 - i
+        mine = per_host
+        for k in KEY:
+            mine = mine[mine[k].astype(str) == str(row[k])]
+        for j, h in enumerate(hosts):
+            g = mine[mine["host_label"] == h]
+            if g.empty:
+                continue
+            r = g.iloc[0]
+            y = y0 + 0.35 - j * step
+            ax.hlines(y, r["ratio_ci_low"], r["ratio_ci_high"], color=palette[h], linewidth=1.4)
+            ax.plot([r["ratio"]], [y], "o", color=palette[h], ms=5)
+            ends += [r["ratio_ci_low"], r["ratio_ci_high"]]
+        lo, hi, est = row["ratio_ci_low"], row["ratio_ci_high"], row["ratio"]
+        if np.isfinite(lo) and np.isfinite(hi):
+            ax.fill([lo, est, hi, est], [y0 - 0.25, y0 - 0.1, y0 - 0.25, y0 - 0.4], color="0.15")
+            ends += [lo, hi]
+        else:
+            ax.plot([est], [y0 - 0.25], "D", color="0.15", markerfacecolor="white")
+    finite = [abs(math.log2(v)) for v in ends if isinstance(v, (int, float)) and np.isfinite(v) and v > 0]
+    limit = max(0.25, min(6.0, 1.1 * max(finite, default=0.25)))
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(2 ** -limit, 2 ** limit)
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.axvline(1, color="0.3", linewidth=1)
+    if margin:
+        ax.axvspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.5, linewidth=0)
+    ax.set_yticks(range(len(rows)), [_label(r) for _, r in rows.iloc[::-1].iterrows()], fontsize=8.5)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(f"Go / Rust, {units.metric_name(metric)} (log₂ axis; below 1 Go is lower)")
+    ax.grid(axis="y", visible=False)
+    handles = [Line2D([], [], marker="o", color=palette[h], label=h) for h in hosts]
+    handles.append(Patch(color="0.15", label="combined: random effects, interval at the family's level"))
+    if margin:
+        handles.append(Patch(color=EQUIVALENCE_COLOR, alpha=0.5, label=f"equivalence band ±{margin:.0%}"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=1, fontsize=8, frameon=False)
+    fig.suptitle(f"Go / Rust ratio of {units.metric_name(metric)} per host and combined", fontsize=12)
+    return fig

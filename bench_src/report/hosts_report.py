@@ -1,0 +1,92 @@
+"""Several hosts, one report: the hosts behind the directories, each host's verdicts, the combined
+ratios with tau and I^2, "holds on k of m", and the forest plots, written to one directory."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..analysis import hosts, rules
+from . import forest, theme, units
+from .export import images
+
+METRICS = ("elapsed_s", "peak_rss_mib")
+KIND_WORDS = {"a": "Go lower", "b": "Rust lower", "equivalent": "equivalent", "inconclusive": "inconclusive"}
+
+
+@dataclass
+class HostsReport:
+    df: pd.DataFrame
+    overview: pd.DataFrame
+    per_host: dict[str, pd.DataFrame] = field(default_factory=dict)
+    combined: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def machines(self) -> int:
+        return len(self.overview)
+
+    @property
+    def directories(self) -> int:
+        return int(self.overview["directories"].sum()) if not self.overview.empty else 0
+
+
+def overview(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per host: its label, its directories, its measured samples."""
+    rows = []
+    for h, entry in df.attrs.get("hosts", {}).items():
+        mine = df[(df["host"] == h) & (df["phase"] == "measured")] if not df.empty else df
+        rows.append({"host": h, "label": entry["label"], "directories": len(entry["results_dirs"]),
+                     "results_dirs": ", ".join(entry["results_dirs"]), "measured_samples": len(mine)})
+    return pd.DataFrame(rows, columns=["host", "label", "directories", "results_dirs", "measured_samples"])
+
+
+def analyse(df: pd.DataFrame, metrics=METRICS, margin: float = rules.MARGIN) -> HostsReport:
+    rep = HostsReport(df, overview(df))
+    for metric in metrics:
+        if metric in df.columns:
+            rep.per_host[metric] = hosts.per_host(df, metric, margin)
+            rep.combined[metric] = hosts.across_hosts(df, metric, margin)
+    return rep
+
+
+def summary_lines(rep: HostsReport) -> list[str]:
+    """The answer first: how many machines stand behind the directories, then per metric the
+    combined verdicts counted and each difference with its ratio, interval and hosts."""
+    out = [f"{rep.directories} results directories from {rep.machines} distinct machine(s) (a machine is a "
+           "fingerprint: CPU, caches, memory, kernel, toolchains, the programs' sha256)."]
+    if rep.machines < 2:
+        out.append("One machine: no verdict across machines; each directory's blocks are pooled as blocks of that host.")
+    for metric, t in rep.combined.items():
+        if t.empty:
+            continue
+        counts = t["verdict_kind"].map(KIND_WORDS).value_counts()
+        out.append(f"{units.metric_name(metric)}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
+                   + f" of {len(t)} Go-vs-Rust comparisons across hosts")
+        for _, r in t[t["verdict_kind"].isin(["a", "b"])].iterrows():
+            out.append(f"- {r['workload']} N = {units.count(r['n'])} ({r['go_variant']} vs {r['rust_variant']}): "
+                       f"Go/Rust {r['ratio']:.3g} [{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}] "
+                       f"({r['ci_level']:.1%} interval), tau {r['tau']:.3g}, I² {r['i2']:.0%}, "
+                       f"holds on {r['holds_on_text']} hosts")
+    return out
+
+
+def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) -> list[Path]:
+    """Tables as CSV, the summary as Markdown, a forest plot per metric as SVG, PNG and PDF."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    written = []
+    rep.overview.to_csv(d / "hosts.csv", index=False)
+    written.append(d / "hosts.csv")
+    for metric in rep.combined:
+        for name, t in (("per_host", rep.per_host[metric]), ("combined", rep.combined[metric])):
+            path = d / f"{name}_{metric}.csv"
+            t.to_csv(path, index=False)
+            written.append(path)
+        if not rep.combined[metric].empty and not rep.per_host[metric].empty:
+            with theme.context():
+                fig = forest.forest(rep.per_host[metric], rep.combined[metric], margin)
+                written += images.save(fig, d, f"forest_{metric}")
+    (d / "hosts.md").write_text("# Several hosts\n\n" + "\n\n".join(summary_lines(rep)) + "\n")
+    written.append(d / "hosts.md")
+    return written

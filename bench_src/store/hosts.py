@@ -1,0 +1,109 @@
+"""Several results directories, one frame: the samples of each machine tagged with its host.
+
+A **host** is a machine fingerprint, not a name (`fingerprint`): CPU model, logical and usable
+CPUs, caches, memory, kernel, architecture, toolchain versions and the programs' sha256, read
+from the session entries of meta.json.  Two directories taken on machines with the same
+fingerprint are blocks of one host (repeat runs on one machine are not independent machines);
+a directory whose sessions ran on different machines (a results directory carried to another
+machine and resumed there) gives each session's samples its own host.
+
+`load_hosts` refuses what cannot be analysed together: directories of different plans (their
+plan digests differ) and directories whose programs were built from different source code (the
+git commits of the sessions differ), each error naming both directories and the difference.
+Pairs stay within a block: each sample's `run_id` becomes its directory, and the analysis pairs on
+(run_id, block), so no pair spans two runs, let alone two hosts.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Iterable, Mapping
+
+import pandas as pd
+
+from .equivalence import mark_valid
+from .results import ResultsStore
+
+# What makes two machines the same host: the hardware, the system, and the code that ran.
+FINGERPRINT_MACHINE = ("cpu_model", "logical_cpus", "usable_cpus", "caches", "ram_bytes", "kernel", "arch")
+FINGERPRINT_TOOLCHAINS = ("go", "rustc", "cargo", "tokio")
+
+
+def fingerprint(session: Mapping) -> dict:
+    """The fingerprint of the machine a session ran on (from meta.json's session entry)."""
+    machine = session.get("machine", {}) or {}
+    tools = session.get("toolchains", {}) or {}
+    return {"machine": {k: machine.get(k) for k in FINGERPRINT_MACHINE if machine.get(k) is not None},
+            "toolchains": {k: tools.get(k) for k in FINGERPRINT_TOOLCHAINS if tools.get(k) is not None},
+            "binaries": dict(sorted((session.get("binaries") or {}).items()))}
+
+
+def host_id(print_: Mapping) -> str:
+    """A short stable name of a fingerprint (its digest)."""
+    return hashlib.sha256(json.dumps(print_, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def host_label(print_: Mapping) -> str:
+    """A readable name: CPU model, CPUs and the digest."""
+    m = print_.get("machine", {})
+    cpus = m.get("usable_cpus") or m.get("logical_cpus")
+    return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs [{host_id(print_)}]"
+
+
+def source_commit(meta: Mapping) -> set[str]:
+    """The git commits of the source the sessions' programs were built from (empty when unknown)."""
+    return {s.get("machine", {}).get("git_commit") for s in meta.get("sessions", [])
+            if s.get("machine", {}).get("git_commit")}
+
+
+def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    """The tidy frame of several results directories of one plan, with `host` (the fingerprint's
+    digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
+    host to its label, fingerprint and directories; `df.attrs["meta"]` is the first directory's
+    meta.json (the plan they share).  Refused (ValueError, naming the directories): fewer than one
+    directory, a directory given twice, different plans, programs built from different source."""
+    dirs = [os.fspath(d) for d in results_dirs]
+    if not dirs:
+        raise ValueError("load_hosts needs at least one results directory")
+    if len({os.path.realpath(d) for d in dirs}) < len(dirs):
+        raise ValueError(f"a results directory is given twice: {dirs}")
+    frames, hosts, first = [], {}, None
+    for d in dirs:
+        store = ResultsStore(d)
+        meta = store.read_meta()
+        if first is None:
+            first = (d, meta)
+        else:
+            d0, meta0 = first
+            if meta.get("plan_digest") != meta0.get("plan_digest"):
+                raise ValueError(f"{d} holds another plan than {d0} (plan digest {meta.get('plan_digest')} vs "
+                                 f"{meta0.get('plan_digest')}): only runs of the same plan combine; compare the two "
+                                 "meta.json files' plan entries to see the difference")
+            a, b = source_commit(meta0), source_commit(meta)
+            if a and b and a != b:
+                raise ValueError(f"{d} was built from other source code than {d0} (git commit "
+                                 f"{', '.join(sorted(b))} vs {', '.join(sorted(a))}): the programs differ, so their "
+                                 "samples do not measure the same work; run the same commit on every machine")
+        df = store.load()
+        by_session = {}
+        for s in meta.get("sessions", []):
+            fp = fingerprint(s)
+            hid = host_id(fp)
+            by_session[s.get("session")] = hid
+            entry = hosts.setdefault(hid, {"label": host_label(fp), "fingerprint": fp, "results_dirs": []})
+            if d not in entry["results_dirs"]:
+                entry["results_dirs"].append(d)
+        if df.empty:
+            continue
+        fallback = next(iter(by_session.values()), "unknown")
+        session = df["session"] if "session" in df.columns else pd.Series([None] * len(df), index=df.index)
+        # run_id becomes the directory: two runs named alike on two machines must not share blocks
+        df = df.assign(host=[by_session.get(s, fallback) for s in session], results_dir=d, run_id=d)
+        frames.append(df)
+    out = mark_valid(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
+    if not out.empty:
+        out["host_label"] = out["host"].map({h: e["label"] for h, e in hosts.items()})
+    out.attrs["hosts"] = hosts
+    out.attrs["meta"] = first[1]
+    return out

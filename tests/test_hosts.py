@@ -1,0 +1,128 @@
+"""Several results directories of one plan in one analysis: hosts are fingerprints, pairs stay
+within a host, the combined ratio and "holds on k of m", refusals of what cannot be combined."""
+import json
+
+import numpy as np
+import pytest
+
+from bench_src.analysis import hosts
+from bench_src.plan import make_plan
+from bench_src.run import runner
+from bench_src.store import hosts as store_hosts
+
+
+def plan():
+    return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=6, warmup=0, params={"sleep": {"work": 10}})
+
+
+def measure_with(go: float, rust: float, seed: int, spread: float = 0.02):
+    """Fake samples: Go and Rust times around the given centres (seconds), 8 MiB peak RSS."""
+    rng = np.random.default_rng(seed)
+
+    def measure(cell, *args, **kwargs):
+        centre = go if cell.lang == "go" else rust
+        return {"status": "ok", "reason": "", "checksum": "00000000000000aa",
+                "elapsed_ns": int(1e9 * centre * (1 + spread * rng.standard_normal())), "wall_ns": 2000,
+                "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n}
+
+    return measure
+
+
+def take(directory, go, rust, seed, cpu_model=None, commit=None, the_plan=None):
+    runner.run(the_plan or plan(), directory, progress=False, measure_fn=measure_with(go, rust, seed),
+               log=lambda *_: None)
+    if cpu_model or commit:
+        meta_path = directory / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        for s in meta["sessions"]:
+            if cpu_model:
+                s["machine"]["cpu_model"] = cpu_model
+            if commit:
+                s["machine"]["git_commit"] = commit
+        meta_path.write_text(json.dumps(meta))
+    return directory
+
+
+def test_two_machines_combine_and_a_verdict_that_holds_on_both(tmp_path):
+    a = take(tmp_path / "a", 1.0, 2.0, seed=1)
+    # close ratios (0.5 and 0.51): with two hosts the interval is Student's t on one degree of freedom,
+    # so only hosts that agree closely give a combined verdict
+    b = take(tmp_path / "b", 1.0, 1.96, seed=2, cpu_model="Other CPU")
+    df = store_hosts.load_hosts([a, b])
+    assert df["host"].nunique() == 2 and len(df.attrs["hosts"]) == 2
+    assert set(df["run_id"]) == {str(a), str(b)}, "each sample's run is its directory"
+    logs = hosts.host_log_ratios(df)
+    assert set(logs["pairs"]) == {6}, "pairs form within a host and a block, never across"
+    table = hosts.across_hosts(df)
+    assert len(table) == 2 and (table["hosts"] == 2).all()
+    for _, row in table.iterrows():
+        assert row["verdict_kind"] == "a" and row["holds_on_text"] == "2 of 2", row.to_dict()
+        # the combined ratio is the geometric mean of the hosts' ratios (0.5 and 0.51), within noise
+        assert 0.49 < row["ratio"] < 0.52 and row["ratio_ci_low"] < row["ratio"] < row["ratio_ci_high"] < 1
+        assert row["tau"] >= 0 and 0 <= row["i2"] <= 1
+    per = hosts.per_host(df)
+    assert set(per["host"]) == set(df["host"]) and (per["verdict_kind"] == "a").all()
+
+
+def test_the_interval_shown_decides_the_verdict(tmp_path):
+    # hosts that disagree (Go faster on one, slower on the other): the combined interval spans 1
+    a = take(tmp_path / "a", 1.0, 2.0, seed=3)
+    b = take(tmp_path / "b", 2.0, 1.0, seed=4, cpu_model="Other CPU")
+    table = hosts.across_hosts(store_hosts.load_hosts([a, b]))
+    for _, row in table.iterrows():
+        assert row["ratio_ci_low"] < 1 < row["ratio_ci_high"] and row["verdict_kind"] == "inconclusive"
+        assert row["holds_on"] == 0 and sorted(row["host_verdicts"].split(",")) == ["a", "b"]
+        assert row["i2"] > 0.9, "the hosts' spread is not sampling noise"
+
+
+def test_same_fingerprint_is_one_host_with_the_blocks_of_both_runs(tmp_path):
+    a = take(tmp_path / "a", 1.0, 2.0, seed=5)
+    b = take(tmp_path / "b", 1.0, 2.0, seed=6)
+    df = store_hosts.load_hosts([a, b])
+    assert df["host"].nunique() == 1
+    assert sorted(df.attrs["hosts"][df["host"].iloc[0]]["results_dirs"]) == sorted([str(a), str(b)])
+    logs = hosts.host_log_ratios(df)
+    assert set(logs["pairs"]) == {12}, "the two runs' blocks are blocks of one host"
+    table = hosts.across_hosts(df)
+    assert (table["hosts"] == 1).all() and table["ratio_ci_low"].isna().all(), "one host: no interval across hosts"
+    assert (table["verdict_kind"] == "inconclusive").all()
+
+
+def test_different_plans_or_code_are_refused_naming_both(tmp_path):
+    a = take(tmp_path / "a", 1.0, 2.0, seed=7)
+    other = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": 10}})
+    b = take(tmp_path / "b", 1.0, 2.0, seed=8, the_plan=other)
+    with pytest.raises(ValueError, match=r"holds another plan than .*a.*plan digest"):
+        store_hosts.load_hosts([a, b])
+    c = take(tmp_path / "c", 1.0, 2.0, seed=9, commit="0" * 40)
+    meta = json.loads((a / "meta.json").read_text())
+    if not store_hosts.source_commit(meta):
+        pytest.skip("this checkout has no git commit to compare")
+    with pytest.raises(ValueError, match=r"built from other source code .*git commit 0000"):
+        store_hosts.load_hosts([a, c])
+    with pytest.raises(ValueError, match="given twice"):
+        store_hosts.load_hosts([a, a])
+    with pytest.raises(ValueError, match="at least one"):
+        store_hosts.load_hosts([])
+
+
+def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path):
+    import subprocess
+    import sys
+    a = take(tmp_path / "a", 1.0, 2.0, seed=10)
+    b = take(tmp_path / "b", 1.0, 1.98, seed=11, cpu_model="Other CPU")
+    out = tmp_path / "combined"
+    done = subprocess.run([sys.executable, "-m", "bench_src", "hosts", str(a), str(b), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "2 results directories from 2 distinct machine(s)" in done.stdout
+    assert "holds on 2 of 2 hosts" in done.stdout
+    for name in ("hosts.csv", "hosts.md", "per_host_elapsed_s.csv", "combined_elapsed_s.csv",
+                 "forest_elapsed_s.svg", "forest_elapsed_s.png", "forest_elapsed_s.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    other = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": 10}})
+    c = take(tmp_path / "c", 1.0, 2.0, seed=12, the_plan=other)
+    done = subprocess.run([sys.executable, "-m", "bench_src", "hosts", str(a), str(c), "--out", str(tmp_path / "x")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.startswith("error: ") and "another plan" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()
