@@ -193,6 +193,8 @@ def describe() -> dict:
         "physical_cpus": psutil.cpu_count(logical=False),
         "ram_bytes": vm.total,
         "kernel": platform.release(),
+        "arch": platform.machine(),
+        "caches": cpu_caches(),
         "os": platform.platform(),
         "python": platform.python_version(),
         "nofile_limit": {"soft": nofile[0], "hard": nofile[1]},
@@ -201,6 +203,18 @@ def describe() -> dict:
         "git_commit": git_commit(),
         "usable_cpus": usable_cpus(),
     }
+
+
+def cpu_caches(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[str, str] | None:
+    """CPU 0's caches as the kernel lists them: {"L1d": "32K", "L1i": "32K", "L2": "512K", ...}
+    (None where sysfs does not say)."""
+    out = {}
+    for index in sorted(Path(root).glob("index*")):
+        level, kind, size = (_read(str(index / f)) for f in ("level", "type", "size"))
+        if level and size:
+            suffix = {"Data": "d", "Instruction": "i"}.get(kind or "", "")
+            out[f"L{level}{suffix}"] = size
+    return out or None
 
 
 def _read(path: str) -> str | None:
