@@ -1,4 +1,5 @@
 """The launcher measures the child exactly, whatever the size of the harness."""
+import dataclasses
 import json
 import os
 import re
@@ -95,7 +96,8 @@ def test_the_result_key_schema_feeds_the_sample_record():
 @pytest.mark.parametrize("lang", ["go", "rust"])
 def test_the_launcher_pins_the_program_to_the_cpus_it_is_given(built, lang):
     """--cpus sets the program's affinity mask before exec: the program itself reports exactly
-    that CPU set, and the sample keeps it in `extra`."""
+    that CPU set, and the sample keeps it in its `cpus` column; a cell of a plan with `cores` runs
+    on exactly that many CPUs with as many threads, as the program itself reports."""
     from bench_src import paths
 
     cmd = [str(paths.program(lang)), "sleep", "--n", "3", "--threads", "1", "--param", "work=0"]
@@ -109,7 +111,13 @@ def test_the_launcher_pins_the_program_to_the_cpus_it_is_given(built, lang):
     cell = Cell("sleep", lang, WORKLOADS["sleep"].default_variant(lang), 3, 1, (("kernel", "xorshift"), ("work", "0")))
     rec = measure(cell, timeout_s=30, mem_limit_mb=1024)
     assert rec["status"] == "ok", rec["reason"]
-    assert json.loads(rec["extra"])["cpus"] == allowed
+    assert rec["cpus"] == ",".join(map(str, allowed))
+    for k in range(1, min(len(allowed), 2) + 1):
+        pinned = dataclasses.replace(cell, threads=k, cores=k)
+        rec = measure(pinned, timeout_s=30, mem_limit_mb=1024)
+        assert rec["status"] == "ok", rec["reason"]
+        assert rec["cpus"] == ",".join(map(str, allowed[:k])) and rec["threads"] == k, rec
+        assert "--threads " + str(k) in rec["command"]
 
 
 @pytest.mark.parametrize("cpus", ["x", "1-0", "0,", "99999"])

@@ -24,13 +24,17 @@ class Cell:
     threads: int | None
     params: tuple[tuple[str, str], ...]
     arm: str = ""  # "A" / "B" in an A/A run: the same program and arguments measured as two arms
+    # a plan with `cores`: the program runs on exactly this many CPUs (the launcher sets its
+    # affinity before exec) with as many threads; 0: not pinned, `threads` only
+    cores: int = 0
 
     @property
     def id(self) -> str:
         p = ",".join(f"{k}={v}" for k, v in self.params)
         t = "cpus" if self.threads is None else str(self.threads)
         arm = f"|arm={self.arm}" if self.arm else ""
-        return f"{self.workload}|{self.lang}|{self.variant}|n={self.n}|t={t}|{p}{arm}"
+        cores = f"|cores={self.cores}" if self.cores else ""
+        return f"{self.workload}|{self.lang}|{self.variant}|n={self.n}|t={t}|{p}{arm}{cores}"
 
     @property
     def params_dict(self) -> dict[str, str]:
@@ -98,6 +102,9 @@ class Plan:
     # which cells get the `warmup` samples: every cell ("cell"), or one cell per program
     # configuration, the one with the smallest N ("program", see warmup_cells)
     warmup_scope: str = "cell"
+    # core counts to run every cell at (each sample pinned to that many CPUs, with as many
+    # threads); empty: one unpinned thread count, `threads`
+    cores: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
@@ -106,6 +113,8 @@ class Plan:
 
         d = json.loads(json.dumps(asdict(self)))
         d["dsn"] = {k: redact_dsn(v) for k, v in d.get("dsn", {}).items()}
+        if not d.get("cores"):  # a plan without cores keeps the digest it had before cores existed
+            d.pop("cores", None)
         return d
 
     @property
@@ -125,6 +134,8 @@ class Plan:
                 if self.article_preset and lang in WORKLOADS[w].article:
                     out.extend(self._article_cells(w, lang))
         out = list(dict.fromkeys(_normalised(c) for c in out))
+        if self.cores:
+            out = [dataclasses.replace(c, threads=k, cores=k) for k in self.cores for c in out]
         if self.aa:
             out = [dataclasses.replace(c, arm=arm) for c in out for arm in ("A", "B")]
         return out
@@ -205,4 +216,5 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         smoke=d.get("smoke", False),
         time_budget_s=d.get("time_budget_s", 0.0),
         warmup_scope=d.get("warmup_scope", "cell"),
+        cores=tuple(d.get("cores", ())),
     )

@@ -318,6 +318,31 @@ def _check_size(plan: Plan, allow_large: bool) -> None:
                          f"than {MAX_PLAN_SAMPLES:,}; pass allow_large=True if that is meant")
 
 
+def _validate_cores(cores: Any, usable: int) -> tuple[int, ...]:
+    """cores: None/"" (no pinning), "all", or a list of core counts and "all"; each 1..usable."""
+    if cores in (None, "", [], ()):
+        return ()
+    values = [cores] if isinstance(cores, (str, int)) else cores
+    if not isinstance(values, (list, tuple)):
+        raise ValueError(f"cores must be a list of core counts (or \"all\"), got {cores!r}")
+    out = []
+    for v in values:
+        if v == "all":
+            out.append(usable)
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                v = int(str(v).strip())
+            except ValueError:
+                raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\"") from None
+        if not 1 <= v <= usable:
+            raise ValueError(f"cores: {v} is more than the {usable} usable CPUs of this machine; allowed: 1..{usable} "
+                             "or \"all\"" if v > usable else f"cores: {v} is not a core count; allowed: 1..{usable} "
+                             "or \"all\"")
+        out.append(v)
+    return tuple(sorted(set(out)))
+
+
 def plan_parameters() -> list[str]:
     """The names make_plan accepts (the keys of a --plan file, the notebook's plan parameters)."""
     return [name for name, p in inspect.signature(make_plan).parameters.items() if p.kind is p.KEYWORD_ONLY
@@ -347,6 +372,7 @@ def make_plan(
     smoke: Any = False,
     time_budget_s: Any = None,
     warmup_scope: Any = None,
+    cores: Any = None,
     adaptive_target: Any = None,
     allow_large: Any = False,
     **unknown: Any,
@@ -367,6 +393,9 @@ def make_plan(
         extra block starts once it is spent (0 or None: no budget).
     warmup_scope: "cell" (every cell gets `warmup` samples) or "program" (one cell per program
         configuration, at its smallest N: Plan.warmup_cells).
+    cores: core counts to run every cell at, e.g. [1, 2], "all" or [1, 2, 4, "all"]: each sample
+        runs on exactly k CPUs (the launcher's affinity, set before exec) with --threads k; values
+        above this machine's usable CPUs are refused; None: no pinning, `threads` only.
     adaptive_target: replaced by max_samples; only 0 or None is accepted.
     threads: --threads for both programs; None means the usable CPUs of this machine
         (run/machine.usable_cpus), resolved here so that every cell and command carries it.
@@ -443,6 +472,10 @@ def make_plan(
     else:  # no zero: 0 is refused like any value below 1, with the way to the default named
         threads_v = as_int("threads", threads, 1, MAX_THREADS,
                            default=f"the usable CPUs ({usable_cpus()} here)")
+    cores_v = _validate_cores(cores, usable_cpus())
+    if cores_v and threads not in (None, ""):
+        raise ValueError(f"give cores or threads, not both: with cores {list(cores_v)} each cell runs with as many "
+                         f"threads as cores (threads was {threads!r})")
     timeout_v = as_float("timeout_s", timeout_s if timeout_s is not None else prof.timeout_s,
                          MIN_TIMEOUT_S, MAX_TIMEOUT_S, " seconds")
     mem_v = (default_mem_limit_mb() if mem_limit_mb in (None, "")
@@ -476,6 +509,7 @@ def make_plan(
         aa=aa_v,
         timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
         warmup_scope=scope_v,
+        cores=cores_v,
     )
     _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
     # Statistics hook (bench_src/analysis/feasibility.py): the stopping-rule fields, and the refusal of a plan that can never call a difference

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, memory, quality, robustness, scaling, sequential, stats
+from ..analysis import compare, cores, memory, quality, robustness, scaling, sequential, stats
 from ..store import ResultsStore, equivalence, load
-from . import figures, findings, method, tables, theme
+from . import cores_figures, figures, findings, method, tables, theme
 from .export import benchstat, csv, html, images, manifest, markdown, notebooks, parquet
 from .export import method as method_file
 
@@ -97,6 +97,10 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df[memory.all_alive(df)], m)
         if (df["arm"].fillna("") != "").any():
             rep.tables[f"aa_{m}"] = compare.compare_arms(df, m, margin=margin)
+    if "cores" in df.columns and df["cores"].dropna().nunique() > 1:  # a plan with several core counts
+        for m in metrics:
+            rep.tables[f"ratio_vs_cores_{m}"] = cores.ratio_vs_cores(df, m, margin=margin)
+            rep.tables[f"speedup_{m}"] = cores.speedup(df, m)
     above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df))
     if not above.empty:
         rep.tables["memory_above_baseline"] = above
@@ -131,6 +135,12 @@ def make_figures(rep: Report) -> Report:
             c = rep.tables.get(f"per_task_{m}")
             if c is not None and not c.empty:
                 keep(f"per_task_{m}", figures.per_task(c))
+            rc = rep.tables.get(f"ratio_vs_cores_{m}")
+            if rc is not None and not rc.empty:
+                keep(f"ratio_{m}_vs_cores", cores_figures.ratio_vs_cores(rc, rep.margin))
+            sp = rep.tables.get(f"speedup_{m}")
+            if sp is not None and not sp.empty:
+                keep(f"speedup_{m}", cores_figures.speedup(sp))
         valid = rep.df[rep.df["valid"]]
         for w in valid["workload"].unique():
             ns = sorted(valid.loc[valid["workload"] == w, "n"].unique())

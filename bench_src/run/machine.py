@@ -205,6 +205,15 @@ def describe() -> dict:
     }
 
 
+def cpu_set(cores: int) -> str:
+    """The CPUs a sample pinned to `cores` CPUs runs on: the first `cores` CPUs of this process's
+    affinity mask, as the launcher's --cpus list ("0,1")."""
+    mine = sorted(os.sched_getaffinity(0))
+    if not 1 <= cores <= len(mine):
+        raise ValueError(f"cores: {cores} CPUs asked for, but this process may run on {len(mine)} ({mine})")
+    return ",".join(str(c) for c in mine[:cores])
+
+
 def cpu_caches(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[str, str] | None:
     """CPU 0's caches as the kernel lists them: {"L1d": "32K", "L1i": "32K", "L2": "512K", ...}
     (None where sysfs does not say)."""

@@ -198,7 +198,8 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     in a file of its own.  `dsn` goes to the program in BENCH_DSN."""
     cmd = command(cell, data_dir)
     launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=program_env(env, dsn),
-                                            timeline_ms=timeline_ms)
+                                            timeline_ms=timeline_ms,
+                                            cpus=machine.cpu_set(cell.cores) if cell.cores else None)
     rec: dict[str, Any] = {k: launched.get(k) for k in LAUNCHER_KEYS}
     rec["peak_rss_bytes"] = launched["maxrss_kb"] * 1024
     rec["command"] = " ".join(cmd)
@@ -230,6 +231,8 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
             status, reason, program = "bad_output", f"no valid JSON result line on stdout ({exc})", {}
     for k in PROGRAM_KEYS:
         rec[k] = program.get(k)
+    if isinstance(rec.get("cpus"), list):  # the CPUs the program says it ran on, as the launcher's list
+        rec["cpus"] = ",".join(str(c) for c in rec["cpus"])
     rec["runtime"] = json.dumps(program.get("runtime"), sort_keys=True) if program else None
     extra = {k: v for k, v in program.items() if k not in PROGRAM_KEYS and k not in HELD_ELSEWHERE}
     rec["extra"] = json.dumps(extra, sort_keys=True) if extra else None

@@ -90,7 +90,8 @@ def _record(slot: Slot, seq: int, run_id: str, session: int | None, measured: di
         "run_id": run_id, "sample_id": slot.sample_id, "seq": seq, "session": session, "phase": slot.phase,
         "block": slot.block, "pos": slot.pos, "cell_id": c.id, "workload": c.workload, "lang": c.lang,
         "variant": c.variant, "n": c.n, "threads_requested": c.threads, "arm": c.arm,
-        "params": json.dumps(c.params_dict, sort_keys=True), "equiv_key": key_string(c), **measured,
+        "params": json.dumps(c.params_dict, sort_keys=True), "equiv_key": key_string(c),
+        **({"cores": c.cores} if c.cores else {}), **measured,
     }
 
 

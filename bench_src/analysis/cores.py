@@ -1,0 +1,120 @@
+"""How an answer moves with the number of cores (a plan with `cores`: every cell run pinned to k
+CPUs with k threads, the core counts interleaved in the same blocks).
+
+- `ratio_vs_cores`: each Go-vs-Rust comparison at every core count (the Go-vs-Rust table's own
+  rows, so its intervals and verdicts), and the **change** of the ratio from the fewest cores to
+  k cores: per block, log(Go_k / Rust_k) - log(Go_1 / Rust_1), tested like any comparison
+  (compare.pair_test on the per-block ratios), the changes of a metric forming one family
+  (Benjamini-Hochberg, every interval at the level its verdict is read from).  A change whose
+  interval excludes 1 says the Go/Rust ratio at k cores differs from the ratio at the fewest.
+- `speedup`: per cell, time at the fewest cores over time at k cores (the same program, variant,
+  N and parameters), per block, one family per metric: above 1 the program gains from the cores.
+
+Assumption (as in compare): blocks are exchangeable and a block's disturbances hit its cells
+alike, so per-block ratios cancel them.  The tests use the fixed design (one look): in a
+sequential run the later blocks hold only the cells still open, so these tables use the blocks
+where both core counts of a comparison were measured, and their p-values do not spend alpha over
+the looks (the rows say so in `warning`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import rules
+from .compare import CellValues, compare, decide_family, go_vs_rust_row, pair_test
+from .families import CellRef, comparisons
+
+KEY = ["workload", "n", "arm", "shared_params", "go_variant", "rust_variant", "go_params", "rust_params"]
+
+
+def _per_block(cv: CellValues, ref: CellRef) -> pd.Series:
+    codes, values = cv.cells[ref]
+    return pd.Series(values, index=codes).groupby(level=0).median()
+
+
+def _sequential(df: pd.DataFrame) -> bool:
+    design = df.attrs.get("design") or {}
+    return len(design.get("looks", ())) > 1 if isinstance(design, dict) else False
+
+
+def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
+                   alpha: float = rules.ALPHA) -> pd.DataFrame:
+    """One row per Go-vs-Rust comparison and core count: the ratio with its interval and verdict
+    from the Go-vs-Rust table, and the change of the ratio against the fewest cores
+    (`change`, `change_ci_low`, `change_ci_high`, `change_p_adjusted`, `change_kind`; empty at the
+    fewest cores)."""
+    table = compare(df, metric, margin=margin, alpha=alpha)
+    if table.empty:
+        return pd.DataFrame()
+    table = table.rename(columns={"threads_requested": "cores"})
+    cv = CellValues(df, metric)
+    by_key: dict[tuple, dict[int, tuple[CellRef, CellRef]]] = {}
+    for a, b in comparisons(cv.refs(), "go_vs_rust"):
+        if a.threads is None:
+            continue
+        row = go_vs_rust_row(a, b)
+        by_key.setdefault(tuple(str(row[k]) for k in KEY), {})[a.threads] = (a, b)
+    changes, tests = [], []
+    for key, at in by_key.items():
+        cores = sorted(at)
+        if len(cores) < 2:
+            continue
+        base = at[cores[0]]
+        r0 = _per_block(cv, base[0]) / _per_block(cv, base[1])
+        for k in cores[1:]:
+            rk = _per_block(cv, at[k][0]) / _per_block(cv, at[k][1])
+            r0k, rkk = r0.dropna(), rk.dropna()
+            tests.append(pair_test(rkk.index.to_numpy(), rkk.to_numpy(), r0k.index.to_numpy(), r0k.to_numpy(),
+                                   True, level_min=alpha / max(1, sum(len(v) - 1 for v in by_key.values()))))
+            changes.append((key, k, cores[0]))
+    decided = decide_family(tests, alpha, margin) if tests else []
+    table["change"] = np.nan
+    for col in ("change_ci_low", "change_ci_high", "change_p_adjusted"):
+        table[col] = np.nan
+    table["change_kind"] = ""
+    table["change_pairs"] = 0
+    table["change_from_cores"] = np.nan
+    note = "the change is tested as a fixed design (a sequential run's looks are not spent)" if _sequential(df) else ""
+    keys = table[KEY].astype(str).apply(tuple, axis=1)
+    for (key, k, k0), t, d in zip(changes, tests, decided):
+        hit = (keys == key) & (table["cores"] == k)
+        table.loc[hit, ["change", "change_ci_low", "change_ci_high", "change_p_adjusted"]] = (
+            d["ratio"], d["ratio_ci_low"], d["ratio_ci_high"], d["p_adjusted"])
+        table.loc[hit, "change_kind"] = {"a": "lower", "b": "higher"}.get(d["verdict_kind"], d["verdict_kind"])
+        table.loc[hit, "change_pairs"] = t.stats["pairs"]
+        table.loc[hit, "change_from_cores"] = k0
+        if note:
+            table.loc[hit, "warning"] = [f"{w}; {note}" if w else note for w in table.loc[hit, "warning"]]
+    return table.sort_values([*KEY, "cores"]).reset_index(drop=True)
+
+
+def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.ALPHA) -> pd.DataFrame:
+    """One row per cell and core count above the fewest: value at the fewest cores / value at k
+    cores, per block, with its interval at the family's level (one family per metric)."""
+    cv = CellValues(df, metric)
+    cells: dict[CellRef, dict[int, CellRef]] = {}
+    for ref in cv.refs():
+        if ref.threads is not None:
+            cells.setdefault(ref._replace(threads=None), {})[ref.threads] = ref
+    rows, tests = [], []
+    m = sum(max(len(v) - 1, 0) for v in cells.values())
+    for base, at in sorted(cells.items(), key=lambda kv: repr(kv[0])):
+        cores = sorted(at)
+        for k in cores[1:]:
+            one, many = at[cores[0]], at[k]
+            tests.append(pair_test(*cv.cells[one], *cv.cells[many], True, level_min=alpha / max(m, 1),
+                                   resolution=rules.resolution(metric)))
+            rows.append({"workload": base.workload, "lang": base.lang, "variant": base.variant, "n": base.n,
+                         "arm": base.arm, "params": ",".join(f"{p}={v}" for p, v in base.params),
+                         "cores": k, "from_cores": cores[0], "metric": metric})
+    cols = ["workload", "lang", "variant", "n", "arm", "params", "cores", "from_cores", "metric", "pairs", "speedup",
+            "speedup_ci_low", "speedup_ci_high", "ci_level", "p_adjusted", "verdict_kind"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    for r, t, d in zip(rows, tests, decide_family(tests, alpha, rules.MARGIN, m)):
+        r.update({"pairs": t.stats["pairs"], "speedup": d["ratio"], "speedup_ci_low": d["ratio_ci_low"],
+                  "speedup_ci_high": d["ratio_ci_high"], "ci_level": d["ci_level"], "p_adjusted": d["p_adjusted"],
+                  "verdict_kind": {"a": "slower with more cores", "b": "faster with more cores"}.get(
+                      d["verdict_kind"], d["verdict_kind"])})
+    return pd.DataFrame(rows, columns=cols)

@@ -1,0 +1,100 @@
+"""Figures of a plan with `cores`: the Go/Rust ratio against the core count per workload, and the
+speed-up (value at the fewest cores / value at k cores) per language."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from . import units
+from .theme import EQUIVALENCE_COLOR, LANG_COLORS
+
+
+def _log2_axis(ax, values, axis: str = "y") -> None:
+    finite = [abs(math.log2(v)) for v in values if isinstance(v, (int, float)) and np.isfinite(v) and v > 0]
+    limit = max(0.25, min(6.0, 1.15 * max(finite, default=0.25)))
+    set_scale, set_lim = (ax.set_yscale, ax.set_ylim) if axis == "y" else (ax.set_xscale, ax.set_xlim)
+    set_scale("log", base=2)
+    set_lim(2 ** -limit, 2 ** limit)
+    step = 0.25 if limit <= 1 else 0.5 if limit <= 2.5 else 1.0
+    ticks = [2 ** (step * i) for i in range(-int(limit / step), int(limit / step) + 1)]
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(mticker.FixedLocator(ticks))
+    target.set_minor_locator(mticker.NullLocator())
+    target.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
+
+
+def _cores_axis(ax, ks) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
+    ax.set_xlabel("cores (CPUs the program was pinned to, threads = cores)")
+
+
+def ratio_vs_cores(table: pd.DataFrame, margin: float | None = None) -> plt.Figure:
+    """One panel per workload: the Go/Rust ratio at each core count with its interval (the
+    Go-vs-Rust table's, at its family's level), one line per N and pair of variants, on a log₂
+    axis centred on 1."""
+    metric = table["metric"].iloc[0]
+    workloads = list(dict.fromkeys(table["workload"]))
+    fig, axes = plt.subplots(1, len(workloads), figsize=(4.6 * len(workloads), 4.0), squeeze=False,
+                             layout="constrained")
+    ks = sorted(int(k) for k in table["cores"].unique())
+    for ax, w in zip(axes[0], workloads):
+        g = table[table["workload"] == w]
+        lines = list(dict.fromkeys(zip(g["n"], g["go_variant"], g["rust_variant"], g["shared_params"])))
+        palette = sns.color_palette("dark", max(len(lines), 1))
+        for (n, gv, rv, sp), color in zip(lines, palette):
+            s = g[(g["n"] == n) & (g["go_variant"] == gv) & (g["rust_variant"] == rv) & (g["shared_params"] == sp)]
+            s = s.sort_values("cores")
+            label = f"N = {units.count(n)}" + ("" if gv == rv else f", {gv} vs {rv}")
+            ax.plot(s["cores"], s["ratio"], "o-", color=color, label=label, linewidth=1.2)
+            ax.vlines(s["cores"], s["ratio_ci_low"], s["ratio_ci_high"], color=color, linewidth=1.8)
+            for _, r in s[s["change_kind"].isin(["lower", "higher"])].iterrows():
+                ax.annotate("changed", (r["cores"], r["ratio"]), textcoords="offset points", xytext=(6, 4),
+                            fontsize=7.5, color=color)
+        _log2_axis(ax, pd.concat([g["ratio_ci_low"], g["ratio_ci_high"], g["ratio"]]))
+        ax.axhline(1, color="0.3", linewidth=1)
+        if margin:
+            ax.axhspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.5, linewidth=0)
+        _cores_axis(ax, ks)
+        ax.set_title(w)
+        ax.set_ylabel(f"Go / Rust, {units.metric_name(metric)} (below 1: Go lower)")
+        ax.legend(fontsize=7.5, loc="best")
+    fig.suptitle(f"Go / Rust ratio of {units.metric_name(metric)} against cores, with intervals", fontsize=11)
+    fig.text(0.5, -0.02, "'changed': the paired test of the ratio's change from the fewest cores excludes no change",
+             ha="center", fontsize=8.5)
+    return fig
+
+
+def speedup(table: pd.DataFrame) -> plt.Figure:
+    """One panel per workload: value at the fewest cores / value at k cores per language's default
+    cells (one line per N and variant), with intervals; 1 = no gain, k = ideal."""
+    metric = table["metric"].iloc[0]
+    workloads = list(dict.fromkeys(table["workload"]))
+    fig, axes = plt.subplots(1, len(workloads), figsize=(4.6 * len(workloads), 4.0), squeeze=False,
+                             layout="constrained")
+    for ax, w in zip(axes[0], workloads):
+        g = table[table["workload"] == w]
+        base = int(g["from_cores"].min())
+        ks = sorted({base, *(int(k) for k in g["cores"])})
+        for (lang, variant, n, params), s in g.groupby(["lang", "variant", "n", "params"], sort=True):
+            s = s.sort_values("cores")
+            x = [base, *s["cores"]]
+            y = [1.0, *s["speedup"]]
+            ax.plot(x, y, "o-", color=LANG_COLORS.get(lang, "0.3"), alpha=0.85, linewidth=1.1,
+                    label=f"{lang} {variant}, N = {units.count(n)}")
+            ax.vlines(s["cores"], s["speedup_ci_low"], s["speedup_ci_high"], color=LANG_COLORS.get(lang, "0.3"))
+        ax.plot(ks, [k / base for k in ks], ":", color="0.5", label="ideal (time / cores)")
+        _log2_axis(ax, pd.concat([g["speedup_ci_low"], g["speedup_ci_high"], pd.Series([k / base for k in ks])]))
+        ax.axhline(1, color="0.3", linewidth=1)
+        _cores_axis(ax, ks)
+        ax.set_title(w)
+        ax.set_ylabel(f"speed-up of {units.metric_name(metric)} (at {base} core / at k)")
+        ax.legend(fontsize=7, loc="best")
+    fig.suptitle(f"Speed-up with cores, per language, with intervals ({units.metric_name(metric)})", fontsize=11)
+    return fig

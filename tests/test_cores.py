@@ -1,0 +1,84 @@
+"""Core count as a plan dimension: cells per core count, the ratio against cores with the paired
+test of its change, and the speed-up per language."""
+import numpy as np
+import pytest
+
+from bench_src.analysis import cores
+from bench_src.plan import make_plan
+from bench_src.run import runner
+from bench_src.run.machine import usable_cpus
+from bench_src.store import load
+
+pytestmark = pytest.mark.skipif(usable_cpus() < 2, reason="needs 2 usable CPUs")
+
+
+def scaled_measure(go_power: float, rust_power: float, seed: int = 0, spread: float = 0.01):
+    """Fake samples: time = k ** -power at k cores (Go and Rust scale differently)."""
+    rng = np.random.default_rng(seed)
+
+    def measure(cell, *args, **kwargs):
+        power = go_power if cell.lang == "go" else rust_power
+        t = cell.cores ** -power * (1 + spread * rng.standard_normal())
+        return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
+                "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
+                "tasks_ok": cell.n, "threads": cell.threads, "cpus": ",".join(map(str, range(cell.cores)))}
+
+    return measure
+
+
+def plan(**kw):
+    return make_plan("quick", workloads=["sleep"], ns=[10], samples=8, warmup=0, params={"sleep": {"work": 10}},
+                     cores=[1, 2], **kw)
+
+
+def test_every_cell_runs_at_every_core_count_in_the_same_blocks():
+    p = plan()
+    assert p.cores == (1, 2)
+    assert {(c.cores, c.threads) for c in p.cells()} == {(1, 1), (2, 2)}
+    for block in range(p.samples):
+        assert {s.cell.cores for s in p.schedule() if s.block == block and s.phase == "measured"} == {1, 2}
+
+
+def test_the_ratio_moves_with_cores_and_the_change_is_tested(tmp_path):
+    # Go halves its time with 2 cores (power 1), Rust gains 10% (power ~0.14): Go/Rust at 2 cores is
+    # 0.55 of the ratio at 1 core
+    runner.run(plan(), tmp_path / "r", progress=False, measure_fn=scaled_measure(1.0, 0.137), log=lambda *_: None)
+    df = load(tmp_path / "r")
+    assert set(df["cores"].dropna().astype(int)) == {1, 2}
+    t = cores.ratio_vs_cores(df)
+    assert sorted(t["cores"]) == [1, 2]
+    one, two = t[t["cores"] == 1].iloc[0], t[t["cores"] == 2].iloc[0]
+    assert one["change_kind"] == "" and np.isnan(one["change"])
+    assert 0.5 < two["change"] < 0.6 and two["change_ci_high"] < 1 and two["change_kind"] == "lower", two.to_dict()
+    assert two["change_pairs"] == 8
+    s = cores.speedup(df)
+    go, rust = s[s["lang"] == "go"].iloc[0], s[s["lang"] == "rust"].iloc[0]
+    assert 1.9 < go["speedup"] < 2.1 and go["verdict_kind"] == "faster with more cores"
+    assert 1.05 < rust["speedup"] < 1.15 and rust["speedup_ci_low"] > 1
+
+
+def test_equal_scaling_gives_no_change(tmp_path):
+    runner.run(plan(), tmp_path / "r", progress=False, measure_fn=scaled_measure(0.8, 0.8, seed=3),
+               log=lambda *_: None)
+    t = cores.ratio_vs_cores(load(tmp_path / "r"))
+    two = t[t["cores"] == 2].iloc[0]
+    assert two["change_ci_low"] < 1 < two["change_ci_high"] and two["change_kind"] != "lower"
+
+
+@pytest.mark.parametrize("bad, message", [([3], "more than the 2 usable CPUs"), (["x"], "not a core count"),
+                                          ([0], "not a core count")])
+def test_core_counts_the_machine_lacks_are_refused_before_anything(bad, message):
+    if usable_cpus() != 2:
+        pytest.skip("the message names this machine's 2 CPUs")
+    with pytest.raises(ValueError, match=message):
+        make_plan("quick", workloads=["sleep"], ns=[10], cores=bad)
+
+
+def test_the_report_gives_the_cores_tables_and_figures(tmp_path):
+    from bench_src.report import full
+    runner.run(plan(), tmp_path / "r", progress=False, measure_fn=scaled_measure(1.0, 0.5), log=lambda *_: None)
+    rep = full.full_report(tmp_path / "r", render_html=False)
+    assert not rep.tables["ratio_vs_cores_elapsed_s"].empty and not rep.tables["speedup_elapsed_s"].empty
+    for name in ("ratio_elapsed_s_vs_cores", "speedup_elapsed_s"):
+        assert sorted(p.suffix for p in rep.figures[name]) == [".pdf", ".png", ".svg"]
+    assert (tmp_path / "r" / "export" / "tables" / "ratio_vs_cores_elapsed_s.csv").exists()
