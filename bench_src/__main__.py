@@ -151,7 +151,7 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
 def plan_parameters(text: str) -> dict:
     """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one (a key given
     twice is refused, naming it)."""
-    from .plan.validate import read_yaml
+    from .values import read_yaml
 
     source = text
     if not text.lstrip().startswith("{"):

@@ -6,14 +6,15 @@ from typing import Any
 
 import pandas as pd
 
-from . import paths
 from .analysis import compare, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
-from .plan.validate import as_bool, from_papermill, resolve_dsn
+from .plan.dsn import resolve_dsn
+from .values import as_bool, from_papermill
 from .report import figures
 from .run import build, runner, servers
-from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
+from .store import ResultsStore, check_results_dir, equivalence
+from .store import load as load_results, repair as repair_results
 
 
 # Names IPython puts in a notebook's namespace; everything else that is not private, a module, a
@@ -84,15 +85,6 @@ def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path |
     return est
 
 
-def describe_plan(plan: Plan) -> pd.DataFrame:
-    cells = plan.cells()
-    print(f"profile {plan.profile}: {len(cells)} cells x {plan.samples} measured + {sum(plan.warmups().values())} "
-          f"warm-up (per {plan.warmup_scope}) = {len(plan.schedule())} samples; seed {plan.seed}; threads {plan.threads}; "
-          f"timeout {plan.timeout_s:g} s; memory limit {plan.mem_limit_mb} MiB")
-    return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
-                          "threads": c.threads, "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
-
-
 def build_programs(plan: Plan, force: Any = False) -> dict:
     result = build.build(plan.languages, force=parse_bool("force_build", force))
     for name, state in result["builds"].items():
@@ -121,13 +113,6 @@ def repair(results_dir: str | Path) -> int:
     print(f"{moved} line(s) moved to {Path(results_dir) / 'samples.rejected.jsonl'}" if moved
           else f"{Path(results_dir) / 'samples.jsonl'}: nothing to repair")
     return moved
-
-
-def latest_results_dir() -> Path:
-    runs = [p for p in paths.RESULTS.glob("*") if (p / "meta.json").exists()]
-    if not runs:
-        raise FileNotFoundError(f"no results under {paths.RESULTS}; run notebooks/run.ipynb first")
-    return max(runs, key=lambda p: (p / "meta.json").stat().st_mtime)
 
 
 def load(results_dir: str | Path) -> pd.DataFrame:

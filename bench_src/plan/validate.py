@@ -9,17 +9,16 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import os
-import re
-import urllib.parse
 from typing import Any, Iterable, Mapping
 
 import psutil
-import yaml
 
-from ..analysis import feasibility
+from .. import cpus
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
+from ..values import as_bool, as_float, as_int
+from . import feasibility
+from .dsn import validate_dsn
 from .model import Plan
 
 # Caps: a plan above MAX_PLAN_SAMPLES needs allow_large=True; the others hold always (a plan the
@@ -35,111 +34,6 @@ MIN_TIMEOUT_S = 0.001         # the launcher counts whole milliseconds
 MAX_COOLDOWN_S = 3600.0
 MAX_TIMELINE_MS = 60_000.0
 MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
-
-TRUE_WORDS = ("true", "yes", "on", "1")
-FALSE_WORDS = ("false", "no", "off", "0")
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is an error (YAML and JSON
-    parsers otherwise keep the last value in silence)."""
-
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            seen = set()
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    again = key in seen
-                    seen.add(key)
-                except TypeError:  # an unhashable key: the base class says what is wrong with it
-                    continue
-                if again:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {key!r} is given twice", key_node.start_mark, "give it once")
-        return super().construct_mapping(node, deep)
-
-
-def read_yaml(text: str, what: str) -> Any:
-    """A YAML/JSON document given by the user (`--plan`, a plan file, a papermill string); a
-    ValueError names `what` and the problem (a syntax error, a key given twice)."""
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as exc:
-        problem, mark, note = (getattr(exc, k, None) for k in ("problem", "problem_mark", "note"))
-        if problem and mark is not None:
-            detail = f"{problem} (line {mark.line + 1}, column {mark.column + 1})" + (f"; {note}" if note else "")
-        else:
-            detail = " ".join(str(exc).split())
-        raise ValueError(f"{what}: cannot read it as YAML/JSON: {detail}") from None
-
-
-def from_papermill(name: str, value: Any) -> Any:
-    """papermill's `-p` passes lists and mappings as strings: read such a string as YAML (JSON is
-    YAML); anything else is returned as it is."""
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        return read_yaml(value, f"{name}={value!r}")
-    return value
-
-
-def as_bool(name: str, value: Any) -> bool:
-    """True/False, 1/0, or a word: true/yes/on/1 and false/no/off/0 in any case."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, float) and value in (0.0, 1.0):
-        return bool(value)
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in TRUE_WORDS:
-            return True
-        if word in FALSE_WORDS:
-            return False
-    raise ValueError(f"{name} must be a boolean (true/false, yes/no, on/off, 1/0), got {value!r}")
-
-
-def as_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None, default: str = "") -> int:
-    """A whole number: an int, an integral finite float, or a string holding one.  `default`: what
-    leaving the parameter out (None) gives, named in the error."""
-    allowed = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
-    if default:
-        allowed += f", or None for {default}"
-    number: int | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, float):
-        number = int(value) if math.isfinite(value) and value.is_integer() else None
-    elif isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"[+-]?\d+", text):
-            number = int(text)
-    if number is None or number < minimum or (maximum is not None and number > maximum):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    return number
-
-
-def as_float(name: str, value: Any, minimum: float, maximum: float, unit: str = "") -> float:
-    """A finite number in [minimum, maximum]: an int, a float, or a string holding one."""
-    allowed = f"a finite number >= {minimum:g} and <= {maximum:g}{unit}"
-    number: float | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
-    if number is None or not math.isfinite(number) or not minimum <= number <= maximum:
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    return number
-
 
 def _as_list(name: str, value: Any) -> list:
     if isinstance(value, (list, tuple)):
@@ -230,60 +124,6 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
     return grid
 
 
-DSN_SCHEMES = {"mysql": ("mysql",), "postgres": ("postgres", "postgresql")}
-_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def resolve_dsn(kind: str, value: str) -> str:
-    """The URL of a `dsn` entry: the value itself, or for `env:NAME` the environment variable NAME
-    (which keeps the password out of notebooks, command lines and the plan)."""
-    m = _ENV_REF.fullmatch(value.strip())
-    if not m:
-        return value
-    url = os.environ.get(m.group(1))
-    if not url:
-        raise ValueError(f"dsn[{kind}] = {value!r}: the environment variable {m.group(1)} is not set or empty")
-    return url
-
-
-def _check_dsn_url(kind: str, url: str, shown: str) -> None:
-    schemes = DSN_SCHEMES[kind]
-    example = f"{schemes[0]}://user:password@host:port/database"
-    try:
-        u = urllib.parse.urlsplit(url)
-        u.port  # raises on a port that is not a number
-    except ValueError:
-        raise ValueError(f"dsn[{kind}] = {shown!r} is not a URL like {example}") from None
-    if u.scheme not in schemes:
-        raise ValueError(f"dsn[{kind}] = {shown!r}: the scheme must be {' or '.join(schemes)} (like {example})")
-    if not u.hostname or not u.path.strip("/"):
-        raise ValueError(f"dsn[{kind}] = {shown!r} needs a host and a database (like {example})")
-
-
-def _validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
-    from ..store.secrets import redact_dsn
-
-    if dsn in (None, "", {}):
-        return {}
-    if not isinstance(dsn, Mapping):
-        raise ValueError(f"dsn must be a mapping of server to URL, like "
-                         f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_dsn(str(dsn))!r}")
-    servers_used = {w for w in workloads if WORKLOADS[w].fixture == "server"}
-    out = {}
-    for kind, value in dsn.items():
-        if kind not in DSN_SCHEMES:
-            raise ValueError(f"dsn: unknown server {kind!r}; allowed: mysql, postgres")
-        if kind not in servers_used:
-            raise ValueError(f"dsn names the {kind} server, but the plan has no {kind} workload "
-                             f"(workloads: {', '.join(workloads)})")
-        if not isinstance(value, str):
-            raise ValueError(f"dsn[{kind}] must be a URL string or env:NAME, got {type(value).__name__}")
-        url = resolve_dsn(kind, value)
-        _check_dsn_url(kind, url, redact_dsn(value if url is value else url))
-        out[kind] = value.strip()
-    return out
-
-
 def default_mem_limit_mb() -> int:
     return int(psutil.virtual_memory().total * 0.8 / 2**20)
 
@@ -369,7 +209,7 @@ def make_plan(
         configuration, at its smallest N: Plan.warmup_cells).
     adaptive_target: replaced by max_samples; only 0 or None is accepted.
     threads: --threads for both programs; None means the usable CPUs of this machine
-        (run/machine.usable_cpus), resolved here so that every cell and command carries it.
+        (bench_src/cpus.py), resolved here so that every cell and command carries it.
     mem_limit_mb: the memory guard in MiB; None means 80% of RAM.  threads, mem_limit_mb and looks
         have no zero (refused, like any value below their minimum): 0 means "none" only where
         none is a value (max_samples, time_budget_s, timeline_ms, cooldown_s).
@@ -437,19 +277,18 @@ def make_plan(
     n_samples = as_int("samples", samples if samples is not None else prof.samples, 1, MAX_SAMPLES_PER_CELL)
     n_warmup = as_int("warmup", warmup if warmup is not None else prof.warmup, 0, MAX_WARMUP)
     seed_v = as_int("seed", seed if seed is not None else 1, 0, 2**63 - 1)
-    from ..run.machine import usable_cpus
     if threads in (None, ""):
-        threads_v = usable_cpus()
+        threads_v = cpus.usable_cpus()
     else:  # no zero: 0 is refused like any value below 1, with the way to the default named
         threads_v = as_int("threads", threads, 1, MAX_THREADS,
-                           default=f"the usable CPUs ({usable_cpus()} here)")
+                           default=f"the usable CPUs ({cpus.usable_cpus()} here)")
     timeout_v = as_float("timeout_s", timeout_s if timeout_s is not None else prof.timeout_s,
                          MIN_TIMEOUT_S, MAX_TIMEOUT_S, " seconds")
     mem_v = (default_mem_limit_mb() if mem_limit_mb in (None, "")
              else as_int("mem_limit_mb", mem_limit_mb, 1, default=f"80% of RAM ({default_mem_limit_mb()} MiB here)"))
     cooldown_v = as_float("cooldown_s", 0.0 if cooldown_s in (None, "") else cooldown_s, 0.0, MAX_COOLDOWN_S,
                           " seconds")
-    dsn_v = _validate_dsn(dsn, wl)
+    dsn_v = validate_dsn(dsn, wl)
     preset_v = prof.article_preset if article_preset in (None, "") else as_bool("article_preset", article_preset)
     aa_v = as_bool("aa", False if aa in (None, "") else aa)
     allow_large_v = as_bool("allow_large", False if allow_large in (None, "") else allow_large)
@@ -478,7 +317,7 @@ def make_plan(
         warmup_scope=scope_v,
     )
     _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
-    # Statistics hook (bench_src/analysis/feasibility.py): the stopping-rule fields, and the refusal of a plan that can never call a difference
+    # the stopping-rule fields, and the refusal of a plan that can never call a difference (feasibility.py)
     plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if max_samples is None else max_samples,
                                    looks=prof.looks if looks is None else looks, smoke=smoke,
                                    adaptive_target=adaptive_target)

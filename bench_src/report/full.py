@@ -74,8 +74,9 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     verdict across variants, variant comparisons, per-task costs, drift, samples needed, and the A/A
     check when the run was one.  The comparisons use the run's design (its sequential looks)."""
     results_dir = check_results_dir(results_dir)
-    meta = ResultsStore(results_dir).read_meta()  # an unreadable meta.json is named with what to do
-    df = sequential.attach(load(results_dir), meta)
+    store = ResultsStore(results_dir)
+    meta = store.read_meta()  # an unreadable meta.json is named with what to do
+    df = sequential.attach(load(results_dir), store.read_plan())
     rep = Report(results_dir, df, meta, margin)
     rep.tables["status"] = tables.status_counts(df)
     rep.tables["failures"] = tables.failure_groups(df)

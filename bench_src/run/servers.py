@@ -54,7 +54,8 @@ from pathlib import Path
 
 from .. import paths
 from ..store.lock import DirLock, LockedError
-from ..store.secrets import Scrubber, dsn_secrets, redact_dsn
+from ..plan.dsn import redact_dsn
+from ..store.secrets import Scrubber, dsn_secrets
 from . import fixtures
 
 INSTALL = {"mysql": "mariadb-server", "postgres": "postgresql"}

@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from .. import paths
 from ..plan import Plan, plan_from_dict
 from .lock import DirLock
 from .secrets import Scrubber
@@ -185,6 +186,15 @@ def check_results_dir(directory: str | os.PathLike) -> Path:
     return d
 
 
+def latest_results_dir(root: str | os.PathLike | None = None) -> Path:
+    """The results directory under `root` (default data/results/) whose meta.json was written last."""
+    base = Path(root) if root is not None else paths.RESULTS
+    runs = [p for p in base.glob("*") if (p / META).exists()]
+    if not runs:
+        raise FileNotFoundError(f"no results under {base}; run notebooks/run.ipynb first")
+    return max(runs, key=lambda p: (p / META).stat().st_mtime)
+
+
 class ResultsStore:
     def __init__(self, directory: str | os.PathLike, scrubber: Scrubber | None = None):
         self.dir = Path(directory)
@@ -226,6 +236,10 @@ class ResultsStore:
                 return meta
             why = "it is JSON but not a run's record (no plan or no sessions)"
         raise CorruptFile(self._corrupt_meta(why))
+
+    def read_plan(self) -> Plan:
+        """The plan stored in meta.json, as a Plan (the one place a stored plan dict becomes one)."""
+        return plan_from_dict(self.read_meta()["plan"])
 
     def _corrupt_meta(self, why: str) -> str:
         try:
