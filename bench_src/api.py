@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from . import parameters
 from .analysis import compare, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
@@ -42,10 +43,21 @@ def parse_bool(name: str, value: Any) -> bool:
     return as_bool(name, value)
 
 
-def plan_from_parameters(**parameters: Any) -> Plan:
+def plan_from_parameters(**given: Any) -> Plan:
     """Validate the notebook's parameters (papermill strings included) into a Plan.  An unknown
     name is an error that lists the allowed ones."""
-    return make_plan(**{k: from_papermill(k, v) for k, v in parameters.items()})
+    return make_plan(**{k: from_papermill(k, v) for k, v in given.items()})
+
+
+def run_notebook_parameters() -> list[str]:
+    """The names run.ipynb declares (bench_src/parameters.py): its first code cell refuses any other."""
+    return parameters.notebook_names()
+
+
+def plan_from_notebook(namespace: dict[str, Any]) -> Plan:
+    """The Plan of run.ipynb's parameters: every plan parameter the notebook declares, read from
+    its namespace (`globals()`)."""
+    return plan_from_parameters(**{p.name: namespace[p.name] for p in parameters.PLAN_PARAMETERS if p.notebook})
 
 
 def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: Any = False) -> Path:

@@ -7,33 +7,22 @@ its type (`as_bool`, `as_int`, `as_float`), never with Python's truthiness.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 from typing import Any, Iterable, Mapping
 
-import psutil
-
-from .. import cpus
+from .. import parameters
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
-from ..values import as_bool, as_float, as_int
+from ..values import as_int
 from . import feasibility
 from .dsn import validate_dsn
 from .model import Plan
 
-# Caps: a plan above MAX_PLAN_SAMPLES needs allow_large=True; the others hold always (a plan the
-# harness could not even list, or a sample count no run can reach).
-MAX_SAMPLES_PER_CELL = 10_000
-MAX_WARMUP = 100
+# Caps of a plan: above MAX_PLAN_SAMPLES it needs allow_large=True; the others hold always (a plan
+# the harness could not even list).  Each parameter's own bounds are in bench_src/parameters.py.
 MAX_VALUES = 1_000            # N values per workload, values per parameter
 MAX_PLAN_SAMPLES = 100_000    # above it: allow_large=True
 HARD_MAX_PLAN_SAMPLES = 2_000_000
-MAX_THREADS = 1024
-MAX_TIMEOUT_S = 7 * 24 * 3600.0
-MIN_TIMEOUT_S = 0.001         # the launcher counts whole milliseconds
-MAX_COOLDOWN_S = 3600.0
-MAX_TIMELINE_MS = 60_000.0
-MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 
 def _as_list(name: str, value: Any) -> list:
     if isinstance(value, (list, tuple)):
@@ -124,13 +113,6 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
     return grid
 
 
-def default_mem_limit_mb() -> int:
-    return int(psutil.virtual_memory().total * 0.8 / 2**20)
-
-
-WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
-
-
 def cell_bound(plan: Plan) -> int:
     """An upper bound of len(plan.cells()), computed without listing them."""
     total = 0
@@ -160,67 +142,29 @@ def _check_size(plan: Plan, allow_large: bool) -> None:
 
 def plan_parameters() -> list[str]:
     """The names make_plan accepts (the keys of a --plan file, the notebook's plan parameters)."""
-    return [name for name, p in inspect.signature(make_plan).parameters.items() if p.kind is p.KEYWORD_ONLY
-            or p.kind is p.POSITIONAL_OR_KEYWORD]
+    return parameters.plan_names()
 
 
-def make_plan(
-    profile: str = "quick",
-    workloads: Any = None,
-    languages: Any = None,
-    ns: Any = None,
-    variants: Any = None,
-    params: Any = None,
-    samples: Any = None,
-    warmup: Any = None,
-    seed: Any = 1,
-    threads: Any = None,
-    timeout_s: Any = None,
-    mem_limit_mb: Any = None,
-    cooldown_s: Any = 0.0,
-    dsn: Any = None,
-    article_preset: Any = None,
-    aa: Any = False,
-    timeline_ms: Any = None,
-    max_samples: Any = None,
-    looks: Any = None,
-    smoke: Any = False,
-    time_budget_s: Any = None,
-    warmup_scope: Any = None,
-    adaptive_target: Any = None,
-    allow_large: Any = False,
-    **unknown: Any,
-) -> Plan:
+def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Plan:
     """Merge the given parameters over the profile and validate everything.
+
+    The parameters, their types, defaults and meaning are declared in bench_src/parameters.py;
+    any other name is refused.  Each scalar parameter is read by its `check` there; the grid
+    (workloads, languages, ns, variants, params), the DSNs and the sequential rule's fields
+    (max_samples, looks, smoke) are validated here, together, since each depends on the others.
 
     ns, variants and params may be given for all workloads at once or as {workload: ...}.
     variants per workload: {"go": [...], "rust": [...]}, "all", or "default".
     params per workload: {key: value or [values] or {"go": [...], "rust": [...]}}.
-    article_preset: also run the 2022 article's own choices per workload (catalogue `article`).
-    aa: an A/A run: every cell twice, as arms A and B of the very same program and arguments.
-    timeline_ms: sample every program's RSS at this interval (0: off; 10 is a good value).
-    max_samples: > samples turns on the sequential rule (bench_src/analysis/sequential.py): after
-        the `samples` pilot blocks, cells whose comparisons are undecided get more blocks, up to
-        this many samples per cell; looks: the analyses from the pilot to the budget (default 3).
-    smoke: a run too small for any verdict, on purpose (otherwise such a plan is refused).
-    time_budget_s: wall seconds for the whole run under the sequential rule: after the pilot, no
-        extra block starts once it is spent (0 or None: no budget).
-    warmup_scope: "cell" (every cell gets `warmup` samples) or "program" (one cell per program
-        configuration, at its smallest N: Plan.warmup_cells).
-    adaptive_target: replaced by max_samples; only 0 or None is accepted.
-    threads: --threads for both programs; None means the usable CPUs of this machine
-        (bench_src/cpus.py), resolved here so that every cell and command carries it.
-    mem_limit_mb: the memory guard in MiB; None means 80% of RAM.  threads, mem_limit_mb and looks
-        have no zero (refused, like any value below their minimum): 0 means "none" only where
-        none is a value (max_samples, time_budget_s, timeline_ms, cooldown_s).
-    dsn: {"mysql": URL, "postgres": URL}; a value "env:NAME" reads the URL from the environment
-        variable NAME when the run starts (the plan stores "env:NAME", never the password).
-    allow_large: accept a plan of more than MAX_PLAN_SAMPLES samples.
     """
+    unknown = [k for k in given if k not in parameters.plan_names()]
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise ValueError(f"unknown plan parameter{'s' if len(unknown) > 1 else ''} {names}; "
                          f"allowed: {', '.join(plan_parameters())}")
+    value = {p.name: given.get(p.name, p.default) for p in parameters.PLAN_PARAMETERS}
+    workloads, languages, ns, variants, params = (value[k] for k in ("workloads", "languages", "ns", "variants",
+                                                                      "params"))
     if not isinstance(profile, str):
         raise ValueError(f"profile must be a name, got {profile!r}")
     prof = get_profile(profile)
@@ -267,35 +211,17 @@ def make_plan(
     par_given = _per_workload("params", params, wl) if params is not None else {}
     plan_params: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
     for w in wl:
-        given = dict(prof.params.get(w, {}))
+        grid = dict(prof.params.get(w, {}))
         extra = par_given.get(w, {})
         if not isinstance(extra, Mapping):
             raise ValueError(f"params[{w}] must be a mapping of parameter to values, got {extra!r}")
-        given.update(extra)
-        plan_params[w] = {lang: _validate_params(w, lang, given) for lang in langs}
+        grid.update(extra)
+        plan_params[w] = {lang: _validate_params(w, lang, grid) for lang in langs}
 
-    n_samples = as_int("samples", samples if samples is not None else prof.samples, 1, MAX_SAMPLES_PER_CELL)
-    n_warmup = as_int("warmup", warmup if warmup is not None else prof.warmup, 0, MAX_WARMUP)
-    seed_v = as_int("seed", seed if seed is not None else 1, 0, 2**63 - 1)
-    if threads in (None, ""):
-        threads_v = cpus.usable_cpus()
-    else:  # no zero: 0 is refused like any value below 1, with the way to the default named
-        threads_v = as_int("threads", threads, 1, MAX_THREADS,
-                           default=f"the usable CPUs ({cpus.usable_cpus()} here)")
-    timeout_v = as_float("timeout_s", timeout_s if timeout_s is not None else prof.timeout_s,
-                         MIN_TIMEOUT_S, MAX_TIMEOUT_S, " seconds")
-    mem_v = (default_mem_limit_mb() if mem_limit_mb in (None, "")
-             else as_int("mem_limit_mb", mem_limit_mb, 1, default=f"80% of RAM ({default_mem_limit_mb()} MiB here)"))
-    cooldown_v = as_float("cooldown_s", 0.0 if cooldown_s in (None, "") else cooldown_s, 0.0, MAX_COOLDOWN_S,
-                          " seconds")
-    dsn_v = validate_dsn(dsn, wl)
-    preset_v = prof.article_preset if article_preset in (None, "") else as_bool("article_preset", article_preset)
-    aa_v = as_bool("aa", False if aa in (None, "") else aa)
-    allow_large_v = as_bool("allow_large", False if allow_large in (None, "") else allow_large)
-    scope_v = prof.warmup_scope if warmup_scope in (None, "") else warmup_scope
-    if scope_v not in WARMUP_SCOPES:
-        raise ValueError(f"warmup_scope must be one of {', '.join(WARMUP_SCOPES)}, got {warmup_scope!r}")
+    checked = {p.name: p.check(value[p.name], prof) for p in parameters.PLAN_PARAMETERS if p.check}
+    dsn_v = validate_dsn(value["dsn"], wl)
 
+    fields = {f.name for f in dataclasses.fields(Plan)}
     plan = Plan(
         profile=prof.name,
         workloads=tuple(wl),
@@ -303,35 +229,18 @@ def make_plan(
         ns=plan_ns,
         variants=plan_variants,
         params=plan_params,
-        samples=n_samples,
-        warmup=n_warmup,
-        seed=seed_v,
-        threads=threads_v,
-        timeout_s=timeout_v,
-        mem_limit_mb=mem_v,
-        cooldown_s=cooldown_v,
         dsn=dsn_v,
-        article_preset=preset_v,
-        aa=aa_v,
-        timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
-        warmup_scope=scope_v,
+        **{k: v for k, v in checked.items() if k in fields and k != "time_budget_s"},
     )
+    allow_large_v = checked["allow_large"]
     _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
     # the stopping-rule fields, and the refusal of a plan that can never call a difference (feasibility.py)
-    plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if max_samples is None else max_samples,
-                                   looks=prof.looks if looks is None else looks, smoke=smoke,
-                                   adaptive_target=adaptive_target)
+    plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if value["max_samples"] is None
+                                   else value["max_samples"], looks=prof.looks if value["looks"] is None
+                                   else value["looks"], smoke=value["smoke"], adaptive_target=value["adaptive_target"])
     _check_size(plan, allow_large_v)  # with the sequential budget
-    budget_v = as_float("time_budget_s", prof.time_budget_s if time_budget_s in (None, "") else time_budget_s,
-                        0.0, MAX_TIME_BUDGET_S, " seconds (0: none)")
+    budget_v = checked["time_budget_s"]
     if budget_v and not plan.max_samples:
         raise ValueError(f"time_budget_s ({budget_v:g}) limits the extra blocks of the sequential rule: "
                          "set max_samples above samples too, or time_budget_s=0")
     return dataclasses.replace(plan, time_budget_s=budget_v)
-
-
-def _timeline(value: Any) -> float:
-    ms = as_float("timeline_ms", 0 if value in (None, "") else value, 0.0, MAX_TIMELINE_MS, " ms (0: off)")
-    if 0 < ms < 1:
-        raise ValueError(f"timeline_ms must be 0 (off) or at least 1 ms, got {value!r}")
-    return ms
