@@ -14,7 +14,7 @@ from .plan.dsn import resolve_dsn
 from .values import as_bool, from_papermill
 from .report import figures
 from .run import build, runner, servers
-from .store import ResultsStore, check_results_dir, equivalence
+from .store import ResultsStore, check_results_dir
 from .store import load as load_results, repair as repair_results
 
 

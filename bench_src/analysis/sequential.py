@@ -36,13 +36,14 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, rules
 from .compare import CellValues, Design, decide_family, pair_test
+from ..plan import Plan
 from ..plan.comparisons import FAMILIES, CellRef, cell_of, comparisons
 from ..store import mark_valid, samples_frame
 
