@@ -75,3 +75,18 @@ def test_the_check_sees_an_upward_import_inside_a_function():
     table = floors()
     assert found == ["bench_src.analysis.rules", "bench_src.api", "bench_src.run.build"]
     assert [floor_of(t, table) for t in found] == [4, 6, 5] and floor_of("bench_src.plan.probe", table) == 2
+
+
+def test_every_path_the_map_names_exists():
+    """The map stays true: a path it names that is moved or removed fails here."""
+    text = CODE_MAP.read_text()
+    named = sorted({p for p in re.findall(r"`([^`\s]+)`", text)
+                    if "/" in p or p.endswith((".py", ".md", ".json", ".rs", ".go", ".ipynb"))})
+    paths = [p for p in named if "/" in p]
+    assert len(paths) >= 30, paths
+    missing = [p for p in paths if not (ROOT / p).exists()]
+    assert missing == [], f"docs/code-map.md names paths that do not exist: {missing}"
+    bare = [p for p in named if "/" not in p]  # a file named without its folder must be one of the folders named
+    folders = [ROOT / p for p in paths if (ROOT / p).is_dir()] + [(ROOT / p).parent for p in paths]
+    unknown = [b for b in bare if not any((f / b).exists() for f in folders)]
+    assert unknown == [], f"docs/code-map.md names files found in none of its folders: {unknown}"

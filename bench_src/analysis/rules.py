@@ -35,13 +35,6 @@ SEQUENTIAL_METRICS = ("elapsed_s", "peak_rss_mib")
 # this size (its minimum detectable effect is at most this): "no difference of 5% or more".
 PRECISION_TARGET = 0.05
 
-PAIRED_METHOD = ("Student's t on the per-block differences of log values where no exact test can reach the "
-                 "family's level, the exact Wilcoxon signed-rank test (Hodges-Lehmann estimate, Tukey-Moses "
-                 "interval) where it can")
-UNPAIRED_METHOD = ("Welch's t on the log values where the exact Mann-Whitney test cannot reach the family's level, "
-                   "the Mann-Whitney test with the two-sample Hodges-Lehmann shift where it can")
-
-
 def word(metric: str) -> str:
     return "faster" if metric in TIME_METRICS else "smaller"
 
