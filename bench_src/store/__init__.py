@@ -8,9 +8,10 @@ import os
 import pandas as pd
 
 from .equivalence import ChecksumBook, check, key_string, mark_valid
+from .frame import COLUMNS, samples_frame
 from .lock import DirLock, LockedError
-from .results import (COLUMNS, CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
-                      ResultsStore, check_results_dir, latest_results_dir, now_utc, samples_frame)
+from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
+                      ResultsStore, check_results_dir, latest_results_dir, now_utc)
 from .secrets import Scrubber
 from .space import DiskFull, is_disk_full
 
