@@ -1,6 +1,7 @@
 """One table of plan parameters (bench_src/parameters.py) feeds the command line, the run notebook's
 parameters and papermill's check of them, the profiles and the validation of a plan."""
 import json
+import re
 
 import pytest
 from papermill.inspection import _infer_parameters
@@ -101,3 +102,12 @@ def test_without_the_new_parameter_it_is_refused_everywhere():
         cli.parse_args(["check", "--probe", "1"])
     with pytest.raises(ValueError, match="unknown setting 'probe'"):
         Profile("p", "d", ns={"sleep": [10]}, samples=6, warmup=0, probe=1)
+
+
+def test_the_readmes_table_names_every_notebook_parameter_and_no_other():
+    text = (paths.ROOT / "README.md").read_text()
+    start = text.index("Parameters of `run.ipynb`")
+    table = text[start:text.index("\n\n", text.index("| parameter | meaning |", start))]
+    named = {n for line in table.splitlines() if line.startswith("| `")
+             for n in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
+    assert named == set(parameters.notebook_names())
