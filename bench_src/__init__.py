@@ -1,7 +1,9 @@
 """bench_src: the harness of the Go goroutines vs Rust tokio benchmark.
 
-The layout follows the flow of a run:
-- `catalogue`, `profiles`: the workloads (variants, parameters) and named grids;
+The layout follows the flow of a run, each folder a floor that imports only from its own or a
+lower one (docs/code-map.md draws it, with where a change goes):
+- `catalogue`, `parameters`, `profiles`, `cpus`, `values`, `paths`: the workloads, the plan's
+  parameters, named grids, the usable-CPUs rule, typed reading of a user's values, file places;
 - `plan/`: validate the user's parameters into a plan of cells and its interleaved schedule;
 - `run/`: build the programs, prepare fixtures and servers, take each sample through the launcher;
 - `store/`: the results directory and the checksums that prove equal work;

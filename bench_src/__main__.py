@@ -13,18 +13,21 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = None
     try:
+        args = parse_args(argv)
         return command(args)
     except KeyboardInterrupt:
         rebuild = "the next build starts again what it had not finished"
         what = {"build": f": the build stopped; {rebuild}",
-                "run": f" before the run started (nothing was measured); {rebuild}"}.get(args.cmd, "")
+                "run": f" before the run started (nothing was measured); {rebuild}"}.get(getattr(args, "cmd", ""), "")
         print(f"interrupted{what}", file=sys.stderr)
         return 130
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from . import parameters  # the options of `check` and `run`: one per plan parameter
+
     ap = argparse.ArgumentParser(prog="python -m bench_src")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the launcher and both programs")
@@ -37,8 +40,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                  "print the directory"),
                        ("run", "run a plan without the notebook")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("--profile", default=None, help="default: quick (or the plan's `profile`)")
-        p.add_argument("--seed", default=None, help="default: 1 (or the plan's `seed`)")
+        for prm in parameters.cli_parameters():  # give one option or the same key in --plan, not both
+            p.add_argument(parameters.option(prm), dest=prm.name, default=None, metavar=parameters.metavar(prm),
+                           help=parameters.cli_help(prm).replace("%", "%%"))
         p.add_argument("--results-dir")
         p.add_argument("--plan", default="{}", help="plan parameters: a YAML/JSON mapping, inline or in a file")
         if name == "run":
@@ -141,23 +145,26 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def cli_plan_parameters(args: argparse.Namespace) -> dict:
-    """--plan's mapping, with --profile and --seed when given (they must not contradict it)."""
+    """--plan's mapping, with every plan parameter given as an option (none may contradict it)."""
+    from . import parameters
+
     params = plan_parameters(args.plan)
-    for key in ("profile", "seed"):
-        flag = getattr(args, key)
+    for prm in parameters.cli_parameters():
+        flag = getattr(args, prm.name, None)
         if flag is None:
             continue
-        if key in params and str(params[key]) != str(flag):
-            raise ValueError(f"--{key} {flag} contradicts {key}: {params[key]} in --plan; give it once")
-        params[key] = flag
-    params.setdefault("profile", "quick")
+        if prm.name in params and str(params[prm.name]) != str(flag):
+            raise ValueError(f"{parameters.option(prm)} {flag} contradicts {prm.name}: {params[prm.name]} in --plan; "
+                             "give it once")
+        params[prm.name] = flag
+    params.setdefault("profile", parameters.default("profile"))
     return params
 
 
 def plan_parameters(text: str) -> dict:
     """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one (a key given
     twice is refused, naming it)."""
-    from .plan.validate import read_yaml
+    from .values import read_yaml
 
     source = text
     if not text.lstrip().startswith("{"):

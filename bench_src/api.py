@@ -6,16 +6,18 @@ from typing import Any
 
 import pandas as pd
 
-from . import paths
+from . import parameters, paths
 from .analysis import compare, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
-from .plan.validate import as_bool, from_papermill, resolve_dsn
+from .plan.dsn import resolve_dsn
+from .values import as_bool, from_papermill
 from .report import figures
 from .report import hosts_report as hosts_report_module
 from .run import build, runner, servers
-from .store import ResultsStore, check_results_dir, equivalence, load as load_results, repair as repair_results
+from .store import ResultsStore, check_results_dir
 from .store import hosts as store_hosts
+from .store import load as load_results, repair as repair_results
 
 
 # Names IPython puts in a notebook's namespace; everything else that is not private, a module, a
@@ -43,10 +45,21 @@ def parse_bool(name: str, value: Any) -> bool:
     return as_bool(name, value)
 
 
-def plan_from_parameters(**parameters: Any) -> Plan:
+def plan_from_parameters(**given: Any) -> Plan:
     """Validate the notebook's parameters (papermill strings included) into a Plan.  An unknown
     name is an error that lists the allowed ones."""
-    return make_plan(**{k: from_papermill(k, v) for k, v in parameters.items()})
+    return make_plan(**{k: from_papermill(k, v) for k, v in given.items()})
+
+
+def run_notebook_parameters() -> list[str]:
+    """The names run.ipynb declares (bench_src/parameters.py): its first code cell refuses any other."""
+    return parameters.notebook_names()
+
+
+def plan_from_notebook(namespace: dict[str, Any]) -> Plan:
+    """The Plan of run.ipynb's parameters: every plan parameter the notebook declares, read from
+    its namespace (`globals()`)."""
+    return plan_from_parameters(**{p.name: namespace[p.name] for p in parameters.PLAN_PARAMETERS if p.notebook})
 
 
 def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: Any = False) -> Path:
@@ -86,15 +99,6 @@ def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path |
     return est
 
 
-def describe_plan(plan: Plan) -> pd.DataFrame:
-    cells = plan.cells()
-    print(f"profile {plan.profile}: {len(cells)} cells x {plan.samples} measured + {sum(plan.warmups().values())} "
-          f"warm-up (per {plan.warmup_scope}) = {len(plan.schedule())} samples; seed {plan.seed}; threads {plan.threads}; "
-          f"timeout {plan.timeout_s:g} s; memory limit {plan.mem_limit_mb} MiB")
-    return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
-                          "threads": c.threads, "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
-
-
 def build_programs(plan: Plan, force: Any = False) -> dict:
     result = build.build(plan.languages, force=parse_bool("force_build", force))
     for name, state in result["builds"].items():
@@ -125,13 +129,6 @@ def repair(results_dir: str | Path) -> int:
     return moved
 
 
-def latest_results_dir() -> Path:
-    runs = [p for p in paths.RESULTS.glob("*") if (p / "meta.json").exists()]
-    if not runs:
-        raise FileNotFoundError(f"no results under {paths.RESULTS}; run notebooks/run.ipynb first")
-    return max(runs, key=lambda p: (p / "meta.json").stat().st_mtime)
-
-
 def load(results_dir: str | Path | list | tuple) -> pd.DataFrame:
     """The tidy frame of a results directory, with the `valid` column.  A path without meta.json
     is refused (NotAResultsDirectory) before anything is read or written.  A list of directories
@@ -146,7 +143,7 @@ def load_hosts(results_dirs) -> pd.DataFrame:
     machine's fingerprint), `host_label` and `results_dir`, and the plan's design attached.
     Different plans or programs built from different source are refused, naming both."""
     df = store_hosts.load_hosts(results_dirs)
-    design = sequential.attach(df, df.attrs["meta"]).attrs["design"]
+    design = sequential.attach(df, df.attrs["plan"]).attrs["design"]
     df.attrs["design"] = design
     return df
 

@@ -4,27 +4,46 @@ Anything a profile sets can be overridden by the notebook's parameters.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from typing import Any
+
+from .parameters import REQUIRED, profile_parameters
 
 
-@dataclass(frozen=True)
 class Profile:
-    name: str
-    description: str
-    ns: dict[str, list[int]]
-    samples: int
-    warmup: int
-    timeout_s: float = 300.0
-    params: dict[str, dict[str, list]] = field(default_factory=dict)
-    variants: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    article_preset: bool = False
-    timeline_ms: float = 0.0
-    # the sequential rule (bench_src/analysis/sequential.py): a sample budget per cell above
-    # `samples` (0: fixed design), its looks (None: the default), and a wall-time budget for the run
-    max_samples: int = 0
-    looks: int | None = None
-    time_budget_s: float = 0.0
-    warmup_scope: str = "cell"
+    """A named grid: its name, a description, and values of the plan parameters a profile may set
+    (those marked `profile` in bench_src/parameters.py; any other name is refused).  A parameter
+    the profile leaves out has its `profile_default`."""
+
+    def __init__(self, name: str, description: str, **settings: Any):
+        known = {p.name: p for p in profile_parameters()}
+        unknown = sorted(set(settings) - set(known))
+        if unknown:
+            raise ValueError(f"profile {name!r}: unknown setting{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))}; allowed: {', '.join(known)}")
+        missing = [n for n, p in known.items() if p.profile_default is REQUIRED and n not in settings]
+        if missing:
+            raise ValueError(f"profile {name!r} must set {', '.join(missing)}")
+        self.name = name
+        self.description = description
+        self.given = settings
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every parameter a profile may set, with this profile's value or the default."""
+        return {p.name: getattr(self, p.name) for p in profile_parameters()}
+
+    def __getattr__(self, key: str) -> Any:
+        given = self.__dict__.get("given", {})
+        if key in given:
+            return given[key]
+        for p in profile_parameters():
+            if p.name == key:
+                return copy.deepcopy(p.profile_default)
+        raise AttributeError(f"a profile sets no parameter {key!r}")
+
+    def __repr__(self) -> str:
+        return f"Profile({self.name!r}, {self.settings!r})"
 
     @property
     def workloads(self) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_src.plan import Cell
+from bench_src.plan import Cell, Plan
 from bench_src.store import equivalence, mark_valid, samples_frame
 
 # (workload, lang, variant, n, params, threads used, median workload seconds, peak RSS MiB)
@@ -85,12 +85,29 @@ def frame(**kwargs):
     return mark_valid(samples_frame(records(**kwargs)))
 
 
-def meta(samples: int = 10, warmup: int = 1, cells=CELLS) -> dict:
+def plan(samples: int = 10, warmup: int = 1, cells=CELLS) -> Plan:
+    """The plan whose grid holds exactly `cells` (threads None: the cells' ids say t=cpus)."""
     workloads = list(dict.fromkeys(c[0] for c in cells))
+    langs = ("go", "rust")
+
+    def mine(w, lang):
+        return [c for c in cells if c[0] == w and c[1] == lang]
+
+    return Plan(
+        profile="quick", workloads=tuple(workloads), languages=langs,
+        ns={w: tuple(sorted({c[3] for c in cells if c[0] == w})) for w in workloads},
+        variants={w: {lang: tuple(sorted({c[2] for c in mine(w, lang)})) for lang in langs} for w in workloads},
+        params={w: {lang: {k: tuple(sorted({c[4][k] for c in mine(w, lang)})) for c0 in mine(w, lang)[:1]
+                           for k in c0[4]} for lang in langs} for w in workloads},
+        samples=samples, warmup=warmup, seed=1, threads=None, timeout_s=60.0, mem_limit_mb=1024, cooldown_s=0.0)
+
+
+def meta(samples: int = 10, warmup: int = 1, cells=CELLS) -> dict:
+    the_plan = plan(samples, warmup, cells)
+    assert {c.id for c in the_plan.cells()} == {cell_of(*c[:5]).id for c in cells}, "a grid of exactly these cells"
     return {
-        "run_id": "synthetic", "plan_digest": "0123456789ab", "created_at": "2026-01-01T00:00:00+00:00",
-        "plan": {"profile": "quick", "workloads": workloads, "samples": samples, "warmup": warmup, "seed": 1,
-                 "languages": ["go", "rust"], "adaptive_target": 0.0, "max_samples": 0, "threads": None},
+        "run_id": "synthetic", "plan_digest": the_plan.digest, "created_at": "2026-01-01T00:00:00+00:00",
+        "plan": the_plan.to_dict(),
         "sessions": [{"started_at": "2026-01-01T00:00:00+00:00", "taken": 0,
                       "machine": {"cpu_model": "Test CPU", "logical_cpus": 2, "ram_bytes": 8 * 2**30,
                                   "kernel": "6.1", "git_commit": "abcdef1234567890"},

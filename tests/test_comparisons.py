@@ -10,9 +10,10 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from bench_src.analysis import (compare, families, feasibility, memory, ranktests, robustness, rules, sequential,
+from bench_src.analysis import (compare, feasibility, memory, ranktests, robustness, rules, sequential,
                                 simulate)
-from bench_src.plan import make_plan
+from bench_src.plan import comparisons, make_plan
+from bench_src.plan import feasibility as plan_feasibility
 
 
 # --- the exact tests ------------------------------------------------------------------------------------
@@ -113,15 +114,15 @@ def test_the_article_family_pairs_the_articles_own_programs_across_shared_parame
     # family pairs the two, and the stopping rule follows it
     plan = make_plan("quick", workloads=["sqlite"], ns=[10, 100], article_preset=True, samples=6, max_samples=20,
                      looks=3, warmup=0)
-    fams = families.plan_comparisons(plan)
+    fams = comparisons.plan_comparisons(plan)
     pairs = [(a.n, a.variant, a.params_text, b.variant, b.params_text) for a, b in fams["article"]]
     assert pairs == [(n, "chan-per-task", "driver=mattn,journal=delete,pool=0", "pool", "driver=sqlx,journal=wal,pool=10")
                      for n in (10, 100)]
     assert not set(fams["article"]) & set(fams["go_vs_rust"])
     assert {("article", a, b) for a, b in fams["article"]} <= set(sequential.plan_comparisons(plan))
-    assert feasibility.family_sizes(plan)["article"] == 2
+    assert plan_feasibility.family_sizes(plan)["article"] == 2
     plain = make_plan("quick", workloads=["sqlite"], ns=[10, 100], samples=6, max_samples=20, looks=3, warmup=0)
-    assert families.plan_comparisons(plain)["article"] == [], "without the article's settings, no such family"
+    assert comparisons.plan_comparisons(plain)["article"] == [], "without the article's settings, no such family"
 
 
 def test_rows_carry_the_columns_the_report_reads():
@@ -199,7 +200,7 @@ def test_a_large_family_needs_no_more_samples_than_a_small_one():
     kw = dict(workloads=["sleep"], ns=[10, 100, 1000], params={"sleep": {"work": 10}},
               variants={"sleep": {"go": ["waitgroup", "chan-per-task", "chan-shared"],
                                   "rust": ["join-handles", "joinset", "join-all"]}})
-    assert feasibility.family_sizes(make_plan("quick", samples=rules.MIN_PAIRS, **kw))["go_vs_rust"] == 27
+    assert plan_feasibility.family_sizes(make_plan("quick", samples=rules.MIN_PAIRS, **kw))["go_vs_rust"] == 27
     with pytest.raises(ValueError, match=rf"decided from 5 pairs.*set samples >= {rules.MIN_PAIRS}"):
         make_plan("quick", samples=5, **kw)
     with pytest.raises(ValueError, match=rf"set the pilot \(samples\) >= {rules.MIN_PAIRS}"):

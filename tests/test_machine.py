@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench_src import paths
-from bench_src.run import machine
+from bench_src import cpus
 
 V1_MOUNTS = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -45,9 +45,9 @@ def reader(files):
 def test_v1_quota_of_the_process_cgroup():
     files = {"/sys/fs/cgroup/cpu,cpuacct/app/job/cpu.cfs_quota_us": "150000\n",
              "/sys/fs/cgroup/cpu,cpuacct/app/job/cpu.cfs_period_us": "100000\n"}
-    assert machine.cgroup_cpu_limit(V1_CGROUP, V1_MOUNTS, reader(files)) == 2  # ceil(1.5)
-    assert machine.usable_cpus_from(8, V1_CGROUP, V1_MOUNTS, reader(files)) == 2
-    assert machine.usable_cpus_from(1, V1_CGROUP, V1_MOUNTS, reader(files)) == 1
+    assert cpus.cgroup_cpu_limit(V1_CGROUP, V1_MOUNTS, reader(files)) == 2  # ceil(1.5)
+    assert cpus.usable_cpus_from(8, V1_CGROUP, V1_MOUNTS, reader(files)) == 2
+    assert cpus.usable_cpus_from(1, V1_CGROUP, V1_MOUNTS, reader(files)) == 1
 
 
 def test_v1_minus_one_is_no_limit_and_an_ancestor_can_limit():
@@ -57,43 +57,43 @@ def test_v1_minus_one_is_no_limit_and_an_ancestor_can_limit():
              "/sys/fs/cgroup/cpu,cpuacct/app/cpu.cfs_period_us": "100000\n",
              "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us": "-1\n",
              "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n"}
-    assert machine.cgroup_cpu_limit(V1_CGROUP, V1_MOUNTS, reader(files)) == 3
+    assert cpus.cgroup_cpu_limit(V1_CGROUP, V1_MOUNTS, reader(files)) == 3
     files["/sys/fs/cgroup/cpu,cpuacct/app/cpu.cfs_quota_us"] = "-1\n"
-    assert machine.cgroup_cpu_limit(V1_CGROUP, V1_MOUNTS, reader(files)) == math.inf
-    assert machine.usable_cpus_from(4, V1_CGROUP, V1_MOUNTS, reader(files)) == 4
+    assert cpus.cgroup_cpu_limit(V1_CGROUP, V1_MOUNTS, reader(files)) == math.inf
+    assert cpus.usable_cpus_from(4, V1_CGROUP, V1_MOUNTS, reader(files)) == 4
 
 
 def test_nested_limits_take_the_smallest():
     files = {"/sys/fs/cgroup/user.slice/session-1.scope/cpu.max": "400000 100000\n",
              "/sys/fs/cgroup/user.slice/cpu.max": "100000 100000\n",
              "/sys/fs/cgroup/cpu.max": "max 100000\n"}
-    assert machine.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == 1
+    assert cpus.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == 1
 
 
 def test_v2_max_and_fractions():
     files = {"/sys/fs/cgroup/user.slice/session-1.scope/cpu.max": "max 100000\n"}
-    assert machine.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == math.inf
+    assert cpus.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == math.inf
     files["/sys/fs/cgroup/user.slice/session-1.scope/cpu.max"] = "250000 100000\n"
-    assert machine.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == 3
+    assert cpus.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == 3
     files["/sys/fs/cgroup/user.slice/session-1.scope/cpu.max"] = "1000 100000\n"
-    assert machine.usable_cpus_from(16, V2_CGROUP, V2_MOUNTS, reader(files)) == 1
+    assert cpus.usable_cpus_from(16, V2_CGROUP, V2_MOUNTS, reader(files)) == 1
 
 
 def test_unreadable_or_malformed_files_mean_no_limit():
     files = {"/sys/fs/cgroup/user.slice/session-1.scope/cpu.max": PermissionError,
              "/sys/fs/cgroup/user.slice/cpu.max": "garbage\n"}
-    assert machine.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == math.inf
-    assert machine.usable_cpus_from(2, V2_CGROUP, V2_MOUNTS, reader({})) == 2
-    assert machine.usable_cpus_from(0, "", "", reader({})) == 1, "T is at least 1"
+    assert cpus.cgroup_cpu_limit(V2_CGROUP, V2_MOUNTS, reader(files)) == math.inf
+    assert cpus.usable_cpus_from(2, V2_CGROUP, V2_MOUNTS, reader({})) == 2
+    assert cpus.usable_cpus_from(0, "", "", reader({})) == 1, "T is at least 1"
 
 
 def test_a_mount_root_below_the_hierarchy_root_and_paths_outside_it():
     # a container: the hierarchy's /docker/abc is mounted at /sys/fs/cgroup/cpu
     mounts = "40 31 0:29 /docker/abc /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
     files = {"/sys/fs/cgroup/cpu/sub/cpu.cfs_quota_us": "200000", "/sys/fs/cgroup/cpu/sub/cpu.cfs_period_us": "100000"}
-    assert machine.cgroup_cpu_limit("5:cpu:/docker/abc/sub\n", mounts, reader(files)) == 2
+    assert cpus.cgroup_cpu_limit("5:cpu:/docker/abc/sub\n", mounts, reader(files)) == 2
     # a cgroup outside the mounted part of the hierarchy cannot be read through this mount
-    assert machine.cgroup_cpu_limit("5:cpu:/other\n", mounts, reader(files)) == math.inf
+    assert cpus.cgroup_cpu_limit("5:cpu:/other\n", mounts, reader(files)) == math.inf
 
 
 def test_only_the_cpu_controller_of_v1_counts_and_hybrid_systems_read_both():
@@ -101,24 +101,24 @@ def test_only_the_cpu_controller_of_v1_counts_and_hybrid_systems_read_both():
               "33 31 0:30 / /sys/fs/cgroup/cpuacct rw - cgroup cgroup rw,cpuacct\n"
               "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
               "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n")
-    assert [m[2] for m in machine.cgroup_mounts(mounts)] == ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/unified"]
+    assert [m[2] for m in cpus.cgroup_mounts(mounts)] == ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/unified"]
     cgroup = "3:cpuset:/x\n2:cpuacct:/y\n1:cpu:/\n0::/\n"
     files = {"/sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1", "/sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000",
              "/sys/fs/cgroup/unified/cpu.max": "200000 100000"}
-    assert machine.cgroup_cpu_limit(cgroup, mounts, reader(files)) == 2
+    assert cpus.cgroup_cpu_limit(cgroup, mounts, reader(files)) == 2
 
 
 def test_escaped_mount_points():
     mounts = r"32 31 0:29 / /sys/fs/cgroup/my\040cpu rw - cgroup cgroup rw,cpu" + "\n"
-    assert machine.cgroup_mounts(mounts) == [("v1", "/", "/sys/fs/cgroup/my cpu")]
+    assert cpus.cgroup_mounts(mounts) == [("v1", "/", "/sys/fs/cgroup/my cpu")]
 
 
-PRINT_T = "from bench_src.run import machine; print(machine.usable_cpus())"
+PRINT_T = "from bench_src import cpus; print(cpus.usable_cpus())"
 
 
 def test_the_rule_on_this_machine_and_under_taskset():
     out = subprocess.run([sys.executable, "-c", PRINT_T], capture_output=True, text=True, cwd=paths.ROOT, check=True)
-    assert int(out.stdout) == machine.usable_cpus() <= len(os.sched_getaffinity(0))
+    assert int(out.stdout) == cpus.usable_cpus() <= len(os.sched_getaffinity(0))
     if not shutil.which("taskset"):
         pytest.skip("taskset is not installed")
     one = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", PRINT_T], capture_output=True, text=True,
@@ -132,7 +132,7 @@ def test_a_one_cpu_cgroup_quota_gives_one_thread():
         pytest.skip("needs at least 2 CPUs to tell a quota from the affinity mask")
     if os.geteuid() != 0:
         pytest.skip("creating a cgroup needs root")
-    mounts = machine.cgroup_mounts(Path("/proc/self/mountinfo").read_text())
+    mounts = cpus.cgroup_mounts(Path("/proc/self/mountinfo").read_text())
     v1 = next((point for version, _, point in mounts if version == "v1"), None)
     v2 = next((point for version, _, point in mounts if version == "v2"
                and "cpu" in (Path(point) / "cgroup.controllers").read_text(errors="replace").split()

@@ -82,7 +82,7 @@ def test_the_result_key_schema_feeds_the_sample_record():
     """result_keys.json is the one list of the programs' standard keys: every key it stores as a
     column is a column of the samples frame, and the other standard keys stay out of `extra`."""
     from bench_src.run import measure as m
-    from bench_src.store.results import COLUMNS
+    from bench_src.store.frame import COLUMNS
 
     assert {"elapsed_ns", "checksum", "tasks_ok", "threads"} <= set(m.PROGRAM_KEYS)
     assert set(m.PROGRAM_KEYS) <= set(COLUMNS)

@@ -235,9 +235,10 @@ def test_a_key_given_twice_deeper_or_in_a_papermill_string_is_refused_naming_it(
 
 
 def test_threads_default_to_the_usable_cpus_and_every_command_carries_them():
-    from bench_src.run import machine, measure
+    from bench_src import cpus
+    from bench_src.run import measure
     plan = make_plan("quick", workloads=["sleep", "mysql"], ns=[10])
-    assert plan.threads == machine.usable_cpus() >= 1
+    assert plan.threads == cpus.usable_cpus() >= 1
     assert make_plan("quick", workloads=["sleep"], ns=[10], threads=None).threads == plan.threads
     for cell in plan.cells():
         assert cell.threads == plan.threads and f"|t={plan.threads}|" in cell.id

@@ -1,5 +1,6 @@
 """Secrets never reach what the harness writes: DSNs are redacted and known passwords masked."""
-from bench_src.store.secrets import Scrubber, dsn_secrets, redact_dsn
+from bench_src.plan.dsn import redact_dsn
+from bench_src.store.secrets import Scrubber, dsn_secrets
 
 
 def test_redact_dsn_hides_the_password_wherever_it_is():

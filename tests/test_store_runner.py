@@ -518,7 +518,7 @@ def test_sequential_parameters_are_validated():
         make_plan("quick", looks=3)
     with pytest.raises(ValueError, match="adaptive_target .* replaced by the sequential rule"):
         make_plan("quick", adaptive_target=0.02)
-    with pytest.raises(ValueError, match="smoke must be true or false"):
+    with pytest.raises(ValueError, match=r"smoke must be a boolean \(true/false, yes/no, on/off, 1/0\), got .maybe."):
         make_plan("quick", smoke="maybe")
     plan = make_plan("quick", samples=10, max_samples=40)
     assert (plan.max_samples, plan.looks) == (40, 3)

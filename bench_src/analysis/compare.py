@@ -22,7 +22,9 @@ import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
-from .families import FAMILY_TITLES, CellRef, comparisons, param_columns, plan_comparisons, with_param_columns
+from .families import param_columns, with_param_columns
+from ..plan import Plan
+from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
 
 MARGIN = rules.MARGIN
@@ -85,20 +87,13 @@ class Design:
                 "family_sizes": dict(self.family_sizes)}
 
     @classmethod
-    def from_plan(cls, plan) -> "Design":
-        """From a Plan or the plan dict stored in meta.json."""
-        if isinstance(plan, Mapping):
-            from ..plan.model import plan_from_dict  # the plan layer imports this module's package
-            try:
-                plan = plan_from_dict(plan)
-            except KeyError:  # only the sampling fields: the looks, and no family sizes
-                pass
-        get = (lambda k: plan.get(k)) if isinstance(plan, Mapping) else (lambda k: getattr(plan, k, None))
-        looks = rules.look_counts(int(get("samples")), int(get("max_samples") or 0),
-                                  int(get("looks") or rules.DEFAULT_LOOKS))
-        sizes = ()
-        if hasattr(plan, "cells"):
-            sizes = tuple((f, len(pairs)) for f, pairs in plan_comparisons(plan).items())
+    def from_plan(cls, plan: Plan) -> "Design":
+        """The design a plan fixed: its looks, their spending, and the size of every family.  (A
+        plan stored in meta.json becomes a Plan where it is read: ResultsStore.read_plan.)"""
+        if not isinstance(plan, Plan):
+            raise TypeError(f"Design.from_plan takes a Plan, got {type(plan).__name__}")
+        looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks or rules.DEFAULT_LOOKS)
+        sizes = tuple((f, len(pairs)) for f, pairs in plan_comparisons(plan).items())
         return cls(looks, rules.look_spending(len(looks)), sizes)
 
 

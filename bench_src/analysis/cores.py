@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import rules
 from .compare import CellValues, compare, decide_family, go_vs_rust_row, pair_test
-from .families import CellRef, comparisons
+from ..plan.comparisons import CellRef, comparisons
 
 KEY = ["workload", "n", "arm", "shared_params", "go_variant", "rust_variant", "go_params", "rust_params"]
 

@@ -31,7 +31,7 @@ from statsmodels.stats.meta_analysis import combine_effects
 
 from . import multiplicity, rules
 from .compare import CellValues, compare, go_vs_rust_row
-from .families import comparisons
+from ..plan.comparisons import comparisons
 
 
 @dataclass(frozen=True)

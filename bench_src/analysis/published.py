@@ -40,7 +40,8 @@ import pandas as pd
 
 from .. import paths
 from ..catalogue import LANGS, WORKLOADS
-from . import compare, families, multiplicity, paired, rules
+from . import compare, multiplicity, paired, rules
+from ..plan import comparisons
 
 REFERENCE = paths.DATA / "reference"
 FINAL_TABLE = "go_channel_per_task"  # the article's final table (one channel per goroutine)
@@ -179,7 +180,7 @@ def default_setting(workload: str, lang: str) -> Setting:
 
 
 def article_setting(workload: str, lang: str) -> Setting | None:
-    setting = families.article_setting(workload, lang)
+    setting = comparisons.article_setting(workload, lang)
     return None if setting is None else Setting(*setting)
 
 

@@ -3,19 +3,18 @@ plan, the sequential rule and the report's Method read them from here.  docs/sta
 them; each assumption is stated beside the code that relies on it (paired, unpaired,
 multiplicity, scaling).
 
-This module imports nothing from the plan, run or store layers, so the plan's validation can
-use it.
+The constants a plan needs before any data (MIN_PAIRS, the looks of the sequential rule and the
+share of alpha each spends) are the plan's (bench_src/plan/design.py) and read from there.
 """
 from __future__ import annotations
+
+from ..plan.design import DEFAULT_LOOKS, MIN_PAIRS, PILOT_SPEND, look_counts, look_spending  # noqa: F401
 
 ALPHA = 0.05  # false discovery rate of the "faster"/"smaller" verdicts of one table and metric
 MARGIN = 0.02  # equivalence margin on the ratio: [1 - MARGIN, 1 + MARGIN]
 CONFIDENCE = 0.95  # confidence of a lone interval (a cell's median, one comparison on its own)
 POWER = 0.8  # the power at which the minimum detectable effect is stated
 MIN_PAIRS_FRACTION = 0.5  # paired when at least this share of the smaller side's samples pair up
-# The fewest pairs at which the decision rule's error rate was measured and holds on every shape
-# simulated (tests/test_simulations.py): a plan whose first look has fewer is refused (smoke aside).
-MIN_PAIRS = 6
 TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s", "setup_s"})
 # The grid a metric is measured on, where it is known: the clocks count nanoseconds, the kernel
 # counts resident memory in pages (4 KiB on the x86_64 machines this package is run on).  The
@@ -29,22 +28,12 @@ RESOLUTION = {**{m: 1e-9 for m in TIME_METRICS}, "peak_rss_mib": PAGE_BYTES / 2 
 def resolution(metric: str) -> float:
     return RESOLUTION.get(metric, 0.0)
 # The sequential rule: the metrics whose comparisons decide when a cell stops (every metric the
-# report gives a verdict on), the number of looks when a plan gives a budget but no number of
-# looks, and the share of ALPHA spent at the pilot look (the rest is split evenly over the later
-# looks).
+# report gives a verdict on).  Its looks, the share of ALPHA each spends and MIN_PAIRS are fixed by
+# the plan (bench_src/plan/design.py) and read here.
 SEQUENTIAL_METRICS = ("elapsed_s", "peak_rss_mib")
 # A comparison the rule leaves inconclusive stops sampling once it would have shown a difference of
 # this size (its minimum detectable effect is at most this): "no difference of 5% or more".
 PRECISION_TARGET = 0.05
-DEFAULT_LOOKS = 3
-PILOT_SPEND = 0.5
-
-PAIRED_METHOD = ("Student's t on the per-block differences of log values where no exact test can reach the "
-                 "family's level, the exact Wilcoxon signed-rank test (Hodges-Lehmann estimate, Tukey-Moses "
-                 "interval) where it can")
-UNPAIRED_METHOD = ("Welch's t on the log values where the exact Mann-Whitney test cannot reach the family's level, "
-                   "the Mann-Whitney test with the two-sample Hodges-Lehmann shift where it can")
-
 
 def word(metric: str) -> str:
     return "faster" if metric in TIME_METRICS else "smaller"
@@ -58,20 +47,3 @@ def verdict_text(kind: str, within_margin: bool, a: str, b: str, metric: str, ma
     if kind == "equivalent":
         return f"equivalent within ±{pct}"
     return "inconclusive"
-
-
-def look_spending(looks: int, pilot_spend: float = PILOT_SPEND) -> tuple[float, ...]:
-    """The share of alpha spent at each look (summing to 1)."""
-    if looks <= 1:
-        return (1.0,)
-    rest = (1 - pilot_spend) / (looks - 1)
-    return (pilot_spend, *([rest] * (looks - 1)))
-
-
-def look_counts(samples: int, max_samples: int, looks: int) -> tuple[int, ...]:
-    """The block counts (pairs per comparison) at which the sequential rule looks: the pilot,
-    evenly spaced counts, and the budget."""
-    if max_samples <= samples or looks <= 1:
-        return (samples,)
-    counts = [samples + round(k * (max_samples - samples) / (looks - 1)) for k in range(looks)]
-    return tuple(dict.fromkeys(counts))

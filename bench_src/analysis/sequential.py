@@ -1,7 +1,7 @@
 """The sequential stopping rule: sample until the comparisons are decided, within a budget.
 
 A plan with `max_samples` > `samples` looks at its comparisons (every family of
-families.comparisons, for every metric of rules.SEQUENTIAL_METRICS) after the `samples` pilot
+plan/comparisons.py, for every metric of rules.SEQUENTIAL_METRICS) after the `samples` pilot
 blocks and again at fixed pair counts up to `max_samples` (rules.look_counts).  At look k each
 family and metric is decided by the rule of the final tables (compare.decide_family: the false
 discovery rate over the family, looks 1..k each with its share of alpha, intervals at the level
@@ -36,32 +36,27 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, rules
 from .compare import CellValues, Design, decide_family, pair_test
-from .families import FAMILIES, CellRef, cell_of, comparisons
+from ..plan import Plan
+from ..plan.comparisons import FAMILIES, CellRef, cell_of, comparisons
 from ..store import mark_valid, samples_frame
 
 Comparison = tuple[str, CellRef, CellRef]
 
 
-def design_of(plan) -> Design:
-    """The design of a Plan or of the plan dict stored in meta.json."""
+def design_of(plan: Plan) -> Design:
     return Design.from_plan(plan)
 
 
-def design_from_meta(meta: Mapping[str, Any]) -> Design:
-    return Design.from_plan(meta["plan"])
-
-
-def attach(df: pd.DataFrame, meta_or_plan) -> pd.DataFrame:
+def attach(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """The frame with its run's design in `df.attrs["design"]`, where the comparison functions
-    find it (meta.json's content, a Plan or a plan dict)."""
-    plan = meta_or_plan["plan"] if isinstance(meta_or_plan, Mapping) and "plan" in meta_or_plan else meta_or_plan
+    find it."""
     out = df.copy()
     out.attrs["design"] = Design.from_plan(plan).to_dict()
     return out

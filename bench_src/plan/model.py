@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from ..catalogue import WORKLOADS
+from .dsn import redact_dsn
 
 
 @dataclass(frozen=True, order=True)
@@ -92,7 +93,7 @@ class Plan:
     timeline_ms: float = 0.0
     # The sequential stopping rule (bench_src/analysis/sequential.py): max_samples > samples turns it
     # on (the sample budget per cell); looks: analyses from the pilot to the budget.  smoke: a run
-    # too small for verdicts, allowed on purpose (bench_src/analysis/feasibility.py).
+    # too small for verdicts, allowed on purpose (bench_src/plan/feasibility.py).
     max_samples: int = 0
     looks: int = 1
     smoke: bool = False
@@ -109,8 +110,6 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
         password redacted, so the password is neither stored nor part of the plan's identity."""
-        from ..store.secrets import redact_dsn
-
         d = json.loads(json.dumps(asdict(self)))
         d["dsn"] = {k: redact_dsn(v) for k, v in d.get("dsn", {}).items()}
         if not d.get("cores"):  # a plan without cores keeps the digest it had before cores existed

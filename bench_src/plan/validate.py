@@ -7,139 +7,22 @@ its type (`as_bool`, `as_int`, `as_float`), never with Python's truthiness.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
-import os
-import re
-import urllib.parse
 from typing import Any, Iterable, Mapping
 
-import psutil
-import yaml
-
-from ..analysis import feasibility
+from .. import parameters
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
+from ..values import as_int
+from . import feasibility
+from .dsn import validate_dsn
 from .model import Plan
 
-# Caps: a plan above MAX_PLAN_SAMPLES needs allow_large=True; the others hold always (a plan the
-# harness could not even list, or a sample count no run can reach).
-MAX_SAMPLES_PER_CELL = 10_000
-MAX_WARMUP = 100
+# Caps of a plan: above MAX_PLAN_SAMPLES it needs allow_large=True; the others hold always (a plan
+# the harness could not even list).  Each parameter's own bounds are in bench_src/parameters.py.
 MAX_VALUES = 1_000            # N values per workload, values per parameter
 MAX_PLAN_SAMPLES = 100_000    # above it: allow_large=True
 HARD_MAX_PLAN_SAMPLES = 2_000_000
-MAX_THREADS = 1024
-MAX_TIMEOUT_S = 7 * 24 * 3600.0
-MIN_TIMEOUT_S = 0.001         # the launcher counts whole milliseconds
-MAX_COOLDOWN_S = 3600.0
-MAX_TIMELINE_MS = 60_000.0
-MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
-
-TRUE_WORDS = ("true", "yes", "on", "1")
-FALSE_WORDS = ("false", "no", "off", "0")
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, except that a key given twice in one mapping is an error (YAML and JSON
-    parsers otherwise keep the last value in silence)."""
-
-    def construct_mapping(self, node, deep=False):
-        if isinstance(node, yaml.MappingNode):
-            seen = set()
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    again = key in seen
-                    seen.add(key)
-                except TypeError:  # an unhashable key: the base class says what is wrong with it
-                    continue
-                if again:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {key!r} is given twice", key_node.start_mark, "give it once")
-        return super().construct_mapping(node, deep)
-
-
-def read_yaml(text: str, what: str) -> Any:
-    """A YAML/JSON document given by the user (`--plan`, a plan file, a papermill string); a
-    ValueError names `what` and the problem (a syntax error, a key given twice)."""
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as exc:
-        problem, mark, note = (getattr(exc, k, None) for k in ("problem", "problem_mark", "note"))
-        if problem and mark is not None:
-            detail = f"{problem} (line {mark.line + 1}, column {mark.column + 1})" + (f"; {note}" if note else "")
-        else:
-            detail = " ".join(str(exc).split())
-        raise ValueError(f"{what}: cannot read it as YAML/JSON: {detail}") from None
-
-
-def from_papermill(name: str, value: Any) -> Any:
-    """papermill's `-p` passes lists and mappings as strings: read such a string as YAML (JSON is
-    YAML); anything else is returned as it is."""
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        return read_yaml(value, f"{name}={value!r}")
-    return value
-
-
-def as_bool(name: str, value: Any) -> bool:
-    """True/False, 1/0, or a word: true/yes/on/1 and false/no/off/0 in any case."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, float) and value in (0.0, 1.0):
-        return bool(value)
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in TRUE_WORDS:
-            return True
-        if word in FALSE_WORDS:
-            return False
-    raise ValueError(f"{name} must be a boolean (true/false, yes/no, on/off, 1/0), got {value!r}")
-
-
-def as_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None, default: str = "") -> int:
-    """A whole number: an int, an integral finite float, or a string holding one.  `default`: what
-    leaving the parameter out (None) gives, named in the error."""
-    allowed = f"an integer >= {minimum}" + (f" and <= {maximum}" if maximum is not None else "")
-    if default:
-        allowed += f", or None for {default}"
-    number: int | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, float):
-        number = int(value) if math.isfinite(value) and value.is_integer() else None
-    elif isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"[+-]?\d+", text):
-            number = int(text)
-    if number is None or number < minimum or (maximum is not None and number > maximum):
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    return number
-
-
-def as_float(name: str, value: Any, minimum: float, maximum: float, unit: str = "") -> float:
-    """A finite number in [minimum, maximum]: an int, a float, or a string holding one."""
-    allowed = f"a finite number >= {minimum:g} and <= {maximum:g}{unit}"
-    number: float | None = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            number = None
-    if number is None or not math.isfinite(number) or not minimum <= number <= maximum:
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
-    return number
-
 
 def _as_list(name: str, value: Any) -> list:
     if isinstance(value, (list, tuple)):
@@ -230,67 +113,6 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
     return grid
 
 
-DSN_SCHEMES = {"mysql": ("mysql",), "postgres": ("postgres", "postgresql")}
-_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def resolve_dsn(kind: str, value: str) -> str:
-    """The URL of a `dsn` entry: the value itself, or for `env:NAME` the environment variable NAME
-    (which keeps the password out of notebooks, command lines and the plan)."""
-    m = _ENV_REF.fullmatch(value.strip())
-    if not m:
-        return value
-    url = os.environ.get(m.group(1))
-    if not url:
-        raise ValueError(f"dsn[{kind}] = {value!r}: the environment variable {m.group(1)} is not set or empty")
-    return url
-
-
-def _check_dsn_url(kind: str, url: str, shown: str) -> None:
-    schemes = DSN_SCHEMES[kind]
-    example = f"{schemes[0]}://user:password@host:port/database"
-    try:
-        u = urllib.parse.urlsplit(url)
-        u.port  # raises on a port that is not a number
-    except ValueError:
-        raise ValueError(f"dsn[{kind}] = {shown!r} is not a URL like {example}") from None
-    if u.scheme not in schemes:
-        raise ValueError(f"dsn[{kind}] = {shown!r}: the scheme must be {' or '.join(schemes)} (like {example})")
-    if not u.hostname or not u.path.strip("/"):
-        raise ValueError(f"dsn[{kind}] = {shown!r} needs a host and a database (like {example})")
-
-
-def _validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
-    from ..store.secrets import redact_dsn
-
-    if dsn in (None, "", {}):
-        return {}
-    if not isinstance(dsn, Mapping):
-        raise ValueError(f"dsn must be a mapping of server to URL, like "
-                         f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_dsn(str(dsn))!r}")
-    servers_used = {w for w in workloads if WORKLOADS[w].fixture == "server"}
-    out = {}
-    for kind, value in dsn.items():
-        if kind not in DSN_SCHEMES:
-            raise ValueError(f"dsn: unknown server {kind!r}; allowed: mysql, postgres")
-        if kind not in servers_used:
-            raise ValueError(f"dsn names the {kind} server, but the plan has no {kind} workload "
-                             f"(workloads: {', '.join(workloads)})")
-        if not isinstance(value, str):
-            raise ValueError(f"dsn[{kind}] must be a URL string or env:NAME, got {type(value).__name__}")
-        url = resolve_dsn(kind, value)
-        _check_dsn_url(kind, url, redact_dsn(value if url is value else url))
-        out[kind] = value.strip()
-    return out
-
-
-def default_mem_limit_mb() -> int:
-    return int(psutil.virtual_memory().total * 0.8 / 2**20)
-
-
-WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
-
-
 def cell_bound(plan: Plan) -> int:
     """An upper bound of len(plan.cells()), computed without listing them."""
     total = 0
@@ -318,98 +140,31 @@ def _check_size(plan: Plan, allow_large: bool) -> None:
                          f"than {MAX_PLAN_SAMPLES:,}; pass allow_large=True if that is meant")
 
 
-def _validate_cores(cores: Any, usable: int) -> tuple[int, ...]:
-    """cores: None/"" (no pinning), "all", or a list of core counts and "all"; each 1..usable."""
-    if cores in (None, "", [], ()):
-        return ()
-    values = [cores] if isinstance(cores, (str, int)) else cores
-    if not isinstance(values, (list, tuple)):
-        raise ValueError(f"cores must be a list of core counts (or \"all\"), got {cores!r}")
-    out = []
-    for v in values:
-        if v == "all":
-            out.append(usable)
-            continue
-        if isinstance(v, bool) or not isinstance(v, int):
-            try:
-                v = int(str(v).strip())
-            except ValueError:
-                raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\"") from None
-        if not 1 <= v <= usable:
-            raise ValueError(f"cores: {v} is more than the {usable} usable CPUs of this machine; allowed: 1..{usable} "
-                             "or \"all\"" if v > usable else f"cores: {v} is not a core count; allowed: 1..{usable} "
-                             "or \"all\"")
-        out.append(v)
-    return tuple(sorted(set(out)))
-
-
 def plan_parameters() -> list[str]:
     """The names make_plan accepts (the keys of a --plan file, the notebook's plan parameters)."""
-    return [name for name, p in inspect.signature(make_plan).parameters.items() if p.kind is p.KEYWORD_ONLY
-            or p.kind is p.POSITIONAL_OR_KEYWORD]
+    return parameters.plan_names()
 
 
-def make_plan(
-    profile: str = "quick",
-    workloads: Any = None,
-    languages: Any = None,
-    ns: Any = None,
-    variants: Any = None,
-    params: Any = None,
-    samples: Any = None,
-    warmup: Any = None,
-    seed: Any = 1,
-    threads: Any = None,
-    timeout_s: Any = None,
-    mem_limit_mb: Any = None,
-    cooldown_s: Any = 0.0,
-    dsn: Any = None,
-    article_preset: Any = None,
-    aa: Any = False,
-    timeline_ms: Any = None,
-    max_samples: Any = None,
-    looks: Any = None,
-    smoke: Any = False,
-    time_budget_s: Any = None,
-    warmup_scope: Any = None,
-    cores: Any = None,
-    adaptive_target: Any = None,
-    allow_large: Any = False,
-    **unknown: Any,
-) -> Plan:
+def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Plan:
     """Merge the given parameters over the profile and validate everything.
+
+    The parameters, their types, defaults and meaning are declared in bench_src/parameters.py;
+    any other name is refused.  Each scalar parameter is read by its `check` there; the grid
+    (workloads, languages, ns, variants, params), the DSNs and the sequential rule's fields
+    (max_samples, looks, smoke) are validated here, together, since each depends on the others.
 
     ns, variants and params may be given for all workloads at once or as {workload: ...}.
     variants per workload: {"go": [...], "rust": [...]}, "all", or "default".
     params per workload: {key: value or [values] or {"go": [...], "rust": [...]}}.
-    article_preset: also run the 2022 article's own choices per workload (catalogue `article`).
-    aa: an A/A run: every cell twice, as arms A and B of the very same program and arguments.
-    timeline_ms: sample every program's RSS at this interval (0: off; 10 is a good value).
-    max_samples: > samples turns on the sequential rule (bench_src/analysis/sequential.py): after
-        the `samples` pilot blocks, cells whose comparisons are undecided get more blocks, up to
-        this many samples per cell; looks: the analyses from the pilot to the budget (default 3).
-    smoke: a run too small for any verdict, on purpose (otherwise such a plan is refused).
-    time_budget_s: wall seconds for the whole run under the sequential rule: after the pilot, no
-        extra block starts once it is spent (0 or None: no budget).
-    warmup_scope: "cell" (every cell gets `warmup` samples) or "program" (one cell per program
-        configuration, at its smallest N: Plan.warmup_cells).
-    cores: core counts to run every cell at, e.g. [1, 2], "all" or [1, 2, 4, "all"]: each sample
-        runs on exactly k CPUs (the launcher's affinity, set before exec) with --threads k; values
-        above this machine's usable CPUs are refused; None: no pinning, `threads` only.
-    adaptive_target: replaced by max_samples; only 0 or None is accepted.
-    threads: --threads for both programs; None means the usable CPUs of this machine
-        (run/machine.usable_cpus), resolved here so that every cell and command carries it.
-    mem_limit_mb: the memory guard in MiB; None means 80% of RAM.  threads, mem_limit_mb and looks
-        have no zero (refused, like any value below their minimum): 0 means "none" only where
-        none is a value (max_samples, time_budget_s, timeline_ms, cooldown_s).
-    dsn: {"mysql": URL, "postgres": URL}; a value "env:NAME" reads the URL from the environment
-        variable NAME when the run starts (the plan stores "env:NAME", never the password).
-    allow_large: accept a plan of more than MAX_PLAN_SAMPLES samples.
     """
+    unknown = [k for k in given if k not in parameters.plan_names()]
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise ValueError(f"unknown plan parameter{'s' if len(unknown) > 1 else ''} {names}; "
                          f"allowed: {', '.join(plan_parameters())}")
+    value = {p.name: given.get(p.name, p.default) for p in parameters.PLAN_PARAMETERS}
+    workloads, languages, ns, variants, params = (value[k] for k in ("workloads", "languages", "ns", "variants",
+                                                                      "params"))
     if not isinstance(profile, str):
         raise ValueError(f"profile must be a name, got {profile!r}")
     prof = get_profile(profile)
@@ -456,40 +211,20 @@ def make_plan(
     par_given = _per_workload("params", params, wl) if params is not None else {}
     plan_params: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
     for w in wl:
-        given = dict(prof.params.get(w, {}))
+        grid = dict(prof.params.get(w, {}))
         extra = par_given.get(w, {})
         if not isinstance(extra, Mapping):
             raise ValueError(f"params[{w}] must be a mapping of parameter to values, got {extra!r}")
-        given.update(extra)
-        plan_params[w] = {lang: _validate_params(w, lang, given) for lang in langs}
+        grid.update(extra)
+        plan_params[w] = {lang: _validate_params(w, lang, grid) for lang in langs}
 
-    n_samples = as_int("samples", samples if samples is not None else prof.samples, 1, MAX_SAMPLES_PER_CELL)
-    n_warmup = as_int("warmup", warmup if warmup is not None else prof.warmup, 0, MAX_WARMUP)
-    seed_v = as_int("seed", seed if seed is not None else 1, 0, 2**63 - 1)
-    from ..run.machine import usable_cpus
-    if threads in (None, ""):
-        threads_v = usable_cpus()
-    else:  # no zero: 0 is refused like any value below 1, with the way to the default named
-        threads_v = as_int("threads", threads, 1, MAX_THREADS,
-                           default=f"the usable CPUs ({usable_cpus()} here)")
-    cores_v = _validate_cores(cores, usable_cpus())
-    if cores_v and threads not in (None, ""):
-        raise ValueError(f"give cores or threads, not both: with cores {list(cores_v)} each cell runs with as many "
-                         f"threads as cores (threads was {threads!r})")
-    timeout_v = as_float("timeout_s", timeout_s if timeout_s is not None else prof.timeout_s,
-                         MIN_TIMEOUT_S, MAX_TIMEOUT_S, " seconds")
-    mem_v = (default_mem_limit_mb() if mem_limit_mb in (None, "")
-             else as_int("mem_limit_mb", mem_limit_mb, 1, default=f"80% of RAM ({default_mem_limit_mb()} MiB here)"))
-    cooldown_v = as_float("cooldown_s", 0.0 if cooldown_s in (None, "") else cooldown_s, 0.0, MAX_COOLDOWN_S,
-                          " seconds")
-    dsn_v = _validate_dsn(dsn, wl)
-    preset_v = prof.article_preset if article_preset in (None, "") else as_bool("article_preset", article_preset)
-    aa_v = as_bool("aa", False if aa in (None, "") else aa)
-    allow_large_v = as_bool("allow_large", False if allow_large in (None, "") else allow_large)
-    scope_v = prof.warmup_scope if warmup_scope in (None, "") else warmup_scope
-    if scope_v not in WARMUP_SCOPES:
-        raise ValueError(f"warmup_scope must be one of {', '.join(WARMUP_SCOPES)}, got {warmup_scope!r}")
+    checked = {p.name: p.check(value[p.name], prof) for p in parameters.PLAN_PARAMETERS if p.check}
+    if checked.get("cores") and value["threads"] not in (None, ""):
+        raise ValueError(f"give cores or threads, not both: with cores {list(checked['cores'])} each cell runs with "
+                         f"as many threads as cores (threads was {value['threads']!r})")
+    dsn_v = validate_dsn(value["dsn"], wl)
 
+    fields = {f.name for f in dataclasses.fields(Plan)}
     plan = Plan(
         profile=prof.name,
         workloads=tuple(wl),
@@ -497,36 +232,18 @@ def make_plan(
         ns=plan_ns,
         variants=plan_variants,
         params=plan_params,
-        samples=n_samples,
-        warmup=n_warmup,
-        seed=seed_v,
-        threads=threads_v,
-        timeout_s=timeout_v,
-        mem_limit_mb=mem_v,
-        cooldown_s=cooldown_v,
         dsn=dsn_v,
-        article_preset=preset_v,
-        aa=aa_v,
-        timeline_ms=_timeline(prof.timeline_ms if timeline_ms in (None, "") else timeline_ms),
-        warmup_scope=scope_v,
-        cores=cores_v,
+        **{k: v for k, v in checked.items() if k in fields and k != "time_budget_s"},
     )
+    allow_large_v = checked["allow_large"]
     _check_size(plan, allow_large_v)  # the pilot alone, before anything lists every cell's comparisons
-    # Statistics hook (bench_src/analysis/feasibility.py): the stopping-rule fields, and the refusal of a plan that can never call a difference
-    plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if max_samples is None else max_samples,
-                                   looks=prof.looks if looks is None else looks, smoke=smoke,
-                                   adaptive_target=adaptive_target)
+    # the stopping-rule fields, and the refusal of a plan that can never call a difference (feasibility.py)
+    plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if value["max_samples"] is None
+                                   else value["max_samples"], looks=prof.looks if value["looks"] is None
+                                   else value["looks"], smoke=value["smoke"], adaptive_target=value["adaptive_target"])
     _check_size(plan, allow_large_v)  # with the sequential budget
-    budget_v = as_float("time_budget_s", prof.time_budget_s if time_budget_s in (None, "") else time_budget_s,
-                        0.0, MAX_TIME_BUDGET_S, " seconds (0: none)")
+    budget_v = checked["time_budget_s"]
     if budget_v and not plan.max_samples:
         raise ValueError(f"time_budget_s ({budget_v:g}) limits the extra blocks of the sequential rule: "
                          "set max_samples above samples too, or time_budget_s=0")
     return dataclasses.replace(plan, time_budget_s=budget_v)
-
-
-def _timeline(value: Any) -> float:
-    ms = as_float("timeline_ms", 0 if value in (None, "") else value, 0.0, MAX_TIMELINE_MS, " ms (0: off)")
-    if 0 < ms < 1:
-        raise ValueError(f"timeline_ms must be 0 (off) or at least 1 ms, got {value!r}")
-    return ms

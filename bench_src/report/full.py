@@ -15,8 +15,8 @@ import pandas as pd
 from ..analysis import compare, cores, memory, quality, robustness, scaling, sequential, stats
 from ..store import ResultsStore, equivalence, load
 from . import cores_figures, figures, findings, method, tables, theme
-from .export import benchstat, csv, html, images, manifest, markdown, notebooks, parquet
-from .export import method as method_file
+from .export import images
+from .export.registry import exporters
 
 METRICS = ("elapsed_s", "peak_rss_mib", "cpu_s")
 FIGURE_METRICS = ("elapsed_s", "peak_rss_mib")
@@ -74,8 +74,9 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     verdict across variants, variant comparisons, per-task costs, drift, samples needed, and the A/A
     check when the run was one.  The comparisons use the run's design (its sequential looks)."""
     results_dir = check_results_dir(results_dir)
-    meta = ResultsStore(results_dir).read_meta()  # an unreadable meta.json is named with what to do
-    df = sequential.attach(load(results_dir), meta)
+    store = ResultsStore(results_dir)
+    meta = store.read_meta()  # an unreadable meta.json is named with what to do
+    df = sequential.attach(load(results_dir), store.read_plan())
     rep = Report(results_dir, df, meta, margin)
     rep.tables["status"] = tables.status_counts(df)
     rep.tables["failures"] = tables.failure_groups(df)
@@ -153,24 +154,12 @@ def export_all(rep: Report, render_html: bool = False) -> Report:
     """Tables (CSV raw, Markdown formatted), samples (CSV, Parquet), benchstat files, the Method text
     and the self-contained HTML report; with `render_html`, also the executed notebooks of the
     directory that ran to the end."""
-    d = rep.export_dir
-    for name, table in rep.tables.items():
-        rep.files.append(csv.save_table(table, d / "tables" / f"{name}.csv"))
-        rep.files.append(markdown.save_table(table, name, d / "tables" / f"{name}.md"))
-    if not rep.df.empty:
-        rep.files.append(csv.save_samples(rep.df, d / "samples.csv"))
-        rep.files.append(parquet.save_samples(rep.df, d / "samples.parquet"))
-    pairs = rep.tables.get("go_vs_rust_elapsed_s")
-    if pairs is not None and not pairs.empty:
-        rep.files += benchstat.save(rep.df, pairs, d / "benchstat", rep.meta)
     # the tables the statistics were computed in (derived tables such as samples_needed repeat
     # their rows and are left out, so that no family is described twice)
     analysed = {name: t for name, t in rep.tables.items() if name.startswith(ANALYSED)}
     rep.method = method.text(rep.meta, rep.df, analysed, rep.df.attrs.get("design"), rep.margin)
-    rep.files.append(method_file.save(rep.method, d / "method.md"))
-    rep.files.append(html.save(rep, d / "report.html"))
-    if render_html:
-        rep.files += notebooks.render(rep.results_dir)
+    for exporter in exporters(render_notebooks=render_html):
+        rep.files += exporter.save(rep, rep.export_dir)
     return rep
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import paired, rules
-from ..analysis.families import FAMILY_TITLES
+from ..plan.comparisons import FAMILY_TITLES
 
 SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
 

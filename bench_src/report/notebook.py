@@ -20,7 +20,8 @@ import pandas as pd
 from ..analysis import compare
 from ..catalogue import WORKLOADS
 from . import findings as found, full, tables, units
-from ..plan.validate import from_papermill
+from ..values import from_papermill
+from ..store import latest_results_dir
 
 ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 
@@ -28,9 +29,7 @@ ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 def results_dir_parameter(value: Any) -> Path:
     """A results directory given as a path, or None for the most recent one under data/results/."""
     if value is None:
-        from .. import api
-
-        return full.check_results_dir(api.latest_results_dir())
+        return full.check_results_dir(latest_results_dir())
     if isinstance(value, bool) or not isinstance(value, (str, Path)):
         raise ValueError(f"results_dir={value!r}: expected the path of a results directory (a string) or None")
     return full.check_results_dir(value)
@@ -96,12 +95,19 @@ def reproduce_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
     return ReproduceParameters(results_dir_parameter(results_dir), margin_parameter(margin), table)
 
 
+def describe_plan(plan) -> pd.DataFrame:
+    cells = plan.cells()
+    print(f"profile {plan.profile}: {len(cells)} cells x {plan.samples} measured + {sum(plan.warmups().values())} "
+          f"warm-up (per {plan.warmup_scope}) = {len(plan.schedule())} samples; seed {plan.seed}; threads {plan.threads}; "
+          f"timeout {plan.timeout_s:g} s; memory limit {plan.mem_limit_mb} MiB")
+    return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
+                          "threads": c.threads, "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
+
+
 def plan(the_plan) -> tables.Readable:
     """The plan's cells, one row per workload, language, variant and parameters with its N values
-    (api.describe_plan prints the totals)."""
-    from .. import api
-
-    cells = api.describe_plan(the_plan)
+    (describe_plan prints the totals)."""
+    cells = describe_plan(the_plan)
     rows = []
     for (w, lang, variant, params), g in cells.groupby(["workload", "lang", "variant", "params"], sort=False):
         rows.append({"workload": w, "lang": lang, "variant": variant,

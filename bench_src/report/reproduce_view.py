@@ -20,7 +20,7 @@ class ReproduceView:
         self.df = load(self.results_dir)
         meta = Path(self.results_dir) / "meta.json"
         if meta.is_file():  # the run's design: its looks adjust the p-values (published.side_by_side)
-            self.df = sequential.attach(self.df, ResultsStore(self.results_dir).read_meta())
+            self.df = sequential.attach(self.df, ResultsStore(self.results_dir).read_plan())
         self._side: pd.DataFrame | None = None
 
     def __repr__(self) -> str:

@@ -7,7 +7,7 @@ JSON line (workload timer, checksum).  Both are merged into one flat record.
 
 A database's DSN reaches the program in the environment variable BENCH_DSN of that program alone,
 never on its command line (which `ps` shows to every user and the `command` column stores).  Every
-command carries `--threads`: the cell's, or the usable CPUs (run/machine.usable_cpus).
+command carries `--threads`: the cell's, or the usable CPUs (bench_src/cpus.py).
 
 The launcher's result and the program's output go to a per-sample directory inside one private
 `bench-sample-*` directory per harness process, locked while the process lives and removed at the
@@ -27,10 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import cpus, paths
 from ..plan import Cell
 from ..store.lock import DirLock
-from . import machine
 
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
@@ -51,7 +50,7 @@ LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "
 def command(cell: Cell, data_dir: Path | None = None) -> list[str]:
     """The program's command line for a cell (the contract in docs/workloads.md).  It never holds
     a DSN: see `program_env`."""
-    threads = cell.threads if cell.threads is not None else machine.usable_cpus()
+    threads = cell.threads if cell.threads is not None else cpus.usable_cpus()
     cmd = [str(paths.program(cell.lang)), cell.workload, "--n", str(cell.n), "--variant", cell.variant,
            "--threads", str(threads)]
     if data_dir is not None:
@@ -199,7 +198,7 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     cmd = command(cell, data_dir)
     launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=program_env(env, dsn),
                                             timeline_ms=timeline_ms,
-                                            cpus=machine.cpu_set(cell.cores) if cell.cores else None)
+                                            cpus=cpus.cpu_set(cell.cores) if cell.cores else None)
     rec: dict[str, Any] = {k: launched.get(k) for k in LAUNCHER_KEYS}
     rec["peak_rss_bytes"] = launched["maxrss_kb"] * 1024
     rec["command"] = " ".join(cmd)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..catalogue import WORKLOADS
 from ..plan import Cell, Plan
-from ..plan.validate import resolve_dsn
+from ..plan.dsn import resolve_dsn
 from ..store.secrets import dsn_secrets
 from . import servers
 from .fixtures import Fixtures

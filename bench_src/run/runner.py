@@ -24,7 +24,7 @@ from .. import paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..plan.estimate import Estimate, default_seconds, earlier_pilot, estimate, format_duration, history
-from ..plan.validate import resolve_dsn
+from ..plan.dsn import resolve_dsn
 from ..store import ChecksumBook, DiskFull, ResultsStore, is_disk_full, key_string, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine

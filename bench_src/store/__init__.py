@@ -8,10 +8,11 @@ import os
 import pandas as pd
 
 from .equivalence import ChecksumBook, check, key_string, mark_valid
+from .frame import COLUMNS, samples_frame
 from .lock import DirLock, LockedError
-from .results import (COLUMNS, CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
-                      ResultsStore, check_results_dir, now_utc, samples_frame)
-from .secrets import Scrubber, redact_dsn
+from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
+                      ResultsStore, check_results_dir, latest_results_dir, now_utc)
+from .secrets import Scrubber
 from .space import DiskFull, is_disk_full
 
 
@@ -28,4 +29,4 @@ def repair(results_dir: str | os.PathLike) -> int:
 
 __all__ = ["COLUMNS", "ChecksumBook", "CorruptFile", "CorruptRecords", "CorruptRecordsWarning", "DirLock",
            "DiskFull", "LockedError", "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir",
-           "is_disk_full", "key_string", "load", "mark_valid", "now_utc", "redact_dsn", "repair", "samples_frame"]
+           "is_disk_full", "key_string", "latest_results_dir", "load", "mark_valid", "now_utc", "repair", "samples_frame"]

@@ -23,6 +23,7 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from .equivalence import mark_valid
+from ..plan.model import plan_from_dict
 from .results import ResultsStore
 
 # What makes two machines the same host: the hardware, the system, and the code that ran.
@@ -61,7 +62,7 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
     """The tidy frame of several results directories of one plan, with `host` (the fingerprint's
     digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
     host to its label, fingerprint and directories; `df.attrs["meta"]` is the first directory's
-    meta.json (the plan they share).  Refused (ValueError, naming the directories): fewer than one
+    meta.json and `df.attrs["plan"]` its Plan (the plan they share).  Refused (ValueError, naming the directories): fewer than one
     directory, a directory given twice, different plans, programs built from different source."""
     dirs = [os.fspath(d) for d in results_dirs]
     if not dirs:
@@ -106,4 +107,5 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
         out["host_label"] = out["host"].map({h: e["label"] for h, e in hosts.items()})
     out.attrs["hosts"] = hosts
     out.attrs["meta"] = first[1]
+    out.attrs["plan"] = plan_from_dict(first[1]["plan"])
     return out

@@ -20,13 +20,15 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
+from .. import paths
 from ..plan import Plan, plan_from_dict
 from .lock import DirLock
 from .secrets import Scrubber
+from .frame import samples_frame
 from .space import RESERVE, RESERVE_MARGIN, DiskFull, Reserve, is_disk_full
 
 SAMPLES = "samples.jsonl"
@@ -44,16 +46,6 @@ OWN_BEFORE_META = (LOCK, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb
 WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an instant (as a lock's temporary)
 # The keys without which a line is not a sample record.
 REQUIRED = ("sample_id", "seq", "phase", "block", "cell_id", "workload", "lang", "variant", "n", "status")
-
-# Columns of the tidy frame, in order (documented in the README).
-COLUMNS = [
-    "run_id", "sample_id", "seq", "session", "phase", "block", "pos", "cell_id", "workload", "lang", "variant",
-    "n", "threads_requested", "threads", "cores", "cpus", "arm", "params", "started_at", "status", "reason", "checksum",
-    "expected_checksum", "tasks_ok", "elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb",
-    "peak_rss_bytes", "nvcsw", "nivcsw", "minflt", "majflt", "exit_code", "signal", "t0_mono_ns",
-    "spawned_ns", "start_mono_ns", "runtime", "extra", "command", "harness_s", "equiv_key", "timeline_file",
-]
-
 
 def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
@@ -185,6 +177,15 @@ def check_results_dir(directory: str | os.PathLike) -> Path:
     return d
 
 
+def latest_results_dir(root: str | os.PathLike | None = None) -> Path:
+    """The results directory under `root` (default data/results/) whose meta.json was written last."""
+    base = Path(root) if root is not None else paths.RESULTS
+    runs = [p for p in base.glob("*") if (p / META).exists()]
+    if not runs:
+        raise FileNotFoundError(f"no results under {base}; run notebooks/run.ipynb first")
+    return max(runs, key=lambda p: (p / META).stat().st_mtime)
+
+
 class ResultsStore:
     def __init__(self, directory: str | os.PathLike, scrubber: Scrubber | None = None):
         self.dir = Path(directory)
@@ -226,6 +227,10 @@ class ResultsStore:
                 return meta
             why = "it is JSON but not a run's record (no plan or no sessions)"
         raise CorruptFile(self._corrupt_meta(why))
+
+    def read_plan(self) -> Plan:
+        """The plan stored in meta.json, as a Plan (the one place a stored plan dict becomes one)."""
+        return plan_from_dict(self.read_meta()["plan"])
 
     def _corrupt_meta(self, why: str) -> str:
         try:
@@ -646,35 +651,3 @@ class CorruptRecordsWarning(UserWarning):
 
 def _private_opener(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_CLOEXEC, 0o600)
-
-
-def samples_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """The tidy frame: one row per sample, COLUMNS plus one `p_<key>` column per parameter and
-    derived columns in convenient units (seconds, MiB)."""
-    df = pd.DataFrame(list(records))
-    for c in COLUMNS:
-        if c not in df.columns:
-            df[c] = pd.NA
-    df = df[COLUMNS + [c for c in df.columns if c not in COLUMNS]].copy()
-    if df.empty:
-        return df
-    params = df["params"].map(lambda s: json.loads(s) if isinstance(s, str) else (s or {}))
-    keys = sorted({k for p in params for k in p})
-    for k in keys:
-        df[f"p_{k}"] = params.map(lambda p, k=k: p.get(k))
-    df["params"] = params.map(lambda p: ",".join(f"{k}={v}" for k, v in sorted(p.items())))
-    for c in ("elapsed_ns", "wall_ns", "setup_ns", "user_ns", "sys_ns"):
-        df[c] = pd.to_numeric(df[c], errors="coerce")
-    df["elapsed_s"] = df["elapsed_ns"] / 1e9
-    df["wall_s"] = df["wall_ns"] / 1e9
-    df["cpu_s"] = (df["user_ns"] + df["sys_ns"]) / 1e9
-    df["user_s"] = df["user_ns"] / 1e9
-    df["sys_s"] = df["sys_ns"] / 1e9
-    df["context_switches"] = pd.to_numeric(df["nvcsw"], errors="coerce") + pd.to_numeric(df["nivcsw"], errors="coerce")
-    df["per_s"] = pd.to_numeric(df["n"], errors="coerce") / df["elapsed_s"]
-    df["peak_rss_mib"] = pd.to_numeric(df["peak_rss_bytes"], errors="coerce") / 2**20
-    # idle_tasks: how many tasks were still alive when the last one had been spawned
-    extra = df["extra"].map(lambda s: json.loads(s) if isinstance(s, str) else {})
-    df["alive_at_spawn"] = pd.to_numeric(extra.map(lambda e: e.get("alive_at_spawn")), errors="coerce")
-    df["ok"] = df["status"] == "ok"
-    return df.sort_values("seq", kind="stable").reset_index(drop=True)

@@ -1,4 +1,4 @@
-"""Secrets never reach a file the harness writes: DSNs are redacted, and known passwords are
+"""Secrets never reach a file the harness writes: DSNs are redacted (plan/dsn.py), and known passwords are
 replaced by `***` in anything stored or printed (a program's error message, say, could repeat its
 connection string)."""
 from __future__ import annotations
@@ -6,27 +6,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any, Callable, Iterable
 
-MASK = "***"
-_PASSWORD_KEYS = {"password", "pass", "pwd", "passwd", "sslpassword"}
-
-
-def redact_dsn(dsn: str) -> str:
-    """The DSN with its password (in the user-info part or a `password=` query key) shown as ***."""
-    try:
-        u = urllib.parse.urlsplit(dsn)
-        u.port  # a malformed port raises here
-    except ValueError:
-        return "<a DSN that is not a valid URL>" if "@" in dsn or "password" in dsn.lower() else dsn
-    netloc = u.netloc
-    if u.password is not None:
-        host = netloc.rsplit("@", 1)[1]
-        netloc = f"{u.username or ''}:{MASK}@{host}"
-    query = u.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() in _PASSWORD_KEYS for k, _ in pairs):
-            query = "&".join(f"{k}={MASK if k.lower() in _PASSWORD_KEYS else v}" for k, v in pairs)
-    return urllib.parse.urlunsplit((u.scheme, netloc, u.path, query, u.fragment))
+from ..plan.dsn import MASK, PASSWORD_KEYS
 
 
 def dsn_secrets(dsn: str) -> list[str]:
@@ -42,7 +22,7 @@ def dsn_secrets(dsn: str) -> list[str]:
         if value:
             out.append(value)
     for k, v in urllib.parse.parse_qsl(u.query, keep_blank_values=True):
-        if k.lower() in _PASSWORD_KEYS and v:
+        if k.lower() in PASSWORD_KEYS and v:
             out.append(v)
     return out
 

@@ -9,6 +9,10 @@
 - `html`: one self-contained report with every table and figure (`report.html`);
 - `notebooks`: executed notebooks that ran to the end, as HTML (`export/notebooks/`).
 
+Each format but `images` has one `Exporter` (`base.py`: a name and `save(report, directory)`);
+`registry.py` lists them in the order report/full.py writes them.  The tables' markup (title,
+caption, Markdown and HTML) is shared: `Readable` in bench_src/report/tables/.
+
 The helpers below are what notebooks call to add a table or figure of their own to the export.
 """
 from __future__ import annotations

@@ -199,3 +199,15 @@ def save(df: pd.DataFrame, comparisons: pd.DataFrame, directory: str | Path, met
         path.write_text(text)
         out.append(path)
     return out
+
+
+class BenchstatExporter:
+    """`benchstat/go.txt`, `rust.txt` and `all.txt` from the Go/Rust wall-time comparisons."""
+
+    name = "benchstat"
+
+    def save(self, report, directory: Path) -> list[Path]:
+        pairs = report.tables.get("go_vs_rust_elapsed_s")
+        if pairs is None or pairs.empty:
+            return []
+        return save(report.df, pairs, directory / "benchstat", report.meta)

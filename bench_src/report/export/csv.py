@@ -15,3 +15,15 @@ def save_table(table: pd.DataFrame, path: str | Path) -> Path:
 
 def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
     return save_table(df, path)
+
+
+class CsvExporter:
+    """Every table as `tables/<name>.csv`, and the samples as `samples.csv`."""
+
+    name = "csv"
+
+    def save(self, report, directory: Path) -> list[Path]:
+        out = [save_table(t, directory / "tables" / f"{name}.csv") for name, t in report.tables.items()]
+        if not report.df.empty:
+            out.append(save_samples(report.df, directory / "samples.csv"))
+        return out

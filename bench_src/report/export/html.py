@@ -208,6 +208,15 @@ def save(rep, path: str | Path) -> Path:
     return path
 
 
+class HtmlExporter:
+    """The self-contained `report.html`."""
+
+    name = "html"
+
+    def save(self, report, directory: Path) -> list[Path]:
+        return [save(report, directory / "report.html")]
+
+
 # --- checks --------------------------------------------------------------------------------------------
 
 _URL_ATTR = re.compile(r"""\b(?:src|href|srcset|action|poster|data)\s*=\s*["']?([^"'\s>]+)""", re.I)

@@ -18,3 +18,12 @@ def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(table, name))
     return path
+
+
+class MarkdownExporter:
+    """Every table, formatted for reading, as `tables/<name>.md`."""
+
+    name = "markdown"
+
+    def save(self, report, directory: Path) -> list[Path]:
+        return [save_table(t, name, directory / "tables" / f"{name}.md") for name, t in report.tables.items()]

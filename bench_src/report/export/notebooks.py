@@ -55,3 +55,12 @@ def render(results_dir: str | Path, target: str | Path | None = None, log=print)
             raise RuntimeError(f"nbconvert failed on {nb}: {proc.stderr.strip().splitlines()[-1:]}")
         out.append(target / (nb.stem + ".html"))
     return out
+
+
+class NotebooksExporter:
+    """The results directory's executed notebooks that ran to the end, as `notebooks/*.html`."""
+
+    name = "notebooks"
+
+    def save(self, report, directory: Path) -> list[Path]:
+        return render(report.results_dir, directory / "notebooks")

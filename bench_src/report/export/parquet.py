@@ -15,3 +15,12 @@ def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
             flat[c] = flat[c].map(lambda v: None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
     flat.to_parquet(path, index=False)
     return path
+
+
+class ParquetExporter:
+    """The samples as `samples.parquet`."""
+
+    name = "parquet"
+
+    def save(self, report, directory: Path) -> list[Path]:
+        return [] if report.df.empty else [save_samples(report.df, directory / "samples.parquet")]

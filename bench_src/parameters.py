@@ -1,0 +1,256 @@
+"""The parameters of a plan and of a run, declared once: name, type, default, help and check.
+
+This table feeds every place that names them:
+- validation: `plan.validate.make_plan` accepts exactly PLAN_PARAMETERS and applies each `check`;
+- the profiles: a `profiles.Profile` sets the parameters marked `profile` (and nothing else);
+- the notebook: run.ipynb's parameters cell is `notebook_cell()` (its names, types as papermill
+  reads them, defaults and help), and its first code cell refuses every other name
+  (`notebook_names()`, api.refuse_unknown_parameters);
+- the command line: `check` and `run` take one `--<name>` option per plan parameter
+  (bench_src/__main__.py), beside the `--plan` mapping.
+
+Adding a parameter of the plan: a `Parameter` here, a field of `plan.model.Plan` when the plan
+keeps it (make_plan stores every checked value whose name is a Plan field), and its use.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import psutil
+
+from . import cpus
+from .values import as_bool, as_float, as_int
+
+# Caps that hold always (a sample count or a value no run can reach).
+MAX_SAMPLES_PER_CELL = 10_000
+MAX_WARMUP = 100
+MAX_THREADS = 1024
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+MIN_TIMEOUT_S = 0.001         # the launcher counts whole milliseconds
+MAX_COOLDOWN_S = 3600.0
+MAX_TIMELINE_MS = 60_000.0
+MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
+WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
+
+REQUIRED = object()  # a profile must set this parameter
+
+
+def default_mem_limit_mb() -> int:
+    return int(psutil.virtual_memory().total * 0.8 / 2**20)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter.  `type` is the notebook's annotation as papermill reads it; `default` the
+    notebook's (and make_plan's) value when the parameter is not given, where None means the
+    profile's value or the rule `help` names; `profile`: a profile may set it, `profile_default`
+    its value when the profile does not; `check(value, profile)`: the value the plan holds, from
+    the given one (None when not given), raising a ValueError that names it (None: the parameter
+    is validated with the plan as a whole, in plan/validate.py); `notebook`: declared in
+    run.ipynb's parameters cell (False for a retired name that make_plan still answers); `cli`:
+    offered as a command-line option `--<name>` too."""
+
+    name: str
+    type: str
+    default: Any
+    help: str
+    profile: bool = False
+    profile_default: Any = None
+    check: Callable[[Any, Any], Any] | None = None
+    notebook: bool = True
+    cli: bool = True
+
+
+def _or(value: Any, fallback: Any) -> Any:
+    """The given value, or the fallback when it was not given (None or an empty papermill string)."""
+    return fallback if value in (None, "") else value
+
+
+def _threads(value: Any, profile: Any) -> int:
+    if value in (None, ""):
+        return cpus.usable_cpus()
+    # no zero: 0 is refused like any value below 1, with the way to the default named
+    return as_int("threads", value, 1, MAX_THREADS, default=f"the usable CPUs ({cpus.usable_cpus()} here)")
+
+
+def cores_list(value: Any, usable: int) -> tuple[int, ...]:
+    """cores: None/"" (no pinning), "all", or a list of core counts and "all"; each 1..usable."""
+    if value in (None, "", [], ()):
+        return ()
+    values = [value] if isinstance(value, (str, int)) else value
+    if not isinstance(values, (list, tuple)):
+        raise ValueError(f"cores must be a list of core counts (or \"all\"), got {value!r}")
+    out = []
+    for v in values:
+        if v == "all":
+            out.append(usable)
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                v = int(str(v).strip())
+            except ValueError:
+                raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\"") from None
+        if v > usable:
+            raise ValueError(f"cores: {v} is more than the {usable} usable CPUs of this machine; allowed: 1..{usable} "
+                             "or \"all\"")
+        if v < 1:
+            raise ValueError(f"cores: {v} is not a core count; allowed: 1..{usable} or \"all\"")
+        out.append(v)
+    return tuple(sorted(set(out)))
+
+
+def _mem_limit(value: Any, profile: Any) -> int:
+    if value in (None, ""):
+        return default_mem_limit_mb()
+    return as_int("mem_limit_mb", value, 1, default=f"80% of RAM ({default_mem_limit_mb()} MiB here)")
+
+
+def _timeline(value: Any, profile: Any) -> float:
+    value = _or(value, profile.timeline_ms)
+    ms = as_float("timeline_ms", 0 if value in (None, "") else value, 0.0, MAX_TIMELINE_MS, " ms (0: off)")
+    if 0 < ms < 1:
+        raise ValueError(f"timeline_ms must be 0 (off) or at least 1 ms, got {value!r}")
+    return ms
+
+
+def _warmup_scope(value: Any, profile: Any) -> str:
+    scope = _or(value, profile.warmup_scope)
+    if scope not in WARMUP_SCOPES:
+        raise ValueError(f"warmup_scope must be one of {', '.join(WARMUP_SCOPES)}, got {value!r}")
+    return scope
+
+
+PLAN_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("profile", "str", "quick",
+              "a profile of bench_src/profiles.py: quick, article, memory, kernel-article"),
+    Parameter("workloads", "Optional[list[str]]", None, 'workloads to run, e.g. ["sleep", "cpu_loops"]'),
+    Parameter("languages", "Optional[list[str]]", None, '["go", "rust"] by default'),
+    Parameter("ns", "Union[list[int], dict[str, list[int]], None]", None,
+              "N values for every workload, or per workload", profile=True, profile_default=REQUIRED),
+    Parameter("variants", "Union[str, dict[str, dict[str, list[str]]], None]", None,
+              '"default", "all", or per workload and language', profile=True, profile_default={}),
+    Parameter("params", "Optional[dict[str, dict]]", None,
+              "per workload, a value or a list of values per parameter key", profile=True, profile_default={}),
+    Parameter("samples", "Optional[int]", None, "measured samples per cell", profile=True,
+              profile_default=REQUIRED,
+              check=lambda v, p: as_int("samples", p.samples if v is None else v, 1, MAX_SAMPLES_PER_CELL)),
+    Parameter("warmup", "Optional[int]", None,
+              "warm-up samples per cell (stored, flagged, excluded from statistics)", profile=True,
+              profile_default=REQUIRED,
+              check=lambda v, p: as_int("warmup", p.warmup if v is None else v, 0, MAX_WARMUP)),
+    Parameter("seed", "int", 1, "seed of the sample order (recorded)",
+              check=lambda v, p: as_int("seed", 1 if v is None else v, 0, 2**63 - 1)),
+    Parameter("threads", "Optional[int]", None,
+              "--threads for both programs (GOMAXPROCS or tokio workers); None: the usable CPUs", check=_threads),
+    Parameter("cores", "Union[list, str, None]", None,
+              'core counts, e.g. [1, 2] or "all": each sample pinned to k CPUs with k threads',
+              check=lambda v, p: cores_list(v, cpus.usable_cpus())),
+    Parameter("timeout_s", "Optional[float]", None, "per-sample timeout in seconds", profile=True,
+              profile_default=300.0,
+              check=lambda v, p: as_float("timeout_s", p.timeout_s if v is None else v, MIN_TIMEOUT_S,
+                                          MAX_TIMEOUT_S, " seconds")),
+    Parameter("mem_limit_mb", "Optional[int]", None, "memory guard in MiB; default 80% of RAM", check=_mem_limit),
+    Parameter("cooldown_s", "float", 0.0, "pause between samples, seconds",
+              check=lambda v, p: as_float("cooldown_s", _or(v, 0.0), 0.0, MAX_COOLDOWN_S, " seconds")),
+    Parameter("max_samples", "Optional[int]", None,
+              "above samples, the sequential rule: open cells get more blocks up to this many samples",
+              profile=True, profile_default=0),
+    Parameter("looks", "Optional[int]", None,
+              "analyses from the pilot to the budget under the sequential rule (default 3)", profile=True),
+    Parameter("smoke", "bool", False,
+              "allow a run too small for any verdict (otherwise refused before anything runs)"),
+    Parameter("time_budget_s", "Optional[float]", None,
+              "wall seconds for the run under the sequential rule: no extra block starts after it",
+              profile=True, profile_default=0.0,
+              check=lambda v, p: as_float("time_budget_s", _or(v, p.time_budget_s), 0.0, MAX_TIME_BUDGET_S,
+                                          " seconds (0: none)")),
+    Parameter("warmup_scope", "Optional[str]", None,
+              '"cell": every cell warms up; "program": one warm-up per program configuration at its smallest N',
+              profile=True, profile_default="cell", check=_warmup_scope),
+    Parameter("article_preset", "Optional[bool]", None, "also run the 2022 article's own choices per workload",
+              profile=True, profile_default=False,
+              check=lambda v, p: p.article_preset if v in (None, "") else as_bool("article_preset", v)),
+    Parameter("aa", "bool", False,
+              "an A/A run: every cell twice, as arms A and B of the same program (expect no difference)",
+              check=lambda v, p: as_bool("aa", _or(v, False))),
+    Parameter("timeline_ms", "Optional[float]", None,
+              "sample each program's RSS every this many ms into timelines/ (0 is off)", profile=True,
+              profile_default=0.0, check=_timeline),
+    # not an option: a password on a command line is visible to every local user (--plan takes it
+    # in a file, or as env:NAME)
+    Parameter("dsn", "Optional[dict[str, str]]", None,
+              'existing servers per kind (mysql, postgres); "env:NAME" reads the URL from a variable', cli=False),
+    Parameter("allow_large", "bool", False, "accept a plan of more samples than the harness allows by default",
+              check=lambda v, p: as_bool("allow_large", _or(v, False))),
+    Parameter("adaptive_target", "Optional[float]", None, "replaced by max_samples; only 0 or None is accepted",
+              notebook=False, cli=False),
+)
+
+# The run notebook's parameters that are not the plan's: where and how the plan is run.
+RUN_PARAMETERS: tuple[Parameter, ...] = (
+    Parameter("results_dir", "Optional[str]", None,
+              "where samples go; None: data/results/<profile>-<commit>-<plan digest>"),
+    Parameter("force_build", "bool", False, "rebuild even when sources are unchanged"),
+    Parameter("progress", "bool", True, "progress lines with ETA on stderr"),
+    Parameter("repair", "bool", False, "move unreadable lines of samples.jsonl aside before resuming"),
+    Parameter("new_binaries", "bool", False, "resume with rebuilt programs as a new session instead of refusing"),
+)
+
+
+def default(name: str) -> Any:
+    """A plan parameter's default."""
+    return next(p.default for p in PLAN_PARAMETERS if p.name == name)
+
+
+def plan_names() -> list[str]:
+    """The names make_plan accepts (the keys of a --plan file, the notebook's plan parameters)."""
+    return [p.name for p in PLAN_PARAMETERS]
+
+
+def profile_parameters() -> list[Parameter]:
+    return [p for p in PLAN_PARAMETERS if p.profile]
+
+
+def notebook_parameters() -> list[Parameter]:
+    """run.ipynb's parameters, in the order of its parameters cell."""
+    return [p for p in PLAN_PARAMETERS if p.notebook] + list(RUN_PARAMETERS)
+
+
+def notebook_names() -> list[str]:
+    return [p.name for p in notebook_parameters()]
+
+
+def cli_parameters() -> list[Parameter]:
+    """The plan parameters the command line's `check` and `run` take as `--<name>` options."""
+    return [p for p in PLAN_PARAMETERS if p.cli]
+
+
+def option(p: Parameter) -> str:
+    return "--" + p.name.replace("_", "-")
+
+
+def metavar(p: Parameter) -> str:
+    """INT, FLOAT, BOOL or STR for a scalar; YAML for a list or a mapping (JSON is YAML)."""
+    inner = p.type.removeprefix("Optional[").removesuffix("]") if p.type.startswith("Optional[") else p.type
+    return inner.upper() if inner in ("str", "int", "float", "bool") else "YAML"
+
+
+def cli_help(p: Parameter) -> str:
+    if p.default is not None:
+        return f"{p.help}; default: {_literal(p.default)}"
+    return f"{p.help}; default: the profile's" if p.profile else p.help
+
+
+def notebook_cell() -> str:
+    """The source of run.ipynb's parameters cell."""
+    lines = ["# Parameters (papermill). None means the profile's value."]
+    for p in notebook_parameters():
+        kind = p.type if p.type in ("str", "int", "float", "bool") else json.dumps(p.type)
+        lines.append(f"{p.name}: {kind} = {_literal(p.default)}  # {p.help}")
+    return "\n".join(lines)
+
+
+def _literal(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else repr(value)

@@ -1,0 +1,31 @@
+"""The sampling design a plan fixes before any data: when the sequential rule looks (`look_counts`),
+the share of alpha each look spends (`look_spending`), and the fewest pairs a plan's first look
+may have (MIN_PAIRS).  The analysis reads them (analysis/rules.py), the plan's check refuses a plan
+below them (plan/feasibility.py).  docs/statistics.md explains them.
+"""
+from __future__ import annotations
+
+# The fewest pairs at which the decision rule's error rate was measured and holds on every shape
+# simulated (tests/test_simulations.py): a plan whose first look has fewer is refused (smoke aside).
+MIN_PAIRS = 6
+# The number of looks when a plan gives a budget but no number of looks, and the share of alpha
+# spent at the pilot look (the rest is split evenly over the later looks).
+DEFAULT_LOOKS = 3
+PILOT_SPEND = 0.5
+
+
+def look_spending(looks: int, pilot_spend: float = PILOT_SPEND) -> tuple[float, ...]:
+    """The share of alpha spent at each look (summing to 1)."""
+    if looks <= 1:
+        return (1.0,)
+    rest = (1 - pilot_spend) / (looks - 1)
+    return (pilot_spend, *([rest] * (looks - 1)))
+
+
+def look_counts(samples: int, max_samples: int, looks: int) -> tuple[int, ...]:
+    """The block counts (pairs per comparison) at which the sequential rule looks: the pilot,
+    evenly spaced counts, and the budget."""
+    if max_samples <= samples or looks <= 1:
+        return (samples,)
+    counts = [samples + round(k * (max_samples - samples) / (looks - 1)) for k in range(looks)]
+    return tuple(dict.fromkeys(counts))

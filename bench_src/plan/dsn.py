@@ -1,0 +1,85 @@
+"""The plan's `dsn` parameter: existing database servers named by URL, or by `env:NAME` (the URL
+in an environment variable, so the password stays out of notebooks, command lines and the plan).
+A DSN appears anywhere the harness writes or prints only redacted (`redact_dsn`)."""
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from typing import Any, Iterable, Mapping
+
+from ..catalogue import WORKLOADS
+
+MASK = "***"
+PASSWORD_KEYS = {"password", "pass", "pwd", "passwd", "sslpassword"}
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with its password (in the user-info part or a `password=` query key) shown as ***."""
+    try:
+        u = urllib.parse.urlsplit(dsn)
+        u.port  # a malformed port raises here
+    except ValueError:
+        return "<a DSN that is not a valid URL>" if "@" in dsn or "password" in dsn.lower() else dsn
+    netloc = u.netloc
+    if u.password is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{u.username or ''}:{MASK}@{host}"
+    query = u.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() in PASSWORD_KEYS for k, _ in pairs):
+            query = "&".join(f"{k}={MASK if k.lower() in PASSWORD_KEYS else v}" for k, v in pairs)
+    return urllib.parse.urlunsplit((u.scheme, netloc, u.path, query, u.fragment))
+
+
+DSN_SCHEMES = {"mysql": ("mysql",), "postgres": ("postgres", "postgresql")}
+_ENV_REF = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def resolve_dsn(kind: str, value: str) -> str:
+    """The URL of a `dsn` entry: the value itself, or for `env:NAME` the environment variable NAME
+    (which keeps the password out of notebooks, command lines and the plan)."""
+    m = _ENV_REF.fullmatch(value.strip())
+    if not m:
+        return value
+    url = os.environ.get(m.group(1))
+    if not url:
+        raise ValueError(f"dsn[{kind}] = {value!r}: the environment variable {m.group(1)} is not set or empty")
+    return url
+
+
+def check_dsn_url(kind: str, url: str, shown: str) -> None:
+    schemes = DSN_SCHEMES[kind]
+    example = f"{schemes[0]}://user:password@host:port/database"
+    try:
+        u = urllib.parse.urlsplit(url)
+        u.port  # raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"dsn[{kind}] = {shown!r} is not a URL like {example}") from None
+    if u.scheme not in schemes:
+        raise ValueError(f"dsn[{kind}] = {shown!r}: the scheme must be {' or '.join(schemes)} (like {example})")
+    if not u.hostname or not u.path.strip("/"):
+        raise ValueError(f"dsn[{kind}] = {shown!r} needs a host and a database (like {example})")
+
+
+def validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
+    if dsn in (None, "", {}):
+        return {}
+    if not isinstance(dsn, Mapping):
+        raise ValueError(f"dsn must be a mapping of server to URL, like "
+                         f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_dsn(str(dsn))!r}")
+    servers_used = {w for w in workloads if WORKLOADS[w].fixture == "server"}
+    out = {}
+    for kind, value in dsn.items():
+        if kind not in DSN_SCHEMES:
+            raise ValueError(f"dsn: unknown server {kind!r}; allowed: mysql, postgres")
+        if kind not in servers_used:
+            raise ValueError(f"dsn names the {kind} server, but the plan has no {kind} workload "
+                             f"(workloads: {', '.join(workloads)})")
+        if not isinstance(value, str):
+            raise ValueError(f"dsn[{kind}] must be a URL string or env:NAME, got {type(value).__name__}")
+        url = resolve_dsn(kind, value)
+        check_dsn_url(kind, url, redact_dsn(value if url is value else url))
+        out[kind] = value.strip()
+    return out

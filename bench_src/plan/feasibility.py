@@ -1,0 +1,68 @@
+"""Can a plan reach a verdict?  Checked before anything is built or run.
+
+The decision rule (analysis/paired.py, analysis/multiplicity.py) can call a difference from 2
+pairs on (Student's t has no floor), but its error rate was measured, on every shape of noise
+analysis/simulate.py covers, from design.MIN_PAIRS pairs per comparison on: fewer at the first
+look would leave verdicts whose error rate nobody measured.  Such a plan is refused with the fix
+named (more samples, or `smoke=True` for a run that is only meant to describe).
+
+Also the plan's fields of the stopping rule are validated here (`plan_fields`, which `make_plan`
+calls).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..values import as_bool, as_int
+from . import design
+from .comparisons import FAMILIES, cell_of, comparisons
+from .model import Plan
+
+
+def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: Any = False,
+                adaptive_target: Any = None):
+    """The plan with its stopping-rule fields validated, after checking that it can reach a
+    verdict (unless smoke).  The hook of `make_plan`."""
+    if adaptive_target not in (None, 0, 0.0, "", "0"):
+        raise ValueError(f"adaptive_target ({adaptive_target!r}) was replaced by the sequential rule: give "
+                         "max_samples (the sample budget per cell) and optionally looks")
+    budget = 0 if max_samples in (None, 0, "", "0") else as_int("max_samples", max_samples, 1)
+    if budget and budget < plan.samples:
+        raise ValueError(f"max_samples ({budget}) must be >= samples ({plan.samples})")
+    if budget == plan.samples:
+        budget = 0
+    if looks in (0, "0"):  # no zero (as for threads and mem_limit_mb): refused, naming the default
+        as_int("looks", looks, 2, default=f"the default ({design.DEFAULT_LOOKS})")
+    if budget == 0:
+        if looks not in (None, 1, "", "1"):
+            raise ValueError(f"looks ({looks!r}) only applies to sequential sampling: set max_samples too")
+        n_looks = 1
+    else:
+        n_looks = (design.DEFAULT_LOOKS if looks in (None, "")
+                   else as_int("looks", looks, 2, default=f"the default ({design.DEFAULT_LOOKS})"))
+        n_looks = min(n_looks, budget - plan.samples + 1)
+    smoke_v = as_bool("smoke", False if smoke in (None, "") else smoke)
+    plan = dataclasses.replace(plan, max_samples=budget, looks=n_looks, smoke=smoke_v)
+    if not plan.smoke:
+        check_verdicts(plan)
+    return plan
+
+
+def family_sizes(plan: Plan) -> dict[str, int]:
+    refs = [cell_of(c) for c in plan.cells()]
+    return {f: len(comparisons(refs, f)) for f in FAMILIES}
+
+
+def check_verdicts(plan: Plan) -> dict[str, int]:
+    """Per family of the plan, its number of comparisons; raises a ValueError naming the fix when
+    the first look has fewer pairs than the rule was validated for."""
+    looks = design.look_counts(plan.samples, plan.max_samples, plan.looks)
+    sizes = {f: m for f, m in family_sizes(plan).items() if m}
+    if sizes and looks[0] < design.MIN_PAIRS:
+        what = "the pilot (samples)" if len(looks) > 1 else "samples"
+        raise ValueError(
+            f"this plan's comparisons would be decided from {looks[0]} pairs; the decision rule's error rate is "
+            f"measured from {design.MIN_PAIRS} pairs per comparison on (docs/statistics.md): set {what} >= "
+            f"{design.MIN_PAIRS}, or smoke=True for a run that only describes")
+    return sizes

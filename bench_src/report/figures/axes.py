@@ -1,0 +1,163 @@
+"""What every figure shares: its grid of panels, title and caption, the N axis, value axes in the
+metric's unit (log when the values span a decade), the captions of what every series shares, and
+the colours and markers of languages and verdicts."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
+
+from ...catalogue import WORKLOADS
+from .. import units
+from ..tables import blank, params_dict
+
+
+VERDICT_MARKERS = {"a": ("o", True), "b": ("o", True), "equivalent": ("D", True), "inconclusive": ("o", False)}
+LANG_STYLE = {"go": "-", "rust": "--"}
+
+
+
+def panel_grid(count: int, width: float = 5.4, height: float = 4.0, ncols: int = 3, header: float = 0.9):
+    """A figure with `count` panels in rows of at most `ncols`, and `header` inches on top for the
+    title and caption; unused panels are hidden."""
+    cols = max(1, min(ncols, count))
+    rows = max(1, -(-count // cols))
+    fig_h = height * rows + header
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, fig_h), squeeze=False, layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0, 1, 1 - header / fig_h))
+    flat = list(axes.flat)
+    for ax in flat[count:]:
+        ax.set_visible(False)
+    return fig, flat[:count]
+
+
+def figure_header(fig: plt.Figure, title: str, caption: str = "") -> None:
+    """Title and caption line in the space `_panels` left on top."""
+    h = fig.get_figheight()
+    fig.text(0.5, 1 - 0.22 / h, title, ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"],
+             fontweight="bold")
+    if caption:
+        fig.text(0.5, 1 - 0.55 / h, caption, ha="center", va="top", fontsize=9.5, color="0.3", wrap=True)
+
+
+def panel_title(ax, title: str, subtitle: str = "") -> None:
+    """A bold panel title with a smaller grey line under it for what the panel's series share."""
+    ax.set_title(title, pad=17 if subtitle else 6)
+    if subtitle:
+        ax.text(0.5, 1.012, subtitle, transform=ax.transAxes, ha="center", va="bottom", fontsize=8.5, color="0.35")
+
+
+def spans_decades(values) -> bool:
+    v = np.asarray([x for x in values if finite_positive(x)], dtype=float)
+    return v.size > 1 and v.max() / v.min() >= 10
+
+
+def finite_positive(x) -> bool:
+    try:
+        return math.isfinite(float(x)) and float(x) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def unit_formatter(unit: str, digits: int = 3):
+    if unit == "count":
+        return mticker.FuncFormatter(lambda v, _: units.short_count(v) if v >= 1 or v == 0 else units.significant(v, 2))
+    def fmt(v, _):
+        if v == 0:
+            return "0"
+        number, _, name = units.quantity(v, unit, digits).partition(" ")
+        return f"{units.trim(number)} {name}".strip()
+
+    return mticker.FuncFormatter(fmt)
+
+
+BYTE_UNITS = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20}
+
+
+def byte_ticks(lo: float, hi: float, unit: str) -> list[float]:
+    """Powers of two (in bytes: 256 B, 1 KiB, 4 KiB, ...) between lo and hi, given in `unit`; at
+    most about eight of them."""
+    scale = BYTE_UNITS[unit]
+    k0, k1 = math.floor(math.log2(lo * scale)), math.ceil(math.log2(hi * scale))
+    step = max(1, math.ceil((k1 - k0) / 8))
+    return [2.0 ** k / scale for k in range(k0 - k0 % step, k1 + 1, step) if lo <= 2.0 ** k / scale <= hi]
+
+
+def log_ticks(a, lo: float, hi: float, unit: str) -> None:
+    """Major ticks of a log axis: powers of two for sizes, 1-2-5 or decades otherwise."""
+    if unit in BYTE_UNITS:
+        a.set_major_locator(mticker.FixedLocator(byte_ticks(lo, hi, unit)))
+    else:
+        subs = (1.0,) if hi / lo >= 1000 else (1.0, 2.0, 5.0)
+        a.set_major_locator(mticker.LogLocator(base=10, subs=subs))
+    a.set_minor_locator(mticker.NullLocator() if unit in BYTE_UNITS else
+                        mticker.LogLocator(base=10, subs=np.arange(2, 10)))
+    a.set_minor_formatter(mticker.NullFormatter())
+
+
+def value_axis(ax, values, unit: str, axis: str = "y") -> None:
+    """Log with unit ticks when the values span a decade, else linear from zero with unit ticks."""
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    if spans_decades(values):
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
+        v = np.asarray([x for x in values if finite_positive(x)], dtype=float)
+        log_ticks(a, v.min() / 1.3, v.max() * 1.3, unit)
+    else:
+        top = max((float(x) for x in values if finite_positive(x)), default=0.0)
+        (ax.set_ylim if axis == "y" else ax.set_xlim)(0, top * 1.1 if top > 0 else None)
+        a.set_major_locator(mticker.MaxNLocator(6))
+    a.set_major_formatter(unit_formatter(unit))
+
+
+def n_axis(ax, ns, workload: str) -> None:
+    """Log N axis with a tick at every N that was run."""
+    ns = sorted({int(n) for n in ns})
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(mticker.FixedLocator(ns))
+    ax.xaxis.set_minor_locator(mticker.NullLocator())
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: units.short_count(v)))
+    ax.set_xlim(ns[0] / 1.6, ns[-1] * 1.6)
+    ax.set_xlabel(n_label(workload))
+
+
+def n_label(workload: str) -> str:
+    return f"N ({WORKLOADS[workload].n_meaning})" if workload in WORKLOADS else "N"
+
+
+def split_params(frame: pd.DataFrame, column: str) -> tuple[pd.Series, dict[str, str]]:
+    """Per row, the parameters (k=v) of `column` that vary across the rows; and those that do not."""
+    dicts = frame[column].map(params_dict) if column in frame else pd.Series([{}] * len(frame), index=frame.index)
+    keys = list(dict.fromkeys(k for d in dicts for k in d))
+    constant = {}
+    for k in keys:
+        values = {d.get(k) for d in dicts}
+        if len(values) == 1 and None not in values:
+            constant[k] = values.pop()
+    varying = dicts.map(lambda d: ", ".join(f"{k}={v}" for k, v in d.items() if k not in constant))
+    return varying, constant
+
+
+def params_caption(constant: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in constant.items())
+
+
+def join_parts(*parts: str) -> str:
+    return " · ".join(p for p in parts if p)
+
+
+def threads_caption(frame: pd.DataFrame) -> str:
+    if "threads_requested" not in frame:
+        return ""
+    values = {("all CPUs" if blank(v) else str(int(float(v)))) for v in frame["threads_requested"]}
+    return f"threads: {values.pop()}" if len(values) == 1 else ""
+
+
+def shades(color: str, count: int) -> list:
+    if count <= 1:
+        return [color]
+    base = np.array(mcolors.to_rgb(color))
+    return [tuple(base * (1 - 0.45 * k / (count - 1))) for k in range(count)]

@@ -1,0 +1,99 @@
+"""The memory notebook's figures: RSS timelines, metrics side by side, ping-pong rates."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .. import units
+from ..theme import LANG_COLORS
+from .axes import (LANG_STYLE, figure_header, join_parts, panel_grid, shades, threads_caption, unit_formatter,
+                   value_axis)
+
+
+def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
+    """RSS over time, one line per sample, time from the workload timer's start; dotted verticals
+    mark when all tasks were spawned and dash-dotted when they had all finished (per language)."""
+    fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
+    ns = sorted(tl["n"].unique())
+    series = tl[["lang", "variant", "n"]].drop_duplicates().sort_values(["lang", "variant", "n"])
+    colors = {}
+    for lang, g in series.groupby("lang"):
+        keys = list(g.itertuples(index=False, name=None))
+        colors.update(zip(keys, shades(LANG_COLORS.get(lang, "#666666"), len(keys))))
+    for sid, g in tl.groupby("sample_id"):
+        lang, variant, n = g["lang"].iloc[0], g["variant"].iloc[0], g["n"].iloc[0]
+        label = f"{lang} {variant}" + (f", N={units.count(n)}" if len(ns) > 1 else "")
+        ax.plot(g["t_s"], g["rss_mib"], color=colors.get((lang, variant, n), "0.4"), alpha=0.9, linewidth=1.3,
+                label=label, linestyle=LANG_STYLE.get(lang, "-"))
+        for key, style in (("spawned_ns", ":"), ("finished_ns", "-.")):
+            v = g[key].iloc[0]
+            if pd.notna(v):
+                ax.axvline(float(v) / 1e9, color=LANG_COLORS.get(lang, "0.4"), linestyle=style, linewidth=0.8)
+    handles, labels = ax.get_legend_handles_labels()
+    uniq = dict(zip(labels, handles))
+    ax.legend(uniq.values(), uniq.keys(), fontsize=8.5, title="dotted: all spawned; dash-dot: all finished")
+    ax.set_xlabel("time since the workload timer started (s)")
+    ax.set_ylabel("resident set size")
+    ax.yaxis.set_major_formatter(unit_formatter("MiB"))
+    ax.set_title("Memory over time, and what each runtime gives back after its tasks end"
+                 + (f" (N = {units.count(ns[0])})" if len(ns) == 1 else ""))
+    return fig
+
+
+def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
+    """One panel per metric: the median of every cell with its 95% CI (one N: categorical axis)."""
+    metrics = list(dict.fromkeys(table["metric"]))
+    fig, axes = panel_grid(len(metrics), width=3.7, height=3.9, ncols=5, header=0.8)
+    t = table.copy()
+    ns = sorted(t["n"].unique())
+    t["cell"] = t["lang"] + " " + t["variant"] + ("" if len(ns) == 1 else "\nN=" + t["n"].map(units.count))
+    for ax, m in zip(axes, metrics):
+        g = t[t["metric"] == m]
+        x = np.arange(len(g))
+        err = np.vstack([g["median"] - g["ci_low"], g["ci_high"] - g["median"]])
+        ax.errorbar(x, g["median"], yerr=np.nan_to_num(err), fmt="none", ecolor="0.2", capsize=4, zorder=3)
+        ax.scatter(x, g["median"], color=[LANG_COLORS.get(lang, "0.5") for lang in g["lang"]], s=45, zorder=4)
+        ax.set_xticks(x, g["cell"], rotation=35, ha="right", fontsize=8.5)
+        ax.set_xlim(-0.6, len(g) - 0.4)
+        value_axis(ax, pd.concat([g["median"], g["ci_low"], g["ci_high"]]), units.metric_unit(m) or "count")
+        ax.set_ylabel("")
+        ax.set_title(units.metric_name(m), fontsize=10.5)
+        ax.grid(axis="x", visible=False)
+    workloads = ", ".join(dict.fromkeys(t["workload"]))
+    figure_header(fig, f"{workloads}: median and 95% CI per metric",
+            join_parts(f"N = {units.count(ns[0])}" if len(ns) == 1 else "", threads_caption(t)))
+    return fig
+
+
+def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
+    """Round trips per second by channel capacity, one panel per mode, one bar per runtime flavour."""
+    modes = list(dict.fromkeys(rates["mode"]))
+    fig, axes = panel_grid(len(modes), width=6.0, height=4.2, header=0.8)
+    for ax, mode in zip(axes, modes):
+        g = rates[rates["mode"] == mode].copy()
+        g["runtime"] = g["lang"] + " " + g["variant"]
+        buffers = sorted(g["buffer"].unique())
+        runtimes = list(dict.fromkeys(g.sort_values(["lang", "variant"])["runtime"]))
+        width = 0.8 / max(len(runtimes), 1)
+        colors = {}
+        for lang in ("go", "rust"):
+            names = [r for r in runtimes if r.startswith(lang + " ")]
+            colors.update(zip(names, shades(LANG_COLORS[lang], len(names))))
+        for k, rt in enumerate(runtimes):
+            s = g[g["runtime"] == rt].set_index("buffer").reindex(buffers)
+            x = np.arange(len(buffers)) + (k - (len(runtimes) - 1) / 2) * width
+            err = np.vstack([s["round_trips_per_s"] - s["ci_low"], s["ci_high"] - s["round_trips_per_s"]])
+            ax.bar(x, s["round_trips_per_s"], width, yerr=np.nan_to_num(err), capsize=3, color=colors.get(rt, "0.5"),
+                   label=rt)
+        ax.set_xticks(np.arange(len(buffers)), [str(b) for b in buffers])
+        ax.set_xlabel("channel capacity (buffer)")
+        ax.set_ylabel("round trips per second (median, 95% CI)")
+        ax.yaxis.set_major_formatter(unit_formatter("/s"))
+        ax.set_title(f"ping-pong, {mode}")
+        ax.grid(axis="x", visible=False)
+        ax.legend(fontsize=8.5)
+    ns = sorted(rates["n"].unique()) if "n" in rates else []
+    figure_header(fig, "Channel ping-pong: round trips per second",
+            f"N = {units.count(ns[0])} messages" if len(ns) == 1 else "")
+    return fig

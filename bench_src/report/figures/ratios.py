@@ -1,0 +1,288 @@
+"""Go/Rust ratios: the ratio with its interval against N, and the map of every verdict."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.cm import ScalarMappable
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from ...catalogue import WORKLOADS
+from .. import units
+from ..tables import params_dict, verdict_kinds
+from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
+from .axes import (VERDICT_MARKERS, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
+                   panel_title, params_caption, split_params, threads_caption)
+
+
+MAX_LOG2 = 6.0  # ratio axes end at 64x at most; intervals beyond are drawn to the edge with an arrow
+
+
+def _direction_words(metric: str) -> tuple[str, str]:
+    word = "faster" if units.is_time(metric) else "smaller"
+    return f"Go {word}", f"Rust {word}"
+
+
+def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
+    """Half-height of the shared log2 ratio axis: every ratio inside with room to spare, every
+    interval too unless one is so wide (a handful of noisy samples) that it would flatten every other
+    panel: such an interval is cut at the edge and drawn with an arrow.  At least three margins
+    wide so the equivalence band shows, at most MAX_LOG2."""
+    def logs(column):
+        return [abs(math.log2(v)) for v in ratios.get(column, pd.Series(dtype=float)) if finite_positive(v)]
+
+    points = max(logs("ratio"), default=0.0)
+    intervals = max(logs("ratio_ci_low") + logs("ratio_ci_high"), default=0.0)
+    need = min(max(points, intervals) * 1.08, points * 1.3 + 0.4)
+    floor = math.log2(1 + 3 * margin) if margin else math.log2(1.1)
+    return float(min(max(need, floor, math.log2(1.1)), MAX_LOG2))
+
+
+def _ratio_ticks(limit: float) -> list[float]:
+    if limit <= 0.35:
+        cands = [0.8, 0.85, 0.9, 0.95, 1.0, 1 / 0.95, 1 / 0.9, 1 / 0.85, 1.25]
+    elif limit <= 1.2:
+        cands = [0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0]
+    elif limit <= 3.6:
+        cands = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    else:
+        cands = [2.0 ** k for k in range(-6, 7, 2)]
+    return [c for c in cands if abs(math.log2(c)) <= limit + 1e-9]
+
+
+def _ratio_label(v: float) -> str:
+    """'2×', '1.25×', '1×', '0.8×', '1/4×' (reciprocals of whole numbers below 1 as fractions)."""
+    if v < 1 and abs(1 / v - round(1 / v)) < 1e-6 and round(1 / v) >= 2:
+        return f"1/{round(1 / v)}×"
+    return f"{units.trim(units.significant(v, 3 if v >= 1 else 2))}×"
+
+
+def _ratio_axis(ax, limit: float, metric: str, margin: float | None) -> None:
+    ax.set_yscale("log", base=2)
+    ax.set_ylim(2 ** -limit, 2 ** limit)
+    ticks = _ratio_ticks(limit)
+    ax.yaxis.set_major_locator(mticker.FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(mticker.NullLocator())
+    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: _ratio_label(v)))
+    if margin:
+        # the band to scale, its edges drawn so that it shows even where ±2% is a few pixels
+        ax.axhspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.6, zorder=0, linewidth=0)
+        for edge in (1 - margin, 1 + margin):
+            ax.axhline(edge, color=EQUIVALENCE_COLOR, linewidth=1.4, zorder=0)
+    ax.axhline(1.0, color="0.3", linewidth=0.7, zorder=1)
+    lower, upper = _direction_words(metric)
+    ax.text(0.015, 0.985, f"▲ {upper}", transform=ax.transAxes, ha="left", va="top", fontsize=8.5,
+            color=LANG_COLORS["rust"], fontweight="bold")
+    ax.text(0.015, 0.015, f"▼ {lower}", transform=ax.transAxes, ha="left", va="bottom", fontsize=8.5,
+            color="#007EA0", fontweight="bold")
+
+
+def _pair_frame(r: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Adds a `pair` label per row holding only what varies within the frame (the Go side, the Rust
+    side, shared parameters) and returns what is constant, for the caption."""
+    r = r.copy()
+
+    def shared_keys(w) -> tuple:
+        return WORKLOADS[w].shared_params if w in WORKLOADS else ()
+
+    sides = {}
+    for lang in ("go", "rust"):
+        params = r[f"{lang}_params"] if f"{lang}_params" in r else pd.Series([""] * len(r), index=r.index)
+        sides[lang] = [join_parts(v, ", ".join(f"{k}={x}" for k, x in params_dict(p).items() if k not in shared_keys(w)))
+                       for v, p, w in zip(r[f"{lang}_variant"], params, r["workload"])]
+    go_params = r["go_params"] if "go_params" in r else pd.Series([""] * len(r), index=r.index)
+    r["_shared"] = [",".join(f"{k}={x}" for k, x in params_dict(p).items() if k in shared_keys(w))
+                    for p, w in zip(go_params, r["workload"])]
+    shared_vary, shared_const = split_params(r, "_shared")
+    go_vary, rust_vary = len(set(sides["go"])) > 1, len(set(sides["rust"])) > 1
+    labels = []
+    for go, rust, sp in zip(sides["go"], sides["rust"], shared_vary):
+        if go_vary and rust_vary:
+            pair = f"{go} vs {rust}"
+        elif go_vary:
+            pair = f"Go {go}"
+        elif rust_vary:
+            pair = f"Rust {rust}"
+        else:
+            pair = ""
+        labels.append(join_parts(pair, sp))
+    r["pair"] = labels
+    const = []
+    if not go_vary and not rust_vary:
+        const.append(f"Go {sides['go'][0]} vs Rust {sides['rust'][0]}")
+    elif not go_vary:
+        const.append(f"Go {sides['go'][0]}")
+    elif not rust_vary:
+        const.append(f"Rust {sides['rust'][0]}")
+    if shared_const:
+        const.append(params_caption(shared_const))
+    return r.drop(columns=["_shared"]), join_parts(*const)
+
+
+def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
+    """One panel per workload: the Go/Rust ratio of medians with its 95% CI, on one log2 axis shared
+    by every panel; over N where several N were run, by pair of variants where one was."""
+    metric = ratios["metric"].iloc[0]
+    kinds = verdict_kinds(ratios)
+    ratios = ratios.assign(vkind=kinds.values)
+    limit = ratio_limit(ratios, margin or 0.0)
+    ends = pd.concat([ratios["ratio_ci_low"], ratios["ratio_ci_high"]])
+    clipped = any(abs(math.log2(v)) > limit for v in ends if finite_positive(v))
+    workloads = list(dict.fromkeys(ratios["workload"]))
+    fig, axes = panel_grid(len(workloads), width=5.0, height=3.9)
+    for ax, w in zip(axes, workloads):
+        r, const = _pair_frame(ratios[ratios["workload"] == w])
+        pairs = list(dict.fromkeys(r["pair"]))
+        palette = sns.color_palette("dark", max(len(pairs), 1)) if len(pairs) > 1 else ["0.15"]
+        ns = sorted(r["n"].unique())
+        multi = len(ns) > 1
+        for k, (pair, color) in enumerate(zip(pairs, palette)):
+            g = r[r["pair"] == pair].sort_values("n")
+            x = (g["n"] * (1.06 ** (k - (len(pairs) - 1) / 2))).to_numpy() if multi else np.full(len(g), k)
+            y = g["ratio"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
+            lo = g["ratio_ci_low"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
+            hi = g["ratio_ci_high"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
+            if multi:
+                ax.plot(x, y, color=color, linewidth=1.1, alpha=0.7, label=pair or None)
+            ax.vlines(x, np.where(np.isnan(lo), y, lo), np.where(np.isnan(hi), y, hi), color=color, linewidth=1.6)
+            for xi, yi, kind in zip(x, y, g["vkind"]):
+                marker, filled = VERDICT_MARKERS.get(kind, ("o", False))
+                ax.plot([xi], [yi], marker=marker, ms=6.5, color=color, markerfacecolor=color if filled else "white",
+                        markeredgewidth=1.5, linestyle="none", zorder=3)
+            for xi, l0, h0 in zip(x, g["ratio_ci_low"], g["ratio_ci_high"]):
+                if finite_positive(h0) and h0 > 2 ** limit:
+                    ax.annotate("", (xi, 2 ** limit), (xi, 2 ** (limit * 0.9)), arrowprops={"arrowstyle": "->", "color": color})
+                if finite_positive(l0) and l0 < 2 ** -limit:
+                    ax.annotate("", (xi, 2 ** -limit), (xi, 2 ** (-limit * 0.9)), arrowprops={"arrowstyle": "->", "color": color})
+        _ratio_axis(ax, limit, metric, margin)
+        if multi:
+            n_axis(ax, ns, w)
+            sub = const
+            if len(pairs) > 1:
+                ax.legend(loc="lower right", fontsize=7.5)
+        else:
+            ax.set_xticks(range(len(pairs)), [p.replace(" · ", "\n").replace(" vs ", "\nvs ") for p in pairs],
+                          fontsize=8)
+            ax.set_xlim(-0.7, len(pairs) - 0.3)
+            ax.grid(axis="x", visible=False)
+            sub = join_parts(f"N = {units.count(ns[0])}", const)
+        if ax.get_subplotspec().is_first_col():
+            ax.set_ylabel(f"Go / Rust, median {units.metric_name(metric)}")
+        panel_title(ax, w, sub)
+    handles = [Line2D([], [], marker="o", color="0.2", linestyle="none", label="a difference (the adjusted CI excludes 1)"),
+               Line2D([], [], marker="o", color="0.2", markerfacecolor="white", linestyle="none", label="inconclusive"),
+               Line2D([], [], marker="D", color="0.2", linestyle="none", label="equivalent")]
+    if margin:
+        handles.append(Patch(color=EQUIVALENCE_COLOR, alpha=0.55, label=f"equivalence band ±{margin:.0%}"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8.5, frameon=False)
+    lower, upper = _direction_words(metric)
+    figure_header(fig, f"Go / Rust ratio of median {units.metric_name(metric)}, with 95% CI",
+            join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
+                  "arrow: the interval goes on beyond the axis" if clipped else ""))
+    return fig
+
+
+
+VERDICT_SYMBOLS = {"a": "Go", "b": "Rust", "equivalent": "≈", "inconclusive": "?"}
+
+
+def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Figure:
+    """Per workload (with its own N): one row per pair of variants, one column per N; the colour is
+    the Go/Rust ratio on a diverging log scale centred at 1 (blue: Go needs less, red: Rust), the
+    cell holds the ratio and the verdict (Go or Rust in bold with a frame: a significant win;
+    ≈: equivalent; ?: inconclusive).  Workloads are laid out as small blocks of equal cell size."""
+    import textwrap
+
+    metric = table["metric"].iloc[0]
+    t = table.assign(vkind=verdict_kinds(table).values)
+    logs = [abs(math.log2(v)) for v in t["ratio"] if finite_positive(v)]
+    vmax = min(max(max(logs, default=0.0), math.log2(1.25)), 3.0)
+    norm = mcolors.Normalize(-vmax, vmax)
+    cmap = plt.get_cmap("RdBu_r")
+    cell, char = 0.78, 0.066  # inches: one cell; one character of a tick label
+    blocks = []
+    for w in dict.fromkeys(t["workload"]):
+        r, const = _pair_frame(t[t["workload"] == w])
+        ns, pairs = sorted(r["n"].unique()), list(dict.fromkeys(r["pair"]))
+        label_w = max((len(p) for p in pairs), default=0) * char + (0.25 if any(pairs) else 0.1)
+        width = max(label_w + len(ns) * cell, 2.2)
+        sub = textwrap.fill(const, max(int((width + 0.4) / 0.062), 20))
+        top = 0.3 + 0.16 * (sub.count("\n") + 1 if sub else 0)
+        blocks.append({"w": w, "r": r, "sub": sub, "ns": ns, "pairs": pairs, "label_w": label_w, "width": width,
+                       "height": top + len(pairs) * cell + 0.62, "top": top})
+    max_row, gap = 12.5, 0.45
+    rows, current = [], []
+    for b in blocks:
+        if current and sum(x["width"] + gap for x in current) + b["width"] > max_row:
+            rows.append(current)
+            current = []
+        current.append(b)
+    rows.append(current)
+    header, bar_w = 0.95, 1.5
+    fig_w = max(sum(x["width"] + gap for x in row) for row in rows) + bar_w
+    fig_h = header + sum(max(x["height"] for x in row) + 0.15 for row in rows)
+    fig = plt.figure(figsize=(fig_w, fig_h))
+    y_top = fig_h - header
+    for row in rows:
+        row_h = max(x["height"] for x in row)
+        x_left = 0.0
+        for b in row:
+            nrow, ncol = len(b["pairs"]), len(b["ns"])
+            left, bottom = x_left + b["label_w"], y_top - b["top"] - nrow * cell
+            ax = fig.add_axes([left / fig_w, bottom / fig_h, ncol * cell / fig_w, nrow * cell / fig_h])
+            values = np.full((nrow, ncol), np.nan)
+            for r in b["r"].itertuples():
+                if finite_positive(r.ratio):
+                    values[b["pairs"].index(r.pair), b["ns"].index(r.n)] = math.log2(r.ratio)
+            ax.imshow(values, cmap=cmap, norm=norm, aspect="auto", extent=(-0.5, ncol - 0.5, nrow - 0.5, -0.5))
+            for r in b["r"].itertuples():
+                y, x = b["pairs"].index(r.pair), b["ns"].index(r.n)
+                v = values[y, x]
+                rgb = cmap(norm(v))[:3] if not np.isnan(v) else (1, 1, 1)
+                dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5
+                win = r.vkind in ("a", "b")
+                ax.text(x, y, ("–" if np.isnan(v) else units.trim(units.significant(r.ratio, 3)))
+                        + "\n" + VERDICT_SYMBOLS.get(r.vkind, "?"), ha="center", va="center", fontsize=8.5,
+                        color="white" if dark else "black", fontweight="bold" if win else "normal", linespacing=1.1)
+                if win:
+                    ax.add_patch(Rectangle((x - 0.44, y - 0.44), 0.88, 0.88, fill=False, edgecolor="black",
+                                           linewidth=1.6))
+            ax.set_xticks(range(ncol), [units.short_count(n) for n in b["ns"]], fontsize=8.5)
+            ax.set_yticks(range(nrow), b["pairs"] if any(b["pairs"]) else [""] * nrow, fontsize=8.5)
+            ax.set_xticks(np.arange(-0.5, ncol), minor=True)
+            ax.set_yticks(np.arange(-0.5, nrow), minor=True)
+            ax.grid(which="minor", color="white", linewidth=2.5)
+            ax.grid(which="major", visible=False)
+            ax.tick_params(which="both", length=0)
+            for spine in ax.spines.values():
+                spine.set_visible(False)
+            ax.set_xlabel(n_label(b["w"]), fontsize=8.5, labelpad=2)
+            fig.text((x_left + 0.05) / fig_w, (y_top - 0.05) / fig_h, b["w"], ha="left", va="top", fontsize=11,
+                     fontweight="bold")
+            if b["sub"]:
+                fig.text((x_left + 0.05) / fig_w, (y_top - 0.3) / fig_h, b["sub"], ha="left", va="top", fontsize=8,
+                         color="0.35", linespacing=1.15)
+            x_left += b["width"] + gap
+        y_top -= row_h + 0.15
+    bar_h = min(3.2, fig_h - header - 0.4)
+    cax = fig.add_axes([(fig_w - bar_w + 0.35) / fig_w, (fig_h - header - bar_h) / fig_h, 0.16 / fig_w, bar_h / fig_h])
+    bar = fig.colorbar(ScalarMappable(norm, cmap), cax=cax)
+    ticks = [k for k in (-3, -2, -1, 0, 1, 2, 3) if abs(k) <= vmax + 1e-9]
+    if vmax < 1.5:
+        ticks = sorted(set(ticks) | {-math.log2(1.25), math.log2(1.25)})
+    bar.set_ticks(ticks, labels=[_ratio_label(2 ** k) for k in ticks])
+    lower, upper = _direction_words(metric)
+    bar.set_label(f"Go / Rust (blue: {lower}; red: {upper})", fontsize=9)
+    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h, f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio of medians",
+             ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"], fontweight="bold")
+    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
+             join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust; ≈: equivalent"
+                   + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive"),
+             ha="center", va="top", fontsize=9.5, color="0.3")
+    return fig

@@ -1,0 +1,125 @@
+"""How a metric grows with N: the median per cell against N, and the cost of one more N."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from ...catalogue import WORKLOADS
+from .. import units
+from ..tables import per_unit
+from ..theme import LANG_COLORS
+from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, log_ticks, n_axis, panel_grid, panel_title,
+                   params_caption, shades, split_params, threads_caption, unit_formatter, value_axis)
+
+
+def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
+    """One panel per workload: the median of `metric` with its 95% CI for every language, variant
+    and parameter set; a line over N (log N axis, CI band) where several N were run, points with CI
+    bars on a categorical axis where one was."""
+    metric = metric or summary["metric"].iloc[0]
+    unit = units.metric_unit(metric)
+    workloads = list(dict.fromkeys(summary["workload"]))
+    fig, axes = panel_grid(len(workloads))
+    for ax, w in zip(axes, workloads):
+        s = summary[summary["workload"] == w].copy()
+        varying, constant = split_params(s, "params")
+        s["series"] = [join_parts(f"{lang} {v}", p) for lang, v, p in zip(s["lang"], s["variant"], varying)]
+        if "arm" in s and s["arm"].fillna("").astype(str).str.len().gt(0).any():
+            s["series"] += " " + s["arm"].fillna("").astype(str)
+        s = s.sort_values(["lang", "series", "n"])
+        series = list(dict.fromkeys(s["series"]))
+        colors = {}
+        for lang in ("go", "rust"):
+            names = [x for x in series if x.startswith(lang + " ")]
+            colors.update(zip(names, shades(LANG_COLORS[lang], len(names))))
+        ns = sorted(s["n"].unique())
+        values = pd.concat([s["median"], s["ci_low"], s["ci_high"]])
+        if len(ns) > 1:
+            for name in series:
+                g = s[s["series"] == name].sort_values("n")
+                lang = g["lang"].iloc[0]
+                ax.plot(g["n"], g["median"], marker="o", ms=4.5, color=colors.get(name, "0.4"),
+                        linestyle=LANG_STYLE.get(lang, "-"), label=name)
+                ax.fill_between(g["n"], g["ci_low"], g["ci_high"], color=colors.get(name, "0.4"), alpha=0.18,
+                                linewidth=0)
+            n_axis(ax, ns, w)
+            sub = join_parts(params_caption(constant))
+        else:
+            x = np.arange(len(series))
+            for i, name in enumerate(series):
+                g = s[s["series"] == name].iloc[0]
+                err = [[g["median"] - g["ci_low"]], [g["ci_high"] - g["median"]]]
+                ax.errorbar([i], [g["median"]], yerr=np.nan_to_num(err), fmt="o", ms=6, capsize=5,
+                            color=colors.get(name, "0.4"))
+            ax.set_xticks(x, [n.replace(" · ", "\n") for n in series], fontsize=8.5)
+            ax.set_xlim(-0.6, len(series) - 0.4)
+            ax.grid(axis="x", visible=False)
+            sub = join_parts(f"N = {units.count(ns[0])} ({WORKLOADS[w].n_meaning})" if w in WORKLOADS else f"N = {ns[0]}",
+                        params_caption(constant))
+        value_axis(ax, values, unit)
+        ax.set_ylabel(f"median {units.metric_name(metric)}")
+        panel_title(ax, w, sub)
+        if len(ns) > 1 and len(series) > 1:
+            ax.legend(loc="best", fontsize=8)
+    figure_header(fig, f"Median {units.metric_name(metric)} with 95% CI",
+            join_parts(threads_caption(summary), "shaded band / bars: 95% distribution-free CI of the median"))
+    return fig
+
+
+
+
+def per_task(costs: pd.DataFrame) -> plt.Figure | None:
+    """The marginal cost of one more task (the slope of the per-N typical values over N, 95% t interval
+    where the series has 3 or more values of N) of every series, on a log
+    axis; only workloads where N counts tasks, workers or messages (not cpu_loops, whose N is an array
+    length).  None when no such series exists."""
+    c = costs[costs["workload"].map(lambda w: per_unit(w) is not None)].copy()
+    if c.empty:
+        return None
+    metric = c["metric"].iloc[0]
+    unit = units.metric_unit(metric)
+    c = c.sort_values(["workload", "lang", "variant", "params"])
+    labels = []
+    for w, g in c.groupby("workload", sort=False):
+        varying, _ = split_params(g, "params")
+        labels += [join_parts(f"{w}: {lang} {v}", p) for lang, v, p in zip(g["lang"], g["variant"], varying)]
+    c["label"] = labels
+    vals = pd.concat([c["per_task"], c["per_task_ci_low"], c["per_task_ci_high"]])
+    pos = [v for v in vals if finite_positive(v)]
+    lo_lim, hi_lim = (min(pos) / 2.5, max(pos) * 2.5) if pos else (1e-9, 1.0)
+    fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(c) + 1.9), layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 0.85 / fig.get_figheight()))
+    y = np.arange(len(c))[::-1]
+    for yi, row in zip(y, c.itertuples()):
+        color = LANG_COLORS.get(row.lang, "0.4")
+        low = row.per_task_ci_low if finite_positive(row.per_task_ci_low) else lo_lim
+        high = row.per_task_ci_high if finite_positive(row.per_task_ci_high) else lo_lim
+        ax.hlines(yi, low, high, color=color, linewidth=2)
+        if finite_positive(row.per_task):
+            ax.plot([row.per_task], [yi], "o", color=color, ms=6)
+        else:
+            ax.text(lo_lim, yi, " ≤ 0 (no cost resolved)", va="center", fontsize=8, color="0.3")
+        if not finite_positive(row.per_task_ci_low) and finite_positive(row.per_task_ci_high):
+            ax.annotate("", (lo_lim, yi), (lo_lim * 1.8, yi), arrowprops={"arrowstyle": "->", "color": color})
+    ax.set_xscale("log")
+    ax.set_xlim(lo_lim, hi_lim)
+    log_ticks(ax.xaxis, lo_lim, hi_lim, unit)
+    ax.xaxis.set_major_formatter(unit_formatter(unit))
+    ax.set_yticks(y, c["label"], fontsize=8.5)
+    ax.set_ylim(-0.7, len(c) - 0.3)
+    ax.grid(axis="y", visible=False)
+    words = sorted({per_unit(w) for w in c["workload"]})
+    ax.set_xlabel(f"{units.metric_name(metric)} per {' / '.join(words)} (log scale)")
+    ax.legend(handles=[Line2D([], [], color=LANG_COLORS[k], marker="o", label=k) for k in ("go", "rust")],
+              loc="lower right", fontsize=8.5)
+    figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
+            join_parts("slope of the per-N typical values over N, 95% CI from 3 values of N", threads_caption(c)))
+    return fig
+
+
+def per_task_bars(costs: pd.DataFrame, unit_scale: float = 1.0, unit: str = "") -> plt.Figure | None:
+    """Kept for callers of the earlier name: the same figure as `per_task` (the unit comes from the
+    table's metric)."""
+    return per_task(costs)

@@ -1,0 +1,125 @@
+"""Per-cell tables for reading: each cell's summary, the cost of one more N, drift with the run
+order, and idle tasks sleeping against released."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ...catalogue import WORKLOADS
+from .. import units
+from .formatting import (blank, column_of, finish, metric_of, metric_values, n_text, p_column, params_dict,
+                         params_text, threads_text, title_of)
+from .markup import Readable
+
+
+def noise_model(theta) -> str:
+    """How a per-task fit weighted its points: the samples' spread grows as value^theta."""
+    if blank(theta):
+        return ""
+    theta = float(theta)
+    return "relative" if theta >= 0.9 else "additive" if theta <= 0.1 else f"spread ~ value^{theta:.2g}"
+
+
+def summary(table: pd.DataFrame) -> Readable:
+    """Per cell: samples, median with its 95% CI, coefficient of variation, range."""
+    t = table.reset_index(drop=True)
+    metric = metric_of(t)
+    out = pd.DataFrame(index=t.index)
+    for c in ("workload", "lang", "variant"):
+        out[c] = column_of(t, c, "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    out["arm"] = column_of(t, "arm", "")
+    out["samples"] = column_of(t, "samples").map(units.count)
+    out["median [95% CI]"] = [units.interval(m, lo, hi, units.metric_unit(k)) for m, lo, hi, k in
+                              zip(column_of(t, "median"), column_of(t, "ci_low"), column_of(t, "ci_high"), metric)]
+    out["CI coverage"] = [("" if blank(c) else ("≥ " if kind == "at least" else "") + units.percent(c, digits=3))
+                          for c, kind in zip(column_of(t, "ci_coverage"), column_of(t, "ci_coverage_kind", ""))]
+    out["CV"] = column_of(t, "cv").map(units.percent)
+    out["range"] = [f"{units.quantity(lo, units.metric_unit(k))} – {units.quantity(hi, units.metric_unit(k))}"
+                    if not blank(lo) else "" for lo, hi, k in zip(column_of(t, "min"), column_of(t, "max"), metric)]
+    out["warning"] = column_of(t, "warning", "")
+    return finish(out, title_of(t, "Per cell"),
+                   "CI coverage: exact for values without ties, a lower bound (≥) where values tie (a grid).",
+                   keep=("median [95% CI]",))
+
+
+PER_UNIT = {"concurrent tasks": "task", "workers": "worker", "messages": "message", "tasks": "task"}
+
+
+def per_unit(workload: str) -> str | None:
+    """What one more N adds for a workload ("task", "worker", "message"), or None where a cost per N
+    means nothing (cpu_loops: N is an array length)."""
+    w = WORKLOADS.get(workload)
+    return PER_UNIT.get(w.n_meaning) if w else None
+
+
+def per_task(table: pd.DataFrame) -> Readable:
+    """Marginal cost per task (the slope of the per-N typical values over N) with its CI, the fixed cost
+    and the exponent."""
+    t = table.reset_index(drop=True)
+    metric = metric_of(t)
+    out = pd.DataFrame(index=t.index)
+    for c in ("workload", "lang", "variant"):
+        out[c] = column_of(t, c, "")
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    out["N values"] = column_of(t, "ns", "").map(lambda s: ", ".join(units.short_count(int(x)) for x in str(s).split(",")
+                                                               if x.strip().isdigit()))
+    out["samples"] = column_of(t, "samples").map(units.count)
+    out["per N [95% CI]"] = [
+        (units.interval(v, lo, hi, units.metric_unit(k)) + f" per {per_unit(w) or 'N'}") if not blank(v) else ""
+        for v, lo, hi, k, w in zip(column_of(t, "per_task"), column_of(t, "per_task_ci_low"), column_of(t, "per_task_ci_high"),
+                                   metric, column_of(t, "workload", ""))]
+    out["fixed cost"] = metric_values(t, "fixed_cost")
+    out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
+                                zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
+    out["noise"] = column_of(t, "noise_power").map(noise_model)
+    return finish(out, title_of(t, "Cost of one more N"),
+                   "exponent b of value ~ N^b: 1 = linear; per N: the weighted least-squares slope of the per-N typical "
+                   "values over N (t interval from 3 values of N; none from 2), weighted by the noise model the "
+                   "samples show (relative: spread ~ value; additive: the same spread at every N).",
+                   keep=("per N [95% CI]",))
+
+
+def drift(table: pd.DataFrame) -> Readable:
+    t = table.reset_index(drop=True)
+    if "drift" in t:
+        t = t.assign(_order=~t["drift"].fillna(False).astype(bool)).sort_values("_order", kind="stable")
+    out = pd.DataFrame(index=t.index)
+    for c in ("workload", "lang", "variant"):
+        out[c] = column_of(t, c, "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    out["samples"] = column_of(t, "samples").map(units.count)
+    out["Spearman ρ"] = column_of(t, "spearman_rho").map(lambda v: "" if blank(v) else f"{float(v):+.2f}")
+    p, p_name = p_column(t)
+    out[p_name] = p
+    out["drift"] = column_of(t, "drift").map(lambda v: "yes" if v is True or v == 1 else "no")
+    return finish(out, title_of(t, "Drift with the run order"), "drift: Holm-corrected p < 0.05.", keep=("drift",))
+
+
+def idle_wait_modes(table: pd.DataFrame) -> Readable:
+    """Idle tasks sleeping (the posts' setup) against released after the last spawn: peak RSS."""
+    t = table.reset_index(drop=True)
+    mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
+    sec = lambda v: "" if blank(v) else units.quantity(v, "s")  # noqa: E731
+    out = pd.DataFrame(index=t.index)
+    out["lang"] = column_of(t, "lang", "")
+    out["variant"] = column_of(t, "variant", "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["samples (sleep / release)"] = [f"{units.count(a)} / {units.count(b)}"
+                                        for a, b in zip(column_of(t, "sleep_samples"), column_of(t, "release_samples"))]
+    out["peak, sleeping"] = column_of(t, "sleep_median_mib").map(mib)
+    out["peak, released"] = column_of(t, "release_median_mib").map(mib)
+    out["sleep/release [95% CI]"] = [units.ratio(r, lo, hi) for r, lo, hi in
+                                     zip(column_of(t, "ratio"), column_of(t, "ratio_ci_low"), column_of(t, "ratio_ci_high"))]
+    out["time, sleeping"] = column_of(t, "sleep_elapsed_s").map(sec)
+    out["time, released"] = column_of(t, "release_elapsed_s").map(sec)
+    out["pairing"] = column_of(t, "pairing", "")
+    out["warning"] = column_of(t, "warning", "")
+    return finish(out, "Idle tasks: peak memory sleeping vs released after the last spawn",
+                   "Sleeping samples count only where every task was alive at once.",
+                   keep=("sleep/release [95% CI]",))

@@ -1,0 +1,184 @@
+"""Comparison tables for reading: Go vs Rust, variants against their default, other models against
+tasks, the robustness of each verdict across variants, the A/A check, the samples a target
+interval needs, and peak memory above each program's baseline."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .. import units
+from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, p_column,
+                         params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns,
+                         threads_text, title_of, with_params, work_columns, add_effect)
+from .markup import Readable
+
+
+def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
+    """Go vs Rust (one row per pair of cells doing the same work)."""
+    t = table.reset_index(drop=True)
+    shared = shared_text(t)
+    out = pd.DataFrame(index=t.index)
+    work_columns(t, out, shared)
+    out[a] = [with_params(v, own_params(p, s))
+              for v, p, s in zip(column_of(t, "go_variant", ""), column_of(t, "go_params", ""), shared)]
+    out[b] = [with_params(v, own_params(p, s))
+              for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
+    if "go_model" in t or "rust_model" in t:
+        out["model"] = [gm if gm == rm else f"{gm} / {rm}"
+                        for gm, rm in zip(column_of(t, "go_model", ""), column_of(t, "rust_model", ""))]
+    if "pairing" in t:
+        out["pairing"] = t["pairing"]
+    out["samples"] = samples_column(t, "go_samples", "rust_samples")
+    out[f"{a} median"] = metric_values(t, "go_median")
+    out[f"{b} median"] = metric_values(t, "rust_median")
+    ratio = f"{a}/{b} [{ci_name(t)}], verdict"
+    out[ratio] = ratio_cells(t)
+    test_columns(t, out)
+    if "robustness" in t:
+        out["across variants"] = column_of(t, "robustness", "")
+    out["warning"] = column_of(t, "warning", "")
+    return finish(out, title_of(t, f"{a} vs {b}"), f"{a}/{b} < 1: {a} needs less. {level_note(t)}", keep=(ratio,))
+
+
+def variants(table: pd.DataFrame) -> Readable:
+    """A variant (or parameter set) against its language's default."""
+    t = table.reset_index(drop=True)
+    out = pd.DataFrame(index=t.index)
+    out["workload"] = column_of(t, "workload", "")
+    out["lang"] = column_of(t, "lang", "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+
+    def differing(params, base) -> str:
+        p, q = params_dict(params), params_dict(base)
+        return params_text({k: v for k, v in p.items() if q.get(k) != v})
+
+    out["variant"] = [with_params(v, differing(p, bp)) for v, p, bp in
+                      zip(column_of(t, "variant", ""), column_of(t, "params", ""), column_of(t, "baseline_params", ""))]
+    out["baseline"] = [with_params(v, differing(bp, p)) for v, p, bp in
+                       zip(column_of(t, "baseline_variant", ""), column_of(t, "params", ""), column_of(t, "baseline_params", ""))]
+    out["samples"] = [f"{units.count(s)} / {units.count(bs)}" for s, bs in
+                      zip(column_of(t, "samples"), column_of(t, "baseline_samples"))]
+    out["median"] = metric_values(t, "median")
+    out["baseline median"] = metric_values(t, "baseline_median")
+    ratio = f"ratio [{ci_name(t)}], verdict"
+    out[ratio] = ratio_cells(t)
+    p, p_name = p_column(t)
+    out[p_name] = p
+    add_effect(t, out)
+    out["warning"] = column_of(t, "warning", "")
+    return finish(out, title_of(t, "Variants against the language's default"),
+                   f"ratio < 1: the variant needs less. {level_note(t)}", keep=(ratio,))
+
+
+def models(table: pd.DataFrame) -> Readable:
+    """Another concurrency model (OS threads, unspawned futures, a one-thread runtime) against the
+    tasks of a language: the threads-vs-goroutines-vs-tasks comparisons, kept out of Go vs Rust."""
+    t = table.reset_index(drop=True)
+    shared = shared_text(t)
+    out = pd.DataFrame(index=t.index)
+    work_columns(t, out, shared)
+    out["model"] = [f"{lang} {with_params(v, own_params(p, s))} ({m})" for lang, v, p, s, m in
+                    zip(column_of(t, "lang", ""), column_of(t, "variant", ""), column_of(t, "params", ""), shared, column_of(t, "model", ""))]
+    out["against"] = [f"{lang} {with_params(v, own_params(p, s))} ({m})" for lang, v, p, s, m in
+                      zip(column_of(t, "ref_lang", ""), column_of(t, "ref_variant", ""), column_of(t, "ref_params", ""), shared,
+                          column_of(t, "ref_model", ""))]
+    out["pairing"] = column_of(t, "pairing", "")
+    out["samples"] = samples_column(t, "samples", "ref_samples")
+    out["median"] = metric_values(t, "median")
+    out["against median"] = metric_values(t, "ref_median")
+    ratio = f"ratio [{ci_name(t)}], verdict"
+    out[ratio] = ratio_cells(t)
+    test_columns(t, out)
+    out["warning"] = column_of(t, "warning", "")
+    return finish(out, title_of(t, "Other models against tasks"),
+                   f"ratio > 1: the model needs more than the tasks. {level_note(t)}", keep=(ratio,))
+
+
+def _pair_text(row: Mapping, prefix: str) -> str:
+    """`go <variant> vs rust <variant>: ratio [CI] verdict` for one side of a robustness row."""
+    ratio = row.get(f"{prefix}_ratio")
+    if blank(ratio):
+        return "not run"
+    go = with_params(row.get(f"{prefix}_go_variant", ""), "")
+    rust = with_params(row.get(f"{prefix}_rust_variant", ""), "")
+    text = units.ratio(ratio, row.get(f"{prefix}_ratio_ci_low"), row.get(f"{prefix}_ratio_ci_high"))
+    verdict = row.get(f"{prefix}_verdict")
+    return f"{go} vs {rust}: {text}" + ("" if blank(verdict) else f" {verdict}")
+
+
+def robustness(table: pd.DataFrame) -> Readable:
+    """Per work: the verdict of the defaults, of each language's best variant of the same model,
+    and whether any like-for-like pair of variants changes it."""
+    t = table.reset_index(drop=True)
+    out = pd.DataFrame(index=t.index)
+    out["workload"] = column_of(t, "workload", "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["parameters"] = column_of(t, "shared_params", "").map(lambda v: "" if blank(v) else str(v).replace(",", ", "))
+    rows = t.to_dict("records")
+    out["defaults: Go/Rust [CI], verdict"] = [_pair_text(r, "default") for r in rows]
+    out["best of each: Go/Rust [CI], verdict"] = [_pair_text(r, "best") for r in rows]
+    out["pairs run"] = column_of(t, "rows").map(lambda v: "" if blank(v) else units.count(v))
+    out["verdicts (Go / Rust / equivalent / inconclusive)"] = [
+        " / ".join(str(int(r.get(k, 0) or 0)) for k in ("go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows"))
+        for r in rows]
+    out["depends on the variants"] = column_of(t, "depends_on_variant", False).map(
+        lambda v: "yes" if bool(v) and not blank(v) else "no")
+    out["note"] = column_of(t, "note", "")
+    return finish(out, title_of(t, "Robustness of each Go vs Rust verdict across variants"),
+                   "Best of each: each language's cell with the smallest median among the variants of the "
+                   "defaults' model; intervals and verdicts as in the Go vs Rust table.",
+                   keep=("defaults: Go/Rust [CI], verdict", "depends on the variants"))
+
+
+def aa(table: pd.DataFrame) -> Readable:
+    t = table.rename(columns={"a_median": "go_median", "b_median": "rust_median", "a_samples": "go_samples",
+                              "b_samples": "rust_samples"})
+    r = comparison(t, a="A", b="B")
+    r.frame = r.frame.drop(columns=[c for c in ("A", "B") if c in r.frame])
+    r.title = title_of(table, "A/A check")
+    return r
+
+
+def samples_needed(table: pd.DataFrame) -> Readable:
+    """A Go-vs-Rust table with the interval's relative half-width and the samples per side it would
+    take to bring it to the target (quality.samples_needed)."""
+    r = comparison(table)
+    keep = [c for c in ("workload", "N", "threads", "parameters", "Go", "Rust", "samples",
+                        f"Go/Rust [{ci_name(table)}], verdict")
+            if c in r.frame.columns]
+    frame = r.frame[keep].copy()
+    frame["CI half-width"] = column_of(table.reset_index(drop=True), "half_width").map(lambda v: "±" + units.percent(v)
+                                                                                 if not blank(v) else "").values
+    frame["samples needed"] = column_of(table.reset_index(drop=True), "samples_needed").map(units.count).values
+    return Readable(frame, r.caption.split(". ")[0] if r.caption else "",
+                    "Samples needed per side for a ±2% interval on the ratio", r.constants)
+
+
+def memory_above_baseline(table: pd.DataFrame) -> Readable:
+    """Peak memory raw and above each program's baseline (its idle_tasks N = 1 peak)."""
+    t = table.reset_index(drop=True)
+    mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
+    out = pd.DataFrame(index=t.index)
+    out["workload"] = column_of(t, "workload", "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["Go"] = [with_params(v, "") for v in column_of(t, "go_variant", "")]
+    out["Rust"] = [with_params(v, "") for v in column_of(t, "rust_variant", "")]
+    out["Go peak"] = column_of(t, "go_median").map(mib)
+    out["Rust peak"] = column_of(t, "rust_median").map(mib)
+    ratio = f"Go/Rust [{ci_name(t)}], verdict"
+    out[ratio] = ratio_cells(t)
+    out["Go baseline"] = column_of(t, "go_baseline_mib").map(mib)
+    out["Rust baseline"] = column_of(t, "rust_baseline_mib").map(mib)
+    out["Go above"] = column_of(t, "go_above_mib").map(mib)
+    out["Rust above"] = column_of(t, "rust_above_mib").map(mib)
+    out["Go/Rust above baseline"] = column_of(t, "ratio_above_baseline").map(
+        lambda v: "within a baseline" if blank(v) else units.ratio(v, np.nan, np.nan))
+    return finish(out, "Peak memory, raw and above each program's baseline",
+                   "Baseline: the program's idle_tasks peak at N = 1 (runtime, libraries, the binary); "
+                   "\"within a baseline\": one side used no more than its baseline.",
+                   keep=(ratio, "Go/Rust above baseline"))

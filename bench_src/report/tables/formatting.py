@@ -1,0 +1,216 @@
+"""The formatting every table for reading shares: blank values, threads, parameters, values with
+their unit, ratios with their interval and verdict, p-values, titles, and `finish`, which moves the
+columns every row shares into the caption (`split_constants`)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...catalogue import WORKLOADS
+from .. import units
+from .markup import Readable
+
+VERDICT_KINDS = ("a", "b", "equivalent", "inconclusive")
+# effect-size columns a comparison table may carry, with their reading name
+EFFECT_SIZES = {"cliffs_delta": "Cliff's δ", "effect_size": "effect size", "rank_biserial": "rank-biserial r",
+                "hodges_lehmann": "Hodges-Lehmann shift", "cohens_d": "Cohen's d"}
+
+
+def column_of(table: pd.DataFrame, name: str, default=np.nan) -> pd.Series:
+    return table[name] if name in table else pd.Series([default] * len(table), index=table.index, dtype=object)
+
+
+def blank(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and np.isnan(value):
+        return True
+    try:
+        if pd.isna(value) is True:
+            return True
+    except (TypeError, ValueError):
+        pass
+    return str(value).strip() in ("", "nan", "None", "<NA>")
+
+
+def threads_text(value) -> str:
+    return "all CPUs" if blank(value) else units.count(value)
+
+
+def params_dict(text) -> dict[str, str]:
+    if blank(text):
+        return {}
+    return dict(kv.split("=", 1) for kv in str(text).split(",") if "=" in kv)
+
+
+def params_text(d: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items())
+
+
+PARAM_NAMES = sorted({p.name for w in WORKLOADS.values() for p in w.params})
+
+
+def param_columns(table: pd.DataFrame) -> list[str]:
+    """The `p_<key>` columns of catalogue parameters (not p_value or p_adjusted)."""
+    return [c for c in table.columns if c.startswith("p_") and c[2:] in PARAM_NAMES]
+
+
+def shared_text(table: pd.DataFrame) -> pd.Series:
+    """Per row, the parameters both languages share: from `p_<key>` columns or `shared_params`."""
+    pcols = param_columns(table)
+    if pcols:
+        return table.apply(lambda r: ", ".join(f"{c[2:]}={r[c]}" for c in pcols if not blank(r[c])), axis=1)
+    if "shared_params" in table:
+        return table["shared_params"].map(lambda s: params_text(params_dict(s)))
+    return pd.Series([""] * len(table), index=table.index)
+
+
+def own_params(params, shared) -> str:
+    """The parameters of one side that are not shared (a driver, say)."""
+    own = params_dict(params)
+    common = params_dict(shared.replace(", ", ",")) if isinstance(shared, str) else {}
+    return params_text({k: v for k, v in own.items() if k not in common})
+
+
+def with_params(name, params: str) -> str:
+    return f"{name} ({params})" if params else str(name)
+
+
+def split_constants(frame: pd.DataFrame, keep: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Drop the columns that are empty in every row, and move those holding one value in every row
+    (when there are two rows or more) into a dict for the caption.  `keep` columns always stay."""
+    constants: dict[str, str] = {}
+    drop = []
+    for c in frame.columns:
+        values = frame[c].map(lambda v: "" if blank(v) else str(v))
+        if c in keep:
+            continue
+        if (values == "").all():
+            drop.append(c)
+        elif len(frame) > 1 and values.nunique() == 1:
+            constants[str(c)] = values.iloc[0]
+            drop.append(c)
+    return frame.drop(columns=drop), constants
+
+
+def caption_text(constants: dict[str, str], prefix: str = "") -> str:
+    text = "; ".join(f"{k}: {v}" for k, v in constants.items() if v != "")
+    return (prefix + text) if text else prefix.rstrip("; ")
+
+
+def finish(frame: pd.DataFrame, title: str = "", note: str = "", keep: tuple[str, ...] = ()) -> Readable:
+    frame = frame.fillna("").astype(str).replace({"nan": "", "None": "", "<NA>": ""})
+    frame, constants = split_constants(frame, keep)
+    caption = caption_text(constants, "Every row: " if constants else "")
+    if note:
+        caption = f"{caption}. {note}" if caption else note
+    return Readable(frame.reset_index(drop=True), caption, title, constants)
+
+
+def verdict_kinds(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> pd.Series:
+    """`verdict_kind` when the table has it; otherwise read from the verdict text: "a" when it starts
+    with `a` ("Go faster"), "b" with `b`, "equivalent", or "inconclusive"."""
+    if "verdict_kind" in table and not table["verdict_kind"].isna().all():
+        return table["verdict_kind"].fillna("inconclusive").astype(str)
+
+    def kind(text) -> str:
+        t = "" if blank(text) else str(text)
+        if t.startswith("equivalent"):
+            return "equivalent"
+        if t.startswith(f"{a} "):
+            return "a"
+        if t.startswith(f"{b} "):
+            return "b"
+        return "inconclusive"
+
+    return column_of(table, "verdict", "").map(kind)
+
+
+def metric_of(table: pd.DataFrame) -> pd.Series:
+    return column_of(table, "metric", "")
+
+
+def p_column(table: pd.DataFrame) -> tuple[pd.Series, str]:
+    if "p_adjusted" in table and not table["p_adjusted"].isna().all():
+        return table["p_adjusted"].map(units.p_value), "p (BH)"
+    if "p_value" in table:
+        return table["p_value"].map(units.p_value), "p"
+    return pd.Series([""] * len(table), index=table.index), "p"
+
+
+def add_effect(table: pd.DataFrame, out: pd.DataFrame) -> None:
+    for col, name in EFFECT_SIZES.items():
+        if col in table:
+            out[name] = table[col].map(lambda v: "" if blank(v) else f"{float(v):+.2f}")
+            return
+
+
+def ci_name(table: pd.DataFrame) -> str:
+    """The name of a comparison table's intervals: their confidence ("99.7% CI") when the table
+    holds one level (the family's, adjusted for its comparisons), else "CI"."""
+    levels = pd.to_numeric(column_of(table, "ci_level"), errors="coerce").dropna().unique()
+    return f"{units.percent(float(levels[0]), digits=3)} CI" if len(levels) == 1 else "CI"
+
+
+def ratio_cells(table: pd.DataFrame) -> pd.Series:
+    cells = []
+    for r in table.itertuples(index=False):
+        d = r._asdict()
+        text = units.ratio(d.get("ratio"), d.get("ratio_ci_low"), d.get("ratio_ci_high"))
+        verdict = d.get("verdict")
+        if not blank(verdict):
+            text = f"{text} {verdict}".strip()
+        cells.append(text)
+    return pd.Series(cells, index=table.index, dtype=object)
+
+
+def metric_values(table: pd.DataFrame, column: str) -> pd.Series:
+    metric = metric_of(table)
+    return pd.Series([units.quantity(v, units.metric_unit(m)) for v, m in zip(column_of(table, column), metric)],
+                     index=table.index, dtype=object)
+
+
+def n_text(table: pd.DataFrame) -> pd.Series:
+    return column_of(table, "n").map(units.count)
+
+
+def title_of(table: pd.DataFrame, what: str) -> str:
+    metrics = [m for m in dict.fromkeys(metric_of(table)) if not blank(m)]
+    return f"{what}: {', '.join(units.metric_name(m) for m in metrics)}" if metrics else what
+
+
+def work_columns(t: pd.DataFrame, out: pd.DataFrame, shared: pd.Series) -> None:
+    """The columns that name the work of a comparison row: workload, N, threads, parameters."""
+    out["workload"] = column_of(t, "workload", "")
+    out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["parameters"] = shared
+
+
+def samples_column(t: pd.DataFrame, left: str, right: str) -> list[str]:
+    """"k pairs" for a paired row, else the samples of each side ("a / b")."""
+    paired = column_of(t, "pairing", "").astype(str).eq("paired")
+    return [units.count(p) + " pairs" if is_paired and not blank(p) else f"{units.count(a)} / {units.count(b)}"
+            for is_paired, p, a, b in zip(paired, column_of(t, "pairs"), column_of(t, left), column_of(t, right))]
+
+
+def level_note(t: pd.DataFrame) -> str:
+    """What the intervals of a comparison table are: the family's level and how it was set."""
+    levels = pd.to_numeric(column_of(t, "ci_level"), errors="coerce").dropna().unique()
+    if len(levels) != 1:
+        return ""
+    called = int(column_of(t, "verdict_kind", "").isin(["a", "b"]).sum())
+    size = column_of(t, "family_size").dropna()
+    m = int(size.iloc[0]) if not size.empty else len(t)
+    return (f"Intervals at {units.percent(float(levels[0]), digits=3)}: 1 - max(R, 1) x 5% / m with R = {called} "
+            f"differences called among m = {m} comparisons (false discovery rate 5%); a verdict is a difference "
+            f"exactly when its interval excludes 1.")
+
+
+def test_columns(t: pd.DataFrame, out: pd.DataFrame) -> None:
+    """The test of a comparison row: its (corrected) p-value, effect size and minimum detectable effect."""
+    p, p_name = p_column(t)
+    out[p_name] = p
+    add_effect(t, out)
+    if "mde" in t:
+        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))

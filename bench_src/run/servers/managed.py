@@ -1,0 +1,242 @@
+"""A private server the harness starts and stops: its locked directory under data/servers/ (or a
+private home under $TMPDIR), its owner, start, readiness and stop, and the removal of directories
+whose owner died."""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from ...store.lock import DirLock, LockedError
+from .base import HOME_FILE, LOCK, MAX_SOCKET_DIR, SERVERS_DIR, START_TIMEOUT_S, Conn, Server, ServerError
+from .passwords import new_password
+from .process import free_port, log_tail, popen_logged, stop_verified
+
+
+class Managed(Server):
+    """A server the harness starts, in a directory of its own (see the module's docstring)."""
+
+    dirname = ""      # the prefix of its directory under data/servers
+    exe_name = ""     # the server binary's file name
+    system_user = ""  # the distribution's account the server runs as when the harness is root
+
+    def __init__(self, root: str | os.PathLike | None = None, max_connections: int = 200):
+        super().__init__()
+        self.root: Path | None = Path(root).absolute() if root else None
+        self.home: Path | None = None
+        self.lock: DirLock | None = None
+        self.max_connections = max_connections
+        self.admin_password: str | None = None
+        self._initialized = False
+
+    # --- layout --------------------------------------------------------------------------------
+    @property
+    def log(self) -> Path:
+        assert self.root is not None
+        return self.root / "server.log"
+
+    @property
+    def datadir(self) -> Path:
+        assert self.home is not None
+        return self.home / "data"
+
+    @property
+    def sockdir(self) -> Path:
+        assert self.home is not None
+        return self.home / "run"
+
+    @property
+    def filesdir(self) -> Path:
+        assert self.home is not None
+        return self.home / "files"
+
+    @property
+    def tmpdir(self) -> Path:
+        """The instance's own scratch directory: two instances initialised at the same moment never
+        share temporary files (a shared /tmp made one bootstrap fail to remove its temporary table)."""
+        assert self.home is not None
+        return self.home / "tmp"
+
+    def pidfile(self) -> Path:
+        raise NotImplementedError
+
+    @property
+    def run_user(self) -> str:
+        """The operating-system user the server runs as."""
+        return self.system_user if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+    def _as_owner(self, cmd: list[str]) -> list[str]:
+        """Drop from root to the server's user, keeping a parent-death signal (set after the switch,
+        which would clear one set before it)."""
+        if os.geteuid() != 0:
+            return cmd
+        u = self.system_user
+        return ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--pdeathsig=TERM", *cmd]
+
+    def _private_dir(self, path: Path) -> None:
+        """A directory only the server's user (and root) can enter."""
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path, 0o700)
+        if os.geteuid() == 0:
+            shutil.chown(path, self.system_user, self.system_user)
+
+    def _owner_can_use(self, path: Path) -> bool:
+        """Whether the server's user can write into `path` (every parent must let it through)."""
+        if os.geteuid() != 0:
+            return True
+        probe = subprocess.run(self._as_owner(["test", "-w", str(path), "-a", "-x", str(path)]),
+                               cwd="/", capture_output=True)
+        return probe.returncode == 0
+
+    # --- the instance's directory --------------------------------------------------------------
+    def _claim(self) -> None:
+        """Choose and lock the instance's root, clear what a killed owner left there, choose home."""
+        if self.root is None:
+            SERVERS_DIR.mkdir(parents=True, exist_ok=True)
+            remove_stale_servers(SERVERS_DIR)
+            self.root = Path(tempfile.mkdtemp(prefix=f"{self.dirname}-", dir=SERVERS_DIR))
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = DirLock(self.root / LOCK, f"the {self.kind} server directory {self.root}")
+        try:
+            lock.acquire()
+        except LockedError as exc:
+            raise ServerError(str(exc)) from None
+        self.lock = lock
+        self._discard_leftovers()
+        self.home = self._choose_home()
+
+    def _recorded_home(self) -> Path | None:
+        assert self.root is not None
+        try:
+            text = (self.root / HOME_FILE).read_text().strip()
+        except OSError:
+            return None
+        return Path(text) if text else None
+
+    def _discard_leftovers(self) -> None:
+        """Stop a server a killed harness left in this root (verified by executable and data
+        directory) and remove its files."""
+        assert self.root is not None
+        for home in {self.root, self._recorded_home() or self.root}:
+            self.home = home
+            stop_verified(self.pidfile(), self.exe_name, self.datadir, self._stop_signal)
+            for name in ("data", "run", "files", "tmp"):
+                shutil.rmtree(home / name, ignore_errors=True)
+            if home != self.root and home.name.startswith("bench-") and home.parent == Path(tempfile.gettempdir()):
+                shutil.rmtree(home, ignore_errors=True)
+        (self.root / HOME_FILE).unlink(missing_ok=True)
+        self.home = None
+
+    def _choose_home(self) -> Path:
+        assert self.root is not None
+        self._private_dir(self.root)
+        if self._owner_can_use(self.root) and len(str(self.root / "run")) <= MAX_SOCKET_DIR:
+            return self.root
+        home = Path(tempfile.mkdtemp(prefix=f"bench-{self.dirname}-"))
+        self._private_dir(home)
+        (self.root / HOME_FILE).write_text(str(home) + "\n")
+        return home
+
+    # --- life cycle ----------------------------------------------------------------------------
+    _stop_signal = signal.SIGTERM
+
+    def start(self) -> None:
+        if self.lock is None:
+            self._claim()
+        for d in (self.sockdir, self.filesdir, self.tmpdir):
+            self._private_dir(d)
+        if not self._initialized:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            self._init_datadir()
+            self._initialized = True
+        port = free_port()
+        self.conn = Conn("127.0.0.1", port, "bench", new_password(), "bench")  # a new password at every start
+        self.proc = popen_logged(self._as_owner(self._server_command(port)), self.log)
+        self._wait_until_ready()
+        self._set_up_accounts()
+        self.ensure_template()
+
+    def stop(self) -> None:
+        """Stop the server process (its files stay for a restart)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(self._stop_signal)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self.home is not None:
+            stop_verified(self.pidfile(), self.exe_name, self.datadir, self._stop_signal)
+
+    def close(self) -> None:
+        """Stop the server and remove its directory (data, sockets, log) and lock."""
+        self.stop()
+        if self.root is not None and self.lock is not None:
+            if self.home is not None and self.home != self.root:
+                shutil.rmtree(self.home, ignore_errors=True)
+            for name in ("data", "run", "files", "tmp", "server.log", HOME_FILE):
+                p = self.root / name
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            (self.root / LOCK).unlink(missing_ok=True)
+            self.lock.release()
+            self.lock = None
+            try:
+                self.root.rmdir()
+            except OSError:
+                pass
+        self.home = None
+        self._initialized = False
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.time() + START_TIMEOUT_S
+        last = ""
+        while time.time() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise ServerError(f"{self.exe_name} exited with status {self.proc.returncode} while starting: "
+                                  f"{log_tail(self.log)}")
+            try:
+                if self.sql("SELECT 1", admin=True).strip() == "1":
+                    return
+            except ServerError as exc:
+                last = str(exc)
+            time.sleep(0.2)
+        raise ServerError(f"{self.exe_name} did not answer within {START_TIMEOUT_S} s ({last}): {log_tail(self.log)}")
+
+    def _run_as_owner(self, cmd: list[str], what: str) -> None:
+        proc = subprocess.run(self._as_owner(cmd), capture_output=True, text=True, cwd="/")
+        if proc.returncode != 0:
+            raise ServerError(f"{what} failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+
+    def _init_datadir(self) -> None:
+        raise NotImplementedError
+
+    def _server_command(self, port: int) -> list[str]:
+        raise NotImplementedError
+
+    def _set_up_accounts(self) -> None:
+        raise NotImplementedError
+
+
+
+def remove_stale_servers(base: Path = SERVERS_DIR) -> list[Path]:
+    """Remove the server directories under `base` whose owner died (kill -9): stop a server still
+    running there (after checking what it is) and delete its files.  Returns what was removed."""
+    removed = []
+    for cls in Managed.__subclasses__():  # the managed kinds: MariaDB, Postgres
+        for root in sorted(base.glob(f"{cls.dirname}-*")):
+            if not (root / LOCK).exists() or DirLock.held_by(root / LOCK) is not None:
+                continue
+            leftover = cls(root=root)
+            try:
+                leftover._claim()
+            except ServerError:
+                continue  # taken by another process meanwhile
+            leftover.close()
+            removed.append(root)
+    return removed

@@ -1,0 +1,96 @@
+"""The processes of the private servers: a free port, a pid file acted on only after checking what
+runs there, a server started in its own session that dies with the harness, its log's last lines."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child is dead for our purposes
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def is_server_process(pid: int, exe_name: str, datadir: Path) -> bool:
+    """Whether `pid` runs the server binary `exe_name` on `datadir` (its executable and its command
+    line), so that a PID reused by an unrelated process is never signalled."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if Path(exe.removesuffix(" (deleted)")).name != exe_name:
+        return False
+    want = str(datadir).encode()
+    return any(a == want or a.endswith(b"=" + want) for a in args)
+
+
+def read_pidfile(pidfile: Path) -> int | None:
+    try:
+        return int(pidfile.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def stop_verified(pidfile: Path, exe_name: str, datadir: Path, sig: int = signal.SIGTERM,
+                  wait_s: float = 30, log=None) -> bool:
+    """Stop a server left behind by a harness that was killed, named by its pid file, after checking
+    that the PID is that server.  Returns True when a server was signalled."""
+    pid = read_pidfile(pidfile)
+    if pid is None or pid == os.getpid() or not pid_alive(pid):
+        return False
+    if not is_server_process(pid, exe_name, datadir):
+        if log:
+            log(f"{pidfile} names PID {pid}, which is not {exe_name} on {datadir}: left alone")
+        return False
+    os.kill(pid, sig)
+    deadline = time.time() + wait_s
+    while pid_alive(pid) and time.time() < deadline:
+        time.sleep(0.1)
+    if pid_alive(pid) and is_server_process(pid, exe_name, datadir):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def die_with_parent() -> None:
+    """Runs in the child before exec: a server outlives no harness, even one killed with -9."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def popen_logged(cmd: list[str], log: Path) -> subprocess.Popen:
+    out = open(log, "ab")
+    try:
+        # cwd "/": a server running as its own user may not be allowed into the caller's directory
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, preexec_fn=die_with_parent, cwd="/")
+    finally:
+        out.close()
+
+
+def log_tail(path: Path, lines: int = 5) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+    except OSError:
+        return ""

@@ -1,0 +1,92 @@
+"""The layout of the harness as docs/code-map.md draws it: every module on a floor, no import that
+runs back up a floor (function-local imports included), and every path the map names present."""
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE_MAP = ROOT / "docs" / "code-map.md"
+
+
+def floors() -> dict[str, int]:
+    """Module path prefix -> floor, from the map's table (`| floor | paths | owns |`)."""
+    out = {}
+    for line in CODE_MAP.read_text().splitlines():
+        m = re.match(r"\|\s*(\d+)\s*\|(.*?)\|", line)
+        if m:
+            for path in re.findall(r"`([^`]+)`", m.group(2)):
+                out[path.removesuffix(".py").removesuffix("/").replace("/", ".")] = int(m.group(1))
+    return out
+
+
+def floor_of(module: str, table: dict[str, int]) -> int | None:
+    best = max((p for p in table if module == p or module.startswith(p + ".")), key=len, default=None)
+    return table[best] if best else None
+
+
+def module_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def imports(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, name) of every bench_src import in a module's source, at any depth (inside functions
+    too); a name is module.attribute for `from module import attribute`."""
+    package = module.removesuffix(".__init__") if module.endswith(".__init__") else module.rsplit(".", 1)[0]
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            elif (node.module or "").startswith("bench_src"):
+                target = node.module
+            else:
+                continue
+            out += [(node.lineno, f"{target}.{a.name}") for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.startswith("bench_src")]
+    return out
+
+
+def test_the_map_places_every_module_of_the_harness():
+    table = floors()
+    assert len(table) >= 8, table
+    modules = [module_of(p) for p in (ROOT / "bench_src").rglob("*.py")]
+    unplaced = [m for m in modules if m != "bench_src.__init__" and floor_of(m, table) is None]
+    assert unplaced == [], f"docs/code-map.md places no floor for {unplaced}"
+
+
+def test_no_import_runs_back_up_a_floor():
+    table = floors()
+    upward = []
+    for path in sorted((ROOT / "bench_src").rglob("*.py")):
+        own = floor_of(module_of(path), table)
+        for line, target in imports(path.read_text(), module_of(path)):
+            theirs = floor_of(target, table)
+            if own is not None and theirs is not None and theirs > own:
+                upward.append(f"{path.relative_to(ROOT)}:{line} (floor {own}) imports {target} (floor {theirs})")
+    assert upward == []
+
+
+def test_the_check_sees_an_upward_import_inside_a_function():
+    """The check itself: function-local imports of higher floors are found, relative or absolute."""
+    source = "def f():\n    from ..analysis import rules\n    from .. import api\n    import bench_src.run.build\n"
+    found = [t for _, t in imports(source, "bench_src.plan.probe")]
+    table = floors()
+    assert found == ["bench_src.analysis.rules", "bench_src.api", "bench_src.run.build"]
+    assert [floor_of(t, table) for t in found] == [4, 6, 5] and floor_of("bench_src.plan.probe", table) == 2
+
+
+def test_every_path_the_map_names_exists():
+    """The map stays true: a path it names that is moved or removed fails here."""
+    text = CODE_MAP.read_text()
+    named = sorted({p for p in re.findall(r"`([^`\s]+)`", text)
+                    if "/" in p or p.endswith((".py", ".md", ".json", ".rs", ".go", ".ipynb"))})
+    paths = [p for p in named if "/" in p]
+    assert len(paths) >= 30, paths
+    missing = [p for p in paths if not (ROOT / p).exists()]
+    assert missing == [], f"docs/code-map.md names paths that do not exist: {missing}"
+    bare = [p for p in named if "/" not in p]  # a file named without its folder must be one of the folders named
+    folders = [ROOT / p for p in paths if (ROOT / p).is_dir()] + [(ROOT / p).parent for p in paths]
+    unknown = [b for b in bare if not any((f / b).exists() for f in folders)]
+    assert unknown == [], f"docs/code-map.md names files found in none of its folders: {unknown}"

@@ -1,0 +1,113 @@
+"""One table of plan parameters (bench_src/parameters.py) feeds the command line, the run notebook's
+parameters and papermill's check of them, the profiles and the validation of a plan."""
+import json
+import re
+
+import pytest
+from papermill.inspection import _infer_parameters
+from papermill.iorw import load_notebook_node
+
+from bench_src import __main__ as cli, api, parameters, paths
+from bench_src.plan import make_plan
+from bench_src.plan.validate import plan_parameters
+from bench_src.profiles import PROFILES, Profile
+from bench_src.values import as_int
+
+
+def _parameters_cell(name="run.ipynb") -> str:
+    nb = json.loads((paths.ROOT / "notebooks" / name).read_text())
+    return "".join(next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))["source"])
+
+
+def _inferred(cell_source: str) -> dict:
+    """The parameters papermill finds in run.ipynb with this parameters cell."""
+    nb = load_notebook_node(str(paths.ROOT / "notebooks" / "run.ipynb"))
+    next(c for c in nb.cells if "parameters" in c.metadata.get("tags", [])).source = cell_source
+    return {p.name: p for p in _infer_parameters(nb)}
+
+
+def test_the_run_notebooks_parameters_cell_is_the_tables():
+    assert _parameters_cell() == parameters.notebook_cell(), \
+        "paste bench_src.parameters.notebook_cell() into run.ipynb's parameters cell"
+
+
+def test_every_profile_sets_only_parameters_of_the_table():
+    names = {p.name for p in parameters.profile_parameters()}
+    for prof in PROFILES.values():
+        assert set(prof.given) <= names and set(prof.settings) == names
+    with pytest.raises(ValueError, match="unknown setting 'sample'; allowed: ns, "):
+        Profile("typo", "a misspelt setting", ns={"sleep": [10]}, samples=6, warmup=0, sample=3)
+    with pytest.raises(ValueError, match="must set samples"):
+        Profile("short", "no samples", ns={"sleep": [10]}, warmup=0)
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    """A parameter added to the table, and nowhere else."""
+    seen = []
+
+    def check(value, profile):
+        seen.append((value, profile.probe))
+        return as_int("probe", profile.probe if value is None else value, 0, 9)
+
+    p = parameters.Parameter("probe", "Optional[int]", None, "a parameter added in one place", profile=True,
+                             profile_default=4, check=check)
+    monkeypatch.setattr(parameters, "PLAN_PARAMETERS", parameters.PLAN_PARAMETERS + (p,))
+    return seen
+
+
+def test_a_parameter_added_to_the_table_reaches_the_command_line(probe):
+    args = cli.parse_args(["check", "--probe", "7", "--plan", "{samples: 6}"])
+    assert cli.cli_plan_parameters(args) == {"samples": 6, "probe": "7", "profile": "quick"}
+    with pytest.raises(ValueError, match="--probe 7 contradicts probe: 2 in --plan"):
+        cli.cli_plan_parameters(cli.parse_args(["check", "--probe", "7", "--plan", "{probe: 2}"]))
+
+
+def test_a_parameter_added_to_the_table_reaches_the_notebook_and_papermills_check(probe):
+    cell = parameters.notebook_cell()
+    assert "probe: \"Optional[int]\" = None  # a parameter added in one place" in cell.splitlines()
+    inferred = _inferred(cell)
+    assert inferred["probe"].inferred_type_name == "Optional[int]" and inferred["probe"].help
+    assert "probe" in api.run_notebook_parameters()
+    namespace = {name: p.default for name, p in ((p.name, p) for p in parameters.notebook_parameters())}
+    api.refuse_unknown_parameters({**namespace, "probe": 3}, api.run_notebook_parameters())
+    with pytest.raises(ValueError, match="unknown parameter 'prob'"):
+        api.refuse_unknown_parameters({**namespace, "prob": 3}, api.run_notebook_parameters())
+
+
+def test_a_parameter_added_to_the_table_reaches_the_profiles(probe):
+    assert "probe" in {p.name for p in parameters.profile_parameters()}
+    own = Profile("probing", "sets the new parameter", ns={"sleep": [10]}, samples=6, warmup=0, probe=2)
+    assert own.probe == 2 and own.settings["probe"] == 2
+    assert PROFILES["quick"].probe == 4, "a profile that leaves it out has its profile default"
+
+
+def test_a_parameter_added_to_the_table_reaches_the_validation(probe):
+    assert "probe" in plan_parameters()
+    make_plan("quick", workloads=["sleep"], ns=[10], probe="5")
+    make_plan("quick", workloads=["sleep"], ns=[10])
+    assert probe == [("5", 4), (None, 4)], "make_plan reads it with the table's check, over the profile's value"
+    with pytest.raises(ValueError, match=r"probe must be an integer >= 0 and <= 9, got '12'"):
+        make_plan("quick", workloads=["sleep"], ns=[10], probe="12")
+    plan = api.plan_from_notebook({p.name: p.default for p in parameters.notebook_parameters()} | {"probe": 1,
+                                  "workloads": ["sleep"], "ns": [10]})
+    assert plan.workloads == ("sleep",) and probe[-1] == (1, 4)
+
+
+def test_without_the_new_parameter_it_is_refused_everywhere():
+    assert "probe" not in plan_parameters()
+    with pytest.raises(ValueError, match="unknown plan parameter 'probe'"):
+        make_plan("quick", probe=1)
+    with pytest.raises(SystemExit):
+        cli.parse_args(["check", "--probe", "1"])
+    with pytest.raises(ValueError, match="unknown setting 'probe'"):
+        Profile("p", "d", ns={"sleep": [10]}, samples=6, warmup=0, probe=1)
+
+
+def test_the_readmes_table_names_every_notebook_parameter_and_no_other():
+    text = (paths.ROOT / "README.md").read_text()
+    start = text.index("Parameters of `run.ipynb`")
+    table = text[start:text.index("\n\n", text.index("| parameter | meaning |", start))]
+    named = {n for line in table.splitlines() if line.startswith("| `")
+             for n in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
+    assert named == set(parameters.notebook_names())
