@@ -19,7 +19,9 @@ class Param:
     languages that accept the key; a per-language choice (a driver, say) lists its values per
     language in `choices_by_lang`.  `checksum` says whether the value changes the work done (and so
     the checksum); keys that only choose *how* the same work is done (a driver, a pool size) do not
-    take part in the Go/Rust equivalence check.
+    take part in the Go/Rust equivalence check.  `switch` marks an on/off piece of optional work
+    (one the 2022 programs skipped): the variants table sets a cell with it off against the
+    default of otherwise the same work, so that the table shows what the piece costs.
     """
 
     name: str
@@ -32,6 +34,7 @@ class Param:
     minimum_by_lang: dict[str, int] = field(default_factory=dict)
     langs: tuple[str, ...] = LANGS
     checksum: bool = True
+    switch: bool = False
     doc: str = ""
 
     def default_for(self, lang: str) -> str:
@@ -139,6 +142,11 @@ class Workload:
         comparable when these agree.  Per-language knobs (a driver) act like variants."""
         return tuple(p.name for p in self.params if set(p.langs) >= set(LANGS) and not p.choices_by_lang)
 
+    @property
+    def switch_params(self) -> tuple[str, ...]:
+        """The on/off switches of optional work (`Param.switch`)."""
+        return tuple(p.name for p in self.params if p.switch)
+
 
 _RETAIN = Param("retain", "digest", kind="choice", choices=("digest", "content"), checksum=False,
                 doc="keep only each file's digest, or (as the article did) every file's content until the end")
@@ -147,10 +155,10 @@ _RETAIN = Param("retain", "digest", kind="choice", choices=("digest", "content")
 # there digest=off changes it (it then proves only the sizes read); files_rw's checksum never holds
 # a digest.
 _DIGEST_DOC = "FNV-1a over every file read (on), or only its size (off: the article computed nothing from it)"
-_DIGEST_READ = Param("digest", "on", kind="choice", choices=("on", "off"), doc=_DIGEST_DOC)
-_DIGEST_RW = Param("digest", "on", kind="choice", choices=("on", "off"), checksum=False, doc=_DIGEST_DOC)
+_DIGEST_READ = Param("digest", "on", kind="choice", choices=("on", "off"), switch=True, doc=_DIGEST_DOC)
+_DIGEST_RW = Param("digest", "on", kind="choice", choices=("on", "off"), checksum=False, switch=True, doc=_DIGEST_DOC)
 # Go's os.File is unbuffered (a Write has reached the file when it returns): nothing to flush.
-_FLUSH = Param("flush", "on", kind="choice", choices=("on", "off"), langs=("rust",), checksum=False,
+_FLUSH = Param("flush", "on", kind="choice", choices=("on", "off"), langs=("rust",), checksum=False, switch=True,
                doc="wait until each append reached the file and check its close (on), or drop the file "
                    "after write_all (off: the article's Rust; tokio writes and closes it later)")
 

@@ -108,6 +108,31 @@ def test_go_vs_rust_is_like_for_like_and_other_models_have_their_own_table():
     assert sorted(v["variant"]) == ["thread", "thread-pinned"] and (v["baseline_variant"] == "tokio").all()
 
 
+def test_the_variants_table_shows_each_switch_of_optional_work_against_the_whole_work():
+    # digest (both languages) and flush (Rust) switch off work the 2022 programs skipped: the
+    # variants table sets each cell with a switch off against the default with all of them on,
+    # while Go vs Rust still pairs only cells that do the same work
+    cells = [("files_rw", lang, variant, 1000, {"retain": "digest", "digest": d, **({"flush": f} if lang == "rust" else {})})
+             for lang, variant, flushes in (("go", "readfile", ("on",)), ("rust", "spawn-blocking", ("on", "off")))
+             for d in ("on", "off") for f in flushes]
+    df = frame_of(cells, [1.0, 0.9, 1.2, 1.1, 1.05, 0.95])
+    v = compare.compare_variants(df)
+    rows = sorted(zip(v["lang"], v["params"], v["baseline_params"]))
+    assert rows == [("go", "digest=off,retain=digest", "digest=on,retain=digest"),
+                    ("rust", "digest=off,flush=off,retain=digest", "digest=on,flush=on,retain=digest"),
+                    ("rust", "digest=off,flush=on,retain=digest", "digest=on,flush=on,retain=digest"),
+                    ("rust", "digest=on,flush=off,retain=digest", "digest=on,flush=on,retain=digest")]
+    go_off = v[(v["lang"] == "go")].iloc[0]
+    assert go_off["ratio"] == pytest.approx(0.9, rel=0.01)
+    t = compare.compare(df)
+    assert sorted(zip(t["go_params"], t["rust_params"])) == [
+        ("digest=off,retain=digest", "digest=off,flush=off,retain=digest"),
+        ("digest=off,retain=digest", "digest=off,flush=on,retain=digest"),
+        ("digest=on,retain=digest", "digest=on,flush=off,retain=digest"),
+        ("digest=on,retain=digest", "digest=on,flush=on,retain=digest")]
+    assert sorted(t.loc[t["go_default"] & t["rust_default"], "rust_params"]) == ["digest=on,flush=on,retain=digest"]
+
+
 def test_the_article_family_pairs_the_articles_own_programs_across_shared_parameters():
     # the article's SQLite: Go chan-per-task with the rollback journal and an unlimited pool, Rust
     # pool with WAL and 10 connections; journal and pool are shared parameters, so only this

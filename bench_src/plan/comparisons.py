@@ -12,7 +12,9 @@ Families (each corrected for multiplicity on its own, per metric):
   futures, a one-thread runtime) against every task cell (goroutines, tokio tasks) of the same
   work, in either language;
 - "variants": within one language, every cell against the baseline of the same work: the
-  default variant with the default values of the language's own parameters;
+  default variant with the default values of the language's own parameters; a switch of optional
+  work (`Param.switch`, such as digest=off) is left out of "the same work" here, so a cell with it
+  off meets the baseline with it on and the table shows what the piece costs;
 - "article": where the plan holds the article's settings (`Plan.article_preset`), the Go cell
   with the article's settings against the Rust cell with the article's settings of the same
   workload, N, threads and arm: the comparison the reproduction table makes
@@ -69,11 +71,23 @@ class CellRef(NamedTuple):
         if w is None or self.variant != w.default_variant(self.lang):
             return False
         defaults = {k: str(v) for k, v in w.default_params(self.lang).items()}
-        return all(defaults.get(k) == v for k, v in self.params if k not in w.shared_params)
+        return all(defaults.get(k) == v for k, v in self.params if _own(w, k))
 
     def work(self) -> tuple:
         """What two cells must share to be compared: the same work, measured alike."""
         return (self.workload, self.n, self.threads, self.arm, self.shared())
+
+    def work_but_switches(self) -> tuple:
+        """`work` without the switches of optional work: what a cell shares with its baseline in
+        the variants family."""
+        switches = WORKLOADS[self.workload].switch_params if self.workload in WORKLOADS else ()
+        return (self.workload, self.n, self.threads, self.arm, tuple(kv for kv in self.shared() if kv[0] not in switches))
+
+
+def _own(w, key: str) -> bool:
+    """A parameter a cell's default status depends on: the language's own ones and the switches
+    (their default is the whole work of the specification)."""
+    return key not in w.shared_params or key in w.switch_params
 
 
 @lru_cache(maxsize=4096)
@@ -115,7 +129,7 @@ def _baseline(cells: list[CellRef], workload: str, lang: str, variant: str | Non
         return None
     defaults = {k: str(v) for k, v in w.default_params(lang).items()}
     for c in candidates:
-        own = {k: v for k, v in c.params if k not in w.shared_params}
+        own = {k: v for k, v in c.params if _own(w, k)}
         if all(defaults.get(k) == v for k, v in own.items()):
             return c
     return candidates[0]
@@ -148,7 +162,7 @@ def comparisons(cells: Iterable[CellRef], family: str, baseline: str | None = No
     groups: dict[tuple, list[CellRef]] = defaultdict(list)
     for c in cells:
         if c.workload in WORKLOADS:
-            groups[c.work()].append(c)
+            groups[c.work_but_switches() if family == "variants" else c.work()].append(c)
     for key, members in sorted(groups.items(), key=lambda kv: repr(kv[0])):
         if family == "go_vs_rust":
             go = [c for c in members if c.lang == "go"]
