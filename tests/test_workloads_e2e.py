@@ -17,6 +17,7 @@ from bench_src import api
 from bench_src.run import measure, runner, servers
 from bench_src.plan import make_plan
 from bench_src.run.resources import Resources
+from bench_src.store import DirLock
 from reference import files_read_checksum, files_rw_checksum, ping_pong_checksum, sql_checksum
 
 pytestmark = pytest.mark.slow
@@ -277,7 +278,7 @@ def test_two_database_runs_into_different_directories_both_finish(built, tmp_pat
         assert len(df) == 2 * 2 * 2 * 3
         assert (df["status"] == "ok").all(), df.loc[df["status"] != "ok", "reason"].tolist()
     assert not list(servers.SERVERS_DIR.glob("*-*")) or all(
-        servers.DirLock.held_by(d / ".lock") for d in servers.SERVERS_DIR.glob("*-*")), "both runs removed theirs"
+        DirLock.held_by(d / ".lock") for d in servers.SERVERS_DIR.glob("*-*")), "both runs removed theirs"
 
 
 def test_ping_pong_and_experiments_agree(built, tmp_path):

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..analysis import compare
 from ..catalogue import WORKLOADS
-from . import findings as found, full, tables, units
+from . import export, findings as found, full, tables, units
 from ..values import from_papermill
 from ..store import latest_results_dir
 
@@ -167,7 +167,7 @@ def figures(rep: full.Report, *names: str) -> "Section":
 
 def manifest(rep: full.Report) -> tables.Readable:
     """Every exported file with its size."""
-    m = full.manifest(rep.results_dir)
+    m = export.manifest(rep.results_dir)
     m["size"] = m["bytes"].map(lambda b: units.quantity(b, "B"))
     return tables.Readable(m[["file", "size"]], f"{len(m)} files under {rep.export_dir}", "Exported files")
 
