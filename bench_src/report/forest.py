@@ -22,7 +22,8 @@ KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant
 
 def _label(row) -> str:
     pair = row["go_variant"] if row["go_variant"] == row["rust_variant"] else f"{row['go_variant']} vs {row['rust_variant']}"
-    return f"{row['workload']}, N = {units.count(row['n'])}, {pair}"
+    shared = row["shared_params"] if isinstance(row["shared_params"], str) else ""
+    return f"{row['workload']}, N = {units.count(row['n'])}, {pair}" + (f"\n{shared}" if shared else "")
 
 
 def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None = None) -> plt.Figure:
