@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..analysis import compare, cores, memory, quality, robustness, scaling, sequential, stats
 from ..store import ResultsStore, equivalence, load
-from . import cores_figures, figures, findings, method, tables, theme
+from . import figures, findings, method, tables, theme
 from .export import images
 from .export.registry import exporters
 
@@ -138,10 +138,10 @@ def make_figures(rep: Report) -> Report:
                 keep(f"per_task_{m}", figures.per_task(c))
             rc = rep.tables.get(f"ratio_vs_cores_{m}")
             if rc is not None and not rc.empty:
-                keep(f"ratio_{m}_vs_cores", cores_figures.ratio_vs_cores(rc, rep.margin))
+                keep(f"ratio_{m}_vs_cores", figures.ratio_vs_cores(rc, rep.margin))
             sp = rep.tables.get(f"speedup_{m}")
             if sp is not None and not sp.empty:
-                keep(f"speedup_{m}", cores_figures.speedup(sp))
+                keep(f"speedup_{m}", figures.speedup(sp))
         valid = rep.df[rep.df["valid"]]
         for w in valid["workload"].unique():
             ns = sorted(valid.loc[valid["workload"] == w, "n"].unique())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import hosts, rules
-from . import forest, theme, units
+from . import figures, theme, units
 from .export import images
 
 METRICS = ("elapsed_s", "peak_rss_mib")
@@ -86,7 +86,7 @@ def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) 
             written.append(path)
         if not rep.combined[metric].empty and not rep.per_host[metric].empty:
             with theme.context():
-                fig = forest.forest(rep.per_host[metric], rep.combined[metric], margin)
+                fig = figures.forest(rep.per_host[metric], rep.combined[metric], margin)
                 written += images.save(fig, d, f"forest_{metric}")
     (d / "hosts.md").write_text("# Several hosts\n\n" + "\n\n".join(summary_lines(rep)) + "\n")
     written.append(d / "hosts.md")

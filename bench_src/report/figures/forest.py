@@ -13,8 +13,8 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from . import units
-from .theme import EQUIVALENCE_COLOR
+from .. import units
+from ..theme import EQUIVALENCE_COLOR
 
 KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant", "go_params",
        "rust_params"]

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from . import units
-from .theme import EQUIVALENCE_COLOR, LANG_COLORS
+from .. import units
+from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
 
 
 def _log2_axis(ax, values, axis: str = "y") -> None:
