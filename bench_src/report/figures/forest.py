@@ -13,11 +13,10 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ...analysis.hosts import KEY
 from .. import units
 from ..theme import EQUIVALENCE_COLOR
 
-KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant", "go_params",
-       "rust_params"]
 
 
 def _label(row) -> str:
