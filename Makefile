@@ -8,6 +8,8 @@ SEED    ?= 1
 # RUN_DIR: where `make run` writes (default: data/results/<profile>-<commit>[-dirty]-<plan digest>, so
 # the same command resumes an interrupted run).
 RUN_DIR ?=
+# CLUSTER: run the blocks on a Dask cluster, e.g. local:2 or tcp://HOST:8786 (docs/cluster.md); default: here.
+CLUSTER ?=
 
 .PHONY: setup venv system-deps build run test test-python test-go test-rust clean
 
@@ -46,12 +48,12 @@ build: venv
 #    run succeeded, so a refused or failed re-run never replaces the notebook of an earlier run;
 # 4. --stderr-file streams the notebook's stderr (the run's estimate and progress lines) here.
 run: venv
-	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)")) || exit 2; \
+	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") $(if $(CLUSTER),--cluster "$(CLUSTER)")) || exit 2; \
 	$(MAKE) --no-print-directory system-deps build || exit 2; \
 	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
 	partial="$$dir/run.partial.ipynb"; \
 	if $(BIN)/papermill notebooks/run.ipynb "$$partial" --stderr-file /dev/stderr \
-	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir"; then \
+	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)"); then \
 	  mv -f "$$partial" "$$dir/run.ipynb"; \
 	else \
 	  echo "the run failed: its notebook is $$partial ($$dir/run.ipynb, if any, is unchanged)" >&2; exit 1; \

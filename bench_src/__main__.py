@@ -45,6 +45,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                            help=parameters.cli_help(prm).replace("%", "%%"))
         p.add_argument("--results-dir")
         p.add_argument("--plan", default="{}", help="plan parameters: a YAML/JSON mapping, inline or in a file")
+        p.add_argument("--cluster", default=None, metavar="CLUSTER",
+                       help='run the blocks on the hosts of a Dask cluster: "local:N" (N hosts on this machine, each '
+                            'on its own CPUs) or "tcp://HOST:PORT" (a running scheduler); default: in this process')
         if name == "run":
             p.add_argument("--repair", action="store_true",
                            help="move unreadable lines of samples.jsonl to samples.rejected.jsonl, then resume")
@@ -74,6 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def command(args: argparse.Namespace) -> int:
     from . import api
     from .catalogue import WORKLOADS
+    from .cluster_spec import ClusterError
     from .profiles import PROFILES
     from .run import build
     from .run.servers import ServerError
@@ -92,7 +96,8 @@ def command(args: argparse.Namespace) -> int:
             plan = api.plan_from_parameters(profile=args.profile, seed=args.seed)
             print(api.results_dir_for(plan))
         elif args.cmd in ("check", "run"):
-            plan = api.plan_from_parameters(**cli_plan_parameters(args))
+            cluster = api.cluster_from_parameter(args.cluster)
+            plan = api.plan_from_parameters(cluster=cluster and str(cluster), **cli_plan_parameters(args))
             out = api.results_dir_for(plan, args.results_dir, repair=getattr(args, "repair", False))
             api.check_servers(plan)
             if args.cmd == "check":
@@ -100,7 +105,7 @@ def command(args: argparse.Namespace) -> int:
             else:
                 build.build(plan.languages)
                 report = api.run_plan(plan, out, progress=not args.no_progress, repair=args.repair,
-                                      new_binaries=args.new_binaries)
+                                      new_binaries=args.new_binaries, cluster=cluster)
                 if report.interrupted:
                     return 130 if report.ended == "SIGINT" else 143
         elif args.cmd == "repair":
@@ -113,7 +118,7 @@ def command(args: argparse.Namespace) -> int:
                       f"params {[p.name for p in w.params]}")
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
-    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, ServerError, DiskFull) as exc:
+    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, ServerError, DiskFull, ClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

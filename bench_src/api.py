@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from . import parameters, paths
+from .cluster_spec import ClusterSpec, host_threads, parse_cluster
 from .analysis import compare, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
@@ -45,9 +46,13 @@ def parse_bool(name: str, value: Any) -> bool:
     return as_bool(name, value)
 
 
-def plan_from_parameters(**given: Any) -> Plan:
+def plan_from_parameters(cluster: Any = None, **given: Any) -> Plan:
     """Validate the notebook's parameters (papermill strings included) into a Plan.  An unknown
-    name is an error that lists the allowed ones."""
+    name is an error that lists the allowed ones.  With a local `cluster` and no `threads`, the
+    programs run as many threads as each host has CPUs (cluster_spec.host_threads)."""
+    per_host = host_threads(parse_cluster(cluster))
+    if per_host is not None and given.get("threads") in (None, ""):
+        given["threads"] = per_host
     return make_plan(**{k: from_papermill(k, v) for k, v in given.items()})
 
 
@@ -59,7 +64,8 @@ def run_notebook_parameters() -> list[str]:
 def plan_from_notebook(namespace: dict[str, Any]) -> Plan:
     """The Plan of run.ipynb's parameters: every plan parameter the notebook declares, read from
     its namespace (`globals()`)."""
-    return plan_from_parameters(**{p.name: namespace[p.name] for p in parameters.PLAN_PARAMETERS if p.notebook})
+    return plan_from_parameters(cluster=namespace.get("cluster"),
+                                **{p.name: namespace[p.name] for p in parameters.PLAN_PARAMETERS if p.notebook})
 
 
 def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: Any = False) -> Path:
@@ -108,14 +114,22 @@ def build_programs(plan: Plan, force: Any = False) -> dict:
     return result
 
 
+def cluster_from_parameter(cluster: Any) -> ClusterSpec | None:
+    """The run notebook's `cluster` parameter, checked before anything is built: None (run here),
+    "local:N" or "tcp://HOST:PORT" (a ValueError names the value and what is allowed)."""
+    return parse_cluster(cluster)
+
+
 def run_plan(plan: Plan, results_dir: str | Path, progress: Any = True, repair: Any = False,
-             new_binaries: Any = False, expected_samples: Any = None) -> runner.RunReport:
+             new_binaries: Any = False, expected_samples: Any = None, cluster: Any = None) -> runner.RunReport:
     """Take the plan's missing samples (see runner.run): an estimate first, progress lines on
     stderr, the report at the end.  repair: move unreadable lines of samples.jsonl aside;
-    new_binaries: continue with rebuilt programs in a new session."""
+    new_binaries: continue with rebuilt programs in a new session; cluster: the hosts to run the
+    blocks on (None: this process; "local:N"; "tcp://HOST:PORT"; see docs/cluster.md)."""
+    spec = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
     report = runner.run(plan, results_dir, progress=parse_bool("progress", progress),
                         repair=parse_bool("repair", repair), new_binaries=parse_bool("new_binaries", new_binaries),
-                        expected_samples=expected_samples)
+                        expected_samples=expected_samples, cluster=spec)
     print(report)
     return report
 

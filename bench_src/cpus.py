@@ -148,3 +148,20 @@ def cpu_set(cores: int) -> str:
     if not 1 <= cores <= len(mine):
         raise ValueError(f"cores: {cores} CPUs asked for, but this process may run on {len(mine)} ({mine})")
     return ",".join(str(c) for c in mine[:cores])
+
+
+def split(workers: int) -> list[list[int]]:
+    """The CPUs of each of `workers` hosts of a local cluster: this process's affinity mask cut
+    into that many disjoint runs of neighbouring CPUs (the first runs one CPU longer when the
+    count does not divide), so that no two hosts ever share a CPU."""
+    mine = sorted(os.sched_getaffinity(0))
+    if not 1 <= workers <= len(mine):
+        raise ValueError(f"a local cluster of {workers} hosts needs a CPU for each, but this process may run on "
+                         f"{len(mine)} ({mine})")
+    size, extra = divmod(len(mine), workers)
+    out, start = [], 0
+    for k in range(workers):
+        end = start + size + (1 if k < extra else 0)
+        out.append(mine[start:end])
+        start = end
+    return out

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import psutil
 
 from . import cpus
+from .cluster_spec import parse_cluster
 from .values import as_bool, as_float, as_int
 
 # Caps that hold always (a sample count or a value no run can reach).
@@ -196,6 +197,10 @@ RUN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("progress", "bool", True, "progress lines with ETA on stderr"),
     Parameter("repair", "bool", False, "move unreadable lines of samples.jsonl aside before resuming"),
     Parameter("new_binaries", "bool", False, "resume with rebuilt programs as a new session instead of refusing"),
+    Parameter("cluster", "Optional[str]", None,
+              'None: run here, in this process; "local:N": N hosts on this machine, each on its own CPUs; '
+              '"tcp://HOST:PORT": the hosts of a running Dask scheduler (docs/cluster.md)',
+              check=lambda v, p: parse_cluster(v)),
 )
 
 

@@ -1,6 +1,7 @@
 """Where things live in the repository."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,3 +21,12 @@ def program(lang: str) -> Path:
 
 def launcher() -> Path:
     return BIN / "benchlaunch"
+
+
+# A host of a cluster whose programs are not under its data/bin names their directory here.
+HOST_BIN_ENV = "BENCH_BIN_DIR"
+
+
+def host_bin_dir() -> Path:
+    """Where this host's own built programs are: $BENCH_BIN_DIR, else data/bin."""
+    return Path(os.environ[HOST_BIN_ENV]) if os.environ.get(HOST_BIN_ENV) else BIN

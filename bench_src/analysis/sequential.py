@@ -228,14 +228,42 @@ def _frame(records: list[dict], before_block: int) -> pd.DataFrame:
     return mark_valid(samples_frame(kept)) if kept else pd.DataFrame()
 
 
-def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[str], None],
-               deadline: float | None = None) -> None:
+def blocks_of(slots: Iterable[tuple[int, object]]) -> list[list[tuple[int, object]]]:
+    """(seq, slot) pairs grouped into their blocks (phase and block number), in schedule order."""
+    out: dict[tuple[str, int], list] = {}
+    for seq, slot in slots:
+        out.setdefault((slot.phase, slot.block), []).append((seq, slot))
+    return list(out.values())
+
+
+def blocks_in_order(take: Callable, done: set[str]) -> Callable[[list, float | None], bool]:
+    """take_blocks for one process: the blocks one after the other, each sample not yet `done`
+    taken by take(seq, slot); a block starts only before the deadline (time.monotonic() seconds).
+    Returns whether every block ran."""
+    def take_blocks(blocks: list[list[tuple[int, object]]], deadline: float | None) -> bool:
+        for block in blocks:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            for seq, slot in block:
+                if slot.sample_id not in done:
+                    take(seq, slot)
+        return True
+
+    return take_blocks
+
+
+def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Callable[[str], None],
+               deadline: float | None = None, take_blocks: Callable[[list, float | None], bool] | None = None
+               ) -> None:
     """Sample the open cells after the pilot (the runner's call): look at every comparison, give
     the group of open cells that buys most precision per second the blocks to its next look, look
     again, and so on until nothing is open, every open comparison is at the last look, or (with a
     `deadline`, time.monotonic() seconds: the plan's time budget) no block may start.  Each look
     uses only samples of blocks before its boundary, so a resumed run repeats the same decisions
-    and takes exactly the missing samples."""
+    and takes exactly the missing samples.  The blocks of each step go to `take_blocks(blocks,
+    deadline)` (default: `blocks_in_order(take, done)`; a cluster runs them on its hosts at once),
+    which returns False when the deadline stopped it."""
+    take_blocks = take_blocks or blocks_in_order(take, done)
     design = design_of(plan)
     if not design.sequential:
         return
@@ -269,16 +297,15 @@ def run_blocks(plan, store, take: Callable, done: set[str], bar, log: Callable[[
         gi, blocks = step
         slots = [plan.extra_block(boundary + i, sorted(cells[c] for c in groups[gi])) for i in range(blocks)]
         bar.total += sum(1 for block in slots for s in block if s.sample_id not in done)
+        numbered = []
         for block in slots:
-            if deadline is not None and time.monotonic() >= deadline:
-                log(f"sequential: the time budget of {plan.time_budget_s:g} s is spent with {len(found.open)} "
-                    f"comparisons open ({tally}); the final tables test each comparison at every look its pairs "
-                    "reached")
-                return
-            for slot in block:
-                if slot.sample_id not in done:
-                    take(seq, slot)
-                seq += 1
+            numbered.append([(seq + i, slot) for i, slot in enumerate(block)])
+            seq += len(block)
+        if not take_blocks(numbered, deadline):
+            log(f"sequential: the time budget of {plan.time_budget_s:g} s is spent with {len(found.open)} "
+                f"comparisons open ({tally}); the final tables test each comparison at every look its pairs "
+                "reached")
+            return
         boundary += blocks
 
 

@@ -72,6 +72,15 @@ class Estimate:
         return (f"estimated duration: about {format_duration(self.seconds)} for {self.samples:,.0f} samples "
                 f"(an estimate, not a promise: {self.basis})")
 
+    def spread_over(self, hosts: int, warmup_s: float) -> None:
+        """The same samples taken on `hosts` hosts at once: the measured blocks divide among them,
+        the warm-ups (each host takes them all, `warmup_s`) and the servers' start do not."""
+        if hosts <= 1:
+            return
+        fixed = min(self.seconds, warmup_s + self.server_start_s)
+        self.seconds = fixed + (self.seconds - fixed) / hosts
+        self.notes.append(f"the measured blocks divided among {hosts} hosts, each taking the warm-ups itself")
+
     def to_dict(self) -> dict:
         return {"seconds": round(self.seconds, 1), "samples": self.samples, "cells": self.cells,
                 "cells_from_history": self.cells_from_history, "basis": self.basis}

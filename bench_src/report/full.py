@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, cores, memory, quality, robustness, scaling, sequential, stats
+from ..analysis import compare, cores, hosts, memory, quality, robustness, scaling, sequential, stats
 from ..store import ResultsStore, equivalence, load
 from . import figures, findings, method, tables, theme
 from .export import images
@@ -65,6 +65,8 @@ def check_results_dir(results_dir: str | Path) -> Path:
     return d
 
 
+# the metrics analysed per host and across hosts when a run's samples come from several hosts
+HOST_METRICS = ("elapsed_s", "peak_rss_mib")
 ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_")
 
 
@@ -102,6 +104,10 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         for m in metrics:
             rep.tables[f"ratio_vs_cores_{m}"] = cores.ratio_vs_cores(df, m, margin=margin)
             rep.tables[f"speedup_{m}"] = cores.speedup(df, m)
+    if "host" in df.columns and df["host"].dropna().nunique() > 1:  # a cluster run: pairs within each host
+        for m in HOST_METRICS:
+            rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)
+            rep.tables[f"across_hosts_{m}"] = hosts.across_hosts(df, m, margin)
     above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df))
     if not above.empty:
         rep.tables["memory_above_baseline"] = above
@@ -142,6 +148,9 @@ def make_figures(rep: Report) -> Report:
             sp = rep.tables.get(f"speedup_{m}")
             if sp is not None and not sp.empty:
                 keep(f"speedup_{m}", figures.speedup(sp))
+            per_host, across = rep.tables.get(f"per_host_{m}"), rep.tables.get(f"across_hosts_{m}")
+            if per_host is not None and across is not None and not per_host.empty and not across.empty:
+                keep(f"forest_{m}", figures.forest(per_host, across, rep.margin))
         valid = rep.df[rep.df["valid"]]
         for w in valid["workload"].unique():
             ns = sorted(valid.loc[valid["workload"] == w, "n"].unique())

@@ -27,8 +27,13 @@ class HostsReport:
         return len(self.overview)
 
     @property
+    def distinct_machines(self) -> int:
+        """Machines behind the hosts (the hosts of a local cluster share one)."""
+        return int(self.overview["machine"].nunique()) if not self.overview.empty else 0
+
+    @property
     def directories(self) -> int:
-        return int(self.overview["directories"].sum()) if not self.overview.empty else 0
+        return len({d for dirs in self.overview["results_dirs"] for d in dirs.split(", ")})
 
 
 def overview(df: pd.DataFrame) -> pd.DataFrame:
@@ -36,9 +41,10 @@ def overview(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for h, entry in df.attrs.get("hosts", {}).items():
         mine = df[(df["host"] == h) & (df["phase"] == "measured")] if not df.empty else df
-        rows.append({"host": h, "label": entry["label"], "directories": len(entry["results_dirs"]),
+        rows.append({"host": h, "label": entry["label"], "machine": entry.get("machine", h),
+                     "directories": len(entry["results_dirs"]),
                      "results_dirs": ", ".join(entry["results_dirs"]), "measured_samples": len(mine)})
-    return pd.DataFrame(rows, columns=["host", "label", "directories", "results_dirs", "measured_samples"])
+    return pd.DataFrame(rows, columns=["host", "label", "machine", "directories", "results_dirs", "measured_samples"])
 
 
 def analyse(df: pd.DataFrame, metrics=METRICS, margin: float = rules.MARGIN) -> HostsReport:
@@ -53,10 +59,14 @@ def analyse(df: pd.DataFrame, metrics=METRICS, margin: float = rules.MARGIN) -> 
 def summary_lines(rep: HostsReport) -> list[str]:
     """The answer first: how many machines stand behind the directories, then per metric the
     combined verdicts counted and each difference with its ratio, interval and hosts."""
-    out = [f"{rep.directories} results directories from {rep.machines} distinct machine(s) (a machine is a "
+    out = [f"{rep.directories} results directories from {rep.distinct_machines} distinct machine(s) (a machine is a "
            "fingerprint: CPU, caches, memory, kernel, toolchains, the programs' sha256)."]
+    if rep.distinct_machines < rep.machines:
+        out.append(f"{rep.machines} hosts on {rep.distinct_machines} machine(s): hosts of one machine are shares of it, each "
+                   "pinned to CPUs of its own (a local cluster); "
+                   "a verdict that holds on all of them holds across those CPUs, not across machines.")
     if rep.machines < 2:
-        out.append("One machine: no verdict across machines; each directory's blocks are pooled as blocks of that host.")
+        out.append("One host: no verdict across machines; each directory's blocks are pooled as blocks of that host.")
     for metric, t in rep.combined.items():
         if t.empty:
             continue

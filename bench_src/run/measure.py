@@ -47,11 +47,12 @@ LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "
                  "exit_code", "signal")
 
 
-def command(cell: Cell, data_dir: Path | None = None) -> list[str]:
+def command(cell: Cell, data_dir: Path | None = None, bin_dir: Path | None = None) -> list[str]:
     """The program's command line for a cell (the contract in docs/workloads.md).  It never holds
-    a DSN: see `program_env`."""
+    a DSN: see `program_env`.  `bin_dir`: where the programs are (default data/bin)."""
     threads = cell.threads if cell.threads is not None else cpus.usable_cpus()
-    cmd = [str(paths.program(cell.lang)), cell.workload, "--n", str(cell.n), "--variant", cell.variant,
+    program = paths.program(cell.lang) if bin_dir is None else Path(bin_dir) / paths.program(cell.lang).name
+    cmd = [str(program), cell.workload, "--n", str(cell.n), "--variant", cell.variant,
            "--threads", str(threads)]
     if data_dir is not None:
         cmd += ["--data-dir", str(data_dir)]
@@ -156,7 +157,8 @@ def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int
 
 
 def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict | None = None,
-                 guard_ms: int = 20, timeline_ms: float = 0, cpus: str | None = None) -> tuple[dict, str, str]:
+                 guard_ms: int = 20, timeline_ms: float = 0, cpus: str | None = None,
+                 launcher: Path | None = None) -> tuple[dict, str, str]:
     """Run cmd under the launcher; return (launcher JSON, stdout, stderr).  With timeline_ms > 0
     the launcher JSON also holds `timeline`: [(CLOCK_MONOTONIC ns, RSS bytes), ...].  `cpus` (a
     CPU list such as "0,2-3") pins the program to those CPUs before it starts (the launcher's
@@ -164,7 +166,7 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
     with _SAMPLE_DIRS.new() as tmp:
         result = Path(tmp) / "result.json"
         out_path, err_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
-        launch = [str(paths.launcher()), "--result", str(result),
+        launch = [str(launcher or paths.launcher()), "--result", str(result),
                   "--timeout-ms", str(timeout_ms(timeout_s)),
                   "--mem-limit-kb", str(int(mem_limit_mb) * 1024),
                   "--guard-ms", str(guard_ms), *(["--cpus", cpus] if cpus else []), "--", *cmd]
@@ -191,14 +193,18 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
 
 
 def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | None = None,
-            dsn: str | None = None, env: dict | None = None, timeline_ms: float = 0) -> dict[str, Any]:
+            dsn: str | None = None, env: dict | None = None, timeline_ms: float = 0,
+            bin_dir: Path | None = None) -> dict[str, Any]:
     """Run one sample of a cell and return a flat record (see README, "Columns").  With
     timeline_ms > 0 the record also carries `timeline` (the RSS samples), which the runner stores
-    in a file of its own.  `dsn` goes to the program in BENCH_DSN."""
-    cmd = command(cell, data_dir)
+    in a file of its own.  `dsn` goes to the program in BENCH_DSN.  `bin_dir`: where the launcher
+    and the programs are (a host of a cluster: bench_src/run/cluster/host.py), default data/bin."""
+    cmd = command(cell, data_dir, bin_dir)
+    launcher = None if bin_dir is None else Path(bin_dir) / paths.launcher().name
     launched, stdout, stderr = run_launched(cmd, timeout_s, mem_limit_mb, env=program_env(env, dsn),
                                             timeline_ms=timeline_ms,
-                                            cpus=cpus.cpu_set(cell.cores) if cell.cores else None)
+                                            cpus=cpus.cpu_set(cell.cores) if cell.cores else None,
+                                            launcher=launcher)
     rec: dict[str, Any] = {k: launched.get(k) for k in LAUNCHER_KEYS}
     rec["peak_rss_bytes"] = launched["maxrss_kb"] * 1024
     rec["command"] = " ".join(cmd)

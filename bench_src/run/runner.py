@@ -25,12 +25,13 @@ from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..plan.estimate import Estimate, default_seconds, earlier_pilot, estimate, format_duration, history
 from ..plan.dsn import resolve_dsn
-from ..store import ChecksumBook, DiskFull, ResultsStore, is_disk_full, key_string, now_utc
+from ..cluster_spec import ClusterSpec
+from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
-from . import build, machine
+from . import build, machine, sample
 from . import measure as measure_module
 from .measure import default_env, measure
-from .resources import Resources, SkipSample, raise_nofile_limit
+from .resources import Resources, raise_nofile_limit
 
 
 class SampleContext(Protocol):
@@ -84,17 +85,6 @@ def default_results_dir(plan: Plan) -> Path:
     return paths.RESULTS / f"{plan.profile}-{machine.short_commit()}-{plan.digest[:6]}"
 
 
-def _record(slot: Slot, seq: int, run_id: str, session: int | None, measured: dict[str, Any]) -> dict[str, Any]:
-    c = slot.cell
-    return {
-        "run_id": run_id, "sample_id": slot.sample_id, "seq": seq, "session": session, "phase": slot.phase,
-        "block": slot.block, "pos": slot.pos, "cell_id": c.id, "workload": c.workload, "lang": c.lang,
-        "variant": c.variant, "n": c.n, "threads_requested": c.threads, "arm": c.arm,
-        "params": json.dumps(c.params_dict, sort_keys=True), "equiv_key": key_string(c),
-        **({"cores": c.cores} if c.cores else {}), **measured,
-    }
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an interrupt so that a run ends as cleanly as after Ctrl-C."""
 
@@ -136,6 +126,7 @@ class Progress:
         self.estimated_done = 0.0
         self.remaining_estimate = 0.0
         self.taken = 0
+        self.hosts = 1  # hosts taking samples at once (a cluster run)
 
     def begin(self) -> None:
         """The first sample is about to be taken (servers and fixtures are ready)."""
@@ -150,7 +141,9 @@ class Progress:
 
     def eta(self) -> float:
         sampling = time.monotonic() - self.sampling_started
-        scale = sampling / self.estimated_done if self.estimated_done > 0 and self.taken >= 3 else 1.0
+        # measured pace once a few samples are in (hosts working at once included), else the estimate
+        scale = (sampling / self.estimated_done if self.estimated_done > 0 and self.taken >= 3 * self.hosts
+                 else 1.0 / self.hosts)
         return max(0.0, self.remaining_estimate * scale)
 
     def line(self, note: str = "") -> str:
@@ -189,12 +182,14 @@ class Progress:
 def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
         progress: bool = True, log: Callable[[str], None] = print,
         measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
-        expected_samples: Mapping[str, float] | float | None = None) -> RunReport:
+        expected_samples: Mapping[str, float] | float | None = None, cluster: ClusterSpec | None = None
+        ) -> RunReport:
     """Take every sample of the plan that the results directory does not hold yet.
 
     repair: move unreadable or incomplete lines of samples.jsonl aside (else such lines stop the run).
     new_binaries: continue a run whose programs were rebuilt, in a new session (else refused).
     expected_samples: samples per cell the estimate assumes (default warmup + samples).
+    cluster: run the blocks on the hosts of a Dask cluster (bench_src/run/cluster/); None: here.
     """
     started = time.monotonic()
     scrubber = Scrubber()
@@ -204,17 +199,22 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
     for stale in measure_module.remove_stale_sample_dirs():
         log(f"removed {stale}, left by a harness process that was killed")
+    if cluster is not None and context is not None:
+        raise ValueError("a cluster run prepares its samples on each host: give no context")
+    refuse_other_engine(store, cluster)
     context = context or Resources(log=log)
     nofile = raise_nofile_limit()
     binaries = build.binary_digests()
     relevant = ["benchlaunch"] + [{"go": "gobench", "rust": "rustbench"}[lang] for lang in plan.languages]
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
-               "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries}
+               "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
+               "engine": engine_name(cluster)}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
     if store.access_note:
         log(f"note: {store.access_note}")
     report = RunReport(store.dir, 0, 0)
     context_started = False
+    hosts = None  # the cluster's hosts (cluster runs only)
     bar: Progress | None = None
     failure: BaseException | None = None
     try:
@@ -229,6 +229,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 records = store.records()
                 done = store.done_ids()
                 book = ChecksumBook(records)
+                if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
+                    schedule = [s for s in schedule if s.phase != "warmup"]
                 todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
                 report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
                 measured_s, by_cell = history()
@@ -247,22 +249,39 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     return min(measured_s.get(cell.id, default_seconds(cell)), plan.timeout_s + 1.0) + plan.cooldown_s
 
                 bar = Progress(store.run_id, len(schedule), report.already_done, seconds, enabled=progress)
-                bar.say(str(est), log)
+                keep = SampleKeeper(store, book, report, bar, log)
+                if cluster is None:
+                    bar.say(str(est), log)
+                    take = _sample_taker(plan, store, context, measure_fn, keep)
+                    take_blocks = sequential.blocks_in_order(take, done)
+                    context_started = True
+                    info = context.start(plan, store)
+                    scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
+                    store.update_session(context=info)
+                else:
+                    from .cluster import engine  # the default path imports nothing of Dask
+
+                    hosts = engine.Hosts(cluster, plan, store, keep, done, log)
+                    hosts.start(binaries={k: binaries.get(k) for k in relevant})
+                    bar.hosts = hosts.count
+                    est.spread_over(hosts.count, hosts.warmup_seconds(seconds))
+                    store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
+                    bar.add_planned(hosts.warmup_samples())
+                    report.planned += hosts.warmup_samples()
+                    bar.say(str(est), log)
+                    take = None
+                    take_blocks = hosts.take_blocks
                 bar.expect([s.cell for _, s in todo])
-                take = _sample_taker(plan, store, context, measure_fn, book, report, bar, log)
-                context_started = True
-                info = context.start(plan, store)
-                scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
-                store.update_session(context=info)
                 bar.begin()
-                for seq, slot in todo:
-                    take(seq, slot)
+                # every block with a sample missing (one process skips those it has; a host runs it whole)
+                take_blocks(sequential.blocks_of(enumerate(schedule)), None)
                 if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
                     deadline = started + plan.time_budget_s - spent_before if plan.time_budget_s else None
-                    sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log, deadline=deadline)
-                if take.skipped_cells:
-                    log(f"{len(take.skipped_cells)} cells were skipped (see the status table): "
-                        f"{', '.join(sorted(take.skipped_cells))}")
+                    sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log, deadline=deadline,
+                                          take_blocks=take_blocks)
+                if keep.skipped_cells:
+                    log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
+                        f"{', '.join(sorted(keep.skipped_cells))}")
             except KeyboardInterrupt as exc:
                 report.interrupted = True
                 report.ended = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
@@ -285,6 +304,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 try:
                     if context_started:
                         context.stop()
+                    if hosts is not None:
+                        hosts.close()
                 finally:
                     measure_module.remove_sample_dirs()
                     report.duration_s = time.monotonic() - started
@@ -300,6 +321,30 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
     return report
+
+
+def engine_name(cluster: ClusterSpec | None) -> str:
+    """How a session took its samples, as meta.json records it."""
+    return "in-process" if cluster is None else f"cluster {cluster}"
+
+
+def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None) -> None:
+    """A directory whose samples were taken in-process is resumed in-process, one of a cluster on
+    a cluster: a cluster's blocks run whole on one host and every host takes its own warm-ups, an
+    in-process resume would split a block between this machine and a host."""
+    if not store.meta_path.exists():
+        return
+    try:
+        sessions = store.read_meta().get("sessions", [])
+    except CorruptFile:
+        return  # the run's own checks say what to do with it
+    kinds = {str(s.get("engine", "in-process")).split(" ")[0] for s in sessions if s.get("taken")}
+    mine = engine_name(cluster).split(" ")[0]
+    if kinds and mine not in kinds:
+        earlier = ", ".join(sorted({s.get("engine", "in-process") for s in sessions if s.get("taken")}))
+        raise ValueError(f"{store.dir} holds samples taken {earlier.replace('cluster', 'on the cluster')}; resume "
+                         f"it the same way ({'without a cluster' if mine == 'cluster' else 'with --cluster'}), or "
+                         "give another results_dir")
 
 
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
@@ -350,52 +395,43 @@ class _GrowingTotal:
         self.progress.add_planned(value - self.progress.planned)
 
 
-def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, book: ChecksumBook, report: RunReport,
-                  bar: Progress, log):
-    """take(seq, slot): one sample, measured, checked and stored at once."""
-    env = default_env()
-    after_sample = getattr(context, "after_sample", None)
-    secrets = getattr(context, "secrets", None)
+class SampleKeeper:
+    """keep(slot, record, timeline): a taken sample checked and stored at once: its timeline file,
+    the checksum verdict (the first ok sample of a work key sets the checksum every other must
+    match), the append, the run's counts, a line for a failure, the progress line."""
 
-    def take(seq: int, slot: Slot) -> None:
-        began = time.monotonic()
-        started_at = now_utc()
-        try:
-            extra_args = context.before_sample(slot.cell)
-            if secrets is not None:  # a server restarted by before_sample has a new password
-                store.scrubber.add(*secrets())
-            if plan.timeline_ms:
-                extra_args["timeline_ms"] = plan.timeline_ms
-            measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **extra_args)
-        except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
-            measured = {"status": "skipped", "reason": str(exc)}
-        except Exception as exc:  # a harness-side failure becomes a failed sample too
-            if is_disk_full(exc):  # not the sample's failure: every further one would fail alike
-                raise
-            measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
-        timeline = measured.pop("timeline", None)
-        rec = _record(slot, seq, store.run_id, store.session, measured)
+    def __init__(self, store: ResultsStore, book: ChecksumBook, report: RunReport, bar: Progress, log):
+        self.store, self.book, self.report, self.bar, self.log = store, book, report, bar, log
+        self.skipped_cells: set[str] = set()
+
+    def __call__(self, slot: Slot, rec: dict[str, Any], timeline) -> None:
         if timeline is not None:
-            rec["timeline_file"] = store.write_timeline(slot.sample_id, timeline)
-        rec["started_at"] = started_at
+            rec["timeline_file"] = self.store.write_timeline(rec["sample_id"], timeline)
         if rec["status"] == "ok":
-            want, problem = book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
+            want, problem = self.book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
             rec["expected_checksum"] = want
             if problem:
                 rec["status"], rec["reason"] = "checksum_mismatch", problem
-        elif after_sample is not None and rec["status"] != "skipped":
-            after_sample(slot.cell, rec)
-        rec["harness_s"] = round(time.monotonic() - began, 6)
-        store.append(rec)
-        report.taken += 1
-        report.statuses[rec["status"]] += 1
+        self.store.append(rec)
+        self.report.taken += 1
+        self.report.statuses[rec["status"]] += 1
         if rec["status"] == "skipped":
-            take.skipped_cells.add(slot.cell.id)
+            self.skipped_cells.add(slot.cell.id)
         elif rec["status"] != "ok":
-            log(f"sample {slot.sample_id}: {rec['status']}: {rec['reason']}")
-        bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}")
+            self.log(f"sample {rec['sample_id']}: {rec['status']}: {rec['reason']}"
+                     + (f" (host {rec['host']})" if rec.get("host") else ""))
+        self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}")
+
+
+def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper):
+    """take(seq, slot): one sample, measured here, checked and stored at once."""
+    env = default_env()
+
+    def take(seq: int, slot: Slot) -> None:
+        rec, timeline = sample.measure_slot(plan, context, measure_fn, env, slot, seq, store.run_id, store.session,
+                                            store.scrubber)
+        keep(slot, rec, timeline)
         if plan.cooldown_s:
             time.sleep(plan.cooldown_s)
 
-    take.skipped_cells = set()
     return take

@@ -11,7 +11,7 @@ from .equivalence import ChecksumBook, check, key_string, mark_valid
 from .frame import COLUMNS, samples_frame
 from .lock import DirLock, LockedError
 from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
-                      ResultsStore, check_results_dir, latest_results_dir, now_utc)
+                      ResultsStore, check_results_dir, current_attempts, latest_results_dir, now_utc)
 from .secrets import Scrubber
 from .space import DiskFull, is_disk_full
 
@@ -27,6 +27,6 @@ def repair(results_dir: str | os.PathLike) -> int:
     return ResultsStore(results_dir).repair_records()
 
 
-__all__ = ["COLUMNS", "ChecksumBook", "CorruptFile", "CorruptRecords", "CorruptRecordsWarning", "DirLock",
+__all__ = ["COLUMNS", "ChecksumBook", "CorruptFile", "current_attempts", "CorruptRecords", "CorruptRecordsWarning", "DirLock",
            "DiskFull", "LockedError", "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir",
            "is_disk_full", "key_string", "latest_results_dir", "load", "mark_valid", "now_utc", "repair", "samples_frame"]

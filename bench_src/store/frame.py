@@ -14,6 +14,7 @@ COLUMNS = [
     "expected_checksum", "tasks_ok", "elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb",
     "peak_rss_bytes", "nvcsw", "nivcsw", "minflt", "majflt", "exit_code", "signal", "t0_mono_ns",
     "spawned_ns", "start_mono_ns", "runtime", "extra", "command", "harness_s", "equiv_key", "timeline_file",
+    "host", "attempt",  # a cluster run's: the host that took the sample, the attempt of its block
 ]
 
 

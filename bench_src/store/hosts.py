@@ -32,12 +32,23 @@ FINGERPRINT_TOOLCHAINS = ("go", "rustc", "cargo", "tokio")
 
 
 def fingerprint(session: Mapping) -> dict:
-    """The fingerprint of the machine a session ran on (from meta.json's session entry)."""
+    """The fingerprint of the machine a session ran on (from meta.json's session entry, or a
+    cluster host's description): with `cpu_set` when the host is a share of a machine (a local
+    cluster's host pinned to its own CPUs), so that two such hosts stay apart."""
     machine = session.get("machine", {}) or {}
     tools = session.get("toolchains", {}) or {}
-    return {"machine": {k: machine.get(k) for k in FINGERPRINT_MACHINE if machine.get(k) is not None},
-            "toolchains": {k: tools.get(k) for k in FINGERPRINT_TOOLCHAINS if tools.get(k) is not None},
-            "binaries": dict(sorted((session.get("binaries") or {}).items()))}
+    out = {"machine": {k: machine.get(k) for k in FINGERPRINT_MACHINE if machine.get(k) is not None},
+           "toolchains": {k: tools.get(k) for k in FINGERPRINT_TOOLCHAINS if tools.get(k) is not None},
+           "binaries": dict(sorted((session.get("binaries") or {}).items()))}
+    if session.get("cpu_set"):
+        out["cpu_set"] = session["cpu_set"]
+    return out
+
+
+def machine_id(print_: Mapping) -> str:
+    """The machine behind a host: the fingerprint without the CPU share (hosts of one local
+    cluster are one machine)."""
+    return host_id({k: v for k, v in print_.items() if k != "cpu_set"})
 
 
 def host_id(print_: Mapping) -> str:
@@ -49,7 +60,8 @@ def host_label(print_: Mapping) -> str:
     """A readable name: CPU model, CPUs and the digest."""
     m = print_.get("machine", {})
     cpus = m.get("usable_cpus") or m.get("logical_cpus")
-    return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs [{host_id(print_)}]"
+    share = f" (CPU {print_['cpu_set']})" if print_.get("cpu_set") else ""
+    return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs{share} [{host_id(print_)}]"
 
 
 def source_commit(meta: Mapping) -> set[str]:
@@ -89,18 +101,23 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
         df = store.load()
         by_session = {}
         for s in meta.get("sessions", []):
-            fp = fingerprint(s)
-            hid = host_id(fp)
-            by_session[s.get("session")] = hid
-            entry = hosts.setdefault(hid, {"label": host_label(fp), "fingerprint": fp, "results_dirs": []})
-            if d not in entry["results_dirs"]:
-                entry["results_dirs"].append(d)
+            # a cluster session's samples carry their host; its hosts' fingerprints are in "hosts"
+            prints = [h["fingerprint"] for h in (s.get("hosts") or {}).values()] or [fingerprint(s)]
+            for fp in prints:
+                hid = host_id(fp)
+                by_session.setdefault(s.get("session"), hid)
+                entry = hosts.setdefault(hid, {"label": host_label(fp), "fingerprint": fp, "machine": machine_id(fp),
+                                               "results_dirs": []})
+                if d not in entry["results_dirs"]:
+                    entry["results_dirs"].append(d)
         if df.empty:
             continue
         fallback = next(iter(by_session.values()), "unknown")
         session = df["session"] if "session" in df.columns else pd.Series([None] * len(df), index=df.index)
+        own = df["host"] if "host" in df.columns else pd.Series([None] * len(df), index=df.index)
         # run_id becomes the directory: two runs named alike on two machines must not share blocks
-        df = df.assign(host=[by_session.get(s, fallback) for s in session], results_dir=d, run_id=d)
+        df = df.assign(host=[h if isinstance(h, str) and h else by_session.get(s, fallback)
+                             for h, s in zip(own, session)], results_dir=d, run_id=d)
         frames.append(df)
     out = mark_valid(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
     if not out.empty:

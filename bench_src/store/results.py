@@ -18,9 +18,10 @@ import json
 import os
 import tempfile
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pandas as pd
 
@@ -36,7 +37,7 @@ REJECTED = "samples.rejected.jsonl"
 LOCK = ".lock"
 # Samples with these statuses did not run (the cell could not run here); a resumed run takes them
 # again, and the newer record replaces the older one.
-RETRY_STATUSES = ("skipped",)
+RETRY_STATUSES = ("skipped", "host_lost")  # taken again when the run resumes
 META = "meta.json"
 CORRUPT_META = "meta.json.corrupt"
 # What a run of this package may leave in a directory before its meta.json exists: the lock, the
@@ -49,6 +50,32 @@ REQUIRED = ("sample_id", "seq", "phase", "block", "cell_id", "workload", "lang",
 
 def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def current_attempts(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(kept, abandoned).  A cluster run's measured records carry the `attempt` of their block: a
+    host lost mid-block leaves the samples it delivered, and the block runs again whole, on
+    another host or the same one when it returns.  Per block (phase, number) the attempt with the
+    most records (of equals, the last written) is kept, so pairs form only within one complete
+    attempt on one host; the others stay in samples.jsonl, out of the frame.  Records without an
+    attempt (an in-process run) are all kept."""
+    records = list(records)
+    size: dict[tuple, Counter] = {}
+    last: dict[tuple, dict[str, int]] = {}
+    for i, r in enumerate(records):
+        if r.get("attempt") and r.get("phase") == "measured":
+            key = (r["phase"], r.get("block"))
+            size.setdefault(key, Counter())[r["attempt"]] += 1
+            last.setdefault(key, {})[r["attempt"]] = i
+    chosen = {key: max(c, key=lambda a: (c[a], last[key][a])) for key, c in size.items()}
+    kept, abandoned = [], []
+    for r in records:
+        key = (r.get("phase"), r.get("block"))
+        if r.get("attempt") and key in chosen and r["attempt"] != chosen[key]:
+            abandoned.append(r)
+        else:
+            kept.append(r)
+    return kept, abandoned
 
 
 class NotAResultsDirectory(FileNotFoundError):
@@ -593,9 +620,10 @@ class ResultsStore:
             os.close(fd)
 
     def latest_records(self) -> list[dict[str, Any]]:
-        """One record per sample id: the last one written (a skipped sample taken again later)."""
+        """One record per sample id: the last one written (a skipped sample taken again later) of
+        the block's kept attempt (`current_attempts`)."""
         latest: dict[str, dict[str, Any]] = {}
-        for r in self.records():
+        for r in current_attempts(self.records())[0]:
             latest[r["sample_id"]] = r
         return list(latest.values())
 
@@ -608,8 +636,9 @@ class ResultsStore:
             warnings.warn(scan.describe_bad(self.samples_path) + "; they are left out of this frame "
                           "(repair with bench_src.api.repair or `python -m bench_src repair DIR`)",
                           CorruptRecordsWarning, stacklevel=2)
+        records, abandoned = current_attempts(scan.records)
         counts: dict[str, int] = {}
-        for r in scan.records:
+        for r in records:
             if r.get("status") not in RETRY_STATUSES:
                 counts[r["sample_id"]] = counts.get(r["sample_id"], 0) + 1
         twice = sorted(k for k, v in counts.items() if v > 1)
@@ -617,10 +646,12 @@ class ResultsStore:
             warnings.warn(f"{self.samples_path}: {len(twice)} sample(s) stored more than once (the last copy is "
                           f"used), e.g. {twice[0]}", CorruptRecordsWarning, stacklevel=2)
         latest: dict[str, dict[str, Any]] = {}
-        for r in scan.records:
+        for r in records:
             latest[r["sample_id"]] = r
         df = samples_frame(latest.values())
         df.attrs["bad_lines"] = [b.lineno for b in scan.bad]
+        # samples of a block whose host was lost mid-block (the block ran again whole): kept on disk
+        df.attrs["abandoned_samples"] = len(abandoned)
         return df
 
     # --- memory timelines ----------------------------------------------------------------------

@@ -63,6 +63,9 @@ SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
     ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib"),
      ("ratio_peak_rss_mib_vs_n", "peak_rss_mib_vs_n"), ""),
     ("cpu", "CPU time: Go vs Rust", ("go_vs_rust_cpu_s", "summary_cpu_s"), (), ""),
+    ("hosts", "Hosts: each on its own, and combined", ("across_hosts_", "per_host_"), ("forest_",),
+     "A run on several hosts: the Go/Rust ratio combined across hosts (random effects: tau, I², holds on k of m) "
+     "and each host's own verdicts; pairs form only within a host."),
     ("variants", "Variants within a language", ("variants_",), (),
      "Each variant (or parameter set) against its language's default for the same work."),
     ("per-task", "Cost of one more task", ("per_task_",), ("per_task_",), ""),

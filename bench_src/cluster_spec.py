@@ -1,0 +1,67 @@
+"""What the `cluster` run parameter names, read once: nothing (the plan runs here, in this process,
+as always), a local cluster of N hosts on this machine (`"local:N"`, each host pinned to its own
+CPUs: bench_src/cpus.py `split`), or the address of a running Dask scheduler whose workers are the
+hosts (`"tcp://HOST:PORT"`, also `tls://`).  The run itself is bench_src/run/cluster/."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import cpus
+
+_LOCAL = re.compile(r"local:(\d+)")
+_ADDRESS = re.compile(r"(tcp|tls)://([A-Za-z0-9._\-\[\]:]+):(\d{1,5})")
+ALLOWED = ('nothing (the plan runs in this process)', '"local:N" (N hosts on this machine, each on its own CPUs)',
+           '"tcp://HOST:PORT" (a running Dask scheduler)')
+
+
+class ClusterError(RuntimeError):
+    """A cluster that cannot run the plan (no scheduler, no host, a host refused): the message
+    says what happened and what to do."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    kind: str  # "local" or "scheduler"
+    workers: int = 0  # local: the number of hosts
+    address: str = ""  # scheduler: its address
+
+    def __str__(self) -> str:
+        return f"local:{self.workers}" if self.kind == "local" else self.address
+
+
+def parse_cluster(value: Any, usable: int | None = None) -> ClusterSpec | None:
+    """The cluster a run uses, or None for the in-process run.  A ValueError names the value and
+    what is allowed; "local:N" needs N <= the usable CPUs (`usable`, default this process's)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+        return None
+    allowed = f"allowed: {'; '.join(ALLOWED)}"
+    if not isinstance(value, str):
+        raise ValueError(f"cluster: {value!r} is not a string; {allowed}")
+    text = value.strip()
+    local = _LOCAL.fullmatch(text)
+    if local:
+        n = int(local.group(1))
+        limit = cpus.usable_cpus() if usable is None else usable
+        if not 1 <= n <= limit:
+            raise ValueError(f"cluster: {text!r} asks for {n} local hosts, but each needs a CPU of its own and this "
+                             f"machine has {limit} usable; give local:1 to local:{limit}")
+        return ClusterSpec("local", workers=n)
+    address = _ADDRESS.fullmatch(text)
+    if address:
+        port = int(address.group(3))
+        if not 1 <= port <= 65535:
+            raise ValueError(f"cluster: {text!r} has port {port}; a port is 1 to 65535")
+        return ClusterSpec("scheduler", address=text)
+    raise ValueError(f"cluster: {text!r} is not a cluster; {allowed}")
+
+
+def host_threads(spec: ClusterSpec | None) -> int | None:
+    """The `threads` of a plan that sets none, run on this cluster: each local host's CPUs (the
+    fewest, when the CPUs do not divide evenly), so that no program runs more threads than its host
+    has CPUs.  None for the in-process run and a scheduler's hosts (the usable-CPUs rule of
+    bench_src/cpus.py applies; the run warns about a host with another number of CPUs)."""
+    if spec is None or spec.kind != "local":
+        return None
+    return len(cpus.split(spec.workers)[-1])

@@ -1,0 +1,245 @@
+"""The client of a cluster run: the hosts are Dask workers, the results directory, the checksums
+and the sequential rule stay here.
+
+`Hosts.start` starts a `LocalCluster` ("local:N": N workers, one thread and the resource `host=1`
+each, each pinned to its own CPUs: cpus.split) or connects to a running scheduler, and refuses,
+before the first sample, a worker that is not one host (not one thread, no `host` resource) or
+whose programs are not the session's (host.HostPlugin.programs; a host without programs gets the
+client's, shipped).  Each host's description (its machine fingerprint) goes into meta.json.
+
+`Hosts.take_blocks` is the runner's take_blocks: each block is one task placed whole on whichever
+host is free (`resources={"host": 1}`); at most one block per host is handed out at a time, so the
+sequential rule and the time budget decide here, between blocks.  Samples arrive as events the
+moment a host takes them and are stored at once (appended and fsync'ed by the runner's keeper);
+a block's result repeats them, and a sample is stored once per attempt.  A host lost mid-block:
+Dask runs the block again whole elsewhere (or on the same host when it returns); what the lost
+attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
+per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
+the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends the run.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import time
+import uuid
+from collections import deque
+from typing import Any, Callable
+
+import dask
+from distributed import Client, KilledWorker, LocalCluster, TimeoutError as DaskTimeout, wait
+
+from ... import cpus, paths
+from ...cluster_spec import ClusterError, ClusterSpec
+from ...plan import Plan, Slot
+from ...store.hosts import host_id
+from ..sample import record
+from . import host
+
+# The Dask settings a host runs with: no statistical profiler (a thread sampling every 10 ms), no
+# GIL monitor (1 ms), slow event-loop and system monitors; a worker's memory is not limited (the
+# launcher's guard watches the programs).  Workers started by hand take them from the environment
+# (docs/cluster.md); `Hosts.start` warns about a worker whose profiler is on.
+QUIET_WORKERS = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.memory.monitor-interval": "5s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.gil.enabled": False,
+}
+POLL_S = 0.5  # how often the client looks at its blocks and events (the hosts do not poll)
+NO_HOST_S = 120.0  # a run with no host for this long ends
+CONNECT_S = 60.0
+RETRY_STATUS = "host_lost"
+
+
+class HostsError(ClusterError):
+    """The cluster cannot run the plan (no host, a host refused); the message says what to do."""
+
+
+class Hosts:
+    def __init__(self, spec: ClusterSpec, plan: Plan, store, keep: Callable[[Slot, dict, Any], None],
+                 done: set[str], log: Callable[[str], None]):
+        self.spec, self.plan, self.store, self.keep, self.done, self.log = spec, plan, store, keep, done, log
+        self.cluster: LocalCluster | None = None
+        self.client: Client | None = None
+        self.events: queue.Queue = queue.Queue()
+        self.kept: set[tuple[str, str]] = set()  # (attempt, sample_id) already stored
+        self.slots: dict[str, Slot] = {}
+        self.warmup_slots = {s.sample_id: s for s in plan.schedule() if s.phase == "warmup"}
+        self.hosts: dict[str, dict] = {}
+        self.count = 0
+
+    # --- start and stop ---------------------------------------------------------------------------
+    def start(self, binaries: dict[str, str | None]) -> None:
+        relevant = list(binaries)
+        with dask.config.set(QUIET_WORKERS):
+            if self.spec.kind == "local":
+                self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
+                                            resources={"host": 1}, memory_limit=0, dashboard_address=None,
+                                            silence_logs=logging.CRITICAL)
+                self.client = Client(self.cluster, set_as_default=False)
+                cpu_sets = {str(i): s for i, s in enumerate(cpus.split(self.spec.workers))}
+            else:
+                try:
+                    self.client = Client(self.spec.address, timeout=CONNECT_S, set_as_default=False)
+                    self.client.wait_for_workers(1, timeout=CONNECT_S)
+                except (OSError, DaskTimeout) as exc:
+                    raise HostsError(f"cluster {self.spec}: no scheduler with a worker answered within "
+                                     f"{CONNECT_S:.0f} s ({type(exc).__name__}: {exc}); start one (docs/cluster.md)"
+                                     ) from None
+                cpu_sets = None
+        workers = self.client.scheduler_info(n_workers=-1)["workers"]
+        for addr, w in workers.items():
+            if w.get("nthreads") != 1 or not w.get("resources", {}).get("host"):
+                raise HostsError(f"worker {addr} has {w.get('nthreads')} threads and resources "
+                                 f"{w.get('resources') or {}}: a host is one thread with the resource host=1; start it "
+                                 "with `dask worker SCHEDULER --nthreads 1 --resources host=1`")
+        found = self.client.run(host.inspect)
+        shipped = None
+        for addr, info in found.items():
+            own = {k: info["binaries"].get(k) for k in relevant}
+            if own == binaries:
+                continue
+            if all(v is None for v in own.values()):
+                shipped = {k: (paths.BIN / k).read_bytes() for k in relevant}
+                continue
+            differ = "; ".join(f"{k}: {(own[k] or 'missing')[:12]} there, {(binaries[k] or 'none')[:12]} here"
+                               for k in relevant if own[k] != binaries[k])
+            raise HostsError(f"host {addr} ({info['bin_dir']}) has other programs than this session ({differ}): "
+                             "nothing was taken; build the same commit there, or remove its programs so that they "
+                             "are shipped from here")
+        for addr, info in found.items():
+            if info["profiler"]:
+                self.log(f"warning: host {addr} runs Dask's profiler (a thread sampling every 10 ms beside the "
+                         "benchmark); start it with DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False "
+                         "(docs/cluster.md)")
+        plugin = host.HostPlugin(self.plan.to_dict(), self.store.run_id, self.store.session, binaries, relevant,
+                                 cpu_sets, shipped)
+        self.client.register_plugin(plugin, name=host.PLUGIN)
+        self.client.subscribe_topic(host.TOPIC, self.events.put)
+        try:
+            described = self.client.run(host.check)
+        except host.BinariesRefused as exc:
+            raise HostsError(str(exc)) from None
+        self.hosts = {host_id(d["fingerprint"]): d for d in described.values()}
+        self.count = len(described)
+        for addr, d in described.items():
+            self.log(f"host {host_id(d['fingerprint'])}: {d['label']} at {addr}"
+                     + (" (programs shipped from here)" if shipped and found[addr]["binaries"] != binaries else ""))
+            usable = d["machine"].get("usable_cpus")
+            if self.plan.threads is not None and usable != self.plan.threads:
+                self.log(f"warning: host {addr} may run on {usable} CPUs, and the plan runs every program with "
+                         f"--threads {self.plan.threads}: both languages alike, but not as the host's own default "
+                         "would; set threads to the hosts' CPUs")
+
+    def describe(self) -> dict:
+        """meta.json's `hosts` of this session: each host's description by its id."""
+        return dict(self.hosts)
+
+    def warmup_samples(self) -> int:
+        """The warm-up samples of this session: every host takes all of the plan's."""
+        return len(self.warmup_slots) * self.count
+
+    def warmup_seconds(self, seconds: Callable) -> float:
+        return sum(seconds(s.cell) for s in self.warmup_slots.values())
+
+    def close(self) -> None:
+        try:
+            if self.client is not None:
+                self.drain()
+                try:
+                    self.client.unregister_worker_plugin(host.PLUGIN)  # servers stopped, scratch removed
+                except Exception as exc:  # a host already gone: nothing of it to stop
+                    self.log(f"note: stopping the hosts' servers: {type(exc).__name__}: {exc}")
+                self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+    # --- blocks ---------------------------------------------------------------------------------
+    def take_blocks(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
+        """Run the blocks with a sample missing, each whole on one host; at most one block per
+        host at a time; a block starts only before the deadline.  Returns whether every block ran."""
+        todo = deque(b for b in blocks if any(slot.sample_id not in self.done for _, slot in b))
+        running: dict = {}
+        finished_all = True
+        no_host_since = None
+        while todo or running:
+            hosts_now = len(self.client.nthreads())
+            while todo and len(running) < max(hosts_now, 1):
+                if deadline is not None and time.monotonic() >= deadline:
+                    todo.clear()
+                    finished_all = False
+                    break
+                block = todo.popleft()
+                for _, slot in block:
+                    self.slots[slot.sample_id] = slot
+                phase, number = block[0][1].phase, block[0][1].block
+                future = self.client.submit(host.run_block, block, key=f"block-{phase}-{number}-{uuid.uuid4().hex[:8]}",
+                                            resources={"host": 1}, pure=False)
+                running[future] = block
+            if not running:
+                break
+            try:
+                with self.client.as_current():
+                    done = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED").done
+            except DaskTimeout:
+                done = set()
+            self.drain()
+            for future in done:
+                self.finish(future, running.pop(future))
+            if hosts_now == 0:
+                no_host_since = no_host_since or time.monotonic()
+                if time.monotonic() - no_host_since > NO_HOST_S:
+                    raise HostsError(f"cluster {self.spec}: no host for {NO_HOST_S:.0f} s with {len(running)} blocks "
+                                     "running; every sample delivered is stored: start hosts and resume")
+            else:
+                no_host_since = None
+        self.drain()
+        return finished_all
+
+    def drain(self) -> None:
+        """Store every sample that has arrived as an event (and say what the hosts logged)."""
+        while True:
+            try:
+                _, msg = self.events.get_nowait()
+            except queue.Empty:
+                return
+            self.receive(msg)
+
+    def receive(self, msg: dict) -> None:
+        if msg.get("kind") == "log":
+            self.log(f"host {msg.get('host')}: {msg.get('text')}")
+            return
+        rec = dict(msg["record"])
+        key = (rec.get("attempt"), rec["sample_id"])
+        if key in self.kept:
+            return
+        self.kept.add(key)
+        slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
+        self.keep(slot, rec, msg.get("timeline"))
+        if rec["status"] != "skipped":
+            self.done.add(rec["sample_id"])
+
+    def finish(self, future, block: list[tuple[int, Slot]]) -> None:
+        if future.status == "finished":
+            for msg in future.result()["samples"]:
+                self.receive(msg)
+            return
+        exc = future.exception() if future.status == "error" else None
+        if exc is not None and not isinstance(exc, KilledWorker):
+            if isinstance(exc, host.BinariesRefused):
+                raise HostsError(str(exc)) from None
+            raise HostsError(f"a block failed on its host: {type(exc).__name__}: {exc}") from None
+        reason = (f"the block's hosts were lost {dask.config.get('distributed.scheduler.allowed-failures')} + 1 times "
+                  f"while running it ({exc}); taken again on the next resume" if exc is not None
+                  else f"the block was {future.status} on the cluster; taken again on the next resume")
+        attempt = f"lost-{uuid.uuid4().hex[:8]}"
+        for seq, slot in block:
+            rec = record(slot, seq, self.store.run_id, self.store.session,
+                         {"status": RETRY_STATUS, "reason": reason})
+            rec["attempt"] = attempt
+            self.kept.add((attempt, slot.sample_id))
+            self.keep(slot, rec, None)
+

@@ -1,0 +1,205 @@
+"""A host of a cluster run: what runs inside one Dask worker.
+
+A worker is one host: one thread, the resource `host=1`, and a block is one task, so no two
+benchmark processes ever share a host.  `HostPlugin`, registered by the client, makes the worker
+ready the first time a block arrives: it pins the worker to its CPUs (a local cluster's host),
+checks that its programs are the session's (their sha256; a host without them gets the client's,
+shipped in the plugin; one with other programs is refused), evicts them from the page cache,
+prepares the fixtures and servers (`Resources`, in a scratch directory of its own) and takes the
+plan's warm-ups itself.  Each sample of a block is taken by the very code the in-process runner
+uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
+`TOPIC`; the block's return value repeats them, so none is lost when an event is late.  A block
+carries an `attempt` token: when a host is lost mid-block Dask runs the block again whole, and the
+store keeps per block one complete attempt (store/results.py `current_attempts`).
+
+While a sample runs the worker does nothing but wait for it: the client starts workers with
+Dask's profiler, GIL monitor and fast system monitors off (`engine.QUIET_WORKERS`), and this
+module polls nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from distributed import WorkerPlugin, get_worker
+
+from ... import paths
+from ...plan import Slot, plan_from_dict
+from ...store.hosts import fingerprint, host_id, host_label
+from ...store.secrets import Scrubber
+from .. import build, machine, sample
+from ..measure import default_env, measure, remove_sample_dirs
+from ..resources import Resources, raise_nofile_limit
+
+PLUGIN = "bench-host"
+TOPIC = "bench-samples"
+
+
+class BinariesRefused(RuntimeError):
+    """A host whose programs are not the session's."""
+
+
+def pin_process(cpus: list[int]) -> None:
+    """Every thread of this process on `cpus` (threads started later inherit it)."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except (ProcessLookupError, ValueError):
+            continue
+
+
+def digests(directory: Path, names) -> dict[str, str | None]:
+    """sha256 of each named program in `directory` (None when it is not there)."""
+    out = {}
+    for name in names:
+        path = Path(directory) / name
+        out[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    return out
+
+
+def inspect() -> dict[str, Any]:
+    """What the client checks before registering the plugin (client.run on every worker): the
+    host's own programs and the Dask settings that could disturb a sample."""
+    import dask
+
+    own = paths.host_bin_dir()
+    return {"bin_dir": str(own), "binaries": digests(own, ("benchlaunch", "gobench", "rustbench")),
+            "profiler": bool(dask.config.get("distributed.worker.profile.enabled", True))}
+
+
+class HostPlugin(WorkerPlugin):
+    """The host's state across the blocks it runs (see the module's docstring)."""
+
+    name = PLUGIN
+
+    def __init__(self, plan: dict, run_id: str, session: int, binaries: dict[str, str | None], relevant: list[str],
+                 cpu_sets: dict[str, list[int]] | None = None, shipped: dict[str, bytes] | None = None):
+        self.plan_dict, self.run_id, self.session = plan, run_id, session
+        self.binaries, self.relevant = binaries, relevant
+        self.cpu_sets, self.shipped = cpu_sets or {}, shipped or {}
+
+    # --- Dask's WorkerPlugin ---------------------------------------------------------------------
+    def setup(self, worker) -> None:
+        self.worker = worker
+        self.cpu_set = self.cpu_sets.get(str(worker.name))
+        if self.cpu_set:
+            pin_process(self.cpu_set)
+        self.scratch = Path(tempfile.mkdtemp(prefix="bench-host-", dir=worker.local_directory))
+        self.plan = plan_from_dict(self.plan_dict)
+        self.bin_dir: Path | None = None
+        self.context: Resources | None = None
+        self.scrubber = Scrubber()
+        self.description: dict | None = None
+        self.host = ""
+        self.warm = False
+
+    def teardown(self, worker) -> None:
+        try:
+            if self.context is not None:
+                self.context.stop()
+        finally:
+            remove_sample_dirs()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    # --- the host ----------------------------------------------------------------------------------
+    def log(self, text: str) -> None:
+        self.worker.log_event(TOPIC, {"kind": "log", "host": self.host, "text": self.scrubber.text(text)})
+
+    def programs(self) -> Path:
+        """The directory of programs this host runs: its own when their sha256 are the session's,
+        else the shipped ones; BinariesRefused when it has others and none were shipped."""
+        own = paths.host_bin_dir()
+        found = digests(own, self.relevant)
+        want = {k: self.binaries.get(k) for k in self.relevant}
+        if found == want:
+            return own
+        if self.shipped:
+            target = self.scratch / "bin"
+            target.mkdir(exist_ok=True)
+            for name, data in self.shipped.items():
+                (target / name).write_bytes(data)
+                (target / name).chmod(0o700)
+            if digests(target, self.relevant) == want:
+                return target
+        differ = "; ".join(f"{k}: {(found[k] or 'missing')[:12]} here, {(want[k] or 'none')[:12]} in the session"
+                           for k in self.relevant if found[k] != want[k])
+        raise BinariesRefused(f"host {self.worker.address} ({own}): its programs are not the session's ({differ}); "
+                              "build the same commit there, or remove them so that the client ships its own")
+
+    def describe(self) -> dict:
+        """This host as meta.json records it: the machine, its toolchains, the programs' sha256,
+        its CPU share, and its fingerprint and label."""
+        if self.description is None:
+            desc = {"machine": machine.describe(), "toolchains": build.toolchains(), "binaries": self.binaries,
+                    "worker": self.worker.address, "worker_name": str(self.worker.name)}
+            if self.cpu_set:
+                desc["cpu_set"] = ",".join(str(c) for c in self.cpu_set)
+            fp = fingerprint(desc)
+            desc.update(fingerprint=fp, label=host_label(fp))
+            self.host = host_id(fp)
+            self.description = desc
+        return self.description
+
+    def ready(self) -> None:
+        """Programs checked, page cache evicted, fixtures and servers up, warm-ups taken (once)."""
+        if self.cpu_set:
+            os.sched_setaffinity(0, self.cpu_set)  # the thread that starts the samples
+        if self.bin_dir is None:
+            self.bin_dir = self.programs()
+            self.describe()
+            nofile = raise_nofile_limit()
+            self.description["nofile_limit_for_programs"] = {"soft": nofile[0], "hard": nofile[1]}
+            build.evict_from_page_cache([self.bin_dir / name for name in self.relevant])
+        if self.context is None:
+            self.context = Resources(log=self.log)
+            self.context.start(self.plan, SimpleNamespace(dir=self.scratch))
+            self.scrubber.add(*self.context.secrets())
+        if not self.warm:
+            warmups = [(seq, s) for seq, s in enumerate(self.plan.schedule()) if s.phase == "warmup"]
+            self.take(warmups, f"warmup-{uuid.uuid4().hex[:8]}")
+            self.warm = True
+
+    def take(self, slots: list[tuple[int, Slot]], attempt: str) -> list[dict]:
+        """Take the slots in order, each sample sent to the client the moment it is taken."""
+        env = default_env()
+        sent = []
+        for seq, slot in slots:
+            rec, timeline = sample.measure_slot(self.plan, self.context, measure, env, slot, seq, self.run_id,
+                                                self.session, self.scrubber, bin_dir=self.bin_dir)
+            rec.update(host=self.host, attempt=attempt)
+            if slot.phase == "warmup":  # every host takes them: one id per host and attempt
+                rec["sample_id"] = f"{rec['sample_id']}@{self.host}:{attempt}"
+            msg = self.scrubber.data({"kind": "sample", "record": rec, "timeline": timeline})
+            self.worker.log_event(TOPIC, msg)
+            sent.append(msg)
+            if self.plan.cooldown_s:
+                time.sleep(self.plan.cooldown_s)
+        return sent
+
+
+def describe(dask_worker) -> dict:
+    """This worker's host description (client.run passes the worker)."""
+    return dask_worker.plugins[PLUGIN].describe()
+
+
+def check(dask_worker) -> dict:
+    """The host's programs checked (client.run): its description, or BinariesRefused."""
+    plugin = dask_worker.plugins[PLUGIN]
+    if plugin.bin_dir is None:
+        plugin.bin_dir = plugin.programs()
+    return plugin.describe()
+
+
+def run_block(block: list[tuple[int, Slot]]) -> dict:
+    """One block, whole, on this host (a Dask task): its samples, with the attempt's token."""
+    plugin = get_worker().plugins[PLUGIN]
+    plugin.ready()
+    attempt = uuid.uuid4().hex[:12]
+    return {"attempt": attempt, "host": plugin.host, "samples": plugin.take(block, attempt)}

@@ -1,0 +1,234 @@
+"""One plan on several hosts through Dask distributed: a LocalCluster started by the tests, the real
+programs.  Blocks stay whole on one host, a host lost mid-block costs nothing but a re-run of that
+block, programs that are not the session's are refused (and missing ones shipped), and the
+default, in-process path imports nothing of Dask."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import pytest
+
+from bench_src.cluster_spec import ClusterError, ClusterSpec, parse_cluster
+from bench_src.plan import make_plan
+from bench_src.run import runner
+from bench_src.store import ResultsStore, current_attempts, hosts as store_hosts
+
+ROOT = Path(__file__).resolve().parent.parent
+two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a local cluster of 2 hosts needs 2 CPUs")
+
+
+def small_plan(samples=6, warmup=1, threads=1):
+    # sleep: each task sleeps lcg(42)[i] % 300 ms, so a block of 4 samples takes about a second;
+    # threads=1: each host of a local cluster of 2 has one CPU
+    return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=samples, warmup=warmup,
+                     params={"sleep": {"work": 0}}, threads=threads)
+
+
+def run(plan, directory, cluster, **kw):
+    logs = []
+    report = runner.run(plan, directory, progress=False, cluster=cluster, log=logs.append, **kw)
+    return report, logs
+
+
+def measured(records):
+    return [r for r in records if r["phase"] == "measured"]
+
+
+# --- the parameter ------------------------------------------------------------------------------
+
+def test_cluster_values_read_and_refused_with_what_is_allowed():
+    assert parse_cluster(None) is None and parse_cluster("") is None and parse_cluster("None") is None
+    assert parse_cluster("local:2", usable=2) == ClusterSpec("local", workers=2)
+    assert str(parse_cluster("tcp://10.0.0.5:8786")) == "tcp://10.0.0.5:8786"
+    for bad, words in (("local:3", "each needs a CPU of its own"), ("local:0", "local:1 to local:2"),
+                       ("http://x:1", "is not a cluster"), ("tcp://h:99999", "a port is 1 to 65535"),
+                       (2, "is not a string")):
+        with pytest.raises(ValueError) as err:
+            parse_cluster(bad, usable=2)
+        assert words in str(err.value) and "cluster" in str(err.value), (bad, str(err.value))
+
+
+def test_a_bad_cluster_is_refused_by_the_command_line_before_anything_is_built(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "bench_src", "check", "--cluster", "local:99", "--results-dir",
+                          str(tmp_path / "r")], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("error: cluster: 'local:99'"), out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "r").exists()
+
+
+def test_the_default_path_imports_nothing_of_dask():
+    code = ("import sys, bench_src.api, bench_src.__main__, bench_src.run.runner, bench_src.report.full;"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_local_cluster_runs_as_many_threads_as_each_host_has_cpus():
+    from bench_src import api
+
+    assert api.plan_from_parameters(cluster="local:2", profile="quick").threads == len(os.sched_getaffinity(0)) // 2
+    assert api.plan_from_parameters(cluster="local:2", profile="quick", threads="3").threads == 3
+    assert api.plan_from_parameters(profile="quick").threads == len(os.sched_getaffinity(0))
+
+
+def test_the_kept_attempt_of_a_block_is_its_fullest():
+    rec = lambda sid, block, attempt, host: {"sample_id": sid, "phase": "measured", "block": block,
+                                              "attempt": attempt, "host": host}
+    records = [rec("m:0:a", 0, "x", "h1"), rec("m:0:b", 0, "x", "h1"),  # block 0, complete on h1
+               rec("m:1:a", 1, "y", "h1"),  # block 1: h1 lost after one sample ...
+               rec("m:1:a", 1, "z", "h2"), rec("m:1:b", 1, "z", "h2"),  # ... and run again whole on h2
+               {"sample_id": "m:2:a", "phase": "measured", "block": 2}]  # in-process: always kept
+    kept, abandoned = current_attempts(records)
+    assert abandoned == [records[2]]
+    assert [r["sample_id"] for r in kept] == ["m:0:a", "m:0:b", "m:1:a", "m:1:b", "m:2:a"]
+    assert {r["host"] for r in kept if r.get("block") == 1} == {"h2"}
+
+
+# --- runs on a local cluster -----------------------------------------------------------------------
+
+@two_cpus
+def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path):
+    plan = small_plan()
+    report, logs = run(plan, tmp_path / "r", ClusterSpec("local", workers=2))
+    store = ResultsStore(tmp_path / "r")
+    records = store.records()
+    meta = store.read_meta()
+    session = meta["sessions"][-1]
+    assert session["engine"] == "cluster local:2" and len(session["hosts"]) == 2
+    cpu_of = {h: d["cpu_set"] for h, d in session["hosts"].items()}
+    assert sorted(cpu_of.values()) == ["0", "1"], "each host is pinned to a CPU of its own"
+    done = measured(records)
+    assert sorted(r["sample_id"] for r in done) == sorted(s.sample_id for s in plan.schedule()
+                                                          if s.phase == "measured")
+    assert all(r["status"] == "ok" for r in records), [r["reason"] for r in records if r["status"] != "ok"]
+    per_block = {}
+    for r in done:
+        per_block.setdefault(r["block"], set()).add((r["host"], r["attempt"]))
+    assert all(len(v) == 1 for v in per_block.values()), "every block whole on one host, in one attempt"
+    assert len({r["host"] for r in done}) == 2, "samples from both hosts"
+    # the CPUs each program says it ran on are its host's
+    assert all(r["cpus"] == cpu_of[r["host"]] and r["threads"] == 1 for r in records)
+    # every host took the warm-ups itself
+    assert Counter(r["host"] for r in records if r["phase"] == "warmup") == {h: 4 for h in cpu_of}
+    assert report.taken == len(records) == report.planned
+    df = store_hosts.load_hosts([tmp_path / "r"])
+    assert set(df["host"]) == set(cpu_of) and len(df.attrs["hosts"]) == 2
+    assert len({e["machine"] for e in df.attrs["hosts"].values()}) == 1, "two shares of one machine"
+
+
+@two_cpus
+def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp_path):
+    plan = small_plan(samples=8, warmup=0)
+    directory = tmp_path / "r"
+    killed = {}
+
+    def kill_a_host_mid_block():
+        """At the first measured sample of a block after the third, SIGKILL the worker that took it."""
+        deadline = time.monotonic() + 120
+        path = directory / "samples.jsonl"
+        while time.monotonic() < deadline and not killed:
+            lines = path.read_text().splitlines() if path.exists() else []
+            for line in lines:
+                r = json.loads(line)
+                if r["phase"] == "measured" and r["block"] >= 3 and r["pos"] == 0:
+                    cpu = int(r["cpus"])
+                    me = psutil.Process()
+                    for p in me.children(recursive=True):
+                        try:
+                            if "python" in p.name() and p.cpu_affinity() == [cpu]:
+                                killed.update(pid=p.pid, block=r["block"], host=r["host"], attempt=r["attempt"])
+                                p.send_signal(signal.SIGKILL)
+                                break
+                        except psutil.NoSuchProcess:
+                            continue
+                    break
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=kill_a_host_mid_block, daemon=True)
+    watcher.start()
+    report, logs = run(plan, directory, ClusterSpec("local", workers=2))
+    watcher.join(5)
+    assert killed, "the test found no worker to kill"
+    store = ResultsStore(directory)
+    records = store.records()
+    lost = [r for r in records if r.get("attempt") == killed["attempt"]]
+    assert 1 <= len(lost) < 4, "the killed attempt delivered part of its block"
+    assert all(r["host"] == killed["host"] for r in lost), "what it delivered stays, marked with its host"
+    # the block ran again whole, in one other attempt
+    again = [r for r in measured(records) if r["block"] == killed["block"] and r["attempt"] != killed["attempt"]]
+    assert len(again) == 4 and len({(r["host"], r["attempt"]) for r in again}) == 1
+    # nothing lost, nothing counted twice: one kept sample per planned id, all ok
+    df = store.load()
+    kept = df[df["phase"] == "measured"]
+    planned = sorted(s.sample_id for s in plan.schedule())
+    assert sorted(kept["sample_id"]) == planned and kept["sample_id"].is_unique
+    assert (kept["status"] == "ok").all()
+    assert df.attrs["abandoned_samples"] == len(lost)
+    assert set(kept.loc[kept["block"] == killed["block"], "attempt"]) == {again[0]["attempt"]}
+    assert not report.interrupted
+
+
+@two_cpus
+def test_a_client_killed_mid_block_resumes_with_the_block_whole(built, tmp_path):
+    plan = small_plan(samples=6, warmup=0)
+    directory = tmp_path / "r"
+    run(plan, directory, ClusterSpec("local", workers=2))
+    store = ResultsStore(directory)
+    lines = store.samples_path.read_text().splitlines(keepends=True)
+    # as if the client had been killed after the first two samples of the last block had arrived
+    last = max(json.loads(line)["block"] for line in lines)
+    cut = [line for line in lines if json.loads(line)["block"] != last]
+    first_two = [line for line in lines if json.loads(line)["block"] == last][:2]
+    store.samples_path.write_text("".join(cut + first_two))
+    report, _ = run(plan, directory, ClusterSpec("local", workers=2))
+    records = ResultsStore(directory).records()
+    rerun = [r for r in records if r["block"] == last][2:]
+    assert len(rerun) == 4 and len({r["attempt"] for r in rerun}) == 1, "the block ran again whole"
+    df = ResultsStore(directory).load()
+    assert sorted(df["sample_id"]) == sorted(s.sample_id for s in plan.schedule()) and df["sample_id"].is_unique
+    assert report.taken == 4
+
+
+def start_host(bin_dir: Path):
+    """A one-host cluster of our own whose worker looks for its programs in bin_dir."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                        memory_limit=0, dashboard_address=None, env={"BENCH_BIN_DIR": str(bin_dir)})
+
+
+def test_a_host_with_other_programs_is_refused_before_the_first_sample(built, tmp_path):
+    other = tmp_path / "bin"
+    shutil.copytree(ROOT / "data" / "bin", other)
+    (other / "gobench").write_bytes((other / "gobench").read_bytes() + b"\0")  # another build
+    cluster = start_host(other)
+    try:
+        with pytest.raises(ClusterError) as err:
+            run(small_plan(), tmp_path / "r", parse_cluster(cluster.scheduler_address))
+    finally:
+        cluster.close()
+    assert "other programs" in str(err.value) and "gobench" in str(err.value), str(err.value)
+    samples = tmp_path / "r" / "samples.jsonl"
+    assert not samples.exists() or samples.read_text() == "", "not one sample taken"
+
+
+def test_a_host_without_programs_gets_the_sessions(built, tmp_path):
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    cluster = start_host(empty)
+    try:
+        report, logs = run(small_plan(samples=6, warmup=0), tmp_path / "r", parse_cluster(cluster.scheduler_address))
+    finally:
+        cluster.close()
+    assert any("programs shipped from here" in line for line in logs), logs
+    records = ResultsStore(tmp_path / "r").records()
+    assert len(records) == 24 and all(r["status"] == "ok" for r in records)
+    # the shipped copies, in the host's scratch directory, not its own (empty) program directory
+    assert all("/bench-host-" in r["command"].split()[0] and str(empty) not in r["command"] for r in records)
