@@ -1,4 +1,4 @@
-"""Command line: `python -m bench_src {build,check,results-dir,run,repair,list,with-servers}`.
+"""Command line: `python -m bench_src {build,check,results-dir,run,report,hosts,engines,repair,list,with-servers}`.
 
 An error is one line on stderr (`error: ...`, exit 2), never a traceback; so is Ctrl-C outside a
 run (exit 130: a run ends itself cleanly and says so).  The harness is imported inside that guard,
@@ -65,6 +65,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                       "verdicts, combined ratios (tau, I², holds on k of m), forest plots")
     hp.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR")
     hp.add_argument("--out", help="where the tables and figures go (default: data/results/hosts-<plan digest>)")
+    ep = sub.add_parser("engines", help="the A/A check of the cluster engine: the same plan in this process and "
+                                         "through a cluster's host on this machine, equivalent within ±1%%?")
+    ep.add_argument("in_process_dir")
+    ep.add_argument("cluster_dir")
+    ep.add_argument("--out", help="write the table as CSV here")
     rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
     rp.add_argument("results_dir")
     sub.add_parser("list", help="print the catalogue and the profiles")
@@ -112,6 +117,10 @@ def command(args: argparse.Namespace) -> int:
             api.repair(args.results_dir)
         elif args.cmd == "hosts":
             api.hosts_report(args.results_dirs, args.out)
+        elif args.cmd == "engines":
+            table = api.engine_check(args.in_process_dir, args.cluster_dir)
+            if args.out:
+                table.to_csv(args.out, index=False)
         elif args.cmd == "list":
             for w in WORKLOADS.values():
                 print(f"{w.name}: go {list(w.variants['go'])}, rust {list(w.variants['rust'])}, "

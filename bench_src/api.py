@@ -8,7 +8,7 @@ import pandas as pd
 
 from . import parameters, paths
 from .cluster_spec import ClusterSpec, host_threads, parse_cluster
-from .analysis import compare, sequential, stats
+from .analysis import compare, engines, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
 from .plan.dsn import resolve_dsn
@@ -173,6 +173,22 @@ def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float 
     print("\n".join(hosts_report_module.summary_lines(rep)))
     print(f"{len(written)} files written to {out}")
     return rep
+
+
+def engine_check(in_process_dir: str | Path, cluster_dir: str | Path, margin: float = 0.01) -> pd.DataFrame:
+    """The A/A check of the cluster engine: the same plan run in this process and through a host on
+    the same machine (analysis/engines.py); prints per metric how many cells are equivalent within
+    ±margin and the largest peak-RSS difference, and returns the table."""
+    table = engines.engine_check(load_results(in_process_dir), load_results(cluster_dir), margin=margin)
+    for metric, t in table.groupby("metric", sort=False):
+        inside = int(t["inside_margin"].astype(bool).sum())
+        line = (f"{metric}: {inside} of {len(t)} cells with their whole interval within ±{margin:.0%}; in-process / "
+                f"cluster {t['ratio'].min():.4f} to {t['ratio'].max():.4f}, intervals from "
+                f"{t['ratio_ci_low'].min():.4f} to {t['ratio_ci_high'].max():.4f} ({t['ci_level'].iloc[0]:.1%})")
+        if metric == "peak_rss_mib":
+            line += f"; median peak RSS differs by {t['rss_difference_kib'].abs().max():.0f} KiB at most"
+        print(line)
+    return table
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import psutil
 import pytest
 
@@ -232,3 +233,36 @@ def test_a_host_without_programs_gets_the_sessions(built, tmp_path):
     assert len(records) == 24 and all(r["status"] == "ok" for r in records)
     # the shipped copies, in the host's scratch directory, not its own (empty) program directory
     assert all("/bench-host-" in r["command"].split()[0] and str(empty) not in r["command"] for r in records)
+
+
+# --- the engine's A/A check ----------------------------------------------------------------------
+
+def fake_measure(scale: float, seed: int):
+    rng = np.random.default_rng(seed)
+
+    def measure(cell, *args, **kwargs):
+        t = 0.5 * scale * (1 + 0.001 * rng.standard_normal())
+        return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
+                "wall_ns": int(1e9 * t) + 1000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192,
+                "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n}
+
+    return measure
+
+
+def test_the_engine_check_tells_equal_runs_from_a_shifted_one(tmp_path):
+    from bench_src.analysis import engines
+
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=10, warmup=0, params={"sleep": {"work": 0}})
+    frames = {}
+    for name, scale, seed in (("here", 1.0, 1), ("same", 1.0, 2), ("slower", 1.03, 3)):
+        runner.run(plan, tmp_path / name, progress=False, measure_fn=fake_measure(scale, seed), log=lambda *_: None)
+        frames[name] = ResultsStore(tmp_path / name).load()
+    same = engines.engine_check(frames["here"], frames["same"])
+    assert set(same["metric"]) == {"wall_s", "elapsed_s", "peak_rss_mib"} and len(same) == 6
+    assert same["inside_margin"].astype(bool).all(), same[["metric", "ratio_ci_low", "ratio_ci_high"]]
+    assert (same.loc[same["metric"] == "peak_rss_mib", "rss_difference_kib"] == 0).all()
+    slower = engines.engine_check(frames["here"], frames["slower"])
+    time_rows = slower[slower["metric"] != "peak_rss_mib"]
+    # ratio in-process / cluster: the cluster 3% slower reads about 0.971, a difference
+    assert (time_rows["verdict_kind"] == "a").all() and time_rows["ratio"].between(0.96, 0.98).all()
+    assert not time_rows["inside_margin"].astype(bool).any()

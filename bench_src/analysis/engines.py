@@ -1,0 +1,52 @@
+"""Does the engine change what is measured?  The same plan taken in this process and through a
+host of a Dask cluster on the same machine (two results directories): per cell, the ratio
+cluster / in-process of each metric with its interval and verdict.  The question is equivalence: a cell passes when its whole interval
+lies inside ±`margin` (1% by default: the engine must not be the difference a reader sees), the
+`inside_margin` column, even where the interval also excludes 1 (a difference smaller than the
+margin is no bias that matters).
+
+The two directories are two runs, so there are no pairs: the comparison is the A/A table of
+`compare.compare_arms` with arm "A" the in-process samples and arm "B" the cluster's, its rows
+unpaired (their blocks belong to different runs) and decided by the same rule as every other table
+(docs/statistics.md), one family per metric.  Assumption of the unpaired test: the two runs share
+the machine's state (nothing else running, the same clock); drift between them is not separated
+from the engine, so the runs are best taken back to back.  Peak RSS is compared by its median too,
+in KiB, since a difference of one page would show the engine in the measured process.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from . import compare
+
+METRICS = ("wall_s", "elapsed_s", "peak_rss_mib")
+MARGIN = 0.01
+
+
+def engine_frame(in_process: pd.DataFrame, cluster: pd.DataFrame) -> pd.DataFrame:
+    """One frame of both runs: arm "A" in-process, "B" through the cluster; each run its own run_id."""
+    a = in_process.assign(arm="A", run_id="in-process", cell_id=in_process["cell_id"] + "|engine=in-process")
+    b = cluster.assign(arm="B", run_id="cluster", cell_id=cluster["cell_id"] + "|engine=cluster")
+    return pd.concat([a, b], ignore_index=True)
+
+
+def engine_check(in_process: pd.DataFrame, cluster: pd.DataFrame, metrics=METRICS, margin: float = MARGIN
+                 ) -> pd.DataFrame:
+    """Per cell and metric: the ratio in-process / cluster (the A/A table's a / b) with its
+    interval and verdict, and for peak RSS the two medians in KiB and their difference."""
+    df = engine_frame(in_process, cluster)
+    tables = []
+    for m in metrics:
+        t = compare.compare_arms(df, m, margin=margin)
+        if t.empty:
+            continue
+        tables.append(t.assign(metric=m))
+    out = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    if not out.empty:
+        out["inside_margin"] = (out["ratio_ci_low"] >= 1 - margin) & (out["ratio_ci_high"] <= 1 + margin)
+    if not out.empty and "a_median" in out.columns:
+        rss = out["metric"] == "peak_rss_mib"
+        out.loc[rss, "in_process_kib"] = out.loc[rss, "a_median"] * 1024
+        out.loc[rss, "cluster_kib"] = out.loc[rss, "b_median"] * 1024
+        out.loc[rss, "rss_difference_kib"] = out.loc[rss, "cluster_kib"] - out.loc[rss, "in_process_kib"]
+    return out
