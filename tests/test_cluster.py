@@ -266,3 +266,22 @@ def test_the_engine_check_tells_equal_runs_from_a_shifted_one(tmp_path):
     # ratio in-process / cluster: the cluster 3% slower reads about 0.971, a difference
     assert (time_rows["verdict_kind"] == "a").all() and time_rows["ratio"].between(0.96, 0.98).all()
     assert not time_rows["inside_margin"].astype(bool).any()
+
+
+@two_cpus
+def test_the_local_cluster_admits_no_one_without_its_keys(tmp_path):
+    from distributed import Client
+
+    from bench_src.run.cluster import engine
+
+    hosts = engine.Hosts(ClusterSpec("local", workers=1), small_plan(), None, None, set(), lambda *_: None)
+    hosts.cluster = None
+    try:
+        hosts.start_cluster()
+        address = hosts.client.scheduler.address
+        assert address.startswith("tls://127.0.0.1:"), address
+        for attempt in (address, address.replace("tls://", "tcp://")):
+            with pytest.raises(Exception):
+                Client(attempt, timeout=3, set_as_default=False)
+    finally:
+        hosts.close()

@@ -2,7 +2,8 @@
 and the sequential rule stay here.
 
 `Hosts.start` starts a `LocalCluster` ("local:N": N workers, one thread and the resource `host=1`
-each, each pinned to its own CPUs: cpus.split) or connects to a running scheduler, and refuses,
+each, each pinned to its own CPUs: cpus.split; on loopback, mutual TLS with a temporary CA) or
+connects to a running scheduler (its security is the user's Dask configuration, docs/cluster.md), and refuses,
 before the first sample, a worker that is not one host (not one thread, no `host` resource) or
 whose programs are not the session's (host.HostPlugin.programs; a host without programs gets the
 client's, shipped).  Each host's description (its machine fingerprint) goes into meta.json.
@@ -28,6 +29,7 @@ from typing import Any, Callable
 
 import dask
 from distributed import Client, KilledWorker, LocalCluster, TimeoutError as DaskTimeout, wait
+from distributed.security import Security
 
 from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
@@ -65,30 +67,38 @@ class Hosts:
         self.client: Client | None = None
         self.events: queue.Queue = queue.Queue()
         self.kept: set[tuple[str, str]] = set()  # (attempt, sample_id) already stored
+        self.finished: dict[tuple[str, int], str] = {}  # (phase, block) -> the attempt that completed it
         self.slots: dict[str, Slot] = {}
         self.warmup_slots = {s.sample_id: s for s in plan.schedule() if s.phase == "warmup"}
         self.hosts: dict[str, dict] = {}
         self.count = 0
 
     # --- start and stop ---------------------------------------------------------------------------
-    def start(self, binaries: dict[str, str | None]) -> None:
-        relevant = list(binaries)
+    def start_cluster(self) -> dict[str, list[int]] | None:
+        """The client, and the local cluster it starts; returns the local hosts' CPUs by name."""
         with dask.config.set(QUIET_WORKERS):
             if self.spec.kind == "local":
+                # on loopback, over TLS with a throw-away CA held in memory: another local user can
+                # neither connect to the scheduler nor hand its workers code to run
                 self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
                                             resources={"host": 1}, memory_limit=0, dashboard_address=None,
+                                            host="127.0.0.1", security=Security.temporary(),
                                             silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster, set_as_default=False)
-                cpu_sets = {str(i): s for i, s in enumerate(cpus.split(self.spec.workers))}
-            else:
-                try:
-                    self.client = Client(self.spec.address, timeout=CONNECT_S, set_as_default=False)
-                    self.client.wait_for_workers(1, timeout=CONNECT_S)
-                except (OSError, DaskTimeout) as exc:
-                    raise HostsError(f"cluster {self.spec}: no scheduler with a worker answered within "
-                                     f"{CONNECT_S:.0f} s ({type(exc).__name__}: {exc}); start one (docs/cluster.md)"
-                                     ) from None
-                cpu_sets = None
+                return {str(i): s for i, s in enumerate(cpus.split(self.spec.workers))}
+            try:
+                self.client = Client(self.spec.address, timeout=CONNECT_S, set_as_default=False)
+                self.client.wait_for_workers(1, timeout=CONNECT_S)
+            except (OSError, DaskTimeout) as exc:
+                raise HostsError(f"cluster {self.spec}: no scheduler with a worker answered within "
+                                 f"{CONNECT_S:.0f} s ({type(exc).__name__}: {exc}); start one (docs/cluster.md)"
+                                 ) from None
+            return None
+
+    def start(self, binaries: dict[str, str | None]) -> None:
+        """The cluster up, every host checked and ready to take blocks (see the module docstring)."""
+        relevant = list(binaries)
+        cpu_sets = self.start_cluster()
         workers = self.client.scheduler_info(n_workers=-1)["workers"]
         for addr, w in workers.items():
             if w.get("nthreads") != 1 or not w.get("resources", {}).get("host"):
@@ -216,6 +226,12 @@ class Hosts:
         key = (rec.get("attempt"), rec["sample_id"])
         if key in self.kept:
             return
+        final = self.finished.get((rec["phase"], rec["block"]))
+        if final is not None and rec.get("attempt") != final:
+            # a block already complete, run again by Dask after its host was lost: not stored twice
+            self.log(f"note: sample {rec['sample_id']} of a block already complete arrived again from host "
+                     f"{rec.get('host')}; not stored")
+            return
         self.kept.add(key)
         slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
         self.keep(slot, rec, msg.get("timeline"))
@@ -224,10 +240,15 @@ class Hosts:
 
     def finish(self, future, block: list[tuple[int, Slot]]) -> None:
         if future.status == "finished":
-            for msg in future.result()["samples"]:
+            result = future.result()
+            future.release()  # a finished block is forgotten: Dask must not run it again if its host dies
+            for msg in result["samples"]:
                 self.receive(msg)
+            phase, number = block[0][1].phase, block[0][1].block
+            self.finished[(phase, number)] = result["attempt"]
             return
         exc = future.exception() if future.status == "error" else None
+        future.release()
         if exc is not None and not isinstance(exc, KilledWorker):
             if isinstance(exc, host.BinariesRefused):
                 raise HostsError(str(exc)) from None
