@@ -62,6 +62,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                       "verdicts, combined ratios (tau, I², holds on k of m), forest plots")
     hp.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR")
     hp.add_argument("--out", help="where the tables and figures go (default: data/results/hosts-<plan digest>)")
+    hp.add_argument("--factor", choices=("plan", "commit"),
+                    help="accept directories that differ in this (their plans, or the commit their programs were "
+                         "built from) and keep its values apart in the analysis")
     rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
     rp.add_argument("results_dir")
     sub.add_parser("list", help="print the catalogue and the profiles")
@@ -106,7 +109,7 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd == "repair":
             api.repair(args.results_dir)
         elif args.cmd == "hosts":
-            api.hosts_report(args.results_dirs, args.out)
+            api.hosts_report(args.results_dirs, args.out, factor=args.factor)
         elif args.cmd == "list":
             for w in WORKLOADS.values():
                 print(f"{w.name}: go {list(w.variants['go'])}, rust {list(w.variants['rust'])}, "

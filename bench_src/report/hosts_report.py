@@ -63,8 +63,10 @@ def summary_lines(rep: HostsReport) -> list[str]:
         counts = t["verdict_kind"].map(KIND_WORDS).value_counts()
         out.append(f"{units.metric_name(metric)}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
                    + f" of {len(t)} Go-vs-Rust comparisons across hosts")
+        factor = t.attrs.get("factor")
         for _, r in t[t["verdict_kind"].isin(["a", "b"])].iterrows():
             shared = f", {r['shared_params']}" if isinstance(r["shared_params"], str) and r["shared_params"] else ""
+            shared += f", {factor} {r[factor]}" if factor in t.columns else ""
             out.append(f"- {r['workload']} N = {units.count(r['n'])} ({r['go_variant']} vs {r['rust_variant']}{shared}): "
                        f"Go/Rust {r['ratio']:.3g} [{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}] "
                        f"({r['ci_level']:.1%} interval), tau {r['tau']:.3g}, I² {r['i2']:.0%}, "
