@@ -166,17 +166,28 @@ def load_hosts(results_dirs, factor: str | None = None) -> pd.DataFrame:
 
 
 def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float = 0.02,
-                 factor: str | None = None):
+                 factor: str | None = None, echo: bool = True):
     """Per-host verdicts, the combined ratios across hosts (tau, I², "holds on k of m") and the
     forest plots, written to `out_dir` (default: data/results/hosts-<plan digest>); prints the
-    summary and returns the HostsReport.  `factor`: see load_hosts."""
+    summary (unless `echo` is False) and returns the HostsReport.  `factor`: see load_hosts."""
     df = load_hosts(results_dirs, factor=factor)
     rep = hosts_report_module.analyse(df, margin=margin)
     out = Path(out_dir) if out_dir else paths.RESULTS / f"hosts-{df.attrs['meta'].get('plan_digest', 'plan')}"
     written = hosts_report_module.save(rep, out, margin)
-    print("\n".join(hosts_report_module.summary_lines(rep)))
+    if echo:
+        print("\n".join(hosts_report_module.summary_lines(rep)))
     print(f"{len(written)} files written to {out}")
     return rep
+
+
+def analysis_hosts(parameters) -> "hosts_report_module.HostsReport | None":
+    """analysis.ipynb with several results directories: their several-hosts report (hosts_report,
+    written to the notebook's `hosts_dir`; its summary is the notebook's next cell); None with one
+    directory."""
+    if not parameters.several:
+        return None
+    return hosts_report(parameters.results_dirs, parameters.hosts_dir, parameters.margin, parameters.factor,
+                        echo=False)
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:

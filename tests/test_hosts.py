@@ -171,3 +171,28 @@ def test_plans_of_different_looks_are_refused_even_as_a_factor(tmp_path):
     b = take(tmp_path / "b", 1.0, 2.0, seed=17, the_plan=longer)
     with pytest.raises(ValueError, match=r"other looks of the sequential rule .*\[8\] vs \[6\] pairs"):
         api.load([a, b], factor="plan")
+
+
+def test_the_analysis_notebook_shows_the_hosts_of_a_list_of_directories(tmp_path):
+    import papermill as pm
+
+    from bench_src import paths
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=18)
+    b = take(tmp_path / "b", 1.0, 1.98, seed=19, cpu_model="Other CPU")
+    out = tmp_path / "hosts"
+    pm.execute_notebook(str(paths.ROOT / "notebooks" / "analysis.ipynb"), str(tmp_path / "analysis.ipynb"),
+                        parameters={"results_dir": json.dumps([str(a), str(b)]), "hosts_dir": str(out)},
+                        cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    executed = json.loads((tmp_path / "analysis.ipynb").read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not any(o.get("output_type") == "error" for o in outputs)
+    shown = "".join("".join(o.get("data", {}).get("text/html", "")) + "".join(o.get("text", "")) for o in outputs)
+    assert "2 results directories from 2 distinct machine(s)" in shown
+    for title in ("Go vs Rust across hosts, workload time", "Go vs Rust on each host", "The hosts"):
+        assert title in shown, title
+    assert "2 of 2 hosts" in shown and "I²" in shown and "tau²" in shown
+    assert "<img alt='forest_elapsed_s'" in shown, "the forest plot is shown"
+    assert "this section is the analysis of one directory" in shown
+    assert (out / "combined_elapsed_s.csv").is_file() and (out / "forest_elapsed_s.png").is_file()
+    assert not (a / "export").exists(), "several directories: no directory's own report is written"
