@@ -65,6 +65,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                       "verdicts, combined ratios (tau, I², holds on k of m), forest plots")
     hp.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR")
     hp.add_argument("--out", help="where the tables and figures go (default: data/results/hosts-<plan digest>)")
+    hp.add_argument("--factor", choices=("plan", "commit"),
+                    help="accept directories that differ in this (their plans, or the commit their programs were "
+                         "built from) and keep its values apart in the analysis")
     ep = sub.add_parser("engines", help="the A/A check of the cluster engine: the same plan in this process and "
                                          "through a cluster's host on this machine, equivalent within ±1%%?")
     ep.add_argument("in_process_dir")
@@ -116,7 +119,7 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd == "repair":
             api.repair(args.results_dir)
         elif args.cmd == "hosts":
-            api.hosts_report(args.results_dirs, args.out)
+            api.hosts_report(args.results_dirs, args.out, factor=args.factor)
         elif args.cmd == "engines":
             table = api.engine_check(args.in_process_dir, args.cluster_dir)
             if args.out:

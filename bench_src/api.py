@@ -143,34 +143,53 @@ def repair(results_dir: str | Path) -> int:
     return moved
 
 
-def load(results_dir: str | Path | list | tuple) -> pd.DataFrame:
+def load(results_dir: str | Path | list | tuple, factor: str | None = None) -> pd.DataFrame:
     """The tidy frame of a results directory, with the `valid` column.  A path without meta.json
     is refused (NotAResultsDirectory) before anything is read or written.  A list of directories
-    of one plan (taken on several machines) gives one frame with a `host` column (load_hosts)."""
+    of one plan (taken on several machines) gives one frame with a `host` column (load_hosts;
+    `factor` names a difference between them to accept)."""
     if isinstance(results_dir, (list, tuple)):
-        return load_hosts(results_dir)
+        return load_hosts(results_dir, factor=factor)
+    if factor is not None:
+        raise ValueError(f"factor={factor!r} names a difference between several results directories; give a list")
     return load_results(results_dir)
 
 
-def load_hosts(results_dirs) -> pd.DataFrame:
+def load_hosts(results_dirs, factor: str | None = None) -> pd.DataFrame:
     """Results directories of one plan taken on several machines, one frame with `host` (the
     machine's fingerprint), `host_label` and `results_dir`, and the plan's design attached.
-    Different plans or programs built from different source are refused, naming both."""
-    df = store_hosts.load_hosts(results_dirs)
+    Different plans or programs built from different source are refused, naming both, unless
+    `factor` ("plan" or "commit") names that difference: it becomes a column whose values the
+    analysis keeps apart.  Plans of different looks of the sequential rule are refused even then
+    (their p-values cannot share one design); each family's planned size is the largest of the
+    plans'."""
+    results_dirs = list(results_dirs)
+    df = store_hosts.load_hosts(results_dirs, factor=factor)
     design = sequential.attach(df, df.attrs["plan"]).attrs["design"]
+    if factor == "plan":
+        for d in results_dirs[1:]:
+            other = sequential.attach(pd.DataFrame(), ResultsStore(d).read_plan()).attrs["design"]
+            if (other["looks"], other["spending"]) != (design["looks"], design["spending"]):
+                raise ValueError(f"{d} was run with other looks of the sequential rule than {results_dirs[0]} "
+                                 f"({other['looks']} vs {design['looks']} pairs): their p-values cannot share one "
+                                 "analysis; analyse them apart")
+            sizes = design["family_sizes"]
+            design["family_sizes"] = {f: max(sizes.get(f, 0), m) for f, m in {**sizes, **other["family_sizes"]}.items()}
     df.attrs["design"] = design
     return df
 
 
-def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float = 0.02):
+def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float = 0.02,
+                 factor: str | None = None, echo: bool = True):
     """Per-host verdicts, the combined ratios across hosts (tau, I², "holds on k of m") and the
     forest plots, written to `out_dir` (default: data/results/hosts-<plan digest>); prints the
-    summary and returns the HostsReport."""
-    df = load_hosts(results_dirs)
+    summary (unless `echo` is False) and returns the HostsReport.  `factor`: see load_hosts."""
+    df = load_hosts(results_dirs, factor=factor)
     rep = hosts_report_module.analyse(df, margin=margin)
     out = Path(out_dir) if out_dir else paths.RESULTS / f"hosts-{df.attrs['meta'].get('plan_digest', 'plan')}"
     written = hosts_report_module.save(rep, out, margin)
-    print("\n".join(hosts_report_module.summary_lines(rep)))
+    if echo:
+        print("\n".join(hosts_report_module.summary_lines(rep)))
     print(f"{len(written)} files written to {out}")
     return rep
 
@@ -189,6 +208,16 @@ def engine_check(in_process_dir: str | Path, cluster_dir: str | Path, margin: fl
             line += f"; median peak RSS differs by {t['rss_difference_kib'].abs().max():.0f} KiB at most"
         print(line)
     return table
+
+
+def analysis_hosts(parameters) -> "hosts_report_module.HostsReport | None":
+    """analysis.ipynb with several results directories: their several-hosts report (hosts_report,
+    written to the notebook's `hosts_dir`; its summary is the notebook's next cell); None with one
+    directory."""
+    if not parameters.several:
+        return None
+    return hosts_report(parameters.results_dirs, parameters.hosts_dir, parameters.margin, parameters.factor,
+                        echo=False)
 
 
 def status_table(df: pd.DataFrame) -> pd.DataFrame:

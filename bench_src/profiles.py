@@ -13,9 +13,12 @@ from .parameters import REQUIRED, profile_parameters
 class Profile:
     """A named grid: its name, a description, and values of the plan parameters a profile may set
     (those marked `profile` in bench_src/parameters.py; any other name is refused).  A parameter
-    the profile leaves out has its `profile_default`."""
+    the profile leaves out has its `profile_default`.  `workload_cores`: per workload, the core
+    counts its cells run at when the plan's `cores` is not given (plan/validate.py; counts above
+    the machine's usable CPUs are left out there)."""
 
-    def __init__(self, name: str, description: str, **settings: Any):
+    def __init__(self, name: str, description: str, workload_cores: dict[str, list[int]] | None = None,
+                 **settings: Any):
         known = {p.name: p for p in profile_parameters()}
         unknown = sorted(set(settings) - set(known))
         if unknown:
@@ -27,6 +30,10 @@ class Profile:
         self.name = name
         self.description = description
         self.given = settings
+        self.workload_cores = dict(workload_cores or {})
+        outside = sorted(set(self.workload_cores) - set(settings.get("ns", {})))
+        if outside:
+            raise ValueError(f"profile {name!r}: workload_cores names {', '.join(outside)}, which it does not run")
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -72,12 +79,13 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             "article",
-            "The 2022 article's grid and the related posts' experiments, to a verdict in about an hour on "
+            "The 2022 article's grid and the related posts' experiments, to a verdict in about two hours on "
             "2 cores: each language's defaults beside the article's own settings (its dead sleep loop, its "
             "SQLite journal and pools, 151 MySQL connections, retained file contents); sleep with and "
-            "without the compute kernel; one warm-up per program at its smallest N, a 6-block pilot that "
-            "decides what it can, then the sequential rule up to 20 samples per cell within a 60-minute "
-            "budget.",
+            "without the compute kernel; the task workloads (sleep, idle tasks, threads vs tasks, ping-pong) "
+            "pinned to 1 and to 2 cores in the same blocks; one warm-up per program at its smallest N, a "
+            "6-block pilot that decides what it can, then the sequential rule up to 20 samples per cell "
+            "within a 2-hour budget.",
             # MySQL stops at 10,000 (the article went to 100,000): one block of its 100,000 cells
             # costs about 5 minutes, which the budget spends better elsewhere
             ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
@@ -88,9 +96,10 @@ PROFILES: dict[str, Profile] = {
                 "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
             samples=6,
             warmup=1,
-            # a block of the 174 cells takes about 8.3 min on 2 cores (a third of it sleep at 1M with the
-            # compute kernel, 55-90 s a sample): warming every cell would cost a block; a sample is a
-            # fresh process, so one warm-up per program at its smallest N warms what outlives a process
+            # without the 1-core cells, a block of the 174 cells took about 8.3 min on 2 cores (a third of
+            # it sleep at 1M with the compute kernel, 55-90 s a sample): warming every cell would cost a
+            # block; a sample is a fresh process, so one warm-up per program at its smallest N warms what
+            # outlives a process
             warmup_scope="program",
             timeout_s=600,
             # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the
@@ -106,13 +115,21 @@ PROFILES: dict[str, Profile] = {
                       "idle_tasks": {"go": ["goroutine"], "rust": ["spawn", "current-thread", "join-all"]},
                       "threads_vs_tasks": "all", "ping_pong": "all"},
             article_preset=True,
+            # the task workloads also at 1 core (pinned, 1 thread) beside 2 (pinned, 2 threads), in the
+            # same blocks: does a claim hold with one core as with two?  The file and database
+            # workloads run unpinned with the usable CPUs' threads, as before.  Cost: 86 more cells
+            # (260), 1,650 pilot samples instead of 1,102; by the default per-workload times the
+            # estimate grows from 2 h 30 min to 4 h 17 min (x1.7), so the 52-minute pilot measured
+            # without them becomes about 90 minutes, more where a 1-core sample is slower than its
+            # 2-core one (sleep's CPU-bound kernel at 1M: up to twice)
+            workload_cores={w: [1, 2] for w in ("sleep", "idle_tasks", "threads_vs_tasks", "ping_pong")},
             max_samples=20,
             # looks at 6, 10, 13, 16 and 20 pairs: the pilot (half of alpha) decides most comparisons;
             # close looks after it let the open ones stop a few blocks later
             looks=5,
-            # 60 min: the pilot takes about 52 (one block 8.3 min); the rest goes to the open comparisons,
-            # cheapest narrowing first
-            time_budget_s=3600,
+            # 2 h: the pilot takes about 90 min (above); the rest goes to the open comparisons, cheapest
+            # narrowing first
+            time_budget_s=7200,
         ),
         Profile(
             "memory",

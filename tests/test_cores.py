@@ -82,3 +82,92 @@ def test_the_report_gives_the_cores_tables_and_figures(tmp_path):
     for name in ("ratio_elapsed_s_vs_cores", "speedup_elapsed_s"):
         assert sorted(p.suffix for p in rep.figures[name]) == [".pdf", ".png", ".svg"]
     assert (tmp_path / "r" / "export" / "tables" / "ratio_vs_cores_elapsed_s.csv").exists()
+
+
+TASK_WORKLOADS = {"sleep", "idle_tasks", "threads_vs_tasks", "ping_pong"}
+
+
+def test_the_article_profile_runs_the_task_workloads_at_1_and_2_cores():
+    p = make_plan("article")
+    assert p.cores == {w: (1, 2) for w in ("sleep", "idle_tasks", "threads_vs_tasks", "ping_pong")}
+    counts = {}
+    for c in p.cells():
+        counts.setdefault(c.workload, set()).add((c.cores, c.threads))
+    for w, seen in counts.items():
+        assert seen == ({(1, 1), (2, 2)} if w in TASK_WORKLOADS else {(0, usable_cpus())}), (w, seen)
+    # every task cell at both core counts, in the same blocks
+    pinned = [c for c in p.cells() if c.cores]
+    assert len([c for c in pinned if c.cores == 1]) == len([c for c in pinned if c.cores == 2])
+    block = {s.cell.id for s in p.schedule() if s.phase == "measured" and s.block == 0}
+    assert {c.id for c in p.cells()} == block
+    # the profile's core counts can be replaced or turned off; a plan without cores keeps its digest
+    off = make_plan("article", cores=[])
+    assert off.cores == () and "cores" not in off.to_dict() and not any(c.cores for c in off.cells())
+    assert "cores" not in make_plan("quick").to_dict()
+
+
+def test_cores_per_workload_pins_those_and_leaves_the_others_unpinned():
+    from bench_src.plan.model import plan_from_dict
+
+    p = make_plan("quick", workloads=["sleep", "cpu_loops"], ns=[10], samples=6, warmup=0, cores={"sleep": [1, 2]})
+    assert p.cores == {"sleep": (1, 2)} and p.cores_of("cpu_loops") == ()
+    assert {(c.workload, c.cores) for c in p.cells()} == {("sleep", 1), ("sleep", 2), ("cpu_loops", 0)}
+    again = plan_from_dict(p.to_dict())
+    assert again.digest == p.digest and again.cells() == p.cells()
+    assert make_plan("quick", workloads=["sleep"], ns=[10], cores=[1, 2]).cores == (1, 2), "plan-wide as before"
+    from bench_src import api
+    given = api.plan_from_parameters(profile="quick", workloads='["sleep", "cpu_loops"]', ns="[10]", samples="6",
+                                     warmup="0", cores="{sleep: [1, 2]}")
+    assert given.cores == {"sleep": (1, 2)}, "a papermill string is read as YAML"
+    # a mapping may name the plan's workloads only, and the machine's core counts only
+    with pytest.raises(ValueError, match="cores names workload 'files_read', which is not in this plan"):
+        make_plan("quick", workloads=["sleep"], ns=[10], cores={"files_read": [1]})
+    if usable_cpus() == 2:
+        with pytest.raises(ValueError, match="cores: 3 is more than the 2 usable CPUs"):
+            make_plan("quick", workloads=["sleep"], ns=[10], cores={"sleep": [3]})
+
+
+def test_a_profile_leaves_out_core_counts_the_machine_lacks(monkeypatch):
+    from bench_src import cpus
+    monkeypatch.setattr(cpus, "usable_cpus", lambda: 1)
+    p = make_plan("article", workloads=["sleep", "files_read"])
+    assert p.cores == {"sleep": (1,)} and {c.cores for c in p.cells() if c.workload == "files_read"} == {0}
+    with pytest.raises(ValueError, match="cores: 2 is more than the 1 usable CPUs"):
+        make_plan("article", workloads=["sleep"], cores={"sleep": [1, 2]})
+
+
+def test_unpinned_workloads_stay_out_of_the_cores_tables(tmp_path):
+    p = make_plan("quick", workloads=["sleep", "cpu_loops"], ns=[10], samples=8, warmup=0,
+                  params={"sleep": {"work": 10}}, cores={"sleep": [1, 2]})
+    rng = np.random.default_rng(5)
+
+    def measure(cell, *args, **kwargs):
+        t = (cell.cores or 2) ** -(1.0 if cell.lang == "go" else 0.5) * (1 + 0.01 * rng.standard_normal())
+        return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
+                "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
+                "tasks_ok": cell.n, "threads": cell.threads, "cpus": ",".join(map(str, range(cell.cores or 2)))}
+
+    runner.run(p, tmp_path / "r", progress=False, measure_fn=measure, log=lambda *_: None)
+    df = load(tmp_path / "r")
+    assert df.loc[df["workload"] == "cpu_loops", "cores"].isna().all()
+    t = cores.ratio_vs_cores(df)
+    assert set(t["workload"]) == {"sleep"} and sorted(t["cores"]) == [1, 2]
+    assert set(cores.speedup(df)["workload"]) == {"sleep"}
+
+
+def test_the_reproduction_notebook_says_whether_a_claim_holds_at_both_core_counts(tmp_path):
+    from bench_src.report import notebook as nb
+    from bench_src.report.reproduce_view import ReproduceView
+
+    p = make_plan("quick", workloads=["sleep"], ns=[10000], samples=8, warmup=0, cores={"sleep": [1, 2]})
+    runner.run(p, tmp_path / "r", progress=False, measure_fn=scaled_measure(1.0, 0.5), log=lambda *_: None)
+    view = ReproduceView(nb.reproduce_parameters(str(tmp_path / "r")))
+    t = view.across_cores()
+    assert list(t.frame.columns[-3:]) == ["defaults, 1 core", "defaults, 2 cores", "defaults: at every core count"]
+    assert list(t.frame["N"].unique()) == ["10,000"], "only the article's cells this run measured"
+    memory = t.frame[t.frame["metric"] == "memory"].iloc[0]
+    # the article's Go used 4.6x Rust's memory at N = 10,000; our fake programs use the same: not reproduced
+    assert memory["claim"] == "Rust" and memory["defaults: at every core count"] == "holds at none (1 and 2 cores)"
+    assert memory["defaults, 1 core"].endswith("not reproduced: equivalent")
+    assert (tmp_path / "r" / "export" / "tables" / "reproduce_article_by_cores.csv").is_file()
+    assert "cores" in view.side_by_side().frame.columns

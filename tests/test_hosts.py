@@ -126,3 +126,73 @@ def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr.startswith("error: ") and "another plan" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()
+
+
+def test_a_difference_named_as_a_factor_is_accepted_and_kept_apart(tmp_path):
+    from bench_src import api
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=13, commit="1" * 40)
+    b = take(tmp_path / "b", 1.0, 2.0, seed=14, commit="2" * 40)
+    with pytest.raises(ValueError, match=r"built from other source code .*factor=\"commit\""):
+        store_hosts.load_hosts([a, b])
+    with pytest.raises(ValueError, match=r"factor='cpu': allowed: plan, commit"):
+        store_hosts.load_hosts([a, b], factor="cpu")
+    df = api.load([a, b], factor="commit")
+    assert df.attrs["factor"] == "commit" and df["host"].nunique() == 1, "one machine, two commits"
+    assert dict(df.groupby("results_dir")["commit"].unique().map(tuple)) == {str(a): ("1" * 40,), str(b): ("2" * 40,)}
+    logs = hosts.host_log_ratios(df)
+    assert set(logs["pairs"]) == {6}, "a commit's blocks are not pooled with the other commit's"
+    table = hosts.across_hosts(df)
+    assert sorted(table["commit"].unique()) == ["1" * 40, "2" * 40] and len(table) == 4
+    # one host per commit: each commit's own verdict (Go lower), no interval across hosts
+    assert (table["hosts"] == 1).all() and (table["host_verdicts"] == "a").all()
+    per = hosts.per_host(df)
+    assert len(per) == 4 and set(per["commit"]) == {"1" * 40, "2" * 40}
+
+    other = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": 10}})
+    c = take(tmp_path / "c", 1.0, 2.0, seed=15, cpu_model="Other CPU", commit="1" * 40, the_plan=other)
+    with pytest.raises(ValueError, match=r"another plan .*factor=\"plan\""):
+        api.load([a, c])
+    both = api.load([a, c], factor="plan")
+    assert set(both["plan"]) == {plan().digest, other.digest} and both["host"].nunique() == 2
+    combined = hosts.across_hosts(both)
+    # N = 100 ran under one plan only; N = 10 under each plan on its own machine: three rows, one host each
+    assert len(combined) == 3 and (combined["hosts"] == 1).all()
+    assert sorted(combined.groupby("plan").size()) == [1, 2]
+    with pytest.raises(ValueError, match="give a list"):
+        api.load(a, factor="commit")
+
+
+def test_plans_of_different_looks_are_refused_even_as_a_factor(tmp_path):
+    from bench_src import api
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=16)
+    longer = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=8, warmup=0, params={"sleep": {"work": 10}})
+    b = take(tmp_path / "b", 1.0, 2.0, seed=17, the_plan=longer)
+    with pytest.raises(ValueError, match=r"other looks of the sequential rule .*\[8\] vs \[6\] pairs"):
+        api.load([a, b], factor="plan")
+
+
+def test_the_analysis_notebook_shows_the_hosts_of_a_list_of_directories(tmp_path):
+    import papermill as pm
+
+    from bench_src import paths
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=18)
+    b = take(tmp_path / "b", 1.0, 1.98, seed=19, cpu_model="Other CPU")
+    out = tmp_path / "hosts"
+    pm.execute_notebook(str(paths.ROOT / "notebooks" / "analysis.ipynb"), str(tmp_path / "analysis.ipynb"),
+                        parameters={"results_dir": json.dumps([str(a), str(b)]), "hosts_dir": str(out)},
+                        cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    executed = json.loads((tmp_path / "analysis.ipynb").read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert not any(o.get("output_type") == "error" for o in outputs)
+    shown = "".join("".join(o.get("data", {}).get("text/html", "")) + "".join(o.get("text", "")) for o in outputs)
+    assert "2 results directories from 2 distinct machine(s)" in shown
+    for title in ("Go vs Rust across hosts, workload time", "Go vs Rust on each host", "The hosts"):
+        assert title in shown, title
+    assert "2 of 2 hosts" in shown and "I²" in shown and "tau²" in shown
+    assert "<img alt='forest_elapsed_s'" in shown, "the forest plot is shown"
+    assert "this section is the analysis of one directory" in shown
+    assert (out / "combined_elapsed_s.csv").is_file() and (out / "forest_elapsed_s.png").is_file()
+    assert not (a / "export").exists(), "several directories: no directory's own report is written"

@@ -178,3 +178,49 @@ def test_the_stopping_rule_follows_the_articles_cells_to_a_verdict_in_the_reprod
     pilot = published.side_by_side(sequential.attach(df[df["block"] < plan.samples], plan))
     times = pilot[(pilot["metric"] == "time") & (pilot["workload"] == "sqlite") & pilot["n"].isin([10, 100])]
     assert (times["ours_article_outcome"] == "reproduced").all()
+
+
+def _defaults_at(workload, n, go, rust, cores, rng, blocks=12):
+    rows = []
+    for lang, centre in (("go", go), ("rust", rust)):
+        rows += _rows(workload, lang, published.default_setting(workload, lang), n, centre, blocks, rng, cv=0.005)
+    return pd.DataFrame(rows).assign(cores=cores)
+
+
+def test_a_claim_is_checked_at_every_core_count_and_said_whether_it_holds_at_both():
+    """The article's memory claim for sleep at N = 10,000 (Go 4.6x Rust): reproduced at 1 core, gone
+    (equivalent) at 2, so it holds at one of the two core counts; at N = 1,000 it holds at both."""
+    rng = np.random.default_rng(21)
+    df = pd.concat([_defaults_at("sleep", 10000, 2.0, 1.0, 1, rng), _defaults_at("sleep", 10000, 1.0, 1.0, 2, rng),
+                    _defaults_at("sleep", 1000, 2.0, 1.0, 1, rng), _defaults_at("sleep", 1000, 2.5, 1.0, 2, rng)],
+                   ignore_index=True)
+    side = published.side_by_side(df)
+    mem = side[(side["workload"] == "sleep") & (side["metric"] == "memory")]
+    at = {(r.n, r.cores): r for r in mem.itertuples()}
+    assert sorted(k for n, k in at if n == 10000) == [1, 2], "one row per core count"
+    assert at[(10000, 1)].article_claim == "Rust" and at[(10000, 1)].ours_default_outcome == "reproduced"
+    assert at[(10000, 2)].ours_default_outcome == "not reproduced: equivalent"
+    assert at[(10000, 1)].ours_default_ratio == pytest.approx(2.0, rel=0.02)
+    for k in (1, 2):
+        assert at[(10000, k)].ours_default_across_cores == "holds at 1 of 2 core counts (1 core)"
+        assert at[(1000, k)].ours_default_across_cores == "holds at both (1 and 2 cores)"
+        assert at[(10000, k)].ours_article_across_cores == "not measured"
+    # the time claims at these N: none beyond what the article resolved
+    time = side[(side["workload"] == "sleep") & (side["metric"] == "time") & side["n"].isin([1000, 10000])]
+    assert set(time["ours_default_across_cores"]) == {"no claim"} and set(time["article_claim"]) == {""}
+    t = published.by_cores(side)
+    row = t[(t["n"] == 10000) & (t["metric"] == "memory")].iloc[0]
+    assert row["ours_default_at_1"] == "reproduced" and row["ours_default_at_2"] == "not reproduced: equivalent"
+    assert row["ours_default_across_cores"] == "holds at 1 of 2 core counts (1 core)"
+    counts = published.claims_summary(side)
+    assert {1, 2} <= set(counts["cores"].dropna()), "outcomes are counted per core count"
+
+
+def test_one_core_count_gives_no_text_across_cores():
+    rng = np.random.default_rng(22)
+    side = published.side_by_side(_defaults_at("sleep", 10000, 2.0, 1.0, 2, rng))
+    row = side[(side["n"] == 10000) & (side["metric"] == "memory")].iloc[0]
+    assert row["cores"] == 2 and row["ours_default_outcome"] == "reproduced"
+    assert row["ours_default_across_cores"] == "" and published.by_cores(side).empty
+    plain = published.side_by_side(_defaults_at("sleep", 10000, 2.0, 1.0, 2, rng).drop(columns="cores"))
+    assert plain["cores"].isna().all() and (plain["ours_default_across_cores"] == "").all()

@@ -54,3 +54,30 @@ def test_missing_tables_and_figures_are_named(results_dir):
     assert section.items == ["(verdicts_elapsed_s: no figure for this run)"]  # analyse draws none
     shown = nb.table(rep, "go_vs_rust_elapsed_s")
     assert len(shown.frame) == len(rep.tables["go_vs_rust_elapsed_s"]) > 0
+
+
+def test_the_analysis_notebook_takes_a_list_of_directories(results_dir, tmp_path):
+    other = report_data.write_results_dir(tmp_path / "other", report_data.records(samples=2, warmup=0))
+    for given in (f'["{results_dir}", "{other}"]', [str(results_dir), str(other)]):
+        p = nb.analysis_parameters(given, factor="commit", hosts_dir=str(tmp_path / "h"))
+        assert p.results_dirs == (results_dir, other) and p.several and p.results_dir is None
+        assert p.factor == "commit" and p.hosts_dir == tmp_path / "h"
+    one = nb.analysis_parameters(f'["{results_dir}"]')
+    assert one.results_dir == results_dir and not one.several
+    assert nb.analysis(nb.analysis_parameters([str(results_dir), str(other)])) is None
+    with pytest.raises(ValueError, match=r"results_dir=\[\]: expected the path of a results directory, a non-empty list"):
+        nb.analysis_parameters("[]")
+    with pytest.raises(ValueError, match=r"results_dir=\[1, 2\]: expected"):
+        nb.analysis_parameters("[1, 2]")
+    with pytest.raises(ValueError, match=r"results_dir='\[a,': cannot read it as YAML/JSON"):
+        nb.analysis_parameters("[a,")
+    with pytest.raises(FileNotFoundError, match="nosuch.*does not exist"):
+        nb.analysis_parameters([str(results_dir), str(tmp_path / "nosuch")])
+    with pytest.raises(ValueError, match=r"factor='cpu': expected one of plan, commit or None"):
+        nb.analysis_parameters([str(results_dir), str(other)], factor="cpu")
+    with pytest.raises(ValueError, match=r"factor='commit' names a difference between several results directories"):
+        nb.analysis_parameters(str(results_dir), factor="commit")
+    for section in (nb.findings(None), nb.figures(None, "x"), nb.method(None)):
+        assert section.items == [nb.SEVERAL]
+    assert nb.table(None, "status").caption == nb.SEVERAL and nb.manifest(None).caption == nb.SEVERAL
+    assert nb.hosts_summary(None).items == [nb.ONE] and nb.hosts_table(None, "combined", "elapsed_s").caption == nb.ONE

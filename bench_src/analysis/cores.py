@@ -28,6 +28,14 @@ from ..plan.comparisons import CellRef, comparisons
 KEY = ["workload", "n", "arm", "shared_params", "go_variant", "rust_variant", "go_params", "rust_params"]
 
 
+def pinned(df: pd.DataFrame) -> pd.DataFrame:
+    """The samples of cells run at a core count (a plan whose `cores` names some workloads runs the
+    others unpinned: they have no core count to compare across)."""
+    out = df[df["cores"].notna()] if "cores" in df.columns else df.iloc[0:0]
+    out.attrs = dict(df.attrs)
+    return out
+
+
 def _per_block(cv: CellValues, ref: CellRef) -> pd.Series:
     codes, values = cv.cells[ref]
     return pd.Series(values, index=codes).groupby(level=0).median()
@@ -44,6 +52,7 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
     from the Go-vs-Rust table, and the change of the ratio against the fewest cores
     (`change`, `change_ci_low`, `change_ci_high`, `change_p_adjusted`, `change_kind`; empty at the
     fewest cores)."""
+    df = pinned(df)
     table = compare(df, metric, margin=margin, alpha=alpha)
     if table.empty:
         return pd.DataFrame()
@@ -92,7 +101,7 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
 def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.ALPHA) -> pd.DataFrame:
     """One row per cell and core count above the fewest: value at the fewest cores / value at k
     cores, per block, with its interval at the family's level (one family per metric)."""
-    cv = CellValues(df, metric)
+    cv = CellValues(pinned(df), metric)
     cells: dict[CellRef, dict[int, CellRef]] = {}
     for ref in cv.refs():
         if ref.threads is not None:

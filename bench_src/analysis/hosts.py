@@ -17,6 +17,11 @@ of equal and unequal precision): this interval covers 94.4-96.2%; the inverse-va
 Hartung-Knapp interval 92.6-95.3% (noisy per-host variances from 10 pairs make the weights
 noisy), the plain z interval 53-88%.  With 2 hosts the interval is wide by construction (t on one
 degree of freedom): two machines say little about a third.
+
+Directories that differ by a named factor (store.hosts.load_hosts(..., factor="commit" or
+"plan")) carry it in a column of that name, and `df.attrs["factor"]` names it: it joins the key of
+every comparison, so each of its values has its own per-host verdicts and its own combination
+(pairs stay within a block of one directory either way).
 """
 from __future__ import annotations
 
@@ -80,17 +85,32 @@ KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant
        "go_params", "rust_params"]
 
 
+def key_columns(frame: pd.DataFrame) -> list[str]:
+    """The key of a comparison across hosts: KEY, and the named factor's column when the frame
+    (or a table made from it) has one (`attrs["factor"]`)."""
+    factor = frame.attrs.get("factor")
+    return [*KEY, factor] if factor and factor in frame.columns else list(KEY)
+
+
+def _with_factor(table: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    table.attrs["factor"] = df.attrs.get("factor")
+    return table
+
+
 def per_host(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN) -> pd.DataFrame:
     """The Go-vs-Rust table of each host on its own samples (its own family, its own rule), with
     `host` and `host_label` columns."""
     out = []
-    for host, g in df.groupby("host", sort=True):
+    factor = key_columns(df)[len(KEY):]
+    for values, g in df.groupby(["host", *factor], sort=True):
+        host = values[0]
         g = g.copy()
         g.attrs = dict(df.attrs)
         t = compare(g, metric, margin=margin)
         if not t.empty:
-            out.append(t.assign(host=host, host_label=g["host_label"].iloc[0] if "host_label" in g else host))
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+            out.append(t.assign(host=host, host_label=g["host_label"].iloc[0] if "host_label" in g else host,
+                                **dict(zip(factor, values[1:]))))
+    return _with_factor(pd.concat(out, ignore_index=True) if out else pd.DataFrame(), df)
 
 
 def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
@@ -98,7 +118,10 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
     its variance var(d) / n (paired blocks only: a comparison without two pairs on a host is left
     out there)."""
     rows = []
-    for host, g in df.groupby("host", sort=True):
+    key_cols = key_columns(df)
+    factor = key_cols[len(KEY):]
+    for values, g in df.groupby(["host", *factor], sort=True):
+        host = values[0]
         cv = CellValues(g, metric)
         for a, b in comparisons(cv.refs(), "go_vs_rust"):
             (ac, av), (bc, bv) = cv.cells[a], cv.cells[b]
@@ -112,9 +135,9 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
             if d.size < 2:
                 continue
             key = {k: v for k, v in go_vs_rust_row(a, b).items() if k in KEY}
-            rows.append({**key, "host": host, "pairs": int(d.size), "log_ratio": float(d.mean()),
-                         "variance": float(d.var(ddof=1) / d.size)})
-    return pd.DataFrame(rows, columns=[*KEY, "host", "pairs", "log_ratio", "variance"])
+            rows.append({**key, **dict(zip(factor, values[1:])), "host": host, "pairs": int(d.size),
+                         "log_ratio": float(d.mean()), "variance": float(d.var(ddof=1) / d.size)})
+    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance"]), df)
 
 
 def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
@@ -126,15 +149,16 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
     max(R, 1) alpha / m, the verdict read off that interval (as in the one-host tables)."""
     logs = host_log_ratios(df, metric)
     own = per_host(df, metric, margin)
-    cols = [*KEY, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
+    key_cols = key_columns(df)
+    cols = [*key_cols, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
             "p_adjusted", "tau", "i2", "verdict_kind", "holds_on", "holds_on_text", "host_verdicts"]
     if logs.empty:
-        return pd.DataFrame(columns=cols)
+        return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
-    for key, g in logs.groupby(KEY, sort=True, dropna=False):
+    for key, g in logs.groupby(key_cols, sort=True, dropna=False):
         c = combine(g["log_ratio"], g["variance"])
         combos.append(c)
-        rows.append({**dict(zip(KEY, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"])})
+        rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"])})
     est = np.array([c.estimate for c in combos])
     k = np.array([c.hosts for c in combos])
     se = np.array([(c.high - c.low) / (2 * sps.t.isf(0.025, c.hosts - 1)) if c.hosts > 1 else np.nan for c in combos])
@@ -145,12 +169,12 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         return est - crit * se, est + crit * se
 
     fam = multiplicity.decide(np.where(np.isnan(p), 1.0, p), interval_at, alpha, margin)
-    verdicts = own.set_index([*KEY, "host"])["verdict_kind"] if not own.empty else pd.Series(dtype=object)
+    verdicts = own.set_index([*key_cols, "host"])["verdict_kind"] if not own.empty else pd.Series(dtype=object)
     for i, (r, c) in enumerate(zip(rows, combos)):
         kind = str(fam.kind[i]) if c.hosts > 1 else "inconclusive"
         theirs = []
         for h in r["host_list"].split(","):
-            idx = tuple(r[k_] for k_ in KEY) + (h,)
+            idx = tuple(r[k_] for k_ in key_cols) + (h,)
             theirs.append(str(verdicts.get(idx, "not measured")) if len(verdicts) else "not measured")
         holds = sum(v == kind for v in theirs)
         r.update({"ratio": math.exp(c.estimate), "ratio_ci_low": math.exp(fam.low[i]) if c.hosts > 1 else math.nan,
@@ -159,4 +183,4 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
                   "p_adjusted": float(fam.p_adjusted[i]) if c.hosts > 1 else math.nan,
                   "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "holds_on": holds,
                   "holds_on_text": f"{holds} of {c.hosts}", "host_verdicts": ",".join(theirs)})
-    return pd.DataFrame(rows, columns=cols)
+    return _with_factor(pd.DataFrame(rows, columns=cols), df)

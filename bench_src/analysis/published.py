@@ -28,6 +28,12 @@ The reproduction table has one row per cell of the article's table and metric (t
   the outcomes, states a cause where both settings agree with the article by different amounts
   (sleep at N = 100,000: both "Rust faster", 4.2x and 1.02x), and none where two outcomes differ
   only by noise (one just significant, the other just not).
+
+A workload run at several core counts (a plan with `cores`: the article profile pins its task
+workloads to 1 and to 2 cores) gives one row per article cell, metric and **core count**, each
+decided in the same family as the other rows; `across_cores` then says, per article cell and
+metric, whether the claim holds at every core count ("holds at both", "holds at 1 of 2 core
+counts" naming where) with the article's settings and with the defaults.
 """
 from __future__ import annotations
 
@@ -257,6 +263,23 @@ def settings_effect(df: pd.DataFrame, workload: str, n: int, column: str,
             "pairs": int(d.size)}
 
 
+def core_counts(df: pd.DataFrame, workload: str) -> list:
+    """The core counts a workload's samples ran at, fewest first; [None] when they were not pinned."""
+    if "cores" not in df.columns or df.empty:
+        return [None]
+    ks = sorted(int(k) for k in df.loc[df["workload"] == workload, "cores"].dropna().unique())
+    return ks or [None]
+
+
+def at_cores(df: pd.DataFrame, k) -> pd.DataFrame:
+    """The samples run at core count k (None: the unpinned ones, or all where nothing was pinned)."""
+    if "cores" not in df.columns:
+        return df
+    out = df[df["cores"].isna()] if k is None else df[df["cores"] == k]
+    out.attrs = dict(df.attrs)
+    return out
+
+
 def _fmt(r: dict) -> str:
     if not np.isfinite(r.get("ratio", np.nan)):
         return "not measured"
@@ -278,28 +301,30 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
     art = article_ratios(table)
     run_design = compare._design(df, design)
     looks = run_design.plan_looks() if run_design is not None else multiplicity.Looks((0,))
-    rows_per_metric = int(art["workload"].isin(list(WORKLOADS)).sum())
+    ks_of = {w: core_counts(df, w) for w in art["workload"].unique() if w in WORKLOADS}
+    frames = {(w, k): at_cores(df, k) for w, ks in ks_of.items() for k in ks}
+    rows_per_metric = int(sum(len(ks_of[w]) for w in art["workload"] if w in WORKLOADS))
     level_min = alpha / max(rows_per_metric, 1)  # chooses each row's test, for the largest family the table can hold
     noise = {(r.workload, r.metric): r.log_noise for r in resolution().itertuples()}
     half = {m: _half_unit(article_table().loc[article_table()["table"] == table, col])
             for m, (col, _) in METRICS.items()}
     rows, tests = [], {(metric, label): [] for metric in METRICS for label in LABELS}
-    for r in art.itertuples():
-        if r.workload not in WORKLOADS:
-            continue
+    for r, count in ((r, c) for r in art.itertuples() if r.workload in WORKLOADS for c in ks_of[r.workload]):
+        dk = frames[(r.workload, count)]
         for metric, (col, ours) in METRICS.items():
             go_v, rust_v = (r.article_go_s, r.article_rust_s) if metric == "time" else (r.article_go_mb, r.article_rust_mb)
             ratio = r.article_time_ratio if metric == "time" else r.article_mem_ratio
             rounding = half[metric] / go_v + half[metric] / rust_v if go_v > 0 and rust_v > 0 else np.inf
             threshold = noise.get((r.workload, metric), 0.0) + rounding
-            row = {"workload": r.workload, "n": int(r.n), "metric": metric, "article_go": go_v, "article_rust": rust_v,
+            row = {"workload": r.workload, "n": int(r.n), "metric": metric, "cores": count,
+                   "article_go": go_v, "article_rust": rust_v,
                    "article_ratio": ratio, "claim_threshold": math.expm1(threshold) if np.isfinite(threshold) else np.inf,
                    "article_claim": claim(ratio, threshold)}
             settings = {"ours_article": tuple(article_setting(r.workload, lg) for lg in LANGS),
                         "ours_default": tuple(default_setting(r.workload, lg) for lg in LANGS)}
             for label, (go, rust) in settings.items():
                 res, test = ({"failures": ""}, None) if go is None or rust is None else \
-                    _pair(df, r.workload, int(r.n), ours, go, rust, looks, level_min)
+                    _pair(dk, r.workload, int(r.n), ours, go, rust, looks, level_min)
                 tests[(metric, label)].append((len(rows), test))
                 row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
                 for k in ("pairs", "pairing", "sd_log", "a_samples", "b_samples", "failures", "test"):
@@ -332,12 +357,75 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         out[f"{label}_verdict_kind"] = kinds
         out[f"{label}_verdict"] = texts
         out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]
-    effects = [settings_effect(df, w, n, METRICS[m][1]) for w, n, m in zip(out["workload"], out["n"], out["metric"])]
+    frame_of = [frames[(w, None if pd.isna(k) else int(k))] for w, k in zip(out["workload"], out["cores"])]
+    effects = [settings_effect(f, w, n, METRICS[m][1])
+               for f, w, n, m in zip(frame_of, out["workload"], out["n"], out["metric"])]
     for k, column in (("ratio", "settings_effect_ratio"), ("ratio_ci_low", "settings_effect_ci_low"),
                       ("ratio_ci_high", "settings_effect_ci_high"), ("pairs", "settings_effect_pairs")):
         out[column] = [e[k] for e in effects]
-    out["cause_kind"], out["cause"] = zip(*(_cause(df, row) for row in out.to_dict("records")))
+    out["cause_kind"], out["cause"] = zip(*(_cause(f, row) for f, row in zip(frame_of, out.to_dict("records"))))
+    for label in LABELS:
+        out[f"{label}_across_cores"] = across_cores_text(out, label)
     return out
+
+
+def _counts_text(ks: list[int]) -> str:
+    return " and ".join(map(str, ks)) + (" core" if ks == [1] else " cores")
+
+
+def across_cores_text(side: pd.DataFrame, label: str) -> list[str]:
+    """Per row, whether the article's claim holds (is reproduced) at every core count its workload
+    ran at, with `label`'s settings: "holds at both (1 and 2 cores)", "holds at 1 of 2 core counts
+    (2 cores)", "holds at none (1 and 2 cores)", with the core counts that have no verdict named;
+    "no claim" where the article claimed nothing; empty for a workload run at one core count."""
+    texts = [""] * len(side)
+    if "cores" not in side.columns:
+        return texts
+    for _, g in side.groupby(["workload", "n", "metric"], sort=False):
+        ks = [int(k) for k in g["cores"] if pd.notna(k)]
+        if len(ks) < 2:
+            continue
+        if not g["article_claim"].iloc[0]:
+            text = "no claim"
+        else:
+            outcomes = dict(zip(ks, g[f"{label}_outcome"]))
+            measured = [k for k in ks if outcomes[k] != "not measured"]
+            held = [k for k in measured if outcomes[k] == "reproduced"]
+            if not measured:
+                text = "not measured"
+            elif len(held) == len(ks):
+                text = f"holds at {'both' if len(ks) == 2 else 'all'} ({_counts_text(ks)})"
+            elif held:
+                text = f"holds at {len(held)} of {len(ks)} core counts ({_counts_text(held)})"
+            else:
+                text = f"holds at none ({_counts_text(measured)})"
+            missing = [k for k in ks if k not in measured]
+            if missing and measured:
+                text += f"; not measured at {_counts_text(missing)}"
+        for i in g.index:
+            texts[side.index.get_loc(i)] = text
+    return texts
+
+
+def by_cores(side: pd.DataFrame) -> pd.DataFrame:
+    """One row per article cell and metric measured at several core counts: the claim, each core
+    count's outcome with the article's settings and with the defaults, and whether it holds at
+    every one (`across_cores_text`)."""
+    if side.empty or "cores" not in side.columns:
+        return pd.DataFrame()
+    rows = []
+    for (w, n, metric), g in side.groupby(["workload", "n", "metric"], sort=False):
+        ks = [int(k) for k in g["cores"] if pd.notna(k)]
+        if len(ks) < 2 or all((g[f"{label}_outcome"] == "not measured").all() for label in LABELS):
+            continue
+        row = {"workload": w, "n": n, "metric": metric, "article_claim": g["article_claim"].iloc[0]}
+        for label in LABELS:
+            for k, o, kind, r in zip(ks, g[f"{label}_outcome"], g[f"{label}_verdict_kind"], g[f"{label}_ratio"]):
+                row[f"{label}_at_{k}"] = o
+                row[f"{label}_ratio_at_{k}"] = r
+            row[f"{label}_across_cores"] = g[f"{label}_across_cores"].iloc[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
@@ -383,13 +471,14 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
 
 def claims_summary(side: pd.DataFrame) -> pd.DataFrame:
     """How many of the article's cells end in each outcome, with its settings and with defaults."""
+    cores = ["cores"] if "cores" in side.columns and side["cores"].notna().any() else []
     if side.empty:
-        return pd.DataFrame(columns=["metric", "settings", "outcome", "cells"])
+        return pd.DataFrame(columns=["metric", *cores, "settings", "outcome", "cells"])
     parts = []
     for label, name in zip(LABELS, ("the article's", "defaults")):
-        t = side.groupby(["metric", f"{label}_outcome"]).size().rename("cells").reset_index()
+        t = side.groupby(["metric", *cores, f"{label}_outcome"], dropna=False).size().rename("cells").reset_index()
         parts.append(t.rename(columns={f"{label}_outcome": "outcome"}).assign(settings=name))
-    return pd.concat(parts, ignore_index=True)[["metric", "settings", "outcome", "cells"]]
+    return pd.concat(parts, ignore_index=True)[["metric", *cores, "settings", "outcome", "cells"]]
 
 
 # Our cell for each related-post figure: (experiment, lang, their variant) -> (our variant, params, metric column)

@@ -104,8 +104,13 @@ class Plan:
     # configuration, the one with the smallest N ("program", see warmup_cells)
     warmup_scope: str = "cell"
     # core counts to run every cell at (each sample pinned to that many CPUs, with as many
-    # threads); empty: one unpinned thread count, `threads`
-    cores: tuple[int, ...] = ()
+    # threads), or {workload: core counts} for some workloads (the others run unpinned with
+    # `threads`); empty: one unpinned thread count, `threads`
+    cores: tuple[int, ...] | dict[str, tuple[int, ...]] = ()
+
+    def cores_of(self, workload: str) -> tuple[int, ...]:
+        """The core counts a workload's cells run at (empty: unpinned, `threads`)."""
+        return tuple(self.cores.get(workload, ())) if isinstance(self.cores, Mapping) else tuple(self.cores)
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as stored in meta.json (and digested): a DSN given as a URL appears with its
@@ -134,7 +139,10 @@ class Plan:
                     out.extend(self._article_cells(w, lang))
         out = list(dict.fromkeys(_normalised(c) for c in out))
         if self.cores:
-            out = [dataclasses.replace(c, threads=k, cores=k) for k in self.cores for c in out]
+            every = sorted({k for w in self.workloads for k in self.cores_of(w)})
+            pinned = [dataclasses.replace(c, threads=k, cores=k) for k in every for c in out
+                      if k in self.cores_of(c.workload)]
+            out = pinned + [c for c in out if not self.cores_of(c.workload)]
         if self.aa:
             out = [dataclasses.replace(c, arm=arm) for c in out for arm in ("A", "B")]
         return out
@@ -215,5 +223,6 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         smoke=d.get("smoke", False),
         time_budget_s=d.get("time_budget_s", 0.0),
         warmup_scope=d.get("warmup_scope", "cell"),
-        cores=tuple(d.get("cores", ())),
+        cores=({w: tuple(v) for w, v in d["cores"].items()} if isinstance(d.get("cores"), Mapping)
+               else tuple(d.get("cores", ()))),
     )

@@ -10,7 +10,7 @@ import dataclasses
 import math
 from typing import Any, Iterable, Mapping
 
-from .. import parameters
+from .. import cpus, parameters
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
 from ..values import as_int
@@ -113,6 +113,21 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
     return grid
 
 
+def _validate_cores(given: Any, profile_cores: Mapping[str, Any], workloads: list[str]):
+    """`cores` as the Plan holds it.  A mapping {workload: core counts}: those workloads run at
+    their core counts, the others unpinned; not given (None or ""): the profile's core counts per
+    workload, those above this machine's usable CPUs left out (a profile runs on any machine);
+    anything else is the plan-wide value the parameter table's check reads (parameters.py)."""
+    usable = cpus.usable_cpus()
+    if isinstance(given, Mapping):
+        per = _per_workload("cores", given, workloads)
+        return {w: ks for w, v in per.items() if (ks := parameters.cores_list(v, usable))}
+    if given in (None, "") and profile_cores:
+        return {w: ks for w in workloads if w in profile_cores
+                and (ks := tuple(sorted({k for k in profile_cores[w] if k <= usable})))}
+    return None  # plan-wide: the table's check
+
+
 def cell_bound(plan: Plan) -> int:
     """An upper bound of len(plan.cells()), computed without listing them."""
     total = 0
@@ -124,7 +139,7 @@ def cell_bound(plan: Plan) -> int:
             if plan.article_preset and lang in WORKLOADS[w].article:
                 fixed = WORKLOADS[w].article[lang][1]
                 per_lang += len(plan.ns[w]) * math.prod(1 if k in fixed else len(v) for k, v in grid.items())
-            total += per_lang
+            total += per_lang * max(1, len(plan.cores_of(w)))
     return total * (2 if plan.aa else 1)
 
 
@@ -218,8 +233,13 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         grid.update(extra)
         plan_params[w] = {lang: _validate_params(w, lang, grid) for lang in langs}
 
+    per_workload_cores = _validate_cores(value["cores"], prof.workload_cores, wl)
+    if per_workload_cores is not None:
+        value = {**value, "cores": None}
     checked = {p.name: p.check(value[p.name], prof) for p in parameters.PLAN_PARAMETERS if p.check}
-    if checked.get("cores") and value["threads"] not in (None, ""):
+    if per_workload_cores is not None:
+        checked["cores"] = per_workload_cores
+    elif checked.get("cores") and value["threads"] not in (None, ""):
         raise ValueError(f"give cores or threads, not both: with cores {list(checked['cores'])} each cell runs with "
                          f"as many threads as cores (threads was {value['threads']!r})")
     dsn_v = validate_dsn(value["dsn"], wl)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import hosts, rules
-from . import figures, theme, units
+from . import figures, tables, theme, units
 from .export import images
 
 METRICS = ("elapsed_s", "peak_rss_mib")
@@ -21,6 +21,7 @@ class HostsReport:
     overview: pd.DataFrame
     per_host: dict[str, pd.DataFrame] = field(default_factory=dict)
     combined: dict[str, pd.DataFrame] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)  # what `save` wrote
 
     @property
     def machines(self) -> int:
@@ -73,8 +74,10 @@ def summary_lines(rep: HostsReport) -> list[str]:
         counts = t["verdict_kind"].map(KIND_WORDS).value_counts()
         out.append(f"{units.metric_name(metric)}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
                    + f" of {len(t)} Go-vs-Rust comparisons across hosts")
+        factor = t.attrs.get("factor")
         for _, r in t[t["verdict_kind"].isin(["a", "b"])].iterrows():
             shared = f", {r['shared_params']}" if isinstance(r["shared_params"], str) and r["shared_params"] else ""
+            shared += f", {factor} {r[factor]}" if factor in t.columns else ""
             out.append(f"- {r['workload']} N = {units.count(r['n'])} ({r['go_variant']} vs {r['rust_variant']}{shared}): "
                        f"Go/Rust {r['ratio']:.3g} [{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}] "
                        f"({r['ci_level']:.1%} interval), tau {r['tau']:.3g}, I² {r['i2']:.0%}, "
@@ -100,4 +103,52 @@ def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) 
                 written += images.save(fig, d, f"forest_{metric}")
     (d / "hosts.md").write_text("# Several hosts\n\n" + "\n\n".join(summary_lines(rep)) + "\n")
     written.append(d / "hosts.md")
+    rep.files = written
     return written
+
+
+def _comparison_columns(t: pd.DataFrame) -> pd.DataFrame:
+    """What a reader needs to know which comparison a row is: workload, N, the two sides, the
+    parameters they share, and the named factor."""
+    out = pd.DataFrame({"workload": t["workload"], "N": t["n"].map(units.count),
+                        "Go": t["go_variant"], "Rust": t["rust_variant"],
+                        "shared parameters": t["shared_params"].fillna("")}, index=t.index)
+    factor = t.attrs.get("factor")
+    if factor and factor in t.columns:
+        out[factor] = t[factor].astype(str)
+    return out
+
+
+def combined_readable(t: pd.DataFrame) -> tables.Readable:
+    """The combined table for reading: the ratio across hosts with the interval its verdict is
+    read from, the verdict, tau², I² and on how many hosts it holds."""
+    t = t.reset_index(drop=True)
+    out = _comparison_columns(t)
+    out["hosts"] = t["hosts"].astype(int)
+    out["Go/Rust [interval]"] = [units.interval(r, lo, hi, "") for r, lo, hi in
+                                 zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
+    out["interval level"] = t["ci_level"].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
+    out["verdict"] = t["verdict_kind"].map(KIND_WORDS)
+    out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
+    out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
+    out["holds on"] = t["holds_on_text"] + " hosts"
+    out["hosts' own verdicts"] = t["host_verdicts"].map(
+        lambda v: ", ".join(KIND_WORDS.get(k, k) for k in str(v).split(",")))
+    metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
+    return tables.Readable(out, "one random-effects combination per comparison (Student's t on hosts - 1 degrees "
+                                "of freedom, BH over the comparisons); holds on: the hosts whose own verdict is the "
+                                "combined one", f"Go vs Rust across hosts, {metric}")
+
+
+def per_host_readable(t: pd.DataFrame) -> tables.Readable:
+    """Each host's own Go-vs-Rust verdicts (its own family and rule), one row per host and
+    comparison."""
+    t = t.reset_index(drop=True)
+    out = _comparison_columns(t)
+    out.insert(0, "host", t["host_label"])
+    out["Go/Rust [interval]"] = [units.interval(r, lo, hi, "") for r, lo, hi in
+                                 zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
+    out["verdict"] = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
+    metric = units.metric_name(t["metric"].iloc[0]) if "metric" in t and not t.empty else ""
+    return tables.Readable(out, "each host's own Go-vs-Rust table: its verdicts under its own family",
+                           f"Go vs Rust on each host, {metric}")

@@ -4,7 +4,9 @@
   parameters checked with their types (papermill passes strings for lists: they are read as
   YAML); a bad value is a ValueError naming it and what is allowed, a missing results directory a
   FileNotFoundError, both before anything is written;
-- `report`: the whole analysis, computed once, with every export (see `full`);
+- `analysis`, `report`: the whole analysis of one directory, computed once, with every export
+  (see `full`); with several directories (taken on several machines) the per-directory sections
+  say so, and `hosts_summary`, `hosts_table`, `hosts_figures` show the several-hosts report;
 - `table`: a table formatted for reading, shown in full (never pandas' truncated view);
 - `figures`: the saved figures, shown from their PNG files.
 """
@@ -22,6 +24,8 @@ from ..catalogue import WORKLOADS
 from . import export, findings as found, full, tables, units
 from ..values import from_papermill
 from ..store import latest_results_dir
+from ..store.hosts import FACTORS
+from .hosts_report import HostsReport, combined_readable, per_host_readable, summary_lines
 
 ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 
@@ -61,18 +65,57 @@ def workloads_parameter(name: str, value: Any) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+def results_dirs_parameter(value: Any) -> tuple[Path, ...]:
+    """One results directory, a list of them (a papermill string such as '["a", "b"]' is read as
+    YAML), or None for the most recent one under data/results/."""
+    value = from_papermill("results_dir", value)
+    if not isinstance(value, (list, tuple)):
+        return (results_dir_parameter(value),)
+    if not value or not all(isinstance(v, (str, Path)) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"results_dir={value!r}: expected the path of a results directory, a non-empty list of "
+                         "such paths (taken on several machines), or None")
+    return tuple(results_dir_parameter(v) for v in value)
+
+
+def factor_parameter(value: Any, several: bool) -> str | None:
+    if value in (None, ""):
+        return None
+    if value not in FACTORS:
+        raise ValueError(f"factor={value!r}: expected one of {', '.join(FACTORS)} or None")
+    if not several:
+        raise ValueError(f"factor={value!r} names a difference between several results directories; give "
+                         "results_dir as a list of them")
+    return value
+
+
 @dataclass(frozen=True)
 class AnalysisParameters:
-    results_dir: Path
+    results_dirs: tuple[Path, ...]
     margin: float
     distribution_workloads: tuple[str, ...] | None
+    factor: str | None = None
+    hosts_dir: Path | None = None
+
+    @property
+    def several(self) -> bool:
+        return len(self.results_dirs) > 1
+
+    @property
+    def results_dir(self) -> Path | None:
+        """The one results directory (None with several)."""
+        return None if self.several else self.results_dirs[0]
 
 
 def analysis_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
-                        distribution_workloads: Any = None) -> AnalysisParameters:
+                        distribution_workloads: Any = None, factor: Any = None,
+                        hosts_dir: Any = None) -> AnalysisParameters:
     """The parameters of analysis.ipynb, checked."""
-    return AnalysisParameters(results_dir_parameter(results_dir), margin_parameter(margin),
-                              workloads_parameter("distribution_workloads", distribution_workloads))
+    dirs = results_dirs_parameter(results_dir)
+    if hosts_dir is not None and (isinstance(hosts_dir, bool) or not isinstance(hosts_dir, (str, Path))):
+        raise ValueError(f"hosts_dir={hosts_dir!r}: expected a directory path or None")
+    return AnalysisParameters(dirs, margin_parameter(margin),
+                              workloads_parameter("distribution_workloads", distribution_workloads),
+                              factor_parameter(factor, len(dirs) > 1), Path(hosts_dir) if hosts_dir else None)
 
 
 def memory_parameters(results_dir: Any = None) -> Path:
@@ -131,9 +174,54 @@ def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Repo
     return rep
 
 
-def findings(rep: full.Report) -> "Section":
+SEVERAL = ("several results directories: this section is the analysis of one directory; run the notebook on "
+           "each directory alone for it, the several-hosts sections above show them together")
+ONE = "one results directory: give results_dir a list of directories (taken on several machines) for this section"
+
+
+def analysis(parameters: AnalysisParameters) -> full.Report | None:
+    """The whole analysis of the one directory (`report`), or None with several directories."""
+    if parameters.several:
+        print(f"{len(parameters.results_dirs)} results directories: the several-hosts sections show them together")
+        return None
+    return report(parameters.results_dir, margin=parameters.margin)
+
+
+def method(rep: full.Report | None) -> "Section":
+    return Section(SEVERAL if rep is None else rep.method)
+
+
+def hosts_summary(hosts: HostsReport | None) -> "Section":
+    """How many machines stand behind the directories, the combined verdicts, and the hosts."""
+    if hosts is None:
+        return Section(ONE)
+    return Section(*summary_lines(hosts), tables.generic(hosts.overview, "The hosts"))
+
+
+def hosts_table(hosts: HostsReport | None, kind: str, metric: str) -> tables.Readable:
+    """`combined` (the ratio across hosts, tau, I², holds on k of m) or `per_host` (each host's
+    own verdicts) of a metric."""
+    if hosts is None:
+        return tables.Readable(pd.DataFrame(), ONE)
+    source = {"combined": hosts.combined, "per_host": hosts.per_host}[kind]
+    if metric not in source or source[metric].empty:
+        return tables.Readable(pd.DataFrame(), f"{kind} {metric}: no Go-vs-Rust comparison with two pairs on a host")
+    return (combined_readable if kind == "combined" else per_host_readable)(source[metric])
+
+
+def hosts_figures(hosts: HostsReport | None) -> "Section":
+    """The forest plots (their PNG)."""
+    if hosts is None:
+        return Section(ONE)
+    pngs = [p for p in hosts.files if p.suffix == ".png"]
+    return Section(*pngs) if pngs else Section("no forest plot: no comparison was measured on any host")
+
+
+def findings(rep: full.Report | None) -> "Section":
     """The answer first: per metric, how many Go-vs-Rust differences, equivalences and open
     comparisons, the differences largest first, and the verdict maps."""
+    if rep is None:
+        return Section(SEVERAL)
     if rep.empty:
         return Section("No sample entered the analysis: there is nothing to report (see the failures table).")
     items: list = []
@@ -145,16 +233,20 @@ def findings(rep: full.Report) -> "Section":
     return Section(*items, *figures(rep, *(f"verdicts_{m}" for m in found.FINDING_METRICS)).items)
 
 
-def table(rep: full.Report, name: str) -> tables.Readable:
+def table(rep: full.Report | None, name: str) -> tables.Readable:
     """The report's table `name` formatted for reading (every row), or a note why there is none."""
+    if rep is None:
+        return tables.Readable(pd.DataFrame(), SEVERAL)
     if name not in rep.tables:
         why = "no sample entered the analysis" if rep.empty else "not computed for this run"
         return tables.Readable(pd.DataFrame(), f"{name}: {why}")
     return rep.readable(name)
 
 
-def figures(rep: full.Report, *names: str) -> "Section":
+def figures(rep: full.Report | None, *names: str) -> "Section":
     """The report's figures (their PNG) for display; a name ending in '_' takes every figure it starts."""
+    if rep is None:
+        return Section(SEVERAL)
     items: list = []
     for name in names:
         matches = [n for n in rep.figures if n == name or (name.endswith("_") and n.startswith(name))]
@@ -165,8 +257,10 @@ def figures(rep: full.Report, *names: str) -> "Section":
     return Section(*items)
 
 
-def manifest(rep: full.Report) -> tables.Readable:
+def manifest(rep: full.Report | None) -> tables.Readable:
     """Every exported file with its size."""
+    if rep is None:
+        return tables.Readable(pd.DataFrame(), SEVERAL)
     m = export.manifest(rep.results_dir)
     m["size"] = m["bytes"].map(lambda b: units.quantity(b, "B"))
     return tables.Readable(m[["file", "size"]], f"{len(m)} files under {rep.export_dir}", "Exported files")

@@ -48,6 +48,7 @@ class ReproduceView:
 
         shown = pd.DataFrame({
             "workload": side["workload"], "N": side["n"].map(units.count), "metric": side["metric"],
+            "cores": side["cores"].map(lambda k: "" if pd.isna(k) else str(int(k))),
             "article Go/Rust": side["article_ratio"].map(lambda v: units.significant(v, 3)),
             "claim (beyond)": [f"{c or 'none'} (±{t:.0%})" if pd.notna(t) and t != float("inf") else f"{c or 'none'}"
                                for c, t in zip(side["article_claim"], side["claim_threshold"])],
@@ -63,6 +64,29 @@ class ReproduceView:
                                       "settings' effect: Go/Rust with the article's settings over Go/Rust with the "
                                       "defaults, paired per block (a cause is stated where its interval excludes 1)",
                                "The article's cells beside ours")
+
+    def across_cores(self) -> tables.Readable | Section:
+        """For the article's cells whose workload ran at several core counts: the claim, each core
+        count's outcome (with its Go/Rust ratio) with the article's settings and with the defaults,
+        and whether the claim holds at every core count."""
+        t = published.by_cores(self.side_frame())
+        if t.empty:
+            return Section("no workload of the article's table ran at several core counts in this run (the article "
+                           "profile pins the task workloads to 1 and to 2 cores)")
+        export.save_table(t, self.results_dir, "reproduce_article_by_cores")
+        ks = sorted({int(c.rsplit("_", 1)[1]) for c in t.columns if c.startswith("ours_default_at_")})
+        shown = pd.DataFrame({"workload": t["workload"], "N": t["n"].map(units.count), "metric": t["metric"],
+                              "claim": t["article_claim"].replace("", "none")})
+        for label, name in (("ours_article", "article's settings"), ("ours_default", "defaults")):
+            for k in ks:
+                shown[f"{name}, {k} {'core' if k == 1 else 'cores'}"] = [
+                    f"{units.significant(r, 3)}: {o}" if pd.notna(r) else o
+                    for r, o in zip(t.get(f"{label}_ratio_at_{k}", pd.Series(index=t.index, dtype=float)),
+                                    t.get(f"{label}_at_{k}", pd.Series("not measured", index=t.index)))]
+            shown[f"{name}: at every core count"] = t[f"{label}_across_cores"]
+        return tables.Readable(shown, "Go/Rust ratio and the claim's outcome at each core count (each a row of the "
+                                      "reproduction table, decided in its family); holds: reproduced at that core count",
+                               "Does each claim hold at every core count?")
 
     def claims(self) -> tables.Readable:
         """How many of the article's cells end in each outcome, with its settings and with defaults."""

@@ -9,7 +9,10 @@ machine and resumed there) gives each session's samples its own host.
 
 `load_hosts` refuses what cannot be analysed together: directories of different plans (their
 plan digests differ) and directories whose programs were built from different source code (the
-git commits of the sessions differ), each error naming both directories and the difference.
+git commits of the sessions differ), each error naming both directories and the difference,
+unless the difference is named as a factor (`factor="plan"` or `factor="commit"`): then each
+sample carries it in a column of that name (the plan digest, the commit), and the analysis keeps
+its values apart (analysis/hosts.py).
 Pairs stay within a block: each sample's `run_id` becomes its directory, and the analysis pairs on
 (run_id, block), so no pair spans two runs, let alone two hosts.
 """
@@ -29,6 +32,9 @@ from .results import ResultsStore
 # What makes two machines the same host: the hardware, the system, and the code that ran.
 FINGERPRINT_MACHINE = ("cpu_model", "logical_cpus", "usable_cpus", "caches", "ram_bytes", "kernel", "arch")
 FINGERPRINT_TOOLCHAINS = ("go", "rustc", "cargo", "tokio")
+# Differences between directories that may be named as a factor, and each directory's value of it.
+FACTORS = {"plan": lambda meta: str(meta.get("plan_digest")),
+           "commit": lambda meta: ",".join(sorted(source_commit(meta))) or "unknown"}
 
 
 def fingerprint(session: Mapping) -> dict:
@@ -70,12 +76,15 @@ def source_commit(meta: Mapping) -> set[str]:
             if s.get("machine", {}).get("git_commit")}
 
 
-def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
+def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = None) -> pd.DataFrame:
     """The tidy frame of several results directories of one plan, with `host` (the fingerprint's
     digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
     host to its label, fingerprint and directories; `df.attrs["meta"]` is the first directory's
     meta.json and `df.attrs["plan"]` its Plan (the plan they share).  Refused (ValueError, naming the directories): fewer than one
-    directory, a directory given twice, different plans, programs built from different source."""
+    directory, a directory given twice, different plans, programs built from different source; the
+    difference named by `factor` ("plan" or "commit") is accepted and becomes a column."""
+    if factor is not None and factor not in FACTORS:
+        raise ValueError(f"factor={factor!r}: allowed: {', '.join(FACTORS)} (or None)")
     dirs = [os.fspath(d) for d in results_dirs]
     if not dirs:
         raise ValueError("load_hosts needs at least one results directory")
@@ -89,15 +98,17 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
             first = (d, meta)
         else:
             d0, meta0 = first
-            if meta.get("plan_digest") != meta0.get("plan_digest"):
+            if meta.get("plan_digest") != meta0.get("plan_digest") and factor != "plan":
                 raise ValueError(f"{d} holds another plan than {d0} (plan digest {meta.get('plan_digest')} vs "
                                  f"{meta0.get('plan_digest')}): only runs of the same plan combine; compare the two "
-                                 "meta.json files' plan entries to see the difference")
+                                 "meta.json files' plan entries to see the difference, or name it as a factor "
+                                 "(factor=\"plan\")")
             a, b = source_commit(meta0), source_commit(meta)
-            if a and b and a != b:
+            if a and b and a != b and factor != "commit":
                 raise ValueError(f"{d} was built from other source code than {d0} (git commit "
                                  f"{', '.join(sorted(b))} vs {', '.join(sorted(a))}): the programs differ, so their "
-                                 "samples do not measure the same work; run the same commit on every machine")
+                                 "samples do not measure the same work; run the same commit on every machine, or "
+                                 "name it as a factor (factor=\"commit\")")
         df = store.load()
         by_session = {}
         for s in meta.get("sessions", []):
@@ -117,12 +128,14 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike]) -> pd.DataFrame:
         own = df["host"] if "host" in df.columns else pd.Series([None] * len(df), index=df.index)
         # run_id becomes the directory: two runs named alike on two machines must not share blocks
         df = df.assign(host=[h if isinstance(h, str) and h else by_session.get(s, fallback)
-                             for h, s in zip(own, session)], results_dir=d, run_id=d)
+                             for h, s in zip(own, session)], results_dir=d, run_id=d,
+                       **({factor: FACTORS[factor](meta)} if factor else {}))
         frames.append(df)
     out = mark_valid(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
     if not out.empty:
         out["host_label"] = out["host"].map({h: e["label"] for h, e in hosts.items()})
     out.attrs["hosts"] = hosts
+    out.attrs["factor"] = factor
     out.attrs["meta"] = first[1]
     out.attrs["plan"] = plan_from_dict(first[1]["plan"])
     return out

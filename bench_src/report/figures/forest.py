@@ -13,16 +13,17 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ...analysis.hosts import KEY
+from ...analysis.hosts import KEY, key_columns
 from .. import units
 from ..theme import EQUIVALENCE_COLOR
 
 
 
-def _label(row) -> str:
+def _label(row, factor: str | None = None) -> str:
     pair = row["go_variant"] if row["go_variant"] == row["rust_variant"] else f"{row['go_variant']} vs {row['rust_variant']}"
     shared = row["shared_params"] if isinstance(row["shared_params"], str) else ""
-    return f"{row['workload']}, N = {units.count(row['n'])}, {pair}" + (f"\n{shared}" if shared else "")
+    named = f", {factor} {row[factor]}" if factor else ""
+    return f"{row['workload']}, N = {units.count(row['n'])}, {pair}{named}" + (f"\n{shared}" if shared else "")
 
 
 def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None = None) -> plt.Figure:
@@ -32,13 +33,14 @@ def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None 
     hosts = sorted(per_host["host_label"].unique()) if not per_host.empty else []
     palette = dict(zip(hosts, sns.color_palette("colorblind", max(len(hosts), 1))))
     rows = combined.reset_index(drop=True)
+    factor = next(iter(key_columns(combined)[len(KEY):]), None)
     fig, ax = plt.subplots(figsize=(8.5, 1.6 + 0.55 * max(len(rows), 1) * (1 + 0.25 * len(hosts))), layout="constrained")
     ends = []
     step = 0.6 / max(len(hosts), 1)
     for i, row in rows.iterrows():
         y0 = len(rows) - 1 - i
         mine = per_host
-        for k in KEY:
+        for k in key_columns(combined):
             mine = mine[mine[k].astype(str) == str(row[k])]
         for j, h in enumerate(hosts):
             g = mine[mine["host_label"] == h]
@@ -63,7 +65,7 @@ def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None 
     ax.axvline(1, color="0.3", linewidth=1)
     if margin:
         ax.axvspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.5, linewidth=0)
-    ax.set_yticks(range(len(rows)), [_label(r) for _, r in rows.iloc[::-1].iterrows()], fontsize=8.5)
+    ax.set_yticks(range(len(rows)), [_label(r, factor) for _, r in rows.iloc[::-1].iterrows()], fontsize=8.5)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel(f"Go / Rust, {units.metric_name(metric)} (log₂ axis; below 1 Go is lower)")
     ax.grid(axis="y", visible=False)
