@@ -10,7 +10,6 @@ first sample the run prints an estimate of its duration, during it a progress li
 """
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
