@@ -70,8 +70,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                          "built from) and keep its values apart in the analysis")
     ep = sub.add_parser("engines", help="the A/A check of the cluster engine: the same plan in this process and "
                                          "through a cluster's host on this machine, equivalent within ±1%%?")
-    ep.add_argument("in_process_dir")
-    ep.add_argument("cluster_dir")
+    ep.add_argument("--in-process", nargs="+", required=True, metavar="DIR", help="runs taken in this process")
+    ep.add_argument("--cluster", nargs="+", required=True, metavar="DIR", help="runs taken through the cluster")
     ep.add_argument("--out", help="write the table as CSV here")
     rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
     rp.add_argument("results_dir")
@@ -121,7 +121,7 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd == "hosts":
             api.hosts_report(args.results_dirs, args.out, factor=args.factor)
         elif args.cmd == "engines":
-            table = api.engine_check(args.in_process_dir, args.cluster_dir)
+            table = api.engine_check(args.in_process, args.cluster)
             if args.out:
                 table.to_csv(args.out, index=False)
         elif args.cmd == "list":

@@ -194,11 +194,15 @@ def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float 
     return rep
 
 
-def engine_check(in_process_dir: str | Path, cluster_dir: str | Path, margin: float = 0.01) -> pd.DataFrame:
+def engine_check(in_process_dirs, cluster_dirs, margin: float = 0.01) -> pd.DataFrame:
     """The A/A check of the cluster engine: the same plan run in this process and through a host on
-    the same machine (analysis/engines.py); prints per metric how many cells are equivalent within
-    ±margin and the largest peak-RSS difference, and returns the table."""
-    table = engines.engine_check(load_results(in_process_dir), load_results(cluster_dir), margin=margin)
+    the same machine (a results directory or a list of them each; analysis/engines.py); prints per
+    metric how many cells are equivalent within ±margin and the largest peak-RSS difference, and
+    returns the table."""
+    def frames(dirs):
+        return [load_results(d) for d in (dirs if isinstance(dirs, (list, tuple)) else [dirs])]
+
+    table = engines.engine_check(frames(in_process_dirs), frames(cluster_dirs), margin=margin)
     for metric, t in table.groupby("metric", sort=False):
         inside = int(t["inside_margin"].astype(bool).sum())
         line = (f"{metric}: {inside} of {len(t)} cells with their whole interval within ±{margin:.0%}; in-process / "

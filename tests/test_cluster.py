@@ -285,3 +285,13 @@ def test_the_local_cluster_admits_no_one_without_its_keys(tmp_path):
                 Client(attempt, timeout=3, set_as_default=False)
     finally:
         hosts.close()
+
+
+def test_the_programs_of_a_host_get_the_clients_values_of_what_dasks_nanny_sets(monkeypatch):
+    from bench_src.run.cluster import host
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as a nanny leaves it in a worker
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    plugin = host.HostPlugin({}, "r", 1, {}, [], client_env={"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "4"})
+    env = plugin.program_env()
+    assert "MALLOC_TRIM_THRESHOLD_" not in env and env["OMP_NUM_THREADS"] == "4"

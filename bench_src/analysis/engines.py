@@ -5,7 +5,8 @@ lies inside ±`margin` (1% by default: the engine must not be the difference a r
 `inside_margin` column, even where the interval also excludes 1 (a difference smaller than the
 margin is no bias that matters).
 
-The two directories are two runs, so there are no pairs: the comparison is the A/A table of
+Runs of each engine may be several (taken in the order A B B A, say, so that a drift of the
+machine does not read as the engine); runs are not paired with each other: the comparison is the A/A table of
 `compare.compare_arms` with arm "A" the in-process samples and arm "B" the cluster's, its rows
 unpaired (their blocks belong to different runs) and decided by the same rule as every other table
 (docs/statistics.md), one family per metric.  Assumption of the unpaired test: the two runs share
@@ -23,15 +24,17 @@ METRICS = ("wall_s", "elapsed_s", "peak_rss_mib")
 MARGIN = 0.01
 
 
-def engine_frame(in_process: pd.DataFrame, cluster: pd.DataFrame) -> pd.DataFrame:
-    """One frame of both runs: arm "A" in-process, "B" through the cluster; each run its own run_id."""
-    a = in_process.assign(arm="A", run_id="in-process", cell_id=in_process["cell_id"] + "|engine=in-process")
-    b = cluster.assign(arm="B", run_id="cluster", cell_id=cluster["cell_id"] + "|engine=cluster")
-    return pd.concat([a, b], ignore_index=True)
+def engine_frame(in_process, cluster) -> pd.DataFrame:
+    """One frame of both engines' runs (a frame or a list of frames each): arm "A" in-process, "B"
+    through the cluster; each run keeps a run_id of its own (no pairs across runs)."""
+    parts = []
+    for arm, engine, frames in (("A", "in-process", in_process), ("B", "cluster", cluster)):
+        for i, f in enumerate(frames if isinstance(frames, (list, tuple)) else [frames]):
+            parts.append(f.assign(arm=arm, run_id=f"{engine}:{i}", cell_id=f["cell_id"] + f"|engine={engine}"))
+    return pd.concat(parts, ignore_index=True)
 
 
-def engine_check(in_process: pd.DataFrame, cluster: pd.DataFrame, metrics=METRICS, margin: float = MARGIN
-                 ) -> pd.DataFrame:
+def engine_check(in_process, cluster, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
     """Per cell and metric: the ratio in-process / cluster (the A/A table's a / b) with its
     interval and verdict, and for peak RSS the two medians in KiB and their difference."""
     df = engine_frame(in_process, cluster)

@@ -21,6 +21,7 @@ the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import time
 import uuid
@@ -48,7 +49,12 @@ QUIET_WORKERS = {
     "distributed.admin.tick.interval": "1s",
     "distributed.admin.system-monitor.interval": "5s",
     "distributed.admin.system-monitor.gil.enabled": False,
+    # the nanny's MALLOC_TRIM_THRESHOLD_ and *_NUM_THREADS: not in the workers' environment
+    "distributed.nanny.pre-spawn-environ": {},
 }
+# What a nanny may put in a worker's environment: the programs get the client's values instead
+# (host.HostPlugin.program_env), whatever the hosts' Dask configuration.
+NANNY_ENVIRONMENT = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 POLL_S = 0.5  # how often the client looks at its blocks and events (the hosts do not poll)
 NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
@@ -124,8 +130,10 @@ class Hosts:
                 self.log(f"warning: host {addr} runs Dask's profiler (a thread sampling every 10 ms beside the "
                          "benchmark); start it with DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False "
                          "(docs/cluster.md)")
+        keys = set(NANNY_ENVIRONMENT) | set(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}) \
+            | set(dask.config.get("distributed.nanny.environ", {}) or {})
         plugin = host.HostPlugin(self.plan.to_dict(), self.store.run_id, self.store.session, binaries, relevant,
-                                 cpu_sets, shipped)
+                                 cpu_sets, shipped, client_env={k: os.environ.get(k) for k in sorted(keys)})
         self.client.register_plugin(plugin, name=host.PLUGIN)
         self.client.subscribe_topic(host.TOPIC, self.events.put)
         try:

@@ -80,10 +80,12 @@ class HostPlugin(WorkerPlugin):
     name = PLUGIN
 
     def __init__(self, plan: dict, run_id: str, session: int, binaries: dict[str, str | None], relevant: list[str],
-                 cpu_sets: dict[str, list[int]] | None = None, shipped: dict[str, bytes] | None = None):
+                 cpu_sets: dict[str, list[int]] | None = None, shipped: dict[str, bytes] | None = None,
+                 client_env: dict[str, str | None] | None = None):
         self.plan_dict, self.run_id, self.session = plan, run_id, session
         self.binaries, self.relevant = binaries, relevant
         self.cpu_sets, self.shipped = cpu_sets or {}, shipped or {}
+        self.client_env = client_env or {}
 
     # --- Dask's WorkerPlugin ---------------------------------------------------------------------
     def setup(self, worker) -> None:
@@ -166,9 +168,21 @@ class HostPlugin(WorkerPlugin):
             self.take(warmups, f"warmup-{uuid.uuid4().hex[:8]}")
             self.warm = True
 
+    def program_env(self) -> dict:
+        """The programs' environment here: the harness's (measure.default_env) with the variables
+        Dask's nanny sets in a worker's environment given the client's values instead (absent when
+        the client has none): MALLOC_TRIM_THRESHOLD_ would change glibc's malloc, so Rust's memory."""
+        env = default_env()
+        for key, value in self.client_env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
     def take(self, slots: list[tuple[int, Slot]], attempt: str) -> list[dict]:
         """Take the slots in order, each sample sent to the client the moment it is taken."""
-        env = default_env()
+        env = self.program_env()
         sent = []
         for seq, slot in slots:
             rec, timeline = sample.measure_slot(self.plan, self.context, measure, env, slot, seq, self.run_id,
