@@ -7,3 +7,16 @@ from bench_src.run import build
 def built():
     """Build the launcher and both programs once per test session (skipped when up to date)."""
     return build.build(("go", "rust"), log=lambda *_: None)
+
+
+@pytest.fixture(scope="session")
+def synthetic_report(tmp_path_factory):
+    """The full report of report_data's synthetic run with one failing cell, made once per session
+    (analysis, figures and every export take about 20 s).  Tests only read it and its directory;
+    a test that writes exports passes a directory of its own."""
+    import report_data
+    from bench_src.report import full
+
+    d = report_data.write_results_dir(tmp_path_factory.mktemp("run") / "synthetic",
+                                       report_data.records(failing=(("sqlite", "rust", "pool", 100),)))
+    return full.full_report(d)

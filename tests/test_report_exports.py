@@ -10,18 +10,15 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import report_data
-from bench_src.report import full, tables
+from bench_src.report import tables
 from bench_src.report.export import registry
 
 GOLDEN = Path(__file__).parent / "golden" / "exports"
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    d = report_data.write_results_dir(tmp_path_factory.mktemp("run") / "synthetic",
-                                       report_data.records(failing=(("sqlite", "rust", "pool", 100),)))
-    return full.full_report(d)
+@pytest.fixture
+def report(synthetic_report):
+    return synthetic_report
 
 
 def _golden(name: str, text: str) -> None:

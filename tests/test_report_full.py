@@ -11,11 +11,9 @@ from bench_src.report import full
 from bench_src.report.export import html, notebooks
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    d = report_data.write_results_dir(tmp_path_factory.mktemp("run") / "synthetic",
-                                       report_data.records(failing=(("sqlite", "rust", "pool", 100),)))
-    return full.full_report(d)
+@pytest.fixture
+def report(synthetic_report):
+    return synthetic_report
 
 
 def test_a_missing_or_empty_directory_is_refused_before_anything_is_written(tmp_path):

@@ -26,8 +26,9 @@ def require(kind):
         pytest.skip(why)
 
 
-@pytest.fixture(params=["mysql", "postgres"])
-def server(request):
+@pytest.fixture(scope="module", params=["mysql", "postgres"])
+def module_server(request):
+    """One server of each kind for the tests of this module (a start takes 1-4 s)."""
     require(request.param)
     # under data/ rather than pytest's private tmp: PostgreSQL runs as its own user and must reach it
     root = paths.DATA / "test-servers" / request.param
@@ -36,6 +37,14 @@ def server(request):
     s.start()
     yield s
     s.close()
+
+
+@pytest.fixture
+def server(module_server):
+    """The module's server, running: the tests that stop or kill it start it again themselves, and
+    one that failed before it could is made up for here, so that no test sees another's leftovers."""
+    module_server.ensure_running()
+    return module_server
 
 
 def _pid_exists(pid):

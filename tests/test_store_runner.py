@@ -202,7 +202,7 @@ def test_a_normal_end_leaves_no_sample_directory(built, tmp_path):
 @pytest.mark.slow
 def test_two_identical_runs_started_together_the_second_fails_at_once(built, tmp_path):
     out = tmp_path / "r"
-    slow = dict(PLAN_ARGS, cooldown_s=1.0)  # the first run lasts well beyond the second's start-up
+    slow = dict(PLAN_ARGS, cooldown_s=0.5)  # the first run lasts well beyond the second's start-up
     first = subprocess.Popen(cli_run(out, slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_samples(out, 1)
