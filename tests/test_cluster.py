@@ -12,6 +12,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import psutil
@@ -295,3 +296,34 @@ def test_the_programs_of_a_host_get_the_clients_values_of_what_dasks_nanny_sets(
     plugin = host.HostPlugin({}, "r", 1, {}, [], client_env={"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "4"})
     env = plugin.program_env()
     assert "MALLOC_TRIM_THRESHOLD_" not in env and env["OMP_NUM_THREADS"] == "4"
+
+
+def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resume(tmp_path):
+    from distributed import KilledWorker
+
+    from bench_src.run.cluster import engine
+
+    plan = small_plan()
+    stored = []
+
+    class Store:
+        run_id, session = "r", 1
+
+    class GaveUp:  # what a future of a block looks like after its hosts kept dying
+        status = "error"
+
+        def exception(self):
+            return KilledWorker("block-measured-0", SimpleNamespace(address="tls://127.0.0.1:1"), 3)
+
+        def release(self):
+            pass
+
+    hosts = engine.Hosts(ClusterSpec("local", workers=2), plan, Store(), lambda slot, rec, tl: stored.append(rec),
+                         set(), lambda *_: None)
+    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    hosts.finish(GaveUp(), block)
+    assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block]
+    assert all(r["status"] == "host_lost" and "lost" in r["reason"] and "next resume" in r["reason"] for r in stored)
+    from bench_src.store.results import RETRY_STATUSES
+
+    assert "host_lost" in RETRY_STATUSES, "a resume takes them again"

@@ -85,7 +85,21 @@ def measurement(meta: dict) -> str:
             + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}. "
             "Each sample is a fresh process started by a small launcher; wall time comes from the monotonic clock "
             "around the process, the workload time from the program's own monotonic timer, and CPU times and peak "
-            "resident memory from the kernel's accounting of the finished process (wait4), never from polling.")
+            "resident memory from the kernel's accounting of the finished process (wait4), never from polling."
+            + cluster_text(meta))
+
+
+def cluster_text(meta: dict) -> str:
+    """How the samples were spread over hosts, when a session ran on a cluster."""
+    hosts = {h: d for s in meta.get("sessions", []) for h, d in (s.get("hosts") or {}).items()}
+    if not hosts:
+        return ""
+    engines = sorted({s.get("engine") for s in meta.get("sessions", []) if s.get("hosts")})
+    labels = "; ".join(d.get("label", h) for h, d in sorted(hosts.items()))
+    return (f" The blocks ran on {len(hosts)} hosts of a Dask cluster ({', '.join(engines)}: {labels}), one block "
+            "at a time per host and each block whole on one host, so every Go/Rust pair was taken on one host; each "
+            "host took the warm-ups itself and ran programs of the session's sha256. A block whose host was lost "
+            "mid-block was run again whole and only its complete run is analysed.")
 
 
 def _comparison_tables(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, pd.DataFrame]]:

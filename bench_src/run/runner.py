@@ -148,7 +148,8 @@ class Progress:
     def line(self, note: str = "") -> str:
         elapsed = time.monotonic() - self.started
         pct = 100.0 * self.done / self.planned if self.planned else 100.0
-        return (f"[{self.label}] {self.done}/{self.planned} samples ({pct:.0f}%), elapsed {format_duration(elapsed)}, "
+        hosts = f" on {self.hosts} hosts" if self.hosts > 1 else ""
+        return (f"[{self.label}] {self.done}/{self.planned} samples ({pct:.0f}%){hosts}, elapsed {format_duration(elapsed)}, "
                 f"ETA {format_duration(self.eta())}" + (f"; {note}" if note else ""))
 
     def update(self, cell: Cell, note: str = "") -> None:

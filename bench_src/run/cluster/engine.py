@@ -261,8 +261,8 @@ class Hosts:
             if isinstance(exc, host.BinariesRefused):
                 raise HostsError(str(exc)) from None
             raise HostsError(f"a block failed on its host: {type(exc).__name__}: {exc}") from None
-        reason = (f"the block's hosts were lost {dask.config.get('distributed.scheduler.allowed-failures')} + 1 times "
-                  f"while running it ({exc}); taken again on the next resume" if exc is not None
+        reason = (f"the block's host was lost {exc.allowed_failures + 1} times while running it (Dask's "
+                  "distributed.scheduler.allowed-failures); taken again on the next resume" if exc is not None
                   else f"the block was {future.status} on the cluster; taken again on the next resume")
         attempt = f"lost-{uuid.uuid4().hex[:8]}"
         for seq, slot in block:
