@@ -29,7 +29,7 @@ from collections import deque
 from typing import Any, Callable
 
 import dask
-from distributed import Client, KilledWorker, LocalCluster, TimeoutError as DaskTimeout, wait
+from distributed import Client, Event, KilledWorker, LocalCluster, TimeoutError as DaskTimeout
 from distributed.security import Security
 
 from ... import cpus, paths
@@ -55,7 +55,8 @@ QUIET_WORKERS = {
 # What a nanny may put in a worker's environment: the programs get the client's values instead
 # (host.HostPlugin.program_env), whatever the hosts' Dask configuration.
 NANNY_ENVIRONMENT = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-POLL_S = 0.5  # how often the client looks at its blocks and events (the hosts do not poll)
+POLL_S = 0.5  # how often the client looks at its blocks when no sample arrives (the hosts do not poll)
+HOSTS_EVERY_S = 5.0  # how often it counts the hosts
 NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 RETRY_STATUS = "host_lost"
@@ -183,8 +184,10 @@ class Hosts:
         running: dict = {}
         finished_all = True
         no_host_since = None
+        hosts_now, counted = len(self.client.nthreads()), time.monotonic()
         while todo or running:
-            hosts_now = len(self.client.nthreads())
+            if time.monotonic() - counted > HOSTS_EVERY_S:
+                hosts_now, counted = len(self.client.nthreads()), time.monotonic()
             while todo and len(running) < max(hosts_now, 1):
                 if deadline is not None and time.monotonic() >= deadline:
                     todo.clear()
@@ -199,13 +202,13 @@ class Hosts:
                 running[future] = block
             if not running:
                 break
+            # wake at a sample (the host waits for it to be stored) or every POLL_S for finished blocks
             try:
-                with self.client.as_current():
-                    done = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED").done
-            except DaskTimeout:
-                done = set()
+                self.receive(self.events.get(timeout=POLL_S)[1])
+            except queue.Empty:
+                pass
             self.drain()
-            for future in done:
+            for future in [f for f in running if f.done()]:
                 self.finish(future, running.pop(future))
             if hosts_now == 0:
                 no_host_since = no_host_since or time.monotonic()
@@ -226,32 +229,36 @@ class Hosts:
                 return
             self.receive(msg)
 
-    def receive(self, msg: dict) -> None:
+    def receive(self, msg: dict, replayed: bool = False) -> None:
+        """Store a sample the first time it arrives (an event, or a finished block's result:
+        `replayed`), then tell its host, which waits for that before its next sample."""
         if msg.get("kind") == "log":
             self.log(f"host {msg.get('host')}: {msg.get('text')}")
             return
         rec = dict(msg["record"])
         key = (rec.get("attempt"), rec["sample_id"])
-        if key in self.kept:
-            return
         final = self.finished.get((rec["phase"], rec["block"]))
-        if final is not None and rec.get("attempt") != final:
+        if key in self.kept:
+            pass
+        elif final is not None and rec.get("attempt") != final:
             # a block already complete, run again by Dask after its host was lost: not stored twice
             self.log(f"note: sample {rec['sample_id']} of a block already complete arrived again from host "
                      f"{rec.get('host')}; not stored")
-            return
-        self.kept.add(key)
-        slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
-        self.keep(slot, rec, msg.get("timeline"))
-        if rec["status"] != "skipped":
-            self.done.add(rec["sample_id"])
+        else:
+            self.kept.add(key)
+            slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
+            self.keep(slot, rec, msg.get("timeline"))
+            if rec["status"] != "skipped":
+                self.done.add(rec["sample_id"])
+        if msg.get("ack") and not replayed:
+            Event(msg["ack"], client=self.client).set()
 
     def finish(self, future, block: list[tuple[int, Slot]]) -> None:
         if future.status == "finished":
             result = future.result()
             future.release()  # a finished block is forgotten: Dask must not run it again if its host dies
             for msg in result["samples"]:
-                self.receive(msg)
+                self.receive(msg, replayed=True)
             phase, number = block[0][1].phase, block[0][1].block
             self.finished[(phase, number)] = result["attempt"]
             return

@@ -8,7 +8,9 @@ shipped in the plugin; one with other programs is refused), evicts them from the
 prepares the fixtures and servers (`Resources`, in a scratch directory of its own) and takes the
 plan's warm-ups itself.  Each sample of a block is taken by the very code the in-process runner
 uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
-`TOPIC`; the block's return value repeats them, so none is lost when an event is late.  A block
+`TOPIC`; the host starts the next sample only when the client has stored it (a Dask `Event` the
+client sets), so no sending, receiving or fsync overlaps a sample.  The block's return value
+repeats the samples, so none is lost when an event is late.  A block
 carries an `attempt` token: when a host is lost mid-block Dask runs the block again whole, and the
 store keeps per block one complete attempt (store/results.py `current_attempts`).
 
@@ -28,7 +30,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from distributed import WorkerPlugin, get_worker
+from distributed import Event, WorkerPlugin, get_worker
 
 from ... import paths
 from ...plan import Slot, plan_from_dict
@@ -40,6 +42,7 @@ from ..resources import Resources, raise_nofile_limit
 
 PLUGIN = "bench-host"
 TOPIC = "bench-samples"
+ACK_S = 60.0  # how long a host waits for the client to store a sample before it goes on
 
 
 class BinariesRefused(RuntimeError):
@@ -180,6 +183,19 @@ class HostPlugin(WorkerPlugin):
                 env[key] = value
         return env
 
+    @property
+    def ack_name(self) -> str:
+        return f"bench-stored-{self.worker.address}"
+
+    def send_and_wait(self, msg: dict) -> None:
+        """Send a sample to the client and wait until it is stored there: neither this worker's
+        sending nor the client's append and fsync overlap the next sample.  After ACK_S without
+        an answer (a client gone) the block goes on; the block's result repeats the sample."""
+        stored = Event(self.ack_name)
+        stored.clear()
+        self.worker.log_event(TOPIC, msg)
+        stored.wait(ACK_S)
+
     def take(self, slots: list[tuple[int, Slot]], attempt: str) -> list[dict]:
         """Take the slots in order, each sample sent to the client the moment it is taken."""
         env = self.program_env()
@@ -190,8 +206,8 @@ class HostPlugin(WorkerPlugin):
             rec.update(host=self.host, attempt=attempt)
             if slot.phase == "warmup":  # every host takes them: one id per host and attempt
                 rec["sample_id"] = f"{rec['sample_id']}@{self.host}:{attempt}"
-            msg = self.scrubber.data({"kind": "sample", "record": rec, "timeline": timeline})
-            self.worker.log_event(TOPIC, msg)
+            msg = self.scrubber.data({"kind": "sample", "record": rec, "timeline": timeline, "ack": self.ack_name})
+            self.send_and_wait(msg)
             sent.append(msg)
             if self.plan.cooldown_s:
                 time.sleep(self.plan.cooldown_s)
