@@ -199,10 +199,11 @@ class Hosts:
                 phase, number = block[0][1].phase, block[0][1].block
                 future = self.client.submit(host.run_block, block, key=f"block-{phase}-{number}-{uuid.uuid4().hex[:8]}",
                                             resources={"host": 1}, pure=False)
+                future.add_done_callback(lambda _: self.events.put((None, {"kind": "block done"})))
                 running[future] = block
             if not running:
                 break
-            # wake at a sample (the host waits for it to be stored) or every POLL_S for finished blocks
+            # wake at a sample (the host waits for it to be stored), at a finished block, or after POLL_S
             try:
                 self.receive(self.events.get(timeout=POLL_S)[1])
             except queue.Empty:
@@ -234,6 +235,8 @@ class Hosts:
         `replayed`), then tell its host, which waits for that before its next sample."""
         if msg.get("kind") == "log":
             self.log(f"host {msg.get('host')}: {msg.get('text')}")
+            return
+        if msg.get("kind") == "block done":  # only wakes the loop, which looks at its blocks
             return
         rec = dict(msg["record"])
         key = (rec.get("attempt"), rec["sample_id"])
