@@ -48,8 +48,11 @@ def test_ctrl_c_during_a_build_is_one_line_and_the_next_build_starts_again(tmp_p
         (d / "gobench.stamp").write_text("the digest of the earlier build")
         sys.exit(main(["build", "--force", "--languages", "go"]))
     """)
+    # SIGINT at its default in the child: a shell without job control starts background jobs (a
+    # test run launched with `&`) with SIGINT ignored, and Python then never raises KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-u", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     for line in proc.stdout:
         if line.startswith("building gobench"):
             break
