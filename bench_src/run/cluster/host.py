@@ -43,6 +43,7 @@ from ..resources import Resources, raise_nofile_limit
 PLUGIN = "bench-host"
 TOPIC = "bench-samples"
 ACK_S = 60.0  # how long a host waits for the client to store a sample before it goes on
+SETTLE_S = 0.05  # then a pause, so that no message of the engine is in flight when a sample starts
 
 
 class BinariesRefused(RuntimeError):
@@ -195,6 +196,7 @@ class HostPlugin(WorkerPlugin):
         stored.clear()
         self.worker.log_event(TOPIC, msg)
         stored.wait(ACK_S)
+        time.sleep(SETTLE_S)  # the replies and bookkeeping the acknowledgement set off end first
 
     def take(self, slots: list[tuple[int, Slot]], attempt: str) -> list[dict]:
         """Take the slots in order, each sample sent to the client the moment it is taken."""
