@@ -112,11 +112,12 @@ def file_sha256(path: Path) -> str | None:
         return None
 
 
-def binary_digests() -> dict[str, str | None]:
-    """The sha256 of the launcher and both programs as they are now (None: not built): each
-    session records them, so that every sample is tied to the binaries that took it."""
-    return {"benchlaunch": file_sha256(paths.launcher()), "gobench": file_sha256(paths.program("go")),
-            "rustbench": file_sha256(paths.program("rust"))}
+def binary_digests(bin_dir: Path | None = None) -> dict[str, str | None]:
+    """The sha256 of the launcher and both programs as they are now (None: not built), in data/bin
+    or `bin_dir` (a cluster host's): each session records them, so that every sample is tied to
+    the binaries that took it."""
+    found = [paths.launcher(), paths.program("go"), paths.program("rust")]
+    return {p.name: file_sha256(p if bin_dir is None else Path(bin_dir) / p.name) for p in found}
 
 
 def evict_from_page_cache(paths_: list[Path]) -> list[str]:

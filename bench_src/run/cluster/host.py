@@ -20,7 +20,6 @@ module polls nothing.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -30,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import dask
 from distributed import Event, WorkerPlugin, get_worker
 
 from ... import paths
@@ -61,20 +61,14 @@ def pin_process(cpus: list[int]) -> None:
 
 def digests(directory: Path, names) -> dict[str, str | None]:
     """sha256 of each named program in `directory` (None when it is not there)."""
-    out = {}
-    for name in names:
-        path = Path(directory) / name
-        out[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-    return out
+    return {k: v for k, v in build.binary_digests(directory).items() if k in names}
 
 
 def inspect() -> dict[str, Any]:
     """What the client checks before registering the plugin (client.run on every worker): the
     host's own programs and the Dask settings that could disturb a sample."""
-    import dask
-
     own = paths.host_bin_dir()
-    return {"bin_dir": str(own), "binaries": digests(own, ("benchlaunch", "gobench", "rustbench")),
+    return {"bin_dir": str(own), "binaries": build.binary_digests(own),
             "profiler": bool(dask.config.get("distributed.worker.profile.enabled", True))}
 
 
