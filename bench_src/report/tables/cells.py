@@ -19,16 +19,24 @@ def noise_model(theta) -> str:
     return "relative" if theta >= 0.9 else "additive" if theta <= 0.1 else f"spread ~ value^{theta:.2g}"
 
 
+def _cell_columns(t: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
+    """The columns that name a cell: workload, language, variant, N (unless `with_n` is False),
+    threads and parameters."""
+    out = pd.DataFrame(index=t.index)
+    for c in ("workload", "lang", "variant"):
+        out[c] = column_of(t, c, "")
+    if with_n:
+        out["N"] = n_text(t)
+    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    return out
+
+
 def summary(table: pd.DataFrame) -> Readable:
     """Per cell: samples, median with its 95% CI, coefficient of variation, range."""
     t = table.reset_index(drop=True)
     metric = metric_of(t)
-    out = pd.DataFrame(index=t.index)
-    for c in ("workload", "lang", "variant"):
-        out[c] = column_of(t, c, "")
-    out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
-    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    out = _cell_columns(t)
     out["arm"] = column_of(t, "arm", "")
     out["samples"] = column_of(t, "samples").map(units.count)
     out["median [95% CI]"] = [units.interval(m, lo, hi, units.metric_unit(k)) for m, lo, hi, k in
@@ -59,11 +67,7 @@ def per_task(table: pd.DataFrame) -> Readable:
     and the exponent."""
     t = table.reset_index(drop=True)
     metric = metric_of(t)
-    out = pd.DataFrame(index=t.index)
-    for c in ("workload", "lang", "variant"):
-        out[c] = column_of(t, c, "")
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
-    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    out = _cell_columns(t, with_n=False)
     out["N values"] = column_of(t, "ns", "").map(lambda s: ", ".join(units.short_count(int(x)) for x in str(s).split(",")
                                                                if x.strip().isdigit()))
     out["samples"] = column_of(t, "samples").map(units.count)
@@ -86,12 +90,7 @@ def drift(table: pd.DataFrame) -> Readable:
     t = table.reset_index(drop=True)
     if "drift" in t:
         t = t.assign(_order=~t["drift"].fillna(False).astype(bool)).sort_values("_order", kind="stable")
-    out = pd.DataFrame(index=t.index)
-    for c in ("workload", "lang", "variant"):
-        out[c] = column_of(t, c, "")
-    out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
-    out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
+    out = _cell_columns(t)
     out["samples"] = column_of(t, "samples").map(units.count)
     out["Spearman ρ"] = column_of(t, "spearman_rho").map(lambda v: "" if blank(v) else f"{float(v):+.2f}")
     p, p_name = p_column(t)
