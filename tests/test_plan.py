@@ -1,7 +1,8 @@
 import pytest
 
 from bench_src.catalogue import WORKLOADS
-from bench_src.plan import make_plan
+from bench_src.plan import make_plan, plan_from_dict
+from bench_src.values import from_papermill
 from bench_src.profiles import PROFILES
 
 
@@ -354,3 +355,37 @@ def test_warmup_per_program_configuration_at_its_smallest_n():
         [s for s in per_cell.schedule() if s.phase == "measured"], "the measured blocks do not change"
     with pytest.raises(ValueError, match="warmup_scope must be one of cell, program, got 'everything'"):
         make_plan("quick", workloads=["sleep"], warmup_scope="everything")
+
+
+def test_n_range_runs_a_setting_only_at_the_n_values_it_names():
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100, 1000], params={"sleep": {"work": [0, 50000]}},
+                     n_range={"sleep": {"kernel=xorshift,work=50000": [None, 100]}})
+    kept = {(c.n, dict(c.params)["work"]) for c in plan.cells()}
+    assert kept == {(10, "0"), (100, "0"), (1000, "0"), (10, "50000"), (100, "50000")}
+    assert plan.to_dict()["n_range"] == {"sleep": {"kernel=xorshift,work=50000": [None, 100]}}
+    assert plan_from_dict(plan.to_dict()).cells() == plan.cells(), "meta.json keeps the range"
+    assert "n_range" not in make_plan("quick", workloads=["sleep"]).to_dict(), "no range: the digest of before"
+    # papermill passes it as a string; the profile's ranges hold unless a setting is given again
+    assert make_plan("quick", workloads=["sleep"], ns=[10, 1000],
+                     n_range=from_papermill("n_range", '{sleep: {"work=0": [100, null]}}')).n_range == \
+        {"sleep": {"work=0": (100, None)}}
+    article = make_plan("article", n_range={"sleep": {"kernel=xorshift,work=50000": [None, None]}})
+    assert any(c.n == 1_000_000 and dict(c.params)["kernel"] == "xorshift" and dict(c.params)["work"] == "50000"
+               for c in article.cells()), "[null, null] lifts the profile's range"
+    assert article.n_range["idle_tasks"] == {"wait=sleep": (10_000, None)}
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"sleep": {"work=7": [1, 10]}}, r"sets work=7, a value this plan does not run \(it runs work = 0, 50000\)"),
+    ({"sleep": {"wrk=0": [1, 10]}}, r"names parameter 'wrk', which sleep does not have; allowed: kernel, work"),
+    ({"sleep": {"work": [1, 10]}}, r"'work' is not a parameter setting; give \"key=value\""),
+    ({"sleep": {"work=0": [5]}}, r"must be \[lowest N, highest N\] \(null: no bound\), got \[5\]"),
+    ({"sleep": {"work=0": [100, 10]}}, r"the lowest N \(100\) is above the highest \(10\)"),
+    ({"sleep": {"work=0": [20000, None]}}, r"holds none of the N values of sleep \(10, 100, 1000, 10000\)"),
+    ({"sleep": {"work=0": ["x", 5]}}, r"N must be an integer >= 1, got 'x'"),
+    ({"sleep": 3}, r"n_range\[sleep\] must be a mapping"),
+    ({"cpu_loops": {"u=10": [1, 2]}}, r"n_range names workload 'cpu_loops', which is not in this plan"),
+])
+def test_a_bad_n_range_is_refused_naming_it(given, message):
+    with pytest.raises(ValueError, match=message):
+        make_plan("quick", workloads=["sleep"], params={"sleep": {"work": [0, 50000]}}, n_range=given)

@@ -58,6 +58,16 @@ def _normalised(cell: Cell) -> Cell:
     return cell
 
 
+def parse_setting(setting: str) -> tuple[tuple[str, str], ...]:
+    """The key=value pairs of an n_range setting, "key=value[,key=value]" (validated by
+    plan/validate.py)."""
+    pairs = []
+    for part in setting.split(","):
+        key, _, value = part.partition("=")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class Slot:
     """One scheduled sample."""
@@ -107,6 +117,10 @@ class Plan:
     # threads), or {workload: core counts} for some workloads (the others run unpinned with
     # `threads`); empty: one unpinned thread count, `threads`
     cores: tuple[int, ...] | dict[str, tuple[int, ...]] = ()
+    # per workload, the N values a parameter setting runs at: {setting: (lowest N, highest N)},
+    # a setting being "key=value[,key=value]" (None: no bound); a cell whose parameters hold every
+    # key=value of a setting runs only at N within its bounds (see `in_range`)
+    n_range: dict[str, dict[str, tuple[int | None, int | None]]] = field(default_factory=dict)
 
     def cores_of(self, workload: str) -> tuple[int, ...]:
         """The core counts a workload's cells run at (empty: unpinned, `threads`)."""
@@ -119,6 +133,8 @@ class Plan:
         d["dsn"] = {k: redact_dsn(v) for k, v in d.get("dsn", {}).items()}
         if not d.get("cores"):  # a plan without cores keeps the digest it had before cores existed
             d.pop("cores", None)
+        if not d.get("n_range"):  # likewise a plan without N ranges
+            d.pop("n_range", None)
         return d
 
     @property
@@ -137,7 +153,7 @@ class Plan:
                             out.append(Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values))))
                 if self.article_preset and lang in WORKLOADS[w].article:
                     out.extend(self._article_cells(w, lang))
-        out = list(dict.fromkeys(_normalised(c) for c in out))
+        out = [c for c in dict.fromkeys(_normalised(c) for c in out) if self.in_range(c)]
         if self.cores:
             every = sorted({k for w in self.workloads for k in self.cores_of(w)})
             pinned = [dataclasses.replace(c, threads=k, cores=k) for k in every for c in out
@@ -146,6 +162,15 @@ class Plan:
         if self.aa:
             out = [dataclasses.replace(c, arm=arm) for c in out for arm in ("A", "B")]
         return out
+
+    def in_range(self, cell: Cell) -> bool:
+        """Whether the cell's N lies within the N range of every setting (n_range) its parameters hold."""
+        params = cell.params_dict
+        for setting, (low, high) in self.n_range.get(cell.workload, {}).items():
+            if all(params.get(k) == v for k, v in parse_setting(setting)):
+                if (low is not None and cell.n < low) or (high is not None and cell.n > high):
+                    return False
+        return True
 
     def _article_cells(self, w: str, lang: str) -> list[Cell]:
         """The article's own choices for this workload and language, over the plan's N values and
@@ -225,4 +250,5 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         warmup_scope=d.get("warmup_scope", "cell"),
         cores=({w: tuple(v) for w, v in d["cores"].items()} if isinstance(d.get("cores"), Mapping)
                else tuple(d.get("cores", ()))),
+        n_range={w: {s: tuple(r) for s, r in per.items()} for w, per in d.get("n_range", {}).items()},
     )

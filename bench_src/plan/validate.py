@@ -16,7 +16,7 @@ from ..profiles import profile as get_profile
 from ..values import as_int
 from . import feasibility
 from .dsn import validate_dsn
-from .model import Plan
+from .model import Plan, parse_setting
 
 # Caps of a plan: above MAX_PLAN_SAMPLES it needs allow_large=True; the others hold always (a plan
 # the harness could not even list).  Each parameter's own bounds are in bench_src/parameters.py.
@@ -111,6 +111,49 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
             values = mine or [p.default_for(lang)]
         grid[p.name] = tuple(dict.fromkeys(p.normalise(lang, v) for v in values))
     return grid
+
+
+def _validate_n_range(w: str, given: Any, ns: tuple[int, ...], grid: Mapping[str, Mapping[str, tuple[str, ...]]]
+                      ) -> dict[str, tuple[int | None, int | None]]:
+    """n_range of one workload: {"key=value[,key=value]": [lowest N, highest N]}, each bound a
+    positive integer or null.  A setting must name parameters of the workload with values the plan
+    runs (else it would restrict nothing), and leave at least one of the plan's N values."""
+    name = f"n_range[{w}]"
+    if not isinstance(given, Mapping):
+        raise ValueError(f"{name} must be a mapping of a parameter setting (\"key=value\") to [lowest N, highest N], "
+                         f"got {given!r}")
+    spec = workload(w)
+    known = {p.name for p in spec.params}
+    out: dict[str, tuple[int | None, int | None]] = {}
+    for setting, bounds in given.items():
+        if not isinstance(setting, str) or not setting.strip():
+            raise ValueError(f"{name}: {setting!r} is not a parameter setting; give \"key=value\" or "
+                             "\"key=value,key=value\"")
+        pairs = []
+        for key, value in parse_setting(setting):
+            if not key or not value:
+                raise ValueError(f"{name}: {setting!r} is not a parameter setting; give \"key=value\" or "
+                                 "\"key=value,key=value\"")
+            if key not in known:
+                raise ValueError(f"{name}: {setting!r} names parameter {key!r}, which {w} does not have; allowed: "
+                                 f"{', '.join(sorted(known)) or 'none'}")
+            runs = {v for per in grid.values() for v in per.get(key, ())} | \
+                {fixed[key] for _, fixed in spec.article.values() if key in fixed}  # the article preset's
+            if value not in runs:
+                raise ValueError(f"{name}: {setting!r} sets {key}={value}, a value this plan does not run (it runs "
+                                 f"{key} = {', '.join(sorted(runs))}); the setting would restrict nothing")
+            pairs.append(f"{key}={value}")
+        if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, (list, tuple)) \
+                or len(bounds) != 2:
+            raise ValueError(f"{name}[{setting!r}] must be [lowest N, highest N] (null: no bound), got {bounds!r}")
+        low, high = (None if b in (None, "", "null") else as_int(f"{name}[{setting!r}]: N", b) for b in bounds)
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"{name}[{setting!r}]: the lowest N ({low}) is above the highest ({high})")
+        if not any((low is None or n >= low) and (high is None or n <= high) for n in ns):
+            raise ValueError(f"{name}[{setting!r}]: [{low}, {high}] holds none of the N values of {w} "
+                             f"({', '.join(map(str, ns))}): give a range that holds one, or leave the setting out")
+        out[",".join(pairs)] = (low, high)
+    return out
 
 
 def _validate_cores(given: Any, profile_cores: Mapping[str, Any], workloads: list[str]):
@@ -233,6 +276,18 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         grid.update(extra)
         plan_params[w] = {lang: _validate_params(w, lang, grid) for lang in langs}
 
+    range_given = _per_workload("n_range", value["n_range"], wl) if value["n_range"] not in (None, "") else {}
+    plan_n_range: dict[str, dict[str, tuple[int | None, int | None]]] = {}
+    for w in wl:
+        mine = range_given.get(w)
+        # the given settings over the profile's (a bad value goes to the check, which names it)
+        settings = dict(prof.n_range.get(w, {})) if w not in range_given else \
+            {**prof.n_range.get(w, {}), **mine} if isinstance(mine, Mapping) else mine
+        if settings or w in range_given:
+            checked_range = _validate_n_range(w, settings, plan_ns[w], plan_params[w])
+            if checked_range:
+                plan_n_range[w] = checked_range
+
     per_workload_cores = _validate_cores(value["cores"], prof.workload_cores, wl)
     if per_workload_cores is not None:
         value = {**value, "cores": None}
@@ -252,6 +307,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         ns=plan_ns,
         variants=plan_variants,
         params=plan_params,
+        n_range=plan_n_range,
         dsn=dsn_v,
         **{k: v for k, v in checked.items() if k in fields and k != "time_budget_s"},
     )
