@@ -240,14 +240,15 @@ def test_groups_take_their_looks_one_after_another_and_a_resumed_run_repeats_the
     df = simulate.sequential_run(plan, {c.id: truth[c.n] for c in plan.cells()}, rng, simulate.Conditions(cv=0.03))
     per_cell = df.groupby("n").size() / 2
     assert per_cell.max() > plan.samples, "open comparisons got more blocks"
-    assert (per_cell.isin([6, 10, 13, 16, 20])).all(), "every cell stops at a look"
+    assert (per_cell.isin(rules.look_counts(6, 20, 5))).all(), "every cell stops at a look"
+    assert rules.look_counts(6, 20, 5) == (6, 8, 11, 15, 20), "looks in geometric progression"
 
 
 def test_expected_samples_from_a_pilot():
     plan = simulate.sequential_plan()
     ns = simulate.SEQUENTIAL_NS
     no_pilot = sequential.expected_samples(plan)
-    assert set(no_pilot.values()) == {float(plan.max_samples)}, "without a pilot: the budget"
+    assert set(no_pilot.values()) == {float(plan.samples)}, "without a pilot: the pilot (the rest is not projected)"
     rng = np.random.default_rng(800)
     truth = {n: (1.0 if n == 40 else r) for n, r in simulate.MIXED.items()}
     df = simulate.frame({simulate.SimCell(lang, n): (truth[n] if lang == "go" else 1.0) for n in ns

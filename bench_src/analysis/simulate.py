@@ -487,8 +487,8 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
             ("all A/A-like, bimodal CV 1%", dict.fromkeys(SEQUENTIAL_NS, 1.0), Conditions("bimodal", 0.01),
              replications // 4),
             ("mixed: x1.3, x0.8, equal, 1.5% apart; CV 1%", MIXED, Conditions(cv=0.01), replications // 10)):
-        for plan_label, plan in (("pilot 10, looks at 10/20/30", sequential_plan()),
-                                 ("pilot 6, looks at 6/13/20", sequential_plan(samples=6, max_samples=20, looks=3))):
+        for plan_label, plan in (("pilot 10, looks at 10/17/30", sequential_plan()),
+                                 ("pilot 6, looks at 6/11/20", sequential_plan(samples=6, max_samples=20, looks=3))):
             r = sequential_study(runs, rng, truth, cond, plan=plan)
             out(f"sequential rule, 12 comparisons, {plan_label}, {label}: false discovery rate {r['error']:.3f}, "
                 f"runs with a false call {r['fwer']:.3f} ({runs} runs), interval coverage {r['coverage']:.3f}, "

@@ -24,8 +24,15 @@ def look_spending(looks: int, pilot_spend: float = PILOT_SPEND) -> tuple[float, 
 
 def look_counts(samples: int, max_samples: int, looks: int) -> tuple[int, ...]:
     """The block counts (pairs per comparison) at which the sequential rule looks: the pilot,
-    evenly spaced counts, and the budget."""
+    counts in geometric progression, and the budget.  Geometric, because an interval narrows with
+    the square root of the pairs: each look adds the same proportion of pairs, so it narrows the
+    intervals by about the same factor (6, 8, 11, 15, 20 for a pilot of 6, a budget of 20 and 5
+    looks), and a budget far above the pilot (for cheap cells) keeps its early looks close."""
     if max_samples <= samples or looks <= 1:
         return (samples,)
-    counts = [samples + round(k * (max_samples - samples) / (looks - 1)) for k in range(looks)]
-    return tuple(dict.fromkeys(counts))
+    ratio = (max_samples / samples) ** (1 / (looks - 1))
+    counts = [samples] + [max(samples + k, round(samples * ratio ** k)) for k in range(1, looks - 1)] + [max_samples]
+    out: list[int] = []
+    for c in counts:  # strictly increasing, ending at the budget
+        out.append(min(max(c, out[-1] + 1 if out else c), max_samples))
+    return tuple(dict.fromkeys(out))
