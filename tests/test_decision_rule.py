@@ -55,7 +55,7 @@ def test_t_test_is_students_with_one_degree_of_freedom_fewer_and_signed_rank_is_
     assert float(rank.estimate) == pytest.approx(np.median(walsh))
 
 
-def test_a_grid_widens_the_interval_by_its_rounding_and_floors_the_variance():
+def test_a_grid_widens_the_interval_by_its_rounding():
     # each cell's own gaps give the step: 1 here, not the 3 between the cells
     assert paired.grid_step(np.array([20.0, 21, 21]), np.array([24.0, 25])) == 1.0
     assert paired.grid_step(np.array([20.0, 22, 22]), np.array([24.0, 25])) == 1.0, "a step must fit every value"
@@ -66,19 +66,67 @@ def test_a_grid_widens_the_interval_by_its_rounding_and_floors_the_variance():
     # continuous values lie on no grid
     rng = np.random.default_rng(0)
     assert paired.grid_step(rng.lognormal(0, 0.01, 8), rng.lognormal(0, 0.01, 8)) == 0.0
-    floor, bias = (float(x) for x in paired.rounding(1.0, 21.0, 20.0))
-    assert floor == pytest.approx(((1 / 21) ** 2 + (1 / 20) ** 2) / 12)
-    assert bias == pytest.approx(1 / 42 + 1 / 40)
-    # every block 21 against 20 on a grid of 1: adjacent steps, which rounding alone can give
-    same = paired.Location(np.full(6, math.log(21 / 20)), paired.T_TEST, floor, bias)
-    assert float(same.p_value()) == 1.0 and float(same.interval(0.05)[0]) < 0
-    # 22 against 20: beyond the rounding, called with the floor's standard error
-    floor, bias = (float(x) for x in paired.rounding(1.0, 22.0, 20.0))
-    apart = paired.Location(np.full(6, math.log(22 / 20)), paired.T_TEST, floor, bias)
-    t = (math.log(1.1) - bias) / math.sqrt(floor / 6)
-    assert float(apart.p_value()) == pytest.approx(2 * sps.t.sf(t, paired.t_dof(6)))
-    lo, hi = apart.interval(float(apart.p_value()) * 1.01)
-    assert lo > 0 and float(apart.interval(float(apart.p_value()) * 0.99)[0]) < 0, "still dual to its p-value"
+    # cells that never vary are rounded: each off by up to half a step, uniformly, so the 1 - level
+    # bound of the error of d is the trapezoid's quantile, between the two half steps and their sum
+    grid = paired.rounding(1.0, np.full(6, 21.0), np.full(6, 20.0))
+    u, v = 1 / 40, 1 / 42
+    assert (float(grid.u), float(grid.v), float(grid.fixed)) == pytest.approx((u, v, 0.0))
+    assert float(grid.half_width(0.0)) == pytest.approx(u + v)
+    assert float(grid.half_width(0.05)) == pytest.approx(u + v - 2 * math.sqrt(0.05 * u * v))
+    assert float(grid.half_width(0.99)) == pytest.approx(u * 0.01)
+    for level in (1e-4, 0.01, 0.05, 0.5, 0.98):  # survival inverts half_width
+        assert float(grid.survival(grid.half_width(level))) == pytest.approx(level, rel=1e-9)
+    # the quantile is what it says: over uniform places of the true values between grid points
+    rng = np.random.default_rng(7)
+    err = rng.uniform(-u, u, 400_000) - rng.uniform(-v, v, 400_000)
+    assert np.mean(np.abs(err) > float(grid.half_width(0.05))) == pytest.approx(0.05, abs=0.002)
+    # every block 20 against 20 on a grid of 1: rounding alone may hide a difference of up to a step
+    equal = paired.Location(np.zeros(6), paired.T_TEST, paired.rounding(1.0, np.full(6, 20.0), np.full(6, 20.0)))
+    assert float(equal.p_value()) == 1.0
+    assert float(equal.interval(0.05)[1]) == pytest.approx(2 * 0.025 * (1 - math.sqrt(0.05)))
+    # 21 against 20, never varying: the true values lie in [20.5, 21.5) and [19.5, 20.5), so only both
+    # at 20.5 would make them equal; the p-value is where the rounding bound reaches the distance
+    same = paired.Location(np.full(6, math.log(21 / 20)), paired.T_TEST, grid)
+    assert float(same.p_value()) == pytest.approx(float(grid.survival(math.log(21 / 20))), rel=1e-6)
+    assert float(same.p_value()) < 1e-6 and float(same.interval(0.05)[0]) > 0
+    # 22 against 20: beyond anything rounding can give (a whole step more than both half steps)
+    grid = paired.rounding(1.0, np.full(6, 22.0), np.full(6, 20.0))
+    apart = paired.Location(np.full(6, math.log(22 / 20)), paired.T_TEST, grid)
+    assert float(apart.p_value()) < 1e-200 and float(apart.interval(1e-12)[0]) > 0
+    # with noise, the t part and the grid part add at the same level; the p-value stays dual
+    d = math.log(1.1) + rng.normal(0, 0.02, 6)
+    noisy = paired.Location(d, paired.T_TEST, grid)
+    p = float(noisy.p_value())
+    assert 0 < p < 1
+    assert float(noisy.interval(p * 1.01)[0]) > 0 > float(noisy.interval(p * 0.99)[0])
+    # the signed-rank test on a grid: the same duality, wherever the p-value lies above the smallest
+    # level 20 pairs can reach
+    grid = paired.rounding(1.0, np.full(20, 22.0), np.full(20, 20.0))
+    checked = 0
+    for _ in range(200):
+        d = rng.uniform(0, 0.08) + rng.normal(0, 0.06, 20)
+        rank = paired.Location(d, paired.SIGNED_RANK, grid)
+        p = float(rank.p_value())
+        if not 2 / 2 ** 20 < p < 0.9:
+            continue
+        low, high = rank.interval(p * 1.0001)
+        below, above = rank.interval(p * 0.9999)
+        assert (low > 0 or high < 0) and below <= 0 <= above, (p, low, high, below, above)
+        checked += 1
+    assert checked > 50
+
+
+def test_noise_of_a_third_of_a_step_or_more_dithers_the_rounding():
+    # values spread by noise of a step: the mean is as good as unrounded, the bound tiny; a drift that
+    # walks the values across grid points without such noise leaves them rounded
+    rng = np.random.default_rng(11)
+    noisy = np.round(30 + rng.normal(0, 1.0, 20))
+    walked = np.round(np.linspace(30, 33, 20) + rng.normal(0, 0.05, 20))
+    grid = paired.rounding(1.0, noisy, walked)
+    assert float(grid.fixed) < 0.001 / 30 and float(grid.u) == pytest.approx(0.5 / np.median(walked))
+    assert float(paired.dithered_bound(0.0)) == 0.5 and float(paired.dithered_bound(0.5)) < 0.003
+    assert float(paired.dithered_bound(0.3)) == pytest.approx(0.054, abs=0.001)
+    assert paired.NO_ROUNDING.any is False
 
 
 def test_unpaired_interval_is_dual_to_its_p_value():

@@ -213,9 +213,8 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
     if paired_data and pairs >= needed:
         order = np.argsort(ac[ia], kind="stable")
         d = av[ia][order] - bv[ib][order]
-        floor, bias = paired.rounding(paired.grid_step(a_values, b_values, resolution), np.median(a_values),
-                                      np.median(b_values))
-        tested = multiplicity.Tested.of(d, looks, level_min, floor, bias)
+        grid = paired.rounding(paired.grid_step(a_values, b_values, resolution), a_values, b_values)
+        tested = multiplicity.Tested.of(d, looks, level_min, grid)
         out.update(pairing="paired", pairs=int(pairs), effect_size=ranktests.signed_rank_p(d)[1],
                    sd_log=float(np.std(d, ddof=1)) if d.size > 1 else np.nan)
     else:

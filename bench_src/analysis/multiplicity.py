@@ -98,12 +98,13 @@ class Tested:
         self.looks = looks
 
     @classmethod
-    def of(cls, d: np.ndarray, looks: Looks, level_min: float, variance_floor=0.0, bias=0.0) -> "Tested":
+    def of(cls, d: np.ndarray, looks: Looks, level_min: float, grid: paired.Rounding = paired.NO_ROUNDING
+           ) -> "Tested":
         """`d`: per-block log ratios on the last axis, in block order.  `level_min`: the family's
         smallest level at a look before that look's share (alpha / m): it chooses the test.
-        `variance_floor`, `bias`: a grid's rounding (paired.rounding)."""
+        `grid`: the cells' rounding on a grid (paired.rounding)."""
         d = np.asarray(d, dtype=float)
-        return cls([(share, paired.Location.of(d[..., :pairs], level_min * share, variance_floor, bias))
+        return cls([(share, paired.Location.of(d[..., :pairs], level_min * share, grid))
                     for pairs, share in looks.reached(d.shape[-1])])
 
     @property

@@ -26,10 +26,13 @@ tested at), never by the data:
 Measurements on a grid (RSS in pages, a coarse clock) carry a rounding error of up to half a step
 that does not average out when the noise is smaller than the step: every sample of a cell may
 round the same way.  So where the values sit on a grid of step h (read off each cell's own
-distinct values, or the metric's known resolution), the interval is widened by the bound of that
-systematic error (`rounding`: half a step per cell), and for the t test the variance has a floor, the rounding variance (h / a)^2 / 12 + (h / b)^2 / 12,
-so that a run of identical differences is not taken for certainty.  Where the step is far below
-the noise (nanosecond clocks) both are negligible.
+distinct values, or the metric's known resolution), the interval at level λ is widened by the
+1 - λ bound of the rounding's error of d (`rounding`, `Rounding.half_width`): for a cell whose
+noise dithers the rounding (at least DITHER_SD_STEPS of a step, read off successive
+differences), the small bias left in its mean under normal noise; for any other cell, a uniform
+error on ± half a step (the true value's place between grid points is as good as uniform), the
+two cells' errors summed as a trapezoid.  Where the step is far below the noise (nanosecond
+clocks) this is negligible.
 
 Every function is vectorised over leading axes (many comparisons with the same number of pairs at
 once), so the simulations run the very code the tables use.
@@ -42,6 +45,7 @@ difference on both sides, which is conservative.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -94,17 +98,96 @@ def grid_step(a_values, b_values, resolution=0.0) -> np.ndarray:
     return out
 
 
-def rounding(step, a_typical, b_typical) -> tuple[np.ndarray, np.ndarray]:
-    """What a grid of `step` does to d = log a - log b at these typical values: its variance
-    ((step / a)^2 + (step / b)^2) / 12 and the bound of its systematic part, half a step per cell,
-    step / (2 a) + step / (2 b): a cell whose noise is below the step may round the same way in
-    every sample, and nothing in the samples tells how much a drift or the noise dithers it."""
-    step, a, b = (np.asarray(x, dtype=float) for x in (step, a_typical, b_typical))
-    ok = (step > 0) & (a > 0) & (b > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        variance = ((step / a) ** 2 + (step / b) ** 2) / 12
-        bias = step / (2 * a) + step / (2 * b)
-    return np.where(ok, variance, 0.0), np.where(ok, bias, 0.0)
+@dataclass(frozen=True)
+class Rounding:
+    """What a grid does to d = log a - log b, per comparison (leading axes), in log units: each
+    cell's mean is off its true value by a systematic rounding error.  A cell whose values lie on
+    one or two grid points (its noise below the step) is off by up to half a step, `u` and `v` the
+    two cells' half-steps relative to their values (u >= v); a cell whose values spread over three
+    or more points is dithered by its own noise, and its error is at most `fixed` (see
+    `rounding`).  No grid: all zero."""
+
+    u: np.ndarray
+    v: np.ndarray
+    fixed: np.ndarray
+
+    @property
+    def any(self) -> bool:
+        return bool(np.any(self.u > 0) or np.any(self.fixed > 0))
+
+    def half_width(self, level) -> np.ndarray:
+        """The 1 - level bound of |error of d| (level broadcasts against the comparisons): for the
+        undithered cells, the quantile of the sum of two uniform errors on [-u, u] and [-v, v]
+        (where the true value lies between two grid points is as good as uniform: nothing ties it
+        to the grid), plus the dithered cells' bound.  A trapezoid: P(|X| > x) = 1 - x / u for x
+        <= u - v, (u + v - x)^2 / (4 u v) above."""
+        level = np.clip(np.asarray(level, dtype=float), 0.0, 1.0)
+        u, v = self.u, self.v
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = u * (1 - level)
+            outer = u + v - 2 * np.sqrt(level * u * v)
+            q = np.where(level * u <= v, outer, inner)
+        return np.where(u > 0, q, 0.0) + self.fixed
+
+    def survival(self, reach) -> np.ndarray:
+        """The smallest level whose bound `half_width` lies below `reach` (the inverse of
+        half_width): P(|X| > reach - fixed) for the trapezoid X; 1 where reach <= fixed."""
+        x = np.asarray(reach, dtype=float) - self.fixed
+        u, v = self.u, self.v
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = 1 - x / u
+            outer = (u + v - x) ** 2 / (4 * u * v)
+            s = np.where(x <= u - v, inner, np.where(x < u + v, outer, 0.0))
+        s = np.where(u > 0, s, 0.0)
+        return np.where(x > 0, np.clip(s, 0.0, 1.0), 1.0)
+
+
+NO_ROUNDING = Rounding(np.array(0.0), np.array(0.0), np.array(0.0))
+
+
+def dithered_bound(sd_steps) -> np.ndarray:
+    """The largest error, in steps, of the mean of values rounded to a grid when normal noise of
+    sd `sd_steps` (in steps) dithers them: the rounding error of a value at x is a sawtooth whose
+    average over the noise is sum_k (-1)^k exp(-2 pi^2 k^2 sd^2) sin(2 pi k x) / (pi k) (its
+    Fourier series), so at most sum_k exp(-2 pi^2 k^2 sd^2) / (pi k), and never above half a step.
+    At sd = 0.5 steps it is 0.002 of a step, at 0.3 steps 0.054."""
+    sd = np.asarray(sd_steps, dtype=float)
+    k = np.arange(1, 9)
+    terms = np.exp(-2 * math.pi ** 2 * (k ** 2) * sd[..., None] ** 2) / (math.pi * k)
+    return np.minimum(0.5, terms.sum(axis=-1))
+
+
+# A cell's values are taken as dithered by its own noise when that noise is at least this many grid
+# steps (dithered_bound: at most 0.054 of a step of error left in their mean); below, as rounded.
+DITHER_SD_STEPS = 0.3
+
+
+def rounding(step, a_values, b_values) -> Rounding:
+    """The rounding of two cells' samples on a grid of `step` (paired.grid_step; last axis: each
+    cell's values, in the order they were taken), relative to each cell's median.  A cell's noise
+    in steps is read off the differences of successive values (which a slow drift does not
+    inflate) less the rounding's own variance, Sheppard's h^2 / 12: at DITHER_SD_STEPS or more the
+    noise dithers the rounding and the error of the cell's mean is bounded by `dithered_bound`
+    (an assumption: normal noise); below it, the cell is taken as rounded, up to half a step either
+    way, as when every value sits on one grid point (a drift that walks the values across grid
+    points leaves them rounded: it is the same in both cells of a pair and dithers nothing in d).
+    The true value's place between grid points is taken as uniform: nothing ties a program's time
+    or memory to the grid."""
+    a, b = np.asarray(a_values, dtype=float), np.asarray(b_values, dtype=float)
+    step = np.asarray(step, dtype=float)
+    halves, fixed = [], np.zeros(step.shape)
+    for x in (a, b):
+        typical = np.median(x, axis=-1)
+        n = x.shape[-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where((step > 0) & (typical > 0), step / typical, 0.0)
+            successive = (np.diff(x, axis=-1) ** 2).sum(axis=-1) / (2 * (n - 1)) if n > 1 else np.zeros(step.shape)
+            sd = np.sqrt(np.maximum(successive / np.where(step > 0, step, 1.0) ** 2 - 1 / 12, 0.0))
+        dithered = (sd >= DITHER_SD_STEPS) & (rel > 0)
+        halves.append(np.where(dithered, 0.0, rel / 2))
+        fixed = fixed + np.where(dithered, rel * dithered_bound(sd), 0.0)
+    u, v = np.maximum(*halves), np.minimum(*halves)
+    return Rounding(u, v, fixed)
 
 
 # --- Student's t ----------------------------------------------------------------------------------
@@ -113,32 +196,50 @@ def _t_isf(level: float, dof: int) -> float:
     return float(sps.t.isf(level / 2, dof))
 
 
-def t_parts(d: np.ndarray, variance_floor=0.0) -> tuple[np.ndarray, np.ndarray]:
-    """The mean of d over its last axis and its standard error, the variance floored."""
+def t_parts(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of d over its last axis and its standard error."""
     d = np.asarray(d, dtype=float)
     n = d.shape[-1]
     mean = d.mean(axis=-1)
     if n < 2:
         return mean, np.full(mean.shape, np.nan)
-    var = np.maximum(d.var(axis=-1, ddof=1), variance_floor)
-    return mean, np.sqrt(var / n)
+    return mean, np.sqrt(d.var(axis=-1, ddof=1) / n)
 
 
 def t_dof(n: int) -> int:
     return n - T_DOF_LOST
 
 
-def t_p(mean: np.ndarray, se: np.ndarray, n: int, bias=0.0) -> np.ndarray:
-    """Two-sided p-values of mean = 0 for the interval mean +- (crit x se + bias): the smallest
-    level at which it excludes 0 (se = 0: 0 when |mean| > bias, else 1)."""
+def t_p(mean: np.ndarray, se: np.ndarray, n: int, grid: "Rounding" = None) -> np.ndarray:
+    """Two-sided p-values of mean = 0 for the interval mean +- (crit(level) x se + the grid's
+    rounding bound at level): the smallest level at which it excludes 0 (se = 0 and no grid: 0
+    when the mean is not 0, else 1).  Without a grid the t distribution's tail; with one, the
+    level found by bisection (the half-width falls as the level grows)."""
     mean, se = np.asarray(mean, dtype=float), np.asarray(se, dtype=float)
     if t_dof(n) < 1:
         return np.full(np.broadcast(mean, se).shape, np.nan)
-    beyond = np.maximum(np.abs(mean) - bias, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = beyond / se
-    t = np.where(se > 0, t, np.where(beyond > 0, np.inf, 0.0))
-    return 2 * sps.t.sf(t, t_dof(n))
+    if grid is None or not grid.any:
+        beyond = np.abs(mean)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = beyond / se
+        t = np.where(se > 0, t, np.where(beyond > 0, np.inf, 0.0))
+        return 2 * sps.t.sf(t, t_dof(n))
+    shape = np.broadcast(mean, se, grid.u, grid.fixed).shape
+    target = np.broadcast_to(np.abs(mean), shape)
+    se = np.broadcast_to(np.nan_to_num(se, nan=np.inf), shape)
+
+    def half(level):
+        with np.errstate(invalid="ignore"):
+            crit = sps.t.isf(level / 2, t_dof(n))
+            return np.where(se > 0, crit * se, 0.0) + np.broadcast_to(grid.half_width(level), shape)
+
+    lo, hi = np.full(shape, -300.0), np.zeros(shape)  # log10 of the level
+    excludes_at_one = half(np.ones(shape)) < target
+    for _ in range(64):
+        mid = (lo + hi) / 2
+        ok = half(10.0 ** mid) < target
+        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+    return np.where(excludes_at_one, np.minimum(1.0, 10.0 ** hi), 1.0)
 
 
 def t_half_width(se: np.ndarray, n: int, level) -> np.ndarray:
@@ -167,20 +268,39 @@ def rank_estimate(w: np.ndarray) -> np.ndarray:
     return np.median(w, axis=-1)
 
 
-def rank_p(w: np.ndarray, n: int, bias=0.0) -> np.ndarray:
+def rank_p(w: np.ndarray, n: int, grid: "Rounding" = None) -> np.ndarray:
     """Two-sided p-values of the exact signed-rank test read off the Walsh averages: the number
-    of Walsh averages <= 0 (>= 0) is the statistic W- (W+) when no value ties.  With a grid's
-    `bias`, for the interval widened by it on both sides."""
+    of Walsh averages <= 0 (>= 0) is the statistic W- (W+) when no value ties.  With a grid, the
+    smallest level whose Tukey-Moses interval, widened by the grid's rounding bound at that level,
+    excludes 0: at the levels 2 P(W <= c) the interval's ends are the Walsh averages c and N - 1 -
+    c, and between two such levels the rounding bound falls, so each c gives the level where its
+    interval first excludes 0 (grid.survival), or none."""
     w = np.asarray(w, dtype=float)
     if n < 1:
         return np.full(w.shape[:-1], np.nan)
-    bias = np.asarray(bias, dtype=float)[..., None]
-    fewer = np.minimum((w <= bias).sum(axis=-1), (w >= -bias).sum(axis=-1))
-    if n > ranktests.EXACT_MAX:
+    if grid is None or not grid.any:
+        fewer = np.minimum((w <= 0).sum(axis=-1), (w >= 0).sum(axis=-1))
+    else:
+        fixed = np.broadcast_to(grid.u + grid.v + grid.fixed, w.shape[:-1])[..., None]
+        fewer = np.minimum((w <= fixed).sum(axis=-1), (w >= -fixed).sum(axis=-1))
+    if n > ranktests.EXACT_MAX:  # the normal approximation, with the grid's whole bound
         total = n * (n + 1) / 2
         sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
         return np.minimum(1.0, 2 * sps.norm.cdf((fewer + 0.5 - total / 2) / sd))
-    return np.minimum(1.0, 2 * ranktests.signed_rank_cdf(n)[fewer])
+    cdf = ranktests.signed_rank_cdf(n)
+    if grid is None or not grid.any:
+        return np.minimum(1.0, 2 * cdf[fewer])
+    big = w.shape[-1]
+    levels = np.minimum(1.0, 2 * cdf[: (big + 1) // 2 + 1])
+    best = np.ones(w.shape[:-1])
+    for c in range((big + 1) // 2):
+        if levels[c] >= best.max(initial=0.0):
+            break
+        reach = np.maximum(w[..., c], -w[..., big - 1 - c])  # how far the interval's near end is from 0
+        first = np.maximum(levels[c], grid.survival(reach))
+        nxt = levels[c + 1] if c + 1 < levels.size else 1.0
+        best = np.where((reach > 0) & (first < nxt) & (first < best), first, best)
+    return best
 
 
 def _critical(n: int, level: float) -> int:
@@ -217,20 +337,20 @@ class Location:
     """The centre of the per-block log ratios d (last axis) of one or many comparisons with the
     same number of pairs, tested with `test`."""
 
-    def __init__(self, d, test: str, variance_floor=0.0, bias=0.0):
+    def __init__(self, d, test: str, grid: Rounding = NO_ROUNDING):
         self.d = np.asarray(d, dtype=float)
         self.n = int(self.d.shape[-1])
         self.test = test
-        self.bias = np.asarray(bias, dtype=float)
+        self.grid = grid
         if test == T_TEST:
-            self.mean, self.se = t_parts(self.d, variance_floor)
+            self.mean, self.se = t_parts(self.d)
         else:
             self.w = walsh(self.d)
 
     @classmethod
-    def of(cls, d, level_min: float, variance_floor=0.0, bias=0.0) -> "Location":
+    def of(cls, d, level_min: float, grid: Rounding = NO_ROUNDING) -> "Location":
         d = np.asarray(d, dtype=float)
-        return cls(d, choose_test(d.shape[-1], level_min), variance_floor, bias)
+        return cls(d, choose_test(d.shape[-1], level_min), grid)
 
     @property
     def estimate(self) -> np.ndarray:
@@ -238,16 +358,18 @@ class Location:
 
     def p_value(self) -> np.ndarray:
         if self.test == T_TEST:
-            return t_p(self.mean, self.se, self.n, self.bias)
-        return rank_p(self.w, self.n, self.bias)
+            return t_p(self.mean, self.se, self.n, self.grid)
+        return rank_p(self.w, self.n, self.grid)
 
     def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
-        """The 1 - level interval of the centre, in log units (widened by a grid's bias)."""
+        """The 1 - level interval of the centre, in log units (widened by a grid's rounding bound
+        at the same level)."""
+        extra = self.grid.half_width(level) if self.grid.any else 0.0
         if self.test == T_TEST:
-            half = t_half_width(self.se, self.n, level) + self.bias
+            half = t_half_width(self.se, self.n, level) + extra
             return self.mean - half, self.mean + half
         low, high = rank_interval(self.w, self.n, level)
-        return low - self.bias, high + self.bias
+        return low - extra, high + extra
 
     def coverage(self, level: float) -> float:
         """Exact for the signed-rank test, nominal for the t test."""

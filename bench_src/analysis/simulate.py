@@ -166,24 +166,28 @@ def family_values(rng: np.random.Generator, effects: np.ndarray, blocks: int, co
     return values
 
 
-def _pairs(values: np.ndarray, resolution: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The per-block log ratios d and each comparison's rounding (variance floor, bias), as the
-    tables read them off the samples (paired.grid_step)."""
+def _pairs(values: np.ndarray, resolution: float) -> tuple[np.ndarray, "paired.Rounding"]:
+    """The per-block log ratios d and each comparison's rounding on a grid, as the tables read
+    them off the samples (paired.grid_step, paired.rounding)."""
     d = np.log(values[..., 0, :]) - np.log(values[..., 1, :])
     steps = paired.grid_step(values[..., 0, :], values[..., 1, :], resolution)
-    floor, bias = paired.rounding(steps, np.median(values[..., 0, :], -1), np.median(values[..., 1, :], -1))
-    return d, floor, bias
+    return d, paired.rounding(steps, values[..., 0, :], values[..., 1, :])
+
+
+def rule_tests(values: np.ndarray, alpha: float = rules.ALPHA, looks: multiplicity.Looks = multiplicity.Looks((0,)),
+               resolution: float = 0.0) -> multiplicity.Tested:
+    """The package's tests of families of comparisons (values as family_values gives them; on a
+    grid the values are in steps, so `resolution` is 1)."""
+    d, grid = _pairs(values, resolution)
+    return multiplicity.Tested.of(d, looks, alpha / d.shape[1], grid)
 
 
 def rule_verdicts(values: np.ndarray, alpha: float = rules.ALPHA, margin: float = rules.MARGIN,
                   looks: multiplicity.Looks = multiplicity.Looks((0,)), resolution: float = 0.0
                   ) -> multiplicity.FamilyVerdicts:
-    """The package's rule on families of comparisons (values as family_values gives them; on a grid
-    the values are in steps, so `resolution` is 1)."""
-    d, floor, bias = _pairs(values, resolution)
-    m = d.shape[1]
-    tested = multiplicity.Tested.of(d, looks, alpha / m, floor, bias)
-    return multiplicity.decide(tested.p_value(), tested.interval, alpha, margin, m)
+    """The package's rule on families of comparisons: rule_tests, decided as a table decides them."""
+    tested = rule_tests(values, alpha, looks, resolution)
+    return multiplicity.decide(tested.p_value(), tested.interval, alpha, margin, values.shape[1])
 
 
 def previous_verdicts(values: np.ndarray, alpha: float = rules.ALPHA, margin: float = rules.MARGIN):
@@ -212,14 +216,18 @@ def previous_verdicts(values: np.ndarray, alpha: float = rules.ALPHA, margin: fl
     return kind, low, high
 
 
-def score(kind: np.ndarray, low: np.ndarray, high: np.ndarray, effects: np.ndarray) -> dict:
+def score(kind: np.ndarray, low: np.ndarray, high: np.ndarray, effects: np.ndarray,
+          low95: np.ndarray | None = None, high95: np.ndarray | None = None) -> dict:
     """What a rule did on families with known effects: `error` the false discovery rate (the mean
     over families of false calls / calls, a call false when the truth is no difference or the
     other direction), `fwer` the share of families with any false call, `power` the share of true
     differences called in their direction, `coverage` the share of intervals holding the truth,
     `called_coverage` the same among the called (pooled over families), `fcr` the false
     coverage-statement rate (the mean over families of called intervals missing the truth / calls),
-    `equivalent` the share called equivalent."""
+    `equivalent` the share called equivalent.  The intervals of a table are shown at the family's
+    level 1 - max(R, 1) alpha / m, 95% only when every comparison is called; `coverage_95` is the
+    coverage of the same intervals computed at 95% (`low95`, `high95`; default the shown ones):
+    whether the interval's construction holds its stated level."""
     effects = np.asarray(effects, dtype=float)[None, :]
     called = np.isin(kind, ["a", "b"])
     false = called & ((effects == 0) | ((kind == "a") & (effects > 0)) | ((kind == "b") & (effects < 0)))
@@ -229,12 +237,16 @@ def score(kind: np.ndarray, low: np.ndarray, high: np.ndarray, effects: np.ndarr
     holds = shown & (low <= effects) & (effects <= high)
     shares = np.where(r > 0, v / np.maximum(r, 1), 0.0)
     missed = (called & ~holds).sum(axis=1)
+    low95, high95 = (low, high) if low95 is None else (low95, high95)
+    shown95 = ~np.isnan(low95) & ~np.isnan(high95)
+    holds95 = shown95 & (low95 <= effects) & (effects <= high95)
     return {"error": float(np.mean(shares)), "error_se": float(np.std(shares, ddof=1) / math.sqrt(shares.size)),
             "false_families": int((v > 0).sum()), "fwer": float(np.mean(v > 0)),
             "fcr": float(np.mean(np.where(r > 0, missed / np.maximum(r, 1), 0.0))),
             "power": float((called & ~false & real).sum() / max(real.sum(), 1)),
             "coverage": float(holds.sum() / max(shown.sum(), 1)),
             "called_coverage": float((holds & called).sum() / max((shown & called).sum(), 1)),
+            "coverage_95": float(holds95.sum() / max(shown95.sum(), 1)),
             "equivalent": float((kind == "equivalent").mean()), "families": int(kind.shape[0])}
 
 
@@ -243,16 +255,20 @@ def family_study(families: int, rng, effects, blocks: int, cond: Conditions, pre
     """`families` families of the given true effects (log ratios) at `blocks` pairs under `cond`,
     decided by the package's rule (or, with previous=True, by the rule it replaced): score()."""
     effects = np.asarray(effects, dtype=float)
-    kinds, lows, highs = [], [], []
+    kinds, lows, highs, lows95, highs95 = [], [], [], [], []
     for start in range(0, families, chunk):
         values = family_values(rng, effects, blocks, cond, min(chunk, families - start))
         if previous:
             k, lo, hi = previous_verdicts(values)
+            lo95, hi95 = lo, hi
         else:
-            fv = rule_verdicts(values, resolution=1.0 if cond.grid else 0.0)
+            tested = rule_tests(values, resolution=1.0 if cond.grid else 0.0)
+            fv = multiplicity.decide(tested.p_value(), tested.interval, rules.ALPHA, rules.MARGIN, effects.size)
             k, lo, hi = fv.kind, fv.low, fv.high
-        kinds.append(k), lows.append(lo), highs.append(hi)
-    return score(np.concatenate(kinds), np.concatenate(lows), np.concatenate(highs), effects)
+            lo95, hi95 = tested.interval(1 - rules.CONFIDENCE)
+        kinds.append(k), lows.append(lo), highs.append(hi), lows95.append(lo95), highs95.append(hi95)
+    return score(np.concatenate(kinds), np.concatenate(lows), np.concatenate(highs), effects,
+                 np.concatenate(lows95), np.concatenate(highs95))
 
 
 # Compositions of a family used by the study: every comparison equal (A/A), half of them 10% apart,
@@ -460,7 +476,7 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
     t0 = time.time()
     out(f"# {replications} families per cell (seed {seed})")
     grid = decision_study(replications, seed)
-    for what in ("error", "power", "fcr", "coverage", "equivalent"):
+    for what in ("error", "power", "fcr", "coverage", "coverage_95", "equivalent"):
         table = grid.pivot_table(index=["composition", "noise"], columns=["rule", "comparisons", "pairs"],
                                  values=what, sort=False)
         out(f"\n## {what} (%), rule = this package's rule, previous = exact signed-rank + Holm\n")
