@@ -10,6 +10,7 @@ from collections import Counter
 
 import pytest
 
+from bench_src import paths
 from bench_src.run import runner
 from bench_src.plan import make_plan
 from bench_src.store import ResultsStore
@@ -526,8 +527,19 @@ def test_sequential_parameters_are_validated():
     assert make_plan("quick", samples=10, max_samples=10).max_samples == 0, "a budget of the pilot is the fixed design"
 
 
-def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path):
+def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path, monkeypatch):
     # equal centres with a 20% spread: the rule would sample to the budget of 14 per cell
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    unlimited = sequential_plan(samples=8, max_samples=14, looks=3)
+    logged = []
+    first = runner.run(unlimited, tmp_path / "results" / "u", progress=False,
+                       measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}), log=logged.append)
+    assert len(ResultsStore(tmp_path / "results" / "u").records()) > 2 * 8, "without a budget the plan samples on"
+    # before a pilot, the estimate counts the pilot (the extra blocks cannot be projected yet), and
+    # after the pilot's look it is made again from the pilot
+    assert "no pilot yet: the pilot's samples" in first.estimate.basis, first.estimate.basis
+    assert any(line.startswith("after the pilot:") and "estimated rest" in line for line in logged), logged
+
     plan = sequential_plan(samples=8, max_samples=14, looks=3, time_budget_s=0.001)
     logged = []
     report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
@@ -535,12 +547,10 @@ def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path):
     rows = ResultsStore(tmp_path / "r").records()
     assert len(rows) == len(plan.schedule()) == 2 * 8, "the pilot runs whole, no extra block starts"
     assert any("time budget" in line and "1 comparisons open" in line for line in logged), logged
+    # the earlier run's pilot projects extra blocks past the budget: the estimate is capped and says so
+    assert "the pilot of an earlier run" in report.estimate.basis, report.estimate.basis
     assert report.estimate.seconds >= 0 and "capped by the time budget" in report.estimate.basis
     assert re.search(r"uncapped [^;]+, the pilot alone \S", report.estimate.basis), report.estimate.basis
-    unlimited = sequential_plan(samples=8, max_samples=14, looks=3)
-    runner.run(unlimited, tmp_path / "u", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
-               log=lambda *_: None)
-    assert len(ResultsStore(tmp_path / "u").records()) > 2 * 8, "without the budget the same plan samples on"
 
 
 def test_a_time_budget_needs_the_sequential_rule():

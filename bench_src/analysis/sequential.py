@@ -253,8 +253,8 @@ def blocks_in_order(take: Callable, done: set[str]) -> Callable[[list, float | N
 
 
 def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Callable[[str], None],
-               deadline: float | None = None, take_blocks: Callable[[list, float | None], bool] | None = None
-               ) -> None:
+               deadline: float | None = None, take_blocks: Callable[[list, float | None], bool] | None = None,
+               after_pilot: Callable[[], None] | None = None) -> None:
     """Sample the open cells after the pilot (the runner's call): look at every comparison, give
     the group of open cells that buys most precision per second the blocks to its next look, look
     again, and so on until nothing is open, every open comparison is at the last look, or (with a
@@ -262,7 +262,8 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
     uses only samples of blocks before its boundary, so a resumed run repeats the same decisions
     and takes exactly the missing samples.  The blocks of each step go to `take_blocks(blocks,
     deadline)` (default: `blocks_in_order(take, done)`; a cluster runs them on its hosts at once),
-    which returns False when the deadline stopped it."""
+    which returns False when the deadline stopped it.  `after_pilot()` is called once the pilot's
+    look is made and logged, while comparisons are open (the runner prints a new estimate there)."""
     take_blocks = take_blocks or blocks_in_order(take, done)
     design = design_of(plan)
     if not design.sequential:
@@ -285,6 +286,8 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
             log(f"sequential look at the pilot ({design.looks[0]} pairs): {tally}; {len(found.open)} comparisons open "
                 f"(in any metric)")
             first = False
+            if found.open and after_pilot is not None:
+                after_pilot()
         if not found.open:
             log(f"sequential: every comparison decided: {tally}")
             return
@@ -342,7 +345,9 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
     the expected extra blocks.  With pilot data (stored records of the plan's cells) the pilot
     look is decided by the rule itself; a comparison it leaves open is projected metric by metric
     (_projected_stop) at its family's level as the pilot left it (max(R, 1) alpha / m).  A
-    comparison without pilot data takes the budget."""
+    comparison without pilot data takes the budget; without any pilot data at all, what the
+    extra blocks will be cannot be projected, and every cell counts its pilot only (the caller
+    says so, and adds what it knows of such runs)."""
     design = design_of(plan)
     cells = plan.cells()
     if not design.sequential:
@@ -351,6 +356,8 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
     sizes = family_sizes(comps)
     budget = float(design.looks[-1])
     df = _frame(records or [], plan.samples)
+    if df.empty:
+        return {c.id: float(plan.samples) for c in cells}
     rng = np.random.default_rng(seed)
     stop: dict[Comparison, np.ndarray] = {c: np.full(replications, budget) for c in comps}
     if not df.empty:

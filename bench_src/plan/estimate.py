@@ -2,9 +2,10 @@
 
 Seconds per sample come, per cell, from earlier runs (`history`: the median time the harness spent
 on a sample of the same cell id in any results directory under `data/results/`), else from a
-default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to the
-medians of a quick-profile run on a 2-core machine while other work was running; an order of
-magnitude, not a measurement of this machine).  Each sample is capped at the plan's timeout, the
+default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to one
+sample of every cell of the article profile on a 2-core machine; an order of magnitude for a cell,
+within a few percent for the sum of many cells on a machine like it, not a measurement of this
+machine).  Each sample is capped at the plan's timeout, the
 cooldown is added after every sample, and a fixed start-up time for each private database
 server.  The number of samples per cell is warmup + samples unless the caller expects another (a
 sequential stopping rule knows its own expected number).
@@ -22,22 +23,32 @@ from .. import paths
 from ..catalogue import WORKLOADS
 from .model import Cell, Plan
 
-# seconds per sample = fixed + per_n * N (process start, fixtures or table restore included);
-# sleep adds SLEEP_PER_TASK_WORK_S * N * work, cpu_loops counts N * inner, threads_vs_tasks adds
-# 10 ms per iteration, idle_tasks its sleep and linger (see default_seconds)
+# seconds per sample = fixed + per_n * N (process start, fixtures or table restore included), fitted
+# to the medians of one sample of every cell of the article profile on a 2-core machine (2026-11,
+# Debian 12, Go 1.26, Rust 1.95), averaged over the languages and variants: sleep adds
+# SLEEP_PER_TASK_WORK_S * N * work for the xorshift kernel (the article's dead loop: Go only,
+# ARTICLE_LOOP_PER_TASK_WORK_S), cpu_loops counts N * inner, threads_vs_tasks adds 10 ms per
+# iteration and scales its per-N part with the iterations, idle_tasks adds its sleep and linger
+# (see default_seconds)
 DEFAULT_SAMPLE_S: dict[str, tuple[float, float]] = {
-    "sleep": (0.32, 5e-6),
-    "cpu_loops": (0.13, 3.4e-9),  # per N * inner
-    "files_read": (0.02, 5.6e-5),
-    "files_rw": (0.02, 7.5e-5),
-    "sqlite": (0.11, 1.9e-3),
-    "mysql": (0.45, 1.7e-3),
-    "postgres": (0.45, 1e-3),
-    "idle_tasks": (0.1, 2e-6),
-    "threads_vs_tasks": (0.1, 1.7e-4),
-    "ping_pong": (0.02, 1e-6),
+    "sleep": (0.32, 2.5e-6),
+    "cpu_loops": (0.03, 1.9e-9),  # per N * inner
+    "files_read": (0.015, 1.5e-5),
+    "files_rw": (0.02, 6.5e-5),
+    "sqlite": (0.04, 7.2e-4),
+    "mysql": (0.13, 9e-4),
+    "postgres": (0.4, 5.2e-4),
+    "idle_tasks": (0.01, 2.2e-6),
+    "threads_vs_tasks": (0.1, 4.1e-4),
+    "ping_pong": (0.02, 4.5e-7),
 }
-SLEEP_PER_TASK_WORK_S = 4e-9
+SLEEP_PER_TASK_WORK_S = 1.1e-9
+ARTICLE_LOOP_PER_TASK_WORK_S = 4.1e-10
+# The machine the defaults were fitted on had 2 CPUs: a cell pinned to k cores takes the per-N part
+# times (2 / k) ** CORES_EXPONENT (measured at k = 1: sleep's kernel 1.9x, idle tasks' spawning 1.4x,
+# threads' switches 1.6x; ping-pong's lockstep is no faster on two)
+FITTED_CPUS = 2
+CORES_EXPONENT = {"sleep": 0.93, "idle_tasks": 0.5, "threads_vs_tasks": 0.7, "cpu_loops": 1.0}
 SERVER_START_S = 15.0  # initialising and starting one private database server
 
 
@@ -99,15 +110,23 @@ def default_seconds(cell: Cell) -> float:
     fixed, per_n = DEFAULT_SAMPLE_S.get(cell.workload, (1.0, 0.0))
     p = dict(cell.params)
     units = float(cell.n)
+    if cell.cores:
+        per_n *= (FITTED_CPUS / cell.cores) ** CORES_EXPONENT.get(cell.workload, 0.0)
     if cell.workload == "sleep":
-        per_n += SLEEP_PER_TASK_WORK_S * int(p.get("work", "0"))
+        work = int(p.get("work", "0"))
+        per_step = ARTICLE_LOOP_PER_TASK_WORK_S * (cell.lang == "go") if p.get("kernel") == "article" \
+            else SLEEP_PER_TASK_WORK_S
+        if cell.cores:
+            per_step *= (FITTED_CPUS / cell.cores) ** CORES_EXPONENT["sleep"]
+        per_n += per_step * work
     elif cell.workload == "cpu_loops":
         units *= int(p.get("inner", "100000"))
     elif cell.workload == "idle_tasks":
         fixed += (0 if p.get("wait") == "release" else int(p.get("duration_ms", "1000")) / 1000) \
             + int(p.get("linger_ms", "0")) / 1000
-    elif cell.workload == "threads_vs_tasks":
+    elif cell.workload == "threads_vs_tasks":  # each iteration a 10 ms sleep, and N wake-ups (fitted at 100)
         fixed += 0.01 * int(p.get("iterations", "100"))
+        per_n *= int(p.get("iterations", "100")) / 100
     return fixed + per_n * units
 
 

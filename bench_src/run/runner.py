@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Protocol, TextIO
 from .. import paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
+from ..profiles import PROFILES
 from ..plan.estimate import Estimate, default_seconds, earlier_pilot, estimate, format_duration, history
 from ..plan.dsn import resolve_dsn
 from ..cluster_spec import ClusterSpec
@@ -277,8 +278,22 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 take_blocks(sequential.blocks_of(enumerate(schedule)), None)
                 if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
                     deadline = started + plan.time_budget_s - spent_before if plan.time_budget_s else None
+
+                    def after_pilot() -> None:
+                        # what remains, projected from this run's own pilot and the times measured so far
+                        now_records, now_done = store.records(), store.done_ids()
+                        times, _ = history()
+                        rest = _estimate(plan, now_records, times, None, Counter(
+                            r["cell_id"] for r in now_records if r["sample_id"] in now_done), used,
+                            spent_before + time.monotonic() - started, store.dir)
+                        if hosts is not None:
+                            rest.spread_over(hosts.count, 0.0)
+                        bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
+                                f"{rest}".replace("estimated duration:", "estimated rest:"), log)
+                        store.update_session(estimate_after_pilot_s=round(time.monotonic() - started + rest.seconds, 1))
+
                     sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log, deadline=deadline,
-                                          take_blocks=take_blocks)
+                                          take_blocks=take_blocks, after_pilot=after_pilot)
                 if keep.skipped_cells:
                     log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
                         f"{', '.join(sorted(keep.skipped_cells))}")
@@ -354,17 +369,29 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
     the rule's expectation (from the stored pilot when there is one, else the budget); a time
     budget caps the estimate, but never below the pilot, which always runs whole."""
     pilot_from = "the stored pilot"
+    share = 0.0
     if expected_samples is None and plan.max_samples:
         pilot = [r for r in records if r.get("phase") == "measured" and int(r.get("block", 0)) < plan.samples]
         if not pilot:  # before this run's pilot: the decisions of an earlier run of the same cells
             pilot, where = earlier_pilot(plan, exclude=results_dir)
-            pilot_from = f"the pilot of an earlier run ({where})" if pilot else "no pilot yet: the budget"
+            pilot_from = f"the pilot of an earlier run ({where})" if pilot else ""
+        if not pilot:  # no pilot at all: the pilot, plus what the extra blocks took in a measured run
+            share = PROFILES[plan.profile].sequential_share if plan.profile in PROFILES else 0.0
         expected = sequential.expected_samples(plan, pilot)
         warmups = plan.warmups()
         expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
     est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
-    if plan.max_samples:
+    if plan.max_samples and pilot_from:
         est.notes.append(f"samples per cell as the sequential rule expects them, from {pilot_from}")
+    elif plan.max_samples:
+        pilot_only = estimate(plan, measured_s, {c.id: float(plan.samples) for c in plan.cells()}, {}, used)
+        extra = share * pilot_only.seconds
+        est.seconds += extra
+        est.notes.append("no pilot yet: the pilot's samples, plus "
+                         + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
+                            f"pilot, as in a measured run of the {plan.profile} profile)" if share else
+                            "the sequential rule's extra blocks, which cannot be projected before a pilot")
+                         + "; estimated again after the pilot's look")
     if plan.time_budget_s:
         pilot = estimate(plan, measured_s, None, done_per_cell, used)
         remaining = max(0.0, plan.time_budget_s - spent_before)
