@@ -15,10 +15,13 @@ class Profile:
     (those marked `profile` in bench_src/parameters.py; any other name is refused).  A parameter
     the profile leaves out has its `profile_default`.  `workload_cores`: per workload, the core
     counts its cells run at when the plan's `cores` is not given (plan/validate.py; counts above
-    the machine's usable CPUs are left out there)."""
+    the machine's usable CPUs are left out there).  `sequential_share`: what the sequential rule's
+    extra blocks took in a measured run of the profile, as a share of its pilot's sampling time;
+    the duration estimate adds it before a run has a pilot of its own (an estimate's prior, never
+    a setting of the plan)."""
 
     def __init__(self, name: str, description: str, workload_cores: dict[str, list[int]] | None = None,
-                 **settings: Any):
+                 sequential_share: float = 0.0, **settings: Any):
         known = {p.name: p for p in profile_parameters()}
         unknown = sorted(set(settings) - set(known))
         if unknown:
@@ -31,6 +34,7 @@ class Profile:
         self.description = description
         self.given = settings
         self.workload_cores = dict(workload_cores or {})
+        self.sequential_share = float(sequential_share)
         outside = sorted(set(self.workload_cores) - set(settings.get("ns", {})))
         if outside:
             raise ValueError(f"profile {name!r}: workload_cores names {', '.join(outside)}, which it does not run")
@@ -108,9 +112,17 @@ PROFILES: dict[str, Profile] = {
             # goroutines took 3.1 s on 2 cores while the first ones slept (a 3 s sleep left 977,856
             # alive); samples where not all were alive are left out of bytes per task
             params={"sleep": {"work": [0, 50000]},
-                    "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [5000]},
+                    "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [3000]},
+                    "threads_vs_tasks": {"iterations": [50]},
                     "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
                                   "mode": ["lockstep", "pipelined"]}},
+            # the compute kernel (50,000 xorshift steps a task) up to N = 100,000: at 1,000,000 it is
+            # 5e10 steps, 54-109 s a sample at 2 and 1 cores (a third of a block's time, measured on 2
+            # cores), a compute benchmark that cpu_loops already makes; sleep at 1,000,000 keeps work=0
+            # and the article's kernel.  Sleeping idle tasks from N = 10,000 (N = 1, the baseline,
+            # is the released variant's)
+            n_range={"sleep": {"kernel=xorshift,work=50000": [None, 100000]},
+                     "idle_tasks": {"wait=sleep": [10000, None]}},
             variants={"cpu_loops": "all",
                       "idle_tasks": {"go": ["goroutine"], "rust": ["spawn", "current-thread", "join-all"]},
                       "threads_vs_tasks": "all", "ping_pong": "all"},
@@ -123,13 +135,14 @@ PROFILES: dict[str, Profile] = {
             # without them becomes about 90 minutes, more where a 1-core sample is slower than its
             # 2-core one (sleep's CPU-bound kernel at 1M: up to twice)
             workload_cores={w: [1, 2] for w in ("sleep", "idle_tasks", "threads_vs_tasks", "ping_pong")},
-            max_samples=20,
-            # looks at 6, 10, 13, 16 and 20 pairs: the pilot (half of alpha) decides most comparisons;
-            # close looks after it let the open ones stop a few blocks later
-            looks=5,
-            # 2 h: the pilot takes about 90 min (above); the rest goes to the open comparisons, cheapest
-            # narrowing first
-            time_budget_s=7200,
+            # the sequential rule: looks at 6, 9, 13, 20, 30, 45, 67 and 100 pairs (half of alpha at the
+            # pilot, which decides most comparisons).  The open ones go on, cheapest narrowing first:
+            # the budget of 100 samples is for the cells of milliseconds, whose noise needs many pairs to
+            # show a difference of 5% or exclude one, and cost little; a long cell rarely needs it
+            max_samples=100,
+            looks=8,
+            # 1 h for the whole run, the pilot included (the pilot always runs whole)
+            time_budget_s=3600,
         ),
         Profile(
             "memory",
