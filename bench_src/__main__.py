@@ -70,8 +70,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                          "built from) and keep its values apart in the analysis")
     ep = sub.add_parser("engines", help="the A/A check of the cluster engine: the same plan in this process and "
                                          "through a cluster's host on this machine, equivalent within ±1%%?")
-    ep.add_argument("--in-process", nargs="+", required=True, metavar="DIR", help="runs taken in this process")
-    ep.add_argument("--cluster", nargs="+", required=True, metavar="DIR", help="runs taken through the cluster")
+    ep.add_argument("--paired", metavar="DIR",
+                    help="the paired check (the one to use): an A/A run whose arm A is taken in this process and arm "
+                         "B on one local host, block by block, in DIR; with --plan its samples are taken first")
+    ep.add_argument("--plan", help="with --paired: the plan to take (YAML/JSON, inline or a file; aa is set on it)")
+    ep.add_argument("--in-process", nargs="+", metavar="DIR", help="unpaired: runs taken in this process")
+    ep.add_argument("--cluster", nargs="+", metavar="DIR", help="unpaired: runs taken through the cluster")
     ep.add_argument("--out", help="write the table as CSV here")
     rp = sub.add_parser("repair", help="move unreadable lines of a results directory's samples.jsonl aside")
     rp.add_argument("results_dir")
@@ -121,7 +125,16 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd == "hosts":
             api.hosts_report(args.results_dirs, args.out, factor=args.factor)
         elif args.cmd == "engines":
-            table = api.engine_check(args.in_process, args.cluster)
+            if args.paired and (args.in_process or args.cluster):
+                raise ValueError("engines: give --paired DIR, or --in-process DIR... with --cluster DIR..., not both")
+            if args.paired:
+                plan = api.plan_from_parameters(cluster="local:1", **{"aa": True, **plan_parameters(args.plan)}) \
+                    if args.plan else None
+                table = api.engine_check_paired(args.paired, plan)
+            elif args.in_process and args.cluster:
+                table = api.engine_check(args.in_process, args.cluster)
+            else:
+                raise ValueError("engines: give --paired DIR [--plan PLAN], or --in-process DIR... --cluster DIR...")
             if args.out:
                 table.to_csv(args.out, index=False)
         elif args.cmd == "list":

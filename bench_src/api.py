@@ -203,6 +203,28 @@ def engine_check(in_process_dirs, cluster_dirs, margin: float = 0.01) -> pd.Data
         return [load_results(d) for d in (dirs if isinstance(dirs, (list, tuple)) else [dirs])]
 
     table = engines.engine_check(frames(in_process_dirs), frames(cluster_dirs), margin=margin)
+    _say_engine_check(table, margin)
+    return table
+
+
+def engine_check_paired(results_dir: str | Path, plan: Plan | None = None, cluster: Any = "local:1",
+                        progress: Any = True, margin: float = 0.01) -> pd.DataFrame:
+    """The paired A/A check of the cluster engine (analysis/engines.py): with a `plan` (aa is set on
+    it), its samples are taken into `results_dir` first, arm A in this process and arm B on one local
+    host, block by block (what the directory holds already is kept); then the table, as
+    engine_check prints it."""
+    if plan is not None:
+        import dataclasses
+
+        plan = dataclasses.replace(plan, aa=True)
+        spec = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
+        print(runner.run(plan, results_dir, progress=parse_bool("progress", progress), cluster=spec, engines=True))
+    table = engines.paired_check(load_results(results_dir), margin=margin)
+    _say_engine_check(table, margin)
+    return table
+
+
+def _say_engine_check(table: pd.DataFrame, margin: float) -> None:
     for metric, t in table.groupby("metric", sort=False):
         inside = int(t["inside_margin"].astype(bool).sum())
         line = (f"{metric}: {inside} of {len(t)} cells with their whole interval within ±{margin:.0%}; in-process / "
@@ -211,7 +233,6 @@ def engine_check(in_process_dirs, cluster_dirs, margin: float = 0.01) -> pd.Data
         if metric == "peak_rss_mib":
             line += f"; median peak RSS differs by {t['rss_difference_kib'].abs().max():.0f} KiB at most"
         print(line)
-    return table
 
 
 def analysis_hosts(parameters) -> "hosts_report_module.HostsReport | None":

@@ -269,6 +269,44 @@ def test_the_engine_check_tells_equal_runs_from_a_shifted_one(tmp_path):
     assert not time_rows["inside_margin"].astype(bool).any()
 
 
+def test_the_paired_engine_check_takes_arm_a_here_and_arm_b_on_the_host_in_every_block(built, tmp_path):
+    from bench_src.analysis import engines
+
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=4, warmup=1, params={"sleep": {"work": 0}},
+                     aa=True, smoke=True)
+    with pytest.raises(ValueError, match="takes an A/A plan"):
+        run(small_plan(), tmp_path / "no", ClusterSpec("local", workers=1), engines=True)
+    report, logs = run(plan, tmp_path / "r", ClusterSpec("local", workers=1), engines=True)
+    store = ResultsStore(tmp_path / "r")
+    records = store.records()
+    assert all(r["status"] == "ok" for r in records), [r.get("reason") for r in records]
+    assert store.read_meta()["sessions"][-1]["engine"].startswith("engines-aa: arm A in-process, arm B on cluster")
+    done = measured(records)
+    assert sorted(r["sample_id"] for r in done) == sorted(s.sample_id for s in plan.schedule() if s.phase == "measured")
+    by_arm = {arm: [r for r in done if r["arm"] == arm] for arm in "AB"}
+    assert not any(r.get("host") for r in by_arm["A"]), "arm A is taken in this process"
+    assert all(r.get("host") and r.get("attempt") for r in by_arm["B"]), "arm B on the host"
+    per_block = {}
+    for r in by_arm["B"]:
+        per_block.setdefault(r["block"], set()).add(r["attempt"])
+    assert sorted(per_block) == list(range(plan.samples)) and all(len(a) == 1 for a in per_block.values())
+    # the two arms of a block run one after the other, in an order drawn per block
+    import random
+
+    firsts = {b: min((r for r in done if r["block"] == b), key=lambda r: r["started_at"])["arm"] for b in per_block}
+    drawn = {b: "A" if random.Random(f"{plan.seed}:engines:measured:{b}").random() < 0.5 else "B" for b in per_block}
+    assert firsts == drawn
+    for b in per_block:  # one arm whole, then the other
+        arms = [r["arm"] for r in sorted((r for r in done if r["block"] == b), key=lambda r: r["started_at"])]
+        assert arms == sorted(arms, key=lambda a: a != firsts[b]), (b, arms)
+    table = engines.paired_check(store.load())
+    assert set(table["metric"]) == {"wall_s", "elapsed_s", "peak_rss_mib"}
+    assert (table["pairing"] == "paired").all() and (table["pairs"] == plan.samples).all()
+    # a directory of the check resumes as the check only
+    with pytest.raises(ValueError, match="resume it the same way .as the engines' A/A check"):
+        run(plan, tmp_path / "r", ClusterSpec("local", workers=1))
+
+
 @two_cpus
 def test_the_local_cluster_admits_no_one_without_its_keys(tmp_path):
     from distributed import Client

@@ -183,14 +183,17 @@ class Progress:
 def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
         progress: bool = True, log: Callable[[str], None] = print,
         measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
-        expected_samples: Mapping[str, float] | float | None = None, cluster: ClusterSpec | None = None
-        ) -> RunReport:
+        expected_samples: Mapping[str, float] | float | None = None, cluster: ClusterSpec | None = None,
+        engines: bool = False) -> RunReport:
     """Take every sample of the plan that the results directory does not hold yet.
 
     repair: move unreadable or incomplete lines of samples.jsonl aside (else such lines stop the run).
     new_binaries: continue a run whose programs were rebuilt, in a new session (else refused).
     expected_samples: samples per cell the estimate assumes (default warmup + samples).
     cluster: run the blocks on the hosts of a Dask cluster (bench_src/run/cluster/); None: here.
+    engines: the engines' own A/A check (analysis/engines.py), paired: an A/A plan whose arm A is
+        taken here and arm B on the cluster's one host on this machine, both arms of a block one
+        after the other, in an order drawn per block (`engines_take_blocks`).
     """
     started = time.monotonic()
     scrubber = Scrubber()
@@ -200,16 +203,19 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
     for stale in measure_module.remove_stale_sample_dirs():
         log(f"removed {stale}, left by a harness process that was killed")
-    if cluster is not None and context is not None:
+    if cluster is not None and context is not None and not engines:
         raise ValueError("a cluster run prepares its samples on each host: give no context")
-    refuse_other_engine(store, cluster)
+    if engines and (cluster is None or not plan.aa or cluster.kind != "local" or cluster.workers != 1):
+        raise ValueError("the engines' A/A check takes an A/A plan (aa=True) and one local host (cluster local:1): "
+                         "arm A here, arm B on the host, on the same machine")
+    refuse_other_engine(store, cluster, engines)
     context = context or Resources(log=log)
     nofile = raise_nofile_limit()
     binaries = build.binary_digests()
     relevant = ["benchlaunch"] + [{"go": "gobench", "rust": "rustbench"}[lang] for lang in plan.languages]
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
-               "engine": engine_name(cluster)}
+               "engine": engine_name(cluster, engines)}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
     if store.access_note:
         log(f"note: {store.access_note}")
@@ -265,13 +271,27 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     hosts = engine.Hosts(cluster, plan, store, keep, done, log)
                     hosts.start(binaries={k: binaries.get(k) for k in relevant})
                     bar.hosts = hosts.count
-                    est.spread_over(hosts.count, hosts.warmup_seconds(seconds))
+                    if not engines:
+                        est.spread_over(hosts.count, hosts.warmup_seconds(seconds))
                     store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
                     bar.add_planned(hosts.warmup_samples())
                     report.planned += hosts.warmup_samples()
                     bar.say(str(est), log)
                     take = None
                     take_blocks = hosts.take_blocks
+                    if engines:  # arm A here: its own resources and warm-ups, as an in-process run has them
+                        context = Resources(log=log)
+                        context_started = True
+                        store.update_session(context=context.start(plan, store))
+                        scrubber.add(*context.secrets())
+                        take = _sample_taker(plan, store, context, measure_fn, keep)
+                        here = [(seq, s) for seq, s in enumerate(plan.schedule())
+                                if s.phase == "warmup" and s.cell.arm == "A" and s.sample_id not in done]
+                        bar.add_planned(len(here))
+                        report.planned += len(here)
+                        for seq, slot in here:
+                            take(seq, slot)
+                        take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done)
                 bar.expect([s.cell for _, s in todo])
                 bar.begin()
                 # every block with a sample missing (one process skips those it has; a host runs it whole)
@@ -338,12 +358,43 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     return report
 
 
-def engine_name(cluster: ClusterSpec | None) -> str:
+def engine_name(cluster: ClusterSpec | None, engines: bool = False) -> str:
     """How a session took its samples, as meta.json records it."""
+    if engines:
+        return f"engines-aa: arm A in-process, arm B on cluster {cluster}"
     return "in-process" if cluster is None else f"cluster {cluster}"
 
 
-def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None) -> None:
+def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, done: set[str]
+                        ) -> Callable[[list, float | None], bool]:
+    """take_blocks of the engines' A/A check: each block's arm A samples taken here (take_here(seq,
+    slot)), its arm B samples as one block on the cluster's host (take_there([part], None)), the
+    two parts one after the other in an order drawn from the plan's seed per block, so that a
+    drift of the machine falls on both engines alike.  A host lost mid-part runs its part again
+    whole (one attempt per block, as the store expects)."""
+    import random
+
+    def take_blocks(blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
+        for block in blocks:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            here = [(q, s) for q, s in block if s.cell.arm != "B"]
+            there = [(q, s) for q, s in block if s.cell.arm == "B"]
+            phase, number = block[0][1].phase, block[0][1].block
+            first_here = random.Random(f"{plan.seed}:engines:{phase}:{number}").random() < 0.5
+            for part in ((here, there) if first_here else (there, here)):
+                if part is here:
+                    for q, s in here:
+                        if s.sample_id not in done:
+                            take_here(q, s)
+                elif there and any(s.sample_id not in done for _, s in there):
+                    take_there([there], None)
+        return True
+
+    return take_blocks
+
+
+def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None, engines: bool = False) -> None:
     """A directory whose samples were taken in-process is resumed in-process, one of a cluster on
     a cluster: a cluster's blocks run whole on one host and every host takes its own warm-ups, an
     in-process resume would split a block between this machine and a host."""
@@ -354,12 +405,13 @@ def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None) -> Non
     except CorruptFile:
         return  # the run's own checks say what to do with it
     kinds = {str(s.get("engine", "in-process")).split(" ")[0] for s in sessions if s.get("taken")}
-    mine = engine_name(cluster).split(" ")[0]
+    mine = engine_name(cluster, engines).split(" ")[0]
     if kinds and mine not in kinds:
         earlier = ", ".join(sorted({s.get("engine", "in-process") for s in sessions if s.get("taken")}))
+        how = ("as the engines' A/A check (python -m bench_src engines --paired)" if "engines-aa:" in kinds
+               else "with --cluster" if "cluster" in kinds else "without a cluster")
         raise ValueError(f"{store.dir} holds samples taken {earlier.replace('cluster', 'on the cluster')}; resume "
-                         f"it the same way ({'without a cluster' if mine == 'cluster' else 'with --cluster'}), or "
-                         "give another results_dir")
+                         f"it the same way ({how}), or give another results_dir")
 
 
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
