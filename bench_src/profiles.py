@@ -83,13 +83,13 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             "article",
-            "The 2022 article's grid and the related posts' experiments, to a verdict in about two hours on "
-            "2 cores: each language's defaults beside the article's own settings (its dead sleep loop, its "
+            "The 2022 article's grid and the related posts' experiments, to a verdict within an hour on 2 "
+            "cores: each language's defaults beside the article's own settings (its dead sleep loop, its "
             "SQLite journal and pools, 151 MySQL connections, retained file contents); sleep with and "
-            "without the compute kernel; the task workloads (sleep, idle tasks, threads vs tasks, ping-pong) "
-            "pinned to 1 and to 2 cores in the same blocks; one warm-up per program at its smallest N, a "
-            "6-block pilot that decides what it can, then the sequential rule up to 20 samples per cell "
-            "within a 2-hour budget.",
+            "without the compute kernel (up to N = 100,000); the task workloads (sleep, idle tasks, threads "
+            "vs tasks, ping-pong) pinned to 1 and to 2 cores in the same blocks; one warm-up per program at "
+            "its smallest N, a 6-block pilot that decides most comparisons, then the sequential rule up to "
+            "100 samples per cell, cheapest narrowing first, within a 1-hour budget.",
             # MySQL stops at 10,000 (the article went to 100,000): one block of its 100,000 cells
             # costs about 5 minutes, which the budget spends better elsewhere
             ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
@@ -100,17 +100,19 @@ PROFILES: dict[str, Profile] = {
                 "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
             samples=6,
             warmup=1,
-            # without the 1-core cells, a block of the 174 cells took about 8.3 min on 2 cores (a third of
-            # it sleep at 1M with the compute kernel, 55-90 s a sample): warming every cell would cost a
+            # a block of the 248 cells takes about 8 min on 2 cores: warming every cell would cost a
             # block; a sample is a fresh process, so one warm-up per program at its smallest N warms what
             # outlives a process
             warmup_scope="program",
             timeout_s=600,
             # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the
             # preset adds the article's dead loop. idle_tasks: released after the last spawn (every
-            # task alive by construction) and, as in the posts, sleeping: 5 s, because spawning 1M
-            # goroutines took 3.1 s on 2 cores while the first ones slept (a 3 s sleep left 977,856
-            # alive); samples where not all were alive are left out of bytes per task
+            # task alive by construction) and, as in the posts, sleeping, 3 s: spawning 1M goroutines
+            # takes about 3 s on 2 cores and 8 s on 1 while the first ones sleep (with 3 s, 977,856 of
+            # 1M were alive at once on 2 cores; with 5 s, 983,693, and 868,620 on 1 core), so at 1M the
+            # sleeping variant measures most but not all tasks alive, and samples where not all were
+            # alive are left out of bytes per task.  threads vs tasks: 50 iterations of 10 ms (the
+            # specification's default is 100): 10,000 OS threads on one core took 14-15 s at 100
             params={"sleep": {"work": [0, 50000]},
                     "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [3000]},
                     "threads_vs_tasks": {"iterations": [50]},
@@ -129,11 +131,9 @@ PROFILES: dict[str, Profile] = {
             article_preset=True,
             # the task workloads also at 1 core (pinned, 1 thread) beside 2 (pinned, 2 threads), in the
             # same blocks: does a claim hold with one core as with two?  The file and database
-            # workloads run unpinned with the usable CPUs' threads, as before.  Cost: 86 more cells
-            # (260), 1,650 pilot samples instead of 1,102; by the default per-workload times the
-            # estimate grows from 2 h 30 min to 4 h 17 min (x1.7), so the 52-minute pilot measured
-            # without them becomes about 90 minutes, more where a 1-core sample is slower than its
-            # 2-core one (sleep's CPU-bound kernel at 1M: up to twice)
+            # workloads run unpinned with the usable CPUs' threads.  Before the ranges above, a block
+            # of the 260 cells took 15 min on 2 cores (the compute kernel at 1M alone 5.4 min of it,
+            # 54-109 s a sample), which put the 6-block pilot alone at 92 min
             workload_cores={w: [1, 2] for w in ("sleep", "idle_tasks", "threads_vs_tasks", "ping_pong")},
             # the sequential rule: looks at 6, 9, 13, 20, 30, 45, 67 and 100 pairs (half of alpha at the
             # pilot, which decides most comparisons).  The open ones go on, cheapest narrowing first:
