@@ -193,6 +193,14 @@ def test_looks_spend_their_share_and_intersect_their_intervals():
     parts = [paired.Location.of(d[:k], 0.005 * w).interval(0.01 * w) for k, w in ((6, 0.5), (13, 0.25), (20, 0.25))]
     assert float(lo) == pytest.approx(max(float(a) for a, _ in parts))
     assert float(hi) == pytest.approx(min(float(b) for _, b in parts))
+    # the pilot's look alone (the sequential rule's first look) spends the pilot's share, as the
+    # final tables do for a comparison that stopped there: never the whole alpha of a fixed design
+    first = multiplicity.Looks((6,), (0.5,))
+    assert first.sequential and first.reached(6) == [(6, 0.5)]
+    pilot = multiplicity.Tested.of(d[:6], first, 0.005)
+    assert float(pilot.p_value()) == pytest.approx(min(1.0, float(paired.Location.of(d[:6], 0.0025).p_value()) / 0.5))
+    assert float(pilot.p_value()) == pytest.approx(float(multiplicity.Tested.of(d[:6], looks, 0.005).p_value()))
+    assert multiplicity.Looks((0,)).reached(6) == [(6, 1.0)], "the fixed design uses every pair with all of alpha"
 
 
 def test_detectable_difference_lies_between_the_half_width_and_the_full_width():

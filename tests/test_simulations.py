@@ -247,6 +247,27 @@ def test_the_next_blocks_go_to_the_group_that_narrows_most_per_second_up_to_its_
     assert sequential.next_step(groups, done, design, {}) is None, "every open comparison at the last look"
 
 
+def test_what_a_look_decides_the_final_tables_decide_too():
+    # The rule's looks and the final tables use the same tests at the same shares of alpha: a
+    # comparison the pilot's look called (or found equivalent) is called (equivalent) in the final
+    # tables of the run, whatever the later looks of the other comparisons did
+    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=5)
+    truth = {n: r for n, r in zip(simulate.SEQUENTIAL_NS, [1.04, 1.0, 1.06, 0.97, 1.0, 1.05] * 2)}
+    design = sequential.design_of(plan)
+    for seed in range(3):
+        df = simulate.sequential_run(plan, {c.id: (truth[c.n] if c.lang == "go" else 1.0) for c in plan.cells()},
+                                     np.random.default_rng([seed, 40]), simulate.Conditions(cv=0.02))
+        comps = sequential.plan_comparisons(plan)
+        pilot = sequential.look(df[df["block"] < plan.samples], comps, design, {}, k=0)
+        final = compare.compare(df, design=design).set_index("n")
+        for (_, a, _), state in pilot.per_metric["elapsed_s"].items():
+            kind = final.loc[a.n, "verdict_kind"]
+            if state == "difference":
+                assert kind in ("a", "b"), (seed, a.n, kind)
+            if state == "equivalent":
+                assert kind in ("equivalent", "a", "b") and bool(final.loc[a.n, "ratio_ci_low"] >= 0.98), (seed, a.n)
+
+
 def test_groups_take_their_looks_one_after_another_and_a_resumed_run_repeats_them():
     # the sequential rule on a plan whose cells differ in cost: the cheap open comparisons reach
     # their later looks before the expensive ones get a block

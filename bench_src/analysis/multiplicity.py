@@ -72,7 +72,9 @@ class Looks:
 
     @property
     def sequential(self) -> bool:
-        return len(self.counts) > 1
+        """More than one look, or the first looks of a sequential design (their shares below 1):
+        a lone look with share 1 is the fixed design."""
+        return len(self.counts) > 1 or tuple(self.shares) != (1.0,)
 
     def reached(self, n: int) -> list[tuple[int, float]]:
         """The looks a comparison with n pairs took part in, as (pairs tested, share): the first
