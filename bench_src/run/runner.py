@@ -305,7 +305,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         times, _ = history()
                         rest = _estimate(plan, now_records, times, None, Counter(
                             r["cell_id"] for r in now_records if r["sample_id"] in now_done), used,
-                            spent_before + time.monotonic() - started, store.dir)
+                            spent_before, store.dir, spent_now=time.monotonic() - started)
                         if hosts is not None:
                             rest.spread_over(hosts.count, 0.0)
                         bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
@@ -416,7 +416,8 @@ def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None, engine
 
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
               expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
-              used: list[str], spent_before: float, results_dir: Path | None = None) -> Estimate:
+              used: list[str], spent_before: float, results_dir: Path | None = None,
+              spent_now: float = 0.0) -> Estimate:
     """The duration estimate of what remains.  Under the sequential rule the samples per cell are
     the rule's expectation (from the stored pilot when there is one, else the budget); a time
     budget caps the estimate, but never below the pilot, which always runs whole."""
@@ -446,15 +447,17 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
                          + "; estimated again after the pilot's look")
     if plan.time_budget_s:
         pilot = estimate(plan, measured_s, None, done_per_cell, used)
-        remaining = max(0.0, plan.time_budget_s - spent_before)
+        remaining = max(0.0, plan.time_budget_s - spent_before - spent_now)
         capped = max(pilot.seconds, min(est.seconds, remaining))
         if capped < est.seconds:
             # the capped figure is the budget by construction: the two it lies between are stated,
             # so a reader can tell the estimate's own content from the cap
+            spent = [f"{format_duration(spent_before)} spent in earlier sessions"] if spent_before else []
+            spent += [f"{format_duration(spent_now)} in this one"] if spent_now else []
             est.notes.append(f"capped by the time budget of {format_duration(plan.time_budget_s)}"
-                             + (f" ({format_duration(spent_before)} spent in earlier sessions)" if spent_before else "")
-                             + f"; uncapped {format_duration(est.seconds)}, the pilot alone "
-                               f"{format_duration(pilot.seconds)}")
+                             + (f" ({', '.join(spent)})" if spent else "")
+                             + f"; uncapped {format_duration(est.seconds)}"
+                             + (f", the pilot alone {format_duration(pilot.seconds)}" if pilot.seconds else ""))
         est.seconds = capped
     return est
 
