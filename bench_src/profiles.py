@@ -143,6 +143,10 @@ PROFILES: dict[str, Profile] = {
             looks=8,
             # 1 h for the whole run, the pilot included (the pilot always runs whole)
             time_budget_s=3600,
+            # measured on 2 cores (2026-11-26): warm-ups and the pilot took 47 min 24 s, the extra blocks
+            # the 12 min 42 s the budget left them, 0.28 of the pilot's sampling time by the estimate
+            # (they would have taken 52 min 47 s uncapped, by the projection from that pilot)
+            sequential_share=0.28,
         ),
         Profile(
             "memory",
