@@ -135,8 +135,9 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("params", "Optional[dict[str, dict]]", None,
               "per workload, a value or a list of values per parameter key", profile=True, profile_default={}),
     Parameter("n_range", "Optional[dict[str, dict[str, list]]]", None,
-              'per workload, the N values a parameter setting runs at, e.g. {sleep: {"kernel=xorshift,work=50000": '
-              '[null, 100000]}}: [lowest, highest] N (null: no bound)', profile=True, profile_default={}),
+              "per workload and parameter setting (a params key and value, or several joined by commas), "
+              "the [lowest, highest] N it runs at (null: no bound); see the README", profile=True,
+              profile_default={}),
     Parameter("samples", "Optional[int]", None, "measured samples per cell", profile=True,
               profile_default=REQUIRED,
               check=lambda v, p: as_int("samples", p.samples if v is None else v, 1, MAX_SAMPLES_PER_CELL)),
