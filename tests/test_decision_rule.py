@@ -129,6 +129,19 @@ def test_noise_of_a_third_of_a_step_or_more_dithers_the_rounding():
     assert paired.NO_ROUNDING.any is False
 
 
+def test_a_drift_that_walks_the_values_a_third_of_a_step_per_block_leaves_them_rounded():
+    # 6 values that a steady drift carries two steps across the grid, with no noise of their own:
+    # their successive differences (0 or 1 step) are the drift, not noise, so the cell is rounded
+    # (taken about zero, they would read as noise of 0.34 of a step and the cell as dithered)
+    walked = np.round(np.linspace(20.6, 22.6, 6))
+    assert list(walked) == [21.0, 21.0, 21.0, 22.0, 22.0, 23.0]
+    grid = paired.rounding(1.0, walked, walked - 1)
+    assert float(grid.fixed) == 0.0 and (float(grid.u), float(grid.v)) == pytest.approx((0.5 / 20.5, 0.5 / 21.5))
+    # the same walk with noise of a step on top is dithered
+    noisy = np.round(np.linspace(20.6, 22.6, 12) + np.random.default_rng(4).normal(0, 1.0, 12))
+    assert float(paired.rounding(1.0, noisy, noisy).u) == 0.0
+
+
 def test_unpaired_interval_is_dual_to_its_p_value():
     rng = np.random.default_rng(3)
     for _ in range(200):

@@ -29,7 +29,7 @@ round the same way.  So where the values sit on a grid of step h (read off each 
 distinct values, or the metric's known resolution), the interval at level λ is widened by the
 1 - λ bound of the rounding's error of d (`rounding`, `Rounding.half_width`): for a cell whose
 noise dithers the rounding (at least DITHER_SD_STEPS of a step, read off successive
-differences), the small bias left in its mean under normal noise; for any other cell, a uniform
+differences about their mean), the small bias left in its mean under normal noise; for any other cell, a uniform
 error on ± half a step (the true value's place between grid points is as good as uniform), the
 two cells' errors summed as a trapezoid.  Where the step is far below the noise (nanosecond
 clocks) this is negligible.
@@ -165,8 +165,10 @@ DITHER_SD_STEPS = 0.3
 def rounding(step, a_values, b_values) -> Rounding:
     """The rounding of two cells' samples on a grid of `step` (paired.grid_step; last axis: each
     cell's values, in the order they were taken), relative to each cell's median.  A cell's noise
-    in steps is read off the differences of successive values (which a slow drift does not
-    inflate) less the rounding's own variance, Sheppard's h^2 / 12: at DITHER_SD_STEPS or more the
+    in steps is read off the differences of successive values about their mean (so that a drift
+    steady over the run, which walks the values across grid points at its own pace, does not count
+    as noise: with 6 values a walk of a third of a step per value would otherwise read as noise of
+    0.3 to 0.5 of a step) less the rounding's own variance, Sheppard's h^2 / 12: at DITHER_SD_STEPS or more the
     noise dithers the rounding and the error of the cell's mean is bounded by `dithered_bound`
     (an assumption: normal noise); below it, the cell is taken as rounded, up to half a step either
     way, as when every value sits on one grid point (a drift that walks the values across grid
@@ -181,7 +183,12 @@ def rounding(step, a_values, b_values) -> Rounding:
         n = x.shape[-1]
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where((step > 0) & (typical > 0), step / typical, 0.0)
-            successive = (np.diff(x, axis=-1) ** 2).sum(axis=-1) / (2 * (n - 1)) if n > 1 else np.zeros(step.shape)
+            if n > 2:  # E sum (diff - mean diff)^2 = 2 sd^2 ((n - 1) - 1 / (n - 1)) for white noise
+                moves = np.diff(x, axis=-1)
+                about_mean = moves - moves.mean(axis=-1, keepdims=True)
+                successive = (about_mean ** 2).sum(axis=-1) / (2 * ((n - 1) - 1 / (n - 1)))
+            else:
+                successive = np.zeros(step.shape)
             sd = np.sqrt(np.maximum(successive / np.where(step > 0, step, 1.0) ** 2 - 1 / 12, 0.0))
         dithered = (sd >= DITHER_SD_STEPS) & (rel > 0)
         halves.append(np.where(dithered, 0.0, rel / 2))
