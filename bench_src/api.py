@@ -1,6 +1,7 @@
 """The calls the notebooks make: each cell is one of these, so the notebooks stay thin."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -214,8 +215,6 @@ def engine_check_paired(results_dir: str | Path, plan: Plan | None = None, clust
     host, block by block (what the directory holds already is kept); then the table, as
     engine_check prints it."""
     if plan is not None:
-        import dataclasses
-
         plan = dataclasses.replace(plan, aa=True)
         spec = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
         print(runner.run(plan, results_dir, progress=parse_bool("progress", progress), cluster=spec, engines=True))

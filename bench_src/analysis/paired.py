@@ -29,9 +29,9 @@ round the same way.  So where the values sit on a grid of step h (read off each 
 distinct values, or the metric's known resolution), the interval at level λ is widened by the
 1 - λ bound of the rounding's error of d (`rounding`, `Rounding.half_width`): for a cell whose
 noise dithers the rounding (at least DITHER_SD_STEPS of a step, read off successive
-differences about their mean), the small bias left in its mean under normal noise; for any other cell, a uniform
-error on ± half a step (the true value's place between grid points is as good as uniform), the
-two cells' errors summed as a trapezoid.  Where the step is far below the noise (nanosecond
+differences about their mean), the small bias left in its mean under normal noise; for any other
+cell, a uniform error on ± half a step (the true value's place between grid points is as good as
+uniform), the two cells' errors summed as a trapezoid.  Where the step is far below the noise (nanosecond
 clocks) this is negligible.
 
 Every function is vectorised over leading axes (many comparisons with the same number of pairs at
@@ -168,9 +168,9 @@ def rounding(step, a_values, b_values) -> Rounding:
     in steps is read off the differences of successive values about their mean (so that a drift
     steady over the run, which walks the values across grid points at its own pace, does not count
     as noise: with 6 values a walk of a third of a step per value would otherwise read as noise of
-    0.3 to 0.5 of a step) less the rounding's own variance, Sheppard's h^2 / 12: at DITHER_SD_STEPS or more the
-    noise dithers the rounding and the error of the cell's mean is bounded by `dithered_bound`
-    (an assumption: normal noise); below it, the cell is taken as rounded, up to half a step either
+    0.3 to 0.5 of a step) less the rounding's own variance, Sheppard's h^2 / 12: at
+    DITHER_SD_STEPS or more the noise dithers the rounding and the error of the cell's mean is
+    bounded by `dithered_bound` (an assumption: normal noise); below it, the cell is taken as rounded, up to half a step either
     way, as when every value sits on one grid point (a drift that walks the values across grid
     points leaves them rounded: it is the same in both cells of a pair and dithers nothing in d).
     The true value's place between grid points is taken as uniform: nothing ties a program's time

@@ -10,6 +10,7 @@ first sample the run prints an estimate of its duration, during it a progress li
 """
 from __future__ import annotations
 
+import random
 import signal
 import sys
 import threading
@@ -372,8 +373,6 @@ def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, d
     two parts one after the other in an order drawn from the plan's seed per block, so that a
     drift of the machine falls on both engines alike.  A host lost mid-part runs its part again
     whole (one attempt per block, as the store expects)."""
-    import random
-
     def take_blocks(blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         for block in blocks:
             if deadline is not None and time.monotonic() >= deadline:
