@@ -88,11 +88,16 @@ def test_before_its_pilot_a_run_expects_what_an_earlier_run_of_the_same_cells_de
         return d
 
     write("partial", [cells[0].id], range(6))
+    write("short", [c.id for c in cells], range(3))
     full = write("full", [c.id for c in cells], range(9))
     write("other", ["sleep|go|waitgroup|n=5|t=2|x"] * 1, range(6))
     records, where = est.earlier_pilot(p, tmp_path)
-    assert where == str(full), "the directory holding most of the plan's cells"
+    assert where == str(full), "the directory whose pilot holds every cell, with most samples"
     assert {r["block"] for r in records} == set(range(6)), "only its pilot's blocks, measured"
     assert all(r["phase"] == "measured" for r in records)
-    assert est.earlier_pilot(p, tmp_path, exclude=full)[1] == str(tmp_path / "partial")
+    assert est.earlier_pilot(p, tmp_path, exclude=full)[1] == str(tmp_path / "short"), \
+        "a shorter pilot of every cell before one of some cells"
+    (tmp_path / "short" / "samples.jsonl").unlink()
+    assert est.earlier_pilot(p, tmp_path, exclude=full) == ([], None), \
+        "a directory missing some of the plan's cells is no guide"
     assert est.earlier_pilot(p, tmp_path / "nothing") == ([], None)

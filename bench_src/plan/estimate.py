@@ -169,9 +169,12 @@ def history(results_root: str | Path | None = None, exclude: str | Path | None =
 
 def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None
                   ) -> tuple[list[dict], str | None]:
-    """The measured samples of the earlier results directory that holds most of the plan's cells
-    (of its first `samples` blocks), and that directory: what the sequential rule decided there is
-    the best guess of what it will decide here before this run has a pilot of its own."""
+    """The measured samples (of its first `samples` blocks) of an earlier results directory whose
+    pilot holds every cell of the plan, and that directory: what the sequential rule decided there
+    is the best guess of what it will decide here before this run has a pilot of its own.  A
+    directory missing some of the plan's cells is no guide: the rule would count each comparison
+    it cannot see at the budget (a run of a smaller profile shares cells with a larger one, and
+    made the larger one's estimate many times too long).  Of several, the one with most samples."""
     root = Path(results_root) if results_root is not None else paths.RESULTS
     wanted = {c.id for c in plan.cells()}
     excluded = Path(exclude).resolve() if exclude is not None else None
@@ -192,9 +195,8 @@ def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: s
             if (isinstance(rec, dict) and rec.get("cell_id") in wanted and rec.get("phase") == "measured"
                     and isinstance(rec.get("block"), int) and rec["block"] < plan.samples):
                 kept.append(rec)
-        cells = len({r["cell_id"] for r in kept})
-        if cells > best[0]:
-            best = (cells, kept, str(samples.parent))
+        if {r["cell_id"] for r in kept} == wanted and len(kept) > best[0]:
+            best = (len(kept), kept, str(samples.parent))
     return best[1], best[2]
 
 
