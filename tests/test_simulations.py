@@ -317,6 +317,14 @@ def test_expected_samples_from_a_pilot():
     assert by_n[40] > plan.samples + 10, by_n[40]
     assert sequential.expected_duration(plan, {c.id: 2.0 for c in plan.cells()}, records) == pytest.approx(
         2.0 * sum(expected.values()))
+    # a cell whose every pilot sample failed closes its comparisons (the rule's look says "no data");
+    # a cell the records do not hold at all (its pilot not taken yet) counts at the budget
+    failed = [dict(r, status="failed", reason="exit 1") if r["cell_id"] == cells[("go", 40)].id else r
+              for r in records if r["cell_id"] != cells[("go", 50)].id]
+    expected = sequential.expected_samples(plan, failed)
+    assert expected[cells[("go", 40)].id] == expected[cells[("rust", 40)].id] == plan.samples, \
+        "a comparison without valid samples takes no more blocks"
+    assert expected[cells[("go", 50)].id] == expected[cells[("rust", 50)].id] == plan.max_samples
 
 
 # --- several hosts ---------------------------------------------------------------------------------------

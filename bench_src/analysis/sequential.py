@@ -366,9 +366,15 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
         called = defaultdict(int)
         for (f, _, _), s in state.items():
             called[f] += s == "difference"
+        # a comparison whose two cells were sampled but left no valid sample is closed by the
+        # rule's look ("no data": it can never be decided) and takes no more blocks; one whose
+        # cells the records do not hold at all (a pilot not yet taken) counts at the budget
+        sampled = set(df["cell_id"]) if "cell_id" in df.columns else set()
+        sampled = {cell_of(c) for c in cells if c.id in sampled}
         for comp in comps:
             f, a, b = comp
-            if state[comp] in ("difference", "equivalent", "precise"):
+            if state[comp] in ("difference", "equivalent", "precise") or (
+                    state[comp] == "no data" and a in sampled and b in sampled):
                 stop[comp] = np.full(replications, float(design.looks[0]))
                 continue
             worst = np.full(replications, float(design.looks[0]))
