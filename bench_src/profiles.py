@@ -16,7 +16,8 @@ class Profile:
     the profile leaves out has its `profile_default`.  `workload_cores`: per workload, the core
     counts its cells run at when the plan's `cores` is not given (plan/validate.py; counts above
     the machine's usable CPUs are left out there).  `sequential_share`: what the sequential rule's
-    extra blocks took in a measured run of the profile, as a share of its pilot's sampling time;
+    extra blocks take, as a share of the pilot's sampling time, projected from a measured pilot of
+    the profile's cells (sequential.expected_samples);
     the duration estimate adds it before a run has a pilot of its own (an estimate's prior, never
     a setting of the plan)."""
 
@@ -61,6 +62,66 @@ class Profile:
         return list(self.ns)
 
 
+# What the sequential rule's extra blocks take, as a share of the pilot's sampling time (the start
+# estimate's prior, Profile.sequential_share): projected by sequential.expected_samples from the
+# pilot of a run of the same cells on 2 cores (2026-11-26), with its seconds per sample
+ARTICLE_SEQUENTIAL_SHARE = 1.07
+ARTICLE_FULL_SEQUENTIAL_SHARE = 1.77
+
+# The article profile's grid, shared by "article" (one hour on 2 cores) and "article-full".
+ARTICLE: dict[str, Any] = dict(
+    # MySQL stops at 1,000 (the article went to 100,000): at 10,000 the two languages' times differ
+    # by less than the noise between blocks (their ratio's standard deviation 15-30% on 2 cores), so
+    # showing a 5% difference would take some 300 pairs at 8 s a sample, 80 min for those cells
+    # alone; article-full measures it.  At 100,000, one block of its cells costs about 5 minutes
+    ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
+        "files_read": [10, 100, 1000, 10000, 100000, 1000000],
+        "files_rw": [10, 100, 1000, 10000, 100000],
+        "sqlite": [10, 100, 1000], "mysql": [10, 100, 1000],
+        "postgres": [10, 100, 1000, 10000],
+        "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
+    samples=6,
+    warmup=1,
+    # a block of the cells takes about 5 min on 2 cores (article-full's, 8 min): warming every cell
+    # would cost a block; a sample is a fresh process, so one warm-up per program at its smallest N
+    # warms what outlives a process
+    warmup_scope="program",
+    timeout_s=600,
+    # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the preset adds
+    # the article's dead loop. idle_tasks: released after the last spawn (every task alive by
+    # construction) and, as in the posts, sleeping, 3 s: spawning 1M goroutines takes about 3 s on 2
+    # cores and 8 s on 1 while the first ones sleep (with 3 s, 977,856 of 1M were alive at once on 2
+    # cores; with 5 s, 983,693, and 868,620 on 1 core), so at 1M the sleeping variant measures most but
+    # not all tasks alive, and samples where not all were alive are left out of bytes per task.
+    # threads vs tasks: 50 iterations of 10 ms (the specification's default is 100): 10,000 OS threads
+    # on one core took 14-15 s at 100
+    params={"sleep": {"work": [0, 50000]},
+            "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [3000]},
+            "threads_vs_tasks": {"iterations": [50]},
+            "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
+                          "mode": ["lockstep", "pipelined"]}},
+    # the compute kernel (50,000 xorshift steps a task) up to N = 100,000: at 1,000,000 it is 5e10
+    # steps, 54-109 s a sample at 2 and 1 cores, a compute benchmark that cpu_loops already makes;
+    # sleep at 1,000,000 keeps work=0 and the article's kernel.  Sleeping idle tasks from N = 10,000
+    # (N = 1, the baseline, is the released variant's)
+    n_range={"sleep": {"kernel=xorshift,work=50000": [None, 100000]},
+             "idle_tasks": {"wait=sleep": [10000, None]}},
+    variants={"cpu_loops": "all",
+              "idle_tasks": {"go": ["goroutine"], "rust": ["spawn", "current-thread", "join-all"]},
+              "threads_vs_tasks": "all", "ping_pong": "all"},
+    article_preset=True,
+    # the sequential rule: looks at 6, 9, 14, 21, 32, 49, 74, 112, 171, 260, 395 and 600 pairs (half
+    # of alpha at the pilot, which decides most comparisons).  The open ones go on, cheapest
+    # narrowing first: the budget of 600 samples is for the cells of milliseconds (idle tasks at
+    # N = 1, the databases at N = 10 and 100), whose noise needs hundreds of pairs to show a
+    # difference of 5% or exclude one, and cost little; a long cell rarely needs it.  (The plan's
+    # size check allows at most 100,000 samples: 600 for each of the 164 cells)
+    max_samples=600,
+    looks=12,
+    # 1 h for the whole run, the pilot included (the pilot always runs whole)
+    time_budget_s=3600,
+)
+
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
@@ -86,67 +147,27 @@ PROFILES: dict[str, Profile] = {
             "The 2022 article's grid and the related posts' experiments, to a verdict within an hour on 2 "
             "cores: each language's defaults beside the article's own settings (its dead sleep loop, its "
             "SQLite journal and pools, 151 MySQL connections, retained file contents); sleep with and "
-            "without the compute kernel (up to N = 100,000); the task workloads (sleep, idle tasks, threads "
-            "vs tasks, ping-pong) pinned to 1 and to 2 cores in the same blocks; one warm-up per program at "
-            "its smallest N, a 6-block pilot that decides most comparisons, then the sequential rule up to "
-            "100 samples per cell, cheapest narrowing first, within a 1-hour budget.",
-            # MySQL stops at 10,000 (the article went to 100,000): one block of its 100,000 cells
-            # costs about 5 minutes, which the budget spends better elsewhere
-            ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
-                "files_read": [10, 100, 1000, 10000, 100000, 1000000],
-                "files_rw": [10, 100, 1000, 10000, 100000],
-                "sqlite": [10, 100, 1000], "mysql": [10, 100, 1000, 10000],
-                "postgres": [10, 100, 1000, 10000],
-                "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
-            samples=6,
-            warmup=1,
-            # a block of the 248 cells takes about 8 min on 2 cores: warming every cell would cost a
-            # block; a sample is a fresh process, so one warm-up per program at its smallest N warms what
-            # outlives a process
-            warmup_scope="program",
-            timeout_s=600,
-            # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the
-            # preset adds the article's dead loop. idle_tasks: released after the last spawn (every
-            # task alive by construction) and, as in the posts, sleeping, 3 s: spawning 1M goroutines
-            # takes about 3 s on 2 cores and 8 s on 1 while the first ones sleep (with 3 s, 977,856 of
-            # 1M were alive at once on 2 cores; with 5 s, 983,693, and 868,620 on 1 core), so at 1M the
-            # sleeping variant measures most but not all tasks alive, and samples where not all were
-            # alive are left out of bytes per task.  threads vs tasks: 50 iterations of 10 ms (the
-            # specification's default is 100): 10,000 OS threads on one core took 14-15 s at 100
-            params={"sleep": {"work": [0, 50000]},
-                    "idle_tasks": {"wait": ["release", "sleep"], "duration_ms": [3000]},
-                    "threads_vs_tasks": {"iterations": [50]},
-                    "ping_pong": {"buffer": {"go": [0, 1, 4096], "rust": [1, 4096]},
-                                  "mode": ["lockstep", "pipelined"]}},
-            # the compute kernel (50,000 xorshift steps a task) up to N = 100,000: at 1,000,000 it is
-            # 5e10 steps, 54-109 s a sample at 2 and 1 cores (a third of a block's time, measured on 2
-            # cores), a compute benchmark that cpu_loops already makes; sleep at 1,000,000 keeps work=0
-            # and the article's kernel.  Sleeping idle tasks from N = 10,000 (N = 1, the baseline,
-            # is the released variant's)
-            n_range={"sleep": {"kernel=xorshift,work=50000": [None, 100000]},
-                     "idle_tasks": {"wait=sleep": [10000, None]}},
-            variants={"cpu_loops": "all",
-                      "idle_tasks": {"go": ["goroutine"], "rust": ["spawn", "current-thread", "join-all"]},
-                      "threads_vs_tasks": "all", "ping_pong": "all"},
-            article_preset=True,
-            # the task workloads also at 1 core (pinned, 1 thread) beside 2 (pinned, 2 threads), in the
-            # same blocks: does a claim hold with one core as with two?  The file and database
-            # workloads run unpinned with the usable CPUs' threads.  Before the ranges above, a block
-            # of the 260 cells took 15 min on 2 cores (the compute kernel at 1M alone 5.4 min of it,
-            # 54-109 s a sample), which put the 6-block pilot alone at 92 min
+            "without the compute kernel (up to N = 100,000); MySQL up to N = 1,000; every workload with the "
+            "machine's usable CPUs; one warm-up per program at its smallest N, a 6-block pilot that decides "
+            "most comparisons, then the sequential rule up to 600 samples per cell, cheapest narrowing "
+            "first, within a 1-hour budget.  article-full adds the task workloads at 1 and 2 cores and "
+            "MySQL at 10,000.",
+            # measured on 2 cores (2026-11-26): the sequential rule's extra blocks, projected from a
+            # pilot of these cells (sequential.expected_samples), took this share of the pilot's time
+            sequential_share=ARTICLE_SEQUENTIAL_SHARE,
+            **ARTICLE,
+        ),
+        Profile(
+            "article-full",
+            "The article profile with the task workloads (sleep, idle tasks, threads vs tasks, ping-pong) "
+            "pinned to 1 and to 2 cores in the same blocks (does a claim hold with one core as with two?) "
+            "and MySQL at N = 10,000 as well, up to 400 samples per cell within a 3-hour budget.",
+            # the file and database workloads run unpinned with the usable CPUs' threads
             workload_cores={w: [1, 2] for w in ("sleep", "idle_tasks", "threads_vs_tasks", "ping_pong")},
-            # the sequential rule: looks at 6, 9, 13, 20, 30, 45, 67 and 100 pairs (half of alpha at the
-            # pilot, which decides most comparisons).  The open ones go on, cheapest narrowing first:
-            # the budget of 100 samples is for the cells of milliseconds, whose noise needs many pairs to
-            # show a difference of 5% or exclude one, and cost little; a long cell rarely needs it
-            max_samples=100,
-            looks=8,
-            # 1 h for the whole run, the pilot included (the pilot always runs whole)
-            time_budget_s=3600,
-            # measured on 2 cores (2026-11-26): warm-ups and the pilot took 47 min 24 s, the extra blocks
-            # the 12 min 42 s the budget left them, 0.28 of the pilot's sampling time by the estimate
-            # (they would have taken 52 min 47 s uncapped, by the projection from that pilot)
-            sequential_share=0.28,
+            sequential_share=ARTICLE_FULL_SEQUENTIAL_SHARE,
+            **{**ARTICLE, "ns": {**ARTICLE["ns"], "mysql": [10, 100, 1000, 10000]}, "time_budget_s": 3 * 3600,
+               # its 248 cells: 400 samples each within the plan's size check, in 11 looks
+               "max_samples": 400, "looks": 11},
         ),
         Profile(
             "memory",

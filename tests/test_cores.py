@@ -87,8 +87,8 @@ def test_the_report_gives_the_cores_tables_and_figures(tmp_path):
 TASK_WORKLOADS = {"sleep", "idle_tasks", "threads_vs_tasks", "ping_pong"}
 
 
-def test_the_article_profile_runs_the_task_workloads_at_1_and_2_cores():
-    p = make_plan("article")
+def test_the_article_full_profile_runs_the_task_workloads_at_1_and_2_cores():
+    p = make_plan("article-full")
     assert p.cores == {w: (1, 2) for w in ("sleep", "idle_tasks", "threads_vs_tasks", "ping_pong")}
     counts = {}
     for c in p.cells():
@@ -101,9 +101,10 @@ def test_the_article_profile_runs_the_task_workloads_at_1_and_2_cores():
     block = {s.cell.id for s in p.schedule() if s.phase == "measured" and s.block == 0}
     assert {c.id for c in p.cells()} == block
     # the profile's core counts can be replaced or turned off; a plan without cores keeps its digest
-    off = make_plan("article", cores=[])
+    off = make_plan("article-full", cores=[])
     assert off.cores == () and "cores" not in off.to_dict() and not any(c.cores for c in off.cells())
     assert "cores" not in make_plan("quick").to_dict()
+    assert "cores" not in make_plan("article").to_dict(), "the one-hour article profile: the usable CPUs only"
 
 
 def test_cores_per_workload_pins_those_and_leaves_the_others_unpinned():
@@ -130,10 +131,10 @@ def test_cores_per_workload_pins_those_and_leaves_the_others_unpinned():
 def test_a_profile_leaves_out_core_counts_the_machine_lacks(monkeypatch):
     from bench_src import cpus
     monkeypatch.setattr(cpus, "usable_cpus", lambda: 1)
-    p = make_plan("article", workloads=["sleep", "files_read"])
+    p = make_plan("article-full", workloads=["sleep", "files_read"])
     assert p.cores == {"sleep": (1,)} and {c.cores for c in p.cells() if c.workload == "files_read"} == {0}
     with pytest.raises(ValueError, match="cores: 2 is more than the 1 usable CPUs"):
-        make_plan("article", workloads=["sleep"], cores={"sleep": [1, 2]})
+        make_plan("article-full", workloads=["sleep"], cores={"sleep": [1, 2]})
 
 
 def test_unpinned_workloads_stay_out_of_the_cores_tables(tmp_path):

@@ -33,8 +33,8 @@ def test_a_bad_parameter_is_refused_before_anything_is_installed_or_built(tmp_pa
     proc = subprocess.run(["make", "--no-print-directory", "run", "PROFILE=bogus", f"RUN_DIR={out}"], cwd=paths.ROOT,
                           capture_output=True, text=True, timeout=900, env=dict(os.environ, MAKEFLAGS=""))
     assert proc.returncode != 0
-    assert proc.stderr.splitlines()[0] == ("error: unknown profile 'bogus'; allowed: quick, article, memory, "
-                                           "kernel-article")
+    assert proc.stderr.splitlines()[0] == ("error: unknown profile 'bogus'; allowed: quick, article, article-full, "
+                                           "memory, kernel-article")
     for sign_of_work in ("bench_src build", '"toolchains"', "installing:", "please install:", "results:"):
         assert sign_of_work not in proc.stdout + proc.stderr, (sign_of_work, proc.stdout[-2000:])
     assert not out.exists()

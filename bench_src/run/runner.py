@@ -441,7 +441,7 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
         est.seconds += extra
         est.notes.append("no pilot yet: the pilot's samples, plus "
                          + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
-                            f"pilot, as in a measured run of the {plan.profile} profile)" if share else
+                            f"pilot, as the rule projected them from a measured pilot of the {plan.profile} profile)" if share else
                             "the sequential rule's extra blocks, which cannot be projected before a pilot")
                          + "; estimated again after the pilot's look")
     if plan.time_budget_s:
