@@ -327,6 +327,23 @@ def test_expected_samples_from_a_pilot():
     assert expected[cells[("go", 50)].id] == expected[cells[("rust", 50)].id] == plan.max_samples
 
 
+def test_one_wild_block_of_the_pilot_does_not_stretch_the_projection():
+    # six per-block log ratios about 5% apart, one of them a wild block: the projection continues
+    # the spread of the other five (the later looks test by signed ranks, which one block hardly
+    # moves), not a standard deviation the wild block inflates
+    design = sequential.Design.from_plan(simulate.sequential_plan(samples=6, max_samples=100, looks=8))
+    rng = np.random.default_rng(3)
+    calm = np.log(1.05) + 0.02 * np.array([0.3, -0.5, 0.1, 0.8, -0.2, -0.4])
+    wild = calm.copy()
+    wild[3] = np.log(1.6)
+    assert sequential.pilot_spread(wild) < 1.5 * sequential.pilot_spread(calm)
+    assert sequential.pilot_spread(calm) == pytest.approx(np.std(calm, ddof=1), rel=0.5)
+    # calm: decided at the first look after the pilot; with the wild block (which stays among the
+    # pairs the projected looks test) by 20 pairs, where its standard deviation projected 50
+    assert sequential._projected_stop(calm, design, 0.05 / 30, rng, 500).mean() == design.looks[1]
+    assert sequential._projected_stop(wild, design, 0.05 / 30, rng, 500).mean() <= 20
+
+
 # --- several hosts ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("hosts", [2, 3, 5])
 @pytest.mark.parametrize("tau", [0.0, 0.005, 0.03])
