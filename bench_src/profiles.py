@@ -16,8 +16,8 @@ class Profile:
     the profile leaves out has its `profile_default`.  `workload_cores`: per workload, the core
     counts its cells run at when the plan's `cores` is not given (plan/validate.py; counts above
     the machine's usable CPUs are left out there).  `sequential_share`: what the sequential rule's
-    extra blocks take, as a share of the pilot's sampling time, projected from a measured pilot of
-    the profile's cells (sequential.expected_samples);
+    extra blocks take, as a share of the pilot's sampling time, measured in a run of the profile or
+    projected from a measured pilot of its cells (sequential.expected_samples);
     the duration estimate adds it before a run has a pilot of its own (an estimate's prior, never
     a setting of the plan)."""
 
@@ -63,10 +63,12 @@ class Profile:
 
 
 # What the sequential rule's extra blocks take, as a share of the pilot's sampling time (the start
-# estimate's prior, Profile.sequential_share): projected by sequential.expected_samples from the
-# pilot of a run of the same cells on 2 cores (2026-11-26), with its seconds per sample
-ARTICLE_SEQUENTIAL_SHARE = 1.07
-ARTICLE_FULL_SEQUENTIAL_SHARE = 1.77
+# estimate's prior, Profile.sequential_share).  article: measured on 2 cores (2026-11-26), the pilot
+# 22 min 03 s of sampling, the extra blocks 23 min 25 s, every comparison decided.  article-full:
+# projected by sequential.expected_samples from a measured pilot of its cells on 2 cores, with their
+# seconds per sample (the same projection from the article run's pilot gave 36 min for its 23)
+ARTICLE_SEQUENTIAL_SHARE = 1.06
+ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 
 # The article profile's grid, shared by "article" (one hour on 2 cores) and "article-full".
 ARTICLE: dict[str, Any] = dict(
@@ -82,7 +84,7 @@ ARTICLE: dict[str, Any] = dict(
         "idle_tasks": [1, 10000, 100000, 1000000], "threads_vs_tasks": [10000], "ping_pong": [1000000]},
     samples=6,
     warmup=1,
-    # a block of the cells takes about 5 min on 2 cores (article-full's, 8 min): warming every cell
+    # a block of the cells takes about 4 min on 2 cores (article-full's, 8 min): warming every cell
     # would cost a block; a sample is a fresh process, so one warm-up per program at its smallest N
     # warms what outlives a process
     warmup_scope="program",
@@ -152,8 +154,6 @@ PROFILES: dict[str, Profile] = {
             "most comparisons, then the sequential rule up to 600 samples per cell, cheapest narrowing "
             "first, within a 1-hour budget.  article-full adds the task workloads at 1 and 2 cores and "
             "MySQL at 10,000.",
-            # measured on 2 cores (2026-11-26): the sequential rule's extra blocks, projected from a
-            # pilot of these cells (sequential.expected_samples), took this share of the pilot's time
             sequential_share=ARTICLE_SEQUENTIAL_SHARE,
             **ARTICLE,
         ),

@@ -32,6 +32,22 @@ def test_measured_seconds_per_cell_win_and_are_capped_at_the_timeout():
     assert e.basis.startswith("2 of 4 cells timed from earlier runs")
 
 
+def test_a_runs_own_times_outrank_earlier_runs_and_say_so():
+    # after its pilot a run is timed by its own samples, wherever its results directory is
+    p = plan()
+    cells = p.cells()
+    records = [{"cell_id": cells[0].id, "status": "ok", "harness_s": s} for s in (1.0, 3.0, 2.0)]
+    records += [{"cell_id": cells[0].id, "status": "failed", "harness_s": 50.0},
+                {"cell_id": cells[1].id, "status": "ok", "wall_ns": 4e9}]
+    own = est.seconds_per_sample(records)
+    assert own == {cells[0].id: 2.0, cells[1].id: 4.0}, "medians of the samples that succeeded"
+    e = est.estimate(p, {cells[0].id: 9.0, cells[2].id: 1.0}, own_seconds=own)
+    want = 4 * 2.0 + 4 * 4.0 + 4 * 1.0 + 4 * est.default_seconds(cells[3])
+    assert e.seconds == pytest.approx(want) and e.cells_from_run == 2 and e.cells_from_history == 1
+    assert e.basis.startswith("2 of 4 cells timed from this run's samples") and \
+        "1 of 4 cells timed from earlier runs" in e.basis and "1 cell from default" in e.basis
+
+
 def test_expected_samples_per_cell_and_samples_already_taken():
     p = plan()
     cells = p.cells()

@@ -2,8 +2,8 @@
 
 Seconds per sample come, per cell, from earlier runs (`history`: the median time the harness spent
 on a sample of the same cell id in any results directory under `data/results/`), else from a
-default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to one
-sample of every cell of the article profile on a 2-core machine; an order of magnitude for a cell,
+default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to the
+samples of every cell of the article profile on a 2-core machine; an order of magnitude for a cell,
 within a few percent for the sum of many cells on a machine like it, not a measurement of this
 machine).  Each sample is capped at the plan's timeout, the
 cooldown is added after every sample, and a fixed start-up time for each private database
@@ -24,26 +24,27 @@ from ..catalogue import WORKLOADS
 from .model import Cell, Plan
 
 # seconds per sample = fixed + per_n * N (process start, fixtures or table restore included), fitted
-# to the medians of one sample of every cell of the article profile on a 2-core machine (2026-11,
-# Debian 12, Go 1.26, Rust 1.95), averaged over the languages and variants: sleep adds
-# SLEEP_PER_TASK_WORK_S * N * work for the xorshift kernel (the article's dead loop: Go only,
+# (least squares, parts held where the cells cannot tell them apart) to the medians of every cell of
+# the article profile in one run on a 2-core machine (2026-11-26, Debian 12, Go 1.26, Rust 1.95;
+# 6-171 samples a cell, with the machine's 2 CPUs), averaged over the languages and variants: sleep
+# adds SLEEP_PER_TASK_WORK_S * N * work for the xorshift kernel (the article's dead loop: Go only,
 # ARTICLE_LOOP_PER_TASK_WORK_S), cpu_loops counts N * inner, threads_vs_tasks adds 10 ms per
 # iteration and scales its per-N part with the iterations, idle_tasks adds its sleep and linger
 # (see default_seconds)
 DEFAULT_SAMPLE_S: dict[str, tuple[float, float]] = {
-    "sleep": (0.32, 2.5e-6),
-    "cpu_loops": (0.03, 1.9e-9),  # per N * inner
-    "files_read": (0.015, 1.5e-5),
-    "files_rw": (0.02, 6.5e-5),
-    "sqlite": (0.04, 7.2e-4),
-    "mysql": (0.13, 9e-4),
-    "postgres": (0.4, 5.2e-4),
-    "idle_tasks": (0.01, 2.2e-6),
-    "threads_vs_tasks": (0.1, 4.1e-4),
-    "ping_pong": (0.02, 4.5e-7),
+    "sleep": (0.46, 1.4e-6),
+    "cpu_loops": (0.03, 1.7e-9),  # per N * inner
+    "files_read": (0.033, 1.1e-5),
+    "files_rw": (0.02, 4.7e-5),
+    "sqlite": (0.19, 4.5e-4),
+    "mysql": (0.13, 6.9e-4),
+    "postgres": (0.43, 4.3e-4),
+    "idle_tasks": (0.031, 1.4e-6),
+    "threads_vs_tasks": (0.1, 3.4e-4),
+    "ping_pong": (0.02, 4.0e-7),
 }
-SLEEP_PER_TASK_WORK_S = 1.1e-9
-ARTICLE_LOOP_PER_TASK_WORK_S = 4.1e-10
+SLEEP_PER_TASK_WORK_S = 6.1e-10
+ARTICLE_LOOP_PER_TASK_WORK_S = 2.3e-10
 # The machine the defaults were fitted on had 2 CPUs: a cell pinned to k cores takes the per-N part
 # times (2 / k) ** CORES_EXPONENT (measured at k = 1: sleep's kernel 1.9x, idle tasks' spawning 1.4x,
 # threads' switches 1.6x; ping-pong's lockstep is no faster on two)
@@ -60,17 +61,21 @@ class Estimate:
     cells_from_history: int
     server_start_s: float = 0.0
     sources: list[str] = field(default_factory=list)
+    cells_from_run: int = 0  # timed from the run's own samples (after its pilot)
     notes: list[str] = field(default_factory=list)  # what else shaped it (a stopping rule, a budget)
 
     @property
     def basis(self) -> str:
         parts = []
+        if self.cells_from_run:
+            parts.append(f"{self.cells_from_run} of {self.cells} cells timed from this run's samples, median seconds "
+                         "per sample")
         if self.cells_from_history:
             where = f" ({len(self.sources)} results director{'y' if len(self.sources) == 1 else 'ies'} under " \
                     f"{paths.RESULTS})" if self.sources else ""
             parts.append(f"{self.cells_from_history} of {self.cells} cells timed from earlier runs{where}, "
                          "median seconds per sample")
-        rest = self.cells - self.cells_from_history
+        rest = self.cells - self.cells_from_history - self.cells_from_run
         if rest:
             parts.append(f"{rest} cell{'s' if rest != 1 else ''} from default per-workload times "
                          "(bench_src/plan/estimate.py)")
@@ -138,6 +143,18 @@ def _sample_seconds(rec: dict) -> float | None:
     return None
 
 
+def seconds_per_sample(records: list[dict]) -> dict[str, float]:
+    """Median seconds per sample of every cell id in `records` (samples with status ok only): a
+    run's own times, which outrank any earlier run's."""
+    times: dict[str, list[float]] = {}
+    for rec in records:
+        if isinstance(rec, dict) and rec.get("status") == "ok" and "cell_id" in rec:
+            secs = _sample_seconds(rec)
+            if secs is not None:
+                times.setdefault(str(rec["cell_id"]), []).append(secs)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def history(results_root: str | Path | None = None, exclude: str | Path | None = None
             ) -> tuple[dict[str, float], dict[str, set[str]]]:
     """Median seconds per sample of every cell id found in the results directories under
@@ -202,21 +219,25 @@ def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: s
 
 def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
              expected_samples: Mapping[str, float] | float | None = None,
-             done: Mapping[str, int] | None = None, sources: list[str] | None = None) -> Estimate:
+             done: Mapping[str, int] | None = None, sources: list[str] | None = None,
+             own_seconds: Mapping[str, float] | None = None) -> Estimate:
     """The estimated duration of `plan`.
 
     per_cell_seconds: seconds per sample by cell id (from `history`); cells without one use
         `default_seconds`.
+    own_seconds: the run's own seconds per sample by cell id (`seconds_per_sample` of its
+        records), which outrank `per_cell_seconds`.
     expected_samples: samples per cell (a number for all, or by cell id); default its warm-ups +
         samples.
     done: samples already taken per cell id (a resumed run): only the rest is estimated.
     """
     per_cell_seconds = per_cell_seconds or {}
+    own_seconds = own_seconds or {}
     cells = plan.cells()
     warmups = plan.warmups()
     total_s = 0.0
     total_n = 0.0
-    from_history = 0
+    from_history = from_run = 0
     for cell in cells:
         if isinstance(expected_samples, Mapping):
             n = float(expected_samples.get(cell.id, warmups[cell.id] + plan.samples))
@@ -225,7 +246,10 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
         else:
             n = float(warmups[cell.id] + plan.samples)
         n = max(0.0, n - (done or {}).get(cell.id, 0))
-        if cell.id in per_cell_seconds:
+        if cell.id in own_seconds:
+            secs = own_seconds[cell.id]
+            from_run += 1
+        elif cell.id in per_cell_seconds:
             secs = per_cell_seconds[cell.id]
             from_history += 1
         else:
@@ -235,7 +259,8 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
         total_n += n
     servers = {w for w in plan.workloads if WORKLOADS[w].fixture == "server"}
     start_s = SERVER_START_S * len([w for w in servers if w not in plan.dsn]) if total_n else 0.0
-    return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []))
+    return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []),
+                    cells_from_run=from_run)
 
 
 def estimate_from_history(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None,

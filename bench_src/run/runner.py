@@ -24,7 +24,8 @@ from .. import paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..profiles import PROFILES
-from ..plan.estimate import Estimate, default_seconds, earlier_pilot, estimate, format_duration, history
+from ..plan.estimate import (Estimate, default_seconds, earlier_pilot, estimate, format_duration, history,
+                             seconds_per_sample)
 from ..plan.dsn import resolve_dsn
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
@@ -303,10 +304,12 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     def after_pilot() -> None:
                         # what remains, projected from this run's own pilot and the times measured so far
                         now_records, now_done = store.records(), store.done_ids()
-                        times, _ = history()
+                        # the pilot's own seconds per sample outrank earlier runs' (a results directory
+                        # outside data/results/ is no part of the history)
+                        times, own = history()[0], seconds_per_sample(now_records)
                         rest = _estimate(plan, now_records, times, None, Counter(
                             r["cell_id"] for r in now_records if r["sample_id"] in now_done), used,
-                            spent_before, store.dir, spent_now=time.monotonic() - started)
+                            spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own)
                         if hosts is not None:
                             rest.spread_over(hosts.count, 0.0)
                         bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
@@ -416,7 +419,7 @@ def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None, engine
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
               expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
               used: list[str], spent_before: float, results_dir: Path | None = None,
-              spent_now: float = 0.0) -> Estimate:
+              spent_now: float = 0.0, own_s: Mapping[str, float] | None = None) -> Estimate:
     """The duration estimate of what remains.  Under the sequential rule the samples per cell are
     the rule's expectation (from the stored pilot when there is one, else the budget); a time
     budget caps the estimate, but never below the pilot, which always runs whole."""
@@ -432,20 +435,20 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
         expected = sequential.expected_samples(plan, pilot)
         warmups = plan.warmups()
         expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
-    est = estimate(plan, measured_s, expected_samples, done_per_cell, used)
+    est = estimate(plan, measured_s, expected_samples, done_per_cell, used, own_s)
     if plan.max_samples and pilot_from:
         est.notes.append(f"samples per cell as the sequential rule expects them, from {pilot_from}")
     elif plan.max_samples:
-        pilot_only = estimate(plan, measured_s, {c.id: float(plan.samples) for c in plan.cells()}, {}, used)
+        pilot_only = estimate(plan, measured_s, {c.id: float(plan.samples) for c in plan.cells()}, {}, used, own_s)
         extra = share * pilot_only.seconds
         est.seconds += extra
         est.notes.append("no pilot yet: the pilot's samples, plus "
                          + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
-                            f"pilot, as the rule projected them from a measured pilot of the {plan.profile} profile)" if share else
+                            f"pilot, as measured or projected for the {plan.profile} profile)" if share else
                             "the sequential rule's extra blocks, which cannot be projected before a pilot")
                          + "; estimated again after the pilot's look")
     if plan.time_budget_s:
-        pilot = estimate(plan, measured_s, None, done_per_cell, used)
+        pilot = estimate(plan, measured_s, None, done_per_cell, used, own_s)
         remaining = max(0.0, plan.time_budget_s - spent_before - spent_now)
         capped = max(pilot.seconds, min(est.seconds, remaining))
         if capped < est.seconds:
