@@ -29,8 +29,8 @@ The reproduction table has one row per cell of the article's table and metric (t
   (sleep at N = 100,000: both "Rust faster", 4.2x and 1.02x), and none where two outcomes differ
   only by noise (one just significant, the other just not).
 
-A workload run at several core counts (a plan with `cores`: the article profile pins its task
-workloads to 1 and to 2 cores) gives one row per article cell, metric and **core count**, each
+A workload run at several core counts (a plan with `cores`: the article-full profile pins its
+task workloads to 1 and to 2 cores) gives one row per article cell, metric and **core count**, each
 decided in the same family as the other rows; `across_cores` then says, per article cell and
 metric, whether the claim holds at every core count ("holds at both", "holds at 1 of 2 core
 counts" naming where) with the article's settings and with the defaults.

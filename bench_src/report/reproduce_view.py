@@ -71,8 +71,8 @@ class ReproduceView:
         and whether the claim holds at every core count."""
         t = published.by_cores(self.side_frame())
         if t.empty:
-            return Section("no workload of the article's table ran at several core counts in this run (the article "
-                           "profile pins the task workloads to 1 and to 2 cores)")
+            return Section("no workload of the article's table ran at several core counts in this run (the "
+                           "article-full profile pins the task workloads to 1 and to 2 cores)")
         export.save_table(t, self.results_dir, "reproduce_article_by_cores")
         ks = sorted({int(c.rsplit("_", 1)[1]) for c in t.columns if c.startswith("ours_default_at_")})
         shown = pd.DataFrame({"workload": t["workload"], "N": t["n"].map(units.count), "metric": t["metric"],
