@@ -73,9 +73,10 @@ ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 # The article profile's grid, shared by "article" (one hour on 2 cores) and "article-full".
 ARTICLE: dict[str, Any] = dict(
     # MySQL stops at 1,000 (the article went to 100,000): at 10,000 the two languages' times differ
-    # by less than the noise between blocks (their ratio's standard deviation 15-30% on 2 cores), so
-    # showing a 5% difference would take some 300 pairs at 8 s a sample, 80 min for those cells
-    # alone; article-full measures it.  At 100,000, one block of its cells costs about 5 minutes
+    # by less than the noise between blocks (the standard deviation of the per-block log ratio
+    # 0.13-0.17 on 2 cores), so showing a 5% difference would take some 200-300 pairs at 8 s a
+    # sample, more than the hour for those cells alone; article-full measures it.  At 100,000,
+    # one block of its cells costs about 5 minutes
     ns={"sleep": [10, 100, 1000, 10000, 100000, 1000000], "cpu_loops": [10000],
         "files_read": [10, 100, 1000, 10000, 100000, 1000000],
         "files_rw": [10, 100, 1000, 10000, 100000],
