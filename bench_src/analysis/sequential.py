@@ -383,8 +383,8 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
         # a comparison whose two cells were sampled but left no valid sample is closed by the
         # rule's look ("no data": it can never be decided) and takes no more blocks; one whose
         # cells the records do not hold at all (a pilot not yet taken) counts at the budget
-        sampled = set(df["cell_id"]) if "cell_id" in df.columns else set()
-        sampled = {cell_of(c) for c in cells if c.id in sampled}
+        sampled_ids = set(df["cell_id"]) if "cell_id" in df.columns else set()
+        sampled = {cell_of(c) for c in cells if c.id in sampled_ids}
         for comp in comps:
             f, a, b = comp
             if state[comp] in ("difference", "equivalent", "precise") or (

@@ -143,15 +143,24 @@ def _sample_seconds(rec: dict) -> float | None:
     return None
 
 
-def seconds_per_sample(records: list[dict]) -> dict[str, float]:
-    """Median seconds per sample of every cell id in `records` (samples with status ok only): a
-    run's own times, which outrank any earlier run's."""
-    times: dict[str, list[float]] = {}
+def _ok_times(records, into: dict[str, list[float]]) -> set[str]:
+    """Add the seconds of every sample with status ok in `records` to `into` (by cell id); the cell
+    ids seen.  A failed sample may have ended early: it says little of a good one."""
+    seen: set[str] = set()
     for rec in records:
         if isinstance(rec, dict) and rec.get("status") == "ok" and "cell_id" in rec:
             secs = _sample_seconds(rec)
             if secs is not None:
-                times.setdefault(str(rec["cell_id"]), []).append(secs)
+                into.setdefault(str(rec["cell_id"]), []).append(secs)
+                seen.add(str(rec["cell_id"]))
+    return seen
+
+
+def seconds_per_sample(records: list[dict]) -> dict[str, float]:
+    """Median seconds per sample of every cell id in `records` (samples with status ok only): a
+    run's own times, which outrank any earlier run's."""
+    times: dict[str, list[float]] = {}
+    _ok_times(records, times)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
@@ -170,17 +179,14 @@ def history(results_root: str | Path | None = None, exclude: str | Path | None =
             lines = samples.read_text(errors="replace").splitlines()
         except OSError:
             continue
+        records = []
         for line in lines:
             try:
-                rec = json.loads(line)
+                records.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
-            if not isinstance(rec, dict) or rec.get("status") != "ok" or "cell_id" not in rec:
-                continue  # a failed sample may have ended early: it says little of a good one
-            secs = _sample_seconds(rec)
-            if secs is not None:
-                times.setdefault(str(rec["cell_id"]), []).append(secs)
-                sources.setdefault(str(rec["cell_id"]), set()).add(str(samples.parent))
+        for cid in _ok_times(records, times):
+            sources.setdefault(cid, set()).add(str(samples.parent))
     return {k: statistics.median(v) for k, v in times.items()}, sources
 
 
