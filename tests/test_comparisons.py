@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from bench_src.analysis import (compare, feasibility, memory, ranktests, robustness, rules, sequential,
+from bench_src.analysis import (compare, feasibility, memory, paired, ranktests, robustness, rules, sequential,
                                 simulate)
 from bench_src.plan import comparisons, make_plan
 from bench_src.plan import feasibility as plan_feasibility
@@ -173,11 +173,12 @@ def test_verdict_text_keeps_both_readings():
 
 
 def test_mde_is_finite_where_the_exact_tests_floor_used_to_forbid_any_call():
-    # 27 comparisons of 10 pairs: no exact test reaches 0.05 / 27 (2 / 1024 > 0.00185), Student's t does;
-    # at CV 1% per sample (sd of d 1.4%) a difference of a few percent is within reach
+    # 27 comparisons of 10 pairs: no exact test reaches 0.05 / 27 (2 / 1024 > 0.00185), Student's t does
+    # (below the signed-rank test's floor); at CV 1% per sample (sd of d 1.4%) a difference of a few
+    # percent is within reach
     rng = np.random.default_rng(9)
     t = compare.compare(simulate.frame(simulate.go_rust_cells([1.0] * 27), 10, rng, simulate.Conditions(cv=0.01)))
-    assert (t["test"] == "t").all()
+    assert (t["test"] == paired.RANK_THEN_T).all()
     assert (t["mde"] > 0.005).all() and (t["mde"] < 0.05).all()
 
 

@@ -13,15 +13,16 @@ from bench_src.analysis import compare, multiplicity, paired, ranktests, simulat
 
 # --- one comparison ---------------------------------------------------------------------------------------
 def test_the_test_is_chosen_by_the_design_not_the_data():
-    # 6 pairs cannot reach 0.05 / 72 with any exact test (2/64 = 0.031): Student's t
-    assert paired.choose_test(6, 0.05 / 72) == paired.T_TEST
+    # 6 pairs cannot reach 0.05 / 72 with any exact test (2/64 = 0.031): signed-rank down to its
+    # floor, Student's t below
+    assert paired.choose_test(6, 0.05 / 72) == paired.RANK_THEN_T
     # 20 pairs can (2 / 2^20 = 1.9e-6): the exact signed-rank test
     assert paired.choose_test(20, 0.05 / 72) == paired.SIGNED_RANK
     assert paired.choose_test(13, 0.05 / 72) == paired.SIGNED_RANK  # 2/8192 = 2.4e-4 <= 6.9e-4
-    assert paired.choose_test(13, 0.05 * 0.25 / 72) == paired.T_TEST  # 1.7e-4 < 2.4e-4
+    assert paired.choose_test(13, 0.05 * 0.25 / 72) == paired.RANK_THEN_T  # 1.7e-4 < 2.4e-4
 
 
-@pytest.mark.parametrize("test", [paired.T_TEST, paired.SIGNED_RANK])
+@pytest.mark.parametrize("test", [paired.T_TEST, paired.SIGNED_RANK, paired.RANK_THEN_T])
 def test_interval_excludes_zero_exactly_when_p_is_at_most_the_level(test):
     rng = np.random.default_rng(1)
     for _ in range(300):
@@ -33,8 +34,76 @@ def test_interval_excludes_zero_exactly_when_p_is_at_most_the_level(test):
         if np.isnan(lo):
             assert test == paired.SIGNED_RANK and ranktests.min_p_paired(n) > level
             continue
+        assert lo <= float(loc.estimate) <= hi
         p = float(loc.p_value())
         assert (lo > 0 or hi < 0) == (p <= level), (test, n, level, lo, hi, p)
+
+
+def test_signed_rank_then_t_is_the_exact_interval_down_to_its_floor_and_the_hull_with_t_below():
+    rng = np.random.default_rng(11)
+    d = rng.normal(0.05, 0.02, 6)
+    both = paired.Location(d, paired.RANK_THEN_T)
+    rank, t = paired.Location(d, paired.SIGNED_RANK), paired.Location(d, paired.T_TEST)
+    floor = 2 / 2 ** 6
+    assert float(both.estimate) == pytest.approx(float(rank.estimate)), "the Hodges-Lehmann estimate"
+    for level in (0.05, floor):  # the signed-rank test's own levels: its Tukey-Moses interval
+        assert both.interval(level) == pytest.approx(rank.interval(level))
+        assert both.coverage(level) == pytest.approx(rank.coverage(level))
+        assert both.test_at(level) == paired.SIGNED_RANK
+    for level in (0.01, 0.001):  # below: the hull of Student's interval and [min d, max d]
+        lo, hi = both.interval(level)
+        assert float(lo) == pytest.approx(min(float(t.interval(level)[0]), d.min()))
+        assert float(hi) == pytest.approx(max(float(t.interval(level)[1]), d.max()))
+        assert both.test_at(level) == paired.T_TEST and both.coverage(level) == pytest.approx(1 - level)
+    # every d above 0: the p-value is Student's wherever that is below the floor
+    assert float(both.p_value()) == pytest.approx(min(float(t.p_value()), floor))
+    # nested as the level falls, through the floor
+    widths = [np.diff(both.interval(lv))[0] for lv in (0.2, 0.05, floor, 0.02, 0.005, 0.0005)]
+    assert all(a <= b + 1e-12 for a, b in zip(widths, widths[1:])), widths
+    # one d on the other side of 0: nothing below the floor can be called, whatever t says
+    d2 = np.r_[np.full(9, 0.10) + rng.normal(0, 1e-3, 9), -0.001]
+    assert float(paired.Location(d2, paired.T_TEST).p_value()) < 1e-4  # far below 2 / 2^10 = 2e-3
+    assert float(paired.Location(d2, paired.RANK_THEN_T).p_value()) > 2 / 2 ** 10
+
+
+def test_values_that_tie_take_students_t_whichever_cell_of_a_pair_holds_them():
+    rng = np.random.default_rng(13)
+    a, b = np.round(20 + rng.normal(0, 1, 12)), np.round(20 + rng.normal(0, 1, 12))  # a grid of 1: ties
+    grid = paired.rounding(paired.grid_step(a, b), a, b)
+    assert bool(grid.tied)
+    d = np.log(a) - np.log(b)
+    loc = paired.Location.of(d, 0.05 / 30, grid)
+    assert loc.test == paired.T_TEST and float(loc.estimate) == pytest.approx(d.mean())
+    # swapping the cells of any pairs (the signs of d) never changes the choice
+    for _ in range(20):
+        swap = rng.random(12) < 0.5
+        assert bool(paired.repeats(np.where(swap, b, a), np.where(swap, a, b)))
+    # continuous values never tie: the design's test
+    x, y = rng.lognormal(0, 0.01, 12), rng.lognormal(0, 0.01, 12)
+    assert not bool(paired.repeats(x, y))
+    assert paired.Location.of(np.log(x / y), 0.05 / 30, paired.rounding(0.0, x, y)).test == paired.SIGNED_RANK
+    # a family whose comparisons differ: each takes its own (the simulations decide many at once)
+    values = np.stack([np.stack([a, b]), np.stack([x, y])])  # (comparison, side, block)
+    both = paired.rounding(paired.grid_step(values[:, 0], values[:, 1]), values[:, 0], values[:, 1])
+    dd = np.log(values[:, 0]) - np.log(values[:, 1])
+    mixed = paired.Location.of(dd, 0.05 / 30, both)
+    alone = [paired.Location(dd[0], paired.T_TEST, grid), paired.Location(dd[1], paired.SIGNED_RANK)]
+    assert np.allclose(mixed.p_value(), [float(alone[0].p_value()), float(alone[1].p_value())])
+    assert np.allclose(np.stack(mixed.interval(0.01)), np.stack([np.r_[alone[0].interval(0.01)],
+                                                                 np.r_[alone[1].interval(0.01)]]).T)
+
+
+def test_one_block_far_out_leaves_the_95_percent_interval_near_its_level():
+    # a burst: one block of 6 whose Go cell ran 50% slower.  Student's interval widens to hold it
+    # (and so covers ~100%); the signed-rank interval at 95% keeps its exact 96.9% (2,000 draws:
+    # standard error 0.4 points)
+    rng = np.random.default_rng(12)
+    d = rng.normal(0, 0.014, (2000, 6))
+    d[:, 0] += math.log(1.5)
+    t_lo, t_hi = paired.Location(d, paired.T_TEST).interval(0.05)
+    lo, hi = paired.Location(d, paired.RANK_THEN_T).interval(0.05)
+    assert ((t_lo <= 0) & (0 <= t_hi)).mean() > 0.995
+    assert abs(((lo <= 0) & (0 <= hi)).mean() - (1 - 2 / 64)) < 0.012
 
 
 def test_t_test_is_students_with_one_degree_of_freedom_fewer_and_signed_rank_is_exact():
@@ -245,7 +314,7 @@ def test_a_clear_difference_is_called_from_six_pairs_in_a_family_of_72():
     rng = np.random.default_rng(8)
     t = compare.compare(simulate.frame(simulate.go_rust_cells([1.1] * 36 + [1.0] * 36), 6, rng,
                                        simulate.Conditions(cv=0.01)))
-    assert (t["test"] == paired.T_TEST).all()
+    assert (t["test"] == paired.RANK_THEN_T).all()
     called = t[t["n"] <= 36]
     assert (called["verdict_kind"] == "b").mean() >= 0.95
     assert t.loc[t["n"] > 36, "verdict_kind"].isin(["a", "b"]).sum() <= 1

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from bench_src.analysis import compare, rules, scaling, sequential, simulate, stats
+from bench_src.analysis import compare, paired, rules, scaling, sequential, simulate, stats
 
 SHAPES = simulate.SHAPES
 
@@ -113,20 +113,30 @@ def test_the_called_intervals_hold_the_truth_on_every_shape(noise):
         assert r["fcr"] <= rules.ALPHA + 3 * math.sqrt(rules.ALPHA / 300), (noise, n, r)
 
 
+def _coverage_within(r: dict, intervals: int, low: float = 0.93, high: float = 0.97) -> bool:
+    """The coverage is not significantly outside [low, high]: binomial, one-sided at the 1% level
+    each way.  At 6 pairs the 95% interval is the Tukey-Moses one, whose exact coverage is 1 - 2 /
+    2^6 = 96.9%: its simulated coverage must be allowed its sampling error about that."""
+    hits = round(r["coverage_95"] * intervals)
+    return (binomtest(hits, intervals, high, alternative="greater").pvalue > 0.01
+            and binomtest(hits, intervals, low, alternative="less").pvalue > 0.01)
+
+
 @pytest.mark.parametrize("noise", list(simulate.STUDY_CONDITIONS))
 def test_the_95_percent_intervals_hold_their_level_on_every_shape(noise):
     # The rule's intervals computed at 95% (whatever the family calls), on the mixed composition of
-    # 30 comparisons, 300 families (9,000 intervals: standard error 0.23 points): 93-97% where the
-    # construction's assumptions hold; never below 93% anywhere.  Conservative, as docs/statistics.md
-    # says: a burst at 6 and 10 pairs (one block far out widens Student's interval), and quantized
-    # data whose noise is a fifth of a step (each cell taken as rounded: up to half a step off, which
-    # the drift across grid points in fact averages down).
+    # 30 comparisons, 300 families (9,000 intervals: standard error 0.23 points): 93-97% on every
+    # shape, bursts included.  Conservative, as docs/statistics.md says, only on quantized data
+    # whose noise is a fifth of a step: each cell is taken as rounded, up to half a step off,
+    # which no interval valid whatever the drift can leave out.
     cond = simulate.STUDY_CONDITIONS[noise]
     for n in PAIRS:
         r = simulate.family_study(300, np.random.default_rng([n, len(noise), 95]), simulate.COMPOSITIONS["mixed"](30),
                                   n, cond)
-        conservative = (noise == "lognormal CV 1%, burst" and n <= 10) or noise == "quantized CV 1%"
-        assert (r["coverage_95"] >= 0.93) if conservative else within(r["coverage_95"]), (noise, n, r)
+        if noise == "quantized CV 1%":
+            assert r["coverage_95"] >= 0.93, (noise, n, r)
+        else:
+            assert _coverage_within(r, 300 * 30), (noise, n, r)
 
 
 @pytest.mark.parametrize("m", SIZES)
@@ -219,12 +229,13 @@ def test_sequential_rule_covers_and_saves_samples_on_a_mixed_run():
 
 def test_a_large_family_decides_clear_differences_at_the_pilot():
     # 72 comparisons at the pilot of a sequential design with looks at 6, 13 and 20 pairs: every
-    # Go/Rust ratio is 1.3 with CV 1%; Student's t decides at 6 pairs, where no exact test could
+    # Go/Rust ratio is 1.3 with CV 1%; Student's t decides at 6 pairs, below the floor of any
+    # exact test (whose interval at its floor it never undercuts)
     rng = np.random.default_rng(900)
     df = simulate.frame(simulate.go_rust_cells([1.3] * 72), 6, rng, simulate.Conditions(cv=0.01))
     planned = compare.Design((6, 13, 20), rules.look_spending(3), (("go_vs_rust", 72),))
     t = compare.compare(df, design=planned)
-    assert len(t) == 72 and (t["verdict_kind"] == "b").all() and (t["test"] == "t").all()
+    assert len(t) == 72 and (t["verdict_kind"] == "b").all() and (t["test"] == paired.RANK_THEN_T).all()
     assert (t["looks"] == 1).all()
 
 

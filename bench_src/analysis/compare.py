@@ -3,8 +3,8 @@ tasks, variants against their language's default, and A/A arms.
 
 Every comparison of two cells measured in the same blocks is paired: the per-block difference d
 of log values (a block holds both cells once, in a random order, so slow drift and a disturbed
-block hit both sides alike).  Its centre is tested and estimated by `paired` (Student's t where
-no exact test can reach the family's level, the exact signed-rank test where it can), and the
+block hit both sides alike).  Its centre is tested and estimated by `paired` (the exact
+signed-rank test at every level it can reach, Student's t below that and where values tie), and the
 reported ratio is exp of the estimate (a / b: Go / Rust, other model / task, variant / baseline,
 A / B).  Where the cells do not share enough blocks (`pairing` = "unpaired", with the reason in
 `warning`) `unpaired` compares the two samples of log values instead.  Each table and metric is
@@ -258,8 +258,9 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
             est = float(np.asarray(last.estimate))
             row["ratio"] = float(np.exp(est))
             if np.isfinite(low) and np.isfinite(high):
-                row["mde"] = float(np.expm1(multiplicity.detectable((high - low) / 2, float(fv.level) * share,
-                                                                    last.test, paired.t_dof(last.n), rules.POWER)))
+                level = float(fv.level) * share
+                row["mde"] = float(np.expm1(multiplicity.detectable((high - low) / 2, level, str(last.test_at(level)),
+                                                                    paired.t_dof(last.n), rules.POWER)))
                 if not (low <= est <= high):
                     row["note"] = "the estimate lies outside the interval (the looks disagree)"
             elif last.n >= 2:

@@ -1,27 +1,45 @@
 """One paired comparison: the per-block differences d of log values, their centre, a test of
 "centre = 0" and the interval dual to it, at any level.
 
-Two tests, chosen by the design (the number of pairs and the smallest level the comparison can be
-tested at), never by the data:
+The exact signed-rank test at every level it can reach, Student's t only below that or where the
+values tie, chosen by the design (the number of pairs and the levels the family needs) and the ties,
+never by the signs of the differences:
 
-- **exact signed-rank** (`SIGNED_RANK`) where it can reach that level: with n pairs no two-sided
-  p-value of an exact test is below 2 / 2^n, so it is used when 2 / 2^n <= the level.  Estimate: the
-  Hodges-Lehmann estimate (median of the Walsh averages (d_i + d_j) / 2, i <= j); interval: the
-  Tukey-Moses interval, the Walsh averages at the ranks of the exact null distribution.
-  Assumption: d is symmetric about its centre.  It is under "no difference", because the order of
-  the cells inside a block is random, so the two sides of a pair are exchangeable.  Nothing else:
-  valid for every shape, and robust to a wild block.
-- **Student's t** (`T_TEST`) below that, where no exact distribution-free test can decide (every
-  test valid for all symmetric distributions has the floor 2 / 2^n): estimate the mean of d,
-  interval mean +- t x se with T_DOF_LOST degrees of freedom fewer than Student's n - 1.
-  Assumption: d close enough to normal that the t distribution gives its tail probabilities.
-  Heavy tails make it conservative.  Bimodal noise (two modes 20% apart, CV 5% each) makes
-  Student's n - 1 up to 1.14 times too liberal at 8 to 11 pairs at the levels a family of 30 or
-  72 uses (2 million draws each); n - 2 brings every shape measured to at most its nominal level
-  (at the cost of about one pair on normal data).  A distribution of d with atoms (narrow modes,
-  a coarse grid) also makes "every d the same" more likely than a normal model says: at 6 pairs
-  with two modes of CV 1%, 2 x 4^-6 = 4.9e-4 per comparison, which no t calibration removes.
-  `tests/test_simulations.py` measures the family's error on all of these.
+- **exact signed-rank** (`SIGNED_RANK`), used alone where it can reach the smallest level the
+  comparison may be tested at: with n pairs no two-sided p-value of an exact test is below
+  2 / 2^n (its floor), so when 2 / 2^n <= that level.  Estimate: the Hodges-Lehmann estimate
+  (median of the Walsh averages (d_i + d_j) / 2, i <= j); interval: the Tukey-Moses interval, the
+  Walsh averages at the ranks of the exact null distribution.  Assumption: d is symmetric about
+  its centre.  It is under "no difference", because the order of the cells inside a block is
+  random, so the two sides of a pair are exchangeable.  Nothing else: valid for every shape, and
+  robust to a wild block.
+- **signed-rank, Student's t below its floor** (`RANK_THEN_T`) where the family needs levels below
+  2 / 2^n (every test valid for all symmetric distributions has that floor): at every level from
+  the floor up, the signed-rank test and its Tukey-Moses interval, as above; below it, the
+  interval mean +- t x se with T_DOF_LOST degrees of freedom fewer than Student's n - 1, widened
+  where needed to hold the Tukey-Moses interval at the floor (their hull), so that the intervals
+  stay nested as the level falls and exclude 0 exactly where the p-value says.  The p-value: the
+  signed-rank one where it is above the floor, else the smaller of the floor and the t test's.
+  So a difference called below the floor needs both the t test and the signed-rank interval at its
+  floor (at 6 pairs: every d on one side of 0).  Why not Student's t at every level: one block far
+  out (a burst of interference) widens Student's interval so much that the 95% intervals of 6 and
+  10 pairs covered 97.6-98.2% and half of such comparisons could not be called at all, where the
+  signed-rank interval covers its exact level and ignores the block.
+  Assumption of the t part: d close enough to normal that the t distribution gives its tail
+  probabilities.  Heavy tails make it conservative.  Bimodal noise (two modes 20% apart, CV 5%
+  each) makes Student's n - 1 up to 1.14 times too liberal at 8 to 11 pairs at the levels a
+  family of 30 or 72 uses (2 million draws each); n - 2 brings every shape measured to at most
+  its nominal level (at the cost of about one pair on normal data).  A distribution of d with
+  atoms (narrow modes, a coarse grid) also makes "every d the same" more likely than a normal
+  model says: at 6 pairs with two modes of CV 1%, 2 x 4^-6 = 4.9e-4 per comparison, which no t
+  calibration removes.  `tests/test_simulations.py` measures the family's error on all of these.
+- **Student's t** alone (`T_TEST`) where some value occurs twice among the two cells' values
+  (`repeats`: a grid coarse against the noise, as memory counted in pages often is).  A tied
+  difference carries no sign, so the rank tests cannot use it, and a closed rank interval covers
+  an atom of d with all of its mass: where two cells sit on the same grid point (the truth on an
+  atom) the 95% signed-rank intervals of the study's quantized data covered 98-99%.  Student's t
+  uses tied values as values.  Which values tie does not depend on which cell of a pair holds
+  which, so the choice leaves the signs, under "no difference" fair coins, untouched.
 
 Measurements on a grid (RSS in pages, a coarse clock) carry a rounding error of up to half a step
 that does not average out when the noise is smaller than the step: every sample of a cell may
@@ -37,7 +55,7 @@ clocks) this is negligible.
 Every function is vectorised over leading axes (many comparisons with the same number of pairs at
 once), so the simulations run the very code the tables use.
 
-For both tests the interval at `level` (a 1 - level confidence interval) excludes 0 exactly when
+For every test the interval at `level` (a 1 - level confidence interval) excludes 0 exactly when
 the p-value is at most `level`: the p-value is the smallest level whose interval excludes 0.  For
 the signed-rank test with zeros or ties among the Walsh averages, ties count against a
 difference on both sides, which is conservative.
@@ -55,15 +73,18 @@ from . import ranktests
 
 T_TEST = "t"
 SIGNED_RANK = "signed-rank"
+RANK_THEN_T = "signed-rank, t below its floor"
 T_DOF_LOST = 2  # the t test's degrees of freedom: n - T_DOF_LOST (see above)
-TEST_NAMES = {T_TEST: "Student's t", SIGNED_RANK: "exact signed-rank"}
+TEST_NAMES = {T_TEST: "Student's t", SIGNED_RANK: "exact signed-rank",
+              RANK_THEN_T: "exact signed-rank (Student's t below its floor)"}
 _TOLERANCE = 1e-12
 
 
 def choose_test(n: int, level_min: float) -> str:
-    """The test for n pairs whose smallest level is `level_min`: the exact signed-rank test when
-    it can reach that level (2 / 2^n <= level_min), Student's t otherwise."""
-    return SIGNED_RANK if n >= 1 and ranktests.min_p_paired(n) <= level_min * (1 + _TOLERANCE) else T_TEST
+    """The design's test for n pairs whose smallest level is `level_min`: the exact signed-rank
+    test when it can reach that level (2 / 2^n <= level_min), else the signed-rank test with
+    Student's t below its floor.  (Comparisons whose values tie take Student's t: `Location.of`.)"""
+    return SIGNED_RANK if n >= 1 and ranktests.min_p_paired(n) <= level_min * (1 + _TOLERANCE) else RANK_THEN_T
 
 
 # --- the grid a measurement may sit on ----------------------------------------------------------
@@ -105,11 +126,14 @@ class Rounding:
     one or two grid points (its noise below the step) is off by up to half a step, `u` and `v` the
     two cells' half-steps relative to their values (u >= v); a cell whose values spread over three
     or more points is dithered by its own noise, and its error is at most `fixed` (see
-    `rounding`).  No grid: all zero."""
+    `rounding`).  `tied`: some value occurs more than once among the two cells' values (a grid
+    coarse against the noise), which takes the comparison off the rank tests (`Location.of`).  No
+    grid: all zero, nothing tied."""
 
     u: np.ndarray
     v: np.ndarray
     fixed: np.ndarray
+    tied: np.ndarray | bool = False
 
     @property
     def any(self) -> bool:
@@ -194,7 +218,15 @@ def rounding(step, a_values, b_values) -> Rounding:
         halves.append(np.where(dithered, 0.0, rel / 2))
         fixed = fixed + np.where(dithered, rel * dithered_bound(sd), 0.0)
     u, v = np.maximum(*halves), np.minimum(*halves)
-    return Rounding(u, v, fixed)
+    return Rounding(u, v, fixed, repeats(a, b))
+
+
+def repeats(a_values, b_values) -> np.ndarray:
+    """Whether some value occurs more than once among two cells' values (last axis).  It does not
+    depend on which cell of a pair holds which value, so choosing a test by it leaves the signs of
+    the differences, on which the rank tests rest, untouched."""
+    both = np.sort(np.concatenate([np.asarray(a_values, float), np.asarray(b_values, float)], axis=-1), axis=-1)
+    return (np.diff(both, axis=-1) == 0).any(axis=-1)
 
 
 # --- Student's t ----------------------------------------------------------------------------------
@@ -342,42 +374,94 @@ def rank_coverage(n: int, level: float) -> float:
 # --- one look at one comparison, whichever test -------------------------------------------------------
 class Location:
     """The centre of the per-block log ratios d (last axis) of one or many comparisons with the
-    same number of pairs, tested with `test`."""
+    same number of pairs, tested with `test`, or with Student's t where `by_t` (a mask over the
+    comparisons: those whose values tie, `Location.of`)."""
 
-    def __init__(self, d, test: str, grid: Rounding = NO_ROUNDING):
+    def __init__(self, d, test: str, grid: Rounding = NO_ROUNDING, by_t=False):
         self.d = np.asarray(d, dtype=float)
         self.n = int(self.d.shape[-1])
-        self.test = test
         self.grid = grid
-        if test == T_TEST:
+        self.by_t = np.broadcast_to(np.asarray(by_t, dtype=bool), self.d.shape[:-1])
+        self.design = T_TEST if self.by_t.all() else test  # the test of the comparisons not by_t
+        self.test = self.design  # what a lone comparison (or a uniform set) was tested with
+        self.floor = ranktests.min_p_paired(self.n)  # the smallest level the signed-rank test reaches
+        if self.design in (T_TEST, RANK_THEN_T) or self.by_t.any():
             self.mean, self.se = t_parts(self.d)
-        else:
+        if self.design in (SIGNED_RANK, RANK_THEN_T):
             self.w = walsh(self.d)
 
     @classmethod
     def of(cls, d, level_min: float, grid: Rounding = NO_ROUNDING) -> "Location":
+        """The test the design chooses (`choose_test`), Student's t for the comparisons whose
+        values tie."""
         d = np.asarray(d, dtype=float)
-        return cls(d, choose_test(d.shape[-1], level_min), grid)
+        return cls(d, choose_test(d.shape[-1], level_min), grid, grid.tied)
+
+    def _mixed(self, by_t, other):
+        return np.where(self.by_t, by_t, other) if self.by_t.any() else other
 
     @property
     def estimate(self) -> np.ndarray:
-        return self.mean if self.test == T_TEST else rank_estimate(self.w)
+        if self.design == T_TEST:
+            return self.mean
+        return self._mixed(getattr(self, "mean", None), rank_estimate(self.w))
+
+    def _below_floor(self, level) -> np.ndarray:
+        return np.asarray(level, dtype=float) < self.floor * (1 - _TOLERANCE)
+
+    def test_at(self, level) -> np.ndarray:
+        """The test whose interval each comparison shows at `level` (T_TEST or SIGNED_RANK)."""
+        shape = np.broadcast(self.by_t, np.asarray(level)).shape
+        if self.design == RANK_THEN_T:
+            design = np.where(self._below_floor(level), T_TEST, SIGNED_RANK)
+        else:
+            design = np.full(shape, self.design)
+        return np.broadcast_to(np.where(self.by_t, T_TEST, design), shape).astype(object)
+
+    def _t_p(self) -> np.ndarray:
+        return t_p(self.mean, self.se, self.n, self.grid)
 
     def p_value(self) -> np.ndarray:
-        if self.test == T_TEST:
-            return t_p(self.mean, self.se, self.n, self.grid)
-        return rank_p(self.w, self.n, self.grid)
+        if self.design == T_TEST:
+            return self._t_p()
+        rank = rank_p(self.w, self.n, self.grid)
+        if self.design == RANK_THEN_T:
+            at_floor = rank <= self.floor * (1 + _TOLERANCE)
+            t = self._t_p()
+            return self._mixed(t, np.where(at_floor, np.fmin(t, self.floor), rank))
+        return self._mixed(self._t_p() if self.by_t.any() else None, rank)
 
-    def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
-        """The 1 - level interval of the centre, in log units (widened by a grid's rounding bound
-        at the same level)."""
+    def _rank_interval(self, level) -> tuple[np.ndarray, np.ndarray]:
         extra = self.grid.half_width(level) if self.grid.any else 0.0
-        if self.test == T_TEST:
-            half = t_half_width(self.se, self.n, level) + extra
-            return self.mean - half, self.mean + half
         low, high = rank_interval(self.w, self.n, level)
         return low - extra, high + extra
 
+    def _t_interval(self, level) -> tuple[np.ndarray, np.ndarray]:
+        extra = self.grid.half_width(level) if self.grid.any else 0.0
+        half = t_half_width(self.se, self.n, level) + extra
+        return self.mean - half, self.mean + half
+
+    def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
+        """The 1 - level interval of the centre, in log units (widened by a grid's rounding bound
+        at the same level).  RANK_THEN_T below the floor: the hull of the t interval and the
+        signed-rank interval at the floor (NaN where t has no degrees of freedom)."""
+        if self.design == T_TEST:
+            return self._t_interval(level)
+        if self.design == SIGNED_RANK:
+            low, high = self._rank_interval(level)
+        else:
+            below = self._below_floor(level)
+            r_low, r_high = self._rank_interval(np.where(below, self.floor, level))
+            t_low, t_high = self._t_interval(np.where(below, level, 0.5))
+            low = np.where(below, np.minimum(t_low, r_low), r_low)
+            high = np.where(below, np.maximum(t_high, r_high), r_high)
+        if self.by_t.any():
+            t_low, t_high = self._t_interval(level)
+            low, high = np.where(self.by_t, t_low, low), np.where(self.by_t, t_high, high)
+        return low, high
+
     def coverage(self, level: float) -> float:
-        """Exact for the signed-rank test, nominal for the t test."""
-        return 1 - level if self.test == T_TEST else rank_coverage(self.n, level)
+        """Exact for the signed-rank test at the levels it reaches, nominal for the t test."""
+        if self.design == T_TEST or (self.design == RANK_THEN_T and bool(self._below_floor(level))):
+            return 1 - level
+        return rank_coverage(self.n, level)

@@ -42,6 +42,10 @@ class Shift:
         if self.test == MANN_WHITNEY:
             self.diffs = np.sort((self.x[:, None] - self.y[None, :]).ravel())
 
+    def test_at(self, level) -> str:
+        """The test whose interval is shown at any level: one test for every level."""
+        return self.test
+
     def _welch(self) -> tuple[float, float, float]:
         mx, my = self.x.size, self.y.size
         vx, vy = self.x.var(ddof=1) / mx, self.y.var(ddof=1) / my

@@ -1,7 +1,8 @@
 """Can a plan reach a verdict?  Checked before anything is built or run.
 
-The decision rule (analysis/paired.py, analysis/multiplicity.py) can call a difference from 2
-pairs on (Student's t has no floor), but its error rate was measured, on every shape of noise
+The decision rule (analysis/paired.py, analysis/multiplicity.py) can call a difference from 3
+pairs on (below the signed-rank test's floor Student's t decides), but its error rate was measured,
+on every shape of noise
 analysis/simulate.py covers, from design.MIN_PAIRS pairs per comparison on: fewer at the first
 look would leave verdicts whose error rate nobody measured.  Such a plan is refused with the fix
 named (more samples, or `smoke=True` for a run that is only meant to describe).

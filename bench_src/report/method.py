@@ -126,14 +126,17 @@ def tests(tables: Mapping[str, pd.DataFrame]) -> str:
             "test" in t for _, t in comps) else {}
         parts.append(
             "Two cells measured in the same blocks are compared through their per-block ratio (the difference of "
-            f"log values): {paired.TEST_NAMES[paired.T_TEST]} on those differences (with {paired.T_DOF_LOST} degrees "
-            "of freedom fewer than pairs, which keeps it at or below its level on bimodal noise) where no exact "
-            f"test can reach the level its family needs, the {paired.TEST_NAMES[paired.SIGNED_RANK]} test with the "
-            "Hodges-Lehmann estimate and the Tukey-Moses interval where it can; the choice is made by the number "
-            "of pairs and the family's size, never by the data. The reported ratio is exp of the estimate, and the "
-            "test and the interval are about this one quantity. Values on a grid (memory in pages) widen the "
-            "interval by half a step per cell. Where pairs are missing the two samples of log values are compared "
-            "instead (Welch's t, or the exact Mann-Whitney test where it reaches the level)."
+            f"log values): the {paired.TEST_NAMES[paired.SIGNED_RANK]} test with the Hodges-Lehmann estimate and the "
+            "Tukey-Moses interval at every level it can reach (with n pairs, none below 2 / 2^n); below that floor, "
+            f"where few pairs meet a large family, {paired.TEST_NAMES[paired.T_TEST]} on those differences (with "
+            f"{paired.T_DOF_LOST} degrees of freedom fewer than pairs, which keeps it at or below its level on bimodal "
+            "noise), its interval never narrower than the signed-rank one at the floor; where values tie (a grid "
+            "coarse against the noise), Student's t alone, since tied differences carry no sign. The choice is made "
+            "by the number of pairs, the family's size and the ties, never by the signs of the differences. The "
+            "reported ratio is exp of the estimate, and the test and the interval are about this one quantity. "
+            "Values on a grid (memory in pages) widen the interval by half a step per cell. Where pairs are missing "
+            "the two samples of log values are compared instead (Welch's t, or the exact Mann-Whitney test where it "
+            "reaches the level)."
             + (f" Tests used: {_count_text(used)}." if used else ""))
     return " ".join(parts)
 
