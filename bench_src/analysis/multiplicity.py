@@ -21,7 +21,7 @@ rate over the family, the looks of a sequential run, and intervals that agree wi
   their true value is at most q.
 - **Equivalence**: not a difference, and the interval lies inside the margin.
 
-The per-comparison tests (Student's t or exact signed-rank, chosen by the design) are in
+The per-comparison tests (exact signed-rank, Student's t below its floor or where values tie) are in
 `paired`.  Every function here is vectorised over families (leading axes), so the simulations
 run the code the tables use.
 """
