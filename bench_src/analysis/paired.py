@@ -382,12 +382,12 @@ class Location:
         self.n = int(self.d.shape[-1])
         self.grid = grid
         self.by_t = np.broadcast_to(np.asarray(by_t, dtype=bool), self.d.shape[:-1])
-        self.design = T_TEST if self.by_t.all() else test  # the test of the comparisons not by_t
-        self.test = self.design  # what a lone comparison (or a uniform set) was tested with
+        # the test of the comparisons not by_t (all of them by_t: Student's t)
+        self.test = T_TEST if self.by_t.all() else test
         self.floor = ranktests.min_p_paired(self.n)  # the smallest level the signed-rank test reaches
-        if self.design in (T_TEST, RANK_THEN_T) or self.by_t.any():
+        if self.test in (T_TEST, RANK_THEN_T) or self.by_t.any():
             self.mean, self.se = t_parts(self.d)
-        if self.design in (SIGNED_RANK, RANK_THEN_T):
+        if self.test in (SIGNED_RANK, RANK_THEN_T):
             self.w = walsh(self.d)
 
     @classmethod
@@ -397,14 +397,15 @@ class Location:
         d = np.asarray(d, dtype=float)
         return cls(d, choose_test(d.shape[-1], level_min), grid, grid.tied)
 
-    def _mixed(self, by_t, other):
-        return np.where(self.by_t, by_t, other) if self.by_t.any() else other
+    def _with_t_where_tied(self, by_t, other):
+        """`other`, replaced by `by_t()` (computed only when needed) for the comparisons by_t."""
+        return np.where(self.by_t, by_t(), other) if self.by_t.any() else other
 
     @property
     def estimate(self) -> np.ndarray:
-        if self.design == T_TEST:
+        if self.test == T_TEST:
             return self.mean
-        return self._mixed(getattr(self, "mean", None), rank_estimate(self.w))
+        return self._with_t_where_tied(lambda: self.mean, rank_estimate(self.w))
 
     def _below_floor(self, level) -> np.ndarray:
         return np.asarray(level, dtype=float) < self.floor * (1 - _TOLERANCE)
@@ -412,42 +413,43 @@ class Location:
     def test_at(self, level) -> np.ndarray:
         """The test whose interval each comparison shows at `level` (T_TEST or SIGNED_RANK)."""
         shape = np.broadcast(self.by_t, np.asarray(level)).shape
-        if self.design == RANK_THEN_T:
-            design = np.where(self._below_floor(level), T_TEST, SIGNED_RANK)
+        if self.test == RANK_THEN_T:
+            test = np.where(self._below_floor(level), T_TEST, SIGNED_RANK)
         else:
-            design = np.full(shape, self.design)
-        return np.broadcast_to(np.where(self.by_t, T_TEST, design), shape).astype(object)
+            test = np.full(shape, self.test)
+        return np.broadcast_to(np.where(self.by_t, T_TEST, test), shape).astype(object)
 
     def _t_p(self) -> np.ndarray:
         return t_p(self.mean, self.se, self.n, self.grid)
 
     def p_value(self) -> np.ndarray:
-        if self.design == T_TEST:
+        if self.test == T_TEST:
             return self._t_p()
         rank = rank_p(self.w, self.n, self.grid)
-        if self.design == RANK_THEN_T:
-            at_floor = rank <= self.floor * (1 + _TOLERANCE)
+        if self.test == RANK_THEN_T:
             t = self._t_p()
-            return self._mixed(t, np.where(at_floor, np.fmin(t, self.floor), rank))
-        return self._mixed(self._t_p() if self.by_t.any() else None, rank)
+            rank = np.where(rank <= self.floor * (1 + _TOLERANCE), np.fmin(t, self.floor), rank)
+            return np.where(self.by_t, t, rank)
+        return self._with_t_where_tied(self._t_p, rank)
+
+    def _rounding(self, level):
+        return self.grid.half_width(level) if self.grid.any else 0.0
 
     def _rank_interval(self, level) -> tuple[np.ndarray, np.ndarray]:
-        extra = self.grid.half_width(level) if self.grid.any else 0.0
         low, high = rank_interval(self.w, self.n, level)
-        return low - extra, high + extra
+        return low - self._rounding(level), high + self._rounding(level)
 
     def _t_interval(self, level) -> tuple[np.ndarray, np.ndarray]:
-        extra = self.grid.half_width(level) if self.grid.any else 0.0
-        half = t_half_width(self.se, self.n, level) + extra
+        half = t_half_width(self.se, self.n, level) + self._rounding(level)
         return self.mean - half, self.mean + half
 
     def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
         """The 1 - level interval of the centre, in log units (widened by a grid's rounding bound
         at the same level).  RANK_THEN_T below the floor: the hull of the t interval and the
         signed-rank interval at the floor (NaN where t has no degrees of freedom)."""
-        if self.design == T_TEST:
+        if self.test == T_TEST:
             return self._t_interval(level)
-        if self.design == SIGNED_RANK:
+        if self.test == SIGNED_RANK:
             low, high = self._rank_interval(level)
         else:
             below = self._below_floor(level)
@@ -462,6 +464,6 @@ class Location:
 
     def coverage(self, level: float) -> float:
         """Exact for the signed-rank test at the levels it reaches, nominal for the t test."""
-        if self.design == T_TEST or (self.design == RANK_THEN_T and bool(self._below_floor(level))):
+        if self.test == T_TEST or (self.test == RANK_THEN_T and bool(self._below_floor(level))):
             return 1 - level
         return rank_coverage(self.n, level)
