@@ -198,6 +198,25 @@ def test_noise_of_a_third_of_a_step_or_more_dithers_the_rounding():
     assert paired.NO_ROUNDING.any is False
 
 
+def test_one_jump_among_still_values_is_not_taken_for_noise_that_dithers_them():
+    # a warm-up: the first value a step or two below the rest, which never vary.  Read off every
+    # move, the jump is noise of 0.5 of a step and the cell "dithered", its mean taken as good to a
+    # thousandth of a step, where every value but one may sit 0.5 of a step off; without its
+    # largest move the cell shows no noise and is taken as rounded
+    for warm in (np.array([21.0, 23, 23, 23, 23, 23]), np.array([21.0, 22, 22, 22, 22, 22, 22, 22, 22, 22])):
+        grid = paired.rounding(1.0, warm, warm - 1)
+        assert (float(grid.u), float(grid.fixed)) == pytest.approx((0.5 / np.median(warm - 1), 0.0)), warm
+    # noise of a step still reads as noise at 6 values, and at 20
+    rng = np.random.default_rng(5)
+    dithered = sum(float(paired.rounding(1.0, v, v).u) == 0.0
+                   for v in (np.round(30 + rng.normal(0, 1.0, 6)) for _ in range(400)))
+    assert dithered > 0.8 * 400
+    assert float(paired.rounding(1.0, *(np.round(30 + rng.normal(0, 1.0, (2, 20))))).u) == 0.0
+    # the trimmed share: k - E[max of k chi-squared(1)], checked by simulation
+    draws = rng.chisquare(1, (200_000, 5))
+    assert paired._kept_share(5) == pytest.approx((draws.sum(axis=1) - draws.max(axis=1)).mean(), rel=0.01)
+
+
 def test_a_drift_that_walks_the_values_a_third_of_a_step_per_block_leaves_them_rounded():
     # 6 values that a steady drift carries two steps across the grid, with no noise of their own:
     # their successive differences (0 or 1 step) are the drift, not noise, so the cell is rounded

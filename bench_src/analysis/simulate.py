@@ -7,7 +7,8 @@ of cells per N, or arms A and B of one cell) measured in blocks: every block hol
 in a random order, as a run does.  Each value is the cell's true median times
 - the noise: multiplicative with median 1, of a given shape ("lognormal", "heavy": a log-t with 3
   degrees of freedom, "bimodal": two equal lognormal modes 20% apart, median between them);
-- drift: 1 + drift * (position in the run, 0 to 1);
+- drift: 1 + drift * (position in the run, 0 to 1) when steady; or reached within the first third
+  of the run and flat after (a warm-up); or all at once half-way (a level shift) (`drift_shape`);
 - a block effect shared by every cell of a block (lognormal with sd `block_sd`);
 - a burst: in one block, the cells in a stretch of the block's order run (1 + size) slower;
 - a grid: values rounded to a step of `grid` times the typical value (a coarse clock, RSS pages),
@@ -98,6 +99,23 @@ class Conditions:
     burst: float = 0.0  # relative slowdown in the burst
     burst_share: float = 0.5  # share of the block's cells it hits
     grid: float = 0.0  # values rounded to this step relative to the typical value (0: continuous)
+    drift_shape: str = "steady"  # "steady", "warm-up" or "shift" (drift_rise)
+
+
+DRIFT_SHAPES = ("steady", "warm-up", "shift")
+
+
+def drift_rise(cond: Conditions, share):
+    """How far the drift has raised the values at `share` of the run (0 to 1; a number or an
+    array): the factor is 1 + this."""
+    if cond.drift_shape == "steady":
+        return cond.drift * share
+    share = np.asarray(share, dtype=float)
+    if cond.drift_shape == "warm-up":
+        return cond.drift * np.minimum(1.0, 3 * share)
+    if cond.drift_shape == "shift":
+        return cond.drift * (share >= 0.5)
+    raise ValueError(f"unknown drift_shape {cond.drift_shape!r}; allowed: {', '.join(DRIFT_SHAPES)}")
 
 
 # The threads of every simulated cell; plans built for simulated frames ask for the same, so that
@@ -117,7 +135,7 @@ def _rows(cells: list[SimCell], centres: Mapping[SimCell, float], blocks: list[i
         hit_start = rng.integers(0, max(1, len(cells) - int(cond.burst_share * len(cells)) + 1))
         for pos, ci in enumerate(order):
             c = cells[ci]
-            value = centres[c] * (1 + cond.drift * seq / total) * effect * factors[pos]
+            value = centres[c] * (1 + float(drift_rise(cond, seq / total))) * effect * factors[pos]
             if burst_block is not None and b == burst_block and hit_start <= pos < hit_start + cond.burst_share * len(cells):
                 value *= 1 + cond.burst
             rows.append({"run_id": "sim", "seq": seq, "phase": "measured", "block": b, "pos": pos, "cell_id": c.id,
@@ -150,7 +168,7 @@ def family_values(rng: np.random.Generator, effects: np.ndarray, blocks: int, co
     run_share = (np.arange(blocks) * cells + pos) / (cells * blocks)
     logs = np.log(noise(rng, cond.shape, (families, m, 2, blocks), cond.cv))
     logs[:, :, 0, :] += effects[None, :, None]
-    logs += np.log1p(cond.drift * run_share)
+    logs += np.log1p(drift_rise(cond, run_share))
     if cond.block_sd:
         logs += cond.block_sd * rng.standard_normal((families, 1, 1, blocks))
     if cond.burst:
@@ -327,7 +345,7 @@ def sequential_run(plan, centres: Mapping[str, float], rng: np.random.Generator,
         c = slot.cell
         if slot.block not in effects:
             effects[slot.block] = math.exp(cond.block_sd * rng.standard_normal()) if cond.block_sd else 1.0
-        value = (centres[c.id] * (1 + cond.drift * min(1.0, seq / expected_total)) * effects[slot.block]
+        value = (centres[c.id] * (1 + float(drift_rise(cond, min(1.0, seq / expected_total)))) * effects[slot.block]
                  * float(noise(rng, cond.shape, 1, cond.cv)[0]))
         store.rows.append({"run_id": "sim", "seq": seq, "phase": "measured", "block": slot.block, "pos": slot.pos,
                            "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
