@@ -46,12 +46,12 @@ that does not average out when the noise is smaller than the step: every sample 
 round the same way.  So where the values sit on a grid of step h (read off each cell's own
 distinct values, or the metric's known resolution), the interval at level λ is widened by the
 1 - λ bound of the rounding's error of d (`rounding`, `Rounding.half_width`): for a cell whose
-noise dithers the rounding (at least DITHER_SD_STEPS of a step, read off successive
-differences about their mean, or without the largest of them if less: one jump is not noise), the
-small bias left in its mean under normal noise; for any other
-cell, a uniform error on ± half a step (the true value's place between grid points is as good as
-uniform), the two cells' errors summed as a trapezoid.  Where the step is far below the noise (nanosecond
-clocks) this is negligible.
+noise dithers the rounding (at least DITHER_SD_STEPS of a step, `noise_variance`: read off
+successive differences about their mean, or without the largest if less, since one jump is not
+noise), the small bias left in its mean under normal noise; for any other cell, a uniform error
+on ± half a step (the true value's place between grid points is as good as uniform), the two
+cells' errors summed as a trapezoid.  Where the step is far below the noise (nanosecond clocks)
+this is negligible.
 
 Every function is vectorised over leading axes (many comparisons with the same number of pairs at
 once), so the simulations run the very code the tables use.
@@ -201,40 +201,45 @@ def _kept_share(k: int) -> float:
     return k - largest
 
 
+def noise_variance(values) -> np.ndarray:
+    """The variance of a cell's noise, in its values' units squared (last axis, in the order they
+    were taken; 0 with fewer than 3 values), read off the differences of successive values about
+    their mean, so that a drift steady over the run, which walks the values across grid points at
+    its own pace, does not count as noise (with 6 values a walk of a third of a step per value
+    would otherwise read as noise of 0.3 to 0.5 of a step).  Where the differences without the
+    largest one say less (scaled by `_kept_share`), that: one jump among still values (a warm-up,
+    a level shift) would otherwise read as noise of half a step."""
+    x = np.asarray(values, dtype=float)
+    n = x.shape[-1]
+    if n <= 2:
+        return np.zeros(x.shape[:-1])
+    moves = np.diff(x, axis=-1)
+    about_mean = moves - moves.mean(axis=-1, keepdims=True)
+    # E sum (diff - mean diff)^2 = 2 sd^2 ((n - 1) - 1 / (n - 1)) for white noise
+    every = (about_mean ** 2).sum(axis=-1) / (2 * ((n - 1) - 1 / (n - 1)))
+    squares = (moves - np.median(moves, axis=-1, keepdims=True)) ** 2
+    trimmed = (squares.sum(axis=-1) - squares.max(axis=-1)) / (2 * _kept_share(n - 1))
+    return np.minimum(every, trimmed)
+
+
 def rounding(step, a_values, b_values) -> Rounding:
     """The rounding of two cells' samples on a grid of `step` (paired.grid_step; last axis: each
     cell's values, in the order they were taken), relative to each cell's median.  A cell's noise
-    in steps is read off the differences of successive values about their mean (so that a drift
-    steady over the run, which walks the values across grid points at its own pace, does not count
-    as noise: with 6 values a walk of a third of a step per value would otherwise read as noise of
-    0.3 to 0.5 of a step), or the same without the largest move where that says less (a warm-up or
-    a level shift, one jump among still values, read as noise of half a step), less the rounding's
-    own variance, Sheppard's h^2 / 12: at
-    DITHER_SD_STEPS or more the noise dithers the rounding and the error of the cell's mean is
-    bounded by `dithered_bound` (an assumption: normal noise); below it, the cell is taken as rounded, up to half a step either
-    way, as when every value sits on one grid point (a drift that walks the values across grid
-    points leaves them rounded: it is the same in both cells of a pair and dithers nothing in d).
-    The true value's place between grid points is taken as uniform: nothing ties a program's time
-    or memory to the grid."""
+    in steps (`noise_variance`, less the rounding's own variance, Sheppard's h^2 / 12) at
+    DITHER_SD_STEPS or more dithers the rounding, and the error of the cell's mean is bounded by
+    `dithered_bound` (an assumption: normal noise); below it, the cell is taken as rounded, up to
+    half a step either way, as when every value sits on one grid point (a drift that walks the
+    values across grid points leaves them rounded: it is the same in both cells of a pair and
+    dithers nothing in d).  The true value's place between grid points is taken as uniform:
+    nothing ties a program's time or memory to the grid."""
     a, b = np.asarray(a_values, dtype=float), np.asarray(b_values, dtype=float)
     step = np.asarray(step, dtype=float)
     halves, fixed = [], np.zeros(step.shape)
     for x in (a, b):
         typical = np.median(x, axis=-1)
-        n = x.shape[-1]
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where((step > 0) & (typical > 0), step / typical, 0.0)
-            if n > 2:  # E sum (diff - mean diff)^2 = 2 sd^2 ((n - 1) - 1 / (n - 1)) for white noise
-                moves = np.diff(x, axis=-1)
-                about_mean = moves - moves.mean(axis=-1, keepdims=True)
-                successive = (about_mean ** 2).sum(axis=-1) / (2 * ((n - 1) - 1 / (n - 1)))
-                # ... or without the largest move, if less: one jump (a warm-up, a level shift) is not noise
-                squares = (moves - np.median(moves, axis=-1, keepdims=True)) ** 2
-                trimmed = (squares.sum(axis=-1) - squares.max(axis=-1)) / (2 * _kept_share(n - 1))
-                successive = np.minimum(successive, trimmed)
-            else:
-                successive = np.zeros(step.shape)
-            sd = np.sqrt(np.maximum(successive / np.where(step > 0, step, 1.0) ** 2 - 1 / 12, 0.0))
+            sd = np.sqrt(np.maximum(noise_variance(x) / np.where(step > 0, step, 1.0) ** 2 - 1 / 12, 0.0))
         dithered = (sd >= DITHER_SD_STEPS) & (rel > 0)
         halves.append(np.where(dithered, 0.0, rel / 2))
         fixed = fixed + np.where(dithered, rel * dithered_bound(sd), 0.0)
