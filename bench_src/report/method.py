@@ -134,9 +134,10 @@ def tests(tables: Mapping[str, pd.DataFrame]) -> str:
             "coarse against the noise), Student's t alone, since tied differences carry no sign. The choice is made "
             "by the number of pairs, the family's size and the ties, never by the signs of the differences. The "
             "reported ratio is exp of the estimate, and the test and the interval are about this one quantity. "
-            "Values on a grid (memory in pages) widen the interval by half a step per cell. Where pairs are missing "
-            "the two samples of log values are compared instead (Welch's t, or the exact Mann-Whitney test where it "
-            "reaches the level)."
+            "Values on a grid (memory in pages) widen the interval by their rounding's error: up to half a step "
+            f"for a cell whose noise (sd) is below {paired.DITHER_SD_STEPS:g} of a step, a negligible amount where "
+            "the noise spans several steps (it dithers the grid). Where pairs are missing the two samples of log "
+            "values are compared instead (Welch's t, or the exact Mann-Whitney test where it reaches the level)."
             + (f" Tests used: {_count_text(used)}." if used else ""))
     return " ".join(parts)
 
