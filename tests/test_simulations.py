@@ -1,6 +1,7 @@
 """Simulations on synthetic runs (bench_src.analysis.simulate): interval coverage, family-wise
-false positives, power, and the sequential rule.  Every simulation is seeded; the number of
-replications is given beside each, with the standard error it implies.  docs/statistics.md
+false positives and power of the decision rule, the scaling fits, and several hosts combined (the
+sequential rule's: tests/test_sequential_simulations.py).  Every simulation is seeded; the number
+of replications is given beside each, with the standard error it implies.  docs/statistics.md
 reports the same quantities with more replications (`python -m bench_src.analysis.simulate`)."""
 import math
 
@@ -9,7 +10,10 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-from bench_src.analysis import compare, paired, rules, scaling, sequential, simulate, stats
+from bench_src.analysis import rules, scaling, simulate, stats
+
+# seeded and CPU-only: `make test` runs the simulations on every usable CPU at once (pytest -n auto)
+pytestmark = pytest.mark.simulation
 
 SHAPES = simulate.SHAPES
 
@@ -222,161 +226,6 @@ def test_scaling_with_two_values_of_n_gives_no_interval_and_says_why():
     assert row["per_task"] == pytest.approx(2000, rel=0.02)
     assert math.isnan(row["per_task_ci_low"]) and math.isnan(row["exponent_ci_high"])
     assert "only 2 values of N" in row["warning"] and "needs >= 3" in row["warning"]
-
-
-# --- the sequential rule -------------------------------------------------------------------------------------
-def test_sequential_rule_keeps_family_wise_false_positives_below_alpha():
-    # 200 runs of a plan whose 12 Go-vs-Rust comparisons are all A/A-like (equal medians, CV 2%, so
-    # most stay open past the pilot): the share of runs with any false call, which for an all-equal
-    # family is its false discovery rate.  The rule's bound is 5% (alpha split over the looks, BH
-    # over the family).  200 runs cannot tell 4% from 5%, so the assertion is a one-sided binomial
-    # test at the 1% level of "at most 5%": it fails for a rule whose rate is 10% (expected 20 of
-    # 200) with probability about 80%, and for one at 12% with probability above 95%.
-    rng = np.random.default_rng(600)
-    runs = 200
-    r = simulate.sequential_study(runs, rng, dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0), simulate.Conditions(cv=0.02))
-    assert r["past_pilot"] > 0, "the simulation must go past the pilot to test the looks"
-    false_runs = round(r["fwer"] * runs)
-    assert binomtest(false_runs, runs, rules.ALPHA, alternative="greater").pvalue > 0.01, r
-
-
-def test_sequential_rule_covers_and_saves_samples_on_a_mixed_run():
-    # 80 runs of a plan whose 12 comparisons are clearly different (x1.3, x0.8), equal, or open
-    # (1.5% apart at CV 1%): 960 intervals (standard error 0.7 points), and the samples each run took
-    rng = np.random.default_rng(700)
-    r = simulate.sequential_study(80, rng, simulate.MIXED, simulate.Conditions(cv=0.01))
-    # every interval is at least a 95% one (the family's level, split over the looks): coverage >= 95%
-    assert r["coverage"] >= 0.95, r
-    assert r["wrong"] == 0, r
-    assert r["mean_samples"] < 0.75 * r["budget"], r
-
-
-def test_a_large_family_decides_clear_differences_at_the_pilot():
-    # 72 comparisons at the pilot of a sequential design with looks at 6, 13 and 20 pairs: every
-    # Go/Rust ratio is 1.3 with CV 1%; Student's t decides at 6 pairs, below the floor of any
-    # exact test (whose interval at its floor it never undercuts)
-    rng = np.random.default_rng(900)
-    df = simulate.frame(simulate.go_rust_cells([1.3] * 72), 6, rng, simulate.Conditions(cv=0.01))
-    planned = compare.Design((6, 13, 20), rules.look_spending(3), (("go_vs_rust", 72),))
-    t = compare.compare(df, design=planned)
-    assert len(t) == 72 and (t["verdict_kind"] == "b").all() and (t["test"] == paired.RANK_THEN_T).all()
-    assert (t["looks"] == 1).all()
-
-
-def test_sequential_rule_keeps_its_error_rate_and_decides_on_the_articles_looks():
-    # The article's shape: looks at 6, 13 and 20 pairs.  All A/A-like (equal medians, CV 2%, and
-    # bimodal with narrow modes): 120 runs each, one-sided binomial test of "at most 5%" at the 1%
-    # level; and a mixed run: the clear differences are called, the intervals cover.
-    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=3)
-    for seed, cond in ((610, simulate.Conditions(cv=0.02)), (611, simulate.Conditions("bimodal", 0.01))):
-        runs = 120
-        r = simulate.sequential_study(runs, np.random.default_rng(seed), dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0),
-                                      cond, plan=plan)
-        assert r["past_pilot"] > 0
-        assert binomtest(round(r["fwer"] * runs), runs, rules.ALPHA, alternative="greater").pvalue > 0.01, r
-    r = simulate.sequential_study(60, np.random.default_rng(710), simulate.MIXED, simulate.Conditions(cv=0.01),
-                                  plan=plan)
-    assert r["wrong"] == 0 and r["coverage"] >= 0.93, r
-    assert r["mean_samples"] < 0.8 * r["budget"], r
-
-
-def test_the_next_blocks_go_to_the_group_that_narrows_most_per_second_up_to_its_next_look():
-    a, b, c, d = (sequential.CellRef("sleep", lang, "v", n, 2, "", ()) for n in (1, 2) for lang in ("go", "rust"))
-    groups = [{a, b}, {c, d}]
-    comps = [("go_vs_rust", a, b), ("go_vs_rust", c, d)]
-    design = compare.Design((6, 10, 13, 16, 20), rules.look_spending(5))
-    found = sequential.Look(dict.fromkeys(comps, "open"), {comps[0]: 0.05, comps[1]: 0.20},
-                            {comps[0]: 6, comps[1]: 11}, {})
-    # the second group is wider, but further along: 2 blocks to 13 pairs against 4 to 10 for the first
-    assert sequential.next_step(groups, found, design, dict.fromkeys((a, b, c, d), 1.0)) == (1, 2)
-    cheap = sequential.next_step(groups, found, design, {a: 0.001, b: 0.001, c: 1.0, d: 1.0})
-    assert cheap == (0, 4), "per second of machine time, the cheap group first"
-    done = sequential.Look(dict.fromkeys(comps, "open"), {}, {comps[0]: 20, comps[1]: 20}, {})
-    assert sequential.next_step(groups, done, design, {}) is None, "every open comparison at the last look"
-
-
-def test_what_a_look_decides_the_final_tables_decide_too():
-    # The rule's looks and the final tables use the same tests at the same shares of alpha: a
-    # comparison the pilot's look called (or found equivalent) is called (equivalent) in the final
-    # tables of the run, whatever the later looks of the other comparisons did
-    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=5)
-    truth = {n: r for n, r in zip(simulate.SEQUENTIAL_NS, [1.04, 1.0, 1.06, 0.97, 1.0, 1.05] * 2)}
-    design = sequential.design_of(plan)
-    for seed in range(3):
-        df = simulate.sequential_run(plan, {c.id: (truth[c.n] if c.lang == "go" else 1.0) for c in plan.cells()},
-                                     np.random.default_rng([seed, 40]), simulate.Conditions(cv=0.02))
-        comps = sequential.plan_comparisons(plan)
-        pilot = sequential.look(df[df["block"] < plan.samples], comps, design, {}, k=0)
-        final = compare.compare(df, design=design).set_index("n")
-        for (_, a, _), state in pilot.per_metric["elapsed_s"].items():
-            kind = final.loc[a.n, "verdict_kind"]
-            if state == "difference":
-                assert kind in ("a", "b"), (seed, a.n, kind)
-            if state == "equivalent":
-                assert kind in ("equivalent", "a", "b") and bool(final.loc[a.n, "ratio_ci_low"] >= 0.98), (seed, a.n)
-
-
-def test_groups_take_their_looks_one_after_another_and_a_resumed_run_repeats_them():
-    # the sequential rule on a plan whose cells differ in cost: the cheap open comparisons reach
-    # their later looks before the expensive ones get a block
-    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=5)
-    rng = np.random.default_rng(4)
-    truth = dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0)
-    df = simulate.sequential_run(plan, {c.id: truth[c.n] for c in plan.cells()}, rng, simulate.Conditions(cv=0.03))
-    per_cell = df.groupby("n").size() / 2
-    assert per_cell.max() > plan.samples, "open comparisons got more blocks"
-    assert (per_cell.isin(rules.look_counts(6, 20, 5))).all(), "every cell stops at a look"
-    assert rules.look_counts(6, 20, 5) == (6, 8, 11, 15, 20), "looks in geometric progression"
-
-
-def test_expected_samples_from_a_pilot():
-    plan = simulate.sequential_plan()
-    ns = simulate.SEQUENTIAL_NS
-    no_pilot = sequential.expected_samples(plan)
-    assert set(no_pilot.values()) == {float(plan.samples)}, "without a pilot: the pilot (the rest is not projected)"
-    rng = np.random.default_rng(800)
-    truth = {n: (1.0 if n == 40 else r) for n, r in simulate.MIXED.items()}
-    df = simulate.frame({simulate.SimCell(lang, n): (truth[n] if lang == "go" else 1.0) for n in ns
-                         for lang in ("go", "rust")}, 10, rng, simulate.Conditions(cv=0.005))
-    wide = df["n"] == 40  # equal medians but a spread of 5%: open at the pilot, and for long
-    df.loc[wide, "elapsed_s"] *= np.exp(0.05 * rng.standard_normal(int(wide.sum())))
-    cells = {(c.lang, c.n): c for c in plan.cells()}
-    records = [{"phase": "measured", "block": int(r.block), "cell_id": cells[(r.lang, r.n)].id, "workload": "sleep",
-                "lang": r.lang, "variant": r.variant, "n": int(r.n), "threads_requested": simulate.SIM_THREADS, "arm": "",
-                "params": '{"kernel": "xorshift", "work": "10"}', "status": "ok", "checksum": "0", "equiv_key": "k",
-                "elapsed_ns": int(r.elapsed_s * 1e9), "wall_ns": int(r.elapsed_s * 1e9), "seq": int(r.seq)}
-               for r in df.itertuples()]
-    expected = sequential.expected_samples(plan, records)
-    by_n = {n: expected[cells[("go", n)].id] for n in ns}
-    assert by_n[10] == by_n[50] == by_n[20] == plan.samples, "clear differences and equal cells stop at the pilot"
-    assert by_n[40] > plan.samples + 10, by_n[40]
-    assert sequential.expected_duration(plan, {c.id: 2.0 for c in plan.cells()}, records) == pytest.approx(
-        2.0 * sum(expected.values()))
-    # a cell whose every pilot sample failed closes its comparisons (the rule's look says "no data");
-    # a cell the records do not hold at all (its pilot not taken yet) counts at the budget
-    failed = [dict(r, status="failed", reason="exit 1") if r["cell_id"] == cells[("go", 40)].id else r
-              for r in records if r["cell_id"] != cells[("go", 50)].id]
-    expected = sequential.expected_samples(plan, failed)
-    assert expected[cells[("go", 40)].id] == expected[cells[("rust", 40)].id] == plan.samples, \
-        "a comparison without valid samples takes no more blocks"
-    assert expected[cells[("go", 50)].id] == expected[cells[("rust", 50)].id] == plan.max_samples
-
-
-def test_one_wild_block_of_the_pilot_does_not_stretch_the_projection():
-    # six per-block log ratios about 5% apart, one of them a wild block: the projection continues
-    # the spread of the other five (the later looks test by signed ranks, which one block hardly
-    # moves), not a standard deviation the wild block inflates
-    design = sequential.Design.from_plan(simulate.sequential_plan(samples=6, max_samples=100, looks=8))
-    rng = np.random.default_rng(3)
-    calm = np.log(1.05) + 0.02 * np.array([0.3, -0.5, 0.1, 0.8, -0.2, -0.4])
-    wild = calm.copy()
-    wild[3] = np.log(1.6)
-    assert sequential.pilot_spread(wild) < 1.5 * sequential.pilot_spread(calm)
-    assert sequential.pilot_spread(calm) == pytest.approx(np.std(calm, ddof=1), rel=0.5)
-    # calm: decided at the first look after the pilot; with the wild block (which stays among the
-    # pairs the projected looks test) by 20 pairs, where its standard deviation projected 50
-    assert sequential._projected_stop(calm, design, 0.05 / 30, rng, 500).mean() == design.looks[1]
-    assert sequential._projected_stop(wild, design, 0.05 / 30, rng, 500).mean() <= 20
 
 
 # --- several hosts ---------------------------------------------------------------------------------------
