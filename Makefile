@@ -70,8 +70,11 @@ test-go: venv
 test-rust: venv
 	cd rustbench && ../$(BIN)/python -m bench_src with-servers -- cargo test --release --locked
 
+# The seeded simulations (marker `simulation`: no file, process or port) run on every usable CPU at
+# once (pytest-xdist); every other test runs alone, as the programs it starts would in a benchmark.
 test-python: venv build
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m simulation -n auto
+	$(BIN)/python -m pytest -m "not simulation"
 
 clean:
 	rm -rf $(VENV) data/bin rustbench/target

@@ -1,6 +1,15 @@
 import pytest
 
+from bench_src.cpus import usable_cpus
 from bench_src.run import build
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """`pytest -n auto` (make test's simulations) starts one worker per CPU this process may use:
+    the harness's own rule (bench_src.cpus), not the machine's count, which a cgroup or an affinity
+    mask can cut."""
+    return usable_cpus()
 
 
 @pytest.fixture(scope="session")
