@@ -72,9 +72,12 @@ test-rust: venv
 
 # The seeded simulations (marker `simulation`: no file, process or port) run on every usable CPU at
 # once (pytest-xdist); every other test runs alone, as the programs it starts would in a benchmark.
+# Both sets always run; the target fails when either does.
 test-python: venv build
-	$(BIN)/python -m pytest -m simulation -n auto
-	$(BIN)/python -m pytest -m "not simulation"
+	status=0; \
+	$(BIN)/python -m pytest -m simulation -n auto || status=1; \
+	$(BIN)/python -m pytest -m "not simulation" || status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) data/bin rustbench/target
