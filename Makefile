@@ -70,9 +70,8 @@ test-go: venv
 test-rust: venv
 	cd rustbench && ../$(BIN)/python -m bench_src with-servers -- cargo test --release --locked
 
-# The seeded simulations (marker `simulation`: no file, process or port) run on every usable CPU at
-# once (pytest-xdist); every other test runs alone, as the programs it starts would in a benchmark.
-# Both sets always run; the target fails when either does.
+# The tests marked `simulation` (pyproject.toml says what the marker allows) run on every usable CPU
+# at once; every other test runs alone after them. Both sets always run; either failing fails the target.
 test-python: venv build
 	status=0; \
 	$(BIN)/python -m pytest -m simulation -n auto || status=1; \

@@ -10,7 +10,6 @@ from scipy.stats import binomtest
 
 from bench_src.analysis import compare, paired, rules, sequential, simulate
 
-# seeded and CPU-only: `make test` runs the simulations on every usable CPU at once (pytest -n auto)
 pytestmark = pytest.mark.simulation
 
 

@@ -12,7 +12,6 @@ from scipy.stats import binomtest
 
 from bench_src.analysis import rules, scaling, simulate, stats
 
-# seeded and CPU-only: `make test` runs the simulations on every usable CPU at once (pytest -n auto)
 pytestmark = pytest.mark.simulation
 
 SHAPES = simulate.SHAPES
