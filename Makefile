@@ -70,12 +70,13 @@ test-go: venv
 test-rust: venv
 	cd rustbench && ../$(BIN)/python -m bench_src with-servers -- cargo test --release --locked
 
-# The tests marked `simulation` (pyproject.toml says what the marker allows) run on every usable CPU
-# at once; every other test runs alone after them. Both sets always run; either failing fails the target.
+# The tests marked `simulation` run first, one test at a time on every usable CPU; every other test
+# then runs one module per CPU (pyproject.toml says what each set may touch). Both sets always run;
+# either failing fails the target.
 test-python: venv build
 	status=0; \
 	$(BIN)/python -m pytest -m simulation -n auto || status=1; \
-	$(BIN)/python -m pytest -m "not simulation" || status=1; \
+	$(BIN)/python -m pytest -m "not simulation" -n auto --dist loadfile || status=1; \
 	exit $$status
 
 clean:

@@ -6,7 +6,7 @@ from bench_src.run import build
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
-    """`pytest -n auto` (make test's simulations) starts one worker per CPU this process may use:
+    """`pytest -n auto` (both sets of `make test`) starts one worker per CPU this process may use:
     the harness's own rule (bench_src.cpus), not the machine's count, which a cgroup or an affinity
     mask can cut."""
     return usable_cpus()
@@ -20,8 +20,8 @@ def built():
 
 @pytest.fixture(scope="session")
 def synthetic_report(tmp_path_factory):
-    """The full report of report_data's synthetic run with one failing cell, made once per session
-    (analysis, figures and every export take about 20 s).  Tests only read it and its directory;
+    """The full report of report_data's synthetic run with one failing cell, made once per test
+    process (analysis, figures and every export take about 20 s).  Tests only read it and its directory;
     a test that writes exports passes a directory of its own."""
     import report_data
     from bench_src.report import full
