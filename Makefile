@@ -64,8 +64,9 @@ run: venv
 test: setup test-go test-rust test-python
 
 # The Go and Rust server tests run against private servers the harness starts for them.
+# -trimpath as bench_src/run/build.py builds gobench, so vet and test reuse the packages it compiled.
 test-go: venv
-	cd gobench && go vet ./... && ../$(BIN)/python -m bench_src with-servers -- go test ./...
+	cd gobench && go vet -trimpath ./... && ../$(BIN)/python -m bench_src with-servers -- go test -trimpath ./...
 
 test-rust: venv
 	cd rustbench && ../$(BIN)/python -m bench_src with-servers -- cargo test --release --locked
