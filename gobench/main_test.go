@@ -190,7 +190,9 @@ func binary(t *testing.T) string {
 			return
 		}
 		bin := filepath.Join(built.dir, "gobench")
-		if out, err := exec.Command(goCmd, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		// -trimpath as the harness builds it (bench_src/run/build.py), which also
+		// reuses the packages that build compiled.
+		if out, err := exec.Command(goCmd, "build", "-trimpath", "-o", bin, ".").CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("go build: %v\n%s", err, out)
 			return
 		}
