@@ -540,7 +540,9 @@ def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path, monkey
     assert "no pilot yet: the pilot's samples" in first.estimate.basis, first.estimate.basis
     assert any(line.startswith("after the pilot:") and "estimated rest" in line for line in logged), logged
 
-    plan = sequential_plan(samples=8, max_samples=14, looks=3, time_budget_s=0.001)
+    # a budget of a microsecond, below what the pilot's 16 samples take on any machine (each is
+    # stored before the next starts) and below the 28 samples the earlier run's pilot projects
+    plan = sequential_plan(samples=8, max_samples=14, looks=3, time_budget_s=1e-6)
     logged = []
     report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
                         log=logged.append)
