@@ -31,9 +31,9 @@ def _golden(name: str, text: str) -> None:
     assert text == path.read_text(), f"{name} changed: review the diff, then UPDATE_GOLDEN=1 to accept it"
 
 
-# The raw CSV holds every number at full precision, and its last digits depend on the CPU's vector
-# instructions (numpy's summation and log/exp paths): two machines differed by up to 3e-14 relative
-# on a fitted interval.  So its golden file is compared field by field: text exactly, numbers to
+# The raw CSV holds every number at full precision, and its last digits depend on the CPU (numpy
+# picks its vector code by the CPU's instruction set): two machines differed by up to 3e-14
+# relative on a fitted interval.  So its golden file is compared field by field: text exactly, numbers to
 # 1e-9 relative (a formatted table, Markdown or HTML, is compared as text).
 NUMBER_RTOL = 1e-9
 
