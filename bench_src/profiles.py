@@ -69,8 +69,8 @@ class Profile:
 # estimated sampling time, 21 min 47 s) was 1.43 in one run (53 min 42 s) and 0.92 in another (42 min
 # 34 s): the number of comparisons the pilot leaves open, and how fast they close, varies from run
 # to run.  The mean of the two, 1.17, puts both runs within 15% of the estimate (-10% and +13%).
-# On another 2-core machine (a faster one, 2026-11-27) a run took 0.54 (29 min 46 s against an
-# estimate of 47 min 06 s, README): the share depends on the machine as well.
+# On another 2-core machine (a faster one, 2026-11-27) two runs took 0.54 and 0.38 (29 min 46 s and
+# 25 min 40 s against estimates of 47 and 48 min, README): the share depends on the machine as well.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on 2
 # cores, with their seconds per sample, under the earlier rule (the same projection from the article
 # run's pilot gave 36 min for its 23)
