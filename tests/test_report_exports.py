@@ -23,18 +23,26 @@ def report(synthetic_report):
     return synthetic_report
 
 
-def _golden(name: str, text: str) -> None:
+def _golden(name: str, text: str, difference=None) -> None:
+    """`text` against the golden file `name`: equal, or, with `difference(text, golden)`, None
+    (which says where they differ otherwise)."""
     path = GOLDEN / name
     if os.environ.get("UPDATE_GOLDEN"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    assert text == path.read_text(), f"{name} changed: review the diff, then UPDATE_GOLDEN=1 to accept it"
+    golden, fix = path.read_text(), "review the diff, then UPDATE_GOLDEN=1 to accept it"
+    if difference is None:
+        assert text == golden, f"{name} changed: {fix}"
+    else:
+        where = difference(text, golden)
+        assert where is None, f"{name} changed ({where}): {fix}"
 
 
 # The raw CSV holds every number at full precision, and its last digits depend on the CPU (numpy
 # picks its vector code by the CPU's instruction set): two machines differed by up to 3e-14
-# relative on a fitted interval.  So its golden file is compared field by field: text exactly, numbers to
-# 1e-9 relative (a formatted table, Markdown or HTML, is compared as text).
+# relative on a fitted interval.  So its golden file is compared field by field: text exactly,
+# numbers to 1e-9 relative (1e-15 absolute about zero).  A formatted table, Markdown or HTML, is
+# compared as text.
 NUMBER_RTOL = 1e-9
 
 
@@ -94,11 +102,7 @@ def test_each_exporter_writes_exactly_the_files_it_returns(report, tmp_path):
 
 
 def test_golden_tables_as_csv(report):
-    text = _tables(report, ".csv")
-    if os.environ.get("UPDATE_GOLDEN"):
-        _golden("tables.csv.txt", text)
-    difference = _csv_difference(text, (GOLDEN / "tables.csv.txt").read_text())
-    assert difference is None, f"tables.csv.txt changed ({difference}): review the diff, then UPDATE_GOLDEN=1 to accept it"
+    _golden("tables.csv.txt", _tables(report, ".csv"), _csv_difference)
 
 
 def test_golden_tables_as_markdown(report):
