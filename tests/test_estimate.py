@@ -48,6 +48,37 @@ def test_a_runs_own_times_outrank_earlier_runs_and_say_so():
         "1 of 4 cells timed from earlier runs" in e.basis and "1 cell from default" in e.basis
 
 
+def test_the_warm_ups_scale_the_default_times_to_this_machine():
+    p = plan()
+    cells = p.cells()
+    warm = {c.id for c in p.warmup_cells()}
+    assert est.speed_factor(p, []) is None, "no warm-up taken: nothing measured"
+    records = [{"cell_id": c.id, "phase": "warmup", "status": "ok", "harness_s": 0.5 * est.default_seconds(c)}
+               for c in cells if c.id in warm]
+    # a failed warm-up, a measured sample and a cell of another plan are no part of the ratio
+    records += [{"cell_id": cells[0].id, "phase": "warmup", "status": "timeout", "harness_s": 999.0},
+                {"cell_id": cells[0].id, "phase": "measured", "status": "ok", "harness_s": 999.0},
+                {"cell_id": "elsewhere", "phase": "warmup", "status": "ok", "harness_s": 999.0}]
+    speed = est.speed_factor(p, records)
+    assert speed.factor == pytest.approx(0.5) and speed.warmups == len(warm)
+    e = est.estimate(p, speed=speed)
+    assert e.seconds == pytest.approx(est.estimate(p).seconds * 0.5)
+    assert f"x 0.50, what this machine's {len(warm)} warm-up samples took of their default times" in e.basis
+    # a ratio of sums: the longer warm-up weighs more
+    wide = plan(ns=[10, 1000000])
+    slow, fast = sorted(wide.cells(), key=est.default_seconds)[-1], sorted(wide.cells(), key=est.default_seconds)[0]
+    both = [{"cell_id": slow.id, "phase": "warmup", "status": "ok", "harness_s": 2 * est.default_seconds(slow)},
+            {"cell_id": fast.id, "phase": "warmup", "status": "ok", "harness_s": 0.5 * est.default_seconds(fast)}]
+    ds, df = est.default_seconds(slow), est.default_seconds(fast)
+    assert ds > 2 * df
+    want = (2 * ds + 0.5 * df) / (ds + df)
+    assert est.speed_factor(wide, both).factor == pytest.approx(want)
+    # cells timed by measurements are not scaled, and the basis names the factor only where it is used
+    measured = {c.id: 1.0 for c in cells}
+    assert est.estimate(p, measured, speed=speed).seconds == pytest.approx(16.0)
+    assert "warm-up" not in est.estimate(p, measured, speed=speed).basis
+
+
 def test_expected_samples_per_cell_and_samples_already_taken():
     p = plan()
     cells = p.cells()

@@ -432,17 +432,28 @@ def test_estimate_progress_lines_and_the_real_duration(tmp_path, capsys):
     plan = small_plan()
     runner.run(plan, tmp_path / "r", progress=True, measure_fn=fake_measure(), log=lambda *_: None)
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("estimated duration: about") and "an estimate" in err[0]
-    assert err[1].startswith("[r] 1/16 samples (6%), elapsed ") and "ETA" in err[1]
+    # the warm-ups come first: they time this machine for the estimate printed after them
+    assert err[0].startswith("warming up first: 4 warm-up samples"), err
+    assert err[1].startswith("[r] 1/16 samples (6%), elapsed ") and "ETA" in err[1] and "warmup" in err[1]
+    assert err[2].startswith("estimated duration: about") and "an estimate" in err[2], err
+    assert "for 12 samples" in err[2], "the estimate counts what is left after the warm-ups"
     assert err[-2].startswith("[r] 16/16 samples (100%)") and err[-2].endswith("done")
     assert err[-1].startswith("took ") and "; estimated " in err[-1]
     session = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][0]
     assert session["estimate_s"] > 0 and "default per-workload times" in session["estimate_basis"]
+    assert "what this machine's 4 warm-up samples took of their default times" in session["estimate_basis"]
+    assert "spent before the estimate" in session["estimate_basis"]
     assert session["duration_s"] >= 0 and session["ended"] == "finished"
     assert all(isinstance(r["harness_s"], float) for r in ResultsStore(tmp_path / "r").records())
     logged = []  # without progress lines the estimate and the duration go to the log
     runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
-    assert logged[0].startswith("estimated duration: about") and logged[-1].startswith("took ")
+    assert logged[0].startswith("warming up first") and logged[1].startswith("estimated duration: about")
+    assert logged[-1].startswith("took ")
+    logged = []  # without warm-ups the estimate comes first, from the default times as fitted
+    cold = make_plan("quick", workloads=["sleep"], ns=[10], samples=3, warmup=0, smoke=True)
+    runner.run(cold, tmp_path / "w", progress=False, measure_fn=fake_measure(),
+               log=logged.append)
+    assert logged[0].startswith("estimated duration: about") and "warm-up" not in logged[0], logged[0]
     assert capsys.readouterr().err == ""
 
 

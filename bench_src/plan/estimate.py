@@ -5,9 +5,10 @@ on a sample of the same cell id in any results directory under `data/results/`),
 default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to the
 samples of every cell of the article profile on a 2-core machine; an order of magnitude for a cell,
 within a few percent for the sum of many cells on a machine like it, not a measurement of this
-machine).  Each sample is capped at the plan's timeout, the
-cooldown is added after every sample, and a fixed start-up time for each private database
-server.  The number of samples per cell is warmup + samples unless the caller expects another (a
+machine).  A run measures this machine before it estimates: its warm-ups come first, and the
+defaults are scaled by what the warm-ups took of their own defaults (`speed_factor`).  Each sample
+is capped at the plan's timeout, the cooldown is added after every sample, and a fixed start-up
+time for each private database server.  The number of samples per cell is warmup + samples unless the caller expects another (a
 sequential stopping rule knows its own expected number).
 """
 from __future__ import annotations
@@ -53,6 +54,19 @@ CORES_EXPONENT = {"sleep": 0.93, "idle_tasks": 0.5, "threads_vs_tasks": 0.7, "cp
 SERVER_START_S = 15.0  # initialising and starting one private database server
 
 
+@dataclass(frozen=True)
+class Speed:
+    """How this machine's times compare with the default per-workload times: `factor`, the seconds
+    `warmups` warm-up samples took over their cells' default seconds."""
+    factor: float
+    warmups: int
+
+    def __str__(self) -> str:
+        factor = f"{self.factor:.2f}" if self.factor >= 0.1 else f"{self.factor:.2g}"
+        return (f"{factor}, what this machine's {self.warmups} warm-up sample{'s' if self.warmups != 1 else ''} "
+                "took of their default times")
+
+
 @dataclass
 class Estimate:
     seconds: float
@@ -63,6 +77,7 @@ class Estimate:
     sources: list[str] = field(default_factory=list)
     cells_from_run: int = 0  # timed from the run's own samples (after its pilot)
     notes: list[str] = field(default_factory=list)  # what else shaped it (a stopping rule, a budget)
+    speed: Speed | None = None  # the defaults scaled to this machine (speed_factor)
 
     @property
     def basis(self) -> str:
@@ -78,7 +93,7 @@ class Estimate:
         rest = self.cells - self.cells_from_history - self.cells_from_run
         if rest:
             parts.append(f"{rest} cell{'s' if rest != 1 else ''} from default per-workload times "
-                         "(bench_src/plan/estimate.py)")
+                         "(bench_src/plan/estimate.py)" + (f" x {self.speed}" if self.speed else ""))
         if self.server_start_s:
             parts.append(f"{self.server_start_s:.0f} s to start the database servers")
         parts += self.notes
@@ -133,6 +148,32 @@ def default_seconds(cell: Cell) -> float:
         fixed += 0.01 * int(p.get("iterations", "100"))
         per_n *= int(p.get("iterations", "100")) / 100
     return fixed + per_n * units
+
+
+def speed_factor(plan: Plan, records: list[dict]) -> Speed | None:
+    """The default per-workload times scaled to this machine: the seconds the plan's warm-up samples
+    (status ok) took, over the default seconds of their cells; None without such a warm-up.  A ratio
+    of sums: the long warm-ups weigh most, as the long cells weigh most in the run's total.  It
+    assumes that this machine is as much faster or slower than the one the defaults were fitted on
+    in the cells that get a warm-up as in the others, and in their whole N range as at the N the
+    warm-ups take (with warmup_scope "program", the smallest).  On two article runs of a 2-core
+    machine unlike the fitted one (2026-11-27), the warm-ups took 0.80 and 0.82 of their default
+    times, the pilot's measured samples 0.79 and 0.82 of theirs; by workload the pilot's ratio
+    ranged from 0.48 (PostgreSQL) to 2.16 (SQLite), so it holds for the sum of many cells, not
+    for one cell."""
+    cells = {c.id: c for c in plan.cells()}
+    taken = default = 0.0
+    count = 0
+    for rec in records:
+        if not isinstance(rec, dict) or rec.get("phase") != "warmup" or rec.get("status") != "ok":
+            continue
+        cell, secs = cells.get(str(rec.get("cell_id"))), _sample_seconds(rec)
+        if cell is None or secs is None:
+            continue
+        taken += secs
+        default += default_seconds(cell)
+        count += 1
+    return Speed(taken / default, count) if count and default > 0 else None
 
 
 def _sample_seconds(rec: dict) -> float | None:
@@ -226,7 +267,8 @@ def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: s
 def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
              expected_samples: Mapping[str, float] | float | None = None,
              done: Mapping[str, int] | None = None, sources: list[str] | None = None,
-             own_seconds: Mapping[str, float] | None = None) -> Estimate:
+             own_seconds: Mapping[str, float] | None = None, speed: Speed | None = None,
+             servers_started: bool = False) -> Estimate:
     """The estimated duration of `plan`.
 
     per_cell_seconds: seconds per sample by cell id (from `history`); cells without one use
@@ -236,6 +278,8 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
     expected_samples: samples per cell (a number for all, or by cell id); default its warm-ups +
         samples.
     done: samples already taken per cell id (a resumed run): only the rest is estimated.
+    speed: the default times scaled to this machine (`speed_factor`); None: as fitted.
+    servers_started: the private database servers are running already (their start is not counted).
     """
     per_cell_seconds = per_cell_seconds or {}
     own_seconds = own_seconds or {}
@@ -259,14 +303,15 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
             secs = per_cell_seconds[cell.id]
             from_history += 1
         else:
-            secs = default_seconds(cell)
+            secs = default_seconds(cell) * (speed.factor if speed else 1.0)
         secs = min(secs, plan.timeout_s + 1.0) + plan.cooldown_s
         total_s += n * secs
         total_n += n
     servers = {w for w in plan.workloads if WORKLOADS[w].fixture == "server"}
-    start_s = SERVER_START_S * len([w for w in servers if w not in plan.dsn]) if total_n else 0.0
+    start_s = SERVER_START_S * len([w for w in servers if w not in plan.dsn]) if total_n and not servers_started else 0.0
+    defaults_used = len(cells) - from_history - from_run
     return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []),
-                    cells_from_run=from_run)
+                    cells_from_run=from_run, speed=speed if defaults_used else None)
 
 
 def estimate_from_history(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None,

@@ -4,9 +4,11 @@ the moment it is taken.  Re-running the same plan into the same directory resume
 A sample that fails (non-zero exit, timeout, memory guard, wrong checksum, even a harness error)
 is stored with its status and reason and the run goes on.  One process at a time writes into a
 results directory (its lock names the owner).  SIGINT and SIGTERM end a run cleanly: the session
-is marked interrupted, the servers are stopped and the scratch directories removed.  Before the
-first sample the run prints an estimate of its duration, during it a progress line on stderr
-(samples done / planned, elapsed, ETA), and at the end the real duration beside the estimate.
+is marked interrupted, the servers are stopped and the scratch directories removed.  The run takes
+its warm-ups first (they time the machine, plan/estimate.speed_factor), then prints an estimate of
+its duration before the first measured sample (a run without warm-ups to take prints it first),
+during it a progress line on stderr (samples done / planned, elapsed, ETA), and at the end the real
+duration beside the estimate.
 """
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ from .. import paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..profiles import PROFILES
-from ..plan.estimate import (Estimate, default_seconds, earlier_pilot, estimate, format_duration, history,
-                             seconds_per_sample)
+from ..plan.estimate import (Estimate, Speed, default_seconds, earlier_pilot, estimate, format_duration, history,
+                             seconds_per_sample, speed_factor)
 from ..plan.dsn import resolve_dsn
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
@@ -246,8 +248,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 done_per_cell = Counter(r["cell_id"] for r in records if r["sample_id"] in done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
+                speed = speed_factor(plan, records)
                 est = _estimate(plan, records, measured_s, expected_samples, done_per_cell, used, spent_before,
-                                store.dir)
+                                store.dir, speed=speed)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                 if not todo and not plan.max_samples:
@@ -255,12 +258,20 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     return report
 
                 def seconds(cell: Cell) -> float:
-                    return min(measured_s.get(cell.id, default_seconds(cell)), plan.timeout_s + 1.0) + plan.cooldown_s
+                    default = default_seconds(cell) * (speed.factor if speed else 1.0)
+                    return min(measured_s.get(cell.id, default), plan.timeout_s + 1.0) + plan.cooldown_s
 
                 bar = Progress(store.run_id, len(schedule), report.already_done, seconds, enabled=progress)
                 keep = SampleKeeper(store, book, report, bar, log)
+                blocks = sequential.blocks_of(enumerate(schedule))
+                # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
+                # take their own warm-ups, each in its first block)
+                warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
+                calibrate = any(s.sample_id not in done for b in warm_first for _, s in b)
                 if cluster is None:
-                    bar.say(str(est), log)
+                    warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
+                    bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, which "
+                            "also time this machine for the estimate that follows them" if calibrate else str(est), log)
                     take = _sample_taker(plan, store, context, measure_fn, keep)
                     take_blocks = sequential.blocks_in_order(take, done)
                     context_started = True
@@ -296,8 +307,22 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done)
                 bar.expect([s.cell for _, s in todo])
                 bar.begin()
+                if calibrate:
+                    take_blocks(warm_first, None)
+                    now_records = store.records()
+                    speed = speed_factor(plan, now_records) or speed
+                    spent_now = time.monotonic() - started
+                    est = _estimate(plan, now_records, measured_s, expected_samples, Counter(
+                        r["cell_id"] for r in now_records if r["sample_id"] in store.done_ids()), used, spent_before,
+                        store.dir, spent_now=spent_now, speed=speed, servers_started=True)
+                    est.seconds += spent_now
+                    est.notes.append(f"{format_duration(spent_now)} of it spent before the estimate (starting the "
+                                     "servers and fixtures, the warm-ups)")
+                    report.estimate = est
+                    store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
+                    bar.say(str(est), log)
                 # every block with a sample missing (one process skips those it has; a host runs it whole)
-                take_blocks(sequential.blocks_of(enumerate(schedule)), None)
+                take_blocks([b for b in blocks if b[0][1].phase != "warmup"] if calibrate else blocks, None)
                 if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
                     deadline = started + plan.time_budget_s - spent_before if plan.time_budget_s else None
 
@@ -309,7 +334,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         times, own = history()[0], seconds_per_sample(now_records)
                         rest = _estimate(plan, now_records, times, None, Counter(
                             r["cell_id"] for r in now_records if r["sample_id"] in now_done), used,
-                            spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own)
+                            spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own, speed=speed,
+                            servers_started=True)
                         if hosts is not None:
                             rest.spread_over(hosts.count, 0.0)
                         bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
@@ -419,7 +445,8 @@ def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None, engine
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
               expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
               used: list[str], spent_before: float, results_dir: Path | None = None,
-              spent_now: float = 0.0, own_s: Mapping[str, float] | None = None) -> Estimate:
+              spent_now: float = 0.0, own_s: Mapping[str, float] | None = None,
+              speed: Speed | None = None, servers_started: bool = False) -> Estimate:
     """The duration estimate of what remains.  Under the sequential rule the samples per cell are
     the rule's expectation (from the stored pilot when there is one, else the budget); a time
     budget caps the estimate, but never below the pilot, which always runs whole."""
@@ -435,11 +462,12 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
         expected = sequential.expected_samples(plan, pilot)
         warmups = plan.warmups()
         expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
-    est = estimate(plan, measured_s, expected_samples, done_per_cell, used, own_s)
+    est = estimate(plan, measured_s, expected_samples, done_per_cell, used, own_s, speed, servers_started)
     if plan.max_samples and pilot_from:
         est.notes.append(f"samples per cell as the sequential rule expects them, from {pilot_from}")
     elif plan.max_samples:
-        pilot_only = estimate(plan, measured_s, {c.id: float(plan.samples) for c in plan.cells()}, {}, used, own_s)
+        pilot_only = estimate(plan, measured_s, {c.id: float(plan.samples) for c in plan.cells()}, {}, used, own_s,
+                              speed, servers_started=True)
         extra = share * pilot_only.seconds
         est.seconds += extra
         est.notes.append("no pilot yet: the pilot's samples, plus "
@@ -448,7 +476,7 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
                             "the sequential rule's extra blocks, which cannot be projected before a pilot")
                          + "; estimated again after the pilot's look")
     if plan.time_budget_s:
-        pilot = estimate(plan, measured_s, None, done_per_cell, used, own_s)
+        pilot = estimate(plan, measured_s, None, done_per_cell, used, own_s, speed, servers_started)
         remaining = max(0.0, plan.time_budget_s - spent_before - spent_now)
         capped = max(pilot.seconds, min(est.seconds, remaining))
         if capped < est.seconds:
