@@ -67,7 +67,7 @@ class Profile:
 # scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  article: 0.46, the mean
 # of four runs on a 2-core AMD EPYC (2026-11-27), whose extra blocks took 0.66, 0.46, 0.39 and 0.34 of
 # their pilots so timed (29 min 46 s, 25 min 40 s, 24 min 03 s and 23 min 22 s in all); with 0.46
-# their start estimates are 11.9% below to 9.0% above their durations.  (With 0.56, the mean of the
+# their start estimates are 11.9% below to 8.9% above their durations.  (With 0.56, the mean of the
 # first two, the other two printed estimates 12.0% and 16.2% above.)  Four runs on an earlier,
 # noisier 2-core machine (2026-11-26, where the defaults were fitted: a factor of about 1) took 0.9
 # to 1.4 of theirs (42 min 34 s to 53 min 42 s): there this prior puts the estimate 23-39% short.
