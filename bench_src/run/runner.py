@@ -245,7 +245,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
                 report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
                 measured_s, by_cell = history()
-                done_per_cell = Counter(r["cell_id"] for r in records if r["sample_id"] in done)
+                done_per_cell = _per_cell(records, done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
                 speed = speed_factor(plan, records)
@@ -267,9 +267,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
                 # take their own warm-ups, each in its first block)
                 warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
-                calibrate = any(s.sample_id not in done for b in warm_first for _, s in b)
+                warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
+                calibrate = warmups > 0
                 if cluster is None:
-                    warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                     bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, which "
                             "also time this machine for the estimate that follows them" if calibrate else str(est), log)
                     take = _sample_taker(plan, store, context, measure_fn, keep)
@@ -312,9 +312,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     now_records = store.records()
                     speed = speed_factor(plan, now_records) or speed
                     spent_now = time.monotonic() - started
-                    est = _estimate(plan, now_records, measured_s, expected_samples, Counter(
-                        r["cell_id"] for r in now_records if r["sample_id"] in store.done_ids()), used, spent_before,
-                        store.dir, spent_now=spent_now, speed=speed, servers_started=True)
+                    est = _estimate(plan, now_records, measured_s, expected_samples,
+                                    _per_cell(now_records, store.done_ids()), used, spent_before, store.dir,
+                                    spent_now=spent_now, speed=speed, servers_started=True)
                     est.seconds += spent_now
                     est.notes.append(f"{format_duration(spent_now)} of it spent before the estimate (starting the "
                                      "servers and fixtures, the warm-ups)")
@@ -332,8 +332,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         # the pilot's own seconds per sample outrank earlier runs' (a results directory
                         # outside data/results/ is no part of the history)
                         times, own = history()[0], seconds_per_sample(now_records)
-                        rest = _estimate(plan, now_records, times, None, Counter(
-                            r["cell_id"] for r in now_records if r["sample_id"] in now_done), used,
+                        rest = _estimate(plan, now_records, times, None, _per_cell(now_records, now_done), used,
                             spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own, speed=speed,
                             servers_started=True)
                         if hosts is not None:
@@ -440,6 +439,11 @@ def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None, engine
                else "with --cluster" if "cluster" in kinds else "without a cluster")
         raise ValueError(f"{store.dir} holds samples taken {earlier.replace('cluster', 'on the cluster')}; resume "
                          f"it the same way ({how}), or give another results_dir")
+
+
+def _per_cell(records: list[dict], done: set[str]) -> Counter:
+    """Samples already taken per cell id: the records whose sample id is `done`."""
+    return Counter(r["cell_id"] for r in records if r["sample_id"] in done)
 
 
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
