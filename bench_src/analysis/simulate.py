@@ -12,7 +12,8 @@ in a random order, as a run does.  Each value is the cell's true median times
 - a block effect shared by every cell of a block (lognormal with sd `block_sd`);
 - a burst: in one block, the cells in a stretch of the block's order run (1 + size) slower;
 - a grid: values rounded to a step of `grid` times the typical value (a coarse clock, RSS pages),
-  the typical value itself at a random place between two steps.
+  the typical value itself at a random place between two steps (within `grid_span` steps of
+  1 / grid: with a wider span the cells of a family sit on grids of different relative steps).
 
 `family_values` builds many families of comparisons at once as arrays, and `rule_verdicts` decides
 them with the very functions the tables use (`paired`, `multiplicity`); `previous_verdicts` is the
@@ -99,6 +100,7 @@ class Conditions:
     burst: float = 0.0  # relative slowdown in the burst
     burst_share: float = 0.5  # share of the block's cells it hits
     grid: float = 0.0  # values rounded to this step relative to the typical value (0: continuous)
+    grid_span: float = 1.0  # the typical values lie uniformly 1 / grid to 1 / grid + grid_span steps up
     drift_shape: str = "steady"  # "steady", "warm-up" or "shift" (drift_rise)
 
 
@@ -179,7 +181,7 @@ def family_values(rng: np.random.Generator, effects: np.ndarray, blocks: int, co
         logs[np.arange(families), :, :, hit_block] += hit * math.log1p(cond.burst)
     values = np.exp(logs)
     if cond.grid:
-        typical = rng.uniform(1 / cond.grid, 1 / cond.grid + 1, (families, m, 1, 1))  # in steps
+        typical = rng.uniform(1 / cond.grid, 1 / cond.grid + cond.grid_span, (families, m, 1, 1))  # in steps
         values = np.maximum(np.round(typical * values), 1.0)
     return values
 
