@@ -212,13 +212,8 @@ def noise_variance(values) -> np.ndarray:
 
     On white noise the stretches' reading is low by the choice of the split (0.87 of the variance
     at 6 values, 0.91 at 10, 0.96 at 20; the smaller of the two readings 0.75, 0.82, 0.89; 100,000
-    draws each), which errs toward taking a cell as rounded.  It replaced the moves without the
-    largest one, scaled up by what that leaves of normal noise (k - E[max of k chi-squared(1)] of
-    k): where the largest move was a jump, not noise, that scaling read a value flipping between two
-    grid points after a level shift (24 24 24 26 27 26) as noise of 0.6 of a step, the cell as
-    dithered, and its mean as exact; in a study of quantized data at CV 1% with the typical values
-    spread over 20-30 steps and a 10% level shift, 11.3% of the called intervals of 3% effects at 6
-    pairs then missed the truth (mean share per family; 1,000 families of 30), 0.2% now."""
+    draws each), which errs toward taking a cell as rounded.  Why the stretches and not the moves
+    less the largest: docs/statistics.md ("Values on a grid")."""
     x = np.asarray(values, dtype=float)
     n = x.shape[-1]
     if n <= 2:
