@@ -206,6 +206,32 @@ def test_a_directory_holding_other_files_is_refused_and_its_mode_kept(tmp_path, 
     assert sorted(p.name for p in shared.iterdir()) == ["other_file"]
 
 
+@pytest.mark.parametrize("content", ['{"name": "my project"}', "{", "[]"])
+def test_a_meta_json_that_is_no_runs_record_without_samples_is_refused_even_with_repair(tmp_path, capsys, content):
+    from bench_src.__main__ import main
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "meta.json").write_text(content)
+    (theirs / "notes.txt").write_text("important\n")
+    before = {p.name: p.read_bytes() for p in theirs.iterdir()}
+    for argv in (["check", "--results-dir", str(theirs), "--plan", PLAN_TEXT],
+                 ["run", "--repair", "--results-dir", str(theirs), "--plan", PLAN_TEXT]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert err == (f"error: results_dir '{theirs}' is not empty (meta.json, notes.txt) and holds a meta.json that "
+                       "is not the record of a run and no samples: it is not a results directory of this package, "
+                       "and nothing is written into it; give a new or empty directory, or the directory of an "
+                       "earlier run"), err
+    with pytest.raises(ValueError, match="holds a meta.json that is not the record of a run and no samples"):
+        runner.run(small_plan(), theirs, measure_fn=fake_measure(), repair=True, **QUIET)
+    assert main(["report", str(theirs)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {theirs / 'meta.json'} cannot be read: ") and err.endswith(
+        f", and no samples.jsonl is beside it: {theirs} is not a results directory of this package, or one of a run "
+        "that stored no sample; give the directory of a run, or a new or empty one"), err
+    assert {p.name: p.read_bytes() for p in theirs.iterdir()} == before, "nothing moved, nothing written"
+
+
 def test_an_existing_empty_directory_keeps_its_mode_and_the_session_says_others_can_read_it(tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()

@@ -150,10 +150,27 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def is_run_record(meta: Any) -> bool:
+    """Whether parsed meta.json content is the record of a run (the one test of it)."""
+    return isinstance(meta, dict) and isinstance(meta.get("plan"), dict) and isinstance(meta.get("sessions"), list)
+
+
+def _holds_run_record(directory: Path) -> bool:
+    try:
+        return is_run_record(json.loads((directory / META).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+
+
 def foreign_entries(directory: Path) -> list[str]:
-    """The names in a directory without meta.json that no run of this package leaves there
-    (empty when the directory holds meta.json or does not exist)."""
-    if not directory.is_dir() or (directory / META).exists():
+    """The names in a directory that no run of this package leaves there, when it is not a run's:
+    empty for a directory that does not exist, holds the record of a run (meta.json), or holds
+    samples beside an unreadable meta.json (a run's, to repair).  An unreadable meta.json with no
+    samples.jsonl beside it is no run's record: it counts as foreign, so that neither a run nor a
+    repair writes there or moves the file."""
+    if not directory.is_dir():
+        return []
+    if (directory / META).exists() and (_holds_run_record(directory) or (directory / SAMPLES).exists()):
         return []
     return sorted(p.name for p in directory.iterdir()
                   if p.name not in OWN_BEFORE_META and not p.name.startswith((WRITE_PROBE, LOCK + ".")))
@@ -165,7 +182,9 @@ def refuse_foreign(directory: Path) -> None:
     foreign = foreign_entries(directory)
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and holds no meta.json: it is "
+        record = ("holds a meta.json that is not the record of a run and no samples"
+                  if META in foreign else "holds no meta.json")
+        raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and {record}: it is "
                          "not a results directory of this package, and nothing is written into it; give a new or "
                          "empty directory, or the directory of an earlier run")
 
@@ -250,7 +269,7 @@ class ResultsStore:
             cut = "" if text.rstrip().endswith("}") else "; it ends before the JSON does: the file was cut short"
             why = f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}){cut}"
         else:
-            if isinstance(meta, dict) and isinstance(meta.get("plan"), dict) and isinstance(meta.get("sessions"), list):
+            if is_run_record(meta):
                 return meta
             why = "it is JSON but not a run's record (no plan or no sessions)"
         raise CorruptFile(self._corrupt_meta(why))
@@ -260,6 +279,10 @@ class ResultsStore:
         return plan_from_dict(self.read_meta()["plan"])
 
     def _corrupt_meta(self, why: str) -> str:
+        if not self.samples_path.exists():
+            return (f"{self.meta_path} cannot be read: {why}, and no {SAMPLES} is beside it: {self.dir} is not a "
+                    "results directory of this package, or one of a run that stored no sample; give the directory "
+                    "of a run, or a new or empty one")
         try:
             lines = self.samples_path.read_bytes().count(b"\n")
         except OSError:
