@@ -13,7 +13,7 @@ from matplotlib.patches import Rectangle
 
 import report_data
 from bench_src.analysis import compare, scaling, stats
-from bench_src.report import figures, theme
+from bench_src.report import figures, theme, units
 
 matplotlib.use("Agg")
 
@@ -72,6 +72,21 @@ def test_ratio_panels_share_one_log2_axis_centred_on_one(ratios):
     texts = _texts(mem)
     assert any("Go smaller" in t for t in texts) and any("Rust smaller" in t for t in texts)
     plt.close(mem)
+
+
+def test_the_ratio_figure_names_the_level_of_the_intervals_it_draws(ratios):
+    level = ratios["ci_level"].dropna().unique()
+    assert len(level) == 1 and level[0] != 0.95, "the family's level, 1 - max(R, 1) x 5% / m, not 95%"
+    fig = figures.ratio_vs_n(ratios, 0.02)
+    header = [t for t in _texts(fig) if t.startswith("Go / Rust ratio of median")]
+    name = units.metric_name(ratios["metric"].iloc[0])
+    assert header == [f"Go / Rust ratio of median {name}, with {units.percent(float(level[0]), digits=3)} CI"], header
+    assert not any("95%" in t for t in _texts(fig))
+    plt.close(fig)
+    mixed = ratios.assign(ci_level=np.where(np.arange(len(ratios)) % 2 == 0, level[0], 0.99))
+    fig = figures.ratio_vs_n(mixed, 0.02)
+    assert any(t.endswith(f"{name}, with CI") for t in _texts(fig))
+    plt.close(fig)
 
 
 def test_single_n_gets_a_categorical_axis_and_several_n_a_log_axis(ratios, df):

@@ -15,7 +15,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ...catalogue import WORKLOADS
 from .. import units
-from ..tables import params_dict, verdict_kinds
+from ..tables import ci_name, params_dict, verdict_kinds
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
 from .axes import (VERDICT_MARKERS, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
                    panel_title, params_caption, split_params, threads_caption)
@@ -126,8 +126,9 @@ def _pair_frame(r: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 
 def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
-    """One panel per workload: the Go/Rust ratio of medians with its 95% CI, on one log2 axis shared
-    by every panel; over N where several N were run, by pair of variants where one was."""
+    """One panel per workload: the Go/Rust ratio of medians with its interval (at the table's level,
+    the family's, named in the header), on one log2 axis shared by every panel; over N where several
+    N were run, by pair of variants where one was."""
     metric = ratios["metric"].iloc[0]
     kinds = verdict_kinds(ratios)
     ratios = ratios.assign(vkind=kinds.values)
@@ -182,7 +183,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
         handles.append(Patch(color=EQUIVALENCE_COLOR, alpha=0.55, label=f"equivalence band ±{margin:.0%}"))
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8.5, frameon=False)
     lower, upper = _direction_words(metric)
-    figure_header(fig, f"Go / Rust ratio of median {units.metric_name(metric)}, with 95% CI",
+    figure_header(fig, f"Go / Rust ratio of median {units.metric_name(metric)}, with {ci_name(ratios)}",
             join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
                   "arrow: the interval goes on beyond the axis" if clipped else ""))
     return fig
