@@ -438,6 +438,7 @@ def test_estimate_progress_lines_and_the_real_duration(tmp_path, capsys):
     assert err[2].startswith("estimated duration: about") and "an estimate" in err[2], err
     assert "for 12 samples" in err[2], "the estimate counts what is left after the warm-ups"
     assert err[-2].startswith("[r] 16/16 samples (100%)") and err[-2].endswith("done")
+    assert "ETA" not in err[-2], "the last line has nothing left to estimate"
     assert err[-1].startswith("took ") and "; estimated " in err[-1]
     session = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][0]
     assert session["estimate_s"] > 0 and "default per-workload times" in session["estimate_basis"]

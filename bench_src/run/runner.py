@@ -150,12 +150,14 @@ class Progress:
                  else 1.0 / self.hosts)
         return max(0.0, self.remaining_estimate * scale)
 
-    def line(self, note: str = "") -> str:
+    def line(self, note: str = "", final: bool = False) -> str:
+        """The progress line; the last one (`final`) has no ETA: nothing remains."""
         elapsed = time.monotonic() - self.started
         pct = 100.0 * self.done / self.planned if self.planned else 100.0
         hosts = f" on {self.hosts} hosts" if self.hosts > 1 else ""
-        return (f"[{self.label}] {self.done}/{self.planned} samples ({pct:.0f}%){hosts}, elapsed {format_duration(elapsed)}, "
-                f"ETA {format_duration(self.eta())}" + (f"; {note}" if note else ""))
+        eta = "" if final else f", ETA {format_duration(self.eta())}"
+        return (f"[{self.label}] {self.done}/{self.planned} samples ({pct:.0f}%){hosts}, elapsed {format_duration(elapsed)}"
+                + eta + (f"; {note}" if note else ""))
 
     def update(self, cell: Cell, note: str = "") -> None:
         secs = self.seconds(cell)
@@ -176,12 +178,12 @@ class Progress:
         else:
             log(text)
 
-    def emit(self, note: str = "") -> None:
+    def emit(self, note: str = "", final: bool = False) -> None:
         if not self.enabled:
             return
         self.last_line = time.monotonic()
         stream = self.stream or sys.stderr
-        print(self.line(note), file=stream, flush=True)
+        print(self.line(note, final), file=stream, flush=True)
 
 
 def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
@@ -364,7 +366,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 raise
             finally:
                 if bar is not None:
-                    bar.emit("interrupted" if report.interrupted else "done")
+                    bar.emit("interrupted" if report.interrupted else "done", final=True)
                 try:
                     if context_started:
                         context.stop()
