@@ -10,6 +10,11 @@ SEED    ?= 1
 RUN_DIR ?=
 # CLUSTER: run the blocks on a Dask cluster, e.g. local:2 or tcp://HOST:8786 (docs/cluster.md); default: here.
 CLUSTER ?=
+# THREADS, MEM_LIMIT_MB: runtime threads of both programs and their memory guard (default: this
+# machine's usable CPUs and 80% of its RAM). Give them when runs of several machines are to combine
+# (python -m bench_src hosts): the defaults follow each machine, and so would the plan.
+THREADS ?=
+MEM_LIMIT_MB ?=
 
 .PHONY: setup venv system-deps build run test test-python test-go test-rust clean
 
@@ -46,14 +51,17 @@ build: venv
 # 2. only then the distribution's packages and the build (the rest of `setup`);
 # 3. papermill writes the executed notebook under a temporary name, moved to run.ipynb only when the
 #    run succeeded, so a refused or failed re-run never replaces the notebook of an earlier run;
-# 4. --stderr-file streams the notebook's stderr (the run's estimate and progress lines) here.
+# 4. --stderr-file - streams the notebook's stderr (the run's estimate and progress lines) to
+#    papermill's stdout, sent on to make's stderr: a path (/dev/stderr) would be opened anew and
+#    truncated, so `make run > log 2>&1` would lose the lines written before it.
 run: venv
-	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") $(if $(CLUSTER),--cluster "$(CLUSTER)")) || exit 2; \
+	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(THREADS),--threads "$(THREADS)") $(if $(MEM_LIMIT_MB),--mem-limit-mb "$(MEM_LIMIT_MB)")) || exit 2; \
 	$(MAKE) --no-print-directory system-deps build || exit 2; \
 	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
 	partial="$$dir/run.partial.ipynb"; \
-	if $(BIN)/papermill notebooks/run.ipynb "$$partial" --stderr-file /dev/stderr \
-	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)"); then \
+	if $(BIN)/papermill notebooks/run.ipynb "$$partial" --stderr-file - \
+	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)") \
+	     $(if $(THREADS),-p threads "$(THREADS)") $(if $(MEM_LIMIT_MB),-p mem_limit_mb "$(MEM_LIMIT_MB)") >&2; then \
 	  mv -f "$$partial" "$$dir/run.ipynb"; \
 	else \
 	  echo "the run failed: its notebook is $$partial ($$dir/run.ipynb, if any, is unchanged)" >&2; exit 1; \

@@ -106,6 +106,28 @@ def test_different_plans_or_code_are_refused_naming_both(tmp_path):
         store_hosts.load_hosts([])
 
 
+def test_plans_that_differ_only_in_the_machine_defaults_are_refused_saying_what_to_give(tmp_path):
+    # the README's command on two machines with other CPUs and RAM: threads and mem_limit_mb default
+    # to each machine's, so the plans differ although the user gave the same
+    base = dict(workloads=["sleep"], ns=[10, 100], samples=6, warmup=0, params={"sleep": {"work": 10}})
+    a = take(tmp_path / "a", 1.0, 2.0, seed=21, the_plan=make_plan("quick", threads=2, mem_limit_mb=19000, **base))
+    b = take(tmp_path / "b", 1.0, 2.0, seed=22, cpu_model="Other CPU",
+             the_plan=make_plan("quick", threads=1, mem_limit_mb=3000, **base))
+    with pytest.raises(ValueError) as err:
+        store_hosts.load_hosts([a, b])
+    assert ("they differ in mem_limit_mb: 19000 vs 3000; threads: 2 vs 1; unless given, each machine sets mem_limit_mb "
+            "to 80% of its RAM and threads to its usable CPUs: give the same on every machine (--mem-limit-mb M, make "
+            "run MEM_LIMIT_MB=M; --threads N, make run THREADS=N)): only runs of the same plan combine") in str(err.value)
+    c = take(tmp_path / "c", 1.0, 2.0, seed=23, cpu_model="Other CPU",
+             the_plan=make_plan("quick", threads=2, mem_limit_mb=19000, **base))
+    assert store_hosts.load_hosts([a, c])["host"].nunique() == 2, "given alike, the two machines combine"
+    other = make_plan("quick", threads=2, mem_limit_mb=19000, **{**base, "params": {"sleep": {"work": 20}}})
+    d = take(tmp_path / "d", 1.0, 2.0, seed=24, the_plan=other)
+    with pytest.raises(ValueError) as err:
+        store_hosts.load_hosts([a, d])
+    assert "they differ in params: " in str(err.value) and "unless given" not in str(err.value)
+
+
 def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path):
     import subprocess
     import sys

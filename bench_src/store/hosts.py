@@ -70,6 +70,27 @@ def host_label(print_: Mapping) -> str:
     return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs{share} [{host_id(print_)}]"
 
 
+# Plan parameters whose default follows the machine (parameters.py), and how to give them.
+MACHINE_DEFAULTS = {"threads": ("its usable CPUs", "--threads N, make run THREADS=N"),
+                    "mem_limit_mb": ("80% of its RAM", "--mem-limit-mb M, make run MEM_LIMIT_MB=M")}
+
+
+def plan_difference(a: Mapping | None, b: Mapping | None) -> str:
+    """What differs between two stored plans, for an error: the keys and both values (at most
+    five), and where only parameters that default to the machine differ, how to give them."""
+    a, b = a or {}, b or {}
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    if not keys:
+        return "their plan entries are equal"
+    shown = "; ".join(f"{k}: {json.dumps(a.get(k))[:60]} vs {json.dumps(b.get(k))[:60]}" for k in keys[:5])
+    text = f"they differ in {shown}" + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    if set(keys) <= set(MACHINE_DEFAULTS):
+        text += "; unless given, each machine sets " + " and ".join(
+            f"{k} to {MACHINE_DEFAULTS[k][0]}" for k in keys) + ": give the same on every machine (" + "; ".join(
+            MACHINE_DEFAULTS[k][1] for k in keys) + ")"
+    return text
+
+
 def source_commit(meta: Mapping) -> set[str]:
     """The git commits of the source the sessions' programs were built from (empty when unknown)."""
     return {s.get("machine", {}).get("git_commit") for s in meta.get("sessions", [])
@@ -100,9 +121,9 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
             d0, meta0 = first
             if meta.get("plan_digest") != meta0.get("plan_digest") and factor != "plan":
                 raise ValueError(f"{d} holds another plan than {d0} (plan digest {meta.get('plan_digest')} vs "
-                                 f"{meta0.get('plan_digest')}): only runs of the same plan combine; compare the two "
-                                 "meta.json files' plan entries to see the difference, or name it as a factor "
-                                 "(factor=\"plan\")")
+                                 f"{meta0.get('plan_digest')}; {plan_difference(meta0.get('plan'), meta.get('plan'))}"
+                                 "): only runs of the same plan combine; run the same plan on every machine, or name "
+                                 "the difference as a factor (factor=\"plan\")")
             a, b = source_commit(meta0), source_commit(meta)
             if a and b and a != b and factor != "commit":
                 raise ValueError(f"{d} was built from other source code than {d0} (git commit "
