@@ -28,10 +28,10 @@ def measure_with(go: float, rust: float, seed: int, spread: float = 0.02):
     return measure
 
 
-def take(directory, go, rust, seed, cpu_model=None, commit=None, the_plan=None):
+def take(directory, go, rust, seed, cpu_model=None, commit=None, the_plan=None, sources=None):
     runner.run(the_plan or plan(), directory, progress=False, measure_fn=measure_with(go, rust, seed),
                log=lambda *_: None)
-    if cpu_model or commit:
+    if cpu_model or commit or sources is not None:
         meta_path = directory / "meta.json"
         meta = json.loads(meta_path.read_text())
         for s in meta["sessions"]:
@@ -39,6 +39,8 @@ def take(directory, go, rust, seed, cpu_model=None, commit=None, the_plan=None):
                 s["machine"]["cpu_model"] = cpu_model
             if commit:
                 s["machine"]["git_commit"] = commit
+            if sources is not None:  # {} : a session of before the sources were recorded
+                s["sources"] = {**s["sources"], **sources} if sources else {}
         meta_path.write_text(json.dumps(meta))
     return directory
 
@@ -126,6 +128,24 @@ def test_plans_that_differ_only_in_the_machine_defaults_are_refused_saying_what_
     with pytest.raises(ValueError) as err:
         store_hosts.load_hosts([a, d])
     assert "they differ in params: " in str(err.value) and "unless given" not in str(err.value)
+
+
+def test_one_commit_with_other_program_sources_is_refused_unless_named(tmp_path):
+    # two `-dirty` trees of one commit, or copies without git: the commit strings agree, the source not
+    a = take(tmp_path / "a", 1.0, 2.0, seed=31, commit="3" * 40 + "-dirty")
+    assert set(json.loads((a / "meta.json").read_text())["sessions"][0]["sources"]) == {"benchlaunch", "gobench",
+                                                                                        "rustbench"}
+    b = take(tmp_path / "b", 1.0, 2.0, seed=32, cpu_model="Other CPU", commit="3" * 40 + "-dirty",
+             sources={"gobench": "0" * 64})
+    with pytest.raises(ValueError) as err:
+        store_hosts.load_hosts([a, b])
+    assert f"{b} was built from other source code than {a} (the source of gobench differs, under git commit " in str(
+        err.value) and str(err.value).endswith("name it as a factor (factor=\"commit\")")
+    assert store_hosts.load_hosts([a, b], factor="commit")["host"].nunique() == 2
+    same = take(tmp_path / "c", 1.0, 2.0, seed=33, cpu_model="Other CPU", commit="3" * 40 + "-dirty")
+    assert store_hosts.load_hosts([a, same])["host"].nunique() == 2, "the same source combines"
+    older = take(tmp_path / "d", 1.0, 2.0, seed=34, cpu_model="Other CPU", commit="3" * 40 + "-dirty", sources={})
+    assert store_hosts.load_hosts([a, older])["host"].nunique() == 2, "a session that recorded none is not refused"
 
 
 def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path):

@@ -101,6 +101,13 @@ TARGETS = {
 }
 
 
+def source_digests() -> dict[str, str]:
+    """The sha256 of each program's source tree (no toolchain in it), named as `binary_digests` names
+    the binaries: each session records them, so that runs of two machines built from the same
+    commit string (a `-dirty` tree, a copy without git) are known to share their source, or not."""
+    return {target.output.name: source_hash(target.sources, "") for target, _ in TARGETS.values()}
+
+
 def file_sha256(path: Path) -> str | None:
     try:
         h = hashlib.sha256()

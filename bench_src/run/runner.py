@@ -221,7 +221,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     relevant = ["benchlaunch"] + [{"go": "gobench", "rust": "rustbench"}[lang] for lang in plan.languages]
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
-               "engine": engine_name(cluster, engines)}
+               "sources": build.source_digests(), "engine": engine_name(cluster, engines)}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
     if store.access_note:
         log(f"note: {store.access_note}")

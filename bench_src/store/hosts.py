@@ -9,7 +9,8 @@ machine and resumed there) gives each session's samples its own host.
 
 `load_hosts` refuses what cannot be analysed together: directories of different plans (their
 plan digests differ) and directories whose programs were built from different source code (the
-git commits of the sessions differ), each error naming both directories and the difference,
+git commits of the sessions differ, or the sha256 of a program's source tree, which sessions
+record: two `-dirty` trees of one commit, a copy without git), each error naming both directories and the difference,
 unless the difference is named as a factor (`factor="plan"` or `factor="commit"`): then each
 sample carries it in a column of that name (the plan digest, the commit), and the analysis keeps
 its values apart (analysis/hosts.py).
@@ -97,6 +98,22 @@ def source_commit(meta: Mapping) -> set[str]:
             if s.get("machine", {}).get("git_commit")}
 
 
+def program_sources(meta: Mapping) -> dict[str, set[str]]:
+    """Per program, the sha256 of the source trees the sessions' programs were built from (sessions
+    before this was recorded have none)."""
+    out: dict[str, set[str]] = {}
+    for s in meta.get("sessions", []):
+        for name, digest in (s.get("sources") or {}).items():
+            out.setdefault(name, set()).add(digest)
+    return out
+
+
+def _other_sources(a: Mapping, b: Mapping) -> list[str]:
+    """The programs whose source differs between two directories' sessions (where both recorded it)."""
+    sa, sb = program_sources(a), program_sources(b)
+    return sorted(name for name in set(sa) & set(sb) if sa[name] != sb[name])
+
+
 def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = None) -> pd.DataFrame:
     """The tidy frame of several results directories of one plan, with `host` (the fingerprint's
     digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
@@ -130,6 +147,13 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
                                  f"{', '.join(sorted(b))} vs {', '.join(sorted(a))}): the programs differ, so their "
                                  "samples do not measure the same work; run the same commit on every machine, or "
                                  "name it as a factor (factor=\"commit\")")
+            other = _other_sources(meta0, meta)
+            if other and factor != "commit":
+                raise ValueError(f"{d} was built from other source code than {d0} (the source of "
+                                 f"{', '.join(other)} differs, under git commit {', '.join(sorted(b)) or 'unknown'} "
+                                 f"and {', '.join(sorted(a)) or 'unknown'}): the programs differ, so their samples do "
+                                 "not measure the same work; run the same source on every machine, or name it as a "
+                                 "factor (factor=\"commit\")")
         df = store.load()
         by_session = {}
         for s in meta.get("sessions", []):
