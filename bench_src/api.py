@@ -50,11 +50,20 @@ def parse_bool(name: str, value: Any) -> bool:
 def plan_from_parameters(cluster: Any = None, **given: Any) -> Plan:
     """Validate the notebook's parameters (papermill strings included) into a Plan.  An unknown
     name is an error that lists the allowed ones.  With a local `cluster` and no `threads`, the
-    programs run as many threads as each host has CPUs (cluster_spec.host_threads)."""
-    per_host = host_threads(parse_cluster(cluster))
-    if per_host is not None and given.get("threads") in (None, ""):
+    programs run as many threads as each host has CPUs (cluster_spec.host_threads), unless `cores`
+    sets them (each cell as many as its cores, which must fit in one host's CPUs)."""
+    spec = parse_cluster(cluster)
+    per_host = host_threads(spec)
+    cores_given = given.get("cores") not in (None, "", [], ())
+    if per_host is not None and given.get("threads") in (None, "") and not cores_given:
         given["threads"] = per_host
-    return make_plan(**{k: from_papermill(k, v) for k, v in given.items()})
+    plan = make_plan(**{k: from_papermill(k, v) for k, v in given.items()})
+    if per_host is not None and cores_given:
+        most = max((c.cores or 0 for c in plan.cells()), default=0)
+        if most > per_host:
+            raise ValueError(f"cores: {most} is more than the {per_host} CPU{'s' if per_host != 1 else ''} each host "
+                             f"of cluster {cluster!r} has; allowed: 1..{per_host}, or fewer hosts")
+    return plan
 
 
 def run_notebook_parameters() -> list[str]:

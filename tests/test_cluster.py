@@ -81,6 +81,20 @@ def test_a_local_cluster_runs_as_many_threads_as_each_host_has_cpus():
     assert api.plan_from_parameters(profile="quick").threads == len(os.sched_getaffinity(0))
 
 
+def test_cores_on_a_local_cluster_set_the_threads_and_must_fit_in_one_host():
+    from bench_src import api
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("a local cluster of 2 needs two usable CPUs")
+    plan = api.plan_from_parameters(cluster="local:2", profile="quick", workloads="[sleep]", ns="[10]", cores="[1]")
+    assert {(c.cores, c.threads) for c in plan.cells()} == {(1, 1)}, "the cores, not a threads the user never gave"
+    per_host = len(os.sched_getaffinity(0)) // 2
+    with pytest.raises(ValueError, match=rf"^cores: {per_host + 1} is more than the {per_host} CPUs? each host of "
+                                         rf"cluster 'local:2' has; allowed: 1..{per_host}, or fewer hosts$"):
+        api.plan_from_parameters(cluster="local:2", profile="quick", workloads="[sleep]", ns="[10]",
+                                 cores=f"[{per_host + 1}]")
+
+
 def test_the_kept_attempt_of_a_block_is_its_fullest():
     rec = lambda sid, block, attempt, host: {"sample_id": sid, "phase": "measured", "block": block,
                                               "attempt": attempt, "host": host}

@@ -147,7 +147,9 @@ class Hosts:
             self.log(f"host {host_id(d['fingerprint'])}: {d['label']} at {addr}"
                      + (" (programs shipped from here)" if shipped and found[addr]["binaries"] != binaries else ""))
             usable = d["machine"].get("usable_cpus")
-            if self.plan.threads is not None and usable != self.plan.threads:
+            # a cell pinned to `cores` runs that many threads on that many CPUs: only the others use threads
+            unpinned = any(not c.cores for c in self.plan.cells())
+            if unpinned and self.plan.threads is not None and usable != self.plan.threads:
                 self.log(f"warning: host {addr} may run on {usable} CPUs, and the plan runs every program with "
                          f"--threads {self.plan.threads}: both languages alike, but not as the host's own default "
                          "would; set threads to the hosts' CPUs")
