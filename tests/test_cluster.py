@@ -226,12 +226,15 @@ def test_a_host_with_other_programs_is_refused_before_the_first_sample(built, tm
     shutil.copytree(ROOT / "data" / "bin", other)
     (other / "gobench").write_bytes((other / "gobench").read_bytes() + b"\0")  # another build
     cluster = start_host(other)
+    logs = []
     try:
         with pytest.raises(ClusterError) as err:
-            run(small_plan(), tmp_path / "r", parse_cluster(cluster.scheduler_address))
+            runner.run(small_plan(), tmp_path / "r", progress=False, cluster=parse_cluster(cluster.scheduler_address),
+                       log=logs.append)
     finally:
         cluster.close()
     assert "other programs" in str(err.value) and "gobench" in str(err.value), str(err.value)
+    assert not any("stopping the hosts' servers" in line for line in logs), "no server was started: none to stop"
     samples = tmp_path / "r" / "samples.jsonl"
     assert not samples.exists() or samples.read_text() == "", "not one sample taken"
 

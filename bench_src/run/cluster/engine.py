@@ -79,6 +79,7 @@ class Hosts:
         self.warmup_slots = {s.sample_id: s for s in plan.schedule() if s.phase == "warmup"}
         self.hosts: dict[str, dict] = {}
         self.count = 0
+        self.plugin = False  # the host plugin is registered (so its servers are to be stopped)
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -136,6 +137,7 @@ class Hosts:
         plugin = host.HostPlugin(self.plan.to_dict(), self.store.run_id, self.store.session, binaries, relevant,
                                  cpu_sets, shipped, client_env={k: os.environ.get(k) for k in sorted(keys)})
         self.client.register_plugin(plugin, name=host.PLUGIN)
+        self.plugin = True
         self.client.subscribe_topic(host.TOPIC, self.events.put)
         try:
             described = self.client.run(host.check)
@@ -170,7 +172,8 @@ class Hosts:
             if self.client is not None:
                 self.drain()
                 try:
-                    self.client.unregister_worker_plugin(host.PLUGIN)  # servers stopped, scratch removed
+                    if self.plugin:  # a run refused before it registered the plugin started no server
+                        self.client.unregister_worker_plugin(host.PLUGIN)  # servers stopped, scratch removed
                 except Exception as exc:  # a host already gone: nothing of it to stop
                     self.log(f"note: stopping the hosts' servers: {type(exc).__name__}: {exc}")
                 self.client.close()
