@@ -135,6 +135,8 @@ def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path):
     # every host took the warm-ups itself
     assert Counter(r["host"] for r in records if r["phase"] == "warmup") == {h: 4 for h in cpu_of}
     assert report.taken == len(records) == report.planned
+    said = [line for line in logs if line.startswith("estimated duration:")]
+    assert len(said) == 1 and f" for {report.planned} samples " in said[0], (said, report.planned)
     df = store_hosts.load_hosts([tmp_path / "r"])
     assert set(df["host"]) == set(cpu_of) and len(df.attrs["hosts"]) == 2
     assert len({e["machine"] for e in df.attrs["hosts"].values()}) == 1, "two shares of one machine"

@@ -103,13 +103,15 @@ class Estimate:
         return (f"estimated duration: about {format_duration(self.seconds)} for {self.samples:,.0f} samples "
                 f"(an estimate, not a promise: {self.basis})")
 
-    def spread_over(self, hosts: int, warmup_s: float) -> None:
+    def spread_over(self, hosts: int, warmup_s: float, warmups: int = 0) -> None:
         """The same samples taken on `hosts` hosts at once: the measured blocks divide among them,
-        the warm-ups (each host takes them all, `warmup_s`) and the servers' start do not."""
+        the warm-ups (each host takes all `warmups` of them, `warmup_s`) and the servers' start do
+        not; the samples counted are every host's warm-ups and the measured ones."""
         if hosts <= 1:
             return
         fixed = min(self.seconds, warmup_s + self.server_start_s)
         self.seconds = fixed + (self.seconds - fixed) / hosts
+        self.samples += warmups * (hosts - 1)
         self.notes.append(f"the measured blocks divided among {hosts} hosts, each taking the warm-ups itself")
 
     def to_dict(self) -> dict:

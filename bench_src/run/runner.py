@@ -287,7 +287,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     hosts.start(binaries={k: binaries.get(k) for k in relevant})
                     bar.hosts = hosts.count
                     if not engines:
-                        est.spread_over(hosts.count, hosts.warmup_seconds(seconds))
+                        est.spread_over(hosts.count, hosts.warmup_seconds(seconds), len(hosts.warmup_slots))
                     store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
                     bar.add_planned(hosts.warmup_samples())
                     report.planned += hosts.warmup_samples()
