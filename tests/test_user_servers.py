@@ -95,3 +95,24 @@ def test_a_real_server_with_a_wrong_password_is_named_by_the_check(kind, tmp_pat
         assert right.returncode == 0 and right.stdout.strip() == str(tmp_path / "check"), right.stderr
     finally:
         own.close()
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_a_user_server_at_a_closed_port_is_named_with_the_clients_error_not_its_hint(kind, tmp_path):
+    import socket
+
+    if {"mysql": servers.MariaDB, "postgres": servers.Postgres}[kind].client() is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the {kind} client")
+        pytest.skip(f"the {kind} command-line client is not installed here")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    plan = {"workloads": [kind], "ns": [10], "samples": 2, "warmup": 0, "smoke": True,
+            "dsn": {kind: f"{kind}://bench:{SECRET}@127.0.0.1:{port}/bench"}}
+    proc = subprocess.run([sys.executable, "-m", "bench_src", "check", "--results-dir", str(tmp_path / "r"),
+                           "--plan", json.dumps(plan)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    said = proc.stderr.split(", cannot be used: ", 1)[1]
+    assert {"mysql": "Can't connect", "postgres": "Connection refused"}[kind] in said, proc.stderr
+    assert "Is the server running" not in said and SECRET not in proc.stderr

@@ -131,7 +131,9 @@ class Server:
         proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=300)
         if proc.returncode != 0:
             msg = (proc.stderr or proc.stdout).strip().splitlines()
-            errors = [ln for ln in msg if "ERROR" in ln]  # rather than a HINT or DETAIL line after it
+            # the error rather than a HINT, DETAIL or indented hint line after it ("psql: error: ... Connection
+            # refused" then "\tIs the server running on that host ...")
+            errors = [ln.strip() for ln in msg if "ERROR" in ln or "error:" in ln]
             line = errors[-1] if errors else msg[-1] if msg else f"client exit {proc.returncode}"
             raise ServerError(f"{self.kind}: {line}")
         return proc.stdout
