@@ -172,3 +172,19 @@ def test_the_reproduction_notebook_says_whether_a_claim_holds_at_both_core_count
     assert memory["defaults, 1 core"].endswith("not reproduced: equivalent")
     assert (tmp_path / "r" / "export" / "tables" / "reproduce_article_by_cores.csv").is_file()
     assert "cores" in view.side_by_side().frame.columns
+
+
+def test_the_cores_figures_name_the_parameters_where_the_lines_differ_by_them(tmp_path):
+    from bench_src.report.figures import cores as cores_figures
+
+    p = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": [0, 10]}},
+                  cores=[1, 2])
+    runner.run(p, tmp_path / "r", progress=False, measure_fn=scaled_measure(1.0, 0.5), log=lambda *_: None)
+    df = load(tmp_path / "r")
+    for fig, table in ((cores_figures.ratio_vs_cores, cores.ratio_vs_cores(df)),
+                       (cores_figures.speedup, cores.speedup(df))):
+        drawn = fig(table)
+        labels = [t.get_text() for ax in drawn.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+        series = [x for x in labels if not x.startswith("ideal")]
+        assert len(series) == len(set(series)) >= 2, labels
+        assert any("work=0" in x for x in series) and any("work=10" in x for x in series), labels

@@ -48,10 +48,12 @@ def ratio_vs_cores(table: pd.DataFrame, margin: float | None = None) -> plt.Figu
         g = table[table["workload"] == w]
         lines = list(dict.fromkeys(zip(g["n"], g["go_variant"], g["rust_variant"], g["shared_params"])))
         palette = sns.color_palette("dark", max(len(lines), 1))
+        several_params = g["shared_params"].nunique() > 1  # then the label names them: lines differ by them
         for (n, gv, rv, sp), color in zip(lines, palette):
             s = g[(g["n"] == n) & (g["go_variant"] == gv) & (g["rust_variant"] == rv) & (g["shared_params"] == sp)]
             s = s.sort_values("cores")
-            label = f"N = {units.count(n)}" + ("" if gv == rv else f", {gv} vs {rv}")
+            label = (f"N = {units.count(n)}" + ("" if gv == rv else f", {gv} vs {rv}")
+                     + (f", {sp or 'no parameters'}" if several_params else ""))
             ax.plot(s["cores"], s["ratio"], "o-", color=color, label=label, linewidth=1.2)
             ax.vlines(s["cores"], s["ratio_ci_low"], s["ratio_ci_high"], color=color, linewidth=1.8)
             for _, r in s[s["change_kind"].isin(["lower", "higher"])].iterrows():
@@ -82,12 +84,13 @@ def speedup(table: pd.DataFrame) -> plt.Figure:
         g = table[table["workload"] == w]
         base = int(g["from_cores"].min())
         ks = sorted({base, *(int(k) for k in g["cores"])})
+        several_params = g["params"].nunique() > 1
         for (lang, variant, n, params), s in g.groupby(["lang", "variant", "n", "params"], sort=True):
             s = s.sort_values("cores")
             x = [base, *s["cores"]]
             y = [1.0, *s["speedup"]]
             ax.plot(x, y, "o-", color=LANG_COLORS.get(lang, "0.3"), alpha=0.85, linewidth=1.1,
-                    label=f"{lang} {variant}, N = {units.count(n)}")
+                    label=f"{lang} {variant}, N = {units.count(n)}" + (f", {params}" if several_params else ""))
             ax.vlines(s["cores"], s["speedup_ci_low"], s["speedup_ci_high"], color=LANG_COLORS.get(lang, "0.3"))
         ax.plot(ks, [k / base for k in ks], ":", color="0.5", label="ideal (time / cores)")
         _log2_axis(ax, pd.concat([g["speedup_ci_low"], g["speedup_ci_high"], pd.Series([k / base for k in ks])]))
