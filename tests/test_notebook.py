@@ -17,7 +17,7 @@ def test_run_notebook_end_to_end(built, tmp_path):
         parameters={"workloads": '["sleep", "cpu_loops"]', "ns": "[10, 100]", "samples": 3, "warmup": 1, "smoke": True,
                     "params": '{"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}}',
                     "results_dir": str(out), "progress": False},
-        cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+        cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False, engine_name="bench")  # as make run
     df = api.load(out)
     assert len(df) == 2 * 2 * 2 * 4  # workloads x languages x N x (1 warm-up + 3 measured)
     assert (df["status"] == "ok").all(), df.loc[df["status"] != "ok", "reason"].tolist()
