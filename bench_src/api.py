@@ -268,7 +268,8 @@ def summary(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
 
 
 def ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
-    """Go/Rust ratio of medians with its CI for every comparable pair of cells (no tests)."""
+    """The Go/Rust ratio (exp of the paired estimate, the centre of the per-block log ratios) with its
+    CI for every comparable pair of cells (no tests)."""
     return compare.compare(df, metric, tests=False)
 
 

@@ -78,14 +78,15 @@ def test_the_ratio_figure_names_the_level_of_the_intervals_it_draws(ratios):
     level = ratios["ci_level"].dropna().unique()
     assert len(level) == 1 and level[0] != 0.95, "the family's level, 1 - max(R, 1) x 5% / m, not 95%"
     fig = figures.ratio_vs_n(ratios, 0.02)
-    header = [t for t in _texts(fig) if t.startswith("Go / Rust ratio of median")]
+    header = [t for t in _texts(fig) if t.startswith("Go / Rust ratio of ")]
     name = units.metric_name(ratios["metric"].iloc[0])
-    assert header == [f"Go / Rust ratio of median {name}, with {units.percent(float(level[0]), digits=3)} CI"], header
+    assert header == [f"Go / Rust ratio of {name} (paired estimate), with {units.percent(float(level[0]), digits=3)} CI"
+                      ], header
     assert not any("95%" in t for t in _texts(fig))
     plt.close(fig)
     mixed = ratios.assign(ci_level=np.where(np.arange(len(ratios)) % 2 == 0, level[0], 0.99))
     fig = figures.ratio_vs_n(mixed, 0.02)
-    assert any(t.endswith(f"{name}, with CI") for t in _texts(fig))
+    assert any(t.endswith(f"{name} (paired estimate), with CI") for t in _texts(fig))
     plt.close(fig)
 
 

@@ -126,7 +126,8 @@ def _pair_frame(r: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 
 def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
-    """One panel per workload: the Go/Rust ratio of medians with its interval (at the table's level,
+    """One panel per workload: the Go/Rust ratio (exp of the paired estimate, the centre of the
+    per-block log ratios, not a ratio of medians) with its interval (at the table's level,
     the family's, named in the header), on one log2 axis shared by every panel; over N where several
     N were run, by pair of variants where one was."""
     metric = ratios["metric"].iloc[0]
@@ -174,7 +175,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
             ax.grid(axis="x", visible=False)
             sub = join_parts(f"N = {units.count(ns[0])}", const)
         if ax.get_subplotspec().is_first_col():
-            ax.set_ylabel(f"Go / Rust, median {units.metric_name(metric)}")
+            ax.set_ylabel(f"Go / Rust, {units.metric_name(metric)} (paired)")
         panel_title(ax, w, sub)
     handles = [Line2D([], [], marker="o", color="0.2", linestyle="none", label="a difference (the adjusted CI excludes 1)"),
                Line2D([], [], marker="o", color="0.2", markerfacecolor="white", linestyle="none", label="inconclusive"),
@@ -183,7 +184,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
         handles.append(Patch(color=EQUIVALENCE_COLOR, alpha=0.55, label=f"equivalence band ±{margin:.0%}"))
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8.5, frameon=False)
     lower, upper = _direction_words(metric)
-    figure_header(fig, f"Go / Rust ratio of median {units.metric_name(metric)}, with {ci_name(ratios)}",
+    figure_header(fig, f"Go / Rust ratio of {units.metric_name(metric)} (paired estimate), with {ci_name(ratios)}",
             join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
                   "arrow: the interval goes on beyond the axis" if clipped else ""))
     return fig
@@ -280,7 +281,7 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     bar.set_ticks(ticks, labels=[_ratio_label(2 ** k) for k in ticks])
     lower, upper = _direction_words(metric)
     bar.set_label(f"Go / Rust (blue: {lower}; red: {upper})", fontsize=9)
-    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h, f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio of medians",
+    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h, f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)",
              ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"], fontweight="bold")
     fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
              join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust; ≈: equivalent"
