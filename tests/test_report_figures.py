@@ -177,3 +177,18 @@ def test_a_very_wide_interval_is_cut_with_an_arrow_instead_of_flattening_every_p
     assert any("arrow: the interval goes on beyond the axis" in t for t in _texts(fig))
     plt.close(fig)
     assert not any("arrow:" in t for t in _texts(figures.ratio_vs_n(ratios, 0.02)))
+
+
+def test_tick_labels_of_one_axis_never_read_alike():
+    from bench_src.report.figures.axes import unit_formatter
+    close = [0.2820, 0.2825, 0.2830, 0.2835, 0.2840]
+    labels = unit_formatter("s").format_ticks(close)
+    assert labels == ["282 ms", "282.5 ms", "283 ms", "283.5 ms", "284 ms"]
+    assert unit_formatter("s").format_ticks([0.1, 0.2, 0.5, 1.0]) == ["100 ms", "200 ms", "500 ms", "1 s"]
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0.2819, 0.2841])
+    ax.yaxis.set_major_formatter(unit_formatter("s"))
+    fig.canvas.draw()
+    drawn = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert len(drawn) == len(set(drawn)) >= 3, drawn
+    plt.close(fig)

@@ -63,16 +63,34 @@ def finite_positive(x) -> bool:
         return False
 
 
+class UnitFormatter(mticker.Formatter):
+    """Tick labels in a metric's unit with `digits` significant digits, more where the ticks of an
+    axis would otherwise read alike (0.2825 s and 0.2830 s are not both "283 ms")."""
+
+    def __init__(self, unit: str, digits: int = 3):
+        self.unit, self.digits = unit, digits
+
+    def label(self, v: float, digits: int) -> str:
+        if v == 0:
+            return "0"
+        number, _, name = units.quantity(v, self.unit, digits).partition(" ")
+        return f"{units.trim(number)} {name}".strip()
+
+    def __call__(self, v, pos=None) -> str:
+        return self.label(v, self.digits)
+
+    def format_ticks(self, values) -> list[str]:
+        for digits in range(self.digits, self.digits + 5):
+            labels = [self.label(v, digits) for v in values]
+            if len(set(labels)) == len(labels):
+                return labels
+        return labels
+
+
 def unit_formatter(unit: str, digits: int = 3):
     if unit == "count":
         return mticker.FuncFormatter(lambda v, _: units.short_count(v) if v >= 1 or v == 0 else units.significant(v, 2))
-    def fmt(v, _):
-        if v == 0:
-            return "0"
-        number, _, name = units.quantity(v, unit, digits).partition(" ")
-        return f"{units.trim(number)} {name}".strip()
-
-    return mticker.FuncFormatter(fmt)
+    return UnitFormatter(unit, digits)
 
 
 BYTE_UNITS = {"B": 1.0, "KiB": 2.0**10, "MiB": 2.0**20}
