@@ -4,8 +4,10 @@ papermill's default engine starts the kernel over TCP on 127.0.0.1.  Its message
 the key of a 0600 connection file, so no other user can run code in it, but they are not encrypted,
 and anyone on the machine may subscribe to the kernel's output port: every cell's code and output
 (the run's progress, its results) is broadcast there to whoever connects (ipykernel says so in a
-warning).  This engine runs the same kernel with jupyter_client's `ipc` transport, its sockets in a
-new 0700 directory, removed afterwards: no other user can reach them.  `make run` selects it
+warning).  This engine runs the same kernel with jupyter_client's `ipc` transport, its five
+channels' sockets in a new 0700 directory, removed afterwards: no other user can reach them.
+(ipykernel still listens on one TCP port for the output of subprocesses it forks: it only
+receives, and drops a message without its random key; docs/security.md.)  `make run` selects it
 (`papermill --engine bench`, registered as an entry point in pyproject.toml); so can any papermill
 command or `papermill.execute_notebook(..., engine_name="bench")`.
 """
