@@ -8,6 +8,7 @@ import sys
 import time
 from collections import Counter
 
+import pandas as pd
 import pytest
 
 from bench_src import paths
@@ -573,3 +574,22 @@ def test_a_time_budget_needs_the_sequential_rule():
     with pytest.raises(ValueError, match="time_budget_s must be a finite number"):
         make_plan("quick", workloads=["sleep"], ns=[10], max_samples=20, time_budget_s="nan")
     assert make_plan("quick", workloads=["sleep"], ns=[10], max_samples=20, time_budget_s="90").time_budget_s == 90.0
+
+
+def test_a_record_whose_keys_have_the_wrong_type_is_a_bad_line(tmp_path):
+    from bench_src import api
+    from bench_src.store import CorruptRecords, CorruptRecordsWarning
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = tmp_path / "r" / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[5])
+    lines[5] = json.dumps({**rec, "n": "abc", "seq": True}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.warns(CorruptRecordsWarning, match=r"line 6: wrong type \(seq is True, not an integer; n is 'abc', "
+                                                    r"not an integer\)"):
+        df = api.load(tmp_path / "r")
+    assert len(df) == len(plan.schedule()) - 1 and df.attrs["bad_lines"] == [6]
+    assert pd.to_numeric(df["n"], errors="coerce").notna().all()
+    with pytest.raises(CorruptRecords, match="line 6: wrong type"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)

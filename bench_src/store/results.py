@@ -2,7 +2,8 @@
 
 Every sample is appended and fsync'ed the moment it is taken, so a killed run loses at most the
 sample that was running (its half-written line, the only thing a kill can leave, is dropped
-silently).  Any other unreadable or incomplete line is reported with its line number; a resume
+silently).  Any other unreadable or incomplete line (or one whose required keys have the wrong type,
+an N of "abc") is reported with its line number; a resume
 refuses to go on until `repair` moves such lines to a side file.  Opening the same plan again
 resumes; opening a different plan in the same directory is refused; one process at a time may
 write into a directory (a lock file names the owner).  A directory the store creates is private
@@ -47,6 +48,8 @@ OWN_BEFORE_META = (LOCK, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb
 WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an instant (as a lock's temporary)
 # The keys without which a line is not a sample record.
 REQUIRED = ("sample_id", "seq", "phase", "block", "cell_id", "workload", "lang", "variant", "n", "status")
+# The type of each required key: a record whose N is "abc" is as unreadable as a torn one
+INTEGERS = ("seq", "block", "n")
 
 def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
@@ -124,6 +127,11 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
     missing = [k for k in REQUIRED if rec.get(k) is None]
     if missing:
         return None, f"incomplete record (no {', '.join(missing)})"
+    wrong = [f"{k} is {rec[k]!r}, not {'an integer' if k in INTEGERS else 'a string'}" for k in REQUIRED
+             if not (isinstance(rec[k], int) and not isinstance(rec[k], bool) if k in INTEGERS
+                     else isinstance(rec[k], str))]
+    if wrong:
+        return None, f"wrong type ({'; '.join(wrong)})"
     return rec, ""
 
 
