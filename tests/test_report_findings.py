@@ -35,3 +35,18 @@ def test_findings_as_markdown_and_without_any_table():
     text = findings.markdown(findings.findings(_tables()))
     assert text.startswith("**Workload time: ") and "\n1. " in text
     assert findings.markdown([]).startswith("No Go-vs-Rust comparison could be made")
+
+
+def test_a_small_difference_reads_as_a_percentage_and_says_it_is_inside_the_margin():
+    tiny = findings.Difference("sleep", 10, "", 0.997, 0.995, 0.998, "Go", False, within_margin=True)
+    assert tiny.text("elapsed_s").startswith("Go faster, by less than 2% (0.30%): sleep, N = 10: Go/Rust 0.997 [")
+    large = findings.Difference("sleep", 10, "", 0.25, 0.2, 0.3, "Go", False)
+    assert large.text("elapsed_s").startswith("Go faster (4x): ")
+    middle = findings.Difference("sleep", 10, "", 1 / 0.8, 1.2, 1.3, "Rust", False)
+    assert middle.text("peak_rss_mib").startswith("Rust smaller (25%): ")
+    table = _tables()["go_vs_rust_elapsed_s"]
+    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
+    margin_rows = int(called["within_margin"].fillna(False).astype(bool).sum())
+    lines = [d.text("elapsed_s") for d in findings.findings(_tables())[0].differences]
+    assert sum("by less than 2%" in x for x in lines) == margin_rows
+    assert not any("(1x)" in x for x in lines)

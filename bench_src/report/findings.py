@@ -31,12 +31,19 @@ class Difference:
     high: float
     who: str  # "Go" or "Rust": the side that needs less
     depends_on_variant: bool
+    within_margin: bool = False  # a difference inside the equivalence margin ("by less than 2%")
+
+    def size(self) -> str:
+        """How much less the side that needs less needs: a factor from 1.5x, else a percentage
+        (0.997 is "0.30%", never "1x")."""
+        factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
+        return f"{factor:.3g}x" if factor >= 1.5 else f"{units.significant(100 * (factor - 1), 2)}%"
 
     def text(self, metric: str) -> str:
-        factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
         where = f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
-        return (f"{self.who} {rules.word(metric)} ({factor:.3g}x): {where}: Go/Rust "
+        small = f", by less than {rules.MARGIN * 100:g}%" if self.within_margin else ""
+        return (f"{self.who} {rules.word(metric)}{small} ({self.size()}): {where}: Go/Rust "
                 f"{units.ratio(self.ratio, self.low, self.high)}{note}")
 
 
@@ -84,7 +91,7 @@ def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
         diffs.append(Difference(r["workload"], int(r["n"]), params, float(r["ratio"]),
                                 float(r["ratio_ci_low"]), float(r["ratio_ci_high"]),
                                 "Go" if r["verdict_kind"] == "a" else "Rust",
-                                "depends" in str(r.get("robustness") or "")))
+                                "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1)))
     diffs.sort(key=lambda d: -abs(math.log(d.ratio)))
     open_rows = rows[rows["verdict_kind"] == "inconclusive"]
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
