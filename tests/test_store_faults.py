@@ -232,6 +232,20 @@ def test_a_meta_json_that_is_no_runs_record_without_samples_is_refused_even_with
     assert {p.name: p.read_bytes() for p in theirs.iterdir()} == before, "nothing moved, nothing written"
 
 
+def test_papermills_output_notebook_in_the_results_directory_is_named_in_the_refusal(tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "out.ipynb").write_text("{}")  # papermill writes its output before the first cell runs
+    with pytest.raises(ValueError) as err:
+        runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
+    assert str(err.value).endswith("; if it is papermill's output notebook of this run, write that outside "
+                                   "results_dir or name it run.partial.ipynb (make run does)"), str(err.value)
+    (out / "notes.txt").write_text("x")
+    with pytest.raises(ValueError) as err:
+        runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
+    assert "output notebook of this run" not in str(err.value), "a directory with other files is someone's"
+
+
 def test_an_existing_empty_directory_keeps_its_mode_and_the_session_says_others_can_read_it(tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()

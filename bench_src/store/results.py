@@ -192,9 +192,12 @@ def refuse_foreign(directory: Path) -> None:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         record = ("holds a meta.json that is not the record of a run and no samples"
                   if META in foreign else "holds no meta.json")
+        notebooks = all(name.endswith(".ipynb") for name in foreign) and META not in foreign
+        hint = ("; if it is papermill's output notebook of this run, write that outside results_dir or name it "
+                "run.partial.ipynb (make run does)") if notebooks else ""
         raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and {record}: it is "
                          "not a results directory of this package, and nothing is written into it; give a new or "
-                         "empty directory, or the directory of an earlier run")
+                         f"empty directory, or the directory of an earlier run{hint}")
 
 
 def check_results_dir(directory: str | os.PathLike) -> Path:
