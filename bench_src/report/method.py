@@ -203,6 +203,17 @@ def stopping(meta: dict, design: Mapping | None) -> str:
             + (f" A time budget of {budget:g} s started no block after it." if budget else ""))
 
 
+def access_text(meta: dict) -> str:
+    """What the sessions noted about who else could read the results directory (an existing
+    directory the run did not create keeps its mode); empty when it was private."""
+    notes = list(dict.fromkeys(s["results_dir_access"] for s in meta.get("sessions", [])
+                               if s.get("results_dir_access")))
+    if not notes:
+        return ""
+    return ("The results directory was not private when the run wrote into it: " + "; ".join(notes)
+            + ". The samples and meta.json are 0600 either way; an existing directory's mode is never changed.")
+
+
 def excluded(df: pd.DataFrame) -> str:
     measured = df[df["phase"] == "measured"]
     valid = df[df["valid"]]
@@ -225,7 +236,7 @@ def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | 
     tables = tables or {}
     out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta)), ("Tests", tests(tables)),
             ("Multiplicity", multiplicity(tables, margin, alpha)), ("Stopping", stopping(meta, design)),
-            ("What was excluded", excluded(df))]
+            ("What was excluded", excluded(df)), ("Results directory", access_text(meta))]
     return [(h, t) for h, t in out if t]
 
 
