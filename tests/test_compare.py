@@ -84,6 +84,19 @@ def test_drift_is_flagged_only_when_present():
     assert flags == {"go": False, "rust": True}
 
 
+def test_six_steadily_rising_samples_are_not_called_a_drift_among_many_cells():
+    # a perfect rank correlation of 6 samples has exact p = 2 / 6! = 0.0028 (scipy's approximation
+    # says 0): among 30 cells, Holm's correction leaves it far from 5%
+    rng = np.random.default_rng(6)
+    rows = [("rust", 10, 1 + 0.01 * i) for i in range(6)]
+    rows += [("go", n, x) for n in range(100, 129) for x in rng.normal(1, 0.01, 6)]
+    d = quality.drift(frame(rows))
+    rising = d[d["lang"] == "rust"].iloc[0]
+    assert rising["spearman_rho"] == pytest.approx(1.0) and rising["p_value"] == pytest.approx(2 / 720)
+    assert not d["drift"].any(), d[d["drift"]]
+    assert quality.spearman_p(range(6), [1, 1, 2, 2, 3, 3])[1] == pytest.approx(0.0222, abs=1e-4)
+
+
 def test_samples_needed_scales_with_the_square_of_the_width():
     t = pd.DataFrame({"ratio": [1.0], "ratio_ci_low": [0.96], "ratio_ci_high": [1.04], "go_samples": [10],
                       "rust_samples": [10]})

@@ -2,6 +2,7 @@
 the A/A check (the same binary as both arms)."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -12,17 +13,38 @@ from .compare import ALPHA, holm
 from .stats import CELL_KEYS
 
 
+# Up to this many samples a cell's p-value is exact (every ordering of its values: 8! = 40,320);
+# above, scipy's t approximation, which is close there but returns 0 for a perfect rank correlation
+# of any size (6 steadily rising samples: exactly 2 / 6! = 0.0028, not 0)
+EXACT_UP_TO = 8
+
+
+def spearman_p(x, y) -> tuple[float, float]:
+    """Spearman's rho of x and y and its two-sided p-value: exact by permutation for up to
+    EXACT_UP_TO values, else scipy's t approximation."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    res = sps.spearmanr(x, y)
+    rho = float(res.statistic)
+    if len(x) > EXACT_UP_TO:
+        return rho, float(res.pvalue)
+    rx, ry = sps.rankdata(x), sps.rankdata(y)  # midranks where values tie
+    every = ry[np.array(list(itertools.permutations(range(len(ry)))))]  # every pairing of y with x
+    cx, cy = rx - rx.mean(), every - every.mean(axis=1, keepdims=True)
+    rhos = (cy @ cx) / np.sqrt((cy ** 2).sum(axis=1) * (cx ** 2).sum())
+    return rho, float(np.mean(np.abs(rhos) >= abs(rho) - 1e-12))
+
+
 def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> pd.DataFrame:
-    """Per cell: Spearman correlation of the metric with the run order (`seq`).  A significant
-    correlation after Holm correction over all cells flags a trend (thermal, caching, a neighbour)."""
+    """Per cell: Spearman correlation of the metric with the run order (`seq`), its p-value exact
+    for small cells (`spearman_p`).  A significant correlation after Holm correction over all cells
+    flags a trend (thermal, caching, a neighbour)."""
     valid = df[df["valid"]] if "valid" in df else df
     rows = []
     for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
         if len(g) < 4 or g[metric].nunique() < 2:
             rho, p = np.nan, np.nan
         else:
-            res = sps.spearmanr(g["seq"], g[metric])
-            rho, p = float(res.statistic), float(res.pvalue)
+            rho, p = spearman_p(g["seq"], g[metric])
         rows.append({**dict(zip(CELL_KEYS, keys)), "metric": metric, "samples": len(g), "spearman_rho": rho,
                      "p_value": p})
     out = pd.DataFrame(rows, columns=[*CELL_KEYS, "metric", "samples", "spearman_rho", "p_value"])
