@@ -216,6 +216,20 @@ def test_robustness_flags_a_verdict_that_depends_on_the_variant():
     assert "depends on the variant choice at N=10" in text
 
 
+def test_the_row_flag_says_same_verdict_only_when_every_pair_has_it():
+    work = {"workload": "cpu_loops", "n": 1000, "threads_requested": 2, "arm": "", "shared_params": ""}
+    rob = pd.DataFrame([
+        {**work, "rows": 4, "depends_on_variant": False, "go_rows": 0, "rust_rows": 1, "equivalent_rows": 1,
+         "inconclusive_rows": 2},
+        {**work, "n": 3000, "rows": 4, "depends_on_variant": False, "go_rows": 0, "rust_rows": 4,
+         "equivalent_rows": 0, "inconclusive_rows": 0},
+        {**work, "n": 10, "rows": 1, "depends_on_variant": False, "go_rows": 1, "rust_rows": 0, "equivalent_rows": 0,
+         "inconclusive_rows": 0}])
+    table = pd.DataFrame([{**work}, {**work, "n": 3000}, {**work, "n": 10}])
+    assert list(robustness.row_flags(table, rob)) == [
+        "no reversal, 4 pairs (1 Rust, 1 equivalent, 2 inconclusive)", "same verdict, 4 pairs", "defaults only"]
+
+
 # --- the plan check -----------------------------------------------------------------------------------------
 def test_a_plan_below_the_validated_pairs_is_refused_naming_the_fix():
     with pytest.raises(ValueError) as err:

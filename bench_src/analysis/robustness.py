@@ -79,8 +79,10 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
 def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
     """For each row of a Go-vs-Rust table, what its work's robustness row says: "depends on the
     variants" (some pair reverses the verdict, or the best of each disagrees with the defaults),
-    "same verdict, k pairs" when several pairs of variants were run and agree, or "defaults only"
-    when the run took one pair."""
+    "same verdict, k pairs" when several pairs of variants were run and every one has the same
+    verdict, "no reversal, k pairs (...)" when their verdicts differ without one saying Go and
+    another Rust (the counts of each verdict in brackets), or "defaults only" when the run took
+    one pair."""
     if table.empty or rob.empty:
         return pd.Series("", index=table.index, dtype=object)
 
@@ -93,7 +95,11 @@ def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
         if r.depends_on_variant:
             flags[k] = "depends on the variants"
         elif r.rows > 1:
-            flags[k] = f"same verdict, {int(r.rows)} pairs"
+            counts = {"Go": r.go_rows, "Rust": r.rust_rows, "equivalent": r.equivalent_rows,
+                      "inconclusive": r.inconclusive_rows}
+            seen = {v: int(c) for v, c in counts.items() if c}
+            flags[k] = (f"same verdict, {int(r.rows)} pairs" if len(seen) == 1 else
+                        f"no reversal, {int(r.rows)} pairs ({', '.join(f'{c} {v}' for v, c in seen.items())})")
         else:
             flags[k] = "defaults only"
     return pd.Series([flags.get(k, "") for k in key(table)], index=table.index, dtype=object)
