@@ -142,3 +142,12 @@ def test_samples_needed_reads_as_a_comparison_with_the_target():
     assert list(f.columns[-2:]) == ["CI half-width", "samples needed"]
     sqlite = f[f["workload"] == "sqlite"].iloc[0]
     assert sqlite["CI half-width"].startswith("±") and int(sqlite["samples needed"].replace(",", "")) > 10
+
+
+def test_an_interval_that_excludes_one_never_reads_as_reaching_it():
+    from bench_src.report import units
+    assert units.ratio(1.05, 1.0034, 1.13) == "1.05 [1.003, 1.13]"
+    assert units.ratio(0.997, 0.995, 0.9998) == "0.997 [0.995, 0.9998]"
+    assert units.ratio(1.0, 0.99, 1.01) == "1.00 [0.990, 1.01]", "an interval across 1 keeps 3 digits"
+    assert units.ratio(1.2, 1.1, 1.3) == "1.20 [1.10, 1.30]"
+    assert units.off_one(1.0035) == "1.004" and units.off_one(0.99996) == "0.99996"

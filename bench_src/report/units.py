@@ -121,13 +121,26 @@ def interval(centre: float, low: float, high: float, unit: str, digits: int = 3)
     return text
 
 
+def off_one(v: float, digits: int = 3) -> str:
+    """`v` with `digits` significant digits, more where rounding would carry it onto 1 or across
+    it (1.0034 is "1.003", not "1.00", beside a called difference)."""
+    for d in range(digits, digits + 6):
+        text = significant(v, d)
+        if float(text) != 1 and (float(text) > 1) == (v > 1):
+            return text
+    return significant(v, digits)
+
+
 def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
-    """'1.23 [1.10, 1.40]'."""
+    """'1.23 [1.10, 1.40]'.  An interval that excludes 1 never reads as if it reached it: an end
+    close to 1 keeps the digits that show which side it is on ('1.05 [1.0034, 1.13]')."""
     if not _finite(value):
         return ""
     text = significant(value, digits)
     if _finite(low) and _finite(high):
-        text += f" [{significant(low, digits)}, {significant(high, digits)}]"
+        lo = off_one(low, digits) if low > 1 else significant(low, digits)
+        hi = off_one(high, digits) if high < 1 else significant(high, digits)
+        text += f" [{lo}, {hi}]"
     return text
 
 

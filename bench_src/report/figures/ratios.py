@@ -249,7 +249,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
                 rgb = cmap(norm(v))[:3] if not np.isnan(v) else (1, 1, 1)
                 dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5
                 win = r.vkind in ("a", "b")
-                ax.text(x, y, ("–" if np.isnan(v) else units.trim(units.significant(r.ratio, 3)))
+                shown = units.off_one(r.ratio, 3) if win else units.significant(r.ratio, 3)  # a win never reads 1
+                ax.text(x, y, ("–" if np.isnan(v) else units.trim(shown))
                         + "\n" + VERDICT_SYMBOLS.get(r.vkind, "?"), ha="center", va="center", fontsize=8.5,
                         color="white" if dark else "black", fontweight="bold" if win else "normal", linespacing=1.1)
                 if win:
