@@ -144,3 +144,17 @@ def test_the_method_describes_each_family_once_and_every_table_reads_as_a_table(
     # the Go vs Rust table says per row whether its verdict holds across the variants run
     assert "robustness" in report.tables["go_vs_rust_elapsed_s"]
     assert "across variants" in tables.readable(report.tables["go_vs_rust_elapsed_s"], "go_vs_rust_elapsed_s").to_markdown()
+
+
+def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
+    from bench_src.analysis import rules
+    from bench_src.report import method
+
+    meta = {"plan": {"samples": 6, "max_samples": 600, "time_budget_s": 3600}}
+    text = method.stopping(meta, {"looks": [6, 9, 14], "family_sizes": {"go_vs_rust": 30}})
+    assert "still inconclusive, could already have shown a difference of 5%" in text and "\"precise\"" in text
+    assert rules.PRECISION_TARGET == 0.05
+    import report_data
+    from bench_src.analysis import compare
+    tables = {"go_vs_rust_elapsed_s": compare.compare(report_data.frame(), "elapsed_s")}
+    assert "at the level 1 - max(R, 1) x 0.05 / m (R differences called" in method.multiplicity(tables, 0.02, 0.05)
