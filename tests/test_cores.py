@@ -8,6 +8,7 @@ from bench_src.plan import make_plan
 from bench_src.run import runner
 from bench_src.run.machine import usable_cpus
 from bench_src.store import load
+from bench_src.report import units
 
 pytestmark = pytest.mark.skipif(usable_cpus() < 2, reason="needs 2 usable CPUs")
 
@@ -171,7 +172,13 @@ def test_the_reproduction_notebook_says_whether_a_claim_holds_at_both_core_count
     assert memory["claim"] == "Rust" and memory["defaults: at every core count"] == "holds at none (1 and 2 cores)"
     assert memory["defaults, 1 core"].endswith("not reproduced: equivalent")
     assert (tmp_path / "r" / "export" / "tables" / "reproduce_article_by_cores.csv").is_file()
-    assert "cores" in view.side_by_side().frame.columns
+    side = view.side_by_side()
+    assert "cores" in side.frame.columns
+    # the caption names the levels the ratios' intervals were computed at, not a fixed 95%
+    levels = view.side_frame()["ours_default_ci_level"].dropna()
+    shown = units.percent(float(levels.min()), digits=3)
+    assert side.caption.startswith("Go/Rust ratios [CI at the level of the family each comes from: ")
+    assert f"{shown}" in side.caption and "settings' effect [95% CI]" in side.caption, side.caption
 
 
 def test_the_cores_figures_name_the_parameters_where_the_lines_differ_by_them(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import published, sequential, stats
+from ..analysis import published, rules, sequential, stats
 from ..store import ResultsStore, load
 from . import export, tables, units
 from .notebook import Section
@@ -59,7 +59,18 @@ class ReproduceView:
                                                       side["settings_effect_ci_high"])],
             "cause": [f"{k}: {c}" if k else "" for k, c in zip(side["cause_kind"], side["cause"])],
         })
-        return tables.Readable(shown, "Go/Rust ratios [95% CI]; claim: the article's direction where its ratio "
+        def levels(label):
+            found = sorted(pd.to_numeric(side.get(f"{label}_ci_level", pd.Series(dtype=float)),
+                                         errors="coerce").dropna().unique())
+            if not found:
+                return "none measured"
+            ends = [units.percent(float(v), digits=3) for v in (found[0], found[-1])]
+            return ends[0] if ends[0] == ends[1] else f"{ends[0]}-{ends[1]}"
+
+        return tables.Readable(shown, f"Go/Rust ratios [CI at the level of the family each comes from: "
+                                      f"{levels('ours_article')} with the article's settings, {levels('ours_default')} "
+                                      f"with the defaults]; settings' effect [{units.percent(rules.CONFIDENCE)} CI]; "
+                                      "claim: the article's direction where its ratio "
                                       "differs from 1 by more than its own repeat measurements and rounding allow; "
                                       "settings' effect: Go/Rust with the article's settings over Go/Rust with the "
                                       "defaults, paired per block (a cause is stated where its interval excludes 1)",
