@@ -50,3 +50,9 @@ def test_a_small_difference_reads_as_a_percentage_and_says_it_is_inside_the_marg
     lines = [d.text("elapsed_s") for d in findings.findings(_tables())[0].differences]
     assert sum("by less than 2%" in x for x in lines) == margin_rows
     assert not any("(1x)" in x for x in lines)
+
+
+def test_the_findings_name_the_level_as_the_tables_do():
+    from bench_src.report import units
+    time = findings.findings(_tables())[0]
+    assert f"intervals at {units.percent(time.level, digits=3)}, adjusted" in time.summary()

@@ -70,7 +70,7 @@ class MetricFindings:
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
                 + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called)"
                    if self.open else "")
-                + f" among the defaults of both languages; intervals at {units.percent(self.level)}, adjusted over the "
+                + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, adjusted over the "
                 f"family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
 
 

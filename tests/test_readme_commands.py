@@ -1,0 +1,40 @@
+"""The README's example commands still pass the checks a run makes first: a later rule (such as the
+fewest pairs a plan may decide from) must not leave an example behind that fails."""
+import re
+import shlex
+import subprocess
+import sys
+
+import yaml
+
+from bench_src import api, paths
+
+README = (paths.ROOT / "README.md").read_text()
+
+
+def example_lines(prefix: str) -> list[str]:
+    return [line.split("   #")[0].strip() for line in README.splitlines() if line.startswith(prefix)]
+
+
+def test_the_papermill_examples_make_valid_plans():
+    lines = example_lines("papermill notebooks/run.ipynb ")
+    assert len(lines) >= 3, lines
+    for line in lines:
+        args, given = shlex.split(line)[3:], {}
+        for i, flag in enumerate(args):
+            if flag in ("-p", "-r"):  # a parameter as papermill passes it: a string
+                given[args[i + 1]] = args[i + 2]
+            elif flag == "-y":
+                given.update(yaml.safe_load(args[i + 1]))
+        api.plan_from_parameters(**given)  # raises on anything a run would refuse
+
+
+def test_the_command_line_examples_with_an_inline_plan_pass_the_check(tmp_path):
+    lines = [x for x in example_lines("python -m bench_src run ") if re.search(r"--plan '", x)]
+    assert lines, "the README shows a run with an inline plan"
+    for line in lines:
+        args = shlex.split(line)[3:]
+        args[0] = "check"
+        done = subprocess.run([sys.executable, "-m", "bench_src", *args, "--results-dir", str(tmp_path / "r")],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (line, done.stderr)
