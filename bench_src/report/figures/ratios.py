@@ -169,7 +169,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
             if len(pairs) > 1:
                 ax.legend(loc="lower right", fontsize=7.5)
         else:
-            ax.set_xticks(range(len(pairs)), [p.replace(" · ", "\n").replace(" vs ", "\nvs ") for p in pairs],
+            ax.set_xticks(range(len(pairs)), [p.replace(" · ", "\n").replace(" vs ", "\nvs ").replace(", ", ",\n") for p in pairs],
                           fontsize=8)
             ax.set_xlim(-0.7, len(pairs) - 0.3)
             ax.grid(axis="x", visible=False)

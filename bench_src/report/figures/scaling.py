@@ -53,7 +53,7 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
                 err = [[g["median"] - g["ci_low"]], [g["ci_high"] - g["median"]]]
                 ax.errorbar([i], [g["median"]], yerr=np.nan_to_num(err), fmt="o", ms=6, capsize=5,
                             color=colors.get(name, "0.4"))
-            ax.set_xticks(x, [n.replace(" · ", "\n") for n in series], fontsize=8.5)
+            ax.set_xticks(x, [n.replace(" · ", "\n").replace(", ", ",\n") for n in series], fontsize=8.5)
             ax.set_xlim(-0.6, len(series) - 0.4)
             ax.grid(axis="x", visible=False)
             sub = join_parts(f"N = {units.count(ns[0])} ({WORKLOADS[w].n_meaning})" if w in WORKLOADS else f"N = {ns[0]}",
