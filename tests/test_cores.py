@@ -179,6 +179,14 @@ def test_the_reproduction_notebook_says_whether_a_claim_holds_at_both_core_count
     shown = units.percent(float(levels.min()), digits=3)
     assert side.caption.startswith("Go/Rust ratios [CI at the level of the family each comes from: ")
     assert f"{shown}" in side.caption and "settings' effect [95% CI]" in side.caption, side.caption
+    # the Markdown exports are the tables as the notebook shows them, not raw frames
+    exported = tmp_path / "r" / "export" / "tables"
+    by_cores = (exported / "reproduce_article_by_cores.md").read_text()
+    assert "Does each claim hold at every core count?" in by_cores and "ours_default_at_" not in by_cores
+    side_md = [p for p in exported.glob("reproduce_article_*.md") if p.stem not in
+               ("reproduce_article_by_cores", "reproduce_article_outcomes")]
+    assert side_md and all("The article's cells beside ours" in p.read_text() and "ours_default_ci_level" not in
+                           p.read_text() for p in side_md)
 
 
 def test_the_cores_figures_name_the_parameters_where_the_lines_differ_by_them(tmp_path):

@@ -77,6 +77,11 @@ def test_threads_vs_tasks_side_by_side(run):
     assert set(table.frame["variant"]) == {"goroutine", "tokio", "thread"}
     assert "N: 1,000" in table.caption and table.frame["peak RSS"].str.contains("MiB").all()
     assert (run.results_dir / "export" / "tables" / "threads_vs_tasks.csv").exists()
+    md = (run.results_dir / "export" / "tables" / "threads_vs_tasks.md").read_text()
+    assert md == table.to_markdown(), "the Markdown export is the table as the notebook shows it"
+    given_back = run.timeline().readables()[0]
+    assert (run.results_dir / "export" / "tables" / "idle_tasks_returned_memory.md").read_text() == \
+        given_back.to_markdown()
 
 
 def test_absent_workloads_are_said_not_to_be_there(run):

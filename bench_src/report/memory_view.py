@@ -31,8 +31,9 @@ class MemoryView:
         return next(p for p in paths if p.suffix == ".png")
 
     def _table(self, table: pd.DataFrame, name: str, kind: str = "") -> tables.Readable:
-        export.save_table(table, self.results_dir, name)
-        return tables.readable(table, kind or name)
+        readable = tables.readable(table, kind or name)
+        export.save_table(table, self.results_dir, name, readable)
+        return readable
 
     def idle_peak(self) -> Section:
         """Peak RSS of N idle tasks per language and variant: median and 95% CI, and vs N."""
@@ -68,22 +69,22 @@ class MemoryView:
         with theme.context():
             png = self._figure(figures.rss_timeline(tl[tl["sample_id"].isin(pick)]), "idle_tasks_rss_timeline")
         back = memory.returned_memory(tl)
-        export.save_table(back, self.results_dir, "idle_tasks_returned_memory")
         med = back.groupby(["lang", "variant", "n"])[["peak_rss_mib", "last_rss_mib", "returned_share"]].median()
         med = med.reset_index()
         shown = pd.DataFrame({"lang": med["lang"], "variant": med["variant"], "N": med["n"].map(units.count),
                               "peak RSS": med["peak_rss_mib"].map(lambda v: units.quantity(v, "MiB")),
                               "RSS at the end": med["last_rss_mib"].map(lambda v: units.quantity(v, "MiB")),
                               "given back": med["returned_share"].map(units.percent)})
-        return Section(png, tables.Readable(shown, "medians over the samples with a timeline",
-                                            "Memory given back after the tasks ended"))
+        readable = tables.Readable(shown, "medians over the samples with a timeline",
+                                   "Memory given back after the tasks ended")
+        export.save_table(back, self.results_dir, "idle_tasks_returned_memory", readable)
+        return Section(png, readable)
 
     def threads_vs_tasks(self) -> Section:
         """Wall time, user and system CPU, peak RSS and context switches per cell (median, 95% CI)."""
         tvt = memory.side_by_side(self.df, "threads_vs_tasks") if not self.df.empty else pd.DataFrame()
         if tvt.empty:
             return Section("no valid threads_vs_tasks samples in this run")
-        export.save_table(tvt, self.results_dir, "threads_vs_tasks")
         wide = []
         for (lang, variant, n), g in tvt.groupby(["lang", "variant", "n"], sort=False):
             row = {"lang": lang, "variant": variant, "N": units.count(n)}
@@ -96,14 +97,15 @@ class MemoryView:
         frame, constants = tables.split_constants(pd.DataFrame(wide))
         caption = "median [95% CI]" + ("; every row: " + "; ".join(f"{k}: {v}" for k, v in constants.items())
                                        if constants else "")
-        return Section(tables.Readable(frame, caption, "Threads vs goroutines vs tokio tasks"), png)
+        readable = tables.Readable(frame, caption, "Threads vs goroutines vs tokio tasks")
+        export.save_table(tvt, self.results_dir, "threads_vs_tasks", readable)
+        return Section(readable, png)
 
     def ping_pong(self) -> Section:
         """Round trips per second per runtime flavour, channel capacity and mode."""
         rates = memory.ping_pong_rates(self.df) if not self.df.empty else pd.DataFrame()
         if rates.empty:
             return Section("no valid ping_pong samples in this run")
-        export.save_table(rates, self.results_dir, "ping_pong_rates")
         shown = pd.DataFrame({"lang": rates["lang"], "variant": rates["variant"], "N": rates["n"].map(units.count),
                               "mode": rates["mode"], "buffer": rates["buffer"].astype(str),
                               "samples": rates["samples"].astype(str),
@@ -114,4 +116,6 @@ class MemoryView:
         caption = "; ".join(f"{k}: {v}" for k, v in constants.items())
         with theme.context():
             png = self._figure(figures.ping_pong_bars(rates), "ping_pong_rates")
-        return Section(tables.Readable(frame, f"Every row: {caption}" if caption else "", "Ping-pong"), png)
+        readable = tables.Readable(frame, f"Every row: {caption}" if caption else "", "Ping-pong")
+        export.save_table(rates, self.results_dir, "ping_pong_rates", readable)
+        return Section(readable, png)

@@ -67,7 +67,7 @@ class ReproduceView:
             ends = [units.percent(float(v), digits=3) for v in (found[0], found[-1])]
             return ends[0] if ends[0] == ends[1] else f"{ends[0]}-{ends[1]}"
 
-        return tables.Readable(shown, f"Go/Rust ratios [CI at the level of the family each comes from: "
+        readable = tables.Readable(shown, f"Go/Rust ratios [CI at the level of the family each comes from: "
                                       f"{levels('ours_article')} with the article's settings, {levels('ours_default')} "
                                       f"with the defaults]; settings' effect [{units.percent(rules.CONFIDENCE)} CI]; "
                                       "claim: the article's direction where its ratio "
@@ -75,6 +75,8 @@ class ReproduceView:
                                       "settings' effect: Go/Rust with the article's settings over Go/Rust with the "
                                       "defaults, paired per block (a cause is stated where its interval excludes 1)",
                                "The article's cells beside ours")
+        export.save_table(side, self.results_dir, f"reproduce_article_{self.table}", readable)
+        return readable
 
     def across_cores(self) -> tables.Readable | Section:
         """For the article's cells whose workload ran at several core counts: the claim, each core
@@ -84,7 +86,6 @@ class ReproduceView:
         if t.empty:
             return Section("no workload of the article's table ran at several core counts in this run (the "
                            "article-full profile pins the task workloads to 1 and to 2 cores)")
-        export.save_table(t, self.results_dir, "reproduce_article_by_cores")
         ks = sorted({int(c.rsplit("_", 1)[1]) for c in t.columns if c.startswith("ours_default_at_")})
         shown = pd.DataFrame({"workload": t["workload"], "N": t["n"].map(units.count), "metric": t["metric"],
                               "claim": t["article_claim"].replace("", "none")})
@@ -95,15 +96,19 @@ class ReproduceView:
                     for r, o in zip(t.get(f"{label}_ratio_at_{k}", pd.Series(index=t.index, dtype=float)),
                                     t.get(f"{label}_at_{k}", pd.Series("not measured", index=t.index)))]
             shown[f"{name}: at every core count"] = t[f"{label}_across_cores"]
-        return tables.Readable(shown, "Go/Rust ratio and the claim's outcome at each core count (each a row of the "
-                                      "reproduction table, decided in its family); holds: reproduced at that core count",
-                               "Does each claim hold at every core count?")
+        readable = tables.Readable(shown, "Go/Rust ratio and the claim's outcome at each core count (each a row of "
+                                          "the reproduction table, decided in its family); holds: reproduced at that "
+                                          "core count", "Does each claim hold at every core count?")
+        export.save_table(t, self.results_dir, "reproduce_article_by_cores", readable)
+        return readable
 
     def claims(self) -> tables.Readable:
         """How many of the article's cells end in each outcome, with its settings and with defaults."""
         counts = published.claims_summary(self.side_frame())
-        export.save_table(counts, self.results_dir, "reproduce_article_outcomes")
-        return tables.Readable(counts.astype(str), "cells of the article's table per outcome", "Does each claim survive?")
+        readable = tables.Readable(counts.astype(str), "cells of the article's table per outcome",
+                                   "Does each claim survive?")
+        export.save_table(counts, self.results_dir, "reproduce_article_outcomes", readable)
+        return readable
 
     def kernel_effect(self) -> tables.Readable | Section:
         k = self.df[(self.df["workload"] == "sleep") & self.df["valid"]] if not self.df.empty else self.df

@@ -29,10 +29,13 @@ def export_dir(results_dir: str | Path) -> Path:
     return Path(results_dir) / "export"
 
 
-def save_table(table: pd.DataFrame, results_dir: str | Path, name: str) -> list[Path]:
-    """`export/tables/<name>.csv` (raw) and `.md` (formatted for reading)."""
+def save_table(table: pd.DataFrame, results_dir: str | Path, name: str, readable=None) -> list[Path]:
+    """`export/tables/<name>.csv` (raw) and `.md` (formatted for reading: `readable`, the form a
+    notebook shows, where given; else the reading form of the table's name)."""
     d = export_dir(results_dir) / "tables"
-    return [csv.save_table(table, d / f"{name}.csv"), markdown.save_table(table, name, d / f"{name}.md")]
+    md = markdown.save_readable(readable, d / f"{name}.md") if readable is not None else \
+        markdown.save_table(table, name, d / f"{name}.md")
+    return [csv.save_table(table, d / f"{name}.csv"), md]
 
 
 def save_figure(fig: plt.Figure, results_dir: str | Path, name: str) -> list[Path]:

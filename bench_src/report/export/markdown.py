@@ -14,9 +14,13 @@ def render(table: pd.DataFrame, name: str) -> str:
 
 
 def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
+    return save_readable(tables.readable(table, name), path)
+
+
+def save_readable(readable: tables.Readable, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(table, name))
+    path.write_text(readable.to_markdown())
     return path
 
 
