@@ -93,6 +93,9 @@ def test_sleep_dead_loop_stated_as_unequal_work_and_files_rw_as_the_platform():
     assert sleep["ours_article_outcome"] != sleep["ours_default_outcome"]
     assert sleep["cause_kind"].startswith("unequal work") and "dead" not in sleep["cause_kind"]
     assert "Rust's compiler deletes it" in sleep["cause"]
+    # the article's Go differs from the default in its variant too: the cause names both changes
+    assert published.article_setting("sleep", "go").variant != published.default_setting("sleep", "go").variant
+    assert "channel per goroutine" in sleep["cause"] and "both together" in sleep["cause"]
     assert WORKLOADS["sleep"].article["go"][1]["kernel"] == "article"
     rw = _cell(side, "files_rw", 1000)
     assert "platform not reproducible here" in rw["cause_kind"] and "never appended" in rw["cause"]

@@ -59,7 +59,9 @@ LABELS = ("ours_article", "ours_default")  # our comparison with the article's s
 CAUSES = {
     "sleep": ("unequal work",
               "the article's kernel is a float loop whose result is never used: Rust's compiler deletes it, "
-              "Go keeps an empty counting loop, so with the article's settings Go does work Rust does not"),
+              "Go keeps an empty counting loop, so with the article's settings Go does work Rust does not; the "
+              "article's Go also waits on a channel per goroutine where the default waits on a WaitGroup, and no "
+              "cell here separates the two changes: the effect is of both together"),
     "files_read": ("configuration",
                    "the article's Rust reads through tokio::fs and both sides keep every file's content; the "
                    "defaults read with std::fs inside one spawn_blocking per task (tokio's advice) and keep a digest"),
