@@ -38,6 +38,11 @@ WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
 REQUIRED = object()  # a profile must set this parameter
 
 
+# Plan parameters whose default follows the machine a run is on (so two machines left to their
+# defaults plan differently): what each defaults to, and the placeholder of its value in help texts.
+MACHINE_DEFAULTS = {"threads": ("its usable CPUs", "N"), "mem_limit_mb": ("80% of its RAM", "M")}
+
+
 def default_mem_limit_mb() -> int:
     return int(psutil.virtual_memory().total * 0.8 / 2**20)
 

@@ -13,10 +13,11 @@ exact for normal host estimates of equal precision whatever tau is.  Assumption:
 sample of the machines the claim is about.  tau^2 (Paule and Mandel's estimate) and I^2 (the share
 of the spread between hosts that is not sampling noise) come from statsmodels' combine_effects.
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
-without heterogeneity): hosts of equal precision 94.6-95.4%; hosts whose noise differs up to tenfold
-95.9-98.9% (conservative, never too narrow), where the inverse-variance weighted Hartung-Knapp
-interval falls to 77.7% (weights from 10 pairs are noisy); docs/statistics.md has the table.  With 2 hosts the interval is wide by construction (t on one
-degree of freedom): two machines say little about a third.
+without heterogeneity): hosts of equal precision 94.6-95.4%; hosts whose noise differs up to
+tenfold 95.9-98.9% (conservative, never too narrow), where the inverse-variance weighted
+Hartung-Knapp interval falls to 77.7% (weights from 10 pairs are noisy); docs/statistics.md has
+the table.  With 2 hosts the interval is wide by construction (t on one degree of freedom): two
+machines say little about a third.
 
 Directories that differ by a named factor (store.hosts.load_hosts(..., factor="commit" or
 "plan")) carry it in a column of that name, and `df.attrs["factor"]` names it: it joins the key of

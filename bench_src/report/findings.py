@@ -42,9 +42,8 @@ class Difference:
     def text(self, metric: str) -> str:
         where = f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
-        small = f", by less than {rules.MARGIN * 100:g}%" if self.within_margin else ""
-        return (f"{self.who} {rules.word(metric)}{small} ({self.size()}): {where}: Go/Rust "
-                f"{units.ratio(self.ratio, self.low, self.high)}{note}")
+        verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric)
+        return f"{verdict} ({self.size()}): {where}: Go/Rust {units.ratio(self.ratio, self.low, self.high)}{note}"
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,8 @@ class MetricFindings:
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
                 + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called)"
                    if self.open else "")
-                + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, adjusted over the "
-                f"family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
+                + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
+                f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
 
 
 def _defaults(table: pd.DataFrame) -> pd.DataFrame:

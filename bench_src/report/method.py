@@ -149,8 +149,8 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
     parts = [
         f"Each table and metric is one family. Within it the Benjamini-Hochberg procedure keeps the expected share "
         f"of false differences among those called (no difference, or the other direction) at most {alpha:g}, and "
-        f"every interval of the table is shown at the level 1 - max(R, 1) x {alpha:g} / m (R differences called among m "
-        f"comparisons; Benjamini and Yekutieli's false coverage-statement rate), so that an interval excludes 1 "
+        f"every interval of the table is shown at the level 1 - max(R, 1) x {alpha:g} / m (R differences called "
+        f"among m comparisons; Benjamini and Yekutieli's false coverage-statement rate), so that an interval excludes 1 "
         f"exactly when its comparison is called a difference. Equivalence within ±{margin * 100:g}% is called when "
         f"that same interval lies inside the margin; anything else is inconclusive, with the smallest difference "
         f"it could have shown at 80% power (the MDE, between the interval's half-width and its width)."]
@@ -196,7 +196,8 @@ def stopping(meta: dict, design: Mapping | None) -> str:
             f"a cell stopped once every comparison it took part in was decided for every metric (a difference or "
             f"equivalence) or, still inconclusive, could already have shown a difference of "
             f"{rules.PRECISION_TARGET:.0%} (its minimum detectable effect at most that: \"precise\"), and the further "
-            f"blocks went to the open cells, first where a second of machine time narrowed the widest interval most. Alpha was split over the looks as "
+            f"blocks went to the open cells, first where a second of machine time narrowed the widest interval most. "
+            f"Alpha was split over the looks as "
             f"{', '.join(f'{s:.3g}' for s in spend)} (Bonferroni): a comparison's p-value is the smallest over its "
             f"looks of p / that share, and its interval the intersection of each look's interval at level "
             f"1 - share x the family's level."

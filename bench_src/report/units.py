@@ -133,7 +133,7 @@ def off_one(v: float, digits: int = 3) -> str:
 
 def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
     """'1.23 [1.10, 1.40]'.  An interval that excludes 1 never reads as if it reached it: an end
-    close to 1 keeps the digits that show which side it is on ('1.05 [1.0034, 1.13]')."""
+    close to 1 keeps the digits that show which side it is on ('1.05 [1.003, 1.13]')."""
     if not _finite(value):
         return ""
     text = significant(value, digits)

@@ -10,8 +10,8 @@ machine and resumed there) gives each session's samples its own host.
 `load_hosts` refuses what cannot be analysed together: directories of different plans (their
 plan digests differ) and directories whose programs were built from different source code (the
 git commits of the sessions differ, or the sha256 of a program's source tree, which sessions
-record: two `-dirty` trees of one commit, a copy without git), each error naming both directories and the difference,
-unless the difference is named as a factor (`factor="plan"` or `factor="commit"`): then each
+record: two `-dirty` trees of one commit, a copy without git), each error naming both directories
+and the difference, unless the difference is named as a factor (`factor="plan"` or `factor="commit"`): then each
 sample carries it in a column of that name (the plan digest, the commit), and the analysis keeps
 its values apart (analysis/hosts.py).
 Pairs stay within a block: each sample's `run_id` becomes its directory, and the analysis pairs on
@@ -27,6 +27,7 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from .equivalence import mark_valid
+from ..parameters import MACHINE_DEFAULTS
 from ..plan.model import plan_from_dict
 from .results import ResultsStore
 
@@ -71,11 +72,6 @@ def host_label(print_: Mapping) -> str:
     return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs{share} [{host_id(print_)}]"
 
 
-# Plan parameters whose default follows the machine (parameters.py), and how to give them.
-MACHINE_DEFAULTS = {"threads": ("its usable CPUs", "--threads N, make run THREADS=N"),
-                    "mem_limit_mb": ("80% of its RAM", "--mem-limit-mb M, make run MEM_LIMIT_MB=M")}
-
-
 def plan_difference(a: Mapping | None, b: Mapping | None) -> str:
     """What differs between two stored plans, for an error: the keys and both values (at most
     five), and where only parameters that default to the machine differ, how to give them."""
@@ -86,9 +82,10 @@ def plan_difference(a: Mapping | None, b: Mapping | None) -> str:
     shown = "; ".join(f"{k}: {json.dumps(a.get(k))[:60]} vs {json.dumps(b.get(k))[:60]}" for k in keys[:5])
     text = f"they differ in {shown}" + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
     if set(keys) <= set(MACHINE_DEFAULTS):
-        text += "; unless given, each machine sets " + " and ".join(
-            f"{k} to {MACHINE_DEFAULTS[k][0]}" for k in keys) + ": give the same on every machine (" + "; ".join(
-            MACHINE_DEFAULTS[k][1] for k in keys) + ")"
+        sets = " and ".join(f"{k} to {MACHINE_DEFAULTS[k][0]}" for k in keys)
+        how = "; ".join(f"--{k.replace('_', '-')} {v}, make run {k.upper()}={v}"
+                        for k, v in ((k, MACHINE_DEFAULTS[k][1]) for k in keys))
+        text += f"; unless given, each machine sets {sets}: give the same on every machine ({how})"
     return text
 
 

@@ -4,9 +4,9 @@ Every sample is appended and fsync'ed the moment it is taken, so a killed run lo
 sample that was running (its half-written line, the only thing a kill can leave, is dropped
 silently).  Any other unreadable or incomplete line (or one whose required keys have the wrong
 type, an N of "abc") is reported with its line number; a resume refuses to go on until `repair`
-moves such lines to a side file.  Opening the same plan again
-resumes; opening a different plan in the same directory is refused; one process at a time may
-write into a directory (a lock file names the owner).  A directory the store creates is private
+moves such lines to a side file.  Opening the same plan again resumes; opening a different plan
+in the same directory is refused; one process at a time may write into a directory (a lock file
+names the owner).  A directory the store creates is private
 to its owner (0700); an existing one keeps its mode (a session notes when others can read it), and
 one that holds something else than a run of this package is refused.  The files are 0600, and
 nothing written here holds a known secret.  A full disk stops a run with one error (`DiskFull`,

@@ -9,10 +9,6 @@ import pandas as pd
 from .. import tables
 
 
-def render(table: pd.DataFrame, name: str) -> str:
-    return tables.readable(table, name).to_markdown()
-
-
 def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
     return save_readable(tables.readable(table, name), path)
 

@@ -63,6 +63,11 @@ def finite_positive(x) -> bool:
         return False
 
 
+def category_label(text: str) -> str:
+    """A label of a categorical tick, broken into lines at its parts and after commas."""
+    return text.replace(" · ", "\n").replace(", ", ",\n")
+
+
 class UnitFormatter(mticker.Formatter):
     """Tick labels in a metric's unit with `digits` significant digits, more where the ticks of an
     axis would otherwise read alike (0.2825 s and 0.2830 s are not both "283 ms")."""

@@ -17,7 +17,7 @@ from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import ci_name, params_dict, verdict_kinds
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
-from .axes import (VERDICT_MARKERS, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
+from .axes import (VERDICT_MARKERS, category_label, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
                    panel_title, params_caption, split_params, threads_caption)
 
 
@@ -169,8 +169,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
             if len(pairs) > 1:
                 ax.legend(loc="lower right", fontsize=7.5)
         else:
-            ax.set_xticks(range(len(pairs)), [p.replace(" · ", "\n").replace(" vs ", "\nvs ").replace(", ", ",\n") for p in pairs],
-                          fontsize=8)
+            ax.set_xticks(range(len(pairs)), [category_label(p).replace(" vs ", "\nvs ") for p in pairs], fontsize=8)
             ax.set_xlim(-0.7, len(pairs) - 0.3)
             ax.grid(axis="x", visible=False)
             sub = join_parts(f"N = {units.count(ns[0])}", const)
@@ -282,7 +281,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     bar.set_ticks(ticks, labels=[_ratio_label(2 ** k) for k in ticks])
     lower, upper = _direction_words(metric)
     bar.set_label(f"Go / Rust (blue: {lower}; red: {upper})", fontsize=9)
-    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h, f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)",
+    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h,
+             f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)",
              ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"], fontweight="bold")
     fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
              join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust; ≈: equivalent"

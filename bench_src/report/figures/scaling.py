@@ -10,7 +10,7 @@ from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import per_unit
 from ..theme import LANG_COLORS
-from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, log_ticks, n_axis, panel_grid, panel_title,
+from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, join_parts, log_ticks, n_axis, panel_grid, panel_title,
                    params_caption, shades, split_params, threads_caption, unit_formatter, value_axis)
 
 
@@ -53,7 +53,7 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
                 err = [[g["median"] - g["ci_low"]], [g["ci_high"] - g["median"]]]
                 ax.errorbar([i], [g["median"]], yerr=np.nan_to_num(err), fmt="o", ms=6, capsize=5,
                             color=colors.get(name, "0.4"))
-            ax.set_xticks(x, [n.replace(" · ", "\n").replace(", ", ",\n") for n in series], fontsize=8.5)
+            ax.set_xticks(x, [category_label(n) for n in series], fontsize=8.5)
             ax.set_xlim(-0.6, len(series) - 0.4)
             ax.grid(axis="x", visible=False)
             sub = join_parts(f"N = {units.count(ns[0])} ({WORKLOADS[w].n_meaning})" if w in WORKLOADS else f"N = {ns[0]}",
