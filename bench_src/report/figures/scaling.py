@@ -10,8 +10,9 @@ from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import per_unit
 from ..theme import LANG_COLORS
-from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, join_parts, log_ticks, n_axis, panel_grid, panel_title,
-                   params_caption, shades, split_params, threads_caption, unit_formatter, value_axis)
+from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, join_parts, log_ticks, n_axis,
+                   panel_grid, panel_title, params_caption, shades, split_params, threads_caption, unit_formatter,
+                   value_axis)
 
 
 def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
