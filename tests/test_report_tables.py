@@ -151,3 +151,18 @@ def test_an_interval_that_excludes_one_never_reads_as_reaching_it():
     assert units.ratio(1.0, 0.99, 1.01) == "1.00 [0.990, 1.01]", "an interval across 1 keeps 3 digits"
     assert units.ratio(1.2, 1.1, 1.3) == "1.20 [1.10, 1.30]"
     assert units.off_one(1.0035) == "1.004" and units.off_one(0.99996) == "0.99996"
+
+
+def test_the_hosts_tables_print_their_ratios_as_ratios():
+    # the across-hosts and per-host tables: an interval that excludes 1 keeps the digits that show it
+    import pandas as pd
+
+    from bench_src.report import hosts_report
+    row = {"workload": "mysql", "n": 1000, "threads_requested": 2, "arm": "", "shared_params": "pool=151",
+           "go_variant": "pool", "rust_variant": "pool", "go_params": "", "rust_params": "", "metric": "elapsed_s",
+           "ratio": 1.05, "ratio_ci_low": 1.0034, "ratio_ci_high": 1.13, "ci_level": 0.95, "verdict_kind": "b",
+           "hosts": 2, "tau": 0.01, "i2": 0.1, "holds_on_text": "2 of 2", "host_verdicts": "b,b",
+           "host_label": "a CPU"}
+    t = pd.DataFrame([row])
+    assert hosts_report.combined_readable(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
+    assert hosts_report.per_host_readable(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"

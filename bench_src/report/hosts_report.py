@@ -125,7 +125,7 @@ def combined_readable(t: pd.DataFrame) -> tables.Readable:
     t = t.reset_index(drop=True)
     out = _comparison_columns(t)
     out["hosts"] = t["hosts"].astype(int)
-    out["Go/Rust [interval]"] = [units.interval(r, lo, hi, "") for r, lo, hi in
+    out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                  zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
     out["interval level"] = t["ci_level"].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
     out["verdict"] = t["verdict_kind"].map(KIND_WORDS)
@@ -146,7 +146,7 @@ def per_host_readable(t: pd.DataFrame) -> tables.Readable:
     t = t.reset_index(drop=True)
     out = _comparison_columns(t)
     out.insert(0, "host", t["host_label"])
-    out["Go/Rust [interval]"] = [units.interval(r, lo, hi, "") for r, lo, hi in
+    out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                  zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
     out["verdict"] = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
     metric = units.metric_name(t["metric"].iloc[0]) if "metric" in t and not t.empty else ""

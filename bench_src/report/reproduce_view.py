@@ -43,7 +43,7 @@ class ReproduceView:
         def ours(row, label):
             if row[f"{label}_verdict_kind"] == "not measured":
                 return "not measured in this run"
-            ratio = units.interval(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"], "")
+            ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
             return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}"
 
         shown = pd.DataFrame({
@@ -54,7 +54,7 @@ class ReproduceView:
                                for c, t in zip(side["article_claim"], side["claim_threshold"])],
             "ours, article's settings": [ours(r, "ours_article") for _, r in side.iterrows()],
             "ours, defaults": [ours(r, "ours_default") for _, r in side.iterrows()],
-            "settings' effect": [units.interval(r, lo, hi, "") if pd.notna(r) else ""
+            "settings' effect": [units.ratio(r, lo, hi) if pd.notna(r) else ""
                                  for r, lo, hi in zip(side["settings_effect_ratio"], side["settings_effect_ci_low"],
                                                       side["settings_effect_ci_high"])],
             "cause": [f"{k}: {c}" if k else "" for k, c in zip(side["cause_kind"], side["cause"])],
