@@ -53,9 +53,13 @@ build: venv
 #    run succeeded, so a refused or failed re-run never replaces the notebook of an earlier run;
 # 4. --stderr-file - streams the notebook's stderr (the run's estimate and progress lines) to
 #    papermill's stdout, sent on to make's stderr: a path (/dev/stderr) would be opened anew and
-#    truncated, so `make run > log 2>&1` would lose the lines written before it.
+#    truncated, so `make run > log 2>&1` would lose the lines written before it;
+# 5. --engine bench runs the notebook's kernel on Unix sockets in a private directory, not on TCP
+#    ports of 127.0.0.1 (bench_src/run/kernel.py, docs/security.md).
 run: venv
-	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(THREADS),--threads "$(THREADS)") $(if $(MEM_LIMIT_MB),--mem-limit-mb "$(MEM_LIMIT_MB)")) || exit 2; \
+	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") \
+	     $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(THREADS),--threads "$(THREADS)") \
+	     $(if $(MEM_LIMIT_MB),--mem-limit-mb "$(MEM_LIMIT_MB)")) || exit 2; \
 	$(MAKE) --no-print-directory system-deps build || exit 2; \
 	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
 	partial="$$dir/run.partial.ipynb"; \
