@@ -41,7 +41,9 @@ def test_a_small_difference_reads_as_a_percentage_and_says_it_is_inside_the_marg
     tiny = findings.Difference("sleep", 10, "", 0.997, 0.995, 0.998, "Go", False, within_margin=True)
     assert tiny.text("elapsed_s").startswith("Go faster, by less than 2% (0.30%): sleep, N = 10: Go/Rust 0.997 [")
     large = findings.Difference("sleep", 10, "", 0.25, 0.2, 0.3, "Go", False)
-    assert large.text("elapsed_s").startswith("Go faster (4x): ")
+    assert large.text("elapsed_s").startswith("Go faster (4.00x): ")
+    # three significant digits, as every other factor of the list (4.298 is not "4.3x" beside "4.05x")
+    assert findings.Difference("sleep", 10, "", 0.232686, 0.2, 0.3, "Go", False).size() == "4.30x"
     middle = findings.Difference("sleep", 10, "", 1 / 0.8, 1.2, 1.3, "Rust", False)
     assert middle.text("peak_rss_mib").startswith("Rust smaller (25%): ")
     table = _tables()["go_vs_rust_elapsed_s"]
