@@ -145,6 +145,21 @@ def test_verdict_map_per_workload_coloured_by_ratio_with_verdicts_marked(ratios)
     plt.close(fig)
 
 
+def test_verdict_map_prints_each_estimate_as_the_tables_do_and_marks_a_win_inside_the_margin(ratios):
+    from bench_src.report import units
+    r = ratios.copy()
+    small = r.index[(r["workload"] == "sleep") & r["verdict_kind"].isin(["a", "b"])][0]
+    r.loc[small, "within_margin"] = True
+    fig = figures.verdict_heatmap(r, 0.02)
+    cells = [t.get_text() for ax in fig.axes if ax.images for t in ax.texts]
+    expected = {units.ratio_point(x.ratio, x.ratio_ci_low, x.ratio_ci_high) for x in r.itertuples()}
+    assert {c.split("\n")[0] for c in cells} == expected, "no trimmed zeros, the digits of the tables"
+    who = "Go" if r.loc[small, "verdict_kind"] == "a" else "Rust"
+    assert f"{units.ratio_point(r.loc[small, 'ratio'], r.loc[small, 'ratio_ci_low'], r.loc[small, 'ratio_ci_high'])}\n{who} <2%" in cells
+    assert any("<2%: by less than 2%" in t for t in _texts(fig))
+    plt.close(fig)
+
+
 def test_distributions_are_boxes_with_points_not_violins(df):
     fig = figures.distributions(df, "sleep", ns=[10, 100000])
     for ax in fig.axes:

@@ -158,3 +158,12 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     from bench_src.analysis import compare
     tables = {"go_vs_rust_elapsed_s": compare.compare(report_data.frame(), "elapsed_s")}
     assert "at the level 1 - max(R, 1) x 0.05 / m (R differences called" in method.multiplicity(tables, 0.02, 0.05)
+    # the inconclusive rows' MDEs as the tables print them: a factor from 1.5 on, never "±190%"
+    t = tables["go_vs_rust_elapsed_s"].copy()
+    open_row = t.index[t["verdict_kind"] == "inconclusive"][0]
+    t.loc[open_row, "mde"] = 1.892856
+    text = method.multiplicity({"go_vs_rust_elapsed_s": t}, 0.02, 0.05)
+    assert "the inconclusive row could have shown a difference of ×/÷ 2.89." in text
+    t.loc[t.index[0], ["verdict_kind", "mde"]] = ["inconclusive", 0.04]
+    text = method.multiplicity({"go_vs_rust_elapsed_s": t}, 0.02, 0.05)
+    assert "inconclusive rows could have shown differences of ±4.0% to ×/÷ 2.89." in text

@@ -153,6 +153,25 @@ def test_an_interval_that_excludes_one_never_reads_as_reaching_it():
     assert units.off_one(1.0035) == "1.004" and units.off_one(0.99996) == "0.99996"
 
 
+def test_no_interval_end_reads_as_if_it_sat_inside_the_margin_when_it_does_not():
+    # 0.97986 is below the margin's 0.98: "[0.980, 1.02] inconclusive" would read as an equivalence
+    from bench_src.report import units
+    assert units.ratio(0.989, 0.979862, 1.016179) == "0.989 [0.9799, 1.016]"
+    assert units.ratio(1.01, 0.985, 1.0203) == "1.01 [0.985, 1.0203]"
+    assert units.ratio(1.0, 0.9997, 1.01) == "1.00 [0.9997, 1.01]", "an end below 1 never reads 1.00"
+    assert units.ratio(1.01, 0.98, 1.02) == "1.01 [0.980, 1.02]", "an end on the edge stays on it"
+    # the estimate keeps the side of an edge that its whole interval is on
+    assert units.ratio(1.0021, 1.0012, 1.0035) == "1.002 [1.001, 1.004]"
+    assert units.ratio_point(0.9997, 0.99, 1.01) == "1.00"
+
+
+def test_a_detectable_effect_beyond_a_factor_of_1_5_reads_as_a_factor():
+    from bench_src.report import units
+    assert units.detectable(0.031) == "±3.1%"
+    assert units.detectable(1.892856) == "×/÷ 2.89", "a ratio cannot be 189% lower"
+    assert units.detectable(0.5) == "×/÷ 1.50" and units.detectable(0.49) == "±49%"
+
+
 def test_the_hosts_tables_print_their_ratios_as_ratios():
     # the across-hosts and per-host tables: an interval that excludes 1 keeps the digits that show it
     import pandas as pd

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..analysis import paired, rules
 from ..plan.comparisons import FAMILY_TITLES
+from . import units
 
 SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
 
@@ -176,7 +177,10 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         if "mde" in t.columns and (t["verdict_kind"] == "inconclusive").any():
             mde = t.loc[t["verdict_kind"] == "inconclusive", "mde"].dropna()
             if not mde.empty:
-                text += f"; inconclusive rows could have shown {_pct(mde.min())} to {_pct(mde.max())}"
+                low, high = units.detectable(mde.min()), units.detectable(mde.max())
+                text += (f"; the inconclusive row could have shown a difference of {low}" if len(mde) == 1 else
+                         f"; inconclusive rows could have shown differences of {low}" if low == high else
+                         f"; inconclusive rows could have shown differences of {low} to {high}")
         parts.append(text + ".")
     parts.append("Tables of different metrics are separate families: reading time and memory together, the "
                  f"error rates add up (at most {2 * alpha:g}).")

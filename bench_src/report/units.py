@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from ..analysis import rules
+
 # The unit of each metric column of the samples frame (and of the tables computed from it).
 METRIC_UNITS = {
     "elapsed_s": "s", "wall_s": "s", "cpu_s": "s", "user_s": "s", "sys_s": "s", "setup_s": "s",
@@ -121,26 +123,47 @@ def interval(centre: float, low: float, high: float, unit: str, digits: int = 3)
     return text
 
 
-def off_one(v: float, digits: int = 3) -> str:
-    """`v` with `digits` significant digits, more where rounding would carry it onto 1 or across
-    it (1.0034 is "1.003", not "1.00", beside a called difference)."""
+def beside(v: float, edges, digits: int = 3) -> str:
+    """`v` with `digits` significant digits, more where rounding would carry it onto one of `edges`
+    or across it: the text stays on the side of every edge that `v` is on."""
     for d in range(digits, digits + 6):
         text = significant(v, d)
-        if float(text) != 1 and (float(text) > 1) == (v > 1):
+        shown = float(text)
+        if all((shown > e) == (v > e) and (shown < e) == (v < e) for e in edges):
             return text
     return significant(v, digits)
 
 
-def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
-    """'1.23 [1.10, 1.40]'.  An interval that excludes 1 never reads as if it reached it: an end
-    close to 1 keeps the digits that show which side it is on ('1.05 [1.003, 1.13]')."""
+def off_one(v: float, digits: int = 3) -> str:
+    """`v` with `digits` significant digits, more where rounding would carry it onto 1 or across
+    it (1.0034 is "1.003", not "1.00", beside a called difference)."""
+    return beside(v, (1.0,), digits)
+
+
+# The edges a verdict on a ratio is decided against: 1 (a difference) and the equivalence margin.
+RATIO_EDGES = (1.0, 1 - rules.MARGIN, 1 + rules.MARGIN)
+
+
+def ratio_point(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
+    """A ratio's estimate: `digits` significant digits, more where its interval lies on one side of
+    an edge (1 or the margin's) and the rounded estimate would not (1.0021 [1.0012, 1.0035] reads
+    "1.002", not "1.00")."""
     if not _finite(value):
         return ""
-    text = significant(value, digits)
+    edges = [e for e in RATIO_EDGES if _finite(low) and _finite(high) and (low > e or high < e)]
+    return beside(value, edges, digits)
+
+
+def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
+    """'1.23 [1.10, 1.40]'.  No number reads as if it sat on an edge a verdict is decided against
+    (1 and the equivalence margin, `RATIO_EDGES`) or beyond it when it does not: an interval that
+    excludes 1 never reads as if it reached it ('1.05 [1.003, 1.13]'), nor one that reaches below
+    the margin as if it were inside ('0.989 [0.9799, 1.02]')."""
+    if not _finite(value):
+        return ""
+    text = ratio_point(value, low, high, digits)
     if _finite(low) and _finite(high):
-        lo = off_one(low, digits) if low > 1 else significant(low, digits)
-        hi = off_one(high, digits) if high < 1 else significant(high, digits)
-        text += f" [{lo}, {hi}]"
+        text += f" [{beside(low, RATIO_EDGES, digits)}, {beside(high, RATIO_EDGES, digits)}]"
     return text
 
 
@@ -167,6 +190,16 @@ def percent(value: float, digits: int = 2, signed: bool = False) -> str:
     if signed and float(value) > 0:
         text = "+" + text
     return text + "%"
+
+
+def detectable(mde: float) -> str:
+    """The smallest detectable effect of a comparison (a ratio of 1 + mde either way): '±4.5%'
+    below a factor of 1.5, as the Findings write a difference, and '×/÷ 2.89' from there on (a
+    ratio cannot be 190% lower)."""
+    if not _finite(mde):
+        return ""
+    factor = 1 + float(mde)
+    return f"×/÷ {significant(factor, 3)}" if factor >= 1.5 else "±" + percent(mde)
 
 
 def count(value) -> str:

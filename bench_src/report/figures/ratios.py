@@ -193,6 +193,11 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
 VERDICT_SYMBOLS = {"a": "Go", "b": "Rust", "equivalent": "≈", "inconclusive": "?"}
 
 
+def _within_margin(value) -> bool:
+    """The table's `within_margin` flag (True, "True" or a missing value)."""
+    return str(value).strip().lower() in ("true", "1")
+
+
 def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     """Per workload (with its own N): one row per pair of variants, one column per N; the colour is
     the Go/Rust ratio on a diverging log scale centred at 1 (blue: Go needs less, red: Rust), the
@@ -248,9 +253,13 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
                 rgb = cmap(norm(v))[:3] if not np.isnan(v) else (1, 1, 1)
                 dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5
                 win = r.vkind in ("a", "b")
-                shown = units.off_one(r.ratio, 3) if win else units.significant(r.ratio, 3)  # a win never reads 1
-                ax.text(x, y, ("–" if np.isnan(v) else units.trim(shown))
-                        + "\n" + VERDICT_SYMBOLS.get(r.vkind, "?"), ha="center", va="center", fontsize=8.5,
+                # the estimate as the tables print it (units.ratio_point: a win never reads 1)
+                shown = units.ratio_point(r.ratio, getattr(r, "ratio_ci_low", np.nan), getattr(r, "ratio_ci_high", np.nan))
+                symbol = VERDICT_SYMBOLS.get(r.vkind, "?")
+                if win and margin and _within_margin(getattr(r, "within_margin", False)):
+                    symbol += f" <{margin:.0%}"
+                ax.text(x, y, ("–" if np.isnan(v) else shown)
+                        + "\n" + symbol, ha="center", va="center", fontsize=8.5,
                         color="white" if dark else "black", fontweight="bold" if win else "normal", linespacing=1.1)
                 if win:
                     ax.add_patch(Rectangle((x - 0.44, y - 0.44), 0.88, 0.88, fill=False, edgecolor="black",
@@ -285,7 +294,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
              f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)",
              ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"], fontweight="bold")
     fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
-             join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust; ≈: equivalent"
+             join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust"
+                   + (f" (<{margin:.0%}: by less than {margin:.0%})" if margin else "") + "; ≈: equivalent"
                    + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive"),
              ha="center", va="top", fontsize=9.5, color="0.3")
     return fig

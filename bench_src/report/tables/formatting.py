@@ -213,4 +213,4 @@ def test_columns(t: pd.DataFrame, out: pd.DataFrame) -> None:
     out[p_name] = p
     add_effect(t, out)
     if "mde" in t:
-        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else "±" + units.percent(v))
+        out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else units.detectable(v))
