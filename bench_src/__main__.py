@@ -194,19 +194,22 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
 def plan_parameters(text: str) -> dict:
     """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one (a key given
     twice is refused, naming it)."""
-    from .values import read_yaml
+    from .values import colon_hint, read_yaml
 
     source = text
+    inline = text.lstrip().startswith("{") or ":" in text or "\n" in text  # a YAML mapping, flow or block
     if not text.lstrip().startswith("{"):
         path = Path(text)
-        if not path.is_file():
+        if path.is_file():
+            source = path.read_text()
+        elif not inline:
             raise ValueError(f"--plan {text!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
-        source = path.read_text()
     value = read_yaml(source, f"--plan {text!r}")
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValueError(f"--plan {text!r}: expected a mapping of plan parameters, got {type(value).__name__}")
+        raise ValueError(f"--plan {text!r}: expected a mapping of plan parameters, got {type(value).__name__}"
+                         + (colon_hint([value]) if isinstance(value, str) else ""))
     bad = [k for k in value if not isinstance(k, str)]
     if bad:
         raise ValueError(f"--plan {text!r}: parameter names must be strings, got {bad[0]!r}")

@@ -54,26 +54,28 @@ class Param:
     def choices_for(self, lang: str) -> tuple[str, ...]:
         return self.choices_by_lang.get(lang, self.choices)
 
-    def normalise(self, lang: str, value: object) -> str:
-        """Return the value as the string passed to the program, or raise ValueError."""
+    def normalise(self, lang: str, value: object, where: str | None = None) -> str:
+        """Return the value as the string passed to the program, or raise ValueError naming the value
+        as the caller knows it: `where` (a plan's "params[sleep][work]"), else "--param work"."""
+        given = f"{where} = {value!r}" if where else f"--param {self.name}={value!r}"
         if self.kind == "int":
             if isinstance(value, bool):
-                raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}")
+                raise ValueError(f"{given}: expected {self.allowed(lang)}")
             try:
                 number = int(str(value).strip())
             except ValueError:
-                raise ValueError(f"--param {self.name}={value!r}: expected {self.allowed(lang)}") from None
+                raise ValueError(f"{given}: expected {self.allowed(lang)}") from None
             if number < self.minimum_for(lang) or (self.maximum is not None and number > self.maximum):
                 why = f" for {lang}" if lang in self.minimum_by_lang else ""
                 note = f" ({self.doc})" if why and self.doc else ""
-                raise ValueError(f"--param {self.name}={value!r}{why}: expected {self.allowed(lang)}{note}")
+                raise ValueError(f"{given}{why}: expected {self.allowed(lang)}{note}")
             return str(number)
         if isinstance(value, bool) and set(self.choices_for(lang)) == {"on", "off"}:
             value = "on" if value else "off"  # YAML reads a bare on/off as a boolean
         text = str(value)
         if text not in self.choices_for(lang):
-            raise ValueError(
-                f"--param {self.name}={value!r} is not allowed for {lang}: allowed: {self.allowed(lang)}")
+            for_lang = f" for {lang}" if lang in self.choices_by_lang else ""
+            raise ValueError(f"{given} is not allowed{for_lang}: allowed: {self.allowed(lang)}")
         return text
 
 

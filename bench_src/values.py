@@ -50,6 +50,12 @@ def read_yaml(text: str, what: str) -> Any:
         raise ValueError(f"{what}: cannot read it as YAML/JSON: {detail}") from None
 
 
+def colon_hint(keys) -> str:
+    """A note for names that hold a colon: YAML reads `{samples:10}` as the key "samples:10"."""
+    return ("; YAML needs a space after each colon: '{samples: 10}', not '{samples:10}'"
+            if any(":" in str(k) for k in keys) else "")
+
+
 def from_papermill(name: str, value: Any) -> Any:
     """papermill's `-p` passes lists and mappings as strings: read such a string as YAML (JSON is
     YAML); anything else is returned as it is."""

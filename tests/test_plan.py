@@ -29,7 +29,11 @@ def test_quick_profile_defaults_are_valid():
     ({"variants": {"sleep": {"java": ["x"]}}}, ["'java'"]),
     ({"params": {"sleep": {"nosuch": 1}}}, ["'nosuch'", "kernel", "work"]),
     ({"params": {"sleep": {"kernel": "fast"}}}, ["'fast'", "xorshift", "article"]),
-    ({"params": {"sleep": {"work": -1}}}, ["-1", "integer >= 0"]),
+    ({"params": {"sleep": {"work": -1}}}, ["params[sleep][work] = -1", "integer >= 0"]),
+    ({"params": {"sleep": {"kernel": "fast"}}}, ["params[sleep][kernel] = 'fast' is not allowed: allowed: xorshift"]),
+    ({"workloads": ["sqlite"], "params": {"sqlite": {"driver": "foo"}}},
+     ["params[sqlite][driver] = 'foo'", "go mattn, modernc; rust sqlx, rusqlite"]),
+    ({"variants": "fastest"}, ["variants: 'fastest' is neither 'default' nor 'all'", "{sleep: {go: [waitgroup]"]),
     ({"params": {"nosuch": {}}}, ["'nosuch'"]),
     ({"timeout_s": 0}, ["timeout_s"]),
     ({"profile": "huge"}, ["'huge'", "quick"]),
@@ -108,6 +112,18 @@ def test_cli_plan_parameters_inline_or_from_a_file(tmp_path):
         plan_parameters(str(tmp_path / "list.yml"))
     with pytest.raises(ValueError, match="neither a mapping"):
         plan_parameters(str(tmp_path / "missing.yml"))
+    # a block mapping given inline is read as YAML, and its syntax error named (not "neither ... nor a file")
+    assert plan_parameters("samples: 10\nns: [10]") == {"samples": 10, "ns": [10]}
+    with pytest.raises(ValueError, match=r"cannot read it as YAML/JSON: expected ',' or ']'.*line 2"):
+        plan_parameters("samples: 10\nns: [10")
+    with pytest.raises(ValueError, match="YAML needs a space after each colon"):
+        plan_parameters("samples:10")
+
+
+def test_a_key_without_a_space_after_its_colon_is_named_with_the_cause():
+    from bench_src.__main__ import plan_parameters
+    with pytest.raises(ValueError, match=r"unknown plan parameter 'samples:10'.*YAML needs a space after each colon"):
+        make_plan(**plan_parameters("{samples:10}"))
 
 
 def test_cli_run_with_a_bad_plan_exits_2_with_one_line(tmp_path, capsys):

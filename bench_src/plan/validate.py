@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 from .. import cpus, parameters
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import profile as get_profile
-from ..values import as_int
+from ..values import as_int, colon_hint
 from . import feasibility
 from .dsn import validate_dsn
 from .model import Plan, parse_setting
@@ -45,7 +45,7 @@ def _per_workload(name: str, value: Any, workloads: Iterable[str]) -> dict:
     if isinstance(value, Mapping):
         for k in value:
             if k not in WORKLOADS:
-                raise ValueError(f"{name}: unknown workload {k!r}; allowed: {', '.join(WORKLOADS)}")
+                raise ValueError(f"{name}: unknown workload {k!r}; allowed: {', '.join(WORKLOADS)}{colon_hint([k])}")
             if k not in workloads:
                 raise ValueError(f"{name} names workload {k!r}, which is not in this plan (workloads: "
                                  f"{', '.join(workloads)}); add it to workloads or remove it from {name}")
@@ -107,9 +107,10 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
             mine = [v for v in values if str(v) in p.choices_for(lang)]
             for v in values:
                 if not any(str(v) in p.choices_for(lg) for lg in p.langs):
-                    p.normalise(lang, v)  # raises with the allowed values
+                    raise ValueError(f"params[{w}][{p.name}] = {v!r} is not allowed: allowed: "
+                                     + "; ".join(f"{lg} {p.allowed(lg)}" for lg in p.langs))
             values = mine or [p.default_for(lang)]
-        grid[p.name] = tuple(dict.fromkeys(p.normalise(lang, v) for v in values))
+        grid[p.name] = tuple(dict.fromkeys(p.normalise(lang, v, where=f"params[{w}][{p.name}]") for v in values))
     return grid
 
 
@@ -219,7 +220,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
     if unknown:
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise ValueError(f"unknown plan parameter{'s' if len(unknown) > 1 else ''} {names}; "
-                         f"allowed: {', '.join(plan_parameters())}")
+                         f"allowed: {', '.join(plan_parameters())}{colon_hint(unknown)}")
     value = {p.name: given.get(p.name, p.default) for p in parameters.PLAN_PARAMETERS}
     workloads, languages, ns, variants, params = (value[k] for k in ("workloads", "languages", "ns", "variants",
                                                                       "params"))
@@ -252,6 +253,11 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
             raise ValueError(f"ns: profile {prof.name!r} has no N values for {w}; pass ns explicitly")
 
     if isinstance(variants, str):
+        if variants not in ("all", "default"):
+            raise ValueError(f"variants: {variants!r} is neither 'default' nor 'all', the two words that apply to "
+                             "every workload; name variants per workload and language instead, e.g. "
+                             f"{{{wl[0]}: {{go: [{WORKLOADS[wl[0]].variants['go'][0]}], rust: "
+                             f"[{WORKLOADS[wl[0]].variants['rust'][0]}]}}}} (python -m bench_src list shows them)")
         variants = {w: variants for w in wl}
     var_given = _per_workload("variants", variants, wl) if variants is not None else {}
     plan_variants: dict[str, dict[str, tuple[str, ...]]] = {}
