@@ -89,11 +89,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def command(args: argparse.Namespace) -> int:
     from . import api
     from .catalogue import WORKLOADS
-    from .cluster_spec import ClusterError
     from .profiles import PROFILES
     from .run import build
-    from .run.servers import ServerError
-    from .store import DiskFull, LockedError, NotAResultsDirectory
 
     if args.cmd == "with-servers":
         return with_servers(args.command)
@@ -143,7 +140,7 @@ def command(args: argparse.Namespace) -> int:
                       f"params {[p.name for p in w.params]}")
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
-    except (ValueError, build.BuildError, LockedError, NotAResultsDirectory, ServerError, DiskFull, ClusterError) as exc:
+    except api.USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

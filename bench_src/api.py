@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from . import parameters, paths
-from .cluster_spec import ClusterSpec, host_threads, parse_cluster
+from .cluster_spec import ClusterError, ClusterSpec, host_threads, parse_cluster
 from .analysis import compare, engines, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
@@ -17,9 +17,38 @@ from .values import as_bool, from_papermill
 from .report import figures
 from .report import hosts_report as hosts_report_module
 from .run import build, runner, servers
-from .store import ResultsStore, check_results_dir
+from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
+
+
+# The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
+# failed build, a server or cluster that does not answer, a full disk, a corrupt file (CorruptFile is
+# a ValueError).  The command line prints each as one line (`error: ...`, exit 2), and
+# errors_in_one_line() makes a notebook show them the same way.
+USER_ERRORS = (ValueError, build.BuildError, LockedError, NotAResultsDirectory, servers.ServerError, DiskFull,
+               ClusterError)
+
+
+def errors_in_one_line() -> None:
+    """In a notebook, show an error of USER_ERRORS as the command line does: the line `error: ...`
+    instead of the stack of frames that led to it (the cell still fails, so papermill stops there
+    and names it).  Any other error keeps its whole traceback.  Outside IPython it does nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+
+    def one_line(shell, etype, value, tb, tb_offset=None) -> list[str]:
+        lines = [f"error: {value}"]
+        value._render_traceback_ = lambda: lines  # what IPython's showtraceback prints for it
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        return lines
+
+    shell.set_custom_exc(USER_ERRORS, one_line)
 
 
 # Names IPython puts in a notebook's namespace; everything else that is not private, a module, a

@@ -48,6 +48,35 @@ def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):
         api.plan_from_parameters(workloads="sleep", ns="[0]")
 
 
+def test_a_bad_parameter_reads_as_one_line_in_the_notebook_as_on_the_command_line(tmp_path):
+    # not the stack of frames from the cell down to the validation: the line the command line prints
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(paths.ROOT / "notebooks" / "run.ipynb"), str(tmp_path / "bad.ipynb"),
+                            parameters={"profile": "quik", "results_dir": str(tmp_path / "r")},
+                            cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    line = "error: unknown profile 'quik'; allowed: quick, article"
+    assert err.value.traceback == [line + ", article-full, memory, kernel-article"]
+    assert str(err.value).rstrip().endswith(line + ", article-full, memory, kernel-article")
+    executed = json.loads((tmp_path / "bad.ipynb").read_text())
+    errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert len(errors) == 1 and errors[0]["ename"] == "ValueError" and len(errors[0]["traceback"]) == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_only_the_errors_a_user_can_fix_lose_their_traceback():
+    # a bug (here a TypeError) keeps its frames; the handler is installed only inside IPython
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    try:
+        api.errors_in_one_line()
+        assert shell.custom_exceptions == api.USER_ERRORS and TypeError not in api.USER_ERRORS
+        from bench_src.store import CorruptFile, DiskFull
+        assert issubclass(CorruptFile, api.USER_ERRORS) and issubclass(DiskFull, api.USER_ERRORS)
+    finally:
+        shell.set_custom_exc((), None)
+        InteractiveShell.clear_instance()
+
+
 def test_papermill_strings_are_read_as_yaml():
     plan = api.plan_from_parameters(workloads='["sleep"]', ns="[10,1000]", samples=5, smoke="true")
     assert plan.workloads == ("sleep",) and plan.ns["sleep"] == (10, 1000) and plan.samples == 5

@@ -54,6 +54,11 @@ def test_the_first_code_cell_refuses_undeclared_parameters(name):
     calls = [n for n in ast.walk(ast.parse(code[1].source)) if isinstance(n, ast.Call)
              and getattr(n.func, "attr", "") == "refuse_unknown_parameters"]
     assert len(calls) == 1
+    # before anything that can fail: errors a user can fix read as one line, as on the command line
+    first = [n for n in ast.walk(ast.parse(code[1].source)) if isinstance(n, ast.Call)
+             and getattr(n.func, "attr", "") in ("errors_in_one_line", "refuse_unknown_parameters")]
+    assert [c.func.attr for c in sorted(first, key=lambda c: (c.lineno, c.col_offset))] == [
+        "errors_in_one_line", "refuse_unknown_parameters"]
     known = calls[0].args[1]
     if isinstance(known, ast.Call):  # run.ipynb: the names of bench_src/parameters.py
         assert ast.unparse(known) == "api.run_notebook_parameters()"
