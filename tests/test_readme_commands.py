@@ -12,8 +12,18 @@ from bench_src import api, paths
 README = (paths.ROOT / "README.md").read_text()
 
 
+def _notebook_markdown() -> str:
+    import json
+    cells = json.loads((paths.ROOT / "notebooks" / "run.ipynb").read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+# the README's examples and those run.ipynb shows its users
+EXAMPLES = README + "\n" + _notebook_markdown()
+
+
 def example_lines(prefix: str) -> list[str]:
-    return [line.split("   #")[0].strip() for line in README.splitlines() if line.startswith(prefix)]
+    return [line.split("   #")[0].strip() for line in EXAMPLES.splitlines() if line.startswith(prefix)]
 
 
 def test_the_papermill_examples_make_valid_plans():
