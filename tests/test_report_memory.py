@@ -76,6 +76,7 @@ def test_threads_vs_tasks_side_by_side(run):
     table = section.readables()[0]
     assert set(table.frame["variant"]) == {"goroutine", "tokio", "thread"}
     assert "N: 1,000" in table.caption and table.frame["peak RSS"].str.contains("MiB").all()
+    assert table.caption.startswith("median [CI, coverage ") and "95% CI" not in table.caption
     assert (run.results_dir / "export" / "tables" / "threads_vs_tasks.csv").exists()
     md = (run.results_dir / "export" / "tables" / "threads_vs_tasks.md").read_text()
     assert md == table.to_markdown(), "the Markdown export is the table as the notebook shows it"

@@ -117,7 +117,8 @@ def test_summary_and_per_task_units():
 
     df = report_data.frame()
     s = tables.summary(stats.summarize(df, "peak_rss_mib")).frame
-    assert s["median [95% CI]"].str.contains(r" (?:MiB|KiB) \[").all()
+    assert s["median [CI]"].str.contains(r" (?:MiB|KiB) \[").all()
+    assert "95% CI" not in " ".join(s.columns), "the level is the coverage shown beside it (93.5% at 10 samples)"
     costs = tables.per_task(scaling.per_task_cost(df, "elapsed_s")).frame
     sleep = costs[costs["workload"] == "sleep"].iloc[0]
     assert sleep["per N [95% CI]"].endswith(" per task")
@@ -163,6 +164,13 @@ def test_no_interval_end_reads_as_if_it_sat_inside_the_margin_when_it_does_not()
     # the estimate keeps the side of an edge that its whole interval is on
     assert units.ratio(1.0021, 1.0012, 1.0035) == "1.002 [1.001, 1.004]"
     assert units.ratio_point(0.9997, 0.99, 1.01) == "1.00"
+
+
+def test_coverages_read_as_one_level_or_a_range_marked_where_a_bound():
+    from bench_src.report import units
+    assert units.coverage([0.9346, 0.9346]) == "93.5%"
+    assert units.coverage([0.9346, 0.9614, float("nan")], ["exact", "at least", ""]) == "≥ 93.5-96.1%"
+    assert units.coverage([float("nan")]) == ""
 
 
 def test_a_detectable_effect_beyond_a_factor_of_1_5_reads_as_a_factor():

@@ -95,8 +95,8 @@ class MemoryView:
         with theme.context():
             png = self._figure(figures.metrics_side_by_side(tvt), "threads_vs_tasks")
         frame, constants = tables.split_constants(pd.DataFrame(wide))
-        caption = "median [95% CI]" + ("; every row: " + "; ".join(f"{k}: {v}" for k, v in constants.items())
-                                       if constants else "")
+        caption = (f"median [CI, coverage {units.coverage(tvt['ci_coverage'], tvt['ci_coverage_kind'])}]"
+                   + ("; every row: " + "; ".join(f"{k}: {v}" for k, v in constants.items()) if constants else ""))
         readable = tables.Readable(frame, caption, "Threads vs goroutines vs tokio tasks")
         export.save_table(tvt, self.results_dir, "threads_vs_tasks", readable)
         return Section(readable, png)
@@ -109,13 +109,14 @@ class MemoryView:
         shown = pd.DataFrame({"lang": rates["lang"], "variant": rates["variant"], "N": rates["n"].map(units.count),
                               "mode": rates["mode"], "buffer": rates["buffer"].astype(str),
                               "samples": rates["samples"].astype(str),
-                              "round trips per second [95% CI]": [
+                              "round trips per second [CI]": [
                                   units.interval(m, lo, hi, "/s") for m, lo, hi in
                                   zip(rates["round_trips_per_s"], rates["ci_low"], rates["ci_high"])]})
         frame, constants = tables.split_constants(shown)
         caption = "; ".join(f"{k}: {v}" for k, v in constants.items())
+        level = f"median [CI, coverage {units.coverage(rates['ci_coverage'], rates['ci_coverage_kind'])}]"
         with theme.context():
             png = self._figure(figures.ping_pong_bars(rates), "ping_pong_rates")
-        readable = tables.Readable(frame, f"Every row: {caption}" if caption else "", "Ping-pong")
+        readable = tables.Readable(frame, f"{level}; every row: {caption}" if caption else level, "Ping-pong")
         export.save_table(rates, self.results_dir, "ping_pong_rates", readable)
         return Section(readable, png)

@@ -202,6 +202,18 @@ def detectable(mde: float) -> str:
     return f"×/÷ {significant(factor, 3)}" if factor >= 1.5 else "±" + percent(mde)
 
 
+def coverage(values, kinds=()) -> str:
+    """The exact coverage of intervals of a table or figure, as one text: '93.5%', '93.5-96.1%'
+    where cells differ, '≥ ' before it where any is a lower bound (values that tie; `kinds` holds
+    "at least" there), '' when none is known."""
+    known = [float(v) for v in values if _finite(v)]
+    if not known:
+        return ""
+    low, high = percent(min(known), digits=3), percent(max(known), digits=3)
+    text = low if low == high else f"{low.rstrip('%')}-{high}"
+    return ("≥ " if "at least" in set(kinds) else "") + text
+
+
 def count(value) -> str:
     """An integer with thousands separators: 1000000 -> '1,000,000'."""
     if not _finite(value):
