@@ -207,3 +207,31 @@ def test_tick_labels_of_one_axis_never_read_alike():
     drawn = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert len(drawn) == len(set(drawn)) >= 3, drawn
     plt.close(fig)
+
+
+def _extent(artist, fig):
+    return artist.get_window_extent(fig.canvas.get_renderer())
+
+
+def _overlap(a, b) -> bool:
+    """Two display boxes share more than a pixel."""
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1
+
+
+def test_the_per_task_legend_stays_off_the_data(df):
+    costs = scaling.per_task_cost(df, "elapsed_s")
+    # the largest cost on the last row, where a legend in the lower right corner would sit on it
+    last = costs.index[costs["workload"].map(lambda w: w != "cpu_loops")][-1]
+    costs.loc[last, ["per_task", "per_task_ci_low", "per_task_ci_high"]] = costs["per_task"].max() * 1.5
+    fig = figures.per_task(costs)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    legends = [leg for leg in [ax.get_legend(), *fig.legends] if leg is not None]
+    assert legends, "a legend says which colour is which language"
+    points = [ax.transData.transform(xy) for line in ax.get_lines() for xy in line.get_xydata()]
+    assert points
+    for leg in legends:
+        box = _extent(leg, fig)
+        assert not _overlap(box, _extent(ax.patch, fig)), "the legend is outside the plotting area"
+        assert not any(box.contains(x, y) for x, y in points)
+    plt.close(fig)

@@ -113,8 +113,9 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     ax.grid(axis="y", visible=False)
     words = sorted({per_unit(w) for w in c["workload"]})
     ax.set_xlabel(f"{units.metric_name(metric)} per {' / '.join(words)} (log scale)")
-    ax.legend(handles=[Line2D([], [], color=LANG_COLORS[k], marker="o", label=k) for k in ("go", "rust")],
-              loc="lower right", fontsize=8.5)
+    # below the axes, outside the plotting area: a legend inside would sit on some row's point
+    fig.legend(handles=[Line2D([], [], color=LANG_COLORS[k], marker="o", label=k) for k in ("go", "rust")],
+               loc="outside lower center", ncols=2, fontsize=8.5, frameon=False)
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
             join_parts("slope of the per-N typical values over N, 95% CI from 3 values of N", threads_caption(c)))
     return fig
