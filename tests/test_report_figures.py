@@ -235,3 +235,24 @@ def test_the_per_task_legend_stays_off_the_data(df):
         assert not _overlap(box, _extent(ax.patch, fig)), "the legend is outside the plotting area"
         assert not any(box.contains(x, y) for x, y in points)
     plt.close(fig)
+
+
+def test_the_per_task_caption_says_which_rows_have_no_interval(df):
+    everything = scaling.per_task_cost(df, "elapsed_s")
+    fig = figures.per_task(everything)
+    assert any("95% CI from 3 or more values of N" in t for t in _texts(fig))
+    assert not any("no interval" in t for t in _texts(fig))
+    plt.close(fig)
+    # Go's sleep cells at 2 values of N only: a line through 2 points has no interval
+    fewer = df[~((df["workload"] == "sleep") & (df["lang"] == "go") & (df["n"] == 100000))]
+    costs = scaling.per_task_cost(fewer, "elapsed_s")
+    costs = costs[costs["workload"] != "cpu_loops"]
+    assert costs.loc[costs["lang"] == "go", "per_task_ci_low"].isna().all()
+    fig = figures.per_task(costs)
+    caption = next(t for t in _texts(fig) if "values of N" in t)
+    assert "95% CI from 3 or more values of N; no interval for the row with only 2 values of N" in caption
+    plt.close(fig)
+    fig = figures.per_task(costs[costs["lang"] == "go"])
+    assert any("no interval for every row with only 2 values of N" in t for t in _texts(fig))
+    assert not any("95% CI" in t for t in _texts(fig))
+    plt.close(fig)

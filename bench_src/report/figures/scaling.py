@@ -90,8 +90,8 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     vals = pd.concat([c["per_task"], c["per_task_ci_low"], c["per_task_ci_high"]])
     pos = [v for v in vals if finite_positive(v)]
     lo_lim, hi_lim = (min(pos) / 2.5, max(pos) * 2.5) if pos else (1e-9, 1.0)
-    fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(c) + 1.9), layout="constrained")
-    fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 0.85 / fig.get_figheight()))
+    fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(c) + 2.1), layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 1.05 / fig.get_figheight()))  # two caption lines
     y = np.arange(len(c))[::-1]
     for yi, row in zip(y, c.itertuples()):
         color = LANG_COLORS.get(row.lang, "0.4")
@@ -117,8 +117,22 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     fig.legend(handles=[Line2D([], [], color=LANG_COLORS[k], marker="o", label=k) for k in ("go", "rust")],
                loc="outside lower center", ncols=2, fontsize=8.5, frameon=False)
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
-            join_parts("slope of the per-N typical values over N, 95% CI from 3 values of N", threads_caption(c)))
+            join_parts("slope of the per-N typical values over N", threads_caption(c)) + "\n" + _interval_caption(c))
     return fig
+
+
+def _interval_caption(c: pd.DataFrame) -> str:
+    """What the bars are: the 95% t interval of the slope, which needs 3 or more values of N (a line
+    through 2 points leaves no degree of freedom); rows fitted from fewer have none, and the caption
+    says so."""
+    has = c["per_task_ci_low"].notna() & c["per_task_ci_high"].notna()
+    missing = int((~has).sum())
+    if missing == 0:
+        return "95% CI from 3 or more values of N"
+    few = sorted({int(v) for v in c.loc[~has, "n_values"].dropna()}) if "n_values" in c else []
+    rows = "every row" if missing == len(c) else f"the {missing} rows" if missing > 1 else "the row"
+    none = f"no interval for {rows}" + (f" with only {' or '.join(map(str, few))} values of N" if few else "")
+    return none if missing == len(c) else f"95% CI from 3 or more values of N; {none}"
 
 
 def per_task_bars(costs: pd.DataFrame, unit_scale: float = 1.0, unit: str = "") -> plt.Figure | None:
