@@ -256,3 +256,19 @@ def test_the_per_task_caption_says_which_rows_have_no_interval(df):
     assert any("no interval for every row with only 2 values of N" in t for t in _texts(fig))
     assert not any("95% CI" in t for t in _texts(fig))
     plt.close(fig)
+
+
+def test_distributions_name_the_n_they_draw_among_those_run(df):
+    fig = figures.distributions(df, "sleep", ns=[10, 100000])
+    texts = _texts(fig)
+    assert "sleep: every valid sample of workload time, at the smallest and largest N" in texts
+    assert any(t.startswith("N = 10 and 100,000 of 10, 1k, 100k") for t in texts), texts
+    plt.close(fig)
+    fig = figures.distributions(df, "sleep", ns=[1000])
+    assert any("at 1 of the 3 N run" in t for t in _texts(fig))
+    assert any(t.startswith("N = 1,000 of 10, 1k, 100k") for t in _texts(fig))
+    plt.close(fig)
+    fig = figures.distributions(df, "sleep")  # every N: nothing to single out
+    assert "sleep: every valid sample of workload time" in _texts(fig)
+    assert not any(" of 10, 1k, 100k" in t for t in _texts(fig))
+    plt.close(fig)

@@ -14,8 +14,10 @@ from .axes import (figure_header, join_parts, panel_grid, params_caption, spans_
 
 def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns=None) -> plt.Figure:
     """Every valid sample of a workload's cells: a box (median, quartiles) with the samples on top,
-    one panel per N."""
+    one panel per N; only the N in `ns` where given, and then the header names the N drawn among
+    those run."""
     d = df[(df["workload"] == workload) & df["valid"]].copy()
+    run = sorted(d["n"].unique())
     if ns is not None:
         d = d[d["n"].isin(ns)]
     varying, constant = split_params(d, "params")
@@ -46,8 +48,20 @@ def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", visible=False)
     counts = d.groupby(["cell", "n"]).size()
-    figure_header(fig, f"{workload}: every valid sample of {units.metric_name(metric)}",
-            join_parts(params_caption(constant), threads_caption(d),
+    title, drawn = f"{workload}: every valid sample of {units.metric_name(metric)}", ""
+    if len(nvals) < len(run):
+        which = "the smallest and largest N" if list(nvals) == [run[0], run[-1]] else \
+            "the smallest N" if list(nvals) == [run[0]] else "the largest N" if list(nvals) == [run[-1]] else \
+            f"{len(nvals)} of the {len(run)} N run"
+        title += f", at {which}"
+        drawn = (f"N = {_and([units.count(n) for n in nvals])} of {', '.join(units.short_count(n) for n in run)}"
+                 if nvals else "")
+    figure_header(fig, title,
+            join_parts(drawn, params_caption(constant), threads_caption(d),
                   f"{counts.min()}–{counts.max()} samples per cell" if counts.min() != counts.max()
                   else f"{counts.min()} samples per cell", "box: median and quartiles"))
     return fig
+
+
+def _and(words: list[str]) -> str:
+    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
