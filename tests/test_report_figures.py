@@ -272,3 +272,26 @@ def test_distributions_name_the_n_they_draw_among_those_run(df):
     assert "sleep: every valid sample of workload time" in _texts(fig)
     assert not any(" of 10, 1k, 100k" in t for t in _texts(fig))
     plt.close(fig)
+
+
+def test_the_median_figure_names_the_coverage_its_intervals_have(df):
+    s = stats.summarize(df, "elapsed_s")
+    coverage = s["ci_coverage"].unique()
+    assert len(coverage) == 1 and coverage[0] < 0.94  # 10 samples: the 3rd to 9th order statistics, 93.5%
+    fig = figures.metric_vs_n(s)
+    texts = _texts(fig)
+    assert "Median workload time with 93.5% CI" in texts
+    assert any("93.5% distribution-free CI of the median (the 3rd to 9th of 10 ordered values" in t for t in texts)
+    assert not any("95%" in t for t in texts)
+    plt.close(fig)
+    mixed = s.assign(ci_coverage=np.where(np.arange(len(s)) % 2 == 0, coverage[0], 0.9648),
+                     samples=np.where(np.arange(len(s)) % 2 == 0, 10, 15))
+    fig = figures.metric_vs_n(mixed)
+    texts = _texts(fig)
+    assert "Median workload time with 93.5–96.5% CI" in texts
+    assert any("93.5–96.5% distribution-free CI of the median (by the number of samples, 10–15" in t for t in texts)
+    plt.close(fig)
+    tied = s.assign(ci_coverage_kind=["at least"] + ["exact"] * (len(s) - 1))
+    fig = figures.metric_vs_n(tied)
+    assert any(f"at least that in the 1 of {len(s)} cells whose values tie" in t for t in _texts(fig))
+    plt.close(fig)

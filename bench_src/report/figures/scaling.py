@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from ...analysis import stats
 from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import per_unit
@@ -16,9 +17,10 @@ from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, j
 
 
 def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
-    """One panel per workload: the median of `metric` with its 95% CI for every language, variant
-    and parameter set; a line over N (log N axis, CI band) where several N were run, points with CI
-    bars on a categorical axis where one was."""
+    """One panel per workload: the median of `metric` with its distribution-free CI (labelled with the
+    coverage the table gives, not the nominal 95%) for every language, variant and parameter set; a
+    line over N (log N axis, CI band) where several N were run, points with CI bars on a categorical
+    axis where one was."""
     metric = metric or summary["metric"].iloc[0]
     unit = units.metric_unit(metric)
     workloads = list(dict.fromkeys(summary["workload"]))
@@ -64,9 +66,43 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
         panel_title(ax, w, sub)
         if len(ns) > 1 and len(series) > 1:
             ax.legend(loc="best", fontsize=8)
-    figure_header(fig, f"Median {units.metric_name(metric)} with 95% CI",
-            join_parts(threads_caption(summary), "shaded band / bars: 95% distribution-free CI of the median"))
+    level, detail = _median_ci_level(summary)
+    figure_header(fig, f"Median {units.metric_name(metric)} with {level + ' ' if level else ''}CI",
+            join_parts(threads_caption(summary),
+                       f"shaded band / bars: {level + ' ' if level else ''}distribution-free CI of the median"
+                       + (f" ({detail})" if detail else "")))
     return fig
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def _median_ci_level(summary: pd.DataFrame) -> tuple[str, str]:
+    """The coverage of the cells' median intervals as the table gives it (`ci_coverage`: exact for
+    the number of samples, e.g. 93.5% for 10, not the nominal 95%), a range where the cells differ,
+    "" where the table has none; and what it is: the order statistics (where every cell has the same
+    number of samples) and how many cells' values tie, for which it is a lower bound."""
+    cov = pd.to_numeric(summary.get("ci_coverage", pd.Series(dtype=float)), errors="coerce").dropna()
+    if cov.empty:
+        return "", ""
+    lo, hi = float(cov.min()), float(cov.max())
+    same = units.percent(lo, digits=3) == units.percent(hi, digits=3)
+    level = units.percent(lo, digits=3) if same else f"{units.percent(lo, digits=3)[:-1]}–{units.percent(hi, digits=3)}"
+    notes = []
+    counts = pd.to_numeric(summary.loc[cov.index, "samples"], errors="coerce").dropna().astype(int).unique() \
+        if "samples" in summary else []
+    if len(counts) == 1:
+        ranks = stats.median_ci_ranks(int(counts[0]))
+        if ranks and same and abs(ranks[2] - lo) < 1e-9:
+            notes.append(f"the {_ordinal(ranks[0])} to {_ordinal(ranks[1])} of {counts[0]} ordered values")
+    elif len(counts) > 1:
+        notes.append(f"by the number of samples, {min(counts)}–{max(counts)}")
+    kinds = summary.loc[cov.index, "ci_coverage_kind"] if "ci_coverage_kind" in summary else pd.Series(dtype=str)
+    tied = int((kinds == "at least").sum())
+    if tied:
+        notes.append(f"at least that in the {tied} of {len(cov)} cells whose values tie")
+    return level, "; ".join(notes)
 
 
 
