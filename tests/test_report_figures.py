@@ -295,3 +295,18 @@ def test_the_median_figure_names_the_coverage_its_intervals_have(df):
     fig = figures.metric_vs_n(tied)
     assert any(f"at least that in the 1 of {len(s)} cells whose values tie" in t for t in _texts(fig))
     plt.close(fig)
+
+
+def test_the_direction_words_of_the_ratio_axis_sit_outside_the_plotting_area(ratios):
+    fig = figures.ratio_vs_n(ratios, 0.02)
+    fig.canvas.draw()
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    for ax in panels:
+        words = [t for t in ax.texts if "faster" in t.get_text()]
+        assert len(words) == 2
+        for t in words:
+            assert not _overlap(_extent(t, fig), _extent(ax.patch, fig)), t.get_text()
+            for other in panels:  # nor on a neighbouring panel
+                if other is not ax:
+                    assert not _overlap(_extent(t, fig), _extent(other.patch, fig))
+    plt.close(fig)

@@ -76,10 +76,12 @@ def _ratio_axis(ax, limit: float, metric: str, margin: float | None) -> None:
         for edge in (1 - margin, 1 + margin):
             ax.axhline(edge, color=EQUIVALENCE_COLOR, linewidth=1.4, zorder=0)
     ax.axhline(1.0, color="0.3", linewidth=0.7, zorder=1)
+    # the directions outside the plotting area, along the right edge (rotated, so an arrow pointing
+    # right reads upwards): never on top of a point or an interval
     lower, upper = _direction_words(metric)
-    ax.text(0.015, 0.985, f"▲ {upper}", transform=ax.transAxes, ha="left", va="top", fontsize=8.5,
+    ax.text(1.015, 1.0, f"{upper} ▶", transform=ax.transAxes, ha="left", va="top", rotation=90, fontsize=8.5,
             color=LANG_COLORS["rust"], fontweight="bold")
-    ax.text(0.015, 0.015, f"▼ {lower}", transform=ax.transAxes, ha="left", va="bottom", fontsize=8.5,
+    ax.text(1.015, 0.0, f"◀ {lower}", transform=ax.transAxes, ha="left", va="bottom", rotation=90, fontsize=8.5,
             color="#007EA0", fontweight="bold")
 
 
