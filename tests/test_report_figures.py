@@ -185,7 +185,8 @@ def test_a_very_wide_interval_is_cut_with_an_arrow_instead_of_flattening_every_p
     wild = ratios.copy()
     wild.loc[wild["workload"] == "sqlite", "ratio_ci_low"] = 1 / 1000
     limit = figures.ratio_limit(wild, 0.02)
-    assert 1.5 < 2 ** limit < 4  # the 1.49 ratio fits; the 1/1000 end of an interval does not stretch the axis
+    assert 1.5 < 2 ** limit < 4.5  # the 1.49 ratio fits (the axis ends just beyond its 4x tick); the 1/1000 end
+    # of an interval does not stretch the axis
     fig = figures.ratio_vs_n(wild, 0.02)
     arrows = [a for a in _panel(fig, "sqlite").texts if getattr(a, "arrow_patch", None) is not None]
     assert len(arrows) == 1
@@ -309,4 +310,20 @@ def test_the_direction_words_of_the_ratio_axis_sit_outside_the_plotting_area(rat
             for other in panels:  # nor on a neighbouring panel
                 if other is not ax:
                     assert not _overlap(_extent(t, fig), _extent(other.patch, fig))
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("largest", [1.15, 1.9, 3.5, 8.5, 12.0, 40.0])
+def test_the_ticks_of_the_ratio_axis_reach_its_ends_and_it_has_room_above_the_largest_interval(df, largest):
+    r = compare.compare(df, "peak_rss_mib")  # every ratio above 1, up to 4.2x (sleep at N = 100,000)
+    power = math.log2(largest) / math.log2(r["ratio_ci_high"].max())
+    for column in ("ratio", "ratio_ci_low", "ratio_ci_high"):
+        r[column] = r[column] ** power  # the same picture on a log axis, its largest interval ending at `largest`
+    fig = figures.ratio_vs_n(r, 0.02)
+    for ax in (ax for ax in fig.axes if ax.get_visible() and ax.get_title()):
+        low, high = ax.get_ylim()
+        ticks = [t for t in ax.get_yticks() if low <= t <= high]
+        # the outermost ticks within a factor 2^0.25 of either end: a value near an end is read against a tick
+        assert max(ticks) * 2 ** 0.25 >= high and min(ticks) / 2 ** 0.25 <= low, (largest, ticks, high)
+        assert math.log2(high) >= 1.05 * math.log2(largest)  # the largest interval is not against the top edge
     plt.close(fig)

@@ -21,7 +21,7 @@ from .axes import (VERDICT_MARKERS, category_label, figure_header, finite_positi
                    panel_title, params_caption, split_params, threads_caption)
 
 
-MAX_LOG2 = 6.0  # ratio axes end at 64x at most; intervals beyond are drawn to the edge with an arrow
+MAX_LOG2 = 6.0  # ratio axes end a little beyond 64x at most; intervals beyond are drawn to the edge with an arrow
 
 
 def _direction_words(metric: str) -> tuple[str, str]:
@@ -33,7 +33,8 @@ def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
     """Half-height of the shared log2 ratio axis: every ratio inside with room to spare, every
     interval too unless one is so wide (a handful of noisy samples) that it would flatten every other
     panel: such an interval is cut at the edge and drawn with an arrow.  At least three margins
-    wide so the equivalence band shows, at most MAX_LOG2."""
+    wide so the equivalence band shows; widened where needed so that its ticks reach (nearly) to
+    both ends (see _covering_limit); its ticks end at 2^MAX_LOG2 at most."""
     def logs(column):
         return [abs(math.log2(v)) for v in ratios.get(column, pd.Series(dtype=float)) if finite_positive(v)]
 
@@ -41,19 +42,38 @@ def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
     intervals = max(logs("ratio_ci_low") + logs("ratio_ci_high"), default=0.0)
     need = min(max(points, intervals) * 1.08, points * 1.3 + 0.4)
     floor = math.log2(1 + 3 * margin) if margin else math.log2(1.1)
-    return float(min(max(need, floor, math.log2(1.1)), MAX_LOG2))
+    return _covering_limit(float(min(max(need, floor, math.log2(1.1)), MAX_LOG2)))
+
+
+def _tick_candidates(limit: float) -> list[float]:
+    if limit <= 0.35:
+        return [0.8, 0.85, 0.9, 0.95, 1.0, 1 / 0.95, 1 / 0.9, 1 / 0.85, 1.25]
+    if limit <= 1.2:
+        return [0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0]
+    if limit <= 4.2:
+        return [2.0 ** k for k in range(-4, 5)]
+    return [2.0 ** k for k in range(-6, 7, 2)]
 
 
 def _ratio_ticks(limit: float) -> list[float]:
-    if limit <= 0.35:
-        cands = [0.8, 0.85, 0.9, 0.95, 1.0, 1 / 0.95, 1 / 0.9, 1 / 0.85, 1.25]
-    elif limit <= 1.2:
-        cands = [0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0]
-    elif limit <= 3.6:
-        cands = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-    else:
-        cands = [2.0 ** k for k in range(-6, 7, 2)]
-    return [c for c in cands if abs(math.log2(c)) <= limit + 1e-9]
+    return [c for c in _tick_candidates(limit) if abs(math.log2(c)) <= limit + 1e-9]
+
+
+def _covering_limit(need: float) -> float:
+    """`need`, or, where the axis would go on well beyond its outermost tick (a 3.5x ratio on an
+    axis whose last tick is 2x), the first tick level at or above `need` with a little room beyond
+    it, so that the ticks span the axis and its largest values can be read against a tick."""
+    def covered(limit: float) -> bool:
+        outermost = max(abs(math.log2(c)) for c in _ratio_ticks(limit))
+        return limit - outermost <= min(0.25, 0.1 * limit) + 1e-9
+
+    if covered(need):
+        return need
+    levels = sorted({abs(math.log2(c)) for lim in (0.3, 1.0, 4.0, MAX_LOG2) for c in _tick_candidates(lim)})
+    for level in levels:
+        if level >= need and covered(level * 1.03):
+            return level * 1.03
+    return MAX_LOG2 * 1.03
 
 
 def _ratio_label(v: float) -> str:
