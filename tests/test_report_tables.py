@@ -169,7 +169,7 @@ def test_no_interval_end_reads_as_if_it_sat_inside_the_margin_when_it_does_not()
 def test_coverages_read_as_one_level_or_a_range_marked_where_a_bound():
     from bench_src.report import units
     assert units.coverage([0.9346, 0.9346]) == "93.5%"
-    assert units.coverage([0.9346, 0.9614, float("nan")], ["exact", "at least", ""]) == "≥ 93.5-96.1%"
+    assert units.coverage([0.9346, 0.9614, float("nan")], ["exact", "at least", ""]) == "≥ 93.5–96.1%"
     assert units.coverage([float("nan")]) == ""
 
 

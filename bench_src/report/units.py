@@ -203,14 +203,14 @@ def detectable(mde: float) -> str:
 
 
 def coverage(values, kinds=()) -> str:
-    """The exact coverage of intervals of a table or figure, as one text: '93.5%', '93.5-96.1%'
+    """The exact coverage of intervals of a table or figure, as one text: '93.5%', '93.5–96.1%'
     where cells differ, '≥ ' before it where any is a lower bound (values that tie; `kinds` holds
     "at least" there), '' when none is known."""
     known = [float(v) for v in values if _finite(v)]
     if not known:
         return ""
     low, high = percent(min(known), digits=3), percent(max(known), digits=3)
-    text = low if low == high else f"{low.rstrip('%')}-{high}"
+    text = low if low == high else f"{low.rstrip('%')}–{high}"
     return ("≥ " if "at least" in set(kinds) else "") + text
 
 

@@ -86,9 +86,9 @@ def _median_ci_level(summary: pd.DataFrame) -> tuple[str, str]:
     cov = pd.to_numeric(summary.get("ci_coverage", pd.Series(dtype=float)), errors="coerce").dropna()
     if cov.empty:
         return "", ""
-    lo, hi = float(cov.min()), float(cov.max())
-    same = units.percent(lo, digits=3) == units.percent(hi, digits=3)
-    level = units.percent(lo, digits=3) if same else f"{units.percent(lo, digits=3)[:-1]}–{units.percent(hi, digits=3)}"
+    lo = float(cov.min())
+    level = units.coverage(cov)
+    same = "–" not in level
     notes = []
     counts = pd.to_numeric(summary.loc[cov.index, "samples"], errors="coerce").dropna().astype(int).unique() \
         if "samples" in summary else []
