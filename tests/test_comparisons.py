@@ -137,6 +137,26 @@ def test_the_variants_table_shows_each_switch_of_optional_work_against_the_whole
     assert sorted(t.loc[t["go_default"] & t["rust_default"], "rust_params"]) == ["digest=on,flush=on,retain=digest"]
 
 
+def test_a_switch_of_another_variant_is_costed_within_that_variant_even_without_the_default():
+    # the article's variants (chan-per-task, tokio-fs) with flush on and off and no default variant
+    # in the plan: the table sets tokio-fs flush=off against tokio-fs flush=on (it was empty)
+    shared = {"retain": "content", "digest": "on"}
+    cells = [("files_rw", "go", "chan-per-task", 1000, shared),
+             ("files_rw", "rust", "tokio-fs", 1000, {**shared, "flush": "on"}),
+             ("files_rw", "rust", "tokio-fs", 1000, {**shared, "flush": "off"})]
+    v = compare.compare_variants(frame_of(cells, [1.0, 1.2, 0.96]))
+    assert list(zip(v["lang"], v["variant"], v["params"], v["baseline_variant"], v["baseline_params"])) == [
+        ("rust", "tokio-fs", "digest=on,flush=off,retain=content", "tokio-fs", "digest=on,flush=on,retain=content")]
+    assert v["ratio"].iloc[0] == pytest.approx(0.8, rel=0.01)
+    # with the default in the plan too: a variant at the whole work against the default, its switch
+    # against itself
+    cells += [("files_rw", "rust", "spawn-blocking", 1000, {**shared, "flush": "on"})]
+    v = compare.compare_variants(frame_of(cells, [1.0, 1.2, 0.96, 1.5]))
+    assert sorted(zip(v["variant"], v["params"], v["baseline_variant"], v["baseline_params"])) == [
+        ("tokio-fs", "digest=on,flush=off,retain=content", "tokio-fs", "digest=on,flush=on,retain=content"),
+        ("tokio-fs", "digest=on,flush=on,retain=content", "spawn-blocking", "digest=on,flush=on,retain=content")]
+
+
 def test_the_article_family_pairs_the_articles_own_programs_across_shared_parameters():
     # the article's SQLite: Go chan-per-task with the rollback journal and an unlimited pool, Rust
     # pool with WAL and 10 connections; journal and pool are shared parameters, so only this

@@ -121,6 +121,17 @@ def is_article(c: CellRef) -> bool:
     return all(own.get(k) == v for k, v in setting[1])
 
 
+def _at_defaults(cells: list[CellRef], workload: str, lang: str, variant: str) -> CellRef | None:
+    """The cell of `variant` whose own parameters and switches all have the language's default
+    values, or None."""
+    w = WORKLOADS[workload]
+    defaults = {k: str(v) for k, v in w.default_params(lang).items()}
+    for c in sorted(cells):
+        if c.variant == variant and all(defaults.get(k) == v for k, v in c.params if _own(w, k)):
+            return c
+    return None
+
+
 def _baseline(cells: list[CellRef], workload: str, lang: str, variant: str | None) -> CellRef | None:
     w = WORKLOADS[workload]
     base_variant = variant or w.default_variant(lang)
@@ -176,8 +187,18 @@ def comparisons(cells: Iterable[CellRef], family: str, baseline: str | None = No
             for lang in sorted({c.lang for c in members}):
                 mine = [c for c in members if c.lang == lang]
                 base = _baseline(mine, key[0], lang, baseline)
-                if base is not None:
-                    out += [(c, base) for c in mine if c != base]
+                for c in mine:
+                    if c == base:
+                        continue
+                    # A switch turned off in another variant than the baseline's costs what it costs
+                    # in that variant: it is set against the same variant doing the whole work, when
+                    # the plan has that cell (also where it has no baseline at all).
+                    own = None if base is not None and c.variant == base.variant else \
+                        _at_defaults(mine, key[0], lang, c.variant)
+                    if own is not None and own != c:
+                        out.append((c, own))
+                    elif base is not None:
+                        out.append((c, base))
     return out
 
 
