@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -45,7 +46,20 @@ func TestRunFiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	checkResult(t, lastLine(t, stdout), "files_rw", "0000000000009dc4", 10)
+	m2 := lastLine(t, stdout)
+	checkResult(t, m2, "files_rw", "0000000000009dc4", 10)
+
+	// Both report the bound on files open at once: the soft open-file limit,
+	// which run raised to the hard limit, less a reserve.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []map[string]any{m, m2} {
+		if b, ok := r["open_file_bound"].(float64); !ok || b < 16 || b >= float64(lim.Cur) {
+			t.Errorf("%v: open_file_bound = %v with a soft limit of %d", r["workload"], r["open_file_bound"], lim.Cur)
+		}
+	}
 }
 
 // TestRunIOFailures checks that a failing read, open or connection exits 1

@@ -20,3 +20,12 @@ func RaiseNoFile() error {
 	}
 	return nil
 }
+
+// NoFileSoftLimit returns the soft open-file limit.
+func NoFileSoftLimit() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("getrlimit(RLIMIT_NOFILE): %w", err)
+	}
+	return lim.Cur, nil
+}

@@ -23,8 +23,13 @@ func runFilesRead(c *Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 
+	gate, err := filesGate(c)
+	if err != nil {
+		return Outcome{}, err
+	}
+
 	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
-		return readWhole(paths[picks[i]], opt, out)
+		return readWhole(paths[picks[i]], opt, out, gate)
 	})
 	if err != nil {
 		return Outcome{}, err

@@ -36,14 +36,19 @@ func runFilesRW(c *Context) (Outcome, error) {
 		}
 	}
 
+	gate, err := filesGate(c)
+	if err != nil {
+		return Outcome{}, err
+	}
+
 	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
 		path := paths[picks[i]]
 		if picks[i]%2 == 0 {
-			if err := appendFile(path, filesAppended); err != nil {
+			if err := appendFile(path, filesAppended, gate); err != nil {
 				return err
 			}
 		}
-		return readWhole(path, opt, out)
+		return readWhole(path, opt, out, gate)
 	})
 	if err != nil {
 		return Outcome{}, err
@@ -63,9 +68,12 @@ func runFilesRW(c *Context) (Outcome, error) {
 }
 
 // appendFile opens path write-only for appending (creating it with mode 0644
-// if missing), writes b completely and closes it. An *os.File is unbuffered:
+// if missing), writes b completely and closes it, holding a slot of g from
+// before the open until the close has returned. An *os.File is unbuffered:
 // once Write returns, the bytes are in the file and visible to any reader.
-func appendFile(path string, b []byte) error {
+func appendFile(path string, b []byte, g fileGate) error {
+	g.acquire()
+	defer g.release()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err

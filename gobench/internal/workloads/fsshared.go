@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"gobench/internal/cli"
 	"gobench/internal/lcg"
 )
 
@@ -47,10 +48,80 @@ func filesOptionsOf(c *Context) filesOptions {
 	return filesOptions{retain: c.Params["retain"] == "content", digest: c.Params["digest"] == "on"}
 }
 
+// fdReserve is the number of file descriptors kept free of the file tasks'
+// own. Besides the tasks' files the program holds stdin, stdout and stderr,
+// the runtime's netpoller (an epoll and an eventfd) and the cgroup CPU quota
+// files the runtime keeps open (one or two): 8 at most, more only if the
+// process was started with descriptors left open by its parent (the harness's
+// launcher leaves none). 64 is that with ample room, and the same reserve
+// rustbench keeps for its own descriptors beside one per tokio blocking
+// thread (its FD_RESERVE is 512 + 64). A goroutine never holds more than one
+// file at a time, and every open of a task passes the gate, so nothing else
+// needs a descriptor while the tasks run.
+const fdReserve = 64
+
+// minOpenFileBound keeps the gate usable under a tiny open-file limit, as
+// rustbench's bound does (its .max(16)).
+const minOpenFileBound = 16
+
+// openFileBound returns how many files the tasks of a file workload may have
+// open at once: the soft open-file limit (main has raised it to the hard
+// limit) minus fdReserve, at least minOpenFileBound. rustbench bounds its
+// tokio-fs appends with the same rule (append_handle_bound).
+func openFileBound() (int, error) {
+	soft, err := cli.NoFileSoftLimit()
+	if err != nil {
+		return 0, err
+	}
+	bound := uint64(minOpenFileBound)
+	if soft > fdReserve+minOpenFileBound {
+		bound = soft - fdReserve
+	}
+	// An unlimited soft limit (RLIM_INFINITY) still gives a channel
+	// capacity that make accepts.
+	return int(min(bound, 1<<30)), nil
+}
+
+// fileGate is a counting semaphore over open files: a buffered channel with
+// one slot per file that may be open at once. A task takes a slot (a send)
+// before it opens a file and gives it back (a receive) once the file is
+// closed, so at most cap(g) task files are open at any moment.
+//
+// Without it the goroutines of a file workload have no bound on the files
+// they hold open: a goroutine whose open has returned may wait for a P, or
+// for its thread, before it reads and closes, and files_rw at N = 100,000
+// under a limit of 20,000 could end with "too many open files" (in one run
+// 10,343 of the 100,000 tasks failed). Below the bound the gate never blocks;
+// each file costs one send and one receive on a channel of empty structs (no
+// allocation, no copy).
+type fileGate chan struct{}
+
+// newFileGate returns a gate of bound slots.
+func newFileGate(bound int) fileGate {
+	return make(fileGate, bound)
+}
+
+// filesGate returns the gate of a file workload's run, of openFileBound
+// slots, and reports the bound in the result line as open_file_bound.
+func filesGate(c *Context) (fileGate, error) {
+	bound, err := openFileBound()
+	if err != nil {
+		return nil, err
+	}
+	c.SetExtra("open_file_bound", int64(bound))
+	return newFileGate(bound), nil
+}
+
+func (g fileGate) acquire() { g <- struct{}{} }
+func (g fileGate) release() { <-g }
+
 // readWhole reads a file with os.ReadFile into out: its size, its digest
-// (0 with digest=off) and, with retain, the content.
-func readWhole(path string, opt filesOptions, out *fileRead) error {
+// (0 with digest=off) and, with retain, the content. The file is open, and
+// holds a slot of g, only inside os.ReadFile.
+func readWhole(path string, opt filesOptions, out *fileRead, g fileGate) error {
+	g.acquire()
 	b, err := os.ReadFile(path)
+	g.release()
 	if err != nil {
 		return err
 	}
