@@ -178,7 +178,12 @@ def test_the_reproduction_notebook_says_whether_a_claim_holds_at_both_core_count
     levels = view.side_frame()["ours_default_ci_level"].dropna()
     shown = units.percent(float(levels.min()), digits=3)
     assert side.caption.startswith("Go/Rust ratios [CI at the level of the family each comes from: ")
-    assert f"{shown}" in side.caption and "settings' effect [95% CI]" in side.caption, side.caption
+    assert f"{shown}" in side.caption and "settings' effect [95% CI]" not in side.caption, side.caption
+    # the settings' effect: from the blocks holding all four cells, its pairs and its own level said
+    assert "not adjusted over the table's rows" in side.caption and "over the blocks that hold all four cells" \
+        in side.caption
+    claims = side.frame["claim (beyond)"]
+    assert claims.str.contains(r"\(±\d+(\.\d+)?%\)").all() and not claims.str.contains(r"±0%").any()
     # the Markdown exports are the tables as the notebook shows them, not raw frames
     exported = tmp_path / "r" / "export" / "tables"
     by_cores = (exported / "reproduce_article_by_cores.md").read_text()

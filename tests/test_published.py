@@ -28,6 +28,23 @@ def test_a_claim_needs_a_ratio_beyond_the_threshold(ratio, threshold, said):
     assert published.claim(ratio, threshold) == said
 
 
+def test_a_ratio_at_its_threshold_claims_nothing_even_where_floating_point_puts_it_a_hair_beyond():
+    # mysql N = 10, memory: the article's ratio 3.83 / 3.54 is exactly the noise between its two Rust
+    # figures (the same pair of numbers), which the arithmetic of the threshold left 1.4e-17 below it
+    res = published.resolution().set_index(["workload", "metric"])
+    side = published.side_by_side(pd.DataFrame(_rows("mysql", "go", published.default_setting("mysql", "go"), 10, 1.0,
+                                                     6, np.random.default_rng(1))))
+    row = _cell(side, "mysql", 10, "memory")
+    assert row["article_ratio"] == pytest.approx(3.83 / 3.54)
+    assert abs(math.log(row["article_ratio"])) == pytest.approx(math.log1p(row["claim_threshold"]), abs=1e-12)
+    assert res.loc[("mysql", "memory"), "log_noise"] > 0 and row["article_claim"] == ""
+
+
+@pytest.mark.parametrize("said, kind, expected", [("Rust", "failed", "failed"), ("", "failed", "failed")])
+def test_a_failed_cell_is_a_failure_whatever_the_claim(said, kind, expected):
+    assert published.outcome(said, kind) == expected
+
+
 @pytest.mark.parametrize("said, kind, expected", [
     ("Rust", "b", "reproduced"), ("Rust", "a", "reversed"), ("Rust", "equivalent", "not reproduced: equivalent"),
     ("Rust", "inconclusive", "unresolved: inconclusive"), ("", "equivalent", "agrees: no difference"),
@@ -79,8 +96,11 @@ def test_sqlite_gap_reproduced_with_the_article_settings_and_gone_with_equal_one
     assert "rollback journal" in row["cause"] and "Go article settings / defaults 5" in row["cause"]
     assert re.search(r"Rust article settings / defaults (0\.99|1\.0)", row["cause"]), row["cause"]
     failing = _cell(side, "sqlite", 1000)
-    assert failing["ours_article_outcome"] == "not measured"
+    # a recorded failure, not "not measured": every Go sample with the article's settings failed
+    assert failing["ours_article_outcome"] == "failed" and failing["ours_article_verdict_kind"] == "failed"
+    assert failing["ours_article_verdict"].startswith("failed: Go: 12 of 12 samples failed (database is locked")
     assert failing["ours_article_failures"].startswith("Go: 12 of 12 samples failed (database is locked")
+    assert failing["ours_default_outcome"] == "not measured"  # the run took no default cell there
 
 
 def test_sleep_dead_loop_stated_as_unequal_work_and_files_rw_as_the_platform():
@@ -227,3 +247,32 @@ def test_one_core_count_gives_no_text_across_cores():
     assert row["ours_default_across_cores"] == "" and published.by_cores(side).empty
     plain = published.side_by_side(_defaults_at("sleep", 10000, 2.0, 1.0, 2, rng).drop(columns="cores"))
     assert plain["cores"].isna().all() and (plain["ours_default_across_cores"] == "").all()
+
+
+def _post_rows(workload, lang, variant, n, params: dict, maxrss_kb, wall_s, count=6):
+    text = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+    return [{"workload": workload, "lang": lang, "variant": variant, "n": n, "valid": True, "params": text,
+             **{f"p_{k}": str(v) for k, v in params.items()}, "elapsed_s": wall_s * 0.99, "wall_s": wall_s,
+             "user_ns": 1e8, "sys_ns": 1e8, "maxrss_kb": maxrss_kb + i} for i in range(count)]
+
+
+def test_the_posts_figures_stand_beside_ours_only_for_the_same_work():
+    rows = _post_rows("threads_vs_tasks", "rust", "thread", 10_000, {"iterations": 50}, 94_000, 0.6)
+    rows += _post_rows("idle_tasks", "go", "goroutine", 1_000_000, {"wait": "sleep", "duration_ms": 3000},
+                       2_600_000, 3.5)
+    rows += _post_rows("idle_tasks", "go", "goroutine", 1_000_000, {"wait": "release", "duration_ms": 3000},
+                       2_900_000, 0.9)
+    posts = published.posts_side_by_side(pd.DataFrame(rows))
+    thread = posts[(posts["experiment"] == "threads_vs_tasks") & (posts["their_variant"] == "std::thread")]
+    wall = thread[thread["metric"] == "wall"].iloc[0]
+    # matklad's threads slept 1,000 times: a wall time of 50 iterations is not set beside it
+    assert np.isnan(wall["ours_over_theirs"]) and "not the same work: ours iterations=50, theirs 1000" in wall["note"]
+    assert wall["our_median"] == pytest.approx(0.6), "the process's wall time, as the post timed it"
+    rss = thread[thread["metric"] == "max_rss"].iloc[0]
+    assert rss["ours_over_theirs"] == pytest.approx(94_002.5 / 94_472) and rss["note"] == "ours iterations=50, theirs 1000"
+    assert rss["our_ci_coverage"] == pytest.approx(1 - 2 / 2**6), "6 samples: the 1st to 6th, 96.9%"
+    idle = posts[(posts["experiment"] == "idle_tasks") & (posts["their_variant"] == "goroutine sleeping 10 s")
+                 & (posts["metric"] == "rss")].iloc[0]
+    # sleeping tasks only, never pooled with those that wait for a release
+    assert idle["our_samples"] == 6 and idle["our_median"] == pytest.approx(2_600_002.5 / 2**20)
+    assert idle["note"] == "ours duration_ms=3000, theirs 10000"

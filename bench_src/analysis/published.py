@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import paths
+from .. import digits, paths
 from ..catalogue import LANGS, WORKLOADS
 from . import compare, multiplicity, paired, rules
 from ..plan import comparisons
@@ -146,18 +146,27 @@ def resolution() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# A ratio and a threshold computed from the same printed figures may differ by a rounding of the
+# floating point alone (mysql N = 10, memory: 3.83 / 3.54 against the noise between the article's
+# two Rust figures, 3.54 and 3.83: 1.4e-17 apart); such a ratio is at its threshold, not beyond it.
+CLAIM_TOLERANCE = 1e-9
+
+
 def claim(ratio: float, threshold_log: float) -> str:
     """What the article's ratio claims: 'Go' (Go faster / smaller), 'Rust', or '' (within what it
-    could resolve)."""
+    could resolve: at most the threshold, up to CLAIM_TOLERANCE)."""
     if not (isinstance(ratio, (int, float)) and np.isfinite(ratio) and ratio > 0):
         return ""
-    if abs(math.log(ratio)) <= threshold_log:
+    if abs(math.log(ratio)) <= threshold_log + CLAIM_TOLERANCE:
         return ""
     return "Go" if ratio < 1 else "Rust"
 
 
 def outcome(said: str, kind: str) -> str:
-    """The fate of the article's claim given our verdict kind ('a' = Go, 'b' = Rust)."""
+    """The fate of the article's claim given our verdict kind ('a' = Go, 'b' = Rust; "failed":
+    every sample of a side failed, a recorded failure and not a measurement)."""
+    if kind == "failed":
+        return "failed"
     if kind not in ("a", "b", "equivalent", "inconclusive"):
         return "not measured"
     ours = {"a": "Go", "b": "Rust"}.get(kind, "")
@@ -283,11 +292,12 @@ def at_cores(df: pd.DataFrame, k) -> pd.DataFrame:
 
 
 def _fmt(r: dict) -> str:
+    """A ratio and its interval in the tables' digits: no end reads as reaching 1 when it does not."""
     if not np.isfinite(r.get("ratio", np.nan)):
         return "not measured"
     lo, hi = r.get("ratio_ci_low", np.nan), r.get("ratio_ci_high", np.nan)
-    ci = f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) and np.isfinite(hi) else ""
-    return f"{r['ratio']:.3g}{ci}"
+    ci = f" [{digits.beside(lo, (1.0,))}, {digits.beside(hi, (1.0,))}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+    return f"{digits.significant(r['ratio'])}{ci}"
 
 
 FAMILY_OF = {"ours_article": "article", "ours_default": "go_vs_rust"}  # the stopping rule's family per label
@@ -350,10 +360,12 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         for row in out.to_dict("records"):
             kind = row.get(f"{label}_verdict_kind")
             if not np.isfinite(row[f"{label}_ratio"]) or not isinstance(kind, str):
-                kind = "not measured"
+                fails = row.get(f"{label}_failures")
+                kind = "failed" if isinstance(fails, str) and fails else "not measured"
             kinds.append(kind)
             word_metric = "elapsed_s" if row["metric"] == "time" else "peak_rss_mib"
-            texts.append("not measured" if kind == "not measured" else
+            texts.append(f"failed: {row[f'{label}_failures']}" if kind == "failed" else
+                         "not measured" if kind == "not measured" else
                          rules.verdict_text(kind, bool(row.get(f"{label}_within_margin")), "Go", "Rust", word_metric,
                                             margin))
         out[f"{label}_verdict_kind"] = kinds
@@ -391,7 +403,7 @@ def across_cores_text(side: pd.DataFrame, label: str) -> list[str]:
             text = "no claim"
         else:
             outcomes = dict(zip(ks, g[f"{label}_outcome"]))
-            measured = [k for k in ks if outcomes[k] != "not measured"]
+            measured = [k for k in ks if outcomes[k] not in ("not measured", "failed")]
             held = [k for k in measured if outcomes[k] == "reproduced"]
             if not measured:
                 text = "not measured"
@@ -403,7 +415,7 @@ def across_cores_text(side: pd.DataFrame, label: str) -> list[str]:
                 text = f"holds at none ({_counts_text(measured)})"
             missing = [k for k in ks if k not in measured]
             if missing and measured:
-                text += f"; not measured at {_counts_text(missing)}"
+                text += f"; no verdict at {_counts_text(missing)}"
         for i in g.index:
             texts[side.index.get_loc(i)] = text
     return texts
@@ -445,7 +457,7 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
     failed = isinstance(fails, str) and bool(fails)
     lo, hi = row.get("settings_effect_ci_low", np.nan), row.get("settings_effect_ci_high", np.nan)
     moved_ratio = bool(np.isfinite(lo) and np.isfinite(hi) and (hi < 1 or lo > 1))
-    differ = moved_ratio or (failed and row["ours_article_outcome"] == "not measured")
+    differ = moved_ratio or (failed and row["ours_article_outcome"] == "failed")
     if differ and w in CAUSES:
         kinds.insert(0, CAUSES[w][0])
         moved = []
@@ -492,20 +504,22 @@ POST_MAP = {
     ("ping_pong", "go", "channel buffer 4096"): ("channels", {"buffer": "4096", "mode": "lockstep"}),
     ("ping_pong", "rust", "tokio current_thread mpsc buffer 4096"): ("current-thread", {"buffer": "4096", "mode": "lockstep"}),
     ("ping_pong", "rust", "tokio thread pool mpsc buffer 4096"): ("multi-thread", {"buffer": "4096", "mode": "lockstep"}),
-    ("idle_tasks", "go", "goroutine sleeping 10 s"): ("goroutine", {}),
-    ("idle_tasks", "go", "goroutine + WaitGroup"): ("goroutine", {}),
-    ("idle_tasks", "go", "goroutine"): ("goroutine", {}),
-    ("idle_tasks", "rust", "tokio spawn"): ("spawn", {}),
-    ("idle_tasks", "rust", "tokio spawn multi-thread runtime"): ("spawn", {}),
-    ("idle_tasks", "rust", "futures join_all on tokio"): ("join-all", {}),
-    ("idle_tasks", "rust", "std::thread"): ("threads", {}),
+    # the posts' idle tasks sleep (10 s) until they end: ours with wait=sleep, never pooled with
+    # wait=release, whose tasks wait for a release instead
+    ("idle_tasks", "go", "goroutine sleeping 10 s"): ("goroutine", {"wait": "sleep"}),
+    ("idle_tasks", "go", "goroutine + WaitGroup"): ("goroutine", {"wait": "sleep"}),
+    ("idle_tasks", "go", "goroutine"): ("goroutine", {"wait": "sleep"}),
+    ("idle_tasks", "rust", "tokio spawn"): ("spawn", {"wait": "sleep"}),
+    ("idle_tasks", "rust", "tokio spawn multi-thread runtime"): ("spawn", {"wait": "sleep"}),
+    ("idle_tasks", "rust", "futures join_all on tokio"): ("join-all", {"wait": "sleep"}),
+    ("idle_tasks", "rust", "std::thread"): ("threads", {"wait": "sleep"}),
     ("cpu_loops", "go", "plain"): ("plain", {}),
     ("cpu_loops", "go", "local accumulator"): ("local", {}),
     ("cpu_loops", "go", "unrolled by 4"): ("unrolled", {}),
 }
 
 METRIC_MAP = {  # their metric and unit -> (our column, factor from our column to their unit)
-    ("wall", "s"): ("elapsed_s", 1.0),
+    ("wall", "s"): ("wall_s", 1.0),  # the posts timed whole processes: our process wall time
     ("user_cpu", "s"): ("user_s", 1.0),
     ("sys_cpu", "s"): ("sys_s", 1.0),
     ("max_rss", "KiB"): ("peak_rss_kib", 1.0),
@@ -516,11 +530,27 @@ METRIC_MAP = {  # their metric and unit -> (our column, factor from our column t
 }
 
 
+def join_note(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+# What the posts' programs did that a cell of ours must do too before its figure is set beside
+# theirs: (experiment, parameter) -> (their value, the metrics that depend on it).  matklad's
+# threads each slept 1,000 times 10 ms; ours sleep `iterations` times, so the times differ by the
+# work, while the memory of 10,000 waiting threads does not.
+POST_WORK = {("threads_vs_tasks", "iterations"): ("1000", ("wall", "user_cpu", "sys_cpu")),
+             # their idle tasks sleep 10 s: the figure is the peak with all of them alive, which the
+             # sleep's length only postpones, so the ratio stays and the note names the difference
+             ("idle_tasks", "duration_ms"): ("10000", ())}
+
+
 def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
-    """Each related-post figure beside our median (with its 95% CI) for the matching cell and N.
-    cpu_loops in the posts counts 10^9 inner iterations: our N=10,000 with inner=100,000; ping_pong
-    is a rate, compared at the largest message count we ran."""
-    from .stats import median_ci
+    """Each related-post figure beside our median for the matching cell and N, with its
+    distribution-free interval and that interval's exact coverage (`our_ci_coverage`: 96.9% at 6
+    samples).  cpu_loops in the posts counts 10^9 inner iterations: our N=10,000 with inner=100,000;
+    ping_pong is a rate, compared at the largest message count we ran.  Where our cell did other
+    work than theirs (`POST_WORK`) the ratio is left out and the note says why."""
+    from .stats import median_ci, median_ci_coverage
 
     d = df[df["valid"]].copy() if "valid" in df else df.copy()
     d["user_s"] = d["user_ns"] / 1e9
@@ -532,7 +562,7 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
         key = (r.experiment, r.lang, r.variant)
         row = {"source": r.source, "experiment": r.experiment, "lang": r.lang, "their_variant": r.variant, "n": r.n,
                "metric": r.metric, "unit": r.unit, "their_value": r.value, "our_median": np.nan, "our_ci": "",
-               "our_samples": 0, "ours_over_theirs": np.nan, "note": ""}
+               "our_ci_coverage": np.nan, "our_samples": 0, "ours_over_theirs": np.nan, "note": ""}
         mapped, metric = POST_MAP.get(key), METRIC_MAP.get((r.metric, r.unit))
         if mapped is None or metric is None:
             row["note"] = "no matching cell in this project"
@@ -553,7 +583,17 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
             continue
         col, factor = metric
         med, lo, hi = median_ci(sel[col] * factor)
-        row.update({"our_median": med, "our_ci": f"[{lo:.4g}, {hi:.4g}]", "our_samples": len(sel),
+        row.update({"our_median": med, "our_ci": f"[{digits.significant(lo, 4)}, {digits.significant(hi, 4)}]",
+                    "our_ci_coverage": median_ci_coverage(len(sel)), "our_samples": len(sel),
                     "ours_over_theirs": med / r.value if r.value else np.nan})
+        for (experiment, key), (theirs, metrics) in POST_WORK.items():
+            ours = sorted(set(sel.get(f"p_{key}", pd.Series(dtype=object)).dropna().astype(str)))
+            if experiment != r.experiment or not ours or ours == [theirs]:
+                continue
+            if r.metric in metrics:
+                row["ours_over_theirs"] = np.nan
+                row["note"] = join_note(row["note"], f"not the same work: ours {key}={','.join(ours)}, theirs {theirs}")
+            else:
+                row["note"] = join_note(row["note"], f"ours {key}={','.join(ours)}, theirs {theirs}")
         rows.append(row)
     return pd.DataFrame(rows)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import published, rules, sequential, stats
+from ..analysis import paired, published, rules, sequential, stats
 from ..store import ResultsStore, load
 from . import export, tables, units
 from .notebook import Section
@@ -43,6 +43,8 @@ class ReproduceView:
         def ours(row, label):
             if row[f"{label}_verdict_kind"] == "not measured":
                 return "not measured in this run"
+            if row[f"{label}_verdict_kind"] == "failed":  # a recorded failure, not a measurement
+                return row[f"{label}_verdict"]
             ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
             return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}"
 
@@ -50,13 +52,14 @@ class ReproduceView:
             "workload": side["workload"], "N": side["n"].map(units.count), "metric": side["metric"],
             "cores": side["cores"].map(lambda k: "" if pd.isna(k) else str(int(k))),
             "article Go/Rust": side["article_ratio"].map(lambda v: units.significant(v, 3)),
-            "claim (beyond)": [f"{c or 'none'} (±{t:.0%})" if pd.notna(t) and t != float("inf") else f"{c or 'none'}"
-                               for c, t in zip(side["article_claim"], side["claim_threshold"])],
+            "claim (beyond)": [f"{c or 'none'} (±{units.percent(t)})" if pd.notna(t) and t != float("inf")
+                               else f"{c or 'none'}" for c, t in zip(side["article_claim"], side["claim_threshold"])],
             "ours, article's settings": [ours(r, "ours_article") for _, r in side.iterrows()],
             "ours, defaults": [ours(r, "ours_default") for _, r in side.iterrows()],
-            "settings' effect": [units.ratio(r, lo, hi) if pd.notna(r) else ""
-                                 for r, lo, hi in zip(side["settings_effect_ratio"], side["settings_effect_ci_low"],
-                                                      side["settings_effect_ci_high"])],
+            "settings' effect": [f"{units.ratio(r, lo, hi)} ({int(k)} pairs)" if pd.notna(r) else ""
+                                 for r, lo, hi, k in zip(side["settings_effect_ratio"], side["settings_effect_ci_low"],
+                                                         side["settings_effect_ci_high"],
+                                                         side["settings_effect_pairs"])],
             "cause": [f"{k}: {c}" if k else "" for k, c in zip(side["cause_kind"], side["cause"])],
         })
         def levels(label):
@@ -64,16 +67,24 @@ class ReproduceView:
                                          errors="coerce").dropna().unique())
             if not found:
                 return "none measured"
-            ends = [units.percent(float(v), digits=3) for v in (found[0], found[-1])]
-            return ends[0] if ends[0] == ends[1] else f"{ends[0]}-{ends[1]}"
+            return units.coverage(found)
 
+        pairs = pd.to_numeric(side["settings_effect_pairs"], errors="coerce")
+        effect_level = units.coverage([paired.rank_coverage(int(k), 1 - rules.CONFIDENCE)
+                                       for k in pairs.dropna().unique() if k > 0])
         readable = tables.Readable(shown, f"Go/Rust ratios [CI at the level of the family each comes from: "
                                       f"{levels('ours_article')} with the article's settings, {levels('ours_default')} "
-                                      f"with the defaults]; settings' effect [{units.percent(rules.CONFIDENCE)} CI]; "
-                                      "claim: the article's direction where its ratio "
-                                      "differs from 1 by more than its own repeat measurements and rounding allow; "
-                                      "settings' effect: Go/Rust with the article's settings over Go/Rust with the "
-                                      "defaults, paired per block (a cause is stated where its interval excludes 1)",
+                                      "with the defaults]; claim: the article's direction where its ratio "
+                                      "differs from 1 by more than its own repeat measurements and rounding allow "
+                                      "(that share in brackets); settings' effect: Go/Rust with the article's settings "
+                                      "over Go/Rust with the defaults, paired per block over the blocks that hold all "
+                                      "four cells (the pilot's where the sequential rule ran; their number in "
+                                      "brackets), so it need not equal the quotient of the two ratios beside it, which "
+                                      f"use every pair; its interval [{effect_level or 'none'}] is each row's own, not "
+                                      "adjusted over the table's rows; cause: the settings' where their effect's "
+                                      "interval excludes 1 or the article's settings failed, the platform's where the "
+                                      "article's work cannot be rebuilt here (files_rw), platform and versions where "
+                                      "our verdict with the article's settings contradicts its claim",
                                "The article's cells beside ours")
         export.save_table(side, self.results_dir, f"reproduce_article_{self.table}", readable)
         return readable

@@ -5,11 +5,11 @@ Tables (`tables`) and figure axes (`figures`) use the same functions, so a value
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from .. import digits as _digits
 from ..analysis import rules
+from ..digits import beside, significant  # noqa: F401  (the report's formatters use them as units.*)
 
 # The unit of each metric column of the samples frame (and of the tables computed from it).
 METRIC_UNITS = {
@@ -53,25 +53,7 @@ def is_time(metric: str) -> bool:
 
 
 def _finite(value) -> bool:
-    try:
-        return value is not None and math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def significant(value: float, digits: int = 3) -> str:
-    """`value` with `digits` significant digits, without an exponent for everyday magnitudes."""
-    if not _finite(value):
-        return ""
-    v = float(f"{float(value):.{digits - 1}e}")  # rounded first: 0.9999 -> 1.00, not 1.000
-    if v == 0:
-        return "0"
-    exponent = math.floor(math.log10(abs(v)))
-    if exponent >= 15 or exponent < -4:
-        return f"{v:.{digits - 1}e}"
-    decimals = max(digits - 1 - exponent, 0)
-    text = f"{round(v, decimals):.{decimals}f}"
-    return text
+    return _digits.finite(value)
 
 
 def _scale(value: float, unit: str) -> tuple[float, str]:
@@ -121,17 +103,6 @@ def interval(centre: float, low: float, high: float, unit: str, digits: int = 3)
     if _finite(low) and _finite(high):
         text += f" [{number(low)}, {number(high)}]"
     return text
-
-
-def beside(v: float, edges, digits: int = 3) -> str:
-    """`v` with `digits` significant digits, more where rounding would carry it onto one of `edges`
-    or across it: the text stays on the side of every edge that `v` is on."""
-    for d in range(digits, digits + 6):
-        text = significant(v, d)
-        shown = float(text)
-        if all((shown > e) == (v > e) and (shown < e) == (v < e) for e in edges):
-            return text
-    return significant(v, digits)
 
 
 def off_one(v: float, digits: int = 3) -> str:
