@@ -7,6 +7,7 @@ import math
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Rectangle
@@ -327,3 +328,51 @@ def test_the_ticks_of_the_ratio_axis_reach_its_ends_and_it_has_room_above_the_la
         assert max(ticks) * 2 ** 0.25 >= high and min(ticks) / 2 ** 0.25 <= low, (largest, ticks, high)
         assert math.log2(high) >= 1.05 * math.log2(largest)  # the largest interval is not against the top edge
     plt.close(fig)
+
+
+def _ping_pong_rates():
+    """Round trips per second of a ping-pong run: Go at buffers 0, 1 and 4096, two Rust flavours at
+    1 and 4096 (no rendezvous channel), with median intervals at the coverage of 6 and 14 samples."""
+    rows = []
+    for mode in ("lockstep", "pipelined"):
+        for lang, variant, buffers, rate in (("go", "channels", (0, 1, 4096), 4.2e6),
+                                             ("rust", "current-thread", (1, 4096), 3.5e6),
+                                             ("rust", "multi-thread", (1, 4096), 2.4e6)):
+            for b in buffers:
+                rows.append({"workload": "ping_pong", "lang": lang, "variant": variant, "n": 1_000_000,
+                             "mode": mode, "buffer": b, "samples": 6, "round_trips_per_s": rate,
+                             "ci_low": rate * 0.95, "ci_high": rate * 1.04,
+                             "ci_coverage": 0.96484375 if b == 4096 else 0.96875, "ci_coverage_kind": "exact"})
+    return pd.DataFrame(rows)
+
+
+def _side_by_side():
+    """threads_vs_tasks in long form as memory.side_by_side gives it: 6 samples per cell (96.9%)."""
+    rows = []
+    for lang, variant, wall, sys_s, sys_low in (("go", "goroutine", 0.77, 0.026, 0.019),
+                                                ("rust", "thread", 3.2, 4.4, 3.6),
+                                                ("rust", "tokio", 0.80, 0.007, 0.0)):
+        for metric, med, low, high in (("wall_s", wall, wall * 0.97, wall * 1.03),
+                                       ("sys_s", sys_s, sys_low, sys_s * 3.2)):
+            rows.append({"workload": "threads_vs_tasks", "lang": lang, "variant": variant, "n": 10000,
+                         "threads_requested": 2, "metric": metric, "samples": 6, "median": med, "ci_low": low,
+                         "ci_high": high, "ci_coverage": 0.96875, "ci_coverage_kind": "exact"})
+    return pd.DataFrame(rows)
+
+
+def test_the_memory_figures_name_the_coverage_their_intervals_have():
+    fig = figures.metrics_side_by_side(_side_by_side())
+    texts = _texts(fig)
+    assert "threads_vs_tasks: median and 96.9% CI per metric" in texts
+    assert not any("95%" in t for t in texts)
+    plt.close(fig)
+    fig = figures.ping_pong_bars(_ping_pong_rates())
+    texts = _texts(fig)
+    assert any("96.5–96.9% CI" in t for t in texts), texts
+    assert not any("95%" in t for t in texts)
+    plt.close(fig)
+    tied = _ping_pong_rates().assign(ci_coverage_kind="at least")
+    fig = figures.ping_pong_bars(tied)
+    assert any("≥ 96.5–96.9% CI" in t for t in _texts(fig))
+    plt.close(fig)
+

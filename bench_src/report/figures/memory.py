@@ -41,8 +41,20 @@ def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def _level(table: pd.DataFrame) -> str:
+    """The coverage of the table's median intervals as the tables give it ('96.9%', '96.5–96.9%',
+    '≥ ...' where values tie), '' where the table has none."""
+    return units.coverage(table.get("ci_coverage", pd.Series(dtype=float)),
+                          table.get("ci_coverage_kind", pd.Series(dtype=object)).fillna("").astype(str))
+
+
+def _ci(level: str) -> str:
+    return f"{level} CI" if level else "CI"
+
+
 def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
-    """One panel per metric: the median of every cell with its 95% CI (one N: categorical axis)."""
+    """One panel per metric: the median of every cell with its distribution-free CI, labelled with
+    the coverage the table gives (one N: categorical axis)."""
     metrics = list(dict.fromkeys(table["metric"]))
     fig, axes = panel_grid(len(metrics), width=3.7, height=3.9, ncols=5, header=0.8)
     t = table.copy()
@@ -61,13 +73,14 @@ def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(units.metric_name(m), fontsize=10.5)
         ax.grid(axis="x", visible=False)
     workloads = ", ".join(dict.fromkeys(t["workload"]))
-    figure_header(fig, f"{workloads}: median and 95% CI per metric",
+    figure_header(fig, f"{workloads}: median and {_ci(_level(t))} per metric",
             join_parts(f"N = {units.count(ns[0])}" if len(ns) == 1 else "", threads_caption(t)))
     return fig
 
 
 def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
-    """Round trips per second by channel capacity, one panel per mode, one bar per runtime flavour."""
+    """Round trips per second by channel capacity, one panel per mode, one bar per runtime flavour
+    with the median's CI at the coverage the table gives."""
     modes = list(dict.fromkeys(rates["mode"]))
     fig, axes = panel_grid(len(modes), width=6.0, height=4.2, header=0.8)
     for ax, mode in zip(axes, modes):
@@ -88,12 +101,13 @@ def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
                    label=rt)
         ax.set_xticks(np.arange(len(buffers)), [str(b) for b in buffers])
         ax.set_xlabel("channel capacity (buffer)")
-        ax.set_ylabel("round trips per second (median, 95% CI)")
+        ax.set_ylabel("round trips per second")
         ax.yaxis.set_major_formatter(unit_formatter("/s"))
         ax.set_title(f"ping-pong, {mode}")
         ax.grid(axis="x", visible=False)
         ax.legend(fontsize=8.5)
     ns = sorted(rates["n"].unique()) if "n" in rates else []
     figure_header(fig, "Channel ping-pong: round trips per second",
-            f"N = {units.count(ns[0])} messages" if len(ns) == 1 else "")
+            join_parts(f"N = {units.count(ns[0])} messages" if len(ns) == 1 else "",
+                       f"bar: median; error bar: its {_ci(_level(rates))}"))
     return fig
