@@ -376,3 +376,18 @@ def test_the_memory_figures_name_the_coverage_their_intervals_have():
     assert any("≥ 96.5–96.9% CI" in t for t in _texts(fig))
     plt.close(fig)
 
+def test_the_ping_pong_legend_sits_outside_every_panel():
+    with theme.context():
+        fig = figures.ping_pong_bars(_ping_pong_rates())
+        fig.canvas.draw()
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.get_title().startswith("ping-pong")]
+    assert len(panels) == 2
+    legends = [leg for leg in [*(ax.get_legend() for ax in panels), *fig.legends] if leg is not None]
+    assert len(legends) == 1, "one legend for both panels"
+    assert [t.get_text() for t in legends[0].get_texts()] == ["go channels", "rust current-thread",
+                                                              "rust multi-thread"]
+    box = _extent(legends[0], fig)
+    for ax in panels:
+        assert not _overlap(box, _extent(ax.patch, fig)), "the legend is outside the plotting areas"
+    plt.close(fig)
+

@@ -80,34 +80,41 @@ def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
 
 def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
     """Round trips per second by channel capacity, one panel per mode, one bar per runtime flavour
-    with the median's CI at the coverage the table gives."""
+    with the median's CI at the coverage the table gives; one legend for every panel, below them,
+    outside the plotting areas (inside, it would sit on some bar)."""
     modes = list(dict.fromkeys(rates["mode"]))
     fig, axes = panel_grid(len(modes), width=6.0, height=4.2, header=0.8)
+    every = rates.assign(runtime=rates["lang"] + " " + rates["variant"]).sort_values(["lang", "variant"])
+    runtimes_all = list(dict.fromkeys(every["runtime"]))
+    colors = {}
+    for lang in ("go", "rust"):
+        names = [r for r in runtimes_all if r.startswith(lang + " ")]
+        colors.update(zip(names, shades(LANG_COLORS[lang], len(names))))
+    handles = {}
+    level = _level(rates)
     for ax, mode in zip(axes, modes):
-        g = rates[rates["mode"] == mode].copy()
-        g["runtime"] = g["lang"] + " " + g["variant"]
+        g = every[every["mode"] == mode]
         buffers = sorted(g["buffer"].unique())
-        runtimes = list(dict.fromkeys(g.sort_values(["lang", "variant"])["runtime"]))
+        runtimes = list(dict.fromkeys(g["runtime"]))
         width = 0.8 / max(len(runtimes), 1)
-        colors = {}
-        for lang in ("go", "rust"):
-            names = [r for r in runtimes if r.startswith(lang + " ")]
-            colors.update(zip(names, shades(LANG_COLORS[lang], len(names))))
         for k, rt in enumerate(runtimes):
             s = g[g["runtime"] == rt].set_index("buffer").reindex(buffers)
             x = np.arange(len(buffers)) + (k - (len(runtimes) - 1) / 2) * width
             err = np.vstack([s["round_trips_per_s"] - s["ci_low"], s["ci_high"] - s["round_trips_per_s"]])
-            ax.bar(x, s["round_trips_per_s"], width, yerr=np.nan_to_num(err), capsize=3, color=colors.get(rt, "0.5"),
-                   label=rt)
+            bars = ax.bar(x, s["round_trips_per_s"], width, yerr=np.nan_to_num(err), capsize=3,
+                          color=colors.get(rt, "0.5"), label=rt)
+            handles.setdefault(rt, bars)
         ax.set_xticks(np.arange(len(buffers)), [str(b) for b in buffers])
         ax.set_xlabel("channel capacity (buffer)")
         ax.set_ylabel("round trips per second")
         ax.yaxis.set_major_formatter(unit_formatter("/s"))
         ax.set_title(f"ping-pong, {mode}")
         ax.grid(axis="x", visible=False)
-        ax.legend(fontsize=8.5)
+    order = [rt for rt in runtimes_all if rt in handles]
+    fig.legend([handles[rt] for rt in order], order, loc="outside lower center", ncols=max(1, len(order)),
+               fontsize=8.5, frameon=False)
     ns = sorted(rates["n"].unique()) if "n" in rates else []
     figure_header(fig, "Channel ping-pong: round trips per second",
             join_parts(f"N = {units.count(ns[0])} messages" if len(ns) == 1 else "",
-                       f"bar: median; error bar: its {_ci(_level(rates))}"))
+                       f"bar: median; error bar: its {_ci(level)}"))
     return fig
