@@ -376,6 +376,7 @@ def test_the_memory_figures_name_the_coverage_their_intervals_have():
     assert any("≥ 96.5–96.9% CI" in t for t in _texts(fig))
     plt.close(fig)
 
+
 def test_the_ping_pong_legend_sits_outside_every_panel():
     with theme.context():
         fig = figures.ping_pong_bars(_ping_pong_rates())
@@ -391,3 +392,23 @@ def test_the_ping_pong_legend_sits_outside_every_panel():
         assert not _overlap(box, _extent(ax.patch, fig)), "the legend is outside the plotting areas"
     plt.close(fig)
 
+
+def test_an_interval_beyond_a_log_axis_is_cut_with_an_arrow_and_named_in_the_caption():
+    with theme.context():
+        fig = figures.metrics_side_by_side(_side_by_side())
+        fig.canvas.draw()
+    sys_panel = _panel(fig, "system CPU time")
+    assert sys_panel.get_yscale() == "log"
+    arrows = [a for a in sys_panel.texts if getattr(a, "arrow_patch", None) is not None]
+    assert len(arrows) == 1  # tokio's [0, 22.4 ms]: its low end cannot be on a log axis
+    assert arrows[0].xy == (2, 0.0)  # at tokio's position, on the bottom edge of the panel
+    assert not [a for a in _panel(fig, "process wall time").texts if getattr(a, "arrow_patch", None) is not None]
+    caption = next(t for t in _texts(fig) if "arrow:" in t)
+    assert "arrow: the interval goes on beyond the log axis (rust tokio, system CPU time: 0 to 22.4 ms)" in caption
+    plt.close(fig)
+    whole = _side_by_side()
+    whole.loc[whole["ci_low"] == 0, "ci_low"] = 0.004
+    fig = figures.metrics_side_by_side(whole)
+    assert not any("arrow:" in t for t in _texts(fig))
+    assert not [a for a in _panel(fig, "system CPU time").texts if getattr(a, "arrow_patch", None) is not None]
+    plt.close(fig)

@@ -7,8 +7,8 @@ import pandas as pd
 
 from .. import units
 from ..theme import LANG_COLORS
-from .axes import (LANG_STYLE, figure_header, join_parts, panel_grid, shades, threads_caption, unit_formatter,
-                   value_axis)
+from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel_grid, shades, threads_caption,
+                   unit_formatter, value_axis)
 
 
 def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
@@ -54,12 +54,15 @@ def _ci(level: str) -> str:
 
 def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
     """One panel per metric: the median of every cell with its distribution-free CI, labelled with
-    the coverage the table gives (one N: categorical axis)."""
+    the coverage the table gives (one N: categorical axis).  On a log axis an interval reaching
+    beyond it (down to 0, which a log axis cannot show) is cut at the axis with an arrow, and the
+    caption names it."""
     metrics = list(dict.fromkeys(table["metric"]))
     fig, axes = panel_grid(len(metrics), width=3.7, height=3.9, ncols=5, header=0.8)
     t = table.copy()
     ns = sorted(t["n"].unique())
     t["cell"] = t["lang"] + " " + t["variant"] + ("" if len(ns) == 1 else "\nN=" + t["n"].map(units.count))
+    cut = []
     for ax, m in zip(axes, metrics):
         g = t[t["metric"] == m]
         x = np.arange(len(g))
@@ -68,13 +71,30 @@ def metrics_side_by_side(table: pd.DataFrame) -> plt.Figure:
         ax.scatter(x, g["median"], color=[LANG_COLORS.get(lang, "0.5") for lang in g["lang"]], s=45, zorder=4)
         ax.set_xticks(x, g["cell"], rotation=35, ha="right", fontsize=8.5)
         ax.set_xlim(-0.6, len(g) - 0.4)
-        value_axis(ax, pd.concat([g["median"], g["ci_low"], g["ci_high"]]), units.metric_unit(m) or "count")
+        unit = units.metric_unit(m) or "count"
+        value_axis(ax, pd.concat([g["median"], g["ci_low"], g["ci_high"]]), unit)
+        if ax.get_yscale() == "log":
+            positive = [float(v) for v in pd.concat([g["median"], g["ci_low"], g["ci_high"]]) if finite_positive(v)]
+            bottom, top = min(positive) / 3, max(positive) * 1.3
+            ax.set_ylim(bottom, top)
+            for xi, r in zip(x, g.itertuples()):
+                low_cut = pd.notna(r.ci_low) and not r.ci_low >= bottom
+                high_cut = pd.notna(r.ci_high) and r.ci_high > top
+                for end, is_cut in ((0.0, low_cut), (1.0, high_cut)):
+                    if is_cut:  # the bar runs to the axis end: an arrow says the interval goes on
+                        ax.annotate("", (xi, end), (xi, abs(end - 0.07)), xycoords=("data", "axes fraction"),
+                                    arrowprops={"arrowstyle": "-|>", "color": "0.2", "lw": 1.2}, zorder=5)
+                if low_cut or high_cut:
+                    cut.append(f"{r.lang} {r.variant}, {units.metric_name(m)}: "
+                               f"{units.quantity(r.ci_low, unit) if r.ci_low != 0 else 0} to "
+                               f"{units.quantity(r.ci_high, unit)}")
         ax.set_ylabel("")
         ax.set_title(units.metric_name(m), fontsize=10.5)
         ax.grid(axis="x", visible=False)
     workloads = ", ".join(dict.fromkeys(t["workload"]))
+    arrows = ("arrow: the interval goes on beyond the log axis (" + "; ".join(cut) + ")") if cut else ""
     figure_header(fig, f"{workloads}: median and {_ci(_level(t))} per metric",
-            join_parts(f"N = {units.count(ns[0])}" if len(ns) == 1 else "", threads_caption(t)))
+            join_parts(f"N = {units.count(ns[0])}" if len(ns) == 1 else "", threads_caption(t), arrows))
     return fig
 
 
