@@ -412,3 +412,48 @@ def test_an_interval_beyond_a_log_axis_is_cut_with_an_arrow_and_named_in_the_cap
     assert not any("arrow:" in t for t in _texts(fig))
     assert not [a for a in _panel(fig, "system CPU time").texts if getattr(a, "arrow_patch", None) is not None]
     plt.close(fig)
+
+
+def _idle_summary():
+    """Median peak RSS of idle_tasks as stats.summarize gives it: Go's goroutines and three Rust
+    variants, each released at once and sleeping, at N = 10,000 to 1,000,000."""
+    rows = []
+    for lang, variant, base, per in (("go", "goroutine", 9.7, 2.7e-3), ("rust", "current-thread", 5.3, 4.4e-4),
+                                     ("rust", "join-all", 5.1, 1.8e-4), ("rust", "spawn", 5.7, 4.3e-4)):
+        for wait, duration in (("release", 0), ("sleep", 3000)):
+            for n in (10_000, 100_000, 1_000_000):
+                med = base + per * n
+                rows.append({"workload": "idle_tasks", "lang": lang, "variant": variant, "n": n,
+                             "params": f"duration_ms={duration},linger_ms=0,wait={wait}", "threads_requested": 2,
+                             "metric": "peak_rss_mib", "samples": 6, "median": med, "ci_low": med * 0.99,
+                             "ci_high": med * 1.01, "ci_coverage": 0.96875, "ci_coverage_kind": "exact"})
+    return pd.DataFrame(rows)
+
+
+def test_every_idle_task_series_has_its_own_colour_marker_or_fill_in_its_language_family():
+    import matplotlib.colors as mcolors
+    with theme.context():
+        fig = figures.memory.idle_peak_vs_n(_idle_summary())
+        fig.canvas.draw()
+    ax = _panel(fig, "idle_tasks")
+    lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
+    assert len(lines) == 8
+    looks = {ln.get_label(): (mcolors.to_hex(ln.get_color()), ln.get_marker(),
+                              mcolors.to_hex(ln.get_markerfacecolor())) for ln in lines}
+    assert len(set(looks.values())) == 8, looks
+    rust = [ln for ln in lines if ln.get_label().startswith("rust ")]
+    # the three Rust variants differ in colour and marker, not only in the shade of one red
+    assert len({mcolors.to_hex(ln.get_color()) for ln in rust}) == 3
+    assert len({ln.get_marker() for ln in rust}) == 3
+    for ln in lines:
+        r, g, b = mcolors.to_rgb(ln.get_color())
+        assert (b > r) if ln.get_label().startswith("go ") else (r > b), ln.get_label()  # Go blue-ish, Rust red-ish
+        assert ln.get_linestyle() == ("-" if ln.get_label().startswith("go ") else "--")
+    # the band of each line is drawn in the line's colour
+    assert [mcolors.to_hex(c.get_facecolor()[0][:3]) for c in ax.collections] == \
+        [mcolors.to_hex(ln.get_color()) for ln in lines]
+    legend = ax.get_legend()
+    assert legend is not None and len(legend.get_texts()) == 8
+    assert not _overlap(_extent(legend, fig), _extent(ax.patch, fig)), "the legend is outside the plotting area"
+    assert "Median peak RSS with 96.9% CI" in _texts(fig)
+    plt.close(fig)

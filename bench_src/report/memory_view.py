@@ -41,7 +41,7 @@ class MemoryView:
             return Section("no valid idle_tasks samples in this run")
         s = stats.summarize(self.idle, "peak_rss_mib")
         with theme.context():
-            png = self._figure(figures.metric_vs_n(s, "peak_rss_mib"), "idle_tasks_peak_rss_vs_n")
+            png = self._figure(figures.memory.idle_peak_vs_n(s, "peak_rss_mib"), "idle_tasks_peak_rss_vs_n")
         return Section(self._table(s, "idle_tasks_peak_rss", "summary_peak_rss_mib"), png)
 
     def bytes_per_task(self) -> Section:
