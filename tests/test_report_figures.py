@@ -457,3 +457,35 @@ def test_every_idle_task_series_has_its_own_colour_marker_or_fill_in_its_languag
     assert not _overlap(_extent(legend, fig), _extent(ax.patch, fig)), "the legend is outside the plotting area"
     assert "Median peak RSS with 96.9% CI" in _texts(fig)
     plt.close(fig)
+
+
+def _idle_costs(rel_half_width: float):
+    """Bytes per task as memory.bytes_per_task gives them, each slope with a CI of ± rel_half_width."""
+    rows = []
+    for lang, variant, per in (("go", "goroutine", 2790), ("rust", "current-thread", 463),
+                               ("rust", "join-all", 192), ("rust", "spawn", 455)):
+        rows.append({"workload": "idle_tasks", "lang": lang, "variant": variant, "threads_requested": 2, "arm": "",
+                     "params": "duration_ms=0,linger_ms=0,wait=release", "metric": "peak_rss_bytes",
+                     "ns": "1,10000,100000,1000000", "n_values": 4, "samples": 30, "per_task": per,
+                     "per_task_ci_low": per * (1 - rel_half_width), "per_task_ci_high": per * (1 + rel_half_width)})
+    return pd.DataFrame(rows)
+
+
+def test_the_bytes_per_task_caption_says_where_an_interval_is_narrower_than_its_marker():
+    def caption(costs):
+        fig = figures.memory.bytes_per_task(costs)
+        text = next(t for t in _texts(fig) if "values of N" in t).splitlines()[-1]
+        plt.close(fig)
+        return text
+
+    tight = _idle_costs(0.004)  # ± 0.4%, as the slopes of peak memory are: no bar shows beside the point
+    assert caption(tight) == "95% CI from 3 or more values of N, each narrower than its marker"
+    one_wide = tight.copy()
+    one_wide.loc[0, ["per_task_ci_low", "per_task_ci_high"]] = [1400, 5600]
+    assert caption(one_wide) == ("95% CI from 3 or more values of N, narrower than the marker where no bar "
+                                 "shows (3 of 4 rows)")
+    assert caption(_idle_costs(0.5)) == "95% CI from 3 or more values of N"  # every bar shows
+    none = tight.copy()  # a row fitted from 2 values of N has no interval: not counted as a narrow one
+    none.loc[0, ["per_task_ci_low", "per_task_ci_high", "n_values"]] = [np.nan, np.nan, 2]
+    assert "(3 of 3 rows)" not in caption(none) and "each narrower than its marker" in caption(none)
+    assert figures.memory.bytes_per_task(tight[tight["workload"] == "cpu_loops"]) is None

@@ -52,7 +52,8 @@ class MemoryView:
         costs, left_out = memory.bytes_per_task(self.idle, "peak_rss_bytes")
         readable = self._table(costs, "idle_tasks_bytes_per_task", "per_task_peak_rss_bytes")
         with theme.context():
-            png = self._figure(figures.per_task(costs), "idle_tasks_bytes_per_task") if len(costs) else None
+            png = (self._figure(figures.memory.bytes_per_task(costs), "idle_tasks_bytes_per_task") if len(costs)
+                   else None)
         note = (f"{left_out} valid samples were left out: some of their tasks had finished before the last one "
                 "was spawned (alive_at_spawn < N)" if left_out else
                 "every sample counted had all its tasks alive at once (alive_at_spawn = N)")

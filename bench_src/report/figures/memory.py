@@ -9,7 +9,7 @@ from .. import units
 from ..theme import LANG_COLORS
 from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel_grid, shades, split_params,
                    threads_caption, unit_formatter, value_axis)
-from .scaling import metric_vs_n
+from .scaling import metric_vs_n, per_task
 
 # Colours of a language's variants: its own colour first, then hues of the same family (Go's blues
 # and greens, Rust's reds, oranges and purples), far enough apart to tell three or four variants
@@ -195,4 +195,31 @@ def idle_peak_vs_n(summary: pd.DataFrame, metric: str = "peak_rss_mib") -> plt.F
     if wide:
         width, height = fig.get_size_inches()
         fig.set_size_inches(width + 3.8, height)
+    return fig
+
+
+def bytes_per_task(costs: pd.DataFrame) -> plt.Figure | None:
+    """The cost of one more task (figures.scaling.per_task), with the caption saying where an
+    interval is narrower than its marker and so cannot show: the 95% CI of a slope fitted to memory
+    is often a fraction of a percent, far less than a point on a log axis."""
+    fig = per_task(costs)
+    if fig is None:
+        return None
+    fig.canvas.draw()  # the final layout, to measure the bars against the markers
+    ax = fig.axes[0]
+    marker = max((ln.get_markersize() for ln in ax.get_lines() if ln.get_marker() == "o"), default=6.0)
+    marker_px = marker * fig.dpi / 72
+    left = ax.get_xlim()[0]
+    # one bar per row; a row without an interval has its bar collapsed onto the axis's left end
+    bars = [seg for coll in ax.collections for seg in coll.get_segments()
+            if len(seg) == 2 and not seg[0][0] == seg[1][0] == left]
+    hidden = sum(1 for (x0, y0), (x1, _) in bars
+                 if abs(ax.transData.transform((x1, y0))[0] - ax.transData.transform((x0, y0))[0]) <= marker_px)
+    if hidden:
+        say = ("each narrower than its marker" if hidden == len(bars) else
+               f"narrower than the marker where no bar shows ({hidden} of {len(bars)} rows)")
+        for text in fig.texts:
+            if "95% CI from 3 or more values of N" in text.get_text():
+                text.set_text(text.get_text().replace("95% CI from 3 or more values of N",
+                                                      f"95% CI from 3 or more values of N, {say}", 1))
     return fig
