@@ -119,7 +119,10 @@ def test_summary_and_per_task_units():
     s = tables.summary(stats.summarize(df, "peak_rss_mib")).frame
     assert s["median [CI]"].str.contains(r" (?:MiB|KiB) \[").all()
     assert "95% CI" not in " ".join(s.columns), "the level is the coverage shown beside it (93.5% at 10 samples)"
-    costs = tables.per_task(scaling.per_task_cost(df, "elapsed_s")).frame
+    readable_costs = tables.per_task(scaling.per_task_cost(df, "elapsed_s"))
+    # the exponent is of the whole value: a fixed cost keeps it below 1 however linear the per-N cost
+    assert "fitted to the whole value, fixed cost included" in readable_costs.caption
+    costs = readable_costs.frame
     sleep = costs[costs["workload"] == "sleep"].iloc[0]
     assert sleep["per N [95% CI]"].endswith(" per task")
     cpu = costs[costs["workload"] == "cpu_loops"].iloc[0]

@@ -81,7 +81,9 @@ def per_task(table: pd.DataFrame) -> Readable:
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
     out["noise"] = column_of(t, "noise_power").map(noise_model)
     return finish(out, title_of(t, "Cost of one more N"),
-                   "exponent b of value ~ N^b: 1 = linear; per N: the weighted least-squares slope of the per-N typical "
+                   "exponent b of value ~ N^b, fitted to the whole value, fixed cost included: 1 = linear, below 1 "
+                   "where a fixed cost (the program's own, a sleep) dominates the smaller N however linear the per-N "
+                   "cost is (read the per-N cost for that); per N: the weighted least-squares slope of the per-N typical "
                    "values over N (t interval from 3 values of N; none from 2), weighted by the noise model the "
                    "samples show (relative: spread ~ value; additive: the same spread at every N).",
                    keep=("per N [95% CI]",))
