@@ -54,7 +54,8 @@ mod tests {
         let dir = scratch_dir("files-rw");
         for variant in SPEC.variants {
             for retain in ["digest", "content"] {
-                for (digest, flush) in [("on", "on"), ("off", "off"), ("on", "off")] {
+                for (digest, flush) in [("on", "on"), ("off", "on"), ("on", "off"), ("off", "off")]
+                {
                     for (n, expected) in [
                         (10, "0000000000009dc4"),
                         (1000, "000000000000c0b2"),
