@@ -201,7 +201,8 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload(
             "files_read", "2",
-            {"go": ("readfile", "chan-per-task"), "rust": ("spawn-blocking", "tokio-fs", "blocking-in-task")},
+            {"go": ("readfile", "chan-per-task"),
+             "rust": ("spawn-blocking", "spawn-blocking-digest", "tokio-fs", "blocking-in-task")},
             (_RETAIN, _DIGEST_READ),
             max_n=1_000_000,
             fixture="files",
@@ -210,7 +211,8 @@ WORKLOADS: dict[str, Workload] = {
         ),
         Workload(
             "files_rw", "2",
-            {"go": ("readfile", "chan-per-task"), "rust": ("spawn-blocking", "tokio-fs", "blocking-in-task")},
+            {"go": ("readfile", "chan-per-task"),
+             "rust": ("spawn-blocking", "spawn-blocking-digest", "tokio-fs", "blocking-in-task")},
             (_RETAIN, _DIGEST_RW, _FLUSH),
             max_n=1_000_000,
             fixture="files",

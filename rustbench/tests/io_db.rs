@@ -91,7 +91,12 @@ fn list_reports_the_io_and_database_workloads() {
     for name in ["files_read", "files_rw"] {
         assert_eq!(
             w[name]["variants"],
-            json!(["spawn-blocking", "tokio-fs", "blocking-in-task"]),
+            json!([
+                "spawn-blocking",
+                "spawn-blocking-digest",
+                "tokio-fs",
+                "blocking-in-task"
+            ]),
             "{name}"
         );
         assert_eq!(w[name]["default_variant"], "spawn-blocking", "{name}");
@@ -272,7 +277,12 @@ fn bad_params_exit_2() {
 fn file_workloads_through_the_binary() {
     let dir = scratch("files");
     let data = dir.to_str().unwrap();
-    for variant in ["spawn-blocking", "tokio-fs", "blocking-in-task"] {
+    for variant in [
+        "spawn-blocking",
+        "spawn-blocking-digest",
+        "tokio-fs",
+        "blocking-in-task",
+    ] {
         write_files(&dir);
         let v = last_json(&run(&[
             "files_read",
@@ -310,7 +320,12 @@ fn files_rw_survives_a_low_open_file_limit() {
     // With the hard limit at 1,200 no variant may run the process out of
     // file descriptors (the tokio-fs appends are the ones at risk).
     let dir = scratch("files-nofile");
-    for variant in ["spawn-blocking", "tokio-fs", "blocking-in-task"] {
+    for variant in [
+        "spawn-blocking",
+        "spawn-blocking-digest",
+        "tokio-fs",
+        "blocking-in-task",
+    ] {
         write_files(&dir);
         let script = format!(
             "ulimit -n 1200 && exec '{BIN}' files_rw --n 20000 --variant {variant} --data-dir '{}'",

@@ -1,6 +1,6 @@
 //! What `files_read` and `files_rw` share: the fixture layout, the FNV-1a
-//! digest, the three ways of doing file I/O from a tokio task, and the task
-//! loop itself.
+//! digest, the ways of doing file I/O from a tokio task, and the task loop
+//! itself.
 //!
 //! Each piece of work the 2022 programs skipped has a parameter that turns it
 //! off (`digest`, and `flush` for the appends), so that its cost can be
@@ -31,7 +31,12 @@ pub const FILES: usize = 20;
 pub const APPENDED: &[u8] = b"Appended string\n";
 
 /// Variants shared by both file workloads; the first is the default.
-pub const VARIANTS: &[&str] = &["spawn-blocking", "tokio-fs", "blocking-in-task"];
+pub const VARIANTS: &[&str] = &[
+    "spawn-blocking",
+    "spawn-blocking-digest",
+    "tokio-fs",
+    "blocking-in-task",
+];
 
 /// `retain`: keep only each task's digest and size, or (as the article did)
 /// every file's content until all tasks ended.
@@ -76,6 +81,9 @@ pub enum Io {
     TokioFs,
     /// `std::fs` inside one `tokio::task::spawn_blocking` per task.
     SpawnBlocking,
+    /// As `SpawnBlocking`, with the digest computed inside the
+    /// `spawn_blocking` closure too.
+    SpawnBlockingDigest,
     /// `std::fs` called directly in the async task, blocking its worker.
     BlockingInTask,
 }
@@ -85,6 +93,7 @@ impl Io {
         match variant {
             "tokio-fs" => Ok(Io::TokioFs),
             "spawn-blocking" => Ok(Io::SpawnBlocking),
+            "spawn-blocking-digest" => Ok(Io::SpawnBlockingDigest),
             "blocking-in-task" => Ok(Io::BlockingInTask),
             other => Err(BenchError::runtime(format!("unhandled variant '{other}'"))),
         }
@@ -301,6 +310,26 @@ async fn spawn_blocking_task(
     Ok(opts.digested(content, append))
 }
 
+/// spawn-blocking-digest: the append, the read and the digest inside one
+/// `spawn_blocking`, which hands back the digest and the size (and the
+/// content only with `retain=content`) instead of every content read: a
+/// content no longer waits behind the `JoinHandle` for the task's next poll.
+async fn spawn_blocking_digest_task(
+    shared: Arc<Shared>,
+    k: usize,
+    append: bool,
+) -> Result<Read, BenchError> {
+    tokio::task::spawn_blocking(move || {
+        let path = &shared.paths[k];
+        if append {
+            append_std(path, shared.opts.flush)?;
+        }
+        let content = read_std(path)?;
+        Ok::<_, BenchError>(shared.opts.digested(content, append))
+    })
+    .await?
+}
+
 /// blocking-in-task: the append and the read with `std::fs` called directly
 /// in the task, blocking its worker, then the digest.
 async fn blocking_in_task(shared: Arc<Shared>, k: usize, append: bool) -> Result<Read, BenchError> {
@@ -403,6 +432,9 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
                 (Io::TokioFs, false) => tokio::spawn(tokio_fs_read(shared, k)),
                 (Io::TokioFs, true) => tokio::spawn(tokio_fs_append_read(shared, k)),
                 (Io::SpawnBlocking, _) => tokio::spawn(spawn_blocking_task(shared, k, append)),
+                (Io::SpawnBlockingDigest, _) => {
+                    tokio::spawn(spawn_blocking_digest_task(shared, k, append))
+                }
                 (Io::BlockingInTask, _) => tokio::spawn(blocking_in_task(shared, k, append)),
             });
         }
@@ -476,9 +508,15 @@ mod tests {
             append_handles: None,
         });
         let blocking = std::mem::size_of_val(&spawn_blocking_task(Arc::clone(&shared), 0, false));
+        let in_closure =
+            std::mem::size_of_val(&spawn_blocking_digest_task(Arc::clone(&shared), 0, false));
         let read = std::mem::size_of_val(&tokio_fs_read(Arc::clone(&shared), 0));
         let append = std::mem::size_of_val(&tokio_fs_append_read(Arc::clone(&shared), 0));
         assert!(blocking <= 128, "spawn-blocking task of {blocking} bytes");
+        assert!(
+            in_closure <= 128,
+            "spawn-blocking-digest task of {in_closure} bytes"
+        );
         // files_read's tokio-fs task does not carry the append's state machine
         assert!(read <= 128, "tokio-fs read task of {read} bytes");
         assert!(read < append, "{read} vs {append}");
