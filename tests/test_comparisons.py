@@ -84,6 +84,19 @@ def test_too_few_shared_blocks_fall_back_to_unpaired_and_say_why():
     assert "only 3 blocks hold both cells (paired needs 5)" in row["warning"]
 
 
+def test_cells_that_share_the_fewest_pairs_the_rule_decides_from_are_paired_whatever_else_they_took():
+    # each cell sampled on in extra blocks of its own other comparisons: 14 samples each, only the
+    # pilot's 6 blocks shared; the sequential rule decided the comparison on those 6 pairs, and so
+    # must the table (it fell back to unpaired: 6 < half of 14)
+    rng = np.random.default_rng(7)
+    df = simulate.frame(simulate.go_rust_cells([1.3]), 22, rng, simulate.Conditions(cv=0.01))
+    go, rust = df["lang"] == "go", df["lang"] == "rust"
+    df = df[(df["block"] < 6) | (go & df["block"].between(6, 13)) | (rust & (df["block"] >= 14))]
+    row = compare.compare(df).iloc[0]
+    assert row["pairing"] == "paired" and row["pairs"] == 6, row["warning"]
+    assert row["verdict_kind"] == "b" and row["ratio_ci_low"] > 1
+
+
 def frame_of(cells, values_by_cell, blocks=12):
     rows = []
     for b in range(blocks):

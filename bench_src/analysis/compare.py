@@ -209,7 +209,10 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
         bc, bv = _block_values(np.asarray(b_codes), lb)
         _, ia, ib = np.intersect1d(ac, bc, assume_unique=True, return_indices=True)
         pairs = ia.size
-    needed = max(2, math.ceil(rules.MIN_PAIRS_FRACTION * min(la.size, lb.size)))
+    # Paired when the shared blocks hold at least MIN_PAIRS pairs, the fewest the sequential rule
+    # decides from (so a comparison it decided is decided on the same pairs here, whatever samples
+    # either cell took in blocks of other comparisons), or half of the smaller side's samples.
+    needed = min(rules.MIN_PAIRS, max(2, math.ceil(rules.MIN_PAIRS_FRACTION * min(la.size, lb.size))))
     if paired_data and pairs >= needed:
         order = np.argsort(ac[ia], kind="stable")
         d = av[ia][order] - bv[ib][order]

@@ -14,7 +14,7 @@ ALPHA = 0.05  # false discovery rate of the "faster"/"smaller" verdicts of one t
 MARGIN = 0.02  # equivalence margin on the ratio: [1 - MARGIN, 1 + MARGIN]
 CONFIDENCE = 0.95  # confidence of a lone interval (a cell's median, one comparison on its own)
 POWER = 0.8  # the power at which the minimum detectable effect is stated
-MIN_PAIRS_FRACTION = 0.5  # paired when at least this share of the smaller side's samples pair up
+MIN_PAIRS_FRACTION = 0.5  # paired when at least this share of the smaller side's samples pair up, or MIN_PAIRS do
 TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s", "setup_s"})
 # The grid a metric is measured on, where it is known: the clocks count nanoseconds, the kernel
 # counts resident memory in pages (4 KiB on the x86_64 machines this package is run on).  The
