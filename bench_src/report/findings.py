@@ -37,7 +37,7 @@ class Difference:
         """How much less the side that needs less needs: a factor from 1.5x, else a percentage
         (0.997 is "0.30%", never "1x")."""
         factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
-        return f"{units.significant(factor, 3)}x" if factor >= 1.5 else f"{units.significant(100 * (factor - 1), 2)}%"
+        return f"{units.significant(factor, 3)}x" if factor >= units.FACTOR_FROM else f"{units.significant(100 * (factor - 1), 2)}%"
 
     def text(self, metric: str) -> str:
         where = f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")

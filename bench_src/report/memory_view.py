@@ -36,7 +36,8 @@ class MemoryView:
         return readable
 
     def idle_peak(self) -> Section:
-        """Peak RSS of N idle tasks per language and variant: median and its distribution-free CI (its coverage stated), and vs N."""
+        """Peak RSS of N idle tasks per language and variant: median and its distribution-free CI
+        (its coverage stated), and vs N."""
         if self.idle.empty or not self.idle["valid"].any():
             return Section("no valid idle_tasks samples in this run")
         s = stats.summarize(self.idle, "peak_rss_mib")
@@ -82,7 +83,8 @@ class MemoryView:
         return Section(png, readable)
 
     def threads_vs_tasks(self) -> Section:
-        """Wall time, user and system CPU, peak RSS and context switches per cell (median and its distribution-free CI, its coverage stated)."""
+        """Wall time, user and system CPU, peak RSS and context switches per cell (median and its
+        distribution-free CI, its coverage stated)."""
         tvt = memory.side_by_side(self.df, "threads_vs_tasks") if not self.df.empty else pd.DataFrame()
         if tvt.empty:
             return Section("no valid threads_vs_tasks samples in this run")

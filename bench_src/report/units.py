@@ -163,6 +163,11 @@ def percent(value: float, digits: int = 2, signed: bool = False) -> str:
     return text + "%"
 
 
+# From this factor on a difference or a detectable effect reads as a factor ("2.89x", "×/÷ 2.89"),
+# below it as a percentage: the Findings and the MDE columns alike.
+FACTOR_FROM = 1.5
+
+
 def detectable(mde: float) -> str:
     """The smallest detectable effect of a comparison (a ratio of 1 + mde either way): '±4.5%'
     below a factor of 1.5, as the Findings write a difference, and '×/÷ 2.89' from there on (a
@@ -170,7 +175,7 @@ def detectable(mde: float) -> str:
     if not _finite(mde):
         return ""
     factor = 1 + float(mde)
-    return f"×/÷ {significant(factor, 3)}" if factor >= 1.5 else "±" + percent(mde)
+    return f"×/÷ {significant(factor, 3)}" if factor >= FACTOR_FROM else "±" + percent(mde)
 
 
 def coverage(values, kinds=()) -> str:

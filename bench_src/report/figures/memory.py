@@ -9,7 +9,7 @@ from .. import units
 from ..theme import LANG_COLORS
 from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel_grid, shades, split_params,
                    threads_caption, unit_formatter, value_axis)
-from .scaling import metric_vs_n, per_task
+from .scaling import SLOPE_INTERVAL, metric_vs_n, per_task
 
 # Colours of a language's variants: its own colour first, then hues of the same family (Go's blues
 # and greens, Rust's reds, oranges and purples), far enough apart to tell three or four variants
@@ -219,7 +219,6 @@ def bytes_per_task(costs: pd.DataFrame) -> plt.Figure | None:
         say = ("each narrower than its marker" if hidden == len(bars) else
                f"narrower than the marker where no bar shows ({hidden} of {len(bars)} rows)")
         for text in fig.texts:
-            if "95% CI from 3 or more values of N" in text.get_text():
-                text.set_text(text.get_text().replace("95% CI from 3 or more values of N",
-                                                      f"95% CI from 3 or more values of N, {say}", 1))
+            if SLOPE_INTERVAL in text.get_text():
+                text.set_text(text.get_text().replace(SLOPE_INTERVAL, f"{SLOPE_INTERVAL}, {say}", 1))
     return fig

@@ -88,7 +88,7 @@ def _median_ci_level(summary: pd.DataFrame) -> tuple[str, str]:
         return "", ""
     lo = float(cov.min())
     level = units.coverage(cov)
-    same = "–" not in level
+    same = units.coverage([cov.min()]) == units.coverage([cov.max()])
     notes = []
     counts = pd.to_numeric(summary.loc[cov.index, "samples"], errors="coerce").dropna().astype(int).unique() \
         if "samples" in summary else []
@@ -157,6 +157,10 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     return fig
 
 
+# The per-task figures' words for their bars (bench_src/report/figures/memory.py adds to them).
+SLOPE_INTERVAL = "95% CI from 3 or more values of N"
+
+
 def _interval_caption(c: pd.DataFrame) -> str:
     """What the bars are: the 95% t interval of the slope, which needs 3 or more values of N (a line
     through 2 points leaves no degree of freedom); rows fitted from fewer have none, and the caption
@@ -164,11 +168,11 @@ def _interval_caption(c: pd.DataFrame) -> str:
     has = c["per_task_ci_low"].notna() & c["per_task_ci_high"].notna()
     missing = int((~has).sum())
     if missing == 0:
-        return "95% CI from 3 or more values of N"
+        return SLOPE_INTERVAL
     few = sorted({int(v) for v in c.loc[~has, "n_values"].dropna()}) if "n_values" in c else []
     rows = "every row" if missing == len(c) else f"the {missing} rows" if missing > 1 else "the row"
     none = f"no interval for {rows}" + (f" with only {' or '.join(map(str, few))} values of N" if few else "")
-    return none if missing == len(c) else f"95% CI from 3 or more values of N; {none}"
+    return none if missing == len(c) else f"{SLOPE_INTERVAL}; {none}"
 
 
 def per_task_bars(costs: pd.DataFrame, unit_scale: float = 1.0, unit: str = "") -> plt.Figure | None:
