@@ -433,7 +433,7 @@ def _idle_summary():
 def test_every_idle_task_series_has_its_own_colour_marker_or_fill_in_its_language_family():
     import matplotlib.colors as mcolors
     with theme.context():
-        fig = figures.memory.idle_peak_vs_n(_idle_summary())
+        fig = figures.metric_vs_n(_idle_summary(), "peak_rss_mib", distinct_series=True)
         fig.canvas.draw()
     ax = _panel(fig, "idle_tasks")
     lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_")]
@@ -460,7 +460,7 @@ def test_every_idle_task_series_has_its_own_colour_marker_or_fill_in_its_languag
 
 
 def _idle_costs(rel_half_width: float):
-    """Bytes per task as memory.bytes_per_task gives them, each slope with a CI of ± rel_half_width."""
+    """Bytes per task as analysis.memory.bytes_per_task gives them, each slope with a CI of ± rel_half_width."""
     rows = []
     for lang, variant, per in (("go", "goroutine", 2790), ("rust", "current-thread", 463),
                                ("rust", "join-all", 192), ("rust", "spawn", 455)):
@@ -471,9 +471,9 @@ def _idle_costs(rel_half_width: float):
     return pd.DataFrame(rows)
 
 
-def test_the_bytes_per_task_caption_says_where_an_interval_is_narrower_than_its_marker():
+def test_the_per_task_caption_says_where_an_interval_is_narrower_than_its_marker():
     def caption(costs):
-        fig = figures.memory.bytes_per_task(costs)
+        fig = figures.per_task(costs)
         text = next(t for t in _texts(fig) if "values of N" in t).splitlines()[-1]
         plt.close(fig)
         return text
@@ -488,4 +488,4 @@ def test_the_bytes_per_task_caption_says_where_an_interval_is_narrower_than_its_
     none = tight.copy()  # a row fitted from 2 values of N has no interval: not counted as a narrow one
     none.loc[0, ["per_task_ci_low", "per_task_ci_high", "n_values"]] = [np.nan, np.nan, 2]
     assert "(3 of 3 rows)" not in caption(none) and "each narrower than its marker" in caption(none)
-    assert figures.memory.bytes_per_task(tight[tight["workload"] == "cpu_loops"]) is None
+    assert figures.per_task(tight[tight["workload"] == "cpu_loops"]) is None

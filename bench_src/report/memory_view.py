@@ -42,7 +42,7 @@ class MemoryView:
             return Section("no valid idle_tasks samples in this run")
         s = stats.summarize(self.idle, "peak_rss_mib")
         with theme.context():
-            png = self._figure(figures.memory.idle_peak_vs_n(s, "peak_rss_mib"), "idle_tasks_peak_rss_vs_n")
+            png = self._figure(figures.metric_vs_n(s, "peak_rss_mib", distinct_series=True), "idle_tasks_peak_rss_vs_n")
         return Section(self._table(s, "idle_tasks_peak_rss", "summary_peak_rss_mib"), png)
 
     def bytes_per_task(self) -> Section:
@@ -53,7 +53,7 @@ class MemoryView:
         costs, left_out = memory.bytes_per_task(self.idle, "peak_rss_bytes")
         readable = self._table(costs, "idle_tasks_bytes_per_task", "per_task_peak_rss_bytes")
         with theme.context():
-            png = (self._figure(figures.memory.bytes_per_task(costs), "idle_tasks_bytes_per_task") if len(costs)
+            png = (self._figure(figures.per_task(costs), "idle_tasks_bytes_per_task") if len(costs)
                    else None)
         note = (f"{left_out} valid samples were left out: some of their tasks had finished before the last one "
                 "was spawned (alive_at_spawn < N)" if left_out else

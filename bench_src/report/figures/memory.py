@@ -7,16 +7,8 @@ import pandas as pd
 
 from .. import units
 from ..theme import LANG_COLORS
-from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel_grid, shades, split_params,
+from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel_grid, shades,
                    threads_caption, unit_formatter, value_axis)
-from .scaling import SLOPE_INTERVAL, metric_vs_n, per_task
-
-# Colours of a language's variants: its own colour first, then hues of the same family (Go's blues
-# and greens, Rust's reds, oranges and purples), far enough apart to tell three or four variants
-# apart, which shades of one colour are not; each variant has its own marker too.
-FAMILIES = {"go": [LANG_COLORS["go"], "#1F4E9C", "#2A9D74", "#6C5BB8"],
-            "rust": [LANG_COLORS["rust"], "#E8962E", "#8C2D7A", "#6B2A12"]}
-MARKERS = ["o", "s", "^", "D", "v", "P"]
 
 
 def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
@@ -145,80 +137,4 @@ def ping_pong_bars(rates: pd.DataFrame) -> plt.Figure:
     figure_header(fig, "Channel ping-pong: round trips per second",
             join_parts(f"N = {units.count(ns[0])} messages" if len(ns) == 1 else "",
                        f"bar: median; error bar: its {_ci(level)}"))
-    return fig
-
-
-def series_styles(keys) -> dict:
-    """Per series key (lang, variant, parameters): its colour and marker (one per variant, from its
-    language's family), filled for the variant's first parameter set and open (and larger, so that
-    both show where they coincide) for the others, and the language's line style."""
-    styles = {}
-    for lang in dict.fromkeys(k[0] for k in keys):
-        variants = list(dict.fromkeys(k[1] for k in keys if k[0] == lang))
-        family = FAMILIES.get(lang) or shades(LANG_COLORS.get(lang, "#666666"), len(variants))
-        family = family if len(variants) <= len(family) else shades(family[0], len(variants))
-        for i, variant in enumerate(variants):
-            rest = list(dict.fromkeys(k[2] for k in keys if k[:2] == (lang, variant)))
-            for j, params in enumerate(rest):
-                styles[(lang, variant, params)] = {"color": family[i], "marker": MARKERS[i % len(MARKERS)],
-                                                   "filled": j == 0, "linestyle": LANG_STYLE.get(lang, "-")}
-    return styles
-
-
-def idle_peak_vs_n(summary: pd.DataFrame, metric: str = "peak_rss_mib") -> plt.Figure:
-    """The median figure of `metric` over N (figures.scaling.metric_vs_n: its titles, CI bands and
-    coverage caption), with every series told apart: each variant its own colour in its language's
-    family and its own marker, a second parameter set (wait=sleep beside wait=release) with open
-    markers; the legend to the right of the panels, outside them."""
-    fig = metric_vs_n(summary, metric)
-    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
-    wide = False
-    for w, s in summary.groupby("workload", sort=False):
-        ax = panels.get(w)
-        if ax is None:
-            continue
-        varying, _ = split_params(s, "params")
-        names = {join_parts(f"{lang} {v}", p): (lang, v, p) for lang, v, p in zip(s["lang"], s["variant"], varying)}
-        styles = series_styles(list(names.values()))
-        lines = [ln for ln in ax.get_lines() if ln.get_label() in names]
-        bands = list(ax.collections)
-        for k, line in enumerate(lines):
-            st = styles[names[line.get_label()]]
-            line.set(color=st["color"], marker=st["marker"], linestyle=st["linestyle"], markeredgecolor=st["color"],
-                     markerfacecolor=st["color"] if st["filled"] else "white", markersize=5 if st["filled"] else 7.5,
-                     markeredgewidth=1.3, zorder=3 if st["filled"] else 2.5)
-            if len(bands) == len(lines):  # metric_vs_n draws one CI band per line, in the same order
-                bands[k].set_color(st["color"])
-        if ax.get_legend() is not None:  # to the right of the panel, level with its top: off the data
-            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=8.5, frameon=False)
-            wide = True
-    if wide:
-        width, height = fig.get_size_inches()
-        fig.set_size_inches(width + 3.8, height)
-    return fig
-
-
-def bytes_per_task(costs: pd.DataFrame) -> plt.Figure | None:
-    """The cost of one more task (figures.scaling.per_task), with the caption saying where an
-    interval is narrower than its marker and so cannot show: the 95% CI of a slope fitted to memory
-    is often a fraction of a percent, far less than a point on a log axis."""
-    fig = per_task(costs)
-    if fig is None:
-        return None
-    fig.canvas.draw()  # the final layout, to measure the bars against the markers
-    ax = fig.axes[0]
-    marker = max((ln.get_markersize() for ln in ax.get_lines() if ln.get_marker() == "o"), default=6.0)
-    marker_px = marker * fig.dpi / 72
-    left = ax.get_xlim()[0]
-    # one bar per row; a row without an interval has its bar collapsed onto the axis's left end
-    bars = [seg for coll in ax.collections for seg in coll.get_segments()
-            if len(seg) == 2 and not seg[0][0] == seg[1][0] == left]
-    hidden = sum(1 for (x0, y0), (x1, _) in bars
-                 if abs(ax.transData.transform((x1, y0))[0] - ax.transData.transform((x0, y0))[0]) <= marker_px)
-    if hidden:
-        say = ("each narrower than its marker" if hidden == len(bars) else
-               f"narrower than the marker where no bar shows ({hidden} of {len(bars)} rows)")
-        for text in fig.texts:
-            if SLOPE_INTERVAL in text.get_text():
-                text.set_text(text.get_text().replace(SLOPE_INTERVAL, f"{SLOPE_INTERVAL}, {say}", 1))
     return fig

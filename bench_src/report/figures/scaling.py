@@ -14,39 +14,45 @@ from ..theme import LANG_COLORS
 from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, join_parts, log_ticks, n_axis,
                    panel_grid, panel_title, params_caption, shades, split_params, threads_caption, unit_formatter,
                    value_axis)
+from .series import line_style, series_styles
 
 
-def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
+def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_series: bool = False) -> plt.Figure:
     """One panel per workload: the median of `metric` with its distribution-free CI (labelled with the
     coverage the table gives, not the nominal 95%) for every language, variant and parameter set; a
     line over N (log N axis, CI band) where several N were run, points with CI bars on a categorical
-    axis where one was."""
+    axis where one was.  Series are shades of their language's colour, the legend inside the panel;
+    with `distinct_series` (many variants and parameter sets, as the idle-task figure has) each
+    variant gets its own hue and marker and a second parameter set open markers (series.py), and the
+    legend stands to the right of its panel, off the data."""
     metric = metric or summary["metric"].iloc[0]
     unit = units.metric_unit(metric)
     workloads = list(dict.fromkeys(summary["workload"]))
-    fig, axes = panel_grid(len(workloads))
+    panels = {w: _series_frame(summary[summary["workload"] == w]) for w in workloads}
+    legends = {w: s["n"].nunique() > 1 and s["series"].nunique() > 1 for w, (s, _) in panels.items()}
+    outside = distinct_series and any(legends.values())
+    fig, axes = panel_grid(len(workloads), width=5.4 + (LEGEND_WIDTH if outside else 0))
     for ax, w in zip(axes, workloads):
-        s = summary[summary["workload"] == w].copy()
-        varying, constant = split_params(s, "params")
-        s["series"] = [join_parts(f"{lang} {v}", p) for lang, v, p in zip(s["lang"], s["variant"], varying)]
-        if "arm" in s and s["arm"].fillna("").astype(str).str.len().gt(0).any():
-            s["series"] += " " + s["arm"].fillna("").astype(str)
-        s = s.sort_values(["lang", "series", "n"])
+        s, constant = panels[w]
         series = list(dict.fromkeys(s["series"]))
-        colors = {}
-        for lang in ("go", "rust"):
-            names = [x for x in series if x.startswith(lang + " ")]
-            colors.update(zip(names, shades(LANG_COLORS[lang], len(names))))
+        keys = dict(zip(s["series"], zip(s["lang"], s["variant"], s["series"])))
+        if distinct_series:
+            by_key = series_styles(list(dict.fromkeys(keys.values())))
+            looks = {name: line_style(by_key[keys[name]]) for name in series}
+        else:
+            looks = {}
+            for lang in ("go", "rust"):
+                names = [x for x in series if x.startswith(lang + " ")]
+                looks.update({name: {"color": c, "marker": "o", "ms": 4.5, "linestyle": LANG_STYLE[lang]}
+                              for name, c in zip(names, shades(LANG_COLORS[lang], len(names)))})
         ns = sorted(s["n"].unique())
         values = pd.concat([s["median"], s["ci_low"], s["ci_high"]])
         if len(ns) > 1:
             for name in series:
                 g = s[s["series"] == name].sort_values("n")
-                lang = g["lang"].iloc[0]
-                ax.plot(g["n"], g["median"], marker="o", ms=4.5, color=colors.get(name, "0.4"),
-                        linestyle=LANG_STYLE.get(lang, "-"), label=name)
-                ax.fill_between(g["n"], g["ci_low"], g["ci_high"], color=colors.get(name, "0.4"), alpha=0.18,
-                                linewidth=0)
+                look = looks.get(name, {"color": "0.4", "marker": "o", "ms": 4.5})
+                ax.plot(g["n"], g["median"], label=name, **look)
+                ax.fill_between(g["n"], g["ci_low"], g["ci_high"], color=look["color"], alpha=0.18, linewidth=0)
             n_axis(ax, ns, w)
             sub = join_parts(params_caption(constant))
         else:
@@ -54,8 +60,9 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
             for i, name in enumerate(series):
                 g = s[s["series"] == name].iloc[0]
                 err = [[g["median"] - g["ci_low"]], [g["ci_high"] - g["median"]]]
-                ax.errorbar([i], [g["median"]], yerr=np.nan_to_num(err), fmt="o", ms=6, capsize=5,
-                            color=colors.get(name, "0.4"))
+                look = looks.get(name, {"color": "0.4", "marker": "o"})
+                ax.errorbar([i], [g["median"]], yerr=np.nan_to_num(err), fmt=look["marker"], ms=6, capsize=5,
+                            color=look["color"])
             ax.set_xticks(x, [category_label(n) for n in series], fontsize=8.5)
             ax.set_xlim(-0.6, len(series) - 0.4)
             ax.grid(axis="x", visible=False)
@@ -64,7 +71,9 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
         value_axis(ax, values, unit)
         ax.set_ylabel(f"median {units.metric_name(metric)}")
         panel_title(ax, w, sub)
-        if len(ns) > 1 and len(series) > 1:
+        if legends[w] and outside:  # to the right of the panel, level with its top: off the data
+            ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=8.5, frameon=False)
+        elif legends[w]:
             ax.legend(loc="best", fontsize=8)
     level, detail = _median_ci_level(summary)
     figure_header(fig, f"Median {units.metric_name(metric)} with {level + ' ' if level else ''}CI",
@@ -72,6 +81,22 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None) -> plt.Figure:
                        f"shaded band / bars: {level + ' ' if level else ''}distribution-free CI of the median"
                        + (f" ({detail})" if detail else "")))
     return fig
+
+
+# The width, in inches, a panel gains for a legend standing to its right.
+LEGEND_WIDTH = 3.8
+
+
+def _series_frame(s: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
+    """One workload's rows, each with its series name (language, variant, the parameters that vary
+    within the workload, and the arm where there is one); and the parameters every row shares, for
+    the caption."""
+    s = s.copy()
+    varying, constant = split_params(s, "params")
+    s["series"] = [join_parts(f"{lang} {v}", p) for lang, v, p in zip(s["lang"], s["variant"], varying)]
+    if "arm" in s and s["arm"].fillna("").astype(str).str.len().gt(0).any():
+        s["series"] += " " + s["arm"].fillna("").astype(str)
+    return s.sort_values(["lang", "series", "n"]), constant
 
 
 def _ordinal(k: int) -> str:
@@ -129,13 +154,16 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     fig, ax = plt.subplots(figsize=(8.5, 0.34 * len(c) + 2.1), layout="constrained")
     fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 1.05 / fig.get_figheight()))  # two caption lines
     y = np.arange(len(c))[::-1]
+    intervals = []  # (low, high) of every row that has an interval, to measure against its marker
     for yi, row in zip(y, c.itertuples()):
         color = LANG_COLORS.get(row.lang, "0.4")
         low = row.per_task_ci_low if finite_positive(row.per_task_ci_low) else lo_lim
         high = row.per_task_ci_high if finite_positive(row.per_task_ci_high) else lo_lim
         ax.hlines(yi, low, high, color=color, linewidth=2)
+        if finite_positive(row.per_task_ci_low) and finite_positive(row.per_task_ci_high):
+            intervals.append((low, high))
         if finite_positive(row.per_task):
-            ax.plot([row.per_task], [yi], "o", color=color, ms=6)
+            ax.plot([row.per_task], [yi], "o", color=color, ms=MARKER_SIZE)
         else:
             ax.text(lo_lim, yi, " ≤ 0 (no cost resolved)", va="center", fontsize=8, color="0.3")
         if not finite_positive(row.per_task_ci_low) and finite_positive(row.per_task_ci_high):
@@ -152,27 +180,45 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     # below the axes, outside the plotting area: a legend inside would sit on some row's point
     fig.legend(handles=[Line2D([], [], color=LANG_COLORS[k], marker="o", label=k) for k in ("go", "rust")],
                loc="outside lower center", ncols=2, fontsize=8.5, frameon=False)
+    fig.canvas.draw()  # the final layout, to measure the bars against the markers
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
-            join_parts("slope of the per-N typical values over N", threads_caption(c)) + "\n" + _interval_caption(c))
+            join_parts("slope of the per-N typical values over N", threads_caption(c)) + "\n"
+            + _interval_caption(c, _narrower_than_marker(ax, intervals)))
     return fig
 
 
-# The per-task figures' words for their bars (bench_src/report/figures/memory.py adds to them).
+MARKER_SIZE = 6  # points
+
+
+def _narrower_than_marker(ax, intervals) -> int:
+    """How many of the intervals (low, high) are drawn narrower than a marker, so that no bar shows
+    beside the point: the 95% CI of a slope fitted to memory is often a fraction of a percent, far
+    less than a point on a log axis.  Measured in pixels on the drawn axes."""
+    marker_px = MARKER_SIZE * ax.figure.dpi / 72
+    return sum(1 for low, high in intervals
+               if abs(ax.transData.transform((high, 0))[0] - ax.transData.transform((low, 0))[0]) <= marker_px)
+
+
 SLOPE_INTERVAL = "95% CI from 3 or more values of N"
 
 
-def _interval_caption(c: pd.DataFrame) -> str:
+def _interval_caption(c: pd.DataFrame, narrow: int = 0) -> str:
     """What the bars are: the 95% t interval of the slope, which needs 3 or more values of N (a line
     through 2 points leaves no degree of freedom); rows fitted from fewer have none, and the caption
-    says so."""
+    says so; and where `narrow` of the intervals are narrower than their markers, it says that too."""
     has = c["per_task_ci_low"].notna() & c["per_task_ci_high"].notna()
     missing = int((~has).sum())
+    shown = int(has.sum())
+    words = SLOPE_INTERVAL
+    if narrow:
+        words += (", each narrower than its marker" if narrow == shown else
+                  f", narrower than the marker where no bar shows ({narrow} of {shown} rows)")
     if missing == 0:
-        return SLOPE_INTERVAL
+        return words
     few = sorted({int(v) for v in c.loc[~has, "n_values"].dropna()}) if "n_values" in c else []
     rows = "every row" if missing == len(c) else f"the {missing} rows" if missing > 1 else "the row"
     none = f"no interval for {rows}" + (f" with only {' or '.join(map(str, few))} values of N" if few else "")
-    return none if missing == len(c) else f"{SLOPE_INTERVAL}; {none}"
+    return none if missing == len(c) else f"{words}; {none}"
 
 
 def per_task_bars(costs: pd.DataFrame, unit_scale: float = 1.0, unit: str = "") -> plt.Figure | None:
