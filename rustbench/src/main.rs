@@ -24,7 +24,7 @@ fn main() {
     match real_main(process_start) {
         Ok(()) => {}
         Err(err) => {
-            eprintln!("{}", err.line());
+            eprintln!("{}", cli::stderr::error_line(&err));
             std::process::exit(err.exit_code());
         }
     }
@@ -54,9 +54,7 @@ fn real_main(process_start: u64) -> Result<(), BenchError> {
 /// status 1 and one line on stderr, like every other runtime failure.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let text = cli::dsn::scrub(&cli::error::one_line(&format!(
-            "rustbench: error: panic: {info}"
-        )));
+        let text = cli::stderr::panic_line(&info);
         // Nothing sensible is left to do if stderr itself fails.
         let _ = writeln!(std::io::stderr().lock(), "{text}");
         std::process::exit(1);

@@ -265,10 +265,10 @@ mod tests {
             match parse_args(args.iter().copied()) {
                 Err(err) => {
                     assert_eq!(err.exit_code(), 2, "{args:?}");
-                    let line = err.line();
-                    assert!(line.contains("BENCH_DSN"), "{line}");
-                    assert!(line.contains("--dsn"), "{line}");
-                    assert!(!line.contains("hunter22"), "{line}");
+                    let msg = err.message();
+                    assert!(msg.contains("BENCH_DSN"), "{msg}");
+                    assert!(msg.contains("--dsn"), "{msg}");
+                    assert!(!msg.contains("hunter22"), "{msg}");
                 }
                 Ok(cmd) => panic!("{args:?} parsed as {cmd:?}"),
             }

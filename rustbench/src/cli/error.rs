@@ -1,11 +1,8 @@
 //! The program's one error type. Every failure ends the program: a bad
 //! command line with exit status 2, anything that goes wrong while running
-//! with exit status 1, and either way one line on stderr.
+//! with exit status 1, and either way one line on stderr (`stderr.rs`).
 
 use std::error::Error as _;
-
-use crate::cli::args::USAGE;
-use crate::cli::dsn::scrub;
 
 /// `Usage` is a bad command line; every other variant is a failure while
 /// running. The errors of the libraries the workloads call convert with
@@ -78,25 +75,6 @@ impl BenchError {
             _ => 1,
         }
     }
-
-    /// The message as a single line, ready for stderr, with the password
-    /// of BENCH_DSN redacted wherever a driver may have quoted it.
-    pub fn line(&self) -> String {
-        let text = match self {
-            BenchError::Usage(msg) => format!("rustbench: {msg}; {USAGE}"),
-            other => format!("rustbench: error: {}", other.message()),
-        };
-        scrub(&one_line(&text))
-    }
-}
-
-/// Collapse any line breaks so that an error always fits on one line.
-pub fn one_line(text: &str) -> String {
-    text.split(['\n', '\r'])
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .collect::<Vec<_>>()
-        .join(" | ")
 }
 
 #[cfg(test)]
@@ -104,13 +82,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn errors_are_one_line_with_exit_codes() {
-        let usage = BenchError::usage("bad\nthing");
-        assert_eq!(usage.exit_code(), 2);
-        assert!(!usage.line().contains('\n'));
-        let io: BenchError = std::io::Error::other("disk\nfull").into();
+    fn a_bad_command_line_exits_2_anything_else_1() {
+        assert_eq!(BenchError::usage("bad").exit_code(), 2);
+        let io: BenchError = std::io::Error::other("disk full").into();
         assert_eq!(io.exit_code(), 1);
-        assert_eq!(io.line(), "rustbench: error: disk | full");
     }
 
     #[test]
@@ -125,10 +100,6 @@ mod tests {
         assert_eq!(
             err.message(),
             "query failed: the server closed the connection"
-        );
-        assert_eq!(
-            err.line(),
-            "rustbench: error: query failed: the server closed the connection"
         );
     }
 }

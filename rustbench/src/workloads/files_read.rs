@@ -85,7 +85,7 @@ mod tests {
         match run_workload(&SPEC, &args, mono_ns()) {
             Err(err) => {
                 assert_eq!(err.exit_code(), 1);
-                assert!(err.line().contains("2.txt"), "{}", err.line());
+                assert!(err.message().contains("2.txt"), "{}", err.message());
             }
             Ok(report) => panic!("expected an error, got {report:?}"),
         }
