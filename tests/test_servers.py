@@ -2,13 +2,18 @@
 restarted after a crash, stopped without leftovers; usable by the harness alone (another local
 user cannot connect, no account has an empty password, the benchmark account can neither write
 files nor run programs); one directory per instance, so that two runs never stop each other's
-server, and a stale pid file never gets an unrelated process signalled.  Real servers, never mocks."""
+server, and a stale pid file never gets an unrelated process signalled; the server's account can
+turn nothing of the harness's against it, nor read its environment; an interrupted start leaves
+nothing behind.  Real servers, never mocks."""
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -333,3 +338,116 @@ def test_a_killed_harness_leaves_nothing_the_next_server_start_does_not_remove()
     assert os.path.isdir(root)
     removed = servers.remove_stale_servers()
     assert str(root) in map(str, removed) and not os.path.exists(root)
+
+
+# --- what the server's account can do to the harness -------------------------------------------------
+def test_the_server_account_owns_only_its_private_directories_in_a_home_the_harness_owns(server):
+    """The instance's root (lock, home file, log) and home are the harness's: the server's account
+    passes through them to its own directories and can add, replace or rename nothing there."""
+    if os.geteuid() != 0:
+        pytest.skip("the server runs as the harness's own user when the harness is not root")
+    for d in {server.root, server.home}:
+        st = os.lstat(d)
+        assert (st.st_uid, st.st_mode & 0o777) == (0, 0o711), d
+    for d in (server.datadir, server.sockdir, server.filesdir, server.tmpdir):
+        st = os.lstat(d)
+        assert (st.st_uid, st.st_mode & 0o777) == (pwd_uid(server.system_user), 0o700), d
+    st = os.lstat(server.log)
+    assert (st.st_uid, st.st_mode & 0o777) == (0, 0o600)
+    for cmd in (["touch", str(server.root / "planted")], ["ln", "-sfn", "/etc/passwd", str(server.log)],
+                ["mv", str(server.root / "lock"), str(server.tmpdir / "lock")],
+                ["sh", "-c", f"echo /etc > {server.root / 'home'}"]):
+        proc = subprocess.run(server._as_owner(cmd), capture_output=True, text=True, cwd="/")
+        assert proc.returncode != 0, (cmd, proc.stdout)
+    assert not (server.root / "planted").exists() and not server.log.is_symlink()
+
+
+def test_a_forged_home_file_never_makes_the_harness_delete_another_directory(tmp_path):
+    """A `home` file naming a directory the harness did not make (anywhere, or in $TMPDIR under the
+    expected name but owned by the server's account) is ignored: nothing of it is deleted."""
+    require("mysql")
+    root = paths.DATA / "test-servers" / "mysql-forged"
+    decoys = [tmp_path / "decoy"]
+    if os.geteuid() == 0:  # as a killed harness's home would be named, but the server's account's
+        decoys.append(Path(tempfile.mkdtemp(prefix="bench-mariadb-decoy-")))
+    try:
+        for decoy in decoys:
+            for name in ("data", "run", "files", "tmp"):
+                (decoy / name).mkdir(parents=True, exist_ok=True)
+                (decoy / name / "canary").write_text("keep\n")
+            if os.geteuid() == 0:
+                subprocess.run(["chown", "-R", "mysql:mysql", str(decoy)], check=True)
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+            (root / "home").write_text(f"{decoy}\n")
+            s = servers.MariaDB(root=root, max_connections=20)
+            s._claim()  # clears what a killed harness left in root
+            s.close()
+            assert all((decoy / name / "canary").read_text() == "keep\n" for name in ("data", "run", "files", "tmp"))
+    finally:
+        for decoy in decoys:
+            shutil.rmtree(decoy, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_server_log_is_never_written_through_a_link(tmp_path):
+    from bench_src.run.servers import process
+    victim = tmp_path / "victim"
+    victim.write_text("original\n")
+    (tmp_path / "server.log").symlink_to(victim)
+    with pytest.raises(OSError):
+        process.popen_logged(["true"], tmp_path / "server.log")
+    assert victim.read_text() == "original\n"
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_a_server_inherits_only_path_and_locale_of_the_harness_environment(kind, monkeypatch):
+    """The harness's environment may hold the URL of a user's server; the server's account can read
+    its own processes' environment, so a server gets none of it."""
+    require(kind)
+    monkeypatch.setenv("BENCH_TEST_CANARY", "mysql://bench:canary-secret@127.0.0.1:1/bench")
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    s = cls(root=paths.DATA / "test-servers" / f"{kind}-env", max_connections=20)
+    s.start()
+    try:
+        names = [v.split(b"=", 1)[0].decode() for v in
+                 open(f"/proc/{s.proc.pid}/environ", "rb").read().split(b"\0") if v]
+        assert "PATH" in names and "BENCH_TEST_CANARY" not in names
+        assert set(names) <= {"PATH", "LANG", "LANGUAGE", "TZ"} | {n for n in names if n.startswith("LC_")} | \
+            {"PGLOCALEDIR", "PGSYSCONFDIR"}, names
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+@pytest.mark.parametrize("step", ["_init_datadir", "_wait_until_ready"])
+def test_an_interrupt_while_a_server_starts_leaves_none_of_its_files(kind, step, monkeypatch, tmp_path):
+    """Ctrl-C (or SIGTERM, which the harness turns into the same) while the data directory is being
+    made or the server is coming up: the run's resources close the half-started server."""
+    from bench_src.plan import make_plan
+    from bench_src.run.resources import Resources
+    require(kind)
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    original = getattr(cls, step)
+    started = []
+
+    def interrupted(self, *args):
+        original(self, *args)  # the step's work is done (files made, server process started) ...
+        if self.proc is not None:
+            started.append(self.proc.pid)
+        raise KeyboardInterrupt  # ... when the interrupt arrives
+
+    monkeypatch.setattr(cls, step, interrupted)
+
+    def server_dirs():
+        return set(servers.SERVERS_DIR.glob(f"{cls.dirname}-*")) | \
+            set(Path(tempfile.gettempdir()).glob(f"bench-{cls.dirname}-*"))
+
+    before = server_dirs()
+    plan = make_plan("quick", workloads=[kind], ns=[10], samples=6, warmup=0)
+    resources = Resources(log=lambda *_: None)
+    with pytest.raises(KeyboardInterrupt):
+        resources.start(plan, SimpleNamespace(dir=tmp_path))
+    assert server_dirs() <= before, sorted(map(str, server_dirs() - before))
+    assert (len(started) == 1) == (step == "_wait_until_ready")
+    assert not any(_pid_exists(pid) for pid in started), "the half-started server is stopped"

@@ -62,16 +62,18 @@ class Resources:
                 self.log(f"skipping the {kind} cells: {why}")
                 continue
             server = servers.make_server(kind, dsn, max_connections=max_pool(plan, kind) + 50)
-            if dsn:
-                server.start()  # the user's server: a refusal is an error of the run, not a skip
-            else:
-                try:
-                    server.start()
-                except (servers.ServerError, OSError) as exc:
-                    server.close()
-                    self.unavailable[kind] = f"the private {kind} server could not be started: {exc}"
-                    self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
-                    continue
+            try:
+                server.start()
+            except (servers.ServerError, OSError) as exc:
+                server.close()
+                if dsn:
+                    raise  # the user's server: a refusal is an error of the run, not a skip
+                self.unavailable[kind] = f"the private {kind} server could not be started: {exc}"
+                self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
+                continue
+            except BaseException:  # interrupted (Ctrl-C, SIGTERM) while starting: leave no files behind
+                server.close()
+                raise
             self.servers[kind] = server
             info[kind] = server.describe()
             self.log(f"{kind}: {info[kind]['version']} at {info[kind]['dsn']}")

@@ -3,8 +3,10 @@
 A `MariaDB` and a `Postgres` server each get a directory of their own per instance (by default
 `data/servers/<mariadb|postgres>-XXXXXXXX/`, locked by the harness process that owns it), so that
 two runs never share or stop each other's server.  Data, sockets and the server's file area live
-in a `home` owned by the server's user with mode 0700: the directory itself, or, when that user
-cannot reach it (a checkout under a private directory), a private directory under $TMPDIR.
+in 0700 directories owned by the server's user inside a `home`: the directory itself, or, when that
+user cannot reach it (a checkout under a private directory), a directory under $TMPDIR.  The
+directory and the home belong to the harness's user (0711 as root), so the server's account can
+change nothing the harness later deletes, appends to or reads (managed.py).
 
 Who can do what:
 
@@ -21,7 +23,10 @@ Who can do what:
   a superuser and owns only its database, so it can neither `COPY ... TO PROGRAM` nor write files;
 - passwords go to the clients in their environment (MYSQL_PWD, PGPASSWORD), never in argv, and to
   the servers as hashes (a SCRAM verifier, a mysql_native_password hash), so no server log can
-  show one.
+  show one;
+- a server and its set-up tools inherit only PATH, the locale and the time zone of the harness's
+  environment (which may hold a user's DSN): the server's account can read its processes'
+  environment.
 
 A pid file is acted on only after checking that the process is the expected server binary
 running on the expected data directory; an unrelated process that took over a stale PID is never

@@ -1,12 +1,21 @@
 """A private server the harness starts and stops: its locked directory under data/servers/ (or a
-private home under $TMPDIR), its owner, start, readiness and stop, and the removal of directories
-whose owner died."""
+home under $TMPDIR), its owner, start, readiness and stop, and the removal of directories whose
+owner died.
+
+Who owns what, when the harness is root and the server runs as its own account: the instance's
+root (lock, `home` file, server log) and a home under $TMPDIR belong to the harness's user, mode
+0711, so that the server's account can pass through them and nothing more; the server's account
+owns only the 0700 directories inside the home (`data`, `run`, `files`, `tmp`).  So the server's
+account cannot point the harness at another directory to delete (a forged `home` file) nor at
+another file to append to (a link in place of the log), and a recorded home is trusted only where
+the harness could have made it."""
 from __future__ import annotations
 
 import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -15,7 +24,7 @@ from pathlib import Path
 from ...store.lock import DirLock, LockedError
 from .base import HOME_FILE, LOCK, MAX_SOCKET_DIR, SERVERS_DIR, START_TIMEOUT_S, Conn, Server, ServerError
 from .passwords import new_password
-from .process import free_port, log_tail, popen_logged, stop_verified
+from .process import free_port, log_tail, popen_logged, server_environment, stop_verified
 
 
 class Managed(Server):
@@ -79,18 +88,34 @@ class Managed(Server):
         return ["setpriv", f"--reuid={u}", f"--regid={u}", "--init-groups", "--pdeathsig=TERM", *cmd]
 
     def _private_dir(self, path: Path) -> None:
-        """A directory only the server's user (and root) can enter."""
+        """A directory only the server's user (and root) can enter: the data, socket, file and
+        scratch directories inside the home."""
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(path, 0o700)
         if os.geteuid() == 0:
             shutil.chown(path, self.system_user, self.system_user)
 
-    def _owner_can_use(self, path: Path) -> bool:
-        """Whether the server's user can write into `path` (every parent must let it through)."""
+    def _harness_dir(self, path: Path) -> None:
+        """A directory the harness's user owns and alone writes in (the instance's root, a home
+        under $TMPDIR); when the harness is root the server's user may pass through it (0711) to
+        its own directories inside, but can neither list it nor add, rename or replace anything."""
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            raise ServerError(f"{path} is not a directory: remove it and run again")
+        if st.st_uid != os.geteuid():
+            if os.geteuid() != 0:
+                raise ServerError(f"{path} belongs to another user: remove it and run again")
+            os.chown(path, 0, os.getegid())  # a directory an earlier version gave to the server's user
+        os.chmod(path, 0o711 if os.geteuid() == 0 else 0o700)
+
+    def _owner_can_reach(self, path: Path) -> bool:
+        """Whether the server's user can pass through `path` (and every directory above it) to the
+        directories inside that it owns."""
         if os.geteuid() != 0:
             return True
-        probe = subprocess.run(self._as_owner(["test", "-w", str(path), "-a", "-x", str(path)]),
-                               cwd="/", capture_output=True)
+        probe = subprocess.run(self._as_owner(["test", "-x", str(path)]), cwd="/", capture_output=True,
+                               env=server_environment())
         return probe.returncode == 0
 
     # --- the instance's directory --------------------------------------------------------------
@@ -111,12 +136,22 @@ class Managed(Server):
         self.home = self._choose_home()
 
     def _recorded_home(self) -> Path | None:
+        """The home a killed harness recorded in this root, if it is one this harness could have
+        made: a directory (not a link) directly in $TMPDIR, named `bench-<kind>-...` and owned by
+        the harness's user; anything else is ignored, never deleted."""
         assert self.root is not None
         try:
             text = (self.root / HOME_FILE).read_text().strip()
         except OSError:
             return None
-        return Path(text) if text else None
+        home = Path(text)
+        try:
+            st = os.lstat(home)
+        except (OSError, ValueError):
+            return None
+        made_here = (home.is_absolute() and home.parent == Path(tempfile.gettempdir())
+                     and home.name.startswith(f"bench-{self.dirname}-"))
+        return home if made_here and stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() else None
 
     def _discard_leftovers(self) -> None:
         """Stop a server a killed harness left in this root (verified by executable and data
@@ -127,18 +162,18 @@ class Managed(Server):
             stop_verified(self.pidfile(), self.exe_name, self.datadir, self._stop_signal)
             for name in ("data", "run", "files", "tmp"):
                 shutil.rmtree(home / name, ignore_errors=True)
-            if home != self.root and home.name.startswith("bench-") and home.parent == Path(tempfile.gettempdir()):
+            if home != self.root:  # a home _recorded_home accepted: in $TMPDIR, the harness's own
                 shutil.rmtree(home, ignore_errors=True)
         (self.root / HOME_FILE).unlink(missing_ok=True)
         self.home = None
 
     def _choose_home(self) -> Path:
         assert self.root is not None
-        self._private_dir(self.root)
-        if self._owner_can_use(self.root) and len(str(self.root / "run")) <= MAX_SOCKET_DIR:
+        self._harness_dir(self.root)
+        if self._owner_can_reach(self.root) and len(str(self.root / "run")) <= MAX_SOCKET_DIR:
             return self.root
         home = Path(tempfile.mkdtemp(prefix=f"bench-{self.dirname}-"))
-        self._private_dir(home)
+        self._harness_dir(home)
         (self.root / HOME_FILE).write_text(str(home) + "\n")
         return home
 
@@ -152,6 +187,7 @@ class Managed(Server):
             self._private_dir(d)
         if not self._initialized:
             shutil.rmtree(self.datadir, ignore_errors=True)
+            self._private_dir(self.datadir)  # the server's user cannot create it in the harness's home
             self._init_datadir()
             self._initialized = True
         port = free_port()
@@ -209,7 +245,7 @@ class Managed(Server):
         raise ServerError(f"{self.exe_name} did not answer within {START_TIMEOUT_S} s ({last}): {log_tail(self.log)}")
 
     def _run_as_owner(self, cmd: list[str], what: str) -> None:
-        proc = subprocess.run(self._as_owner(cmd), capture_output=True, text=True, cwd="/")
+        proc = subprocess.run(self._as_owner(cmd), capture_output=True, text=True, cwd="/", env=server_environment())
         if proc.returncode != 0:
             raise ServerError(f"{what} failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
 

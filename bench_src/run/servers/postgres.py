@@ -58,7 +58,7 @@ class Postgres(Managed):
     def _init_datadir(self) -> None:
         self.admin_password = new_password()
         pwfile = self.home / "initdb.pw"
-        fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(self.admin_password + "\n")
         if os.geteuid() == 0:

@@ -79,14 +79,32 @@ def die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+# What a server process inherits of the harness's environment: the search path and the locale,
+# nothing else (the environment may hold the DSN of a user's server, and a server's account can read
+# its own processes' environment).
+SERVER_ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ")
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def server_environment() -> dict[str, str]:
+    """The environment of a server and its set-up tools (initdb, mariadb-install-db): PATH, the
+    locale and the time zone of the harness's own, nothing else."""
+    env = {k: v for k, v in os.environ.items() if k in SERVER_ENV_KEEP or k.startswith("LC_")}
+    env.setdefault("PATH", DEFAULT_PATH)
+    return env
+
+
 def popen_logged(cmd: list[str], log: Path) -> subprocess.Popen:
-    out = open(log, "ab")
+    """Start a server with its output appended to `log` (made 0600 if new; a symbolic link there is
+    refused, not followed) and the environment of `server_environment`."""
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         # cwd "/": a server running as its own user may not be allowed into the caller's directory
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, preexec_fn=die_with_parent, cwd="/")
+        return subprocess.Popen(cmd, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, preexec_fn=die_with_parent, cwd="/",
+                                env=server_environment())
     finally:
-        out.close()
+        os.close(fd)
 
 
 def log_tail(path: Path, lines: int = 5) -> str:
