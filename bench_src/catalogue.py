@@ -11,11 +11,17 @@ from dataclasses import dataclass, field
 LANGS = ("go", "rust")
 
 
+# The largest value of an integer knob: both programs read every one into a 64-bit integer and
+# use some as counts of OS resources (a pool's connections, a channel's slots), so the plan refuses,
+# before anything is built, a value one of them would reject or overflow on.
+INT_PARAM_MAX = 2**31 - 1
+
+
 @dataclass(frozen=True)
 class Param:
     """A `--param KEY=VALUE` knob.
 
-    kind is "int" (with an inclusive minimum) or "choice" (with allowed values).  `langs` names the
+    kind is "int" (with an inclusive minimum and maximum) or "choice" (with allowed values).  `langs` names the
     languages that accept the key; a per-language choice (a driver, say) lists its values per
     language in `choices_by_lang`.  `checksum` says whether the value changes the work done (and so
     the checksum); keys that only choose *how* the same work is done (a driver, a pool size) do not
@@ -28,7 +34,7 @@ class Param:
     default: str | dict[str, str]
     kind: str = "int"
     minimum: int = 0
-    maximum: int | None = None
+    maximum: int = INT_PARAM_MAX
     choices: tuple[str, ...] = ()
     choices_by_lang: dict[str, tuple[str, ...]] = field(default_factory=dict)
     minimum_by_lang: dict[str, int] = field(default_factory=dict)
@@ -47,8 +53,7 @@ class Param:
 
     def allowed(self, lang: str) -> str:
         if self.kind == "int":
-            hi = f" and <= {self.maximum}" if self.maximum is not None else ""
-            return f"an integer >= {self.minimum_for(lang)}{hi}"
+            return f"an integer >= {self.minimum_for(lang)} and <= {self.maximum}"
         return ", ".join(self.choices_for(lang))
 
     def choices_for(self, lang: str) -> tuple[str, ...]:
@@ -65,7 +70,7 @@ class Param:
                 number = int(str(value).strip())
             except ValueError:
                 raise ValueError(f"{given}: expected {self.allowed(lang)}") from None
-            if number < self.minimum_for(lang) or (self.maximum is not None and number > self.maximum):
+            if number < self.minimum_for(lang) or number > self.maximum:
                 why = f" for {lang}" if lang in self.minimum_by_lang else ""
                 note = f" ({self.doc})" if why and self.doc else ""
                 raise ValueError(f"{given}{why}: expected {self.allowed(lang)}{note}")

@@ -107,10 +107,16 @@ def cores_list(value: Any, usable: int) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
+# The largest memory guard, in MiB: 64 TiB, more than any host a run is planned for has, and far
+# below what the launcher's --mem-limit-kb (a C long) holds.
+MAX_MEM_LIMIT_MB = 2**26
+
+
 def _mem_limit(value: Any, profile: Any) -> int:
     if value in (None, ""):
         return default_mem_limit_mb()
-    return as_int("mem_limit_mb", value, 1, default=f"80% of RAM ({default_mem_limit_mb()} MiB here)")
+    return as_int("mem_limit_mb", value, 1, MAX_MEM_LIMIT_MB,
+                  default=f"80% of RAM ({default_mem_limit_mb()} MiB here)")
 
 
 def _timeline(value: Any, profile: Any) -> float:

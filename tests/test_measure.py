@@ -124,3 +124,77 @@ def test_the_launcher_pins_the_program_to_the_cpus_it_is_given(built, lang):
 def test_a_bad_cpu_list_is_refused_with_one_line(built, cpus):
     with pytest.raises(RuntimeError, match=rf"--cpus.*'?{cpus}"):
         run_launched(["true"], timeout_s=5, mem_limit_mb=64, cpus=cpus)
+
+
+def test_a_crash_is_recorded_with_the_line_that_says_why_not_the_last_of_its_dump():
+    from bench_src.run.measure import failure_line
+    dump = "SIGABRT: abort\nPC=0x47a1c1 m=0 sigcode=0\n\ngoroutine 1 [sleep]:\nmain.main()\n\trax    0x0\n\tgs     0x0\n"
+    assert failure_line(dump) == "SIGABRT: abort"
+    assert failure_line("fatal error: failed to reserve page summary memory\n\nruntime stack:\n"
+                        "runtime/asm_amd64.s:373 +0x123 fp=0x7ffd\n") == \
+        "fatal error: failed to reserve page summary memory"
+    assert failure_line("panic: runtime error: index out of range [3] with length 3\n\ngoroutine 7 [running]:\n"
+                        "main.f()\n\t/src/main.go:9 +0x1d\nexit status 2\n") == \
+        "panic: runtime error: index out of range [3] with length 3"
+    assert failure_line("gobench: error: open 2.txt: no such file or directory\n") == \
+        "gobench: error: open 2.txt: no such file or directory"
+    assert failure_line("") == ""
+
+
+def test_a_go_program_that_crashes_is_recorded_with_its_runtime_s_first_line(built):
+    """SIGABRT makes the Go runtime print "SIGABRT: abort", the registers and every goroutine's
+    stack, and exit 2: the reason is that first line."""
+    import threading
+    import time
+
+    import psutil
+
+    cell = Cell("idle_tasks", "go", "goroutine", 10, None,
+                (("duration_ms", "5000"), ("linger_ms", "0"), ("wait", "sleep")))
+
+    def abort_the_program():
+        deadline = time.time() + 20
+        while time.time() < deadline:  # this test's own program only: other tests run programs too
+            for p in psutil.Process().children(recursive=True):
+                try:
+                    if p.name() == "gobench":
+                        time.sleep(0.3)
+                        p.send_signal(6)
+                        return
+                except psutil.Error:
+                    continue
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=abort_the_program)
+    killer.start()
+    rec = measure(cell, timeout_s=30, mem_limit_mb=1024)
+    killer.join()
+    assert rec["status"] == "failed" and rec["exit_code"] == 2, rec
+    assert rec["reason"] == "exit 2: SIGABRT: abort", rec["reason"]
+
+
+def test_a_hung_launcher_is_killed_and_said_to_be(built, monkeypatch):
+    import signal
+    import threading
+    import time
+
+    import psutil
+
+    from bench_src.run import measure as m
+    monkeypatch.setattr(m, "LAUNCHER_GRACE_S", 1)
+
+    def stop_the_launcher():
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            for p in psutil.Process().children():
+                if p.name() == "benchlaunch":
+                    p.send_signal(signal.SIGSTOP)
+                    return
+            time.sleep(0.02)
+
+    stopper = threading.Thread(target=stop_the_launcher)
+    stopper.start()
+    with pytest.raises(RuntimeError, match=r"^the launcher did not finish within 1.5 s \(the sample's timeout plus 1 s\) "
+                                           r"and was killed$"):
+        m.run_launched(["sleep", "2"], timeout_s=0.5, mem_limit_mb=1024)
+    stopper.join()

@@ -28,7 +28,8 @@ def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: A
     if adaptive_target not in (None, 0, 0.0, "", "0"):
         raise ValueError(f"adaptive_target ({adaptive_target!r}) was replaced by the sequential rule: give "
                          "max_samples (the sample budget per cell) and optionally looks")
-    budget = 0 if max_samples in (None, 0, "", "0") else as_int("max_samples", max_samples, 1)
+    budget = 0 if max_samples in (None, 0, "", "0") else as_int(
+        "max_samples", max_samples, 1, default="no sequential rule (so does 0)")
     if budget and budget < plan.samples:
         raise ValueError(f"max_samples ({budget}) must be >= samples ({plan.samples})")
     if budget == plan.samples:

@@ -19,6 +19,7 @@ import atexit
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -33,6 +34,9 @@ from ..store.lock import DirLock
 
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
+# How long past a sample's timeout the harness waits for the launcher (which enforces the timeout
+# itself) before it takes the launcher for hung and kills it.
+LAUNCHER_GRACE_S = 120
 
 # The standard keys of the programs' result line, with their types and where a sample keeps them,
 # are listed once, in result_keys.json (the Go and Rust tests check their result line against it).
@@ -132,6 +136,20 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+# The first line of a crash of the Go runtime, which a register dump or the goroutines' stacks
+# follow ("panic: ...", "fatal error: ...", "SIGSEGV: segmentation violation"), so that its last
+# line says nothing ("gs     0x0").  Both programs otherwise end on one line of their own.
+_CRASH = re.compile(r"^(panic: |fatal error: |SIG[A-Z]+: )")
+
+
+def failure_line(stderr: str) -> str:
+    """The line of a failed program's stderr that says why: the first line of a runtime crash
+    where there is one, else the last line (the programs' own `error:` line)."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    crash = next((ln for ln in lines if _CRASH.match(ln)), None)
+    return crash or (lines[-1] if lines else "")
+
+
 def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int, int]]:
     """RSS of the launcher's child every interval, on CLOCK_MONOTONIC (the clock of the programs'
     t0_mono_ns), until the launcher exits.  Runs in the harness, outside the measured process; the
@@ -172,10 +190,12 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
                   "--guard-ms", str(guard_ms), *(["--cpus", cpus] if cpus else []), "--", *cmd]
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(launch, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+            overdue = False
             try:
                 timeline = _sample_rss(proc, timeline_ms / 1000) if timeline_ms else None
-                proc.wait(timeout=timeout_s + 120)
-            except subprocess.TimeoutExpired:
+                proc.wait(timeout=timeout_s + LAUNCHER_GRACE_S)
+            except subprocess.TimeoutExpired:  # the launcher itself hangs (stopped, stuck): its sample fails
+                overdue = True
                 proc.kill()
                 proc.wait()
             except BaseException:  # an interrupt or SIGTERM of the harness: the launcher's child goes too
@@ -184,8 +204,13 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
                 raise
         stdout = out_path.read_text(errors="replace")
         stderr = err_path.read_text(errors="replace")
+        if overdue:
+            raise RuntimeError(f"the launcher did not finish within {timeout_s + LAUNCHER_GRACE_S:g} s (the "
+                               f"sample's timeout plus {LAUNCHER_GRACE_S} s) and was killed")
         if proc.returncode != 0 or not result.exists():
-            raise RuntimeError(f"the launcher failed (exit {proc.returncode}): {_last_line(stderr)}")
+            how = (f"terminated by signal {-proc.returncode}" if proc.returncode < 0 else
+                   f"exit {proc.returncode}")
+            raise RuntimeError(f"the launcher failed ({how}): {_last_line(stderr) or 'no message on stderr'}")
         launched = json.loads(result.read_text())
         if timeline is not None:
             launched["timeline"] = timeline
@@ -221,7 +246,7 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
             " (SIGKILL: possibly the kernel's out-of-memory killer)" if launched["signal"] == 9 else "")
     elif launched["exit_code"] != 0:
         status = "failed"
-        reason = f"exit {launched['exit_code']}: {_last_line(stderr) or 'no message on stderr'}"
+        reason = f"exit {launched['exit_code']}: {failure_line(stderr) or 'no message on stderr'}"
 
     program: dict[str, Any] = {}
     if status == "ok":
