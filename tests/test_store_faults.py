@@ -8,6 +8,7 @@ fill a real 48 KiB tmpfs as the user would, and need root to mount it."""
 import errno
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -328,6 +329,69 @@ def test_repair_rebuilds_meta_json_only_from_the_plan_of_its_samples(tmp_path):
     with pytest.raises(store.CorruptFile, match=r"cannot be rebuilt from this plan: .* holds 16 samples of other cells"):
         runner.run(other, out, measure_fn=fake_measure(), repair=True, **QUIET)
     assert (out / "meta.json").read_text() == "{", "nothing changes"
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda m: m["plan"].update(samples="lots"), "plan.samples is 'lots', not an integer"),
+    (lambda m: m["plan"].update(ns="x"), "plan.ns is 'x', not a mapping"),
+    (lambda m: m["plan"].update(workloads=["nope"]), "plan.workloads holds 'nope', not a workload of the catalogue"),
+    (lambda m: m.update(sessions=[{"foo": 1}, 5]), "sessions[1] is 5, not a mapping"),
+])
+def test_garbage_inside_a_valid_meta_json_is_one_line_naming_the_field(tmp_path, monkeypatch, capsys, change, field):
+    from bench_src.__main__ import main
+    from bench_src.report import full
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    meta = json.loads((out / "meta.json").read_text())
+    change(meta)
+    (out / "meta.json").write_text(json.dumps(meta))
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    for argv in (["run", "--results-dir", str(out), "--plan", PLAN_TEXT], ["report", str(out)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.startswith(f"error: {out / 'meta.json'} cannot be read: {field}"), err
+        assert "(CLI: --repair): it rebuilds meta.json from the plan" in err
+    for call in (lambda: full.full_report(out), lambda: runner.run(plan, out, measure_fn=fake_measure(), **QUIET)):
+        with pytest.raises(store.CorruptFile, match=re.escape(field)):
+            call()
+    assert not (out / "export").exists()
+    report = runner.run(plan, out, measure_fn=fake_measure(), repair=True, **QUIET)
+    assert report.already_done == len(plan.schedule()) and (out / "meta.json.corrupt").exists()
+    assert ResultsStore(out).read_plan() == plan
+
+
+def test_text_that_is_not_json_is_not_called_cut_short(tmp_path):
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    (out / "meta.json").write_text("garbage {{{ not json")
+    with pytest.raises(store.CorruptFile) as err:
+        ResultsStore(out).read_meta()
+    assert "it is not valid JSON (Expecting value at line 1, column 1). The samples" in str(err.value)
+    assert "cut short" not in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["samples.jsonl", "meta.json"])
+def test_a_directory_in_place_of_a_runs_file_is_one_line(tmp_path, monkeypatch, capsys, name):
+    from bench_src.__main__ import main
+    from bench_src.report import full
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, measure_fn=fake_measure(), **QUIET)
+    (out / name).unlink()
+    (out / name).mkdir()
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    argvs = [["run", "--results-dir", str(out), "--plan", PLAN_TEXT]]
+    if name == "samples.jsonl":
+        argvs += [["report", str(out)], ["repair", str(out)]]
+    for argv in argvs:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.startswith(f"error: {out / name} cannot be read: it is a directory"), err
+    calls = [lambda: runner.run(plan, out, measure_fn=fake_measure(), **QUIET)]
+    if name == "samples.jsonl":
+        calls += [lambda: full.full_report(out), lambda: ResultsStore(out).load(), lambda: ResultsStore(out).repair()]
+    for call in calls:
+        with pytest.raises(store.CorruptFile, match="it is a directory"):
+            call()
 
 
 # --- a real full disk: a 48 KiB tmpfs, as in the report of the fault --------------------------------

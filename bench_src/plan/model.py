@@ -222,8 +222,48 @@ class Plan:
         return slots
 
 
+# The plan's fields as meta.json stores them: the type each must have (checked by `stored_plan_problem`).
+_STORED_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("profile", "warmup_scope"), (str,)),
+    **dict.fromkeys(("samples", "warmup", "seed", "mem_limit_mb", "max_samples", "looks"), (int,)),
+    "threads": (int, type(None)),
+    **dict.fromkeys(("timeout_s", "cooldown_s", "timeline_ms", "time_budget_s"), (int, float)),
+    **dict.fromkeys(("article_preset", "aa", "smoke"), (bool,)),
+    **dict.fromkeys(("workloads", "languages"), (list,)),
+    **dict.fromkeys(("ns", "variants", "params", "dsn", "n_range"), (dict,)),
+    "cores": (list, dict),
+}
+_TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "a mapping", type(None): "null"}
+
+
+def stored_plan_problem(d: Any) -> str | None:
+    """What makes a plan stored in meta.json unusable, naming its field ("plan.ns is 'x', not a
+    mapping"), or None when it rebuilds into a Plan whose cells can be listed."""
+    if not isinstance(d, Mapping):
+        return f"plan is {d!r}, not a mapping"
+    for key, types in _STORED_TYPES.items():
+        if key not in d:
+            continue
+        value = d[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            words = "a number" if float in types else " or ".join(_TYPE_WORDS[t] for t in types)
+            return f"plan.{key} is {value!r}, not {words}"
+    for key in ("workloads", "languages"):
+        for item in d.get(key, ()):
+            if key == "workloads" and (not isinstance(item, str) or item not in WORKLOADS):
+                return f"plan.workloads holds {item!r}, not a workload of the catalogue"
+            if key == "languages" and (not isinstance(item, str) or item not in ("go", "rust")):
+                return f"plan.languages holds {item!r}, not go or rust"
+    try:
+        plan_from_dict(d).cells()
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return f"plan does not rebuild into a plan ({type(exc).__name__}: {exc})"
+    return None
+
+
 def plan_from_dict(d: Mapping[str, Any]) -> Plan:
-    """Rebuild a Plan stored in meta.json."""
+    """Rebuild a Plan stored in meta.json (`stored_plan_problem` says first whether it can)."""
     return Plan(
         profile=d["profile"],
         workloads=tuple(d["workloads"]),

@@ -10,7 +10,9 @@ names the owner).  A directory the store creates is private
 to its owner (0700); an existing one keeps its mode (a session notes when others can read it), and
 one that holds something else than a run of this package is refused.  The files are 0600, and
 nothing written here holds a known secret.  A full disk stops a run with one error (`DiskFull`,
-see `space`); a meta.json that cannot be read is named with what to do (`CorruptFile`).
+see `space`); a meta.json that cannot be read, or whose plan does not rebuild or whose sessions
+are not mappings, is named with the bad field and what to do (`CorruptFile`), and so is a
+samples.jsonl that cannot be read at all (a directory in its place).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from .. import paths
-from ..plan import Plan, plan_from_dict
+from ..plan import Plan, plan_from_dict, stored_plan_problem
 from .lock import DirLock
 from .secrets import Scrubber
 from .frame import samples_frame
@@ -133,6 +135,24 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
     if wrong:
         return None, f"wrong type ({'; '.join(wrong)})"
     return rec, ""
+
+
+def _unreadable(exc: OSError) -> str:
+    """Why a file of the run cannot be read, in words ("it is a directory")."""
+    if isinstance(exc, IsADirectoryError):
+        return "it is a directory"
+    return f"reading it failed ({exc.strerror or exc})"
+
+
+def _sessions_problem(sessions: list[Any]) -> str | None:
+    """What makes meta.json's sessions unusable, naming the entry, or None."""
+    for i, s in enumerate(sessions):
+        if not isinstance(s, dict):
+            return f"sessions[{i}] is {s!r}, not a mapping"
+        taken = s.get("taken")
+        if taken is not None and (not isinstance(taken, int) or isinstance(taken, bool) or taken < 0):
+            return f"sessions[{i}].taken is {taken!r}, not a count of samples"
+    return None
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -273,16 +293,24 @@ class ResultsStore:
         try:
             text = self.meta_path.read_text(encoding="utf-8")
             meta = json.loads(text)
+        except OSError as exc:
+            why = _unreadable(exc)
         except UnicodeDecodeError:
             why = "it is not UTF-8 text"
         except json.JSONDecodeError as exc:
-            # meta.json is always written whole, ending with "}": a file that does not was cut short
-            cut = "" if text.rstrip().endswith("}") else "; it ends before the JSON does: the file was cut short"
+            # meta.json is always written whole, an object from "{" to "}": one that begins as an
+            # object and stops before its end was cut short; anything else is simply not JSON
+            begun, ended = text.lstrip().startswith("{"), text.rstrip().endswith("}")
+            cut = ("; it ends before the JSON does: the file was cut short"
+                   if begun and not ended and exc.msg != "Extra data" else "")
             why = f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}){cut}"
         else:
-            if is_run_record(meta):
-                return meta
-            why = "it is JSON but not a run's record (no plan or no sessions)"
+            if not is_run_record(meta):
+                why = "it is JSON but not a run's record (no plan or no sessions)"
+            else:
+                why = stored_plan_problem(meta["plan"]) or _sessions_problem(meta["sessions"])
+                if why is None:
+                    return meta
         raise CorruptFile(self._corrupt_meta(why))
 
     def read_plan(self) -> Plan:
@@ -335,8 +363,11 @@ class ResultsStore:
             raise self.disk_full(exc) from None
 
     def check_plan(self, plan: Plan, repair: bool = False) -> None:
-        """Refuse a directory that holds a different plan (before anything is built or written).
-        With `repair` an unreadable meta.json is left for open() to rebuild from this plan."""
+        """Refuse a directory that holds a different plan, or a samples.jsonl that cannot be read
+        (before anything is built or written).  With `repair` an unreadable meta.json is left for
+        open() to rebuild from this plan."""
+        if self.samples_path.exists():
+            self._read_samples(1)
         if self.meta_path.exists():
             try:
                 meta = self.read_meta()
@@ -550,11 +581,21 @@ class ResultsStore:
         self.write_meta(meta)
 
     # --- samples ----------------------------------------------------------------------------
+    def _read_samples(self, size: int = -1) -> bytes:
+        """samples.jsonl's bytes (its first `size`); a CorruptFile when it cannot be read (a
+        directory in its place)."""
+        try:
+            with open(self.samples_path, "rb") as f:
+                return f.read(size)
+        except OSError as exc:
+            raise CorruptFile(f"{self.samples_path} cannot be read: {_unreadable(exc)}; it must be the file of the "
+                              "run's samples (one JSON object per line): put back a copy of it") from None
+
     def repair(self) -> int:
         """Drop a half-written last line left by a kill; return the number of bytes dropped."""
         if not self.samples_path.exists():
             return 0
-        data = self.samples_path.read_bytes()
+        data = self._read_samples()
         if not data or data.endswith(b"\n"):
             return 0
         keep = data.rfind(b"\n") + 1
@@ -569,7 +610,7 @@ class ResultsStore:
         out = Scan()
         if not self.samples_path.exists():
             return out
-        text = self.samples_path.read_text(encoding="utf-8", errors="replace")
+        text = self._read_samples().decode("utf-8", errors="replace")
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -600,7 +641,7 @@ class ResultsStore:
             if not scan.bad:
                 return 0
             bad_numbers = {b.lineno for b in scan.bad}
-            lines = self.samples_path.read_text(encoding="utf-8", errors="replace").split("\n")
+            lines = self._read_samples().decode("utf-8", errors="replace").split("\n")
             if lines and lines[-1] == "":
                 lines.pop()
             with open(self.dir / REJECTED, "a", encoding="utf-8", opener=_private_opener) as f:
