@@ -153,7 +153,7 @@ def report_command(args: argparse.Namespace) -> int:
 
     from .report.export import html
     from .report.full import check_results_dir, full_report
-    from .store import CorruptFile
+    from .store import CorruptFile, DiskFull  # a full disk while the exports are written: one line
 
     try:
         d = check_results_dir(args.results_dir)
@@ -165,7 +165,7 @@ def report_command(args: argparse.Namespace) -> int:
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
         if args.screenshot:
             print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
-    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired, CorruptFile) as exc:
+    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired, CorruptFile, DiskFull) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 1 if refs else 0

@@ -167,3 +167,95 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     t.loc[t.index[0], ["verdict_kind", "mde"]] = ["inconclusive", 0.04]
     text = method.multiplicity({"go_vs_rust_elapsed_s": t}, 0.02, 0.05)
     assert "inconclusive rows could have shown differences of ±4.0% to ×/÷ 2.89." in text
+
+
+# --- a full disk while the exports are written ----------------------------------------------------------
+def _small_run(tmp_path):
+    from test_store_runner import fake_measure, small_plan
+    from bench_src.run import runner
+    out = tmp_path / "r"
+    runner.run(small_plan(), out, measure_fn=fake_measure(), progress=False, log=lambda *_: None)
+    return out
+
+
+def _half_then_enospc(real, target):
+    """`real` (a method of a Path, or one taking the path as its first argument after self) writes
+    a part of its file, then fails as a full disk does, when it writes a file named `target`."""
+    import errno
+    import os
+    from pathlib import Path
+
+    def write(self, first, *args, **kwargs):
+        path = self if isinstance(self, Path) else Path(first)
+        if path.name != target:
+            return real(self, first, *args, **kwargs)
+        with open(path, "wb") as f:
+            f.write(b"a part of a file")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    return write
+
+
+@pytest.mark.parametrize("writer, target, where", [
+    ("savefig", "elapsed_s_vs_n.svg", "figures"),
+    ("to_csv", "status.csv", "tables"),
+    ("to_parquet", "samples.parquet", ""),
+    ("write_text", "report.html", ""),
+    ("write_text", "method.md", ""),
+])
+def test_a_full_disk_while_exporting_is_one_line_naming_the_file_and_leaves_no_part_of_it(
+        tmp_path, monkeypatch, capsys, writer, target, where):
+    from pathlib import Path
+
+    import matplotlib.figure
+    import pandas as pd
+
+    from bench_src.__main__ import main
+    from bench_src.store import DiskFull
+    out = _small_run(tmp_path)
+    owner = {"savefig": matplotlib.figure.Figure, "to_csv": pd.DataFrame, "to_parquet": pd.DataFrame,
+             "write_text": Path}[writer]
+    monkeypatch.setattr(owner, writer, _half_then_enospc(getattr(owner, writer), target))
+    where = out / "export" / where if where else out / "export"
+    expected = (f"error: the disk is full: no space left on the device holding {where} (writing {target}); the "
+                f"part of {target} written was removed, the samples are untouched; free some space, then run the "
+                "same command again")
+    assert main(["report", str(out)]) == 2
+    assert capsys.readouterr().err == expected + "\n"
+    assert not (where / target).exists()
+    with pytest.raises(DiskFull) as err:  # the notebooks' call: one line through api.USER_ERRORS
+        full.full_report(out)
+    assert f"error: {err.value}" == expected and not (where / target).exists()
+
+
+@pytest.mark.slow
+def test_a_real_full_disk_while_exporting_is_one_line(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; the test above injects ENOSPC instead")
+    run = _small_run(tmp_path)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        out = disk / "r"
+        shutil.copytree(run, out)
+        free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+        (disk / "filler").write_bytes(b"\0" * (free - 64 * 1024))  # room for a few tables, not for the figures
+        proc = subprocess.run([sys.executable, "-m", "bench_src", "report", str(out)], capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        line = proc.stderr.strip()
+        assert "\n" not in line and line.startswith("error: the disk is full: no space left on the device holding "
+                                                    f"{out / 'export'}"), line
+        written = line.split(" (writing ")[1].split(")")[0]
+        assert line.endswith("free some space, then run the same command again")
+        assert not any(p.name == written for p in (out / "export").rglob("*"))
+        assert [p for p in (out / "export").rglob("*") if p.is_file() and p.stat().st_size == 0] == []
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)

@@ -10,6 +10,7 @@ import pandas as pd
 from ..analysis import hosts, rules
 from . import figures, tables, theme, units
 from .export import images
+from .export.base import written as writing
 
 METRICS = ("elapsed_s", "peak_rss_mib")
 KIND_WORDS = {"a": "Go lower", "b": "Rust lower", "equivalent": "equivalent", "inconclusive": "inconclusive"}
@@ -90,19 +91,21 @@ def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     written = []
-    rep.overview.to_csv(d / "hosts.csv", index=False)
-    written.append(d / "hosts.csv")
+    with writing(d / "hosts.csv") as path:
+        rep.overview.to_csv(path, index=False)
+    written.append(path)
     for metric in rep.combined:
         for name, t in (("per_host", rep.per_host[metric]), ("combined", rep.combined[metric])):
-            path = d / f"{name}_{metric}.csv"
-            t.to_csv(path, index=False)
+            with writing(d / f"{name}_{metric}.csv") as path:
+                t.to_csv(path, index=False)
             written.append(path)
         if not rep.combined[metric].empty and not rep.per_host[metric].empty:
             with theme.context():
                 fig = figures.forest(rep.per_host[metric], rep.combined[metric], margin)
                 written += images.save(fig, d, f"forest_{metric}")
-    (d / "hosts.md").write_text("# Several hosts\n\n" + "\n\n".join(summary_lines(rep)) + "\n")
-    written.append(d / "hosts.md")
+    with writing(d / "hosts.md") as path:
+        path.write_text("# Several hosts\n\n" + "\n\n".join(summary_lines(rep)) + "\n")
+    written.append(path)
     rep.files = written
     return written
 

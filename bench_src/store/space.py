@@ -28,13 +28,14 @@ def is_disk_full(exc: BaseException) -> bool:
 
 class DiskFull(RuntimeError):
     """No space left where a run writes.  `stored`: samples safely stored in `samples_path` (None:
-    the run had not started); `left_nothing`: what the run had made was removed again;
-    `end_recorded` is set to False when even the session's end could not be written."""
+    the run had not started); `left_nothing`: what the run had made was removed again; `left`:
+    what was left, in words, where the writer is no run (an export: the part of a file written
+    was removed); `end_recorded` is set to False when even the session's end could not be written."""
 
     def __init__(self, where: str | os.PathLike, writing: str = "", stored: int | None = None,
-                 samples_path: Path | None = None, left_nothing: bool = False):
+                 samples_path: Path | None = None, left_nothing: bool = False, left: str = ""):
         self.where, self.writing, self.samples_path = Path(where), writing, samples_path
-        self.stored, self.left_nothing = stored, left_nothing
+        self.stored, self.left_nothing, self.left = stored, left_nothing, left
         self.end_recorded = True
         super().__init__(self.what)
 
@@ -49,7 +50,7 @@ class DiskFull(RuntimeError):
             text = (f"{self.what}; {self.stored} samples are safely stored in {self.samples_path}; free some "
                     "space, then run the same command again to resume")
         else:
-            left = "nothing was left behind" if self.left_nothing else "no sample is stored"
+            left = self.left or ("nothing was left behind" if self.left_nothing else "no sample is stored")
             text = f"{self.what}; {left}; free some space, then run the same command again"
         if not self.end_recorded:
             text += ("; the end of this session could not be written to meta.json either (the next run "

@@ -4,10 +4,33 @@ package with one exporter; `registry.EXPORTERS` lists them in the order they are
 format is a module with a class like the others and one line in the registry."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 import pandas as pd
+
+from ...store import DiskFull, is_disk_full
+
+
+@contextmanager
+def written(path: str | Path) -> Iterator[Path]:
+    """Around the writing of one export file (every writer of this package uses it): its directory
+    is made first; on a full disk (or quota) the part of the file already written is removed and
+    DiskFull names the file, so a full disk is one line and leaves no truncated export."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        yield path
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise DiskFull(path.parent, path.name,
+                       left=f"the part of {path.name} written was removed, the samples are untouched") from None
 
 
 class ReportData(Protocol):

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..tables import blank, params_dict
+from .base import written
 
 UNITS = (  # (column of the samples frame, benchmark unit)
     ("elapsed_ns", "ns/op"),
@@ -192,11 +193,10 @@ def render(df: pd.DataFrame, comparisons: pd.DataFrame, meta: dict | None = None
 
 def save(df: pd.DataFrame, comparisons: pd.DataFrame, directory: str | Path, meta: dict | None = None) -> list[Path]:
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     out = []
     for name, text in render(df, comparisons, meta).items():
-        path = directory / name
-        path.write_text(text)
+        with written(directory / name) as path:
+            path.write_text(text)
         out.append(path)
     return out
 

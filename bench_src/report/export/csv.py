@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from .base import written
+
 
 def save_table(table: pd.DataFrame, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(path, index=False)
+    with written(path) as path:
+        table.to_csv(path, index=False)
     return path
 
 

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from .. import findings, tables, units
+from .base import written
 
 STYLE = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
@@ -205,9 +206,9 @@ def render(rep) -> str:
 
 
 def save(rep, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(rep), encoding="utf-8")
+    page = render(rep)
+    with written(path) as path:
+        path.write_text(page, encoding="utf-8")
     return path
 
 

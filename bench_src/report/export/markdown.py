@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import tables
+from .base import written
 
 
 def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
@@ -14,9 +15,8 @@ def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
 
 
 def save_readable(readable: tables.Readable, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(readable.to_markdown())
+    with written(path) as path:
+        path.write_text(readable.to_markdown())
     return path
 
 

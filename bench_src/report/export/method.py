@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .base import written
+
 
 def save(text: str, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# Method\n\n" + text + "\n")
+    with written(path) as path:
+        path.write_text("# Method\n\n" + text + "\n")
     return path
 
 

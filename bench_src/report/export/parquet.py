@@ -5,15 +5,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from .base import written
+
 
 def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     flat = df.copy()
     for c in flat.columns:  # Parquet needs one type per column: mixed object columns become text
         if flat[c].dtype == object:
             flat[c] = flat[c].map(lambda v: None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
-    flat.to_parquet(path, index=False)
+    with written(path) as path:
+        flat.to_parquet(path, index=False)
     return path
 
 
