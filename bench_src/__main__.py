@@ -148,18 +148,30 @@ def command(args: argparse.Namespace) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     """`report DIR`: write the report when it is missing (or with --rebuild), then say whether
-    export/report.html references anything outside itself; exit 1 when it does."""
+    export/report.html references anything outside itself; exit 1 when it does.  What the store
+    warns about the samples (unreadable lines, missing samples) is one line each, `warning: ...`."""
     import subprocess
+    import warnings
 
     from .report.export import html
     from .report.full import check_results_dir, full_report
-    from .store import CorruptFile, DiskFull  # a full disk while the exports are written: one line
+    from .store import CorruptFile, CorruptRecordsWarning, DiskFull  # a full disk while exporting: one line
 
     try:
         d = check_results_dir(args.results_dir)
         page = d / "export" / "report.html"
         if args.rebuild or not page.exists():
-            full_report(d)
+            caught: list = []
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("default")
+                    full_report(d)
+            finally:
+                for w in caught:
+                    if issubclass(w.category, CorruptRecordsWarning):
+                        print(f"warning: {w.message}", file=sys.stderr)
+                    else:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         refs = html.external_references(page.read_text(encoding="utf-8"))
         print(f"{page}: {page.stat().st_size / 2**20:.1f} MiB, "
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))

@@ -358,6 +358,80 @@ def test_a_bad_line_is_reported_and_stops_a_resume_until_repaired(tmp_path, garb
     assert meta["repairs"][0]["lines"] == [6, 10] and meta["repairs"][0]["moved_to"] == "samples.rejected.jsonl"
 
 
+@pytest.mark.parametrize("loss, kept", [("deleted", 0), ("emptied", 0), ("halved", 8)])
+def test_samples_missing_from_samples_jsonl_are_named_and_stop_a_resume_until_repaired(
+        tmp_path, monkeypatch, capsys, loss, kept):
+    from bench_src.__main__ import main
+    from bench_src.report import full
+    from bench_src.run import build
+    from bench_src.store import CorruptRecordsWarning, MissingSamples
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = out / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    if loss == "deleted":
+        path.unlink()
+    else:
+        path.write_text("".join(lines[:kept]))
+    missing = 16 - kept
+    said = (f"{path} holds {kept} of the 16 samples that meta.json records as taken: {missing} are missing (the "
+            "file was deleted, emptied or cut)")
+    with pytest.warns(CorruptRecordsWarning, match=re.escape(said)):
+        df = ResultsStore(out).load()
+    assert df.attrs["missing_samples"] == missing
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    assert main(["report", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: {said}") and err.count("\n") == 1, err
+    m = fake_measure()
+    for attempt in (lambda: runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None),
+                    lambda: ResultsStore(out).check_plan(plan)):
+        with pytest.raises(MissingSamples) as refused:
+            attempt()
+        assert str(refused.value).startswith(said + "; nothing was taken") and "--repair" in str(refused.value)
+    small = json.dumps({"workloads": ["sleep"], "ns": [10, 100], "samples": 3, "warmup": 1,
+                        "params": {"sleep": {"work": 10}}, "smoke": True})  # small_plan() as --plan
+    assert main(["run", "--results-dir", str(out), "--plan", small]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}; nothing was taken") and err.count("\n") == 1, err
+    assert m.calls == [] and len(ResultsStore(out).records()) == kept, "nothing is taken or changed"
+
+    report = runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None, repair=True)
+    assert report.taken == missing == len(m.calls)
+    assert sorted(r["sample_id"] for r in ResultsStore(out).records()) == sorted(s.sample_id for s in plan.schedule())
+    meta = json.loads((out / "meta.json").read_text())
+    lost = meta["repairs"][-1]
+    assert lost["lost_samples"] == missing and lost["taken_recorded"] == 16 and lost["found"] == kept
+    again = fake_measure()
+    assert runner.run(plan, out, progress=False, measure_fn=again, log=lambda *_: None).taken == 0
+    with pytest.warns(CorruptRecordsWarning, match=f"{missing} samples recorded as taken by an earlier session are "
+                                                   f"missing from {re.escape(str(path))}; their loss is recorded"):
+        full.analyse(out)
+
+
+def test_a_resume_after_a_kill_is_not_taken_for_lost_samples(tmp_path, monkeypatch):
+    """A killed session records no `taken` (its end is never written) and may leave a torn last line;
+    a session's count is written only after every sample it counts is stored."""
+    import warnings
+    plan, out = small_plan(), tmp_path / "r"
+    first = fake_measure(fail=lambda cell, k: KeyboardInterrupt() if k == 5 else None)
+    runner.run(plan, out, progress=False, measure_fn=first, log=lambda *_: None)  # taken: 4, recorded
+    killed = fake_measure(fail=lambda cell, k: KeyboardInterrupt() if k == 7 else None)
+    monkeypatch.setattr(ResultsStore, "end_session", lambda self, **fields: None)  # a kill: no end recorded
+    runner.run(plan, out, progress=False, measure_fn=killed, log=lambda *_: None)
+    monkeypatch.undo()
+    path = out / "samples.jsonl"
+    text = path.read_text()
+    path.write_text(text + text.splitlines(keepends=True)[-1][:40])  # the torn line of the kill
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ResultsStore(out).load()
+        report = runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    assert report.already_done == 10 and report.taken == 6
+    assert sorted(r["sample_id"] for r in ResultsStore(out).records()) == sorted(s.sample_id for s in plan.schedule())
+    assert "repairs" not in json.loads((out / "meta.json").read_text())
+
+
 def test_repair_from_the_cli_and_a_clean_file_needs_none(tmp_path, capsys):
     from bench_src.__main__ import main
     plan = small_plan()

@@ -10,8 +10,8 @@ import pandas as pd
 from .equivalence import ChecksumBook, check, key_string, mark_valid
 from .frame import COLUMNS, samples_frame
 from .lock import DirLock, LockedError
-from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, NotAResultsDirectory,
-                      ResultsStore, check_results_dir, current_attempts, latest_results_dir, now_utc)
+from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, MissingSamples, MissingSamplesWarning,
+                      NotAResultsDirectory, ResultsStore, check_results_dir, current_attempts, latest_results_dir, now_utc)
 from .secrets import Scrubber
 from .space import DiskFull, is_disk_full
 
@@ -28,5 +28,5 @@ def repair(results_dir: str | os.PathLike) -> int:
 
 
 __all__ = ["COLUMNS", "ChecksumBook", "CorruptFile", "current_attempts", "CorruptRecords", "CorruptRecordsWarning", "DirLock",
-           "DiskFull", "LockedError", "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir",
+           "DiskFull", "LockedError", "MissingSamples", "MissingSamplesWarning", "NotAResultsDirectory", "ResultsStore", "Scrubber", "check", "check_results_dir",
            "is_disk_full", "key_string", "latest_results_dir", "load", "mark_valid", "now_utc", "repair", "samples_frame"]

@@ -12,7 +12,9 @@ one that holds something else than a run of this package is refused.  The files 
 nothing written here holds a known secret.  A full disk stops a run with one error (`DiskFull`,
 see `space`); a meta.json that cannot be read, or whose plan does not rebuild or whose sessions
 are not mappings, is named with the bad field and what to do (`CorruptFile`), and so is a
-samples.jsonl that cannot be read at all (a directory in its place).
+samples.jsonl that cannot be read at all (a directory in its place).  Samples the sessions of
+meta.json recorded as taken that samples.jsonl no longer holds (`Lost`) are a warning of `load`
+and stop a resume (`MissingSamples`) until `repair` records their loss in meta.json.
 """
 from __future__ import annotations
 
@@ -97,6 +99,40 @@ class CorruptRecords(ValueError):
 
 class CorruptFile(ValueError):
     """A file of a results directory that cannot be read as what it must be (meta.json)."""
+
+
+class MissingSamples(ValueError):
+    """samples.jsonl holds fewer samples than the sessions of meta.json recorded as taken."""
+
+
+@dataclass
+class Lost:
+    """Samples that the sessions of meta.json recorded as taken against what samples.jsonl holds.
+    A session writes its `taken` only at its end, after every sample it counts was appended and
+    fsync'ed: a killed session records none (it is not counted), and a count is never ahead of
+    the file.  `found`: the lines of those sessions still there (records, unreadable lines, lines
+    a repair moved to samples.rejected.jsonl); `recorded`: losses a repair already noted."""
+    taken: int = 0
+    found: int = 0
+    recorded: int = 0
+    torn: int = 0  # a torn last line (there, or just dropped): a sample whose write was cut, taken again
+
+    @property
+    def unexplained(self) -> int:
+        """Missing samples that neither a repair recorded nor a torn last line explains."""
+        return max(0, self.unrecorded - self.torn)
+
+    @property
+    def missing(self) -> int:
+        return max(0, self.taken - self.found)
+
+    @property
+    def unrecorded(self) -> int:
+        return max(0, self.missing - self.recorded)
+
+    def describe(self, path: Path) -> str:
+        return (f"{path} holds {self.found} of the {self.taken} samples that meta.json records as taken: "
+                f"{self.unexplained} are missing (the file was deleted, emptied or cut)")
 
 
 @dataclass
@@ -380,6 +416,8 @@ class ResultsStore:
                 raise ValueError(
                     f"{self.dir} already holds a different plan (digest {old.digest}, this one {plan.digest}); "
                     "choose another results_dir to start a new run")
+            if not repair:
+                self.refuse_lost(meta, self.scan())
 
     def open(self, plan: Plan, session: dict[str, Any], repair: bool = False,
              binaries: list[str] | tuple[str, ...] = (), new_binaries: bool = False) -> dict[str, Any]:
@@ -482,7 +520,7 @@ class ResultsStore:
     def _open_locked(self, plan: Plan, session: dict[str, Any], repair: bool, binaries, new_binaries: bool
                      ) -> dict[str, Any]:
         self.check_plan(plan, repair=repair)
-        self.repair()
+        dropped = self.repair()
         scan = self.scan()
         if scan.bad:
             if not repair:
@@ -497,6 +535,15 @@ class ResultsStore:
                 if not repair:
                     raise
                 meta = self._rebuilt_meta(plan, scan, str(exc))
+            lost = self.lost(meta, scan, dropped)
+            if lost.unexplained and not repair:
+                self.refuse_lost(meta, scan)
+            if lost.unrecorded:  # noted, so that the next resume counts them as known
+                why = ("samples recorded as taken were missing from the file" if lost.unexplained
+                       else "a torn last line of a sample recorded as taken was dropped")
+                meta.setdefault("repairs", []).append({
+                    "at": now_utc(), "lost_samples": lost.unrecorded, "taken_recorded": lost.taken,
+                    "found": lost.found, "file": SAMPLES, "why": why + "; this session takes them again"})
         else:
             meta = {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest,
                     "created_at": now_utc(), "sessions": []}
@@ -627,6 +674,37 @@ class ResultsStore:
                 out.records.append(rec)
         return out
 
+    def lost(self, meta: dict[str, Any], scan: Scan, dropped: int = 0) -> Lost:
+        """What meta.json's sessions recorded as taken that samples.jsonl no longer holds (`Lost`);
+        `dropped`: the bytes of a torn last line repair() has just removed."""
+        counted = {s.get("session") for s in meta["sessions"] if isinstance(s.get("taken"), int)}
+        out = Lost(taken=sum(s["taken"] for s in meta["sessions"] if isinstance(s.get("taken"), int)))
+        # a record without a session number cannot be told apart: it counts as found
+        out.found = sum(r.get("session") in counted or r.get("session") is None for r in scan.records)
+        out.found += len(scan.bad)  # there, but unreadable: a repair moves them aside (CorruptRecords)
+        try:
+            rejected = (self.dir / REJECTED).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            rejected = []
+        for line in rejected:
+            try:
+                session = json.loads(json.loads(line)["text"]).get("session")
+            except (ValueError, TypeError, KeyError, AttributeError):
+                session = None  # a line that was never a record: it may have been any session's
+            out.found += session in counted or session is None
+        out.torn = int(bool(scan.torn or dropped))
+        out.recorded = sum(r.get("lost_samples", 0) for r in meta.get("repairs", [])
+                           if isinstance(r, dict) and isinstance(r.get("lost_samples"), int))
+        return out
+
+    def refuse_lost(self, meta: dict[str, Any], scan: Scan) -> None:
+        """Refuse to resume over samples that are missing and whose loss no repair recorded."""
+        lost = self.lost(meta, scan)
+        if lost.unexplained:
+            raise MissingSamples(lost.describe(self.samples_path) + f"; nothing was taken. Put back a copy of "
+                                 f"{SAMPLES}, or resume with repair=True (CLI: --repair) to record the loss in "
+                                 "meta.json and take those samples again")
+
     def repair_records(self, scan: Scan | None = None) -> int:
         """Move unreadable or incomplete lines to samples.rejected.jsonl (each with its line number
         and why) and note it in meta.json; the samples they stood for are taken again by a resume.
@@ -711,6 +789,18 @@ class ResultsStore:
             warnings.warn(scan.describe_bad(self.samples_path) + "; they are left out of this frame "
                           "(repair with bench_src.api.repair or `python -m bench_src repair DIR`)",
                           CorruptRecordsWarning, stacklevel=2)
+        try:
+            lost = self.lost(self.read_meta(), scan)
+        except CorruptFile:  # read_meta's error is the report's; the samples can still be looked at
+            lost = Lost()
+        if lost.unexplained:
+            warnings.warn(lost.describe(self.samples_path) + "; this frame holds the samples that are there (put "
+                          f"back a copy of {SAMPLES}, or resume the run with --repair to record the loss and take "
+                          "them again)", MissingSamplesWarning, stacklevel=2)
+        elif lost.missing > lost.torn:
+            warnings.warn(f"{lost.missing} samples recorded as taken by an earlier session are missing from "
+                          f"{self.samples_path}; their loss is recorded in meta.json (repairs), and a resume takes "
+                          "them again", MissingSamplesWarning, stacklevel=2)
         records, abandoned = current_attempts(scan.records)
         counts: dict[str, int] = {}
         for r in records:
@@ -725,6 +815,7 @@ class ResultsStore:
             latest[r["sample_id"]] = r
         df = samples_frame(latest.values())
         df.attrs["bad_lines"] = [b.lineno for b in scan.bad]
+        df.attrs["missing_samples"] = lost.missing
         # samples of a block whose host was lost mid-block (the block ran again whole): kept on disk
         df.attrs["abandoned_samples"] = len(abandoned)
         return df
@@ -753,6 +844,10 @@ class ResultsStore:
 
 class CorruptRecordsWarning(UserWarning):
     pass
+
+
+class MissingSamplesWarning(CorruptRecordsWarning):
+    """Samples recorded as taken are missing from samples.jsonl."""
 
 
 def _private_opener(path: str, flags: int) -> int:
