@@ -43,7 +43,7 @@ def test_a_bad_parameter_is_refused_before_anything_is_installed_or_built(tmp_pa
 
 @pytest.mark.parametrize("setting, error", [
     ("THREADS=0", "error: threads must be an integer >= 1 and <= 1024, or None for the usable CPUs"),
-    ("MEM_LIMIT_MB=abc", "error: mem_limit_mb must be an integer >= 1, or None for 80% of RAM"),
+    ("MEM_LIMIT_MB=abc", "error: mem_limit_mb must be an integer >= 1 and <= 67108864, or None for 80% of RAM"),
 ])
 def test_threads_and_the_memory_guard_reach_the_check_before_anything_is_built(tmp_path, setting, error):
     """THREADS and MEM_LIMIT_MB (the README's way to give several machines one plan) go through the

@@ -240,7 +240,7 @@ def test_papermills_output_notebook_in_the_results_directory_is_named_in_the_ref
     with pytest.raises(ValueError) as err:
         runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
     assert str(err.value).endswith("; if it is papermill's output notebook of this run, write that outside "
-                                   "results_dir or name it run.partial.ipynb (make run does)"), str(err.value)
+                                   "results_dir or name it run.partial.ipynb (make run names it run.partial.<PID>.ipynb)"), str(err.value)
     (out / "notes.txt").write_text("x")
     with pytest.raises(ValueError) as err:
         runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
@@ -458,3 +458,17 @@ def test_a_real_full_disk_before_the_start_is_one_line_and_leaves_nothing(built,
             f"error: the disk is full: no space left on the device holding {out}; nothing was left behind; free "
             "some space, then run the same command again\n"), proc.stderr
         assert not out.exists()
+
+
+def test_make_runs_partial_notebook_named_by_its_pid_is_a_runs_own_file(tmp_path):
+    """`make run` writes its notebook as run.partial.<PID>.ipynb before the first sample: the run
+    takes the directory as its own; any other name there is someone else's."""
+    from bench_src.store.results import foreign_entries
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "run.partial.4242.ipynb").write_text("{}")
+    assert foreign_entries(out) == []
+    runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "run.partial.x.ipynb").write_text("{}")
+    assert foreign_entries(tmp_path / "s") == ["run.partial.x.ipynb"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import tempfile
 import warnings
 from collections import Counter
@@ -46,9 +47,12 @@ RETRY_STATUSES = ("skipped", "host_lost")  # taken again when the run resumes
 META = "meta.json"
 CORRUPT_META = "meta.json.corrupt"
 # What a run of this package may leave in a directory before its meta.json exists: the lock, the
-# space reserve, a meta.json being written, and the notebook `make run` writes first.  A directory
-# without meta.json that holds anything else is someone else's, and is never written into.
+# space reserve, a meta.json being written, and the notebook `make run` writes first (named by the
+# make process's PID, so that a second `make run` into the same directory, refused by the lock,
+# writes its failed notebook beside the first one's instead of over it).  A directory without
+# meta.json that holds anything else is someone else's, and is never written into.
 OWN_BEFORE_META = (LOCK, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb")
+PARTIAL_NOTEBOOK = re.compile(r"run\.partial\.\d+\.ipynb")
 WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an instant (as a lock's temporary)
 # The keys without which a line is not a sample record.
 REQUIRED = ("sample_id", "seq", "phase", "block", "cell_id", "workload", "lang", "variant", "n", "status")
@@ -237,7 +241,8 @@ def foreign_entries(directory: Path) -> list[str]:
     if (directory / META).exists() and (_holds_run_record(directory) or (directory / SAMPLES).exists()):
         return []
     return sorted(p.name for p in directory.iterdir()
-                  if p.name not in OWN_BEFORE_META and not p.name.startswith((WRITE_PROBE, LOCK + ".")))
+                  if p.name not in OWN_BEFORE_META and not PARTIAL_NOTEBOOK.fullmatch(p.name)
+                  and not p.name.startswith((WRITE_PROBE, LOCK + ".")))
 
 
 def refuse_foreign(directory: Path) -> None:
@@ -250,7 +255,7 @@ def refuse_foreign(directory: Path) -> None:
                   if META in foreign else "holds no meta.json")
         notebooks = all(name.endswith(".ipynb") for name in foreign) and META not in foreign
         hint = ("; if it is papermill's output notebook of this run, write that outside results_dir or name it "
-                "run.partial.ipynb (make run does)") if notebooks else ""
+                "run.partial.ipynb (make run names it run.partial.<PID>.ipynb)") if notebooks else ""
         raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and {record}: it is "
                          "not a results directory of this package, and nothing is written into it; give a new or "
                          f"empty directory, or the directory of an earlier run{hint}")
@@ -794,7 +799,7 @@ class ResultsStore:
         except CorruptFile:  # read_meta's error is the report's; the samples can still be looked at
             lost = Lost()
         if lost.unexplained:
-            warnings.warn(lost.describe(self.samples_path) + "; this frame holds the samples that are there (put "
+            warnings.warn(lost.describe(self.samples_path) + "; what follows is read from the samples that are there (put "
                           f"back a copy of {SAMPLES}, or resume the run with --repair to record the loss and take "
                           "them again)", MissingSamplesWarning, stacklevel=2)
         elif lost.missing > lost.torn:
