@@ -480,6 +480,26 @@ def test_resuming_with_other_binaries_is_refused_or_becomes_a_new_session(tmp_pa
     assert set(api.load(tmp_path / "r")["session"]) == {1, 2}
 
 
+def test_a_source_edit_that_leaves_the_binaries_alone_is_recorded_and_said_not_refused(tmp_path, monkeypatch):
+    """A comment added to a Go file changes the source digest, not the binary built with -trimpath:
+    the same binaries take every sample, so the run continues, and the session and the log say so."""
+    from bench_src.run import build
+    plan = small_plan()
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g1", "rustbench": "r1"})
+    monkeypatch.setattr(build, "source_digests", lambda: {"benchlaunch": "sl", "gobench": "sg1", "rustbench": "sr"})
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(fail=lambda cell, k: Stop() if k == 5
+                                                                              else None), log=lambda *_: None)
+    monkeypatch.setattr(build, "source_digests", lambda: {"benchlaunch": "sl", "gobench": "sg2", "rustbench": "sr"})
+    lines = []
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lines.append)
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert meta["sessions"][1]["sources_changed"] == {"gobench": {"before": "sg1", "now": "sg2"}}
+    assert "sources_changed" not in meta["sessions"][0] and "binaries_changed" not in meta["sessions"][1]
+    assert any(ln.startswith("note: the source of gobench changed since the last session and its binary did not")
+               for ln in lines), lines
+    assert len(ResultsStore(tmp_path / "r").records()) == len(plan.schedule())
+
+
 def test_the_default_directory_keeps_dirty(monkeypatch):
     from bench_src.run import machine
     monkeypatch.setattr(machine, "git_commit", lambda: "0123456789abcdef-dirty")

@@ -223,8 +223,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
                "sources": build.source_digests(), "engine": engine_name(cluster, engines)}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
-    if store.access_note:
-        log(f"note: {store.access_note}")
+    for note in (store.access_note, store.sources_note):
+        if note:
+            log(f"note: {note}")
     report = RunReport(store.dir, 0, 0)
     context_started = False
     hosts = None  # the cluster's hosts (cluster runs only)

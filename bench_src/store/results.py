@@ -314,6 +314,7 @@ class ResultsStore:
         self.reserve = Reserve(self.dir / RESERVE)
         self.session: int | None = None  # 1-based number of the session this process opened
         self.access_note = ""  # set by open() when other users can read the directory
+        self.sources_note = ""  # set by open() when a program's source changed and its binary did not
         self._reserving = False  # a session is open: meta.json's space reserve is kept
 
     @property
@@ -563,6 +564,13 @@ class ResultsStore:
                     "new_binaries=True (CLI: --new-binaries) to continue in a new session whose samples carry "
                     "its number in the `session` column")
             session = {**session, "binaries_changed": {k: {"before": o, "now": n} for k, (o, n) in changed.items()}}
+        edited = self._changed_sources(meta, session.get("sources") or {}, binaries) if scan.records else {}
+        edited = {k: v for k, v in edited.items() if k not in changed}
+        if edited:  # the same binaries took every sample: recorded and said, not refused
+            session = {**session, "sources_changed": {k: {"before": o, "now": n} for k, (o, n) in edited.items()}}
+            self.sources_note = (f"the source of {', '.join(edited)} changed since the last session and its binary "
+                                 "did not (the same sha256: a comment, a file the build leaves out), so the samples "
+                                 "continue; this session's sources_changed in meta.json records it")
         for old in meta["sessions"]:
             if "finished_at" not in old and not old.get("interrupted"):
                 old["interrupted"] = True
@@ -608,6 +616,15 @@ class ResultsStore:
         self.reserve.release()
         self.update_session(**fields)
         self.reserve.remove()
+
+    @staticmethod
+    def _changed_sources(meta: dict[str, Any], now: dict[str, Any], names) -> dict[str, tuple]:
+        """The programs among `names` whose source digest differs from the last session's that
+        recorded one."""
+        before = next((s["sources"] for s in reversed(meta.get("sessions", [])) if s.get("sources")), None)
+        if before is None:
+            return {}
+        return {k: (before.get(k), now.get(k)) for k in names if k in before and before.get(k) != now.get(k)}
 
     @staticmethod
     def _changed_binaries(meta: dict[str, Any], now: dict[str, Any], names) -> dict[str, tuple]:
