@@ -10,7 +10,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-from ..catalogue import WORKLOADS
+from ..catalogue import LANGS, WORKLOADS
 from .dsn import redact_dsn
 
 
@@ -249,12 +249,11 @@ def stored_plan_problem(d: Any) -> str | None:
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             words = "a number" if float in types else " or ".join(_TYPE_WORDS[t] for t in types)
             return f"plan.{key} is {value!r}, not {words}"
-    for key in ("workloads", "languages"):
+    for key, known, words in (("workloads", WORKLOADS, "a workload of the catalogue"),
+                              ("languages", LANGS, " or ".join(LANGS))):
         for item in d.get(key, ()):
-            if key == "workloads" and (not isinstance(item, str) or item not in WORKLOADS):
-                return f"plan.workloads holds {item!r}, not a workload of the catalogue"
-            if key == "languages" and (not isinstance(item, str) or item not in ("go", "rust")):
-                return f"plan.languages holds {item!r}, not go or rust"
+            if not isinstance(item, str) or item not in known:
+                return f"plan.{key} holds {item!r}, not {words}"
     try:
         plan_from_dict(d).cells()
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -553,7 +553,7 @@ class ResultsStore:
         else:
             meta = {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest,
                     "created_at": now_utc(), "sessions": []}
-        changed = self._changed_binaries(meta, session.get("binaries") or {}, binaries) if scan.records else {}
+        changed = self._changed(meta, "binaries", session.get("binaries") or {}, binaries) if scan.records else {}
         if changed:
             what = "; ".join(f"{k}: {old[:12] if old else 'none'} then, {new[:12] if new else 'none'} now"
                              for k, (old, new) in changed.items())
@@ -564,8 +564,8 @@ class ResultsStore:
                     "new_binaries=True (CLI: --new-binaries) to continue in a new session whose samples carry "
                     "its number in the `session` column")
             session = {**session, "binaries_changed": {k: {"before": o, "now": n} for k, (o, n) in changed.items()}}
-        edited = self._changed_sources(meta, session.get("sources") or {}, binaries) if scan.records else {}
-        edited = {k: v for k, v in edited.items() if k not in changed}
+        edited = self._changed(meta, "sources", session.get("sources") or {}, binaries) if scan.records else {}
+        edited = {k: v for k, v in edited.items() if k not in changed and v[0] is not None}
         if edited:  # the same binaries took every sample: recorded and said, not refused
             session = {**session, "sources_changed": {k: {"before": o, "now": n} for k, (o, n) in edited.items()}}
             self.sources_note = (f"the source of {', '.join(edited)} changed since the last session and its binary "
@@ -618,17 +618,10 @@ class ResultsStore:
         self.reserve.remove()
 
     @staticmethod
-    def _changed_sources(meta: dict[str, Any], now: dict[str, Any], names) -> dict[str, tuple]:
-        """The programs among `names` whose source digest differs from the last session's that
-        recorded one."""
-        before = next((s["sources"] for s in reversed(meta.get("sessions", [])) if s.get("sources")), None)
-        if before is None:
-            return {}
-        return {k: (before.get(k), now.get(k)) for k in names if k in before and before.get(k) != now.get(k)}
-
-    @staticmethod
-    def _changed_binaries(meta: dict[str, Any], now: dict[str, Any], names) -> dict[str, tuple]:
-        before = next((s["binaries"] for s in reversed(meta.get("sessions", [])) if s.get("binaries")), None)
+    def _changed(meta: dict[str, Any], field: str, now: dict[str, Any], names) -> dict[str, tuple]:
+        """The digests (`field`: "binaries" or "sources") among `names` that differ from those of the
+        last session that recorded any: {name: (then, now)}."""
+        before = next((s[field] for s in reversed(meta.get("sessions", [])) if s.get(field)), None)
         if before is None:
             return {}
         return {k: (before.get(k), now.get(k)) for k in names if before.get(k) != now.get(k)}

@@ -78,7 +78,7 @@ impl BenchError {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -88,15 +88,22 @@ mod tests {
         assert_eq!(io.exit_code(), 1);
     }
 
-    #[test]
-    fn the_causes_of_a_library_error_join_its_message() {
+    /// A library's error whose useful part is in its cause, as drivers
+    /// give them: "query failed" caused by "the server closed the
+    /// connection".
+    pub(crate) fn error_with_a_cause() -> BenchError {
         #[derive(Debug, thiserror::Error)]
         #[error("the server closed the connection")]
         struct Closed;
         #[derive(Debug, thiserror::Error)]
         #[error("query failed")]
         struct Query(#[source] Closed);
-        let err: BenchError = std::io::Error::other(Query(Closed)).into();
+        std::io::Error::other(Query(Closed)).into()
+    }
+
+    #[test]
+    fn the_causes_of_a_library_error_join_its_message() {
+        let err = error_with_a_cause();
         assert_eq!(
             err.message(),
             "query failed: the server closed the connection"

@@ -52,13 +52,7 @@ mod tests {
 
     #[test]
     fn the_causes_of_a_library_error_are_on_the_line() {
-        #[derive(Debug, thiserror::Error)]
-        #[error("the server closed the connection")]
-        struct Closed;
-        #[derive(Debug, thiserror::Error)]
-        #[error("query failed")]
-        struct Query(#[source] Closed);
-        let err: BenchError = std::io::Error::other(Query(Closed)).into();
+        let err = crate::cli::error::tests::error_with_a_cause();
         assert_eq!(
             error_line(&err),
             "rustbench: error: query failed: the server closed the connection"
