@@ -253,6 +253,32 @@ def test_passwords_never_reach_argv_or_the_server_log(server):
 
 # --- exclusive use ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_the_last_instance_to_close_removes_the_servers_directory(kind, monkeypatch):
+    require(kind)
+    from bench_src.run.servers import managed
+    base = paths.DATA / f"test-servers-dir-{os.getpid()}"  # data/servers itself is shared by other tests
+    monkeypatch.setattr(managed, "SERVERS_DIR", base)
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    a, b, c = cls(max_connections=30), cls(max_connections=30), cls(max_connections=30)
+    try:
+        a.start()
+        b.start()
+        assert a.root.parent == b.root.parent == base
+        a.close()
+        assert base.is_dir(), "another instance still lives there"
+        b.close()
+        assert not base.exists()
+        c.start()  # and the next one creates it again
+        assert c.root.parent == base and c.alive()
+        c.close()
+        assert not base.exists()
+    finally:
+        for s in (a, b, c):
+            s.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
 def test_two_instances_run_side_by_side_and_stop_only_themselves(kind):
     require(kind)
     cls = servers.MariaDB if kind == "mysql" else servers.Postgres

@@ -122,9 +122,7 @@ class Managed(Server):
     def _claim(self) -> None:
         """Choose and lock the instance's root, clear what a killed owner left there, choose home."""
         if self.root is None:
-            SERVERS_DIR.mkdir(parents=True, exist_ok=True)
-            remove_stale_servers(SERVERS_DIR)
-            self.root = Path(tempfile.mkdtemp(prefix=f"{self.dirname}-", dir=SERVERS_DIR))
+            self.root = _new_instance_dir(self.dirname)
         self.root.mkdir(parents=True, exist_ok=True)
         lock = DirLock(self.root / LOCK, f"the {self.kind} server directory {self.root}")
         try:
@@ -224,8 +222,10 @@ class Managed(Server):
             self.lock = None
             try:
                 self.root.rmdir()
+                if self.root.parent == SERVERS_DIR:
+                    SERVERS_DIR.rmdir()  # the last instance leaves no empty data/servers behind
             except OSError:
-                pass
+                pass  # not empty: another instance's, or files this one could not remove
         self.home = None
         self._initialized = False
 
@@ -258,6 +258,20 @@ class Managed(Server):
     def _set_up_accounts(self) -> None:
         raise NotImplementedError
 
+
+
+def _new_instance_dir(prefix: str) -> Path:
+    """A new directory for one instance under data/servers, created with it if missing (the last
+    instance to close removes data/servers, possibly between this process's mkdir and mkdtemp:
+    then the two are tried again)."""
+    for _ in range(10):
+        SERVERS_DIR.mkdir(parents=True, exist_ok=True)
+        remove_stale_servers(SERVERS_DIR)
+        try:
+            return Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=SERVERS_DIR))
+        except FileNotFoundError:
+            continue
+    raise ServerError(f"could not create a server directory in {SERVERS_DIR}: it kept disappearing")
 
 
 def remove_stale_servers(base: Path = SERVERS_DIR) -> list[Path]:
