@@ -227,6 +227,37 @@ def test_a_full_disk_while_exporting_is_one_line_naming_the_file_and_leaves_no_p
     assert f"error: {err.value}" == expected and not (where / target).exists()
 
 
+def _executed_notebook(text):
+    """A notebook as papermill leaves one that ran to the end: one code cell that printed `text`."""
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print('x')", execution_count=1,
+                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text=text)])
+    cell.metadata["papermill"] = {"status": "completed"}
+    nb.cells = [cell]
+    nb.metadata["papermill"] = {"exception": None, "end_time": "2026-01-01T00:00:00"}
+    return nbformat.writes(nb)
+
+
+def test_an_executed_notebook_is_rendered_as_html_and_a_full_disk_there_is_one_line(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from bench_src.store import DiskFull
+    out = _small_run(tmp_path)
+    (out / "run.ipynb").write_text(_executed_notebook("the answer is 42\n"))
+    assert notebooks.render(out) == [out / "export" / "notebooks" / "run.html"]
+    assert "the answer is 42" in (out / "export" / "notebooks" / "run.html").read_text()
+    (out / "export" / "notebooks" / "run.html").unlink()
+    monkeypatch.setattr(Path, "write_text", _half_then_enospc(Path.write_text, "run.html"))
+    with pytest.raises(DiskFull) as err:  # as the notebooks call it (api.report renders them)
+        full.full_report(out, render_html=True)
+    where = out / "export" / "notebooks"
+    assert str(err.value) == (f"the disk is full: no space left on the device holding {where} (writing run.html); "
+                              "the part of run.html written was removed, the samples are untouched; free some "
+                              "space, then run the same command again")
+    assert not (where / "run.html").exists()
+
+
 @pytest.mark.slow
 def test_a_real_full_disk_while_exporting_is_one_line(tmp_path):
     import os

@@ -8,9 +8,9 @@ report (`html`), which the analysis notebook writes; this is for keeping the exe
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from .base import written
 
 
 def incomplete_reason(notebook: dict) -> str | None:
@@ -48,12 +48,12 @@ def render(results_dir: str | Path, target: str | Path | None = None, log=print)
         if reason:
             log(f"not rendered: {nb.name}: {reason}")
             continue
-        target.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(target),
-                               str(nb)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"nbconvert failed on {nb}: {proc.stderr.strip().splitlines()[-1:]}")
-        out.append(target / (nb.stem + ".html"))
+        from nbconvert import HTMLExporter  # imported when a notebook is rendered: it takes a second or two
+
+        body, _ = HTMLExporter().from_filename(str(nb))
+        with written(target / (nb.stem + ".html")) as path:
+            path.write_text(body, encoding="utf-8")
+        out.append(path)
     return out
 
 
