@@ -81,3 +81,29 @@ def _child_names(pid):
         except psutil.NoSuchProcess:
             pass
     return names
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the go command")
+def test_the_go_commands_count_nothing_in_the_users_configuration_and_keep_their_go_env(tmp_path, monkeypatch):
+    """`go version` (every run records it) and `go build` would write Go's telemetry counters under
+    the user's configuration directory; the harness's go commands write nothing there, and still
+    read the user's `go env -w` file."""
+    import subprocess
+
+    home = tmp_path / "home"
+    (home / ".config" / "go").mkdir(parents=True)
+    (home / ".config" / "go" / "env").write_text("GOFLAGS=-tags=from_the_users_go_env\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GOENV", raising=False)
+    config = home / ".config"
+    before = sorted(p.relative_to(config) for p in config.rglob("*"))
+    assert build.toolchains()["go"].startswith("go version go")
+    assert sorted(p.relative_to(config) for p in config.rglob("*")) == before
+    with build.go_environment() as env:
+        flags = subprocess.run(["go", "env", "GOFLAGS", "GOTELEMETRY"], env=env, capture_output=True, text=True)
+    assert flags.stdout.split() == ["-tags=from_the_users_go_env", "off"], flags.stderr
+    assert sorted(p.relative_to(config) for p in config.rglob("*")) == before
+    # without it, the same call counts into the configuration directory (the check can fail)
+    subprocess.run(["go", "version"], capture_output=True, check=True)
+    assert list((home / ".config" / "go").rglob("*.count")), "go version counted nothing: the test shows nothing"

@@ -9,8 +9,11 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from .. import paths
 
@@ -41,17 +44,51 @@ def require_tool(tool: str, purpose: str) -> str:
     return found
 
 
-def tool_version(tool: str, *args: str) -> str:
+def _user_config_dir() -> Path | None:
+    """The directory Go takes as the user's configuration directory (Go's os.UserConfigDir)."""
+    if os.environ.get("XDG_CONFIG_HOME"):
+        return Path(os.environ["XDG_CONFIG_HOME"])
+    return Path(os.environ["HOME"]) / ".config" if os.environ.get("HOME") else None
+
+
+@contextmanager
+def go_environment() -> Iterator[dict[str, str]]:
+    """The environment of every go command the harness runs: the user's, with Go's telemetry off.
+
+    `go version` and `go build` count their own use in files under the user's configuration
+    directory (`~/.config/go/telemetry`) unless its mode file says off, and no variable or flag turns
+    that off for one call (GOTELEMETRY is read-only). Of that directory the go command reads two
+    things only: the telemetry mode and the default location of GOENV, the file of `go env -w`. So
+    each call gets a private configuration directory whose telemetry mode is off, removed after it,
+    and the user's own GOENV is pinned, so that their `go env -w` settings still apply."""
+    config = _user_config_dir()
+    if config is None:  # no configuration directory: Go has nowhere to count into either
+        yield dict(os.environ)
+        return
+    goenv = os.environ.get("GOENV") or str(config / "go" / "env")
+    with tempfile.TemporaryDirectory(prefix="bench-go-config-") as private:
+        mode = Path(private) / "go" / "telemetry" / "mode"
+        mode.parent.mkdir(parents=True)
+        mode.write_text("off\n")
+        yield dict(os.environ, XDG_CONFIG_HOME=private, GOENV=goenv)
+
+
+def tool_version(tool: str, *args: str, env: dict[str, str] | None = None) -> str:
     if not shutil.which(tool):
         return "missing"
-    out = subprocess.run([tool, *args], capture_output=True, text=True)
+    out = subprocess.run([tool, *args], capture_output=True, text=True, env=env)
     text = (out.stdout or out.stderr).strip().splitlines()
     return text[0] if text else "unknown"
 
 
+def _go_version() -> str:
+    with go_environment() as env:
+        return tool_version("go", "version", env=env)
+
+
 def toolchains() -> dict[str, str]:
     return {
-        "go": tool_version("go", "version"),
+        "go": _go_version(),
         "rustc": tool_version("rustc", "--version"),
         "cargo": tool_version("cargo", "--version"),
         "cc": tool_version("cc", "--version"),
@@ -83,9 +120,10 @@ def _build_launcher() -> None:
 
 
 def _build_go() -> None:
-    env = dict(os.environ, CGO_ENABLED=os.environ.get("CGO_ENABLED", "1"))
-    _run(["go", "build", "-trimpath", "-mod=readonly", "-o", str(paths.program("go")), "."],
-         paths.GOBENCH_SRC, "gobench", env)
+    with go_environment() as env:
+        env.setdefault("CGO_ENABLED", "1")
+        _run(["go", "build", "-trimpath", "-mod=readonly", "-o", str(paths.program("go")), "."],
+             paths.GOBENCH_SRC, "gobench", env)
 
 
 def _build_rust() -> None:
