@@ -509,6 +509,32 @@ def test_the_default_directory_keeps_dirty(monkeypatch):
     assert "dirty" not in runner.default_results_dir(small_plan()).name
 
 
+def test_reading_the_commit_and_whether_the_tree_is_dirty_writes_nothing_in_the_checkout(tmp_path, monkeypatch):
+    """`git status` refreshes the index's cached file times when a tracked file was touched; the
+    harness reads the state without: the checkout's .git is the user's, outside the results."""
+    import subprocess
+
+    from bench_src.run import machine
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-q", "--allow-empty", "-m", "empty"]):
+        subprocess.run(git + cmd, cwd=repo, check=True)
+    (repo / "a.txt").write_text("a\n")
+    subprocess.run(git + ["add", "a.txt"], cwd=repo, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "a"], cwd=repo, check=True)
+    os.utime(repo / "a.txt", (1_000_000_000, 1_000_000_000))  # same content, other time: the index is stale
+    index = repo / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    monkeypatch.setattr(machine, "ROOT", repo)
+    assert machine.git_commit() == subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                                                  text=True, check=True).stdout.strip()
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    (repo / "a.txt").write_text("b\n")
+    assert machine.git_commit().endswith("-dirty")
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+
+
 def test_a_session_whose_process_was_killed_is_marked_on_the_next_open(tmp_path):
     plan = small_plan()
     runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
