@@ -210,6 +210,17 @@ fn thread_creation_failure_exits_1_with_the_os_error() {
         "--param",
         "duration_ms=100",
     ]);
+    // The case under test is the refused stack, so the allocator is set up
+    // to need no more address space once the threads start: under load, the
+    // threads' own small allocations (std's thread-locals) otherwise land
+    // when the stacks have used up the capped space, and one aborts first
+    // ("memory allocation of 41 bytes failed", 7 runs in 40 with the CPUs
+    // busy). One arena (glibc gives threads that allocate at the same moment
+    // arenas of their own, reserving 64 MiB each); its heap grown by 64 MiB at
+    // a time and never trimmed, so it grows once, at the start.
+    command.env("MALLOC_ARENA_MAX", "1");
+    command.env("MALLOC_TOP_PAD_", (64u64 << 20).to_string());
+    command.env("MALLOC_TRIM_THRESHOLD_", (1u64 << 30).to_string());
     let limit = libc::rlimit {
         rlim_cur: 1 << 30,
         rlim_max: 1 << 30,
