@@ -182,3 +182,15 @@ def test_an_injected_parameter_the_notebook_does_not_declare_is_refused():
     namespace["sample"] = 3
     with pytest.raises(ValueError, match=r"unknown parameter 'sample'; allowed: profile, samples"):
         api.refuse_unknown_parameters(namespace, ["profile", "samples"])
+
+
+@pytest.mark.parametrize("notebook", ["analysis", "memory", "reproduce_article"])
+def test_a_missing_results_directory_reads_as_one_line_in_every_analysis_notebook(tmp_path, notebook):
+    missing = tmp_path / "nosuch"
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(paths.ROOT / "notebooks" / f"{notebook}.ipynb"), str(tmp_path / "out.ipynb"),
+                            parameters={"results_dir": str(missing)}, cwd=str(paths.ROOT), kernel_name="python3",
+                            progress_bar=False)
+    assert err.value.traceback == [f"error: results directory {str(missing)!r} does not exist; run notebooks/run.ipynb "
+                                   "or `python -m bench_src run` first, or pass the directory of a run"]
+    assert not missing.exists()

@@ -81,3 +81,17 @@ def test_the_analysis_notebook_takes_a_list_of_directories(results_dir, tmp_path
         assert section.items == [nb.SEVERAL]
     assert nb.table(None, "status").caption == nb.SEVERAL and nb.manifest(None).caption == nb.SEVERAL
     assert nb.hosts_summary(None).items == [nb.ONE] and nb.hosts_table(None, "combined", "elapsed_s").caption == nb.ONE
+
+
+@pytest.mark.parametrize("what", ["missing", "empty", "file", "no run under data/results"])
+def test_a_path_that_holds_no_run_is_an_error_a_user_can_fix(tmp_path, monkeypatch, what):
+    # one of api.USER_ERRORS, so that the notebooks show it as one line, as the command line does
+    from bench_src.store import results
+    given = {"missing": tmp_path / "nosuch", "empty": tmp_path, "file": tmp_path / "f.txt",
+             "no run under data/results": None}[what]
+    (tmp_path / "f.txt").write_text("x") if what == "file" else None
+    monkeypatch.setattr(results.paths, "RESULTS", tmp_path / "nothing")
+    for check in (nb.analysis_parameters, nb.memory_parameters, nb.reproduce_parameters):
+        with pytest.raises(api.USER_ERRORS) as err:
+            check(None if given is None else str(given))
+        assert isinstance(err.value, FileNotFoundError)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import compare, cores, hosts, memory, quality, robustness, scaling, sequential, stats
-from ..store import ResultsStore, equivalence, load
+from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
 from . import figures, findings, method, tables, theme
 from .export import images
 from .export.registry import exporters
@@ -52,16 +52,17 @@ class Report:
 
 
 def check_results_dir(results_dir: str | Path) -> Path:
-    """The directory as a Path, or a FileNotFoundError saying what is wrong with it."""
+    """The directory as a Path, or a NotAResultsDirectory (a FileNotFoundError, one of the errors a
+    user can fix: one line on the command line and in the notebooks) saying what is wrong with it."""
     d = Path(results_dir)
     hint = "run notebooks/run.ipynb or `python -m bench_src run` first, or pass the directory of a run"
     if not d.exists():
-        raise FileNotFoundError(f"results directory {str(d)!r} does not exist; {hint}")
+        raise NotAResultsDirectory(f"results directory {str(d)!r} does not exist; {hint}")
     if not d.is_dir():
-        raise FileNotFoundError(f"results directory {str(d)!r} is a file, not a directory; {hint}")
+        raise NotAResultsDirectory(f"results directory {str(d)!r} is a file, not a directory; {hint}")
     if not (d / "meta.json").is_file():
         what = "is empty" if not any(d.iterdir()) else "has no meta.json"
-        raise FileNotFoundError(f"{str(d)!r} is not a results directory: it {what}; {hint}")
+        raise NotAResultsDirectory(f"{str(d)!r} is not a results directory: it {what}; {hint}")
     return d
 
 

@@ -3,7 +3,8 @@
 - `analysis_parameters`, `memory_parameters`, `reproduce_parameters`: the notebooks' papermill
   parameters checked with their types (papermill passes strings for lists: they are read as
   YAML); a bad value is a ValueError naming it and what is allowed, a missing results directory a
-  FileNotFoundError, both before anything is written;
+  NotAResultsDirectory (a FileNotFoundError), both before anything is written and both one line
+  in the notebook (`api.USER_ERRORS`);
 - `analysis`, `report`: the whole analysis of one directory, computed once, with every export
   (see `full`); with several directories (taken on several machines) the per-directory sections
   say so, and `hosts_summary`, `hosts_table`, `hosts_figures` show the several-hosts report;

@@ -300,7 +300,7 @@ def latest_results_dir(root: str | os.PathLike | None = None) -> Path:
     base = Path(root) if root is not None else paths.RESULTS
     runs = [p for p in base.glob("*") if (p / META).exists()]
     if not runs:
-        raise FileNotFoundError(f"no results under {base}; run notebooks/run.ipynb first")
+        raise NotAResultsDirectory(f"no results under {base}; run notebooks/run.ipynb first")
     return max(runs, key=lambda p: (p / META).stat().st_mtime)
 
 
