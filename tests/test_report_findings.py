@@ -58,3 +58,20 @@ def test_the_findings_name_the_level_as_the_tables_do():
     from bench_src.report import units
     time = findings.findings(_tables())[0]
     assert f"intervals at {units.percent(time.level, digits=3)}, adjusted" in time.summary()
+
+
+def test_each_difference_says_how_many_pairs_its_interval_rests_on():
+    # a run of the sequential rule gives comparisons from 6 to hundreds of pairs: the count is part of
+    # the finding, as the ratio and the interval are
+    table = _tables()["go_vs_rust_elapsed_s"]
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
+    for d in found.differences:
+        row = called[(called["workload"] == d.workload) & (called["n"] == d.n)
+                     & (called["ratio"] == d.ratio)].iloc[0]
+        assert row["pairing"] == "paired"
+        assert d.text("elapsed_s").split("]")[1].startswith(f", {int(row['pairs'])} pairs")
+    unpaired = table.iloc[[0]].assign(pairing="unpaired", pairs=0, go_samples=7, rust_samples=9,
+                                      verdict_kind="a", go_default=True, rust_default=True)
+    line = findings.findings({"go_vs_rust_elapsed_s": unpaired})[0].differences[0].text("elapsed_s")
+    assert ", 7 Go and 9 Rust samples, unpaired" in line

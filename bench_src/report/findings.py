@@ -1,8 +1,8 @@
 """The answer first: what a run found, Go vs Rust, before any table.
 
 For each metric with a Go-vs-Rust table: the differences between the two languages' defaults
-(like for like: goroutines against tokio tasks), largest first, each with its ratio, its interval
-and the work it was measured on; then how many comparisons were equivalent and how many stayed
+(like for like: goroutines against tokio tasks), largest first, each with its ratio, its interval,
+the work it was measured on and the pairs (or samples) the interval rests on; then how many comparisons were equivalent and how many stayed
 open (with how many of those could still have shown a difference of 5% or less).  Every number is
 read from the comparison tables, whose intervals already carry the family's level.
 """
@@ -32,6 +32,7 @@ class Difference:
     who: str  # "Go" or "Rust": the side that needs less
     depends_on_variant: bool
     within_margin: bool = False  # a difference inside the equivalence margin ("by less than 2%")
+    samples: str = ""  # what the interval rests on: "10 pairs", or "10 Go and 9 Rust samples, unpaired"
 
     def size(self) -> str:
         """How much less the side that needs less needs: a factor from 1.5x, else a percentage
@@ -43,7 +44,9 @@ class Difference:
         where = f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
         verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric)
-        return f"{verdict} ({self.size()}): {where}: Go/Rust {units.ratio(self.ratio, self.low, self.high)}{note}"
+        rests_on = f", {self.samples}" if self.samples else ""
+        return (f"{verdict} ({self.size()}): {where}: Go/Rust {units.ratio(self.ratio, self.low, self.high)}"
+                f"{rests_on}{note}")
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,20 @@ class MetricFindings:
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
 
 
+def _samples(row: dict) -> str:
+    """How many pairs (or, unpaired, samples of each language) a row's interval rests on: a run of
+    the sequential rule gives its comparisons from 6 to hundreds of pairs."""
+    def count(key):
+        v = pd.to_numeric(row.get(key), errors="coerce")
+        return None if pd.isna(v) else int(v)
+    pairs, go, rust = count("pairs"), count("go_samples"), count("rust_samples")
+    if row.get("pairing") == "paired" and pairs:
+        return f"{units.count(pairs)} pair{'s' if pairs != 1 else ''}"
+    if go is not None and rust is not None:
+        return f"{units.count(go)} Go and {units.count(rust)} Rust samples, unpaired"
+    return ""
+
+
 def _defaults(table: pd.DataFrame) -> pd.DataFrame:
     if {"go_default", "rust_default"} <= set(table.columns):
         return table[table["go_default"].astype(bool) & table["rust_default"].astype(bool)]
@@ -90,7 +107,8 @@ def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
         diffs.append(Difference(r["workload"], int(r["n"]), params, float(r["ratio"]),
                                 float(r["ratio_ci_low"]), float(r["ratio_ci_high"]),
                                 "Go" if r["verdict_kind"] == "a" else "Rust",
-                                "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1)))
+                                "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1),
+                                _samples(r)))
     diffs.sort(key=lambda d: -abs(math.log(d.ratio)))
     open_rows = rows[rows["verdict_kind"] == "inconclusive"]
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
