@@ -75,3 +75,15 @@ def test_each_difference_says_how_many_pairs_its_interval_rests_on():
                                       verdict_kind="a", go_default=True, rust_default=True)
     line = findings.findings({"go_vs_rust_elapsed_s": unpaired})[0].differences[0].text("elapsed_s")
     assert ", 7 Go and 9 Rust samples, unpaired" in line
+
+
+def test_without_any_comparison_the_findings_say_why():
+    # a run of one language has no failure to point at: the findings name the plan's choice instead
+    df = report_data.frame()
+    go_only = df[df["lang"] == "go"]
+    text = findings.markdown([], df=go_only)
+    assert text == ("No Go-vs-Rust comparison could be made in this run: only Go was run (languages: go); "
+                    "run both languages (go and rust) to compare them.")
+    rust_failed = df.assign(valid=df["valid"] & (df["lang"] == "go"))
+    assert findings.markdown([], df=rust_failed).endswith(": no Rust sample was valid (see the failures table).")
+    assert "see the failures table" in findings.markdown([])

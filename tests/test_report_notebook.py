@@ -95,3 +95,13 @@ def test_a_path_that_holds_no_run_is_an_error_a_user_can_fix(tmp_path, monkeypat
         with pytest.raises(api.USER_ERRORS) as err:
             check(None if given is None else str(given))
         assert isinstance(err.value, FileNotFoundError)
+
+
+def test_a_run_of_one_language_says_so_in_the_findings_of_the_notebook_and_the_report(tmp_path):
+    go_cells = [c for c in report_data.CELLS if c[1] == "go"]
+    d = report_data.write_results_dir(tmp_path / "go-only", report_data.records(samples=6, cells=go_cells),
+                                      report_data.meta(samples=6, cells=go_cells))
+    rep = nb.analysis(nb.analysis_parameters(str(d)))
+    said = "No Go-vs-Rust comparison could be made in this run: only Go was run (languages: go)"
+    assert str(nb.findings(rep).items[0]).startswith(said)
+    assert said in (d / "export" / "report.html").read_text()

@@ -129,10 +129,31 @@ def findings(tables: dict[str, pd.DataFrame]) -> list[MetricFindings]:
     return out
 
 
-def markdown(found: list[MetricFindings], limit: int = 10) -> str:
-    """The findings as Markdown: per metric a summary line and the differences, largest first."""
+def none_made(df: pd.DataFrame | None) -> str:
+    """Why a run has no Go-vs-Rust comparison, from its samples: one language run alone (a plan's
+    `languages`), no valid sample of one language (its failures), or no cells of both languages
+    with the same work."""
+    base = "No Go-vs-Rust comparison could be made in this run"
+    if df is None or df.empty or "lang" not in df:
+        return f"{base} (see the failures table)."
+    name = {"go": "Go", "rust": "Rust"}
+    run = sorted(set(df["lang"]))
+    if len(run) < 2:
+        return (f"{base}: only {' and '.join(name.get(n, n) for n in run)} was run (languages: {', '.join(run)}); "
+                "run both languages (go and rust) to compare them.")
+    valid = set(df.loc[df["valid"].astype(bool), "lang"]) if "valid" in df else set(run)
+    missing = [n for n in run if n not in valid]
+    if missing:
+        return f"{base}: no {' or '.join(name.get(n, n) for n in missing)} sample was valid (see the failures table)."
+    return (f"{base}: no Go cell and Rust cell with valid samples measured the same work (workload, N and "
+            "parameters) with the same model (see the failures and checksums tables).")
+
+
+def markdown(found: list[MetricFindings], limit: int = 10, df: pd.DataFrame | None = None) -> str:
+    """The findings as Markdown: per metric a summary line and the differences, largest first
+    (without any, why: `none_made` of the samples `df`)."""
     if not found:
-        return "No Go-vs-Rust comparison could be made in this run (see the failures table)."
+        return none_made(df)
     parts = []
     for f in found:
         parts.append(f"**{f.summary()}.**\n")

@@ -230,7 +230,7 @@ def findings(rep: full.Report | None) -> "Section":
         items.append(f.summary() + ".")
         items += [f"{i}. {line}" for i, line in enumerate(f.lines(), 1)]
     if not items:
-        items.append("No Go-vs-Rust comparison could be made in this run (see the failures table).")
+        items.append(found.none_made(rep.df))
     return Section(*items, *figures(rep, *(f"verdicts_{m}" for m in found.FINDING_METRICS)).items)
 
 

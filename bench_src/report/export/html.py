@@ -125,7 +125,7 @@ def _findings(rep, used_figures: set) -> str:
     found = findings.findings(rep.tables)
     parts = ["<section id='findings'><h2>Findings</h2>"]
     if not found:
-        parts.append("<p class='note'>No Go-vs-Rust comparison could be made in this run (see the failures table).</p>")
+        parts.append(f"<p class='note'>{html.escape(findings.none_made(rep.df))}</p>")
     for f in found:
         parts.append(f"<p class='summary'>{html.escape(f.summary())}.</p>")
         lines = f.lines()
