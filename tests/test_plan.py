@@ -425,3 +425,20 @@ def test_n_range_runs_a_setting_only_at_the_n_values_it_names():
 def test_a_bad_n_range_is_refused_naming_it(given, message):
     with pytest.raises(ValueError, match=message):
         make_plan("quick", workloads=["sleep"], params={"sleep": {"work": [0, 50000]}}, n_range=given)
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"workloads": "sleep,cpu_loops"}, "workloads: 'sleep,cpu_loops' is one string, not a list; write a list in "
+                                       "brackets: '[sleep, cpu_loops]'"),
+    ({"workloads": "sleep", "ns": "10,100"}, "ns[sleep]: '10,100' is one string, not a list; write a list in "
+                                             "brackets: '[10, 100]', or one number without separators: 10100"),
+    ({"languages": "go, rust"}, "languages: 'go, rust' is one string, not a list; write a list in brackets: "
+                                "'[go, rust]'"),
+])
+def test_a_list_written_with_commas_is_named_with_the_list_it_meant(given, message):
+    # papermill's `-p workloads sleep,cpu_loops` and the command line's `--workloads sleep,cpu_loops`
+    # pass one string: not "unknown workload 'sleep,cpu_loops'" beside a list that holds both
+    from bench_src import api
+    with pytest.raises(ValueError) as err:
+        api.plan_from_parameters(**given)
+    assert str(err.value) == message

@@ -29,6 +29,12 @@ def _as_list(name: str, value: Any) -> list:
         if len(value) > MAX_VALUES:
             raise ValueError(f"{name} holds {len(value)} values; at most {MAX_VALUES} are allowed")
         return list(value)
+    if isinstance(value, str) and "," in value:
+        # no name or value of a list holds a comma: `-p workloads sleep,cpu_loops` meant a list
+        parts = [v.strip() for v in value.split(",")]
+        number = f", or one number without separators: {''.join(parts)}" if all(p.isdigit() for p in parts) else ""
+        raise ValueError(f"{name}: {value!r} is one string, not a list; write a list in brackets: "
+                         f"'[{', '.join(parts)}]'{number}")
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return [value]
     raise ValueError(f"{name} must be a list, got {value!r}")
