@@ -87,3 +87,10 @@ def test_without_any_comparison_the_findings_say_why():
     rust_failed = df.assign(valid=df["valid"] & (df["lang"] == "go"))
     assert findings.markdown([], df=rust_failed).endswith(": no Rust sample was valid (see the failures table).")
     assert "see the failures table" in findings.markdown([])
+
+
+def test_one_difference_is_counted_in_the_singular():
+    table = _tables()["go_vs_rust_elapsed_s"]
+    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
+    one = findings.findings({"go_vs_rust_elapsed_s": called.iloc[[0]]})[0]
+    assert one.summary().startswith("Workload time: 1 difference, 0 equivalent")

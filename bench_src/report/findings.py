@@ -2,9 +2,10 @@
 
 For each metric with a Go-vs-Rust table: the differences between the two languages' defaults
 (like for like: goroutines against tokio tasks), largest first, each with its ratio, its interval,
-the work it was measured on and the pairs (or samples) the interval rests on; then how many comparisons were equivalent and how many stayed
-open (with how many of those could still have shown a difference of 5% or less).  Every number is
-read from the comparison tables, whose intervals already carry the family's level.
+the work it was measured on and the pairs (or samples) the interval rests on; then how many
+comparisons were equivalent and how many stayed open (with how many of those could still have
+shown a difference of 5% or less).  Every number is read from the comparison tables, whose
+intervals already carry the family's level.
 """
 from __future__ import annotations
 
@@ -68,7 +69,9 @@ class MetricFindings:
 
     def summary(self) -> str:
         name = units.metric_name(self.metric)
-        return (f"{name[:1].upper()}{name[1:]}: {len(self.differences)} differences, {self.equivalent} equivalent "
+        called = len(self.differences)
+        return (f"{name[:1].upper()}{name[1:]}: {called} difference{'' if called == 1 else 's'}, "
+                f"{self.equivalent} equivalent "
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
                 + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called)"
                    if self.open else "")
