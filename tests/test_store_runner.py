@@ -645,6 +645,25 @@ def test_an_interrupted_sequential_run_resumes_with_the_same_decisions(tmp_path)
     assert resumed == taken, "the same samples, in the same order, as without the interruption"
 
 
+def test_the_eta_counts_the_samples_the_sequential_rule_adds(tmp_path, monkeypatch):
+    """Every sample the progress line counts as planned and not yet taken has its estimated seconds
+    in what the ETA is made of: the blocks the sequential rule adds after the pilot as well (they
+    were counted, their seconds were not, and the ETA read 0 s with a tenth of the run to go)."""
+    seen = []
+    real_update = runner.Progress.update
+
+    def update(self, cell, note=""):
+        real_update(self, cell, note)
+        seen.append((self.done, self.planned, self.remaining_estimate, self.seconds(cell)))
+    monkeypatch.setattr(runner.Progress, "update", update)
+    loose = sequential_plan(samples=8, max_samples=14, looks=3)
+    runner.run(loose, tmp_path / "r", progress=True, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
+               log=lambda *_: None)
+    assert seen[-1][:2] == (28, 28), "the rule sampled on to the budget: 2 x 14 samples"
+    for done, planned, remaining, per_sample in seen:
+        assert remaining == pytest.approx((planned - done) * per_sample), (done, planned, remaining)
+
+
 def test_sequential_parameters_are_validated():
     with pytest.raises(ValueError, match=r"max_samples \(5\) must be >= samples \(10\)"):
         make_plan("quick", samples=10, max_samples=5)

@@ -262,7 +262,9 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
     uses only samples of blocks before its boundary, so a resumed run repeats the same decisions
     and takes exactly the missing samples.  The blocks of each step go to `take_blocks(blocks,
     deadline)` (default: `blocks_in_order(take, done)`; a cluster runs them on its hosts at once),
-    which returns False when the deadline stopped it.  `after_pilot()` is called once the pilot's
+    which returns False when the deadline stopped it; `bar.expect(cells)` is told the cells of each
+    step's samples still to take before they are (the progress line's count and ETA grow by them).
+    `after_pilot()` is called once the pilot's
     look is made and logged, while comparisons are open (the runner prints a new estimate there)."""
     take_blocks = take_blocks or blocks_in_order(take, done)
     design = design_of(plan)
@@ -299,7 +301,7 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
             return
         gi, blocks = step
         slots = [plan.extra_block(boundary + i, sorted(cells[c] for c in groups[gi])) for i in range(blocks)]
-        bar.total += sum(1 for block in slots for s in block if s.sample_id not in done)
+        bar.expect([s.cell for block in slots for s in block if s.sample_id not in done])
         numbered = []
         for block in slots:
             numbered.append([(seq + i, slot) for i, slot in enumerate(block)])

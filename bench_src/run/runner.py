@@ -344,7 +344,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                                 f"{rest}".replace("estimated duration:", "estimated rest:"), log)
                         store.update_session(estimate_after_pilot_s=round(time.monotonic() - started + rest.seconds, 1))
 
-                    sequential.run_blocks(plan, store, take, done, _GrowingTotal(bar), log, deadline=deadline,
+                    sequential.run_blocks(plan, store, take, done, _Growing(bar), log, deadline=deadline,
                                           take_blocks=take_blocks, after_pilot=after_pilot)
                 if keep.skipped_cells:
                     log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
@@ -499,19 +499,16 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
     return est
 
 
-class _GrowingTotal:
-    """What sequential.run_blocks expects of a progress bar: a `total` it can grow."""
+class _Growing:
+    """What sequential.run_blocks expects of a progress bar: told the cells of the samples each of
+    its steps adds, it grows the planned count and the estimate of what remains (the ETA) by them."""
 
     def __init__(self, progress: Progress):
         self.progress = progress
 
-    @property
-    def total(self) -> int:
-        return self.progress.planned
-
-    @total.setter
-    def total(self, value: int) -> None:
-        self.progress.add_planned(value - self.progress.planned)
+    def expect(self, cells: list[Cell]) -> None:
+        self.progress.add_planned(len(cells))
+        self.progress.expect(cells)
 
 
 class SampleKeeper:
