@@ -146,6 +146,34 @@ def test_verdict_map_per_workload_coloured_by_ratio_with_verdicts_marked(ratios)
     plt.close(fig)
 
 
+def test_verdict_map_fades_the_colour_of_inconclusive_cells(ratios):
+    """An open comparison's ratio is not a result: its cell's colour is veiled, the others' not."""
+    from bench_src.report.figures.ratios import verdict_kinds
+    r = ratios.copy()
+    r["vkind"] = verdict_kinds(r).values
+    assert (r["vkind"] == "inconclusive").any() and (r["vkind"] != "inconclusive").any()
+    r.loc[r["vkind"] == "inconclusive", "ratio"] = 2.0  # strongly coloured, were it not veiled
+    fig = figures.verdict_heatmap(r.drop(columns="vkind"), 0.02)
+    faded = strong = 0
+    for ax in (ax for ax in fig.axes if ax.images):
+        values, veil = ax.images
+        shown = values.to_rgba(values.get_array())
+        for t in ax.texts:
+            x, y = (int(round(c)) for c in t.get_position())
+            base = np.array(shown[y, x][:3])
+            a = veil.get_array()[y, x, 3]
+            seen = base * (1 - a) + a
+            if t.get_text().endswith("\n?"):
+                assert a > 0.5 and min(seen) > 0.6, (t.get_text(), seen)  # pale
+                faded += 1
+            else:
+                assert a == 0, t.get_text()
+                strong += 1
+    assert faded and strong
+    assert any("?: inconclusive (colour faded)" in t for t in _texts(fig))
+    plt.close(fig)
+
+
 def test_verdict_map_prints_each_estimate_as_the_tables_do_and_marks_a_win_inside_the_margin(ratios):
     from bench_src.report import units
     r = ratios.copy()

@@ -213,6 +213,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
 
 
 VERDICT_SYMBOLS = {"a": "Go", "b": "Rust", "equivalent": "≈", "inconclusive": "?"}
+INCONCLUSIVE_VEIL = 0.65  # the share of white over an inconclusive cell's colour
 
 
 def _within_margin(value) -> bool:
@@ -224,7 +225,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     """Per workload (with its own N): one row per pair of variants, one column per N; the colour is
     the Go/Rust ratio on a diverging log scale centred at 1 (blue: Go needs less, red: Rust), the
     cell holds the ratio and the verdict (Go or Rust in bold with a frame: a significant win;
-    ≈: equivalent; ?: inconclusive).  Workloads are laid out as small blocks of equal cell size."""
+    ≈: equivalent; ?: inconclusive, its colour faded, so that an open comparison's estimate does not
+    read as a result).  Workloads are laid out as small blocks of equal cell size."""
     import textwrap
 
     metric = table["metric"].iloc[0]
@@ -269,10 +271,17 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
                 if finite_positive(r.ratio):
                     values[b["pairs"].index(r.pair), b["ns"].index(r.n)] = math.log2(r.ratio)
             ax.imshow(values, cmap=cmap, norm=norm, aspect="auto", extent=(-0.5, ncol - 0.5, nrow - 0.5, -0.5))
+            # an open comparison's colour is veiled: its ratio is an estimate the verdict did not establish
+            veil = np.zeros((nrow, ncol, 4))
+            for r in b["r"].itertuples():
+                if r.vkind == "inconclusive":
+                    veil[b["pairs"].index(r.pair), b["ns"].index(r.n)] = (1, 1, 1, INCONCLUSIVE_VEIL)
+            ax.imshow(veil, aspect="auto", extent=(-0.5, ncol - 0.5, nrow - 0.5, -0.5))
             for r in b["r"].itertuples():
                 y, x = b["pairs"].index(r.pair), b["ns"].index(r.n)
                 v = values[y, x]
                 rgb = cmap(norm(v))[:3] if not np.isnan(v) else (1, 1, 1)
+                rgb = tuple(c * (1 - veil[y, x, 3]) + veil[y, x, 3] for c in rgb)  # as the cell shows it
                 dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5
                 win = r.vkind in ("a", "b")
                 # the estimate as the tables print it (units.ratio_point: a win never reads 1)
@@ -318,6 +327,6 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
              join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust"
                    + (f" (<{margin:.0%}: by less than {margin:.0%})" if margin else "") + "; ≈: equivalent"
-                   + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive"),
+                   + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive (colour faded)"),
              ha="center", va="top", fontsize=9.5, color="0.3")
     return fig
