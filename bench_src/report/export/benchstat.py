@@ -18,6 +18,10 @@ rows by the full benchmark name, and into columns by file (or by the `-col` key)
 
 Each sample is one line with one iteration: the workload time as `ns/op` (benchstat shows
 `sec/op`), the process wall time, the CPU time (user + system) and the peak RSS.
+
+benchstat's tests are its own (a Mann-Whitney U test per row at its -alpha, unpaired: the format
+has no blocks; no correction for the other rows), so its "~" and p-values may differ from the
+report's verdicts; the README says so where it shows the commands.
 """
 from __future__ import annotations
 
