@@ -97,6 +97,13 @@ def test_a_path_that_holds_no_run_is_an_error_a_user_can_fix(tmp_path, monkeypat
         assert isinstance(err.value, FileNotFoundError)
 
 
+def test_an_empty_string_for_the_results_directory_is_named_as_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where "." would be a directory without a run
+    for check in (nb.analysis_parameters, nb.memory_parameters, nb.reproduce_parameters):
+        with pytest.raises(api.USER_ERRORS, match=r"^the results directory given is an empty string ''; "):
+            check("")
+
+
 def test_a_run_of_one_language_says_so_in_the_findings_of_the_notebook_and_the_report(tmp_path):
     go_cells = [c for c in report_data.CELLS if c[1] == "go"]
     d = report_data.write_results_dir(tmp_path / "go-only", report_data.records(samples=6, cells=go_cells),

@@ -56,6 +56,8 @@ def check_results_dir(results_dir: str | Path) -> Path:
     user can fix: one line on the command line and in the notebooks) saying what is wrong with it."""
     d = Path(results_dir)
     hint = "run notebooks/run.ipynb or `python -m bench_src run` first, or pass the directory of a run"
+    if isinstance(results_dir, str) and not results_dir.strip():  # Path("") would read as "."
+        raise NotAResultsDirectory(f"the results directory given is an empty string {results_dir!r}; {hint}")
     if not d.exists():
         raise NotAResultsDirectory(f"results directory {str(d)!r} does not exist; {hint}")
     if not d.is_dir():
