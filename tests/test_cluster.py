@@ -354,6 +354,41 @@ def test_the_local_cluster_admits_no_one_without_its_keys(tmp_path):
         hosts.close()
 
 
+@two_cpus
+def test_the_local_cluster_serves_no_page_to_anyone_over_http(tmp_path):
+    """Dask's scheduler and workers listen for HTTP beside their TLS ports, dashboard or not (the
+    scheduler on 127.0.0.1:8787 by default): pages of workers, logs, counts and metrics for any
+    local user.  The local cluster's serve none, and the scheduler's is not on 8787."""
+    import urllib.error
+    import urllib.request
+
+    import psutil
+
+    from bench_src.run.cluster import engine
+
+    hosts = engine.Hosts(ClusterSpec("local", workers=1), small_plan(), None, None, set(), lambda *_: None)
+    hosts.cluster = None
+    try:
+        hosts.start_cluster()
+        me = psutil.Process()
+        listening = {c.laddr.port for p in [me, *me.children(recursive=True)] for c in p.net_connections("tcp")
+                     if c.status == psutil.CONN_LISTEN}
+        http = hosts.cluster.scheduler.http_server.port
+        assert http in listening and http != 8787
+        served = []
+        for port in sorted(listening):
+            for path in ("/health", "/metrics", "/json/identity.json", "/info/main/workers.html",
+                         "/info/main/logs.html"):
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+                        served.append((port, path, answer.status))
+                except (urllib.error.HTTPError, OSError):
+                    pass  # 404, or a TLS port that resets a plain connection
+        assert served == []
+    finally:
+        hosts.close()
+
+
 def test_the_programs_of_a_host_get_the_clients_values_of_what_dasks_nanny_sets(monkeypatch):
     from bench_src.run.cluster import host
 

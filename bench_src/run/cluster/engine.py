@@ -52,6 +52,15 @@ QUIET_WORKERS = {
     # the nanny's MALLOC_TRIM_THRESHOLD_ and *_NUM_THREADS: not in the workers' environment
     "distributed.nanny.pre-spawn-environ": {},
 }
+# The local cluster's own HTTP servers: Dask's scheduler and workers serve HTTP beside their TLS
+# ports even with the dashboard off (the scheduler on port 8787 of loopback by default): pages of
+# workers, logs and counts, unauthenticated, readable by any local user.  A local cluster serves
+# none of them (no routes), and the scheduler's listens on a free port of loopback, not 8787.
+PRIVATE_HTTP = {
+    "distributed.scheduler.http.routes": [],
+    "distributed.worker.http.routes": [],
+}
+LOCAL_SCHEDULER_HTTP = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
 # What a nanny may put in a worker's environment: the programs get the client's values instead
 # (host.HostPlugin.program_env), whatever the hosts' Dask configuration.
 NANNY_ENVIRONMENT = ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -87,11 +96,12 @@ class Hosts:
         with dask.config.set(QUIET_WORKERS):
             if self.spec.kind == "local":
                 # on loopback, over TLS with a throw-away CA held in memory: another local user can
-                # neither connect to the scheduler nor hand its workers code to run
-                self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
-                                            resources={"host": 1}, memory_limit=0, dashboard_address=None,
-                                            host="127.0.0.1", security=Security.temporary(),
-                                            silence_logs=logging.CRITICAL)
+                # neither connect to the scheduler nor hand its workers code to run, nor read a page
+                with dask.config.set(PRIVATE_HTTP):
+                    self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
+                                                resources={"host": 1}, memory_limit=0, dashboard_address=None,
+                                                scheduler_kwargs=LOCAL_SCHEDULER_HTTP, host="127.0.0.1",
+                                                security=Security.temporary(), silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster, set_as_default=False)
                 return {str(i): s for i, s in enumerate(cpus.split(self.spec.workers))}
             try:
