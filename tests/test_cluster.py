@@ -260,6 +260,49 @@ def test_a_host_without_programs_gets_the_sessions(built, tmp_path):
     assert all("/bench-host-" in r["command"].split()[0] and str(empty) not in r["command"] for r in records)
 
 
+def test_a_host_that_joins_mid_run_is_described_in_meta_json(built, tmp_path):
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    directory = tmp_path / "r"
+    joined = threading.Event()
+
+    def add_another_machine_after_the_first_sample():
+        """A second worker whose toolchains are not on its PATH: another fingerprint, another host."""
+        path = directory / "samples.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (path.exists() and path.read_text().strip()):
+            time.sleep(0.05)
+        cluster.new_spec["options"]["env"] = {"PATH": "/nonexistent"}
+        cluster.scale(2)
+        joined.set()
+
+    watcher = threading.Thread(target=add_another_machine_after_the_first_sample, daemon=True)
+    watcher.start()
+    try:
+        report, logs = run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
+    finally:
+        watcher.join(5)
+        cluster.close()
+    assert joined.is_set()
+    records = ResultsStore(directory).records()
+    took = Counter(r["host"] for r in records)
+    assert len(took) == 2, f"the second worker took no block: {took}"
+    described = ResultsStore(directory).read_meta()["sessions"][-1]["hosts"]
+    assert set(took) == set(described), "every host that took a sample is described in meta.json"
+    late = next(h for h in took if described[h]["toolchains"]["go"] == "missing")
+    assert any(line.startswith(f"host {late}: ") and "joined the run" in line for line in logs), logs
+    df = store_hosts.load_hosts([directory])
+    assert set(df["host"]) == set(took) and df["host_label"].notna().all()
+    # a directory written before such a host was described still loads, the host named as undescribed
+    meta = json.loads((directory / "meta.json").read_text())
+    del meta["sessions"][-1]["hosts"][late]
+    (directory / "meta.json").write_text(json.dumps(meta))
+    df = store_hosts.load_hosts([directory])
+    assert set(df.loc[df["host"] == late, "host_label"]) == {f"a host not described in meta.json [{late}]"}
+
+
 # --- the engine's A/A check ----------------------------------------------------------------------
 
 def fake_measure(scale: float, seed: int):

@@ -172,6 +172,9 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
         df = df.assign(host=[h if isinstance(h, str) and h else by_session.get(s, fallback)
                              for h, s in zip(own, session)], results_dir=d, run_id=d,
                        **({factor: FACTORS[factor](meta)} if factor else {}))
+        for hid in sorted(set(df["host"]) - set(hosts)):  # a host that joined a cluster run and was not described
+            hosts[hid] = {"label": f"a host not described in meta.json [{hid}]", "fingerprint": {}, "machine": hid,
+                          "results_dirs": [d]}
         frames.append(df)
     out = mark_valid(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
     if not out.empty:

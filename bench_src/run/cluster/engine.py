@@ -13,7 +13,8 @@ host is free (`resources={"host": 1}`); at most one block per host is handed out
 sequential rule and the time budget decide here, between blocks.  Samples arrive as events the
 moment a host takes them and are stored at once (appended and fsync'ed by the runner's keeper);
 a block's result repeats them, and a sample is stored once per attempt.  A host lost mid-block:
-Dask runs the block again whole elsewhere (or on the same host when it returns); what the lost
+Dask runs the block again whole elsewhere (or on the same host when it returns; a host that joins
+mid-run is checked the same way and described in meta.json before its first sample); what the lost
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
 per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
 the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends the run.
@@ -253,6 +254,9 @@ class Hosts:
             return
         if msg.get("kind") == "block done":  # only wakes the loop, which looks at its blocks
             return
+        if msg.get("kind") == "host":  # a host about to take its first sample
+            self.record_host(msg["description"])
+            return
         rec = dict(msg["record"])
         key = (rec.get("attempt"), rec["sample_id"])
         final = self.finished.get((rec["phase"], rec["block"]))
@@ -270,6 +274,18 @@ class Hosts:
                 self.done.add(rec["sample_id"])
         if msg.get("ack") and not replayed:
             Event(msg["ack"], client=self.client).set()
+
+    def record_host(self, description: dict) -> None:
+        """A host's description into this session's `hosts` in meta.json, the moment it is about to
+        take its first sample: one that joined after the start (a worker restarted on another
+        machine, one added to the scheduler) is described there like the others."""
+        hid = host_id(description["fingerprint"])
+        if self.hosts.get(hid) == description:
+            return
+        if hid not in self.hosts:
+            self.log(f"host {hid}: {description['label']} at {description.get('worker')} joined the run")
+        self.hosts[hid] = description
+        self.store.update_session(hosts=self.describe())
 
     def finish(self, future, block: list[tuple[int, Slot]]) -> None:
         if future.status == "finished":

@@ -6,7 +6,8 @@ ready the first time a block arrives: it pins the worker to its CPUs (a local cl
 checks that its programs are the session's (their sha256; a host without them gets the client's,
 shipped in the plugin; one with other programs is refused), evicts them from the page cache,
 prepares the fixtures and servers (`Resources`, in a scratch directory of its own) and takes the
-plan's warm-ups itself.  Each sample of a block is taken by the very code the in-process runner
+plan's warm-ups itself; before its first sample it sends the client its description, so that a
+host that joins mid-run (a worker restarted elsewhere, one added) is in meta.json too.  Each sample of a block is taken by the very code the in-process runner
 uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
 `TOPIC`; the host starts the next sample only when the client has stored it (a Dask `Event` the
 client sets), so no sending, receiving or fsync overlaps a sample.  The block's return value
@@ -99,6 +100,7 @@ class HostPlugin(WorkerPlugin):
         self.description: dict | None = None
         self.host = ""
         self.warm = False
+        self.announced = False  # its description sent to the client (a host that joins mid-run included)
 
     def teardown(self, worker) -> None:
         try:
@@ -157,6 +159,9 @@ class HostPlugin(WorkerPlugin):
             nofile = raise_nofile_limit()
             self.description["nofile_limit_for_programs"] = {"soft": nofile[0], "hard": nofile[1]}
             build.evict_from_page_cache([self.bin_dir / name for name in self.relevant])
+        if not self.announced:  # before its first sample: the client records every host that takes one
+            self.worker.log_event(TOPIC, {"kind": "host", "description": self.description})
+            self.announced = True
         if self.context is None:
             self.context = Resources(log=self.log)
             self.context.start(self.plan, SimpleNamespace(dir=self.scratch))
