@@ -303,6 +303,41 @@ def test_a_host_that_joins_mid_run_is_described_in_meta_json(built, tmp_path):
     assert set(df.loc[df["host"] == late, "host_label"]) == {f"a host not described in meta.json [{late}]"}
 
 
+def test_a_scheduler_lost_mid_run_ends_it_with_one_line_and_its_blocks_recorded(built, tmp_path, monkeypatch):
+    from distributed import LocalCluster
+
+    from bench_src.run.cluster import engine
+
+    monkeypatch.setattr(engine, "CONNECT_S", 3.0)  # how long the client tries to reconnect before it gives up
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    directory = tmp_path / "r"
+
+    def kill_the_scheduler_after_a_few_samples():
+        path = directory / "samples.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (path.exists() and len(path.read_text().splitlines()) >= 3):
+            time.sleep(0.05)
+        cluster.sync(cluster.scheduler.close)
+
+    watcher = threading.Thread(target=kill_the_scheduler_after_a_few_samples, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(ClusterError) as err:
+            run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
+    finally:
+        watcher.join(5)
+        cluster.close()
+    message = str(err.value)
+    assert "the scheduler is gone" in message and "resume" in message and "\n" not in message, message
+    store = ResultsStore(directory)
+    records = store.records()
+    assert len(records) >= 3 and all(r["status"] in ("ok", "host_lost") for r in records)
+    assert all("scheduler was lost" in r["reason"] for r in records if r["status"] == "host_lost")
+    session = store.read_meta()["sessions"][-1]
+    assert session["interrupted"] and session["taken"] == len(records)
+
+
 # --- the engine's A/A check ----------------------------------------------------------------------
 
 def fake_measure(scale: float, seed: int):

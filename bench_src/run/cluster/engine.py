@@ -17,7 +17,8 @@ Dask runs the block again whole elsewhere (or on the same host when it returns; 
 mid-run is checked the same way and described in meta.json before its first sample); what the lost
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
 per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
-the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends the run.
+the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and so
+does the scheduler gone (the client gave up reconnecting), each with one line.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from typing import Any, Callable
 
 import dask
 from distributed import Client, Event, KilledWorker, LocalCluster, TimeoutError as DaskTimeout
+from distributed.comm import CommClosedError
 from distributed.security import Security
 
 from ... import cpus, paths
@@ -196,12 +198,25 @@ class Hosts:
     def take_blocks(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         """Run the blocks with a sample missing, each whole on one host; at most one block per
         host at a time; a block starts only before the deadline.  Returns whether every block ran."""
+        try:
+            return self.take_blocks_on_the_scheduler(blocks, deadline)
+        except CommClosedError as exc:
+            raise self.scheduler_lost(exc) from None
+
+    def scheduler_lost(self, exc: BaseException | None = None) -> HostsError:
+        why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
+        return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
+                          f"blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, and resume")
+
+    def take_blocks_on_the_scheduler(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         todo = deque(b for b in blocks if any(slot.sample_id not in self.done for _, slot in b))
         running: dict = {}
         finished_all = True
         no_host_since = None
         hosts_now, counted = len(self.client.nthreads()), time.monotonic()
         while todo or running:
+            if self.client.status in ("closing", "closed"):  # it gave up reconnecting to the scheduler
+                raise self.scheduler_lost()
             if time.monotonic() - counted > HOSTS_EVERY_S:
                 hosts_now, counted = len(self.client.nthreads()), time.monotonic()
             while todo and len(running) < max(hosts_now, 1):
@@ -304,6 +319,8 @@ class Hosts:
             raise HostsError(f"a block failed on its host: {type(exc).__name__}: {exc}") from None
         reason = (f"the block's host was lost {exc.allowed_failures + 1} times while running it (Dask's "
                   "distributed.scheduler.allowed-failures); taken again on the next resume" if exc is not None
+                  else "the connection to the cluster's scheduler was lost while the block ran; taken again on the "
+                  "next resume" if self.client.status != "running"
                   else f"the block was {future.status} on the cluster; taken again on the next resume")
         attempt = f"lost-{uuid.uuid4().hex[:8]}"
         for seq, slot in block:
