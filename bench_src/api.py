@@ -155,8 +155,14 @@ def build_programs(plan: Plan, force: Any = False) -> dict:
 
 def cluster_from_parameter(cluster: Any) -> ClusterSpec | None:
     """The run notebook's `cluster` parameter, checked before anything is built: None (run here),
-    "local:N" or "tcp://HOST:PORT" (a ValueError names the value and what is allowed)."""
-    return parse_cluster(cluster)
+    "local:N" or "tcp://HOST:PORT" (a ValueError names the value and what is allowed); a
+    scheduler's address must take a connection (a ClusterError names it and what to do)."""
+    spec = parse_cluster(cluster)
+    if spec is not None and spec.kind == "scheduler":
+        from .run.cluster import engine  # the default path imports nothing of Dask
+
+        engine.check_scheduler(spec)
+    return spec
 
 
 def run_plan(plan: Plan, results_dir: str | Path, progress: Any = True, repair: Any = False,

@@ -66,6 +66,25 @@ def test_a_bad_cluster_is_refused_by_the_command_line_before_anything_is_built(t
     assert "Traceback" not in out.stderr and not (tmp_path / "r").exists()
 
 
+def test_a_scheduler_that_does_not_answer_is_refused_before_anything_is_built(tmp_path):
+    import socket
+
+    from bench_src import api
+
+    with socket.socket() as s:  # a port on which nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for value, words in ((f"tcp://127.0.0.1:{port}", f"no scheduler answers at 127.0.0.1:{port}"),
+                         ("tls://127.0.0.1:8786", "a tls:// scheduler needs the client's TLS settings in Dask's configuration")):
+        out = subprocess.run([sys.executable, "-m", "bench_src", "run", "--cluster", value, "--results-dir",
+                              str(tmp_path / "r"), "--workloads", "[sleep]", "--ns", "[10]"], cwd=ROOT,
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and out.stderr.startswith(f"error: cluster {value}: {words}"), out.stderr
+        assert len(out.stderr.splitlines()) == 1 and not (tmp_path / "r").exists(), out.stderr
+        with pytest.raises(ClusterError, match=words):  # the notebooks' check, before their build
+            api.cluster_from_parameter(value)
+
+
 def test_the_default_path_imports_nothing_of_dask():
     code = ("import sys, bench_src.api, bench_src.__main__, bench_src.run.runner, bench_src.report.full;"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import socket
 import time
 import uuid
 from collections import deque
@@ -71,11 +72,32 @@ POLL_S = 0.5  # how often the client looks at its blocks when no sample arrives 
 HOSTS_EVERY_S = 5.0  # how often it counts the hosts
 NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
+REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
 RETRY_STATUS = "host_lost"
 
 
 class HostsError(ClusterError):
     """The cluster cannot run the plan (no host, a host refused); the message says what to do."""
+
+
+def check_scheduler(spec: ClusterSpec) -> None:
+    """Before anything is built: a scheduler's address takes a connection, and for a tls:// one Dask's
+    configuration holds the client's TLS settings; else a HostsError naming the address and what to do.
+    Nothing to check for a local cluster (this process starts it)."""
+    if spec.kind != "scheduler":
+        return
+    scheme, rest = spec.address.split("://", 1)
+    name, port = rest.rsplit(":", 1)
+    if scheme == "tls" and Security().get_connection_args("client").get("ssl_context") is None:
+        raise HostsError(f"cluster {spec}: a tls:// scheduler needs the client's TLS settings in Dask's configuration "
+                         "(distributed.comm.tls.ca-file, distributed.comm.tls.client.cert and .key; docs/cluster.md, "
+                         "Security), and there are none; configure them, or give the scheduler's tcp:// address")
+    try:
+        socket.create_connection((name.strip("[]"), int(port)), timeout=REACH_S).close()
+    except OSError as exc:
+        raise HostsError(f"cluster {spec}: no scheduler answers at {rest} ({exc.strerror or type(exc).__name__}); "
+                         f"start one there (`dask scheduler --host {name} --port {port}`, docs/cluster.md), or give "
+                         "the address of a running one") from None
 
 
 class Hosts:
@@ -107,6 +129,7 @@ class Hosts:
                                                 security=Security.temporary(), silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster, set_as_default=False)
                 return {str(i): s for i, s in enumerate(cpus.split(self.spec.workers))}
+            check_scheduler(self.spec)
             try:
                 self.client = Client(self.spec.address, timeout=CONNECT_S, set_as_default=False)
                 self.client.wait_for_workers(1, timeout=CONNECT_S)
