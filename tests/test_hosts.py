@@ -1,6 +1,7 @@
 """Several results directories of one plan in one analysis: hosts are fingerprints, pairs stay
 within a host, the combined ratio and "holds on k of m", refusals of what cannot be combined."""
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -96,6 +97,10 @@ def test_different_plans_or_code_are_refused_naming_both(tmp_path):
     b = take(tmp_path / "b", 1.0, 2.0, seed=8, the_plan=other)
     with pytest.raises(ValueError, match=r"holds another plan than .*a.*plan digest"):
         store_hosts.load_hosts([a, b])
+    copy = tmp_path / "copy-of-a"
+    shutil.copytree(a, copy)
+    with pytest.raises(ValueError, match=r"copy-of-a holds the same run as .*/a \(run_id .*count twice"):
+        store_hosts.load_hosts([a, copy])
     c = take(tmp_path / "c", 1.0, 2.0, seed=9, commit="0" * 40)
     meta = json.loads((a / "meta.json").read_text())
     if not store_hosts.source_commit(meta):

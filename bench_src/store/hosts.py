@@ -116,7 +116,8 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
     digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
     host to its label, fingerprint and directories; `df.attrs["meta"]` is the first directory's
     meta.json and `df.attrs["plan"]` its Plan (the plan they share).  Refused (ValueError, naming the directories): fewer than one
-    directory, a directory given twice, different plans, programs built from different source; the
+    directory, a directory given twice (by its path, or as a copy: the same run_id), different plans,
+    programs built from different source; the
     difference named by `factor` ("plan" or "commit") is accepted and becomes a column."""
     if factor is not None and factor not in FACTORS:
         raise ValueError(f"factor={factor!r}: allowed: {', '.join(FACTORS)} (or None)")
@@ -125,10 +126,15 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
         raise ValueError("load_hosts needs at least one results directory")
     if len({os.path.realpath(d) for d in dirs}) < len(dirs):
         raise ValueError(f"a results directory is given twice: {dirs}")
-    frames, hosts, first = [], {}, None
+    frames, hosts, first, runs = [], {}, None, {}
     for d in dirs:
         store = ResultsStore(d)
         meta = store.read_meta()
+        run_id = meta.get("run_id")
+        if run_id and run_id in runs:  # a copy of a directory: its samples would count twice
+            raise ValueError(f"{d} holds the same run as {runs[run_id]} (run_id {run_id}): a copy of one results "
+                             "directory, whose samples would count twice; give each run's directory once")
+        runs[run_id] = d
         if first is None:
             first = (d, meta)
         else:
