@@ -357,6 +357,50 @@ def test_a_scheduler_lost_mid_run_ends_it_with_one_line_and_its_blocks_recorded(
     assert session["interrupted"] and session["taken"] == len(records)
 
 
+def start_workers_of_one_machine(pinned: bool):
+    """A scheduler with two workers on this machine, as `dask worker --nworkers 2` starts them, or
+    each pinned to a CPU of its own, as `taskset -c` does."""
+    from distributed import Client, LocalCluster
+
+    from bench_src.run.cluster import host
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    if pinned:
+        with Client(cluster, set_as_default=False) as client:
+            for cpu, worker in enumerate(sorted(client.scheduler_info()["workers"])):
+                client.run(host.pin_process, [cpu], workers=[worker])
+    return cluster
+
+
+@two_cpus
+def test_workers_pinned_to_cpus_of_their_own_are_two_hosts_of_one_machine(built, tmp_path):
+    cluster = start_workers_of_one_machine(pinned=True)
+    try:
+        run(small_plan(samples=6, warmup=0), tmp_path / "r", parse_cluster(cluster.scheduler_address))
+    finally:
+        cluster.close()
+    described = ResultsStore(tmp_path / "r").read_meta()["sessions"][-1]["hosts"]
+    assert sorted(d["cpu_set"] for d in described.values()) == ["0", "1"], "one description per worker"
+    records = ResultsStore(tmp_path / "r").records()
+    assert {r["host"] for r in records} == set(described)
+    assert all(r["cpus"] == described[r["host"]]["cpu_set"] for r in records)
+    df = store_hosts.load_hosts([tmp_path / "r"])
+    assert df["host"].nunique() == 2 and len({e["machine"] for e in df.attrs["hosts"].values()}) == 1
+
+
+def test_workers_sharing_the_cpus_of_one_machine_are_refused_before_the_first_sample(built, tmp_path):
+    cluster = start_workers_of_one_machine(pinned=False)
+    try:
+        with pytest.raises(ClusterError, match=r"^workers tcp://\S+ and tcp://\S+ run on the same CPUs of machine "
+                                               r".*start one worker per machine"):
+            run(small_plan(samples=6, warmup=0), tmp_path / "r", parse_cluster(cluster.scheduler_address))
+    finally:
+        cluster.close()
+    samples = tmp_path / "r" / "samples.jsonl"
+    assert not samples.exists() or samples.read_text() == "", "not one sample taken"
+
+
 # --- the engine's A/A check ----------------------------------------------------------------------
 
 def fake_measure(scale: float, seed: int):

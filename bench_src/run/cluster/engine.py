@@ -39,7 +39,7 @@ from distributed.security import Security
 from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
-from ...store.hosts import host_id
+from ...store.hosts import host_id, machine_id
 from ..sample import record
 from . import host
 
@@ -98,6 +98,25 @@ def check_scheduler(spec: ClusterSpec) -> None:
         raise HostsError(f"cluster {spec}: no scheduler answers at {rest} ({exc.strerror or type(exc).__name__}); "
                          f"start one there (`dask scheduler --host {name} --port {port}`, docs/cluster.md), or give "
                          "the address of a running one") from None
+
+
+def refuse_shared_cpus(described: dict[str, dict]) -> None:
+    """A HostsError when two workers run on CPUs of one machine that overlap (`dask worker
+    --nworkers 2`, two workers without `taskset`): their samples would run at once on the same
+    CPUs.  A machine is its name and fingerprint; a worker's CPUs are its `cpu_set`, else all."""
+    seen: dict[tuple, list[tuple[str, set[int]]]] = {}
+    for addr, d in sorted(described.items()):
+        m = d.get("machine", {})
+        cpus_ = ({int(c) for c in d["cpu_set"].split(",")} if d.get("cpu_set")
+                 else set(range(m.get("logical_cpus") or 1)))
+        key = (m.get("hostname"), machine_id(d["fingerprint"]))
+        for other, theirs in seen.get(key, []):
+            if cpus_ & theirs:
+                raise HostsError(f"workers {other} and {addr} run on the same CPUs of machine {m.get('hostname')} "
+                                 f"({', '.join(str(c) for c in sorted(cpus_ & theirs))}): their samples would run at "
+                                 "once on them; start one worker per machine (`--nworkers 1`), or pin each to CPUs "
+                                 "of its own (`taskset -c`)")
+        seen.setdefault(key, []).append((addr, cpus_))
 
 
 class Hosts:
@@ -179,6 +198,7 @@ class Hosts:
             described = self.client.run(host.check)
         except host.BinariesRefused as exc:
             raise HostsError(str(exc)) from None
+        refuse_shared_cpus(described)
         self.hosts = {host_id(d["fingerprint"]): d for d in described.values()}
         self.count = len(described)
         for addr, d in described.items():

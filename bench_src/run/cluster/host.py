@@ -60,6 +60,13 @@ def pin_process(cpus: list[int]) -> None:
             continue
 
 
+def own_share() -> list[int] | None:
+    """The CPUs this worker is pinned to when they are fewer than its machine's (a worker started
+    under `taskset`, a job's cpuset), else None: the whole machine."""
+    mine = sorted(os.sched_getaffinity(0))
+    return mine if len(mine) < (os.cpu_count() or len(mine)) else None
+
+
 def digests(directory: Path, names) -> dict[str, str | None]:
     """sha256 of each named program in `directory` (None when it is not there)."""
     return {k: v for k, v in build.binary_digests(directory).items() if k in names}
@@ -137,12 +144,15 @@ class HostPlugin(WorkerPlugin):
 
     def describe(self) -> dict:
         """This host as meta.json records it: the machine, its toolchains, the programs' sha256,
-        its CPU share, and its fingerprint and label."""
+        its CPU share (a local cluster's, or the CPUs a worker started by hand is pinned to), and
+        its fingerprint and label.  Two workers of one machine pinned to CPUs of their own are two
+        hosts, as two hosts of a local cluster are."""
         if self.description is None:
             desc = {"machine": machine.describe(), "toolchains": build.toolchains(), "binaries": self.binaries,
                     "worker": self.worker.address, "worker_name": str(self.worker.name)}
-            if self.cpu_set:
-                desc["cpu_set"] = ",".join(str(c) for c in self.cpu_set)
+            share = self.cpu_set or own_share()
+            if share:
+                desc["cpu_set"] = ",".join(str(c) for c in share)
             fp = fingerprint(desc)
             desc.update(fingerprint=fp, label=host_label(fp))
             self.host = host_id(fp)
