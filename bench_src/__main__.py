@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
         rebuild = "the next build starts again what it had not finished"
         what = {"build": f": the build stopped; {rebuild}",
                 "run": f" before the run started (nothing was measured); {rebuild}"}.get(getattr(args, "cmd", ""), "")
+        if getattr(args, "run_started", False):  # a second Ctrl-C while the run was ending
+            what = (" again while the run was ending: every sample it took is stored (a session whose end was not "
+                    "recorded reads as killed); run the same command again to resume")
         print(f"interrupted{what}", file=sys.stderr)
         return 130
 
@@ -113,6 +116,7 @@ def command(args: argparse.Namespace) -> int:
                 print(out)
             else:
                 build.build(plan.languages)
+                args.run_started = True
                 report = api.run_plan(plan, out, progress=not args.no_progress, repair=args.repair,
                                       new_binaries=args.new_binaries, cluster=cluster)
                 if report.interrupted:

@@ -732,3 +732,18 @@ def test_a_record_whose_keys_have_the_wrong_type_is_a_bad_line(tmp_path):
     assert pd.to_numeric(df["n"], errors="coerce").notna().all()
     with pytest.raises(CorruptRecords, match="line 6: wrong type"):
         runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+
+
+def test_a_second_ctrl_c_while_a_run_ends_does_not_say_nothing_was_measured(tmp_path, monkeypatch, capsys):
+    from bench_src import __main__ as cli, api
+    from bench_src.run import build
+
+    def interrupted_while_ending(*args, **kwargs):  # the run took samples; a second Ctrl-C hits its cleanup
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "build", lambda *a, **k: {})
+    monkeypatch.setattr(api, "run_plan", interrupted_while_ending)
+    code = cli.main(["run", "--workloads", "[sleep]", "--ns", "[10]", "--results-dir", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 130 and "nothing was measured" not in err and "resume" in err, err
+    assert len(err.splitlines()) == 1
