@@ -401,6 +401,67 @@ def test_workers_sharing_the_cpus_of_one_machine_are_refused_before_the_first_sa
     assert not samples.exists() or samples.read_text() == "", "not one sample taken"
 
 
+def test_a_sample_of_an_earlier_sessions_block_is_not_stored(tmp_path):
+    from bench_src.run.cluster import engine
+    from bench_src.run.sample import record
+
+    plan = small_plan()
+    stored, logs = [], []
+
+    class Store:
+        run_id, session = "r", 2  # the resumed session; session 1's client was killed
+
+    hosts = engine.Hosts(ClusterSpec("local", workers=2), plan, Store(), lambda slot, rec, tl: stored.append(rec),
+                         set(), logs.append)
+    seq, slot = next((i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured")
+    hosts.slots[slot.sample_id] = slot  # the resumed session runs that block again too
+    for session in (1, 2):
+        rec = record(slot, seq, "r", session, {"status": "ok", "reason": ""})
+        rec.update(host="h", attempt=f"attempt-of-session-{session}")
+        hosts.receive({"kind": "sample", "record": rec, "timeline": None}, replayed=True)
+    assert [r["session"] for r in stored] == [2], "the block still running for the killed client is not stored"
+    assert any("for a client that is gone" in line for line in logs), logs
+
+
+def test_a_client_killed_and_resumed_at_once_stores_nothing_of_its_orphaned_blocks(built, tmp_path):
+    """kill -9 of the client leaves its blocks running on the hosts of a scheduler; the same
+    command run again at once must neither store what they take nor wait for them."""
+    import warnings
+
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    directory = tmp_path / "r"
+    plan = small_plan(samples=12, warmup=0)
+    try:
+        given = {"profile": "quick", "workloads": ["sleep"], "ns": [10, 100], "samples": 12, "warmup": 0,
+                 "params": {"sleep": {"work": 0}}, "threads": 1}  # small_plan's, on the command line
+        client = subprocess.Popen([sys.executable, "-m", "bench_src", "run", "--plan", json.dumps(given),
+                                   "--cluster", cluster.scheduler_address, "--results-dir", str(directory),
+                                   "--no-progress"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        path = directory / "samples.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (path.exists() and len(path.read_text().splitlines()) >= 6):
+            time.sleep(0.05)
+        client.kill()
+        client.wait()
+        run(plan, directory, parse_cluster(cluster.scheduler_address))
+    finally:
+        cluster.close()
+    store = ResultsStore(directory)
+    sessions = store.read_meta()["sessions"]
+    records = store.records()
+    assert sum(r["session"] == 2 for r in records) == sessions[1]["taken"]
+    assert len(records) == sum(r["session"] == 1 for r in records) + sessions[1]["taken"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no samples "missing" that meta.json counts as taken
+        df = store.load()
+    assert sorted(df.loc[df["phase"] == "measured", "sample_id"]) == sorted(s.sample_id for s in plan.schedule())
+    report, _ = run(plan, directory, ClusterSpec("local", workers=1))  # a further resume is not refused
+    assert report.taken == 0
+
+
 # --- the engine's A/A check ----------------------------------------------------------------------
 
 def fake_measure(scale: float, seed: int):

@@ -320,6 +320,11 @@ class Hosts:
         final = self.finished.get((rec["phase"], rec["block"]))
         if key in self.kept:
             pass
+        elif rec.get("session") != self.store.session:
+            # a block of an earlier session whose client is gone, still running on its host: what it
+            # takes belongs to no session that is running (meta.json would count it in neither)
+            self.log(f"note: sample {rec['sample_id']} of session {rec.get('session')}, taken by host "
+                     f"{rec.get('host')} for a client that is gone, arrived; not stored")
         elif final is not None and rec.get("attempt") != final:
             # a block already complete, run again by Dask after its host was lost: not stored twice
             self.log(f"note: sample {rec['sample_id']} of a block already complete arrived again from host "

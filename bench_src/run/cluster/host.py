@@ -32,6 +32,7 @@ from typing import Any
 
 import dask
 from distributed import Event, WorkerPlugin, get_worker
+from distributed.utils import thread_state
 
 from ... import paths
 from ...plan import Slot, plan_from_dict
@@ -44,6 +45,7 @@ from ..resources import Resources, raise_nofile_limit
 PLUGIN = "bench-host"
 TOPIC = "bench-samples"
 ACK_S = 60.0  # how long a host waits for the client to store a sample before it goes on
+ACK_CHECK_S = 1.0  # while it waits, how often it looks whether its block is still wanted
 SETTLE_S = 0.05  # then a pause, so that no message of the engine is in flight when a sample starts
 
 
@@ -193,6 +195,13 @@ class HostPlugin(WorkerPlugin):
                 env[key] = value
         return env
 
+    def wanted(self) -> bool:
+        """Whether the block this thread runs is still wanted: not once Dask has cancelled its task
+        (its client gone: interrupted, killed)."""
+        key = getattr(thread_state, "key", None)
+        task = self.worker.state.tasks.get(key) if key is not None else None
+        return key is None or (task is not None and task.state not in ("cancelled", "released", "forgotten"))
+
     @property
     def ack_name(self) -> str:
         return f"bench-stored-{self.worker.address}"
@@ -200,11 +209,15 @@ class HostPlugin(WorkerPlugin):
     def send_and_wait(self, msg: dict) -> None:
         """Send a sample to the client and wait until it is stored there: neither this worker's
         sending nor the client's append and fsync overlap the next sample.  After ACK_S without
-        an answer (a client gone) the block goes on; the block's result repeats the sample."""
+        an answer the block goes on (the block's result repeats the sample); it stops waiting at
+        once when its task is cancelled (its client gone), and `take` then ends the block."""
         stored = Event(self.ack_name)
         stored.clear()
         self.worker.log_event(TOPIC, msg)
-        stored.wait(ACK_S)
+        deadline = time.monotonic() + ACK_S
+        while not stored.wait(ACK_CHECK_S):
+            if time.monotonic() >= deadline or not self.wanted():
+                break
         time.sleep(SETTLE_S)  # the replies and bookkeeping the acknowledgement set off end first
 
     def take(self, slots: list[tuple[int, Slot]], attempt: str) -> list[dict]:
@@ -212,6 +225,9 @@ class HostPlugin(WorkerPlugin):
         env = self.program_env()
         sent = []
         for seq, slot in slots:
+            if not self.wanted():  # its client is gone: a sample now would be stored by no one
+                self.log(f"stopped a block whose client is gone, after {len(sent)} of its {len(slots)} samples")
+                break
             rec, timeline = sample.measure_slot(self.plan, self.context, measure, env, slot, seq, self.run_id,
                                                 self.session, self.scrubber, bin_dir=self.bin_dir)
             rec.update(host=self.host, attempt=attempt)
