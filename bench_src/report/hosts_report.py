@@ -65,7 +65,7 @@ def summary_lines(rep: HostsReport) -> list[str]:
            "fingerprint: CPU, caches, memory, kernel, toolchains, the programs' sha256)."]
     if rep.distinct_machines < rep.machines:
         out.append(f"{rep.machines} hosts on {rep.distinct_machines} machine(s): hosts of one machine are shares of it, each "
-                   "pinned to CPUs of its own (a local cluster); "
+                   "pinned to CPUs of its own (a local cluster, or workers pinned with taskset); "
                    "a verdict that holds on all of them holds across those CPUs, not across machines.")
     if rep.machines < 2:
         out.append("One host: no verdict across machines; each directory's blocks are pooled as blocks of that host.")
