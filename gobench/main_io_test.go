@@ -47,7 +47,7 @@ func TestRunFiles(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	m2 := lastLine(t, stdout)
-	checkResult(t, m2, "files_rw", "0000000000009dc4", 10)
+	checkResult(t, m2, "files_rw", "000000000000f044", 10)
 
 	// Both report the bound on files open at once: the soft open-file limit,
 	// which run raised to the hard limit, less a reserve.

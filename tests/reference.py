@@ -62,9 +62,13 @@ APPENDED = b"Appended string\n"
 
 
 def files_rw_checksum(n: int) -> str:
-    appends = sum(1 for r in lcg(42, n) if (r % 20) % 2 == 0)
+    """The appends, the final size of the 20 files, and the fixture bytes of every read (a read of
+    file k holds its fixture content and the appends it saw, which the programs take off)."""
+    picks = [r % 20 for r in lcg(42, n)]
+    appends = sum(1 for k in picks if k % 2 == 0)
     sizes = sum(len(fixture_file(k)) for k in range(20)) + appends * len(APPENDED)
-    return f"{(appends + sizes) & MASK64:016x}"
+    read = sum(len(fixture_file(k)) for k in picks)
+    return f"{(appends + sizes + read) & MASK64:016x}"
 
 
 def users_rows(count: int = 10_000) -> list[tuple[int, int, int, str]]:

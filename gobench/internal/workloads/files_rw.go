@@ -1,14 +1,18 @@
 package workloads
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"runtime"
 )
 
 // files_rw: task i picks file k = lcg(42)[i] % 20; if k is even it appends
 // "Appended string\n" to DIR/<k>.txt; then every task reads DIR/<k>.txt whole
-// and digests it. Checksum: number of appends plus the total size of the 20
-// files, taken after the timer stops.
+// and digests it. After the timer stops, every task's read is checked
+// against the contents its file can have had (filesRWHistory). Checksum:
+// number of appends plus the total size of the 20 files, plus the fixture
+// bytes of every read (its size less the appended strings it held).
 var filesRWSpec = &Spec{
 	Name:           "files_rw",
 	Variants:       filesVariants,
@@ -56,15 +60,98 @@ func runFilesRW(c *Context) (Outcome, error) {
 	// With retain=content every file's content stays reachable until here.
 	runtime.KeepAlive(reads)
 
+	histories, err := filesRWHistories(paths, picks)
+	if err != nil {
+		return Outcome{}, err
+	}
 	sum := appends
-	for _, p := range paths {
-		st, err := os.Stat(p)
+	for _, h := range histories {
+		sum += h.size()
+	}
+	for i, r := range reads {
+		k := picks[i]
+		base, err := histories[k].check(r, k%2 == 0, opt.digest)
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, fmt.Errorf("task %d, %s: %w", i, paths[k], err)
 		}
-		sum += uint64(st.Size())
+		sum += base
 	}
 	return Outcome{Checksum: sum, TasksOK: int64(len(reads))}, nil
+}
+
+// fileHistory is every content a file of files_rw can have held during a
+// run: its fixture content followed by m appended strings, m = 0 .. appends,
+// in that order (an append adds the whole string or nothing: one write of 16
+// bytes, which never straddles a page since every size is a multiple of 16).
+type fileHistory struct {
+	// base is the size of the fixture content.
+	base uint64
+	// appends is the number of tasks that appended to the file.
+	appends uint64
+	// digests[m] is the FNV-1a digest of the content after m appends.
+	digests []uint64
+}
+
+func (h fileHistory) size() uint64 {
+	return h.base + h.appends*uint64(len(filesAppended))
+}
+
+// check returns the fixture bytes of one task's read (its size less the
+// appended strings it held), or an error if no content of the file's history
+// has that size (and, with digest, that digest), or if a task that appended
+// read the file without its own append.
+func (h fileHistory) check(r fileRead, appended, digest bool) (uint64, error) {
+	step := uint64(len(filesAppended))
+	if r.size < h.base || (r.size-h.base)%step != 0 || (r.size-h.base)/step > h.appends {
+		return 0, fmt.Errorf("read %d bytes, but the file only ever had %d + 16 m bytes, m = 0 .. %d",
+			r.size, h.base, h.appends)
+	}
+	m := (r.size - h.base) / step
+	if appended && m == 0 {
+		return 0, fmt.Errorf("read %d bytes, the file without the task's own append", r.size)
+	}
+	if digest && r.digest != h.digests[m] {
+		return 0, fmt.Errorf("read %d bytes with digest %016x, but the file had digest %016x at that size",
+			r.size, r.digest, h.digests[m])
+	}
+	return h.base, nil
+}
+
+// filesRWHistories reads the 20 files after the tasks (outside the timer)
+// and returns the history of each: the final file must end in exactly one
+// appended string per appending task, and what comes before them is the
+// fixture content.
+func filesRWHistories(paths []string, picks []uint64) ([]fileHistory, error) {
+	appends := make([]uint64, len(paths))
+	for _, k := range picks {
+		if k%2 == 0 {
+			appends[k]++
+		}
+	}
+	step := uint64(len(filesAppended))
+	histories := make([]fileHistory, len(paths))
+	for k, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		tail := appends[k] * step
+		if uint64(len(b)) < tail {
+			return nil, fmt.Errorf("%s: %d bytes after %d appends of %d bytes", p, len(b), appends[k], step)
+		}
+		base := uint64(len(b)) - tail
+		h := fileHistory{base: base, appends: appends[k], digests: make([]uint64, appends[k]+1)}
+		h.digests[0] = fnv1a64(b[:base])
+		for m := range appends[k] {
+			s := b[base+m*step : base+(m+1)*step]
+			if !bytes.Equal(s, filesAppended) {
+				return nil, fmt.Errorf("%s: append %d of %d is %q", p, m+1, appends[k], s)
+			}
+			h.digests[m+1] = fnv1a64More(h.digests[m], s)
+		}
+		histories[k] = h
+	}
+	return histories, nil
 }
 
 // appendFile opens path write-only for appending (creating it with mode 0644

@@ -115,7 +115,9 @@ func TestFilesReadChecksums(t *testing.T) {
 
 func TestFilesRWChecksums(t *testing.T) {
 	// The digest is not part of files_rw's checksum: digest=off gives the same.
-	want := map[int]uint64{10: 0x9dc4, 1000: 0xc0b2, 10000: 0x1e9cc}
+	// Each includes the fixture bytes every task read (0x9dc4, 0xc0b2 and
+	// 0x1e9cc, the appends and final sizes alone, left the reads out).
+	want := map[int]uint64{10: 0xf044, 1000: 0x1f65b2, 10000: 0x134ea4c}
 	for _, variant := range filesRWSpec.Variants {
 		for _, retain := range filesRetains {
 			for _, digest := range filesDigests {
@@ -253,5 +255,67 @@ func TestFilesParams(t *testing.T) {
 				t.Errorf("%s %+v: got %v, want a UsageError", spec.Name, a, err)
 			}
 		}
+	}
+}
+
+// TestFilesRWHistoryChecksEveryRead: a read passes only if its size and
+// digest are those of the file after some number of appends, and a task that
+// appended must see its own append.
+func TestFilesRWHistoryChecksEveryRead(t *testing.T) {
+	dir := writeFilesFixture(t)
+	paths := filesPaths(dir)
+	// Two appends to file 2 (tasks 0 and 1 of N = 4 pick 2, 2, 7, 17).
+	picks := filesPick(4)
+	for range 2 {
+		if err := appendFile(paths[2], filesAppended, newFileGate(16)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs, err := filesRWHistories(paths, picks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hs[2]
+	base := uint64(len(fixtureFile(2)))
+	if h.base != base || h.appends != 2 || h.size() != base+32 {
+		t.Fatalf("history %+v, want base %d and 2 appends", h, base)
+	}
+	for m := range uint64(3) {
+		content := append(fixtureFile(2), bytes.Repeat(filesAppended, int(m))...)
+		r := fileRead{size: uint64(len(content)), digest: fnv1a64(content)}
+		got, err := h.check(r, m > 0, true)
+		if err != nil || got != base {
+			t.Errorf("m=%d: %d, %v; want %d", m, got, err, base)
+		}
+	}
+	full := append(fixtureFile(2), bytes.Repeat(filesAppended, 2)...)
+	bad := map[string]struct {
+		r        fileRead
+		appended bool
+		digest   bool
+	}{
+		"nothing read":          {fileRead{}, false, false},
+		"short read":            {fileRead{size: base + 8}, false, false},
+		"more than the appends": {fileRead{size: base + 48}, false, false},
+		"digest skipped":        {fileRead{size: uint64(len(full))}, true, true},
+		"wrong content":         {fileRead{size: base, digest: fnv1a64(fixtureFile(3)[:base])}, false, true},
+		"own append missing":    {fileRead{size: base, digest: fnv1a64(fixtureFile(2))}, true, true},
+	}
+	for name, c := range bad {
+		if _, err := h.check(c.r, c.appended, c.digest); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// digest=off: the size alone is checked.
+	if _, err := h.check(fileRead{size: uint64(len(full))}, true, false); err != nil {
+		t.Errorf("digest=off: %v", err)
+	}
+
+	// A file that does not end in its appends is refused.
+	if err := os.WriteFile(paths[4], append(fixtureFile(4), []byte("Appended strinG\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := filesRWHistories(paths, []uint64{4}); err == nil {
+		t.Error("a file with a foreign tail was accepted")
 	}
 }

@@ -135,13 +135,18 @@ func readWhole(path string, opt filesOptions, out *fileRead, g fileGate) error {
 	return nil
 }
 
+// fnvOffset is the 64-bit FNV-1a hash of no bytes.
+const fnvOffset = 0xcbf29ce484222325
+
 // fnv1a64 is the 64-bit FNV-1a hash.
 func fnv1a64(b []byte) uint64 {
-	const (
-		offset = 0xcbf29ce484222325
-		prime  = 0x100000001b3
-	)
-	h := uint64(offset)
+	return fnv1a64More(fnvOffset, b)
+}
+
+// fnv1a64More continues the FNV-1a hash h over b: fnv1a64More(fnv1a64(a), b)
+// is fnv1a64 of a followed by b.
+func fnv1a64More(h uint64, b []byte) uint64 {
+	const prime = 0x100000001b3
 	for _, c := range b {
 		h ^= uint64(c)
 		h *= prime

@@ -2,11 +2,17 @@
 //! if k is even it appends `Appended string\n` (open write-only + append +
 //! create, write completely, flush, close; `flush=off` drops the file after
 //! the write as the article did), then every task reads file k whole and
-//! digests it (`digest=on`). Checksum: number of appends plus the total size
-//! of the 20 files, measured after the timer has stopped; neither param
-//! changes it.
+//! digests it (`digest=on`). After the timer has stopped, every task's read
+//! is checked against the contents its file can have had (`History`).
+//! Checksum: number of appends plus the total size of the 20 files, plus the
+//! fixture bytes of every read (its size less the appended strings it held);
+//! no param changes it.
 
-use super::fsshared::{self, DIGEST, FLUSH, RETAIN, VARIANTS};
+use std::path::Path;
+
+use super::fsshared::{
+    self, APPENDED, DIGEST, FLUSH, RETAIN, TaskRead, VARIANTS, fnv1a64, fnv1a64_more,
+};
 use super::spec::{Ctx, Outcome, WorkloadSpec};
 use crate::cli::error::BenchError;
 
@@ -22,11 +28,135 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
 
 fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
     let totals = fsshared::run_file_tasks(ctx, true)?;
-    let size = fsshared::fixture_size(ctx.data_dir()?)?;
+    let digest = ctx.param("digest")? == "on";
+    // With flush=off a tokio-fs task's read may come before its own append.
+    let own_append_seen = ctx.param("flush")? == "on";
+    let dir = ctx.data_dir()?;
+    let paths = fsshared::fixture_paths(dir);
+    let indices = fsshared::file_indices(ctx.n_usize()?);
+    if totals.reads.len() != indices.len() {
+        return Err(BenchError::runtime(format!(
+            "{} reads collected for {} tasks",
+            totals.reads.len(),
+            indices.len()
+        )));
+    }
+    let histories = histories(&paths, &indices)?;
+    let mut checksum = histories
+        .iter()
+        .fold(totals.appends, |sum, h| sum.wrapping_add(h.size()));
+    for (i, (read, &k)) in totals.reads.iter().zip(&indices).enumerate() {
+        let appended = k % 2 == 0;
+        let base = histories[k]
+            .check(*read, appended && own_append_seen, digest)
+            .map_err(|why| {
+                BenchError::runtime(format!("task {i}, {}: {why}", paths[k].display()))
+            })?;
+        checksum = checksum.wrapping_add(base);
+    }
     ctx.set_extra("appends", totals.appends);
     Ok(Outcome {
-        checksum: totals.appends.wrapping_add(size),
+        checksum,
         tasks_ok: totals.tasks_ok,
+    })
+}
+
+/// Every content a file of files_rw can have held during a run: its fixture
+/// content followed by m appended strings, m = 0 ..= appends, in that order
+/// (an append adds the whole string or nothing: one write of 16 bytes, which
+/// never straddles a page since every size is a multiple of 16).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct History {
+    /// Size of the fixture content.
+    base: u64,
+    /// Tasks that appended to the file.
+    appends: u64,
+    /// `digests[m]`: FNV-1a of the content after m appends.
+    digests: Vec<u64>,
+}
+
+const STEP: u64 = APPENDED.len() as u64;
+
+impl History {
+    fn size(&self) -> u64 {
+        self.base + self.appends * STEP
+    }
+
+    /// The fixture bytes of one task's read (its size less the appended
+    /// strings it held), or why no content of the file's history has that
+    /// size (and, with `digest`, that digest), or why a task that appended
+    /// (`own_append`) read the file without its own append.
+    fn check(&self, read: TaskRead, own_append: bool, digest: bool) -> Result<u64, String> {
+        let extra = read.len.checked_sub(self.base);
+        let m = match extra {
+            Some(extra) if extra % STEP == 0 && extra / STEP <= self.appends => extra / STEP,
+            _ => {
+                return Err(format!(
+                    "read {} bytes, but the file only ever had {} + 16 m bytes, m = 0 ..= {}",
+                    read.len, self.base, self.appends
+                ));
+            }
+        };
+        if own_append && m == 0 {
+            return Err(format!(
+                "read {} bytes, the file without the task's own append",
+                read.len
+            ));
+        }
+        let want = self.digests[m as usize];
+        if digest && read.digest != want {
+            return Err(format!(
+                "read {} bytes with digest {:016x}, but the file had digest {want:016x} at that size",
+                read.len, read.digest
+            ));
+        }
+        Ok(self.base)
+    }
+}
+
+/// Read the 20 files after the tasks (outside the timer) and return the
+/// history of each: the final file must end in exactly one appended string
+/// per appending task, and what comes before them is the fixture content.
+fn histories(paths: &[std::path::PathBuf], indices: &[usize]) -> Result<Vec<History>, BenchError> {
+    let mut appends = vec![0u64; paths.len()];
+    for &k in indices.iter().filter(|&&k| k % 2 == 0) {
+        appends[k] += 1;
+    }
+    paths
+        .iter()
+        .zip(appends)
+        .map(|(path, appends)| history(path, appends))
+        .collect()
+}
+
+fn history(path: &Path, appends: u64) -> Result<History, BenchError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| BenchError::runtime(format!("reading {}: {e}", path.display())))?;
+    let tail = appends * STEP;
+    let base = (bytes.len() as u64).checked_sub(tail).ok_or_else(|| {
+        BenchError::runtime(format!(
+            "{}: {} bytes after {appends} appends of {STEP} bytes",
+            path.display(),
+            bytes.len()
+        ))
+    })?;
+    let mut digests = Vec::with_capacity(appends as usize + 1);
+    digests.push(fnv1a64(&bytes[..base as usize]));
+    for (m, chunk) in bytes[base as usize..].chunks(APPENDED.len()).enumerate() {
+        if chunk != APPENDED {
+            return Err(BenchError::runtime(format!(
+                "{}: append {} of {appends} is {:?}",
+                path.display(),
+                m + 1,
+                String::from_utf8_lossy(chunk)
+            )));
+        }
+        digests.push(fnv1a64_more(digests[m], chunk));
+    }
+    Ok(History {
+        base,
+        appends,
+        digests,
     })
 }
 
@@ -36,7 +166,7 @@ mod tests {
     use crate::cli::args::RunArgs;
     use crate::cli::result::Report;
     use crate::cli::timer::mono_ns;
-    use crate::workloads::fsshared::{APPENDED, scratch_dir, write_fixture};
+    use crate::workloads::fsshared::{fixture_content, scratch_dir, write_fixture};
     use crate::workloads::spec::{run as run_workload, test_args};
 
     /// One run on a freshly written fixture.
@@ -56,10 +186,13 @@ mod tests {
             for retain in ["digest", "content"] {
                 for (digest, flush) in [("on", "on"), ("off", "on"), ("on", "off"), ("off", "off")]
                 {
+                    // Each includes the fixture bytes every task read (9dc4,
+                    // c0b2 and 1e9cc, the appends and final sizes alone, left
+                    // the reads out).
                     for (n, expected) in [
-                        (10, "0000000000009dc4"),
-                        (1000, "000000000000c0b2"),
-                        (10_000, "000000000001e9cc"),
+                        (10, "000000000000f044"),
+                        (1000, "00000000001f65b2"),
+                        (10_000, "000000000134ea4c"),
                     ] {
                         let params = [("retain", retain), ("digest", digest), ("flush", flush)];
                         let report = files_rw(&dir, n, variant, &params);
@@ -71,6 +204,69 @@ mod tests {
                 }
             }
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn every_read_is_checked_against_the_file_history() {
+        let dir = scratch_dir("files-rw-history");
+        write_fixture(&dir).unwrap();
+        let paths = fsshared::fixture_paths(&dir);
+        // N = 4 picks files 2, 2, 7, 17: two appends to file 2.
+        let indices = fsshared::file_indices(4);
+        for _ in 0..2 {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&paths[2])
+                .unwrap();
+            std::io::Write::write_all(&mut f, APPENDED).unwrap();
+        }
+        let hs = histories(&paths, &indices).unwrap();
+        let h = &hs[2];
+        let fixture = fixture_content(2);
+        let base = fixture.len() as u64;
+        assert_eq!((h.base, h.appends, h.size()), (base, 2, base + 32));
+        for m in 0..3 {
+            let content = [fixture.clone(), APPENDED.repeat(m)].concat();
+            let read = TaskRead {
+                len: content.len() as u64,
+                digest: fnv1a64(&content),
+            };
+            assert_eq!(h.check(read, m > 0, true), Ok(base), "m={m}");
+        }
+        let full = [fixture.clone(), APPENDED.repeat(2)].concat();
+        let read = |len: u64, digest: u64| TaskRead { len, digest };
+        let bad = [
+            ("nothing read", read(0, 0), false, false),
+            ("short read", read(base + 8, 0), false, false),
+            ("more than the appends", read(base + 48, 0), false, false),
+            ("digest skipped", read(full.len() as u64, 0), true, true),
+            (
+                "wrong content",
+                read(base, fnv1a64(&fixture_content(3)[..base as usize])),
+                false,
+                true,
+            ),
+            (
+                "own append missing",
+                read(base, fnv1a64(&fixture)),
+                true,
+                true,
+            ),
+        ];
+        for (what, r, own, digest) in bad {
+            assert!(h.check(r, own, digest).is_err(), "{what} accepted");
+        }
+        // digest=off: the size alone is checked.
+        assert!(h.check(read(full.len() as u64, 0), true, false).is_ok());
+
+        // A file that does not end in its appends is refused.
+        std::fs::write(
+            &paths[4],
+            [fixture_content(4), b"Appended strinG\n".to_vec()].concat(),
+        )
+        .unwrap();
+        assert!(histories(&paths, &[4]).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -69,9 +69,15 @@ const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 /// 64-bit FNV-1a.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(FNV_OFFSET, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
-    })
+    fnv1a64_more(FNV_OFFSET, bytes)
+}
+
+/// Continue the FNV-1a hash `h` over `bytes`: `fnv1a64_more(fnv1a64(a), b)`
+/// is `fnv1a64` of `a` followed by `b`.
+pub fn fnv1a64_more(h: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(FNV_PRIME))
 }
 
 /// How a task does its file I/O.
@@ -361,8 +367,15 @@ fn append_handle_bound() -> Result<usize, BenchError> {
         .min(Semaphore::MAX_PERMITS))
 }
 
-/// Totals over all tasks.
+/// The size and digest (0 with `digest=off`) of one task's read.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TaskRead {
+    pub len: u64,
+    pub digest: u64,
+}
+
+/// Totals over all tasks.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Totals {
     /// Wrapping sum over tasks of `digest + bytes read`.
     pub digest_sum: u64,
@@ -370,6 +383,9 @@ pub struct Totals {
     pub appends: u64,
     /// Tasks collected.
     pub tasks_ok: u64,
+    /// files_rw only (empty for files_read): every task's read, in task
+    /// order, to be checked after the timer against what the file held.
+    pub reads: Vec<TaskRead>,
 }
 
 /// An on/off param as a bool.
@@ -385,7 +401,9 @@ fn switch(ctx: &Ctx, key: &str) -> Result<bool, BenchError> {
 /// whose file index is even appends before reading (files_rw, which declares
 /// `flush`). Spawns every task, awaits the handles in spawn order; with
 /// `retain=content` every file content is kept until after the timer has
-/// stopped.
+/// stopped. With `append_even`, every task's size and digest are kept too
+/// (`Totals::reads`, 16 bytes per task, allocated before the timer), as
+/// gobench keeps every task's result.
 pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchError> {
     let n = ctx.n_usize()?;
     let io = Io::from_variant(ctx.variant)?;
@@ -423,7 +441,10 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
     let timer = &mut ctx.timer;
     let totals = runtime.block_on(async {
         let mut handles = Vec::with_capacity(n);
-        let mut totals = Totals::default();
+        let mut totals = Totals {
+            reads: Vec::with_capacity(if append_even { n } else { 0 }),
+            ..Totals::default()
+        };
         timer.start();
         for &k in &indices {
             let append = append_even && k % 2 == 0;
@@ -446,6 +467,12 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
                 .wrapping_add(read.digest)
                 .wrapping_add(read.len);
             totals.appends += u64::from(read.appended);
+            if append_even {
+                totals.reads.push(TaskRead {
+                    len: read.len,
+                    digest: read.digest,
+                });
+            }
             totals.tasks_ok += 1;
             if let Some(content) = read.content {
                 kept.push(content);
@@ -458,16 +485,6 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
     ctx.set_extra("retained_files", kept.len() as u64);
     drop(kept);
     Ok(totals)
-}
-
-/// Sum of the sizes of the 20 fixture files (stat).
-pub fn fixture_size(dir: &Path) -> Result<u64, BenchError> {
-    let mut total = 0u64;
-    for path in fixture_paths(dir) {
-        let meta = std::fs::metadata(&path).map_err(|e| io_error("stat", &path, e))?;
-        total = total.wrapping_add(meta.len());
-    }
-    Ok(total)
 }
 
 #[cfg(test)]
