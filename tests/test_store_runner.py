@@ -664,6 +664,21 @@ def test_the_eta_counts_the_samples_the_sequential_rule_adds(tmp_path, monkeypat
         assert remaining == pytest.approx((planned - done) * per_sample), (done, planned, remaining)
 
 
+def test_threads_below_the_usable_cpus_unpinned_are_a_note_naming_cores():
+    """Rust's main thread is not one of its worker threads: with fewer threads than CPUs and no
+    pinning, Rust may use one CPU more than Go; the run says so and how to pin both."""
+    from bench_src.plan.validate import threads_note
+    unpinned = make_plan("quick", workloads=["sleep"], ns=[10], params={"sleep": {"work": 10}}, threads=1, samples=6)
+    note = threads_note(unpinned, usable=2)
+    assert note and note.startswith("threads is 1, below this machine's 2 usable CPUs, and 1 Rust cell runs "
+                                    "unpinned") and note.endswith("pin them: cores [1]")
+    assert threads_note(unpinned, usable=1) is None
+    assert threads_note(make_plan("quick", workloads=["sleep"], ns=[10], samples=6), usable=2) is None
+    assert threads_note(make_plan("quick", workloads=["sleep"], ns=[10], threads=1, samples=6, languages=["go"]),
+                        usable=2) is None
+    assert threads_note(make_plan("quick", workloads=["sleep"], ns=[10], cores=[1], samples=6), usable=2) is None
+
+
 def test_sequential_parameters_are_validated():
     with pytest.raises(ValueError, match=r"max_samples \(5\) must be >= samples \(10\)"):
         make_plan("quick", samples=10, max_samples=5)

@@ -178,6 +178,24 @@ def _validate_cores(given: Any, profile_cores: Mapping[str, Any], workloads: lis
     return None  # plan-wide: the table's check
 
 
+def threads_note(plan: Plan, usable: int | None = None) -> str | None:
+    """A note when `threads` is below this machine's usable CPUs and cells of Rust run unpinned:
+    Rust's main thread, which spawns and collects in `block_on`, is not one of its tokio worker
+    threads, where Go's main goroutine holds one of GOMAXPROCS; so unpinned, Rust may use one CPU
+    more than Go (docs/workloads.md).  `cores` pins both to the same CPUs."""
+    usable = cpus.usable_cpus() if usable is None else usable
+    if plan.threads is None or plan.threads >= usable or "rust" not in plan.languages:
+        return None
+    unpinned = [c for c in plan.cells() if c.lang == "rust" and not c.cores]
+    if not unpinned:
+        return None
+    return (f"threads is {plan.threads}, below this machine's {usable} usable CPUs, and {len(unpinned)} Rust "
+            f"cell{'s run' if len(unpinned) != 1 else ' runs'} unpinned: Rust's main thread, which spawns and "
+            "collects, is not one of its tokio worker threads (Go's main goroutine holds one of GOMAXPROCS), so it "
+            f"may use {plan.threads + 1} CPUs where Go uses {plan.threads} (docs/workloads.md); to give both only "
+            f"{plan.threads}, pin them: cores [{plan.threads}]")
+
+
 def cell_bound(plan: Plan) -> int:
     """An upper bound of len(plan.cells()), computed without listing them."""
     total = 0

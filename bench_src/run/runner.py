@@ -29,6 +29,7 @@ from ..profiles import PROFILES
 from ..plan.estimate import (Estimate, Speed, default_seconds, earlier_pilot, estimate, format_duration, history,
                              seconds_per_sample, speed_factor)
 from ..plan.dsn import resolve_dsn
+from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
@@ -223,7 +224,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
                "sources": build.source_digests(), "engine": engine_name(cluster, engines)}
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
-    for note in (store.access_note, store.sources_note):
+    for note in (store.access_note, store.sources_note, threads_note(plan)):
         if note:
             log(f"note: {note}")
     report = RunReport(store.dir, 0, 0)
