@@ -99,8 +99,12 @@ def test_different_plans_or_code_are_refused_naming_both(tmp_path):
         store_hosts.load_hosts([a, b])
     copy = tmp_path / "copy-of-a"
     shutil.copytree(a, copy)
-    with pytest.raises(ValueError, match=r"copy-of-a holds the same run as .*/a \(run_id .*count twice"):
+    with pytest.raises(ValueError, match=r"copy-of-a holds the same run as .*/a \(created .* by process .*count twice"):
         store_hosts.load_hosts([a, copy])
+    # two runs in directories of one name (make run's default, on two machines) are two runs
+    same_name = [take(tmp_path / host / "quick-0123456-abcdef", 1.0, 2.0, seed=s, cpu_model=f"CPU {host}")
+                 for s, host in ((5, "hostA"), (6, "hostB"))]
+    assert store_hosts.load_hosts(same_name)["host"].nunique() == 2
     c = take(tmp_path / "c", 1.0, 2.0, seed=9, commit="0" * 40)
     meta = json.loads((a / "meta.json").read_text())
     if not store_hosts.source_commit(meta):

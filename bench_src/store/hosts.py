@@ -111,6 +111,18 @@ def _other_sources(a: Mapping, b: Mapping) -> list[str]:
     return sorted(name for name in set(sa) & set(sb) if sa[name] != sb[name])
 
 
+def run_origin(meta: dict) -> tuple | None:
+    """What makes a run one run, whatever its directory is called: when it was created, and the
+    process and machine of its first session.  A copy of a results directory keeps all three; two
+    runs never share them, not even two machines' runs of one plan in directories of one name
+    (`make run` names them after the profile, the commit and the plan)."""
+    sessions = meta.get("sessions") or [{}]
+    first = sessions[0] if isinstance(sessions[0], dict) else {}
+    if not meta.get("created_at"):
+        return None
+    return (meta["created_at"], first.get("pid"), (first.get("machine") or {}).get("hostname"))
+
+
 def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = None) -> pd.DataFrame:
     """The tidy frame of several results directories of one plan, with `host` (the fingerprint's
     digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
@@ -130,11 +142,12 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
     for d in dirs:
         store = ResultsStore(d)
         meta = store.read_meta()
-        run_id = meta.get("run_id")
-        if run_id and run_id in runs:  # a copy of a directory: its samples would count twice
-            raise ValueError(f"{d} holds the same run as {runs[run_id]} (run_id {run_id}): a copy of one results "
-                             "directory, whose samples would count twice; give each run's directory once")
-        runs[run_id] = d
+        origin = run_origin(meta)
+        if origin is not None and origin in runs:  # a copy of a directory: its samples would count twice
+            raise ValueError(f"{d} holds the same run as {runs[origin]} (created {origin[0]} by process {origin[1]} "
+                             f"on {origin[2]}): a copy of one results directory, whose samples would count twice; "
+                             "give each run's directory once")
+        runs[origin] = d
         if first is None:
             first = (d, meta)
         else:
