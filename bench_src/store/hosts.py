@@ -128,7 +128,7 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
     digest), `host_label` and `results_dir` columns, and `valid`.  `df.attrs["hosts"]` maps each
     host to its label, fingerprint and directories; `df.attrs["meta"]` is the first directory's
     meta.json and `df.attrs["plan"]` its Plan (the plan they share).  Refused (ValueError, naming the directories): fewer than one
-    directory, a directory given twice (by its path, or as a copy: the same run_id), different plans,
+    directory, a directory given twice (by its path, or as a copy: the same `run_origin`), different plans,
     programs built from different source; the
     difference named by `factor` ("plan" or "commit") is accepted and becomes a column."""
     if factor is not None and factor not in FACTORS:
