@@ -150,6 +150,13 @@ def cpu_set(cores: int) -> str:
     return ",".join(str(c) for c in mine[:cores])
 
 
+def pinned_share() -> list[int] | None:
+    """The CPUs this process is pinned to when they are fewer than its machine's (a process started
+    under `taskset`, a job's cpuset), else None: the whole machine."""
+    mine = sorted(os.sched_getaffinity(0))
+    return mine if len(mine) < (os.cpu_count() or len(mine)) else None
+
+
 def split(workers: int) -> list[list[int]]:
     """The CPUs of each of `workers` hosts of a local cluster: this process's affinity mask cut
     into that many disjoint runs of neighbouring CPUs (the first runs one CPU longer when the

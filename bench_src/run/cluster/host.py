@@ -34,7 +34,7 @@ import dask
 from distributed import Event, WorkerPlugin, get_worker
 from distributed.utils import thread_state
 
-from ... import paths
+from ... import cpus, paths
 from ...plan import Slot, plan_from_dict
 from ...store.hosts import fingerprint, host_id, host_label
 from ...store.secrets import Scrubber
@@ -53,20 +53,13 @@ class BinariesRefused(RuntimeError):
     """A host whose programs are not the session's."""
 
 
-def pin_process(cpus: list[int]) -> None:
-    """Every thread of this process on `cpus` (threads started later inherit it)."""
+def pin_process(cpu_ids: list[int]) -> None:
+    """Every thread of this process on `cpu_ids` (threads started later inherit it)."""
     for tid in os.listdir("/proc/self/task"):
         try:
-            os.sched_setaffinity(int(tid), cpus)
+            os.sched_setaffinity(int(tid), cpu_ids)
         except (ProcessLookupError, ValueError):
             continue
-
-
-def own_share() -> list[int] | None:
-    """The CPUs this worker is pinned to when they are fewer than its machine's (a worker started
-    under `taskset`, a job's cpuset), else None: the whole machine."""
-    mine = sorted(os.sched_getaffinity(0))
-    return mine if len(mine) < (os.cpu_count() or len(mine)) else None
 
 
 def digests(directory: Path, names) -> dict[str, str | None]:
@@ -152,7 +145,7 @@ class HostPlugin(WorkerPlugin):
         if self.description is None:
             desc = {"machine": machine.describe(), "toolchains": build.toolchains(), "binaries": self.binaries,
                     "worker": self.worker.address, "worker_name": str(self.worker.name)}
-            share = self.cpu_set or own_share()
+            share = self.cpu_set or cpus.pinned_share()
             if share:
                 desc["cpu_set"] = ",".join(str(c) for c in share)
             fp = fingerprint(desc)
