@@ -30,6 +30,11 @@ class ClusterSpec:
     def __str__(self) -> str:
         return f"local:{self.workers}" if self.kind == "local" else self.address
 
+    def endpoint(self) -> tuple[str, str, int]:
+        """A scheduler's address as (scheme, host, port): ("tcp", "10.0.0.1", 8786)."""
+        scheme, host, port = _ADDRESS.fullmatch(self.address).groups()
+        return scheme, host.strip("[]"), int(port)
+
 
 def parse_cluster(value: Any, usable: int | None = None) -> ClusterSpec | None:
     """The cluster a run uses, or None for the in-process run.  A ValueError names the value and

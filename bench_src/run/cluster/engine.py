@@ -86,16 +86,16 @@ def check_scheduler(spec: ClusterSpec) -> None:
     Nothing to check for a local cluster (this process starts it)."""
     if spec.kind != "scheduler":
         return
-    scheme, rest = spec.address.split("://", 1)
-    name, port = rest.rsplit(":", 1)
+    scheme, name, port = spec.endpoint()
     if scheme == "tls" and Security().get_connection_args("client").get("ssl_context") is None:
         raise HostsError(f"cluster {spec}: a tls:// scheduler needs the client's TLS settings in Dask's configuration "
                          "(distributed.comm.tls.ca-file, distributed.comm.tls.client.cert and .key; docs/cluster.md, "
                          "Security), and there are none; configure them, or give the scheduler's tcp:// address")
     try:
-        socket.create_connection((name.strip("[]"), int(port)), timeout=REACH_S).close()
+        socket.create_connection((name, port), timeout=REACH_S).close()
     except OSError as exc:
-        raise HostsError(f"cluster {spec}: no scheduler answers at {rest} ({exc.strerror or type(exc).__name__}); "
+        raise HostsError(f"cluster {spec}: no scheduler answers at {spec.address.split('://', 1)[1]} "
+                         f"({exc.strerror or type(exc).__name__}); "
                          f"start one there (`dask scheduler --host {name} --port {port}`, docs/cluster.md), or give "
                          "the address of a running one") from None
 
