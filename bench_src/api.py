@@ -184,7 +184,7 @@ def repair(results_dir: str | Path) -> int:
     samples.rejected.jsonl (noted in meta.json); prints and returns how many."""
     moved = repair_results(results_dir)
     print(f"{moved} line(s) moved to {Path(results_dir) / 'samples.rejected.jsonl'}" if moved
-          else f"{Path(results_dir) / 'samples.jsonl'}: nothing to repair")
+          else f"{Path(results_dir) / paths.SAMPLES}: nothing to repair")
     return moved
 
 

@@ -8,6 +8,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 BIN = DATA / "bin"
 RESULTS = DATA / "results"
+# The file of a results directory that holds its samples, one JSON object a line: written and read
+# by the store (bench_src/store/results.py), and read by the duration estimate for the times of
+# earlier runs (bench_src/plan/estimate.py, below the store).
+SAMPLES = "samples.jsonl"
 FIXTURES = DATA / "fixtures"
 GOBENCH_SRC = ROOT / "gobench"
 RUSTBENCH_SRC = ROOT / "rustbench"

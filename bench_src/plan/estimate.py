@@ -18,7 +18,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from .. import paths
 from ..catalogue import WORKLOADS
@@ -207,15 +207,15 @@ def seconds_per_sample(records: list[dict]) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def history(results_root: str | Path | None = None, exclude: str | Path | None = None
-            ) -> tuple[dict[str, float], dict[str, set[str]]]:
-    """Median seconds per sample of every cell id found in the results directories under
-    `results_root` (samples with status ok only), and per cell id the directories it came from."""
+def earlier_runs(results_root: str | Path | None = None, exclude: str | Path | None = None
+                 ) -> Iterator[tuple[Path, list]]:
+    """Every results directory under `results_root` (default data/results/) but `exclude`, with
+    the lines of its samples file that are JSON, in order: what `history` and `earlier_pilot` read
+    of earlier runs.  A directory whose file cannot be read is passed over; a line that is not JSON
+    is left out (each reader keeps the records it can use)."""
     root = Path(results_root) if results_root is not None else paths.RESULTS
-    times: dict[str, list[float]] = {}
-    sources: dict[str, set[str]] = {}
     excluded = Path(exclude).resolve() if exclude is not None else None
-    for samples in sorted(root.glob("*/samples.jsonl")):
+    for samples in sorted(root.glob(f"*/{paths.SAMPLES}")):
         if excluded is not None and samples.parent.resolve() == excluded:
             continue
         try:
@@ -228,8 +228,18 @@ def history(results_root: str | Path | None = None, exclude: str | Path | None =
                 records.append(json.loads(line))
             except json.JSONDecodeError:
                 continue
+        yield samples.parent, records
+
+
+def history(results_root: str | Path | None = None, exclude: str | Path | None = None
+            ) -> tuple[dict[str, float], dict[str, set[str]]]:
+    """Median seconds per sample of every cell id found in the results directories under
+    `results_root` (samples with status ok only), and per cell id the directories it came from."""
+    times: dict[str, list[float]] = {}
+    sources: dict[str, set[str]] = {}
+    for directory, records in earlier_runs(results_root, exclude):
         for cid in _ok_times(records, times):
-            sources.setdefault(cid, set()).add(str(samples.parent))
+            sources.setdefault(cid, set()).add(str(directory))
     return {k: statistics.median(v) for k, v in times.items()}, sources
 
 
@@ -241,28 +251,14 @@ def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: s
     directory missing some of the plan's cells is no guide: the rule would count each comparison
     it cannot see at the budget (a run of a smaller profile shares cells with a larger one, and
     made the larger one's estimate many times too long).  Of several, the one with most samples."""
-    root = Path(results_root) if results_root is not None else paths.RESULTS
     wanted = {c.id for c in plan.cells()}
-    excluded = Path(exclude).resolve() if exclude is not None else None
     best: tuple[int, list[dict], str | None] = (0, [], None)
-    for samples in sorted(root.glob("*/samples.jsonl")):
-        if excluded is not None and samples.parent.resolve() == excluded:
-            continue
-        try:
-            lines = samples.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        kept = []
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if (isinstance(rec, dict) and rec.get("cell_id") in wanted and rec.get("phase") == "measured"
-                    and isinstance(rec.get("block"), int) and rec["block"] < plan.samples):
-                kept.append(rec)
+    for directory, records in earlier_runs(results_root, exclude):
+        kept = [rec for rec in records
+                if (isinstance(rec, dict) and rec.get("cell_id") in wanted and rec.get("phase") == "measured"
+                    and isinstance(rec.get("block"), int) and rec["block"] < plan.samples)]
         if {r["cell_id"] for r in kept} == wanted and len(kept) > best[0]:
-            best = (len(kept), kept, str(samples.parent))
+            best = (len(kept), kept, str(directory))
     return best[1], best[2]
 
 

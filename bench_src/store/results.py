@@ -32,13 +32,13 @@ from typing import Any, Iterable
 import pandas as pd
 
 from .. import paths
+from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from .lock import DirLock
 from .secrets import Scrubber
 from .frame import samples_frame
 from .space import RESERVE, RESERVE_MARGIN, DiskFull, Reserve, is_disk_full
 
-SAMPLES = "samples.jsonl"
 REJECTED = "samples.rejected.jsonl"
 LOCK = ".lock"
 # Samples with these statuses did not run (the cell could not run here); a resumed run takes them
