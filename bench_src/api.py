@@ -9,7 +9,7 @@ import pandas as pd
 
 from . import parameters, paths
 from .cluster_spec import ClusterError, ClusterSpec, host_threads, parse_cluster
-from .analysis import compare, engines, sequential, stats
+from .analysis import compare, engines, rules, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
 from .plan.dsn import resolve_dsn
@@ -224,7 +224,7 @@ def load_hosts(results_dirs, factor: str | None = None) -> pd.DataFrame:
     return df
 
 
-def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float = 0.02,
+def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float = rules.MARGIN,
                  factor: str | None = None, echo: bool = True):
     """Per-host verdicts, the combined ratios across hosts (tau, I², "holds on k of m") and the
     forest plots, written to `out_dir` (default: data/results/hosts-<plan digest>); prints the
@@ -239,7 +239,7 @@ def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float 
     return rep
 
 
-def engine_check(in_process_dirs, cluster_dirs, margin: float = 0.01) -> pd.DataFrame:
+def engine_check(in_process_dirs, cluster_dirs, margin: float = engines.MARGIN) -> pd.DataFrame:
     """The A/A check of the cluster engine: the same plan run in this process and through a host on
     the same machine (a results directory or a list of them each; analysis/engines.py); prints per
     metric how many cells are equivalent within ±margin and the largest peak-RSS difference, and
@@ -253,7 +253,7 @@ def engine_check(in_process_dirs, cluster_dirs, margin: float = 0.01) -> pd.Data
 
 
 def engine_check_paired(results_dir: str | Path, plan: Plan | None = None, cluster: Any = "local:1",
-                        progress: Any = True, margin: float = 0.01) -> pd.DataFrame:
+                        progress: Any = True, margin: float = engines.MARGIN) -> pd.DataFrame:
     """The paired A/A check of the cluster engine (analysis/engines.py): with a `plan` (aa is set on
     it), its samples are taken into `results_dir` first, arm A in this process and arm B on one local
     host, block by block (what the directory holds already is kept); then the table, as
@@ -335,7 +335,7 @@ def show(figure_paths) -> None:
             display(Image(filename=str(p)))
 
 
-def report(results_dir: str | Path, margin: float = 0.02, render_html: bool = True):
+def report(results_dir: str | Path, margin: float = rules.MARGIN, render_html: bool = True):
     """The full analysis with every export (see bench_src.report).  A path that is not a results
     directory is refused before anything is written."""
     from .report import full as report_module

@@ -52,3 +52,39 @@ def test_the_check_sees_a_file_name_in_a_glob_and_not_in_a_message():
 def test_the_samples_file_is_named_once():
     assert paths.SAMPLES == "samples.jsonl"
     assert named_outside(paths.SAMPLES, {"bench_src/paths.py"}) == []
+
+
+# The statistical constants' owners: the rules (MARGIN, ALPHA, CONFIDENCE) and the engine check's
+# own, narrower margin.
+STATISTICAL_OWNERS = {"bench_src/analysis/rules.py", "bench_src/analysis/engines.py"}
+STATISTICAL_NAMES = ("margin", "alpha", "level", "confidence")
+
+
+def number_defaults(source: str) -> list[tuple[int, str, float]]:
+    """(line, parameter, value) of every parameter named like a margin, an alpha, a level or a
+    confidence whose default is a number written out (0, meaning none, aside)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+            pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+            out += [(d.lineno, arg.arg, d.value) for arg, d in pairs
+                    if any(name in arg.arg for name in STATISTICAL_NAMES) and isinstance(d, ast.Constant)
+                    and isinstance(d.value, (int, float)) and not isinstance(d.value, bool) and d.value != 0]
+    return out
+
+
+def test_the_check_sees_a_margin_written_out():
+    source = "def f(x, margin: float = 0.02, *, alpha=0.05, band=0.0, level=rules.ALPHA, none=0.0):\n    pass\n"
+    assert number_defaults(source) == [(1, "margin", 0.02), (1, "alpha", 0.05)]
+
+
+def test_margins_and_alphas_are_read_from_their_owners():
+    """A default margin, alpha or level is rules.MARGIN, rules.ALPHA... (or the engine check's
+    engines.MARGIN), never the number again: a change of the rule reaches every table and call."""
+    written = [f"{path.relative_to(ROOT)}:{line} {name}={value}"
+               for path in sorted(HARNESS.rglob("*.py")) if str(path.relative_to(ROOT)) not in STATISTICAL_OWNERS
+               for line, name, value in number_defaults(path.read_text())]
+    assert written == []

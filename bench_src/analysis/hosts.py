@@ -57,7 +57,7 @@ class Combined:
         return math.sqrt(self.tau2) if self.tau2 >= 0 else math.nan
 
 
-def combine(effects, variances, level: float = 0.05) -> Combined:
+def combine(effects, variances, level: float = rules.ALPHA) -> Combined:
     """The common log ratio of per-host estimates (their mean) with its 1 - level Student's t
     interval on k - 1 degrees of freedom and the dual p-value; tau^2 (Paule-Mandel) and I^2 from
     the per-host variances.  One host: its own estimate, no interval."""
@@ -162,7 +162,9 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"])})
     est = np.array([c.estimate for c in combos])
     k = np.array([c.hosts for c in combos])
-    se = np.array([(c.high - c.low) / (2 * sps.t.isf(0.025, c.hosts - 1)) if c.hosts > 1 else np.nan for c in combos])
+    # each combination's standard error, read back off its interval at combine's level
+    se = np.array([(c.high - c.low) / (2 * sps.t.isf(rules.ALPHA / 2, c.hosts - 1)) if c.hosts > 1 else np.nan
+                   for c in combos])
     p = np.array([c.p_value for c in combos])
 
     def interval_at(level):
