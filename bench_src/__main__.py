@@ -163,7 +163,7 @@ def report_command(args: argparse.Namespace) -> int:
 
     try:
         d = check_results_dir(args.results_dir)
-        page = d / "export" / "report.html"
+        page = html.page_path(d)
         if args.rebuild or not page.exists():
             caught: list = []
             try:

@@ -20,6 +20,7 @@ from .run import build, runner, servers
 from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
+from .store.results import META, REJECTED
 
 
 # The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
@@ -132,7 +133,7 @@ def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path |
     """The estimated duration of the plan (of what `results_dir` does not hold yet), from earlier
     runs under data/results/ or default per-workload times; printed with what it rests on."""
     done = None
-    if results_dir is not None and (Path(results_dir) / "meta.json").exists():
+    if results_dir is not None and (Path(results_dir) / META).exists():
         store = ResultsStore(results_dir)
         ids = store.done_ids()
         done = {}
@@ -183,7 +184,7 @@ def repair(results_dir: str | Path) -> int:
     """Move the unreadable or incomplete lines of a results directory's samples.jsonl to
     samples.rejected.jsonl (noted in meta.json); prints and returns how many."""
     moved = repair_results(results_dir)
-    print(f"{moved} line(s) moved to {Path(results_dir) / 'samples.rejected.jsonl'}" if moved
+    print(f"{moved} line(s) moved to {Path(results_dir) / REJECTED}" if moved
           else f"{Path(results_dir) / paths.SAMPLES}: nothing to repair")
     return moved
 
@@ -343,5 +344,5 @@ def report(results_dir: str | Path, margin: float = rules.MARGIN, render_html: b
     ResultsStore(results_dir).require_existing()
     rep = report_module.full_report(results_dir, margin, render_html=render_html)
     print(f"{len(rep.files)} files and {sum(len(v) for v in rep.figures.values())} figure files written to "
-          f"{Path(results_dir) / 'export'}")
+          f"{rep.export_dir}")
     return rep

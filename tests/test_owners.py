@@ -88,3 +88,24 @@ def test_margins_and_alphas_are_read_from_their_owners():
                for path in sorted(HARNESS.rglob("*.py")) if str(path.relative_to(ROOT)) not in STATISTICAL_OWNERS
                for line, name, value in number_defaults(path.read_text())]
     assert written == []
+
+
+# A results directory's files and its export's layout: each name has one owner, which every
+# other module reads (the store's files, the export directory and its folders, the report page).
+RESULT_FILES = {
+    "meta.json": {"bench_src/store/results.py"},
+    "samples.rejected.jsonl": {"bench_src/store/results.py"},
+    "export": {"bench_src/report/export/base.py"},
+    "report.html": {"bench_src/report/export/html.py"},
+}
+# the export's folders, as the report's modules name them (api.standard_figures keeps its figures
+# in a folder of its own, outside the export)
+EXPORT_FOLDERS = {"tables": {"bench_src/report/export/base.py"}, "figures": {"bench_src/report/export/base.py"}}
+
+
+def test_a_results_directorys_files_are_named_by_their_owners():
+    assert {name: named_outside(name, owners) for name, owners in RESULT_FILES.items()} == \
+        {name: [] for name in RESULT_FILES}
+    report_modules = [w for name, owners in EXPORT_FOLDERS.items() for w in named_outside(name, owners)
+                      if w.startswith("bench_src/report/")]
+    assert report_modules == []

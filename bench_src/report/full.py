@@ -14,8 +14,10 @@ import pandas as pd
 
 from ..analysis import compare, cores, hosts, memory, quality, robustness, scaling, sequential, stats
 from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
+from ..store.results import META
 from . import figures, findings, method, tables, theme
 from .export import images
+from .export.base import FIGURES, export_dir
 from .export.registry import exporters
 
 METRICS = ("elapsed_s", "peak_rss_mib", "cpu_s")
@@ -40,7 +42,7 @@ class Report:
 
     @property
     def export_dir(self) -> Path:
-        return self.results_dir / "export"
+        return export_dir(self.results_dir)
 
     @property
     def empty(self) -> bool:
@@ -62,7 +64,7 @@ def check_results_dir(results_dir: str | Path) -> Path:
         raise NotAResultsDirectory(f"results directory {str(d)!r} does not exist; {hint}")
     if not d.is_dir():
         raise NotAResultsDirectory(f"results directory {str(d)!r} is a file, not a directory; {hint}")
-    if not (d / "meta.json").is_file():
+    if not (d / META).is_file():
         what = "is empty" if not any(d.iterdir()) else "has no meta.json"
         raise NotAResultsDirectory(f"{str(d)!r} is not a results directory: it {what}; {hint}")
     return d
@@ -127,7 +129,7 @@ def make_figures(rep: Report) -> Report:
     """Every figure of the report, drawn in the report's style and saved under export/figures/."""
     if rep.empty:
         return rep
-    out = rep.export_dir / "figures"
+    out = rep.export_dir / FIGURES
 
     def keep(name: str, fig) -> None:
         if fig is not None:

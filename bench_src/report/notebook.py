@@ -23,6 +23,7 @@ import pandas as pd
 from ..analysis import compare
 from ..catalogue import WORKLOADS
 from . import export, findings as found, full, tables, units
+from .export import html
 from ..values import from_papermill
 from ..store import latest_results_dir
 from ..store.hosts import FACTORS
@@ -169,7 +170,7 @@ def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Repo
     print(f"{len(rep.df):,} samples, {int(rep.df['valid'].sum()) if not rep.df.empty else 0:,} valid; "
           f"{len(rep.tables)} tables and {len(rep.figures)} figures; {figures + len(rep.files)} files written under "
           f"{rep.export_dir}")
-    print(f"report: {rep.export_dir / 'report.html'}")
+    print(f"report: {rep.export_dir / html.PAGE}")
     if rep.empty:
         print(rep.method)
     return rep

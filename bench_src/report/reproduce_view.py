@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..analysis import paired, published, rules, sequential, stats
 from ..store import ResultsStore, load
+from ..store.results import META
 from . import export, tables, units
 from .notebook import Section
 
@@ -18,7 +19,7 @@ class ReproduceView:
         self.margin = parameters.margin
         self.table = parameters.table
         self.df = load(self.results_dir)
-        meta = Path(self.results_dir) / "meta.json"
+        meta = Path(self.results_dir) / META
         if meta.is_file():  # the run's design: its looks adjust the p-values (published.side_by_side)
             self.df = sequential.attach(self.df, ResultsStore(self.results_dir).read_plan())
         self._side: pd.DataFrame | None = None

@@ -23,16 +23,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from . import csv, images, markdown, notebooks
-
-
-def export_dir(results_dir: str | Path) -> Path:
-    return Path(results_dir) / "export"
+from .base import FIGURES, TABLES, export_dir
 
 
 def save_table(table: pd.DataFrame, results_dir: str | Path, name: str, readable=None) -> list[Path]:
     """`export/tables/<name>.csv` (raw) and `.md` (formatted for reading: `readable`, the form a
     notebook shows, where given; else the reading form of the table's name)."""
-    d = export_dir(results_dir) / "tables"
+    d = export_dir(results_dir) / TABLES
     md = markdown.save_readable(readable, d / f"{name}.md") if readable is not None else \
         markdown.save_table(table, name, d / f"{name}.md")
     return [csv.save_table(table, d / f"{name}.csv"), md]
@@ -40,7 +37,7 @@ def save_table(table: pd.DataFrame, results_dir: str | Path, name: str, readable
 
 def save_figure(fig: plt.Figure, results_dir: str | Path, name: str) -> list[Path]:
     """`export/figures/<name>.{svg,png,pdf}`; the figure is closed."""
-    return images.save(fig, export_dir(results_dir) / "figures", name)
+    return images.save(fig, export_dir(results_dir) / FIGURES, name)
 
 
 def manifest(results_dir: str | Path) -> pd.DataFrame:

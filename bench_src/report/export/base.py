@@ -12,6 +12,16 @@ import pandas as pd
 
 from ...store import DiskFull, is_disk_full
 
+# Where a results directory's exports go, and the folders of its tables and figures there (the
+# exporters' and the notebooks' own tables and figures alike).
+EXPORT = "export"
+TABLES = "tables"
+FIGURES = "figures"
+
+
+def export_dir(results_dir: str | Path) -> Path:
+    return Path(results_dir) / EXPORT
+
 
 @contextmanager
 def written(path: str | Path) -> Iterator[Path]:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .base import written
+from .base import TABLES, written
 
 
 def save_table(table: pd.DataFrame, path: str | Path) -> Path:
@@ -24,7 +24,7 @@ class CsvExporter:
     name = "csv"
 
     def save(self, report, directory: Path) -> list[Path]:
-        out = [save_table(t, directory / "tables" / f"{name}.csv") for name, t in report.tables.items()]
+        out = [save_table(t, directory / TABLES / f"{name}.csv") for name, t in report.tables.items()]
         if not report.df.empty:
             out.append(save_samples(report.df, directory / "samples.csv"))
         return out

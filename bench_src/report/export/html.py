@@ -22,7 +22,15 @@ import tempfile
 from pathlib import Path
 
 from .. import findings, tables, units
-from .base import written
+from .base import export_dir, written
+
+PAGE = "report.html"  # the report's page in the export directory
+
+
+def page_path(results_dir: str | Path) -> Path:
+    """Where a results directory's report page is."""
+    return export_dir(results_dir) / PAGE
+
 
 STYLE = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
@@ -218,7 +226,7 @@ class HtmlExporter:
     name = "html"
 
     def save(self, report, directory: Path) -> list[Path]:
-        return [save(report, directory / "report.html")]
+        return [save(report, directory / PAGE)]
 
 
 # --- checks --------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import tables
-from .base import written
+from .base import TABLES, written
 
 
 def save_table(table: pd.DataFrame, name: str, path: str | Path) -> Path:
@@ -26,4 +26,4 @@ class MarkdownExporter:
     name = "markdown"
 
     def save(self, report, directory: Path) -> list[Path]:
-        return [save_table(t, name, directory / "tables" / f"{name}.md") for name, t in report.tables.items()]
+        return [save_table(t, name, directory / TABLES / f"{name}.md") for name, t in report.tables.items()]

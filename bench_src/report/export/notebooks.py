@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .base import written
+from .base import export_dir, written
+
+NOTEBOOKS = "notebooks"  # their folder in the export directory
 
 
 def incomplete_reason(notebook: dict) -> str | None:
@@ -38,7 +40,7 @@ def render(results_dir: str | Path, target: str | Path | None = None, log=print)
     """Every notebook in the results directory that executed to the end, as HTML under
     `<results_dir>/export/notebooks/`; the others are named with their reason and skipped."""
     results_dir = Path(results_dir)
-    target = Path(target) if target else results_dir / "export" / "notebooks"
+    target = Path(target) if target else export_dir(results_dir) / NOTEBOOKS
     out = []
     for nb in sorted(results_dir.glob("*.ipynb")):
         try:
@@ -63,4 +65,4 @@ class NotebooksExporter:
     name = "notebooks"
 
     def save(self, report, directory: Path) -> list[Path]:
-        return render(report.results_dir, directory / "notebooks")
+        return render(report.results_dir, directory / NOTEBOOKS)
