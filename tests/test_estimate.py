@@ -148,3 +148,18 @@ def test_before_its_pilot_a_run_expects_what_an_earlier_run_of_the_same_cells_de
     assert est.earlier_pilot(p, tmp_path, exclude=full) == ([], None), \
         "a directory missing some of the plan's cells is no guide"
     assert est.earlier_pilot(p, tmp_path / "nothing") == ([], None)
+
+
+def test_a_cell_without_a_parameter_is_timed_at_the_catalogues_default():
+    """default_seconds reads a parameter the cell does not hold from the catalogue, not from a
+    default of its own (sleep's work was taken as 0 where the catalogue says 50000)."""
+    from bench_src.catalogue import WORKLOADS
+    from bench_src.plan import Cell
+
+    for name in ("sleep", "cpu_loops", "idle_tasks", "threads_vs_tasks"):
+        w = WORKLOADS[name]
+        for lang in ("go", "rust"):
+            variant = w.default_variant(lang)
+            bare = Cell(name, lang, variant, 1000, None, ())
+            full = Cell(name, lang, variant, 1000, None, tuple(sorted(w.default_params(lang).items())))
+            assert est.default_seconds(bare) == pytest.approx(est.default_seconds(full)), (name, lang)

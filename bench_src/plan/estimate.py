@@ -130,25 +130,26 @@ def format_duration(seconds: float) -> str:
 
 def default_seconds(cell: Cell) -> float:
     fixed, per_n = DEFAULT_SAMPLE_S.get(cell.workload, (1.0, 0.0))
-    p = dict(cell.params)
+    # the cell's parameters over the catalogue's defaults (a plan's cells hold every one)
+    p = {**(WORKLOADS[cell.workload].default_params(cell.lang) if cell.workload in WORKLOADS else {}),
+         **dict(cell.params)}
     units = float(cell.n)
     if cell.cores:
         per_n *= (FITTED_CPUS / cell.cores) ** CORES_EXPONENT.get(cell.workload, 0.0)
     if cell.workload == "sleep":
-        work = int(p.get("work", "0"))
+        work = int(p["work"])
         per_step = ARTICLE_LOOP_PER_TASK_WORK_S * (cell.lang == "go") if p.get("kernel") == "article" \
             else SLEEP_PER_TASK_WORK_S
         if cell.cores:
             per_step *= (FITTED_CPUS / cell.cores) ** CORES_EXPONENT["sleep"]
         per_n += per_step * work
     elif cell.workload == "cpu_loops":
-        units *= int(p.get("inner", "100000"))
+        units *= int(p["inner"])
     elif cell.workload == "idle_tasks":
-        fixed += (0 if p.get("wait") == "release" else int(p.get("duration_ms", "1000")) / 1000) \
-            + int(p.get("linger_ms", "0")) / 1000
+        fixed += (0 if p["wait"] == "release" else int(p["duration_ms"]) / 1000) + int(p["linger_ms"]) / 1000
     elif cell.workload == "threads_vs_tasks":  # each iteration a 10 ms sleep, and N wake-ups (fitted at 100)
-        fixed += 0.01 * int(p.get("iterations", "100"))
-        per_n *= int(p.get("iterations", "100")) / 100
+        fixed += 0.01 * int(p["iterations"])
+        per_n *= int(p["iterations"]) / 100
     return fixed + per_n * units
 
 
