@@ -30,15 +30,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from . import parameters  # the options of `check` and `run`: one per plan parameter
+    from .catalogue import LANGS
 
     ap = argparse.ArgumentParser(prog="python -m bench_src")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the launcher and both programs")
     b.add_argument("--force", action="store_true")
-    b.add_argument("--languages", default="go,rust")
+    b.add_argument("--languages", default=",".join(LANGS))
     r = sub.add_parser("results-dir", help="print the default results directory of a profile's plan")
-    r.add_argument("--profile", default="quick")
-    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--profile", default=parameters.default("profile"))
+    r.add_argument("--seed", type=int, default=parameters.default("seed"))
     for name, text in (("check", "validate a plan and its results directory (nothing is built or written); "
                                  "print the directory"),
                        ("run", "run a plan without the notebook")):

@@ -109,3 +109,22 @@ def test_a_results_directorys_files_are_named_by_their_owners():
     report_modules = [w for name, owners in EXPORT_FOLDERS.items() for w in named_outside(name, owners)
                       if w.startswith("bench_src/report/")]
     assert report_modules == []
+
+
+def test_the_command_lines_defaults_are_the_plan_parameters_and_the_catalogues_languages(monkeypatch):
+    """`results-dir` defaults to the plan parameters' profile and seed, `build` to the catalogue's
+    languages: read where they are declared when the options are made, never written again."""
+    import inspect
+
+    from bench_src import catalogue, parameters
+    from bench_src.__main__ import parse_args
+    from bench_src.run import build
+
+    monkeypatch.setattr(parameters, "default", lambda name: {"profile": "memory", "seed": 7}[name])
+    monkeypatch.setattr(catalogue, "LANGS", ("rust",))
+    args = parse_args(["results-dir"])
+    assert (args.profile, args.seed) == ("memory", 7)
+    assert parse_args(["build"]).languages == "rust"
+    monkeypatch.undo()
+    for function in (build.build, build.check_tools):
+        assert inspect.signature(function).parameters["languages"].default is catalogue.LANGS

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import paths
+from ..catalogue import LANGS
 
 INSTALL_HINTS = {
     "go": "install Go 1.26 or newer (https://go.dev/dl/) and put `go` on PATH",
@@ -183,7 +184,7 @@ def evict_from_page_cache(paths_: list[Path]) -> list[str]:
     return failed
 
 
-def check_tools(languages: tuple[str, ...] | list[str] = ("go", "rust")) -> None:
+def check_tools(languages: tuple[str, ...] | list[str] = LANGS) -> None:
     """Fail early, naming the missing tool, before anything is built."""
     for key in ("launcher", *languages):
         target, _ = TARGETS[key]
@@ -191,7 +192,7 @@ def check_tools(languages: tuple[str, ...] | list[str] = ("go", "rust")) -> None
             require_tool(tool, target.name)
 
 
-def build(languages: tuple[str, ...] | list[str] = ("go", "rust"), force: bool = False, log=print) -> dict:
+def build(languages: tuple[str, ...] | list[str] = LANGS, force: bool = False, log=print) -> dict:
     """Build what the languages need; return the toolchain versions and what was (re)built."""
     check_tools(languages)
     paths.BIN.mkdir(parents=True, exist_ok=True)
