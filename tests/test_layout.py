@@ -90,3 +90,38 @@ def test_every_path_the_map_names_exists():
     folders = [ROOT / p for p in paths if (ROOT / p).is_dir()] + [(ROOT / p).parent for p in paths]
     unknown = [b for b in bare if not any((f / b).exists() for f in folders)]
     assert unknown == [], f"docs/code-map.md names files found in none of its folders: {unknown}"
+
+
+# What reads or writes files: Python's open, pathlib's and pandas' readers and writers, a
+# directory's listing, and the store's own readers of a results directory.
+FILE_CALLS = {"open", "read_text", "write_text", "read_bytes", "write_bytes", "read_csv", "to_csv", "read_parquet",
+              "to_parquet", "glob", "rglob", "iterdir", "ResultsStore", "load", "read_timeline"}
+# published.py reads the published figures tracked in data/reference/ (article_table, other_posts)
+READS_REFERENCE = {"bench_src/analysis/published.py": {"read_csv"}}
+
+
+def file_calls(source: str) -> list[tuple[int, str]]:
+    """(line, name) of every call in a module to one of FILE_CALLS, as a function or a method."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in FILE_CALLS:
+                out.append((node.lineno, name))
+    return out
+
+
+def test_the_check_sees_a_file_read_in_a_function_or_a_method():
+    source = "def f(d):\n    s = ResultsStore(d)\n    return s.read_timeline('x'), open(d), d.glob('*'), len(d)\n"
+    assert sorted(file_calls(source)) == [(2, "ResultsStore"), (3, "glob"), (3, "open"), (3, "read_timeline")]
+
+
+def test_the_analysis_reads_no_file():
+    """The statistics take frames and return frames: what is read from a results directory is read
+    by the store (bench_src/store/), and the analysis is given it."""
+    reads = [f"{path.relative_to(ROOT)}:{line} {name}"
+             for path in sorted((ROOT / "bench_src" / "analysis").rglob("*.py"))
+             for line, name in file_calls(path.read_text())
+             if name not in READS_REFERENCE.get(str(path.relative_to(ROOT)), ())]
+    assert reads == []

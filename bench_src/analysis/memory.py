@@ -2,42 +2,12 @@
 phases, threads vs goroutines side by side, and ping-pong round trips per second."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pandas as pd
 
-from ..store import ResultsStore
+# The RSS timelines are read from a results directory, as one long frame, by the store; the names
+# stay importable from here for the callers that read them with this module's views.
+from ..store.timelines import PHASES, timelines  # noqa: F401
 from .stats import CELL_KEYS, summarize
-
-PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
-
-
-def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> pd.DataFrame:
-    """Every stored RSS timeline as a long frame: one row per point, time in seconds from the
-    workload timer's start (t0_mono_ns) and RSS in MiB, with the phase offsets of its sample."""
-    store = ResultsStore(results_dir)
-    df = store.load()
-    if "timeline_file" not in df or df["timeline_file"].isna().all():
-        return pd.DataFrame(columns=["sample_id", "lang", "variant", "n", "params", "t_s", "rss_mib", *PHASES])
-    rows = df[df["timeline_file"].notna() & (df["status"] == "ok")]
-    if workload:
-        rows = rows[rows["workload"] == workload]
-    parts = []
-    for r in rows.itertuples():
-        tl = store.read_timeline(r.timeline_file)
-        tl = tl[tl["rss_bytes"] > 0]  # a point read as the process exited holds nothing
-        extra = json.loads(r.extra) if isinstance(r.extra, str) else {}
-        t0 = r.t0_mono_ns
-        tl["t_s"] = (tl["t_mono_ns"] - t0) / 1e9
-        tl["rss_mib"] = tl["rss_bytes"] / 2**20
-        for key in ("sample_id", "lang", "variant", "n", "params", "phase"):
-            tl[key] = getattr(r, key)
-        tl["spawned_ns"] = r.spawned_ns
-        for key in PHASES[1:]:
-            tl[key] = extra.get(key)
-        parts.append(tl)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..analysis import memory, stats
 from ..store import load
+from ..store.timelines import timelines
 from . import export, figures, tables, theme, units
 from .notebook import Section
 
@@ -63,7 +64,7 @@ class MemoryView:
     def timeline(self) -> Section:
         """RSS over time of one measured sample per language, variant and N, and the share of the
         peak each gave back by the end of the linger."""
-        tl = memory.timelines(self.results_dir, "idle_tasks")
+        tl = timelines(self.results_dir, "idle_tasks")
         if tl.empty:
             return Section("no timelines in this run: run with timeline_ms=10 (the memory profile does)")
         measured = tl[tl["phase"] == "measured"]

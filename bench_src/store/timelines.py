@@ -1,0 +1,40 @@
+"""A results directory's RSS timelines (`timelines/<sample>.csv`, written by
+`ResultsStore.write_timeline` while a run with `timeline_ms` takes its samples) as one long frame,
+in the units of the samples frame (seconds, MiB)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from .results import ResultsStore
+
+PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
+
+
+def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> pd.DataFrame:
+    """Every stored RSS timeline as a long frame: one row per point, time in seconds from the
+    workload timer's start (t0_mono_ns) and RSS in MiB, with the phase offsets of its sample."""
+    store = ResultsStore(results_dir)
+    df = store.load()
+    if "timeline_file" not in df or df["timeline_file"].isna().all():
+        return pd.DataFrame(columns=["sample_id", "lang", "variant", "n", "params", "t_s", "rss_mib", *PHASES])
+    rows = df[df["timeline_file"].notna() & (df["status"] == "ok")]
+    if workload:
+        rows = rows[rows["workload"] == workload]
+    parts = []
+    for r in rows.itertuples():
+        tl = store.read_timeline(r.timeline_file)
+        tl = tl[tl["rss_bytes"] > 0]  # a point read as the process exited holds nothing
+        extra = json.loads(r.extra) if isinstance(r.extra, str) else {}
+        t0 = r.t0_mono_ns
+        tl["t_s"] = (tl["t_mono_ns"] - t0) / 1e9
+        tl["rss_mib"] = tl["rss_bytes"] / 2**20
+        for key in ("sample_id", "lang", "variant", "n", "params", "phase"):
+            tl[key] = getattr(r, key)
+        tl["spawned_ns"] = r.spawned_ns
+        for key in PHASES[1:]:
+            tl[key] = extra.get(key)
+        parts.append(tl)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
