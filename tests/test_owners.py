@@ -128,3 +128,27 @@ def test_the_command_lines_defaults_are_the_plan_parameters_and_the_catalogues_l
     monkeypatch.undo()
     for function in (build.build, build.check_tools):
         assert inspect.signature(function).parameters["languages"].default is catalogue.LANGS
+
+
+def test_per_block_values_are_taken_by_one_rule(monkeypatch):
+    """The cores' change and the hosts' log ratios divide per-block values of two cells: both take
+    them from CellValues.per_block (the median where a block holds a cell twice), not from copies."""
+    import numpy as np
+    import pandas as pd
+
+    from bench_src.analysis import compare, cores, hosts
+    from bench_src.catalogue import WORKLOADS
+
+    rng = np.random.default_rng(1)
+    rows = [{"host": host, "workload": "sleep", "lang": lang, "variant": WORKLOADS["sleep"].default_variant(lang),
+             "n": 10, "threads_requested": k, "cores": k, "arm": "", "block": block, "valid": True,
+             "cell_id": f"sleep|{lang}|{k}", "p_kernel": "xorshift", "p_work": "0",
+             "elapsed_s": time / k * float(np.exp(rng.normal(0, 0.01)))}
+            for host in ("h1", "h2") for k in (1, 2) for lang, time in (("go", 1.0), ("rust", 1.2)) for block in range(8)]
+    df = pd.DataFrame(rows)
+    taken = []
+    rule = compare.CellValues.per_block
+    monkeypatch.setattr(compare.CellValues, "per_block", lambda self, ref: taken.append(ref) or rule(self, ref))
+    assert len(hosts.host_log_ratios(df)) == 4 and len(taken) == 8, "2 hosts x 2 core counts, Go and Rust"
+    taken.clear()
+    assert cores.ratio_vs_cores(df[df["host"] == "h1"])["change"].notna().sum() == 1 and len(taken) == 4

@@ -157,6 +157,12 @@ class CellValues:
     def refs(self) -> list[CellRef]:
         return list(self.cells)
 
+    def per_block(self, ref: CellRef) -> pd.Series:
+        """A cell's values by block, one per block (the median of its values when a block holds the
+        cell more than once), in block order: what per-block ratios of two cells divide."""
+        codes, values = self.cells[ref]
+        return pd.Series(values, index=codes).groupby(level=0).median()
+
 
 def _block_values(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One value per block (the median when a block holds a cell more than once)."""

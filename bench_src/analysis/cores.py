@@ -36,11 +36,6 @@ def pinned(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _per_block(cv: CellValues, ref: CellRef) -> pd.Series:
-    codes, values = cv.cells[ref]
-    return pd.Series(values, index=codes).groupby(level=0).median()
-
-
 def _sequential(df: pd.DataFrame) -> bool:
     design = df.attrs.get("design") or {}
     return len(design.get("looks", ())) > 1 if isinstance(design, dict) else False
@@ -70,9 +65,9 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
         if len(cores) < 2:
             continue
         base = at[cores[0]]
-        r0 = _per_block(cv, base[0]) / _per_block(cv, base[1])
+        r0 = cv.per_block(base[0]) / cv.per_block(base[1])
         for k in cores[1:]:
-            rk = _per_block(cv, at[k][0]) / _per_block(cv, at[k][1])
+            rk = cv.per_block(at[k][0]) / cv.per_block(at[k][1])
             r0k, rkk = r0.dropna(), rk.dropna()
             tests.append(pair_test(rkk.index.to_numpy(), rkk.to_numpy(), r0k.index.to_numpy(), r0k.to_numpy(),
                                    True, level_min=alpha / max(1, sum(len(v) - 1 for v in by_key.values()))))

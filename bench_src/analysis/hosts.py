@@ -125,12 +125,11 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
         host = values[0]
         cv = CellValues(g, metric)
         for a, b in comparisons(cv.refs(), "go_vs_rust"):
-            (ac, av), (bc, bv) = cv.cells[a], cv.cells[b]
+            ac, bc = cv.cells[a][0], cv.cells[b][0]
             shared = np.intersect1d(ac, bc)
             if shared.size < 2:
                 continue
-            va = pd.Series(av, index=ac).groupby(level=0).median().loc[shared].to_numpy()
-            vb = pd.Series(bv, index=bc).groupby(level=0).median().loc[shared].to_numpy()
+            va, vb = cv.per_block(a).loc[shared].to_numpy(), cv.per_block(b).loc[shared].to_numpy()
             ok = (va > 0) & (vb > 0)
             d = np.log(va[ok]) - np.log(vb[ok])
             if d.size < 2:
