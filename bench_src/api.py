@@ -20,7 +20,7 @@ from .run import build, runner, servers
 from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
-from .store.results import META, REJECTED
+from .store.results import META, REJECTED, taken_per_cell
 
 
 # The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
@@ -135,11 +135,7 @@ def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path |
     done = None
     if results_dir is not None and (Path(results_dir) / META).exists():
         store = ResultsStore(results_dir)
-        ids = store.done_ids()
-        done = {}
-        for r in store.records():
-            if r["sample_id"] in ids:
-                done[r["cell_id"]] = done.get(r["cell_id"], 0) + 1
+        done = taken_per_cell(store.records(), store.done_ids())
     est = estimate_module.estimate_from_history(plan, expected_samples=expected_samples, done=done)
     print(est)
     return est

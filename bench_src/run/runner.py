@@ -32,6 +32,7 @@ from ..plan.dsn import resolve_dsn
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
+from ..store.results import taken_per_cell
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, sample
 from . import measure as measure_module
@@ -249,7 +250,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
                 report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
                 measured_s, by_cell = history()
-                done_per_cell = _per_cell(records, done)
+                done_per_cell = taken_per_cell(records, done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
                 speed = speed_factor(plan, records)
@@ -317,7 +318,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     speed = speed_factor(plan, now_records) or speed
                     spent_now = time.monotonic() - started
                     est = _estimate(plan, now_records, measured_s, expected_samples,
-                                    _per_cell(now_records, store.done_ids()), used, spent_before, store.dir,
+                                    taken_per_cell(now_records, store.done_ids()), used, spent_before, store.dir,
                                     spent_now=spent_now, speed=speed, servers_started=True)
                     est.seconds += spent_now
                     est.notes.append(f"{format_duration(spent_now)} of it spent before the estimate (starting the "
@@ -336,7 +337,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         # the pilot's own seconds per sample outrank earlier runs' (a results directory
                         # outside data/results/ is no part of the history)
                         times, own = history()[0], seconds_per_sample(now_records)
-                        rest = _estimate(plan, now_records, times, None, _per_cell(now_records, now_done), used,
+                        rest = _estimate(plan, now_records, times, None, taken_per_cell(now_records, now_done), used,
                             spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own, speed=speed,
                             servers_started=True)
                         if hosts is not None:
@@ -443,11 +444,6 @@ def refuse_other_engine(store: ResultsStore, cluster: ClusterSpec | None, engine
                else "with --cluster" if "cluster" in kinds else "without a cluster")
         raise ValueError(f"{store.dir} holds samples taken {earlier.replace('cluster', 'on the cluster')}; resume "
                          f"it the same way ({how}), or give another results_dir")
-
-
-def _per_cell(records: list[dict], done: set[str]) -> Counter:
-    """Samples already taken per cell id: the records whose sample id is `done`."""
-    return Counter(r["cell_id"] for r in records if r["sample_id"] in done)
 
 
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],

@@ -89,6 +89,12 @@ def current_attempts(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, 
     return kept, abandoned
 
 
+def taken_per_cell(records: Iterable[dict[str, Any]], done: set[str]) -> Counter:
+    """Samples already taken per cell id: the records whose sample id is `done`
+    (ResultsStore.done_ids), what a resumed run and its estimate do not take again."""
+    return Counter(r["cell_id"] for r in records if r["sample_id"] in done)
+
+
 class NotAResultsDirectory(FileNotFoundError):
     """A directory (or path) that holds no run: no meta.json."""
 
