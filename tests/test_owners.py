@@ -144,7 +144,8 @@ def test_per_block_values_are_taken_by_one_rule(monkeypatch):
              "n": 10, "threads_requested": k, "cores": k, "arm": "", "block": block, "valid": True,
              "cell_id": f"sleep|{lang}|{k}", "p_kernel": "xorshift", "p_work": "0",
              "elapsed_s": time / k * float(np.exp(rng.normal(0, 0.01)))}
-            for host in ("h1", "h2") for k in (1, 2) for lang, time in (("go", 1.0), ("rust", 1.2)) for block in range(8)]
+            for host in ("h1", "h2") for k in (1, 2) for lang, time in (("go", 1.0), ("rust", 1.2))
+            for block in range(8)]
     df = pd.DataFrame(rows)
     taken = []
     rule = compare.CellValues.per_block
@@ -183,3 +184,18 @@ def test_the_samples_a_run_has_taken_per_cell_are_counted_by_the_store(monkeypat
     assert api.estimate(None, results_dir=tmp_path) == "estimate"
     assert counted == [1] and seen["done"] == {"a": 2}
     assert runner.taken_per_cell is results.taken_per_cell
+
+
+def test_the_notebooks_margin_is_the_rules():
+    """A papermill parameters cell holds literals, so the analysis notebooks write the margin out:
+    it must be the rules' MARGIN that every call defaults to."""
+    import pytest
+    from papermill.inspection import _infer_parameters
+    from papermill.iorw import load_notebook_node
+
+    from bench_src.analysis import rules
+
+    for name in ("analysis.ipynb", "reproduce_article.ipynb"):
+        notebook = load_notebook_node(str(paths.ROOT / "notebooks" / name))
+        params = {p.name: p.default for p in _infer_parameters(notebook)}
+        assert float(params["margin"]) == pytest.approx(rules.MARGIN), name
