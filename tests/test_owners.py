@@ -199,3 +199,28 @@ def test_the_notebooks_margin_is_the_rules():
         notebook = load_notebook_node(str(paths.ROOT / "notebooks" / name))
         params = {p.name: p.default for p in _infer_parameters(notebook)}
         assert float(params["margin"]) == pytest.approx(rules.MARGIN), name
+
+
+def test_a_plans_comparisons_are_listed_by_one_rule(monkeypatch):
+    """The feasibility check, the detectable differences and the sequential rule take a plan's
+    comparisons from plan/comparisons.py's plan_comparisons, not from copies of its loop."""
+    import pandas as pd
+
+    from bench_src.analysis import feasibility as detectable, sequential
+    from bench_src.plan import comparisons, feasibility, make_plan
+
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=6, warmup=1)
+    rule = comparisons.plan_comparisons
+    asked = []
+
+    def spy(p, *args):
+        asked.append(p)
+        return rule(p, *args)
+
+    for module in (comparisons, feasibility, detectable):
+        monkeypatch.setattr(module, "plan_comparisons", spy)
+    sizes = feasibility.family_sizes(plan)
+    assert sizes == {f: len(pairs) for f, pairs in rule(plan).items()} and sum(sizes.values()) > 0
+    assert len(detectable.plan_mde(plan, pd.DataFrame())) == sum(sizes.values())
+    assert len(sequential.plan_comparisons(plan)) == sum(sizes.values())
+    assert asked == [plan, plan, plan]

@@ -11,7 +11,8 @@ import pandas as pd
 
 from . import multiplicity, paired, rules
 from .compare import CellValues, compare_pair
-from ..plan.comparisons import FAMILIES, cell_of, comparisons
+from ..plan.comparisons import plan_comparisons
+
 
 def _mde(sd: float, pairs: int, level: float) -> float:
     """The smallest relative difference a comparison with this spread of its per-block log ratios
@@ -31,10 +32,8 @@ def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRICS[0],
     cv = CellValues(df, metric) if df is not None and not df.empty else None
     looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks)
     spending = rules.look_spending(len(looks))
-    refs = [cell_of(c) for c in plan.cells()]
     rows = []
-    for family in FAMILIES:
-        pairs = comparisons(refs, family)
+    for family, pairs in plan_comparisons(plan).items():
         m = len(pairs)
         for a, b in pairs:
             sd, have = np.nan, 0

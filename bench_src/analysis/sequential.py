@@ -44,7 +44,8 @@ import pandas as pd
 from . import multiplicity, paired, rules
 from .compare import CellValues, Design, decide_family, pair_test
 from ..plan import Plan
-from ..plan.comparisons import FAMILIES, CellRef, cell_of, comparisons
+from ..plan import comparisons as plan_comparisons_module
+from ..plan.comparisons import CellRef, cell_of
 from ..store import mark_valid, samples_frame
 
 Comparison = tuple[str, CellRef, CellRef]
@@ -63,8 +64,8 @@ def attach(df: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
 
 def plan_comparisons(plan) -> list[Comparison]:
-    refs = [cell_of(c) for c in plan.cells()]
-    return [(f, a, b) for f in FAMILIES for a, b in comparisons(refs, f)]
+    """The plan's comparisons (plan/comparisons.py), each with its family."""
+    return [(f, a, b) for f, pairs in plan_comparisons_module.plan_comparisons(plan).items() for a, b in pairs]
 
 
 def family_sizes(comps: Iterable[Comparison]) -> dict[str, int]:

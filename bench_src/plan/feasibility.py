@@ -17,7 +17,7 @@ from typing import Any
 
 from ..values import as_bool, as_int
 from . import design
-from .comparisons import FAMILIES, cell_of, comparisons
+from .comparisons import plan_comparisons
 from .model import Plan
 
 
@@ -52,8 +52,7 @@ def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: A
 
 
 def family_sizes(plan: Plan) -> dict[str, int]:
-    refs = [cell_of(c) for c in plan.cells()]
-    return {f: len(comparisons(refs, f)) for f in FAMILIES}
+    return {f: len(pairs) for f, pairs in plan_comparisons(plan).items()}
 
 
 def check_verdicts(plan: Plan) -> dict[str, int]:
