@@ -146,3 +146,23 @@ def test_no_module_imports_by_name_at_run_time():
     found = [f"{path.relative_to(ROOT)}:{line}" for path in sorted((ROOT / "bench_src").rglob("*.py"))
              for line in dynamic_imports(path.read_text())]
     assert found == []
+
+
+def listed_files() -> set[str]:
+    """The files the map's last section lists: each bullet a folder of bench_src and the names of
+    its files."""
+    text = CODE_MAP.read_text().split("## Every file of the harness", 1)[1]
+    out = set()
+    for bullet in re.split(r"\n- ", "\n" + text.strip()):
+        tokens = re.findall(r"`([^`]+)`", bullet)
+        if tokens and tokens[0].startswith("bench_src/") and tokens[0].endswith("/"):
+            out |= {tokens[0] + t for t in tokens[1:] if "." in t and " " not in t and "/" not in t}
+    return out
+
+
+def test_the_map_lists_every_file_of_the_harness():
+    files = {str(p.relative_to(ROOT)) for p in (ROOT / "bench_src").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts}
+    listed = listed_files()
+    assert sorted(files - listed) == [], "files docs/code-map.md does not list"
+    assert sorted(listed - files) == [], "files docs/code-map.md lists that do not exist"
