@@ -163,3 +163,12 @@ def test_a_cell_without_a_parameter_is_timed_at_the_catalogues_default():
             bare = Cell(name, lang, variant, 1000, None, ())
             full = Cell(name, lang, variant, 1000, None, tuple(sorted(w.default_params(lang).items())))
             assert est.default_seconds(bare) == pytest.approx(est.default_seconds(full)), (name, lang)
+
+
+def test_every_workload_of_the_catalogue_has_a_default_time():
+    """A workload without one would be estimated at a fixed second a sample, whatever its N
+    (docs/adding-a-workload.md, step 8)."""
+    from bench_src.catalogue import WORKLOADS
+
+    assert sorted(set(WORKLOADS) - set(est.DEFAULT_SAMPLE_S)) == []
+    assert all(fixed > 0 and per_n > 0 for fixed, per_n in est.DEFAULT_SAMPLE_S.values())
