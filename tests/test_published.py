@@ -276,3 +276,15 @@ def test_the_posts_figures_stand_beside_ours_only_for_the_same_work():
     # sleeping tasks only, never pooled with those that wait for a release
     assert idle["our_samples"] == 6 and idle["our_median"] == pytest.approx(2_600_002.5 / 2**20)
     assert idle["note"] == "ours duration_ms=3000, theirs 10000"
+
+
+def test_a_posts_figure_is_matched_on_its_parameters_values_not_on_their_text():
+    # the post's "channel buffer 4096" is our buffer=4096 alone: a cell with buffer=40960 holds the
+    # text "buffer=4096" too, and must not be pooled with it
+    rows = _post_rows("ping_pong", "go", "channels", 1_000_000, {"buffer": 4096, "mode": "lockstep"}, 9_000, 0.5)
+    rows += _post_rows("ping_pong", "go", "channels", 1_000_000, {"buffer": 40960, "mode": "lockstep"}, 9_000, 5.0)
+    posts = published.posts_side_by_side(pd.DataFrame(rows))
+    rate = posts[(posts["their_variant"] == "channel buffer 4096") & (posts["metric"] != "max_rss")]
+    assert not rate.empty and (rate["our_samples"] == 6).all()
+    unbuffered = posts[posts["their_variant"] == "unbuffered channel"]
+    assert (unbuffered["our_samples"] == 0).all() and (unbuffered["note"] == "not measured in this run").all()

@@ -47,6 +47,7 @@ import pandas as pd
 from .. import digits, paths
 from ..catalogue import LANGS, WORKLOADS
 from . import compare, multiplicity, paired, rules
+from .families import with_param_columns
 from ..plan import comparisons
 
 REFERENCE = paths.DATA / "reference"
@@ -552,7 +553,7 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     work than theirs (`POST_WORK`) the ratio is left out and the note says why."""
     from .stats import median_ci, median_ci_coverage
 
-    d = df[df["valid"]].copy() if "valid" in df else df.copy()
+    d = with_param_columns(df[df["valid"]] if "valid" in df else df).copy()
     d["user_s"] = d["user_ns"] / 1e9
     d["sys_s"] = d["sys_ns"] / 1e9
     d["peak_rss_kib"] = d["maxrss_kb"]
@@ -570,8 +571,9 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
             continue
         variant, fixed = mapped
         sel = d[(d["workload"] == r.experiment) & (d["lang"] == r.lang) & (d["variant"] == variant)]
-        for k, v in fixed.items():
-            sel = sel[sel["params"].str.contains(f"{k}={v}", regex=False)]
+        for k, v in fixed.items():  # on the parameter's own column: "buffer=4096" is not "buffer=40960"
+            col = f"p_{k}"
+            sel = sel[sel[col].astype(str) == v] if col in sel.columns else sel.iloc[0:0]
         if r.experiment == "ping_pong" and not sel.empty:  # a rate: compare at our largest message count
             sel = sel[sel["n"] == sel["n"].max()]
             row["note"] = f"ours at N={int(sel['n'].iloc[0])}"
