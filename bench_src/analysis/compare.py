@@ -222,7 +222,13 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
     if paired_data and pairs >= needed:
         order = np.argsort(ac[ia], kind="stable")
         d = av[ia][order] - bv[ib][order]
-        grid = paired.rounding(paired.grid_step(a_values, b_values, resolution), a_values, b_values)
+        # The grid, the noise it is read against and the ties come from the paired values alone,
+        # as the sequential look reads them (sequential._first_pairs): values a cell took in blocks
+        # of other comparisons are not this comparison's data.
+        shared = ac[ia]
+        in_a, in_b = np.isin(np.asarray(a_codes), shared), np.isin(np.asarray(b_codes), shared)
+        a_pairs, b_pairs = a_values[in_a], b_values[in_b]
+        grid = paired.rounding(paired.grid_step(a_pairs, b_pairs, resolution), a_pairs, b_pairs)
         tested = multiplicity.Tested.of(d, looks, level_min, grid)
         out.update(pairing="paired", pairs=int(pairs), effect_size=ranktests.signed_rank_p(d)[1],
                    sd_log=float(np.std(d, ddof=1)) if d.size > 1 else np.nan)
