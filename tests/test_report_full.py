@@ -290,3 +290,23 @@ def test_a_real_full_disk_while_exporting_is_one_line(tmp_path):
         assert [p for p in (out / "export").rglob("*") if p.is_file() and p.stat().st_size == 0] == []
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def test_the_method_counts_the_cells_whose_values_tie_per_metric():
+    # Each metric's summary describes the same cells: the cells whose values tie are counted per
+    # metric, not summed over the metrics as if they were cells of their own (an article run's
+    # "at least that for the 55 cells whose values tie" was 2 + 44 + 9 of its 163 cells)
+    import pandas as pd
+
+    from bench_src.report import method
+
+    def summary(metric, tied):
+        return pd.DataFrame({"metric": metric, "samples": 6, "ci_coverage": 0.96875,
+                             "ci_coverage_kind": ["at least"] * tied + ["exact"] * (10 - tied)})
+
+    text = method.tests({"summary_elapsed_s": summary("elapsed_s", 1), "summary_peak_rss_mib": summary("peak_rss_mib", 7),
+                         "summary_cpu_s": summary("cpu_s", 0)})
+    assert "at least that where values tie: 1 of the 10 cells in workload time, 7 in peak RSS" in text, text
+    assert "8 cells" not in text
+    one = method.tests({"summary_elapsed_s": summary("elapsed_s", 3)})
+    assert "at least that where values tie: 3 of the 10 cells in workload time)" in one, one

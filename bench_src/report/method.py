@@ -107,18 +107,35 @@ def _comparison_tables(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, pd
     return [(name, t) for name, t in tables.items() if "family" in t.columns and not t.empty]
 
 
+def _tied_text(summaries: list[pd.DataFrame]) -> str:
+    """Where the median intervals' coverage is a lower bound: the cells whose values tie, counted
+    per metric (each metric's summary describes the same cells; summed, they would read as more
+    cells than the run had)."""
+    counts = []
+    for t in summaries:
+        tied = int((t.get("ci_coverage_kind", pd.Series(dtype=str)) == "at least").sum())
+        if tied:
+            metric = t["metric"].iloc[0] if "metric" in t and len(t) else ""
+            counts.append((tied, units.metric_name(metric).split(" (")[0] if metric else "", len(t)))
+    if not counts:
+        return ""
+    first, *rest = counts
+    words = [f"{first[0]} of the {first[2]} cells" + (f" in {first[1]}" if first[1] else "")]
+    words += [f"{tied} in {name}" if name else f"{tied}" for tied, name, _ in rest]
+    return "; at least that where values tie: " + ", ".join(words)
+
+
 def tests(tables: Mapping[str, pd.DataFrame]) -> str:
     parts = []
     summaries = [t for t in tables.values() if {"samples", "ci_coverage"} <= set(t.columns) and not t.empty]
     if summaries:
         s = pd.concat(summaries)
         cov = s["ci_coverage"].dropna()
-        tied = int((s.get("ci_coverage_kind", pd.Series(dtype=str)) == "at least").sum())
         parts.append(
             f"Each cell's median is given with a distribution-free interval between two order statistics for a "
             f"nominal {_pct(rules.CONFIDENCE)} (exact coverage "
             + (f"{_pct(cov.min())}" if cov.nunique() == 1 else f"{_pct(cov.min())} to {_pct(cov.max())}")
-            + " by the number of samples" + (f"; at least that for the {tied} cells whose values tie" if tied else "")
+            + " by the number of samples" + _tied_text(summaries)
             + f"); cells had {_fmt_range(s['samples'])} valid samples." if not cov.empty else
             "Cells had too few samples for a median interval.")
     comps = _comparison_tables(tables)
