@@ -517,3 +517,61 @@ def test_the_per_task_caption_says_where_an_interval_is_narrower_than_its_marker
     none.loc[0, ["per_task_ci_low", "per_task_ci_high", "n_values"]] = [np.nan, np.nan, 2]
     assert "(3 of 3 rows)" not in caption(none) and "each narrower than its marker" in caption(none)
     assert figures.per_task(tight[tight["workload"] == "cpu_loops"]) is None
+
+
+def _single_n_cells():
+    """The cells of the two single-N workloads of the article profile: cpu_loops' eight (short
+    names) and ping_pong's fourteen (long names)."""
+    cells = [("cpu_loops", lang, v, 10_000, "inner=100000,u=10") for lang in ("go", "rust")
+             for v in ("plain", "local", "unrolled", "parallel")]
+    cells += [("ping_pong", "go", "channels", 1_000_000, f"buffer={b},mode={m}")
+              for b in (0, 1, 4096) for m in ("lockstep", "pipelined")]
+    cells += [("ping_pong", "rust", v, 1_000_000, f"buffer={b},mode={m}")
+              for v in ("current-thread", "multi-thread") for b in (1, 4096) for m in ("lockstep", "pipelined")]
+    return cells
+
+
+def _labels_apart(fig, ax) -> None:
+    """No two tick labels of a categorical axis overlap: side by side where they stand upright,
+    each turned line farther from the next than its height where they are turned; and none
+    reaches into another panel."""
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    assert len(labels) >= 2
+    angle = labels[0].get_rotation()
+    if angle == 0:
+        boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
+        for a, b in zip(boxes, boxes[1:]):
+            assert b.x0 >= a.x1, (ax.get_title(), [t.get_text() for t in labels])
+    else:
+        xs = np.sort(ax.transData.transform(np.column_stack([ax.get_xticks(), np.zeros(len(ax.get_xticks()))]))[:, 0])
+        step = float(np.min(np.diff(xs)))
+        lines = max(t.get_text().count("\n") + 1 for t in labels)
+        height = lines * labels[0].get_fontsize() * fig.dpi / 72
+        assert step * math.sin(math.radians(angle)) >= height, (ax.get_title(), angle, step, height)
+    for other in fig.axes:
+        if other is not ax and other.get_visible():
+            for t in labels:
+                assert not _overlap(_extent(t, fig), _extent(other.patch, fig)), (ax.get_title(), t.get_text())
+
+
+def test_the_labels_of_a_categorical_axis_never_overlap():
+    rows = [{"workload": w, "lang": lang, "variant": v, "n": n, "params": p, "threads_requested": 2,
+             "metric": "elapsed_s", "samples": 6, "median": 0.3, "ci_low": 0.29, "ci_high": 0.31,
+             "ci_coverage": 0.96875, "ci_coverage_kind": "exact"} for w, lang, v, n, p in _single_n_cells()]
+    with theme.context():
+        fig = figures.metric_vs_n(pd.DataFrame(rows), "elapsed_s")
+        fig.canvas.draw()
+    for title in ("cpu_loops", "ping_pong"):
+        _labels_apart(fig, _panel(fig, title))
+    plt.close(fig)
+    rng = np.random.default_rng(3)
+    samples = pd.DataFrame([{"workload": w, "lang": lang, "variant": v, "n": n, "params": p, "threads_requested": 2,
+                             "valid": True, "elapsed_s": x}
+                            for w, lang, v, n, p in _single_n_cells() if w == "ping_pong"
+                            for x in 0.3 * rng.lognormal(0, 0.02, 6)])
+    with theme.context():
+        fig = figures.distributions(samples, "ping_pong", "elapsed_s")
+        fig.canvas.draw()
+    _labels_apart(fig, _panel(fig, "N = 1,000,000"))
+    plt.close(fig)

@@ -8,8 +8,8 @@ import pandas as pd
 
 from .. import units
 from ..theme import LANG_COLORS
-from .axes import (figure_header, join_parts, panel_grid, params_caption, spans_decades, split_params,
-                   threads_caption, value_axis)
+from .axes import (figure_header, fit_category_labels, join_parts, panel_grid, params_caption, spans_decades,
+                   split_params, threads_caption, value_axis)
 
 
 def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns=None) -> plt.Figure:
@@ -60,6 +60,7 @@ def distributions(df: pd.DataFrame, workload: str, metric: str = "elapsed_s", ns
             join_parts(drawn, params_caption(constant), threads_caption(d),
                   f"{counts.min()}–{counts.max()} samples per cell" if counts.min() != counts.max()
                   else f"{counts.min()} samples per cell", "box: median and quartiles"))
+    fit_category_labels(fig, axes)
     return fig
 
 

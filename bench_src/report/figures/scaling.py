@@ -11,9 +11,9 @@ from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import per_unit
 from ..theme import LANG_COLORS
-from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, join_parts, log_ticks, n_axis,
-                   panel_grid, panel_title, params_caption, shades, split_params, threads_caption, unit_formatter,
-                   value_axis)
+from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, fit_category_labels, join_parts,
+                   log_ticks, n_axis, panel_grid, panel_title, params_caption, shades, split_params, threads_caption,
+                   unit_formatter, value_axis)
 from .series import line_style, series_styles
 
 
@@ -32,6 +32,7 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
     legends = {w: s["n"].nunique() > 1 and s["series"].nunique() > 1 for w, (s, _) in panels.items()}
     outside = distinct_series and any(legends.values())
     fig, axes = panel_grid(len(workloads), width=5.4 + (LEGEND_WIDTH if outside else 0))
+    categorical = []
     for ax, w in zip(axes, workloads):
         s, constant = panels[w]
         series = list(dict.fromkeys(s["series"]))
@@ -64,6 +65,7 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
                 ax.errorbar([i], [g["median"]], yerr=np.nan_to_num(err), fmt=look["marker"], ms=6, capsize=5,
                             color=look["color"])
             ax.set_xticks(x, [category_label(n) for n in series], fontsize=8.5)
+            categorical.append(ax)
             ax.set_xlim(-0.6, len(series) - 0.4)
             ax.grid(axis="x", visible=False)
             sub = join_parts(f"N = {units.count(ns[0])} ({WORKLOADS[w].n_meaning})" if w in WORKLOADS else f"N = {ns[0]}",
@@ -80,6 +82,7 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
             join_parts(threads_caption(summary),
                        f"shaded band / bars: {level + ' ' if level else ''}distribution-free CI of the median"
                        + (f" ({detail})" if detail else "")))
+    fit_category_labels(fig, categorical)
     return fig
 
 
