@@ -575,3 +575,62 @@ def test_the_labels_of_a_categorical_axis_never_overlap():
         fig.canvas.draw()
     _labels_apart(fig, _panel(fig, "N = 1,000,000"))
     plt.close(fig)
+
+
+def _crowded_summary():
+    """Two panels whose lines leave no corner free for a legend: idle tasks (eight series from
+    10 µs to 5 s over N = 1 to 1M, as an article run has them) and SQLite (a steep line through
+    the top of the panel)."""
+    ns = (1, 10_000, 100_000, 1_000_000)
+    release = {("go", "goroutine"): (1.5e-5, 2e-2, 2.2e-1, 2.0), ("rust", "current-thread"): (4e-5, 4e-3, 4.3e-2, 4.3e-1),
+               ("rust", "join-all"): (1.1e-5, 2.8e-3, 2.9e-2, 2.9e-1), ("rust", "spawn"): (1.1e-4, 5.6e-3, 6.4e-2, 9e-1)}
+    sleep = {("go", "goroutine"): (3.0, 3.2, 4.9), ("rust", "current-thread"): (3.0, 3.06, 3.57),
+             ("rust", "join-all"): (3.0, 3.02, 3.25), ("rust", "spawn"): (3.0, 3.05, 3.44)}
+    rows = []
+
+    def add(workload, lang, variant, n, params, med):
+        rows.append({"workload": workload, "lang": lang, "variant": variant, "n": n, "params": params,
+                     "threads_requested": 2, "metric": "elapsed_s", "samples": 6, "median": med,
+                     "ci_low": med * 0.9, "ci_high": med * 1.1, "ci_coverage": 0.96875, "ci_coverage_kind": "exact"})
+
+    for (lang, variant), meds in release.items():
+        for n, med in zip(ns, meds):
+            add("idle_tasks", lang, variant, n, "duration_ms=0,linger_ms=0,wait=release", med)
+    for (lang, variant), meds in sleep.items():
+        for n, med in zip(ns[1:], meds):
+            add("idle_tasks", lang, variant, n, "duration_ms=3000,linger_ms=0,wait=sleep", med)
+    for lang, variant, params, meds in (("go", "chan-per-task", "driver=mattn,journal=delete,pool=0", (0.035, 1.5)),
+                                        ("go", "pool", "driver=mattn,journal=wal,pool=8", (0.005, 0.045, 0.32)),
+                                        ("rust", "pool", "driver=sqlx,journal=wal,pool=10", (0.009, 0.065, 0.35)),
+                                        ("rust", "pool", "driver=sqlx,journal=wal,pool=8", (0.007, 0.05, 0.34))):
+        for n, med in zip((10, 100, 1000), meds):
+            add("sqlite", lang, variant, n, params, med)
+    return pd.DataFrame(rows)
+
+
+def test_a_legend_never_covers_a_line_or_band_of_its_panel():
+    from matplotlib.transforms import Bbox
+    with theme.context():
+        fig = figures.metric_vs_n(_crowded_summary(), "elapsed_s")
+        fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for title in ("idle_tasks", "sqlite"):
+        ax = _panel(fig, title)
+        legend = ax.get_legend()
+        assert legend is not None and len(legend.get_texts()) >= 4
+        box = legend.get_window_extent(renderer)
+        inner = Bbox.from_extents(box.x0 + 1, box.y0 + 1, box.x1 - 1, box.y1 - 1)
+        for line in ax.get_lines():
+            path = ax.transData.transform_path(line.get_path())
+            assert not path.intersects_bbox(inner, filled=False), (title, line.get_label())
+        for band in ax.collections:
+            for path in band.get_paths():
+                assert not ax.transData.transform_path(path).intersects_bbox(inner, filled=True), title
+        # where it stands outside the panel, it covers no other panel and no label of its own
+        for other in fig.axes:
+            if other is not ax and other.get_visible():
+                assert not _overlap(box, _extent(other.patch, fig)), title
+        for label in (ax.xaxis.label, *ax.get_xticklabels()):
+            if label.get_text():
+                assert not _overlap(box, _extent(label, fig)), (title, label.get_text())
+    plt.close(fig)

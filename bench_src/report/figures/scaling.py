@@ -12,8 +12,8 @@ from .. import units
 from ..tables import per_unit
 from ..theme import LANG_COLORS
 from .axes import (LANG_STYLE, category_label, figure_header, finite_positive, fit_category_labels, join_parts,
-                   log_ticks, n_axis, panel_grid, panel_title, params_caption, shades, split_params, threads_caption,
-                   unit_formatter, value_axis)
+                   legend_off_the_data, log_ticks, n_axis, panel_grid, panel_title, params_caption, shades,
+                   split_params, threads_caption, unit_formatter, value_axis)
 from .series import line_style, series_styles
 
 
@@ -21,7 +21,8 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
     """One panel per workload: the median of `metric` with its distribution-free CI (labelled with the
     coverage the table gives, not the nominal 95%) for every language, variant and parameter set; a
     line over N (log N axis, CI band) where several N were run, points with CI bars on a categorical
-    axis where one was.  Series are shades of their language's colour, the legend inside the panel;
+    axis where one was.  Series are shades of their language's colour, the legend inside the panel
+    where it covers none of them, else under it (axes.legend_off_the_data);
     with `distinct_series` (many variants and parameter sets, as the idle-task figure has) each
     variant gets its own hue and marker and a second parameter set open markers (series.py), and the
     legend stands to the right of its panel, off the data."""
@@ -32,7 +33,7 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
     legends = {w: s["n"].nunique() > 1 and s["series"].nunique() > 1 for w, (s, _) in panels.items()}
     outside = distinct_series and any(legends.values())
     fig, axes = panel_grid(len(workloads), width=5.4 + (LEGEND_WIDTH if outside else 0))
-    categorical = []
+    categorical, inside = [], []
     for ax, w in zip(axes, workloads):
         s, constant = panels[w]
         series = list(dict.fromkeys(s["series"]))
@@ -76,13 +77,15 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
         if legends[w] and outside:  # to the right of the panel, level with its top: off the data
             ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, fontsize=8.5, frameon=False)
         elif legends[w]:
-            ax.legend(loc="best", fontsize=8)
+            ax.legend(loc="upper left", fontsize=8)
+            inside.append(ax)
     level, detail = _median_ci_level(summary)
     figure_header(fig, f"Median {units.metric_name(metric)} with {level + ' ' if level else ''}CI",
             join_parts(threads_caption(summary),
                        f"shaded band / bars: {level + ' ' if level else ''}distribution-free CI of the median"
                        + (f" ({detail})" if detail else "")))
     fit_category_labels(fig, categorical)
+    legend_off_the_data(fig, inside)
     return fig
 
 
