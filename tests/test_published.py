@@ -288,3 +288,17 @@ def test_a_posts_figure_is_matched_on_its_parameters_values_not_on_their_text():
     assert not rate.empty and (rate["our_samples"] == 6).all()
     unbuffered = posts[posts["their_variant"] == "unbuffered channel"]
     assert (unbuffered["our_samples"] == 0).all() and (unbuffered["note"] == "not measured in this run").all()
+
+
+def test_a_cell_whose_every_sample_failed_stays_in_its_columns_family():
+    # SQLite at N = 1,000 with the article's settings failed in every sample ("database is locked"):
+    # the column's family still counts it, so the other row's p-value is adjusted over m = 2
+    rng = np.random.default_rng(23)
+    rows = _both_settings("sqlite", 100, {"go": 1.0, "rust": 1.02}, {"go": 1.0, "rust": 1.02}, 10, rng)
+    for lang in ("go", "rust"):
+        rows += _rows("sqlite", lang, published.article_setting("sqlite", lang), 1000, 1.0, 10, rng, status="failed")
+    side = published.side_by_side(pd.DataFrame(rows))
+    ok, failed = _cell(side, "sqlite", 100), _cell(side, "sqlite", 1000)
+    assert failed["ours_article_verdict_kind"] == "failed"
+    assert ok["ours_article_p_adjusted"] == pytest.approx(min(1.0, 2 * ok["ours_article_p_value"]))
+    assert ok["ours_article_ci_level"] == pytest.approx(1 - 0.05 / 2)

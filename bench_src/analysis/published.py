@@ -301,9 +301,6 @@ def _fmt(r: dict) -> str:
     return f"{digits.significant(r['ratio'])}{ci}"
 
 
-FAMILY_OF = {"ours_article": "article", "ours_default": "go_vs_rust"}  # the stopping rule's family per label
-
-
 def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = FINAL_TABLE,
                  alpha: float = rules.ALPHA, design=None) -> pd.DataFrame:
     """The reproduction table (see the module's docstring): one row per cell of the article's table
@@ -338,7 +335,7 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
             for label, (go, rust) in settings.items():
                 res, test = ({"failures": ""}, None) if go is None or rust is None else \
                     _pair(dk, r.workload, int(r.n), ours, go, rust, looks, level_min)
-                tests[(metric, label)].append((len(rows), test))
+                tests[(metric, label)].append((len(rows), test, test is not None or bool(res["failures"])))
                 row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
                 for k in ("pairs", "pairing", "sd_log", "a_samples", "b_samples", "failures", "test"):
                     row[f"{label}_{k}"] = res.get(k, np.nan)
@@ -347,9 +344,12 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
     if out.empty:
         return out
     for (metric, label), members in tests.items():  # one family per metric and column
-        measured = [(i, t) for i, t in members if t is not None]
-        # the family: the rows of this column and metric that were measured (the article's cells the plan ran)
-        decided = compare.decide_family([t for _, t in measured], alpha, margin) if measured else []
+        measured = [(i, t) for i, t, _ in members if t is not None]
+        # the family: the rows of this column and metric the plan ran (the article's cells it took),
+        # those whose every sample failed included, as a planned family counts comparisons without
+        # data (docs/statistics.md, "A family")
+        ran = sum(1 for _, _, took in members if took)
+        decided = compare.decide_family([t for _, t in measured], alpha, margin, ran) if measured else []
         for (i, _), d in zip(measured, decided):
             for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value", "p_adjusted", "verdict_kind",
                       "within_margin"):
