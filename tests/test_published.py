@@ -48,7 +48,7 @@ def test_a_failed_cell_is_a_failure_whatever_the_claim(said, kind, expected):
 @pytest.mark.parametrize("said, kind, expected", [
     ("Rust", "b", "reproduced"), ("Rust", "a", "reversed"), ("Rust", "equivalent", "not reproduced: equivalent"),
     ("Rust", "inconclusive", "unresolved: inconclusive"), ("", "equivalent", "agrees: no difference"),
-    ("", "a", "Go differs, beyond what the article resolved"), ("Go", "not measured", "not measured")])
+    ("", "a", "Go differs, where the article resolved none"), ("Go", "not measured", "not measured")])
 def test_outcomes(said, kind, expected):
     assert published.outcome(said, kind) == expected
 
@@ -302,3 +302,16 @@ def test_a_cell_whose_every_sample_failed_stays_in_its_columns_family():
     assert failed["ours_article_verdict_kind"] == "failed"
     assert ok["ours_article_p_adjusted"] == pytest.approx(min(1.0, 2 * ok["ours_article_p_value"]))
     assert ok["ours_article_ci_level"] == pytest.approx(1 - 0.05 / 2)
+
+
+def test_the_articles_ratio_is_placed_against_our_interval_beside_the_outcome():
+    assert published.article_against(1.04, 2.87, 4.03) == "below"
+    assert published.article_against(5.26, 4.1, 4.9) == "above"
+    assert published.article_against(0.98, 0.97, 0.99) == "inside"
+    assert published.article_against(1.0, float("nan"), 1.1) == ""
+    rng = np.random.default_rng(3)
+    rows = _both_settings("sqlite", 100, {"go": 0.05, "rust": 0.05}, {"go": 0.25, "rust": 0.05}, 12, rng, cv=0.005)
+    row = _cell(published.side_by_side(pd.DataFrame(rows)), "sqlite", 100)
+    # the article's 5.26 against ours with its settings (5.0, a tight interval) and with the defaults (1.0)
+    assert row["ours_article_outcome"] == "reproduced" and row["ours_article_ratio_ci_high"] < 5.26
+    assert row["ours_article_article_ratio_is"] == "above" and row["ours_default_article_ratio_is"] == "above"

@@ -17,7 +17,9 @@ The reproduction table has one row per cell of the article's table and metric (t
   so sampling until decided does not inflate the error;
 - the **outcome** of the claim under each: reproduced, reversed, not reproduced (we find them
   equivalent), unresolved (inconclusive), or, where the article claimed nothing, agrees or a
-  difference it could not resolve;
+  difference it could not resolve; an outcome judges the claim's direction only, and beside it
+  the article's own ratio lies inside, below or above our interval (`article_against`): whether
+  its size holds too;
 - the **settings' effect**: the ratio of the two Go/Rust ratios (article's settings over defaults),
   paired per block, with its 95% interval;
 - the **cause** where the settings changed the Go/Rust ratio (that interval excludes 1) or the
@@ -173,12 +175,22 @@ def outcome(said: str, kind: str) -> str:
     ours = {"a": "Go", "b": "Rust"}.get(kind, "")
     if not said:
         return "agrees: no difference" if kind == "equivalent" else (
-            f"{ours} differs, beyond what the article resolved" if ours else "agrees: unresolved both")
+            f"{ours} differs, where the article resolved none" if ours else "agrees: unresolved both")
     if ours == said:
         return "reproduced"
     if ours:
         return "reversed"
     return "not reproduced: equivalent" if kind == "equivalent" else "unresolved: inconclusive"
+
+
+def article_against(article_ratio: float, low: float, high: float) -> str:
+    """Where the article's own ratio lies against our interval: "inside", "below" or "above" it
+    ("" without both).  An outcome judges the direction of a claim; this says whether its size
+    survives too (a claim "reproduced" by a ratio of 3.2 where the article measured 1.04 is its
+    direction only)."""
+    if not all(isinstance(v, (int, float)) and np.isfinite(v) for v in (article_ratio, low, high)):
+        return ""
+    return "below" if article_ratio < low else "above" if article_ratio > high else "inside"
 
 
 @dataclass(frozen=True)
@@ -372,6 +384,9 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         out[f"{label}_verdict_kind"] = kinds
         out[f"{label}_verdict"] = texts
         out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]
+        out[f"{label}_article_ratio_is"] = [
+            article_against(a, lo, hi) for a, lo, hi in zip(out["article_ratio"], out[f"{label}_ratio_ci_low"],
+                                                             out[f"{label}_ratio_ci_high"])]
     frame_of = [frames[(w, None if pd.isna(k) else int(k))] for w, k in zip(out["workload"], out["cores"])]
     effects = [settings_effect(f, w, n, METRICS[m][1])
                for f, w, n, m in zip(frame_of, out["workload"], out["n"], out["metric"])]

@@ -57,6 +57,9 @@ class ReproduceView:
                                else f"{c or 'none'}" for c, t in zip(side["article_claim"], side["claim_threshold"])],
             "ours, article's settings": [ours(r, "ours_article") for _, r in side.iterrows()],
             "ours, defaults": [ours(r, "ours_default") for _, r in side.iterrows()],
+            "article's ratio against ours (article's settings; defaults)": [
+                "; ".join(v or "-" for v in pair) for pair in zip(side["ours_article_article_ratio_is"],
+                                                                    side["ours_default_article_ratio_is"])],
             "settings' effect": [f"{units.ratio(r, lo, hi)} ({int(k)} pairs)" if pd.notna(r) else ""
                                  for r, lo, hi, k in zip(side["settings_effect_ratio"], side["settings_effect_ci_low"],
                                                          side["settings_effect_ci_high"],
@@ -77,7 +80,9 @@ class ReproduceView:
                                       f"{levels('ours_article')} with the article's settings, {levels('ours_default')} "
                                       "with the defaults]; claim: the article's direction where its ratio "
                                       "differs from 1 by more than its own repeat measurements and rounding allow "
-                                      "(that share in brackets); settings' effect: Go/Rust with the article's settings "
+                                      "(that share in brackets); an outcome judges that direction only, and whether the "
+                                      "article's ratio lies inside, below or above our interval says whether its size "
+                                      "holds too; settings' effect: Go/Rust with the article's settings "
                                       "over Go/Rust with the defaults, paired per block over the blocks that hold all "
                                       "four cells (the pilot's where the sequential rule ran; their number in "
                                       "brackets), so it need not equal the quotient of the two ratios beside it, which "
