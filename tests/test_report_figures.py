@@ -87,7 +87,8 @@ def test_the_ratio_figure_names_the_level_of_the_intervals_it_draws(ratios):
     plt.close(fig)
     mixed = ratios.assign(ci_level=np.where(np.arange(len(ratios)) % 2 == 0, level[0], 0.99))
     fig = figures.ratio_vs_n(mixed, 0.02)
-    assert any(t.endswith(f"{name} (paired estimate), with CI") for t in _texts(fig))
+    mixed_name = f"CI at {units.coverage([level[0], 0.99])}, each at its family's level"
+    assert any(t.endswith(f"{name} (paired estimate), with {mixed_name}") for t in _texts(fig))
     plt.close(fig)
 
 

@@ -196,3 +196,11 @@ def test_the_hosts_tables_print_their_ratios_as_ratios():
     t = pd.DataFrame([row])
     assert hosts_report.combined_readable(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
     assert hosts_report.per_host_readable(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
+
+
+def test_intervals_of_several_families_are_named_by_their_levels():
+    one = pd.DataFrame({"ci_level": [0.951, 0.951]})
+    several = pd.DataFrame({"ci_level": [0.951, 0.997, np.nan]})
+    assert tables.ci_name(one) == "95.1% CI"
+    assert tables.ci_name(several) == "CI at 95.1–99.7%, each at its family's level"
+    assert tables.ci_name(pd.DataFrame({"ratio": [1.0]})) == "CI"
