@@ -75,6 +75,18 @@ def test_theil_sen_recovers_a_known_per_task_cost():
     assert p["exponent_ci_low"] <= 0.5 <= p["exponent_ci_high"] and p["exponent"] == pytest.approx(0.5, abs=0.02)
 
 
+def test_a_per_task_fit_says_which_n_it_left_out_for_want_of_a_valid_sample():
+    # every sample at N = 1,000 failed (SQLite's "database is locked"): the line goes through the
+    # other N, and the row says so rather than show its fixed cost as if the series were whole
+    rng = np.random.default_rng(6)
+    df = frame([("go", n, 0.01 + 1e-4 * n * rng.normal(1, 0.01)) for n in (10, 100, 1000, 10000) for _ in range(6)])
+    df.loc[df["n"] == 1000, "valid"] = False
+    row = scaling.per_task_cost(df, "elapsed_s").iloc[0]
+    assert row["ns"] == "10,100,10000" and "no valid sample at N = 1,000: fitted without it" in row["warning"]
+    whole = scaling.per_task_cost(df.assign(valid=True), "elapsed_s").iloc[0]
+    assert "no valid sample" not in whole["warning"]
+
+
 def test_drift_is_flagged_only_when_present():
     rng = np.random.default_rng(5)
     steady = [("go", 10, x) for x in rng.normal(1, 0.01, 30)]

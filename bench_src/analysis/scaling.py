@@ -115,6 +115,11 @@ def per_task_fit(ns, medians, confidence: float = CONFIDENCE, theta: float = 1.0
     return out
 
 
+def _series_key(key) -> tuple:
+    """A series' group key with its missing values as None (NaN != NaN would lose the match)."""
+    return tuple(None if pd.isna(v) else v for v in (key if isinstance(key, tuple) else (key,)))
+
+
 def _spread(values: np.ndarray) -> float:
     """A robust spread of one N's samples (the normal-consistent MAD)."""
     v = values[~np.isnan(values)]
@@ -138,6 +143,11 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
         return pd.DataFrame(columns=cols)
     values = pd.to_numeric(valid[metric], errors="coerce").to_numpy(dtype=float)
     ns = pd.to_numeric(valid["n"]).to_numpy()
+    # the N of each series that the run took but where no sample is valid: left out of the fit,
+    # and the row says so (a line through the others is not the series the plan asked for)
+    taken = with_param_columns(df if "arm" in df.columns else df.assign(arm=""))
+    taken_ns = ({_series_key(k): set(pd.to_numeric(g["n"]).tolist())
+                 for k, g in taken.groupby(keys, dropna=False, sort=False)} if set(keys) <= set(taken.columns) else {})
     for key, idx in valid.groupby(keys, dropna=False, sort=True).indices.items():
         n_here = ns[idx]
         points = sorted(set(n_here.tolist()))
@@ -148,6 +158,11 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
         key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         params = ",".join(f"{c[2:]}={v}" for c, v in ((c, key[c]) for c in pcols) if v is not None and not pd.isna(v))
         fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta)
+        lost = sorted(taken_ns.get(_series_key(tuple(key[k] for k in keys)), set()) - set(points))
+        if lost:
+            note = (f"no valid sample at N = {', '.join(f'{int(n):,}' for n in lost)}: fitted without "
+                    f"{'it' if len(lost) == 1 else 'them'}")
+            fit["warning"] = "; ".join(filter(None, [fit["warning"], note]))
         rows.append({**{k: key[k] for k in SERIES if k != "params"}, "params": params, "metric": metric,
                      "ns": ",".join(str(int(n)) for n in points), "n_values": len(points),
                      "samples": len(idx), **fit,

@@ -80,6 +80,7 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
     out["noise"] = column_of(t, "noise_power").map(noise_model)
+    out["note"] = column_of(t, "warning", "").fillna("")  # what the fit left out or could not give
     return finish(out, title_of(t, "Cost of one more N"),
                    "exponent b of value ~ N^b, fitted to the whole value, fixed cost included: 1 = linear, below 1 "
                    "where a fixed cost (the program's own, a sleep) dominates the smaller N however linear the per-N "
