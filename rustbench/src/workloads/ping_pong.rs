@@ -16,7 +16,7 @@
 use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio::task::JoinHandle;
 
-use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use super::spec::{Check, Collected, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use crate::cli::error::BenchError;
 use crate::cli::result::Flavour;
 use crate::cli::timer::Timer;
@@ -53,20 +53,6 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
 enum Mode {
     Lockstep,
     Pipelined,
-}
-
-/// Wrapping sum of the replies and the number of round trips completed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Collected {
-    sum: u64,
-    ok: u64,
-}
-
-impl Collected {
-    fn add(&mut self, value: u64) {
-        self.sum = self.sum.wrapping_add(value);
-        self.ok += 1;
-    }
 }
 
 /// Both channels, made during setup.

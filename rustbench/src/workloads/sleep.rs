@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
-use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use super::spec::{Check, Collected, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use crate::cli::error::BenchError;
 use crate::cli::result::Flavour;
 use crate::cli::timer::Timer;
@@ -74,20 +74,6 @@ async fn task(i: u64, kernel: Kernel, work: u64, sleep_ms: u64) -> u64 {
     };
     tokio::time::sleep(Duration::from_millis(sleep_ms)).await;
     result
-}
-
-/// Wrapping sum of the task results and the number of tasks collected.
-#[derive(Debug, Default)]
-struct Collected {
-    sum: u64,
-    ok: u64,
-}
-
-impl Collected {
-    fn add(&mut self, value: u64) {
-        self.sum = self.sum.wrapping_add(value);
-        self.ok += 1;
-    }
 }
 
 fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {

@@ -1,7 +1,9 @@
 //! What every workload is made of: its static description (`WorkloadSpec`,
 //! `ParamSpec`, `Check`), the context a run gets (`Ctx`), what it hands back
-//! (`Outcome`), and the steps around it (`prepare`, `execute`). Workloads
-//! import this module; the registry that names them all imports them.
+//! (`Outcome`; `Collected`, the wrapping sum of task results that several
+//! of them hand back as their checksum), and the steps around it
+//! (`prepare`, `execute`). Workloads import this module; the registry that
+//! names them all imports them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -78,6 +80,21 @@ impl Check {
 pub struct Outcome {
     pub checksum: u64,
     pub tasks_ok: u64,
+}
+
+/// The wrapping sum of the values the tasks handed back, and how many were
+/// collected.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Collected {
+    pub sum: u64,
+    pub ok: u64,
+}
+
+impl Collected {
+    pub fn add(&mut self, value: u64) {
+        self.sum = self.sum.wrapping_add(value);
+        self.ok += 1;
+    }
 }
 
 /// Everything a workload run may use.
@@ -358,4 +375,18 @@ pub(crate) fn test_run(
 ) -> Report {
     let args = test_args(spec, n, variant, params);
     run(spec, &args, crate::cli::timer::mono_ns()).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collected_sums_wrapping_and_counts() {
+        let mut collected = Collected::default();
+        for value in [u64::MAX, 2, 5] {
+            collected.add(value);
+        }
+        assert_eq!(collected, Collected { sum: 6, ok: 3 });
+    }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
+use super::spec::{Check, Collected, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use crate::affinity::{allowed_cpus, pin_current_thread};
 use crate::cli::error::BenchError;
 use crate::cli::result::Flavour;
@@ -66,20 +66,6 @@ async fn task_worker(i: u64, iterations: u64) -> u64 {
         done += 1;
     }
     done
-}
-
-/// Wrapping sum of the worker results and the number of workers collected.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Collected {
-    pub sum: u64,
-    pub ok: u64,
-}
-
-impl Collected {
-    pub fn add(&mut self, value: u64) {
-        self.sum = self.sum.wrapping_add(value);
-        self.ok += 1;
-    }
 }
 
 /// Run `work(i)` for i in `0..n`, each on its own `std::thread`, and join
