@@ -51,18 +51,12 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
         ParamSpec {
             key: "duration_ms",
             default: "1000",
-            check: Check::UInt {
-                min: 0,
-                max: u64::MAX,
-            },
+            check: Check::ANY_UINT,
         },
         ParamSpec {
             key: "linger_ms",
             default: "0",
-            check: Check::UInt {
-                min: 0,
-                max: u64::MAX,
-            },
+            check: Check::ANY_UINT,
         },
     ],
     needs_data_dir: false,

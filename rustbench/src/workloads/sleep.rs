@@ -25,10 +25,7 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
         ParamSpec {
             key: "work",
             default: "50000",
-            check: Check::UInt {
-                min: 0,
-                max: u64::MAX,
-            },
+            check: Check::ANY_UINT,
         },
     ],
     needs_data_dir: false,

@@ -57,6 +57,12 @@ pub enum Check {
 }
 
 impl Check {
+    /// Any integer >= 0: a count or a duration with no bound but u64's.
+    pub const ANY_UINT: Check = Check::UInt {
+        min: 0,
+        max: u64::MAX,
+    };
+
     pub fn validate(&self, value: &str) -> Result<(), String> {
         match *self {
             Check::UInt { min, max } => match parse_uint(value) {
@@ -388,5 +394,19 @@ mod tests {
             collected.add(value);
         }
         assert_eq!(collected, Collected { sum: 6, ok: 3 });
+    }
+
+    #[test]
+    fn any_uint_takes_every_u64_and_says_so() {
+        for value in ["0", "1000", "18446744073709551615"] {
+            assert_eq!(Check::ANY_UINT.validate(value), Ok(()), "{value}");
+        }
+        for value in ["-1", "x", "18446744073709551616"] {
+            assert_eq!(
+                Check::ANY_UINT.validate(value),
+                Err("expected an integer >= 0".to_string()),
+                "{value}"
+            );
+        }
     }
 }

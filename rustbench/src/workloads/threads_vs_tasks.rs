@@ -26,10 +26,7 @@ pub const SPEC: WorkloadSpec = WorkloadSpec {
     params: &[ParamSpec {
         key: "iterations",
         default: "100",
-        check: Check::UInt {
-            min: 0,
-            max: u64::MAX,
-        },
+        check: Check::ANY_UINT,
     }],
     needs_data_dir: false,
     needs_dsn: false,
