@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 
 use super::spec::{Check, Collected, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use crate::cli::error::BenchError;
@@ -120,16 +120,31 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Spawn every task, keep the handles, await them in spawn order.
-    async fn join_handles(&self, timer: &mut Timer) -> Result<Collected, BenchError> {
+    /// Task i of every i, in spawn order: its kernel, then its sleep.
+    fn tasks(&self) -> impl Iterator<Item = impl Future<Output = u64> + Send + use<>> {
+        let (kernel, work) = (self.kernel, self.work);
+        self.sleeps
+            .iter()
+            .enumerate()
+            .map(move |(i, &ms)| task(i as u64, kernel, work, ms))
+    }
+
+    /// Start the timer, spawn every task keeping the handles in spawn
+    /// order, mark the spawn phase.
+    fn spawn_all(&self, timer: &mut Timer) -> Vec<JoinHandle<u64>> {
         let mut handles = Vec::with_capacity(self.sleeps.len());
-        let mut collected = Collected::default();
         timer.start();
-        for (i, &ms) in self.sleeps.iter().enumerate() {
-            handles.push(tokio::spawn(task(i as u64, self.kernel, self.work, ms)));
+        for task in self.tasks() {
+            handles.push(tokio::spawn(task));
         }
         timer.mark_spawned();
-        for handle in handles {
+        handles
+    }
+
+    /// Spawn every task, keep the handles, await them in spawn order.
+    async fn join_handles(&self, timer: &mut Timer) -> Result<Collected, BenchError> {
+        let mut collected = Collected::default();
+        for handle in self.spawn_all(timer) {
             collected.add(handle.await?);
         }
         timer.stop();
@@ -141,8 +156,8 @@ impl Job<'_> {
         let mut set = JoinSet::new();
         let mut collected = Collected::default();
         timer.start();
-        for (i, &ms) in self.sleeps.iter().enumerate() {
-            set.spawn(task(i as u64, self.kernel, self.work, ms));
+        for task in self.tasks() {
+            set.spawn(task);
         }
         timer.mark_spawned();
         while let Some(result) = set.join_next().await {
@@ -154,14 +169,8 @@ impl Job<'_> {
 
     /// Spawn every task, then `futures::future::join_all` over the handles.
     async fn join_all(&self, timer: &mut Timer) -> Result<Collected, BenchError> {
-        let mut handles = Vec::with_capacity(self.sleeps.len());
         let mut collected = Collected::default();
-        timer.start();
-        for (i, &ms) in self.sleeps.iter().enumerate() {
-            handles.push(tokio::spawn(task(i as u64, self.kernel, self.work, ms)));
-        }
-        timer.mark_spawned();
-        for result in futures::future::join_all(handles).await {
+        for result in futures::future::join_all(self.spawn_all(timer)).await {
             collected.add(result?);
         }
         timer.stop();
@@ -182,6 +191,22 @@ mod tests {
         assert_eq!(xorshift_kernel(4, 3), 0xf765_969a_c49a_f60d);
         assert_eq!(xorshift_kernel(9, 1000), 0x7666_78e9_b861_587a);
         assert_eq!(xorshift_kernel(99, 50_000), 0x3b1d_57e2_c61b_5c28);
+    }
+
+    #[test]
+    fn tasks_come_in_spawn_order() {
+        let job = Job {
+            sleeps: &[0, 1, 0],
+            kernel: Kernel::Xorshift,
+            work: 5,
+        };
+        let results: Vec<u64> = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(futures::future::join_all(job.tasks()));
+        let expected: Vec<u64> = (0..3).map(|i| xorshift_kernel(i, 5)).collect();
+        assert_eq!(results, expected);
     }
 
     #[test]
