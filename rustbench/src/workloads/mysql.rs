@@ -15,9 +15,8 @@ use sqlx::mysql::MySqlQueryResult;
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
-    self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_QMARK as Q, SERVER_POOL,
-    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context,
-    open_first_then_rest, within,
+    self, CONNECT_TIMEOUT, Gate, Held, QUERIES_QMARK as Q, SERVER_POOL, STATEMENT_TIMEOUT,
+    ServerRun, Statements, Tally, context, open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use crate::cli::error::BenchError;
@@ -121,7 +120,13 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
     let tally = sqlshared::run_tasks(timer, &run.inputs, Some(&gate), |input| {
         let pool = pool.clone();
         let gate = Arc::clone(&gate);
-        async move { mysql_async_task(&pool, &gate, input).await }
+        async move {
+            let on_pool = OnPool {
+                pool: &pool,
+                gate: &gate,
+            };
+            sqlshared::users_task(&on_pool, Q, None, input).await
+        }
     })
     .await?;
 
@@ -161,41 +166,30 @@ async fn count_rows(conn: &mut Conn, sql: &'static str, param: i32) -> Result<u6
     Ok(count)
 }
 
-/// One task: each statement takes a connection of its own from the pool.
-async fn mysql_async_task(
-    pool: &mysql_async::Pool,
-    gate: &Gate,
-    input: Input,
-) -> Result<Done, BenchError> {
-    let (id, age) = (input.id, input.age);
-    if !input.updates() {
-        let mut held = connection(gate, pool).await?;
-        let count = gate
-            .statement(
-                Q.select_age,
-                age,
-                count_rows(&mut held.conn, Q.select_age, age),
-            )
-            .await?;
-        return Ok(Done::Rows(count));
-    }
-    let affected = {
-        let mut held = connection(gate, pool).await?;
+/// A task's statements on the mysql_async pool, through the gate.
+struct OnPool<'a> {
+    pool: &'a mysql_async::Pool,
+    gate: &'a Gate,
+}
+
+impl Statements for OnPool<'_> {
+    async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
+        let mut held = connection(self.gate, self.pool).await?;
         let conn = &mut held.conn;
-        gate.statement(Q.update, id, async {
-            conn.exec_drop(Q.update, (id,)).await?;
-            Ok::<_, mysql_async::Error>(conn.affected_rows())
-        })
-        .await?
-    };
-    check_updated(affected, id)?;
-    let count = {
-        let mut held = connection(gate, pool).await?;
-        gate.statement(Q.select_id, id, count_rows(&mut held.conn, Q.select_id, id))
-            .await?
-    };
-    check_one_row(count, id)?;
-    Ok(Done::Updated)
+        self.gate
+            .statement(sql, id, async {
+                conn.exec_drop(sql, (id,)).await?;
+                Ok::<_, mysql_async::Error>(conn.affected_rows())
+            })
+            .await
+    }
+
+    async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
+        let mut held = connection(self.gate, self.pool).await?;
+        self.gate
+            .statement(sql, param, count_rows(&mut held.conn, sql, param))
+            .await
+    }
 }
 
 #[cfg(test)]

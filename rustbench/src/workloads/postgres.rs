@@ -17,9 +17,8 @@ use tokio_postgres::NoTls;
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
-    self, CONNECT_TIMEOUT, Done, Gate, Held, Input, QUERIES_DOLLAR as Q, SERVER_POOL,
-    STATEMENT_TIMEOUT, ServerRun, Tally, check_one_row, check_updated, context,
-    open_first_then_rest, within,
+    self, CONNECT_TIMEOUT, Gate, Held, QUERIES_DOLLAR as Q, SERVER_POOL, STATEMENT_TIMEOUT,
+    ServerRun, Statements, Tally, context, open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use crate::cli::error::BenchError;
@@ -119,7 +118,13 @@ async fn with_tokio_postgres(
     let tally = sqlshared::run_tasks(timer, &run.inputs, Some(&gate), |input| {
         let pool = pool.clone();
         let gate = Arc::clone(&gate);
-        async move { tokio_postgres_task(&pool, &gate, input).await }
+        async move {
+            let on_pool = OnPool {
+                pool: &pool,
+                gate: &gate,
+            };
+            sqlshared::users_task(&on_pool, Q, None, input).await
+        }
     })
     .await?;
 
@@ -165,37 +170,30 @@ async fn count_rows(
     Ok(count)
 }
 
-/// One task: each statement takes a connection of its own from the pool.
-async fn tokio_postgres_task(
-    pool: &deadpool_postgres::Pool,
-    gate: &Gate,
-    input: Input,
-) -> Result<Done, BenchError> {
-    let (id, age) = (input.id, input.age);
-    if !input.updates() {
-        let held = connection(gate, pool).await?;
-        let count = gate
-            .statement(Q.select_age, age, count_rows(&held.conn, Q.select_age, age))
-            .await?;
-        return Ok(Done::Rows(count));
-    }
-    let affected = {
-        let held = connection(gate, pool).await?;
+/// A task's statements on the deadpool-postgres pool, through the gate.
+struct OnPool<'a> {
+    pool: &'a deadpool_postgres::Pool,
+    gate: &'a Gate,
+}
+
+impl Statements for OnPool<'_> {
+    async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
+        let held = connection(self.gate, self.pool).await?;
         let client = &held.conn;
-        gate.statement(Q.update, id, async {
-            let statement = client.prepare_cached(Q.update).await?;
-            client.execute(&statement, &[&id]).await
-        })
-        .await?
-    };
-    check_updated(affected, id)?;
-    let count = {
-        let held = connection(gate, pool).await?;
-        gate.statement(Q.select_id, id, count_rows(&held.conn, Q.select_id, id))
-            .await?
-    };
-    check_one_row(count, id)?;
-    Ok(Done::Updated)
+        self.gate
+            .statement(sql, id, async {
+                let statement = client.prepare_cached(sql).await?;
+                client.execute(&statement, &[&id]).await
+            })
+            .await
+    }
+
+    async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
+        let held = connection(self.gate, self.pool).await?;
+        self.gate
+            .statement(sql, param, count_rows(&held.conn, sql, param))
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,7 @@ use tokio::sync::Semaphore;
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
-    self, Done, Gate, Input, MAX_POOL, QUERIES_QMARK as Q, check_one_row, check_updated, context,
-    query_error,
+    self, Gate, Input, MAX_POOL, QUERIES_QMARK as Q, Statements, context, query_error,
 };
 use super::sqlxusers::{self, Dialect};
 use crate::cli::error::BenchError;
@@ -367,7 +366,7 @@ async fn with_rusqlite(
     let tally = sqlshared::run_tasks(timer, inputs, None, |input| {
         let pool = Arc::clone(&pool);
         let lock = update_lock.clone();
-        async move { rusqlite_task(&pool, lock.as_deref(), input).await }
+        async move { sqlshared::users_task(&pool, Q, lock.as_deref(), input).await }
     })
     .await?;
 
@@ -381,45 +380,27 @@ async fn with_rusqlite(
     Ok((tally, sum))
 }
 
-/// One task: each statement takes a connection of its own from the pool (a
-/// permit, then a blocking thread), as database/sql does for every
-/// statement. With `update_lock`, the UPDATE (with the wait for its
-/// connection) runs while holding it.
-async fn rusqlite_task(
-    pool: &Arc<LitePool>,
-    update_lock: Option<&tokio::sync::Mutex<()>>,
-    input: Input,
-) -> Result<Done, BenchError> {
-    let (id, age) = (input.id, input.age);
-    if !input.updates() {
-        let count = pool
+/// A task's statements on the rusqlite pool: each takes a connection of its
+/// own (a permit, then a blocking thread), as database/sql does for every
+/// statement.
+impl Statements for Arc<LitePool> {
+    async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
+        let affected = self
             .with_conn(move |conn| {
-                rusqlite_count(conn, Q.select_age, age)
-                    .map_err(|e| query_error(Q.select_age, age, e))
+                conn.prepare_cached(sql)
+                    .and_then(|mut statement| statement.execute([id]))
+                    .map_err(|e| query_error(sql, id, e))
             })
             .await?;
-        return Ok(Done::Rows(count));
+        Ok(affected as u64)
     }
-    let affected = {
-        let _guard = match update_lock {
-            Some(lock) => Some(lock.lock().await),
-            None => None,
-        };
-        pool.with_conn(move |conn| {
-            conn.prepare_cached(Q.update)
-                .and_then(|mut statement| statement.execute([id]))
-                .map_err(|e| query_error(Q.update, id, e))
+
+    async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
+        self.with_conn(move |conn| {
+            rusqlite_count(conn, sql, param).map_err(|e| query_error(sql, param, e))
         })
-        .await?
-    };
-    check_updated(affected as u64, id)?;
-    let count = pool
-        .with_conn(move |conn| {
-            rusqlite_count(conn, Q.select_id, id).map_err(|e| query_error(Q.select_id, id, e))
-        })
-        .await?;
-    check_one_row(count, id)?;
-    Ok(Done::Updated)
+        .await
+    }
 }
 
 /// Run a one-parameter select and count its rows, decoding every salary.

@@ -1,5 +1,6 @@
 //! What the sqlite, mysql and postgres workloads share: the `users` data,
-//! the task inputs, the queries, the task loop and the checksum.
+//! the task inputs, the queries, the task itself (`users_task`, on the
+//! `Statements` of each driver), the task loop and the checksum.
 //!
 //! Table: `users(id INT PRIMARY KEY NOT NULL, salary INT NOT NULL, age INT
 //! NOT NULL, address CHAR(50))`, 10,000 rows, row k =
@@ -16,7 +17,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use tokio::sync::{Notify, Semaphore, SemaphorePermit};
+use tokio::sync::{Mutex, Notify, Semaphore, SemaphorePermit};
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec};
 use crate::cli::error::BenchError;
@@ -309,6 +310,55 @@ pub fn check_one_row(rows: u64, id: i32) -> Result<(), BenchError> {
             "SELECT of users.id = {id} returned {rows} rows, expected 1"
         )))
     }
+}
+
+/// The statements of one task as a driver runs them: each on a connection
+/// of its own, taken from the driver's pool and given back before the next
+/// (as database/sql does for every statement), a failure naming the
+/// statement and its parameter.
+pub trait Statements {
+    /// Run the UPDATE `sql` for `id`; the rows it changed.
+    fn update(
+        &self,
+        sql: &'static str,
+        id: i32,
+    ) -> impl Future<Output = Result<u64, BenchError>> + Send;
+
+    /// Run the one-parameter select `sql`, decoding every salary; the rows
+    /// it read.
+    fn count(
+        &self,
+        sql: &'static str,
+        param: i32,
+    ) -> impl Future<Output = Result<u64, BenchError>> + Send;
+}
+
+/// One task (see the top of this module), whatever the driver: an odd age
+/// selects by age and counts the rows; an even age updates `id` (exactly
+/// one row changed), then selects it back (exactly one row). With
+/// `update_lock` (variant `serialized-writes`) the UPDATE, with the wait for
+/// its connection, runs while holding it.
+pub async fn users_task(
+    statements: &impl Statements,
+    queries: Queries,
+    update_lock: Option<&Mutex<()>>,
+    input: Input,
+) -> Result<Done, BenchError> {
+    if !input.updates() {
+        let rows = statements.count(queries.select_age, input.age).await?;
+        return Ok(Done::Rows(rows));
+    }
+    let affected = {
+        let _guard = match update_lock {
+            Some(lock) => Some(lock.lock().await),
+            None => None,
+        };
+        statements.update(queries.update, input.id).await?
+    };
+    check_updated(affected, input.id)?;
+    let rows = statements.count(queries.select_id, input.id).await?;
+    check_one_row(rows, input.id)?;
+    Ok(Done::Updated)
 }
 
 /// The pool's maximum of open connections: `min(P, N)`, or N when the pool
@@ -807,6 +857,93 @@ mod tests {
         });
         let err = result.expect("run_tasks returns").unwrap_err();
         assert_eq!(err.message(), "UPDATE [1]: connection reset");
+    }
+
+    /// Statements that record what they were asked to run, answer with
+    /// fixed counts and, with `lock`, record whether it was held.
+    struct Recorded<'a> {
+        calls: std::sync::Mutex<Vec<String>>,
+        affected: u64,
+        rows: u64,
+        lock: Option<&'a Mutex<()>>,
+    }
+
+    impl<'a> Recorded<'a> {
+        fn new(affected: u64, rows: u64, lock: Option<&'a Mutex<()>>) -> Self {
+            Recorded {
+                calls: std::sync::Mutex::new(Vec::new()),
+                affected,
+                rows,
+                lock,
+            }
+        }
+
+        fn calls(&self) -> Vec<String> {
+            self.calls.lock().unwrap().clone()
+        }
+    }
+
+    impl Statements for Recorded<'_> {
+        async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
+            let locked = self.lock.map(|lock| lock.try_lock().is_err());
+            let call = format!("{sql} [{id}] locked={locked:?}");
+            self.calls.lock().unwrap().push(call);
+            Ok(self.affected)
+        }
+
+        async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
+            self.calls.lock().unwrap().push(format!("{sql} [{param}]"));
+            Ok(self.rows)
+        }
+    }
+
+    #[test]
+    fn an_odd_age_selects_by_age() {
+        let statements = Recorded::new(1, 97, None);
+        let input = Input { age: 43, id: 5 };
+        let done = block_on(users_task(&statements, QUERIES_QMARK, None, input)).unwrap();
+        assert_eq!(done, Done::Rows(97));
+        assert_eq!(
+            statements.calls(),
+            [format!("{} [43]", QUERIES_QMARK.select_age)]
+        );
+    }
+
+    #[test]
+    fn an_even_age_updates_under_the_lock_then_selects_by_id() {
+        let lock = Mutex::new(());
+        let statements = Recorded::new(1, 1, Some(&lock));
+        let input = Input { age: 42, id: 5 };
+        let done = block_on(users_task(&statements, QUERIES_DOLLAR, Some(&lock), input)).unwrap();
+        assert_eq!(done, Done::Updated);
+        assert_eq!(
+            statements.calls(),
+            [
+                format!("{} [5] locked=Some(true)", QUERIES_DOLLAR.update),
+                format!("{} [5]", QUERIES_DOLLAR.select_id),
+            ]
+        );
+        assert!(lock.try_lock().is_ok(), "the lock is released");
+        // Without a lock (variant pool) nothing is held.
+        let unlocked = Recorded::new(1, 1, Some(&lock));
+        block_on(users_task(&unlocked, QUERIES_DOLLAR, None, input)).unwrap();
+        assert!(unlocked.calls()[0].ends_with("locked=Some(false)"));
+    }
+
+    #[test]
+    fn an_update_or_select_of_the_wrong_row_count_fails() {
+        let input = Input { age: 42, id: 5 };
+        let updated_none = Recorded::new(0, 1, None);
+        let err = block_on(users_task(&updated_none, QUERIES_QMARK, None, input)).unwrap_err();
+        assert!(err.message().contains("affected 0 rows"), "{err}");
+        assert_eq!(
+            updated_none.calls().len(),
+            1,
+            "no select after a failed update"
+        );
+        let two_rows = Recorded::new(1, 2, None);
+        let err = block_on(users_task(&two_rows, QUERIES_QMARK, None, input)).unwrap_err();
+        assert!(err.message().contains("returned 2 rows"), "{err}");
     }
 
     #[test]

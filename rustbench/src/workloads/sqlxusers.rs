@@ -16,8 +16,8 @@ use sqlx::{
 use tokio::sync::Mutex;
 
 use super::sqlshared::{
-    self, CONNECT_TIMEOUT, Done, Gate, Held, Input, Queries, STATEMENT_TIMEOUT, ServerRun, Tally,
-    check_one_row, check_updated, context, open_first_then_rest, within,
+    self, CONNECT_TIMEOUT, Gate, Held, Input, Queries, STATEMENT_TIMEOUT, ServerRun, Statements,
+    Tally, context, open_first_then_rest, within,
 };
 use crate::cli::error::BenchError;
 use crate::cli::timer::Timer;
@@ -166,44 +166,16 @@ where
             let pool = pool.clone();
             let gate = Arc::clone(gate);
             let lock = update_lock.clone();
-            async move { dialect.task(&pool, &gate, lock.as_deref(), input).await }
+            async move {
+                let on_pool = OnPool {
+                    dialect,
+                    pool: &pool,
+                    gate: &gate,
+                };
+                sqlshared::users_task(&on_pool, dialect.queries, lock.as_deref(), input).await
+            }
         })
         .await
-    }
-
-    async fn task(
-        self,
-        pool: &Pool<DB>,
-        gate: &Gate,
-        update_lock: Option<&Mutex<()>>,
-        input: Input,
-    ) -> Result<Done, BenchError> {
-        let q = self.queries;
-        if !input.updates() {
-            let rows = self.count(pool, gate, q.select_age, input.age).await?;
-            return Ok(Done::Rows(rows));
-        }
-        let result = {
-            let _guard = match update_lock {
-                Some(lock) => Some(lock.lock().await),
-                None => None,
-            };
-            let mut held = self.connection(gate, pool).await?;
-            gate.statement(
-                q.update,
-                input.id,
-                sqlx::query::<DB>(q.update)
-                    .bind(input.id)
-                    .execute(&mut *held.conn),
-            )
-            .await?
-        };
-        check_updated((self.rows_affected)(&result), input.id)?;
-        check_one_row(
-            self.count(pool, gate, q.select_id, input.id).await?,
-            input.id,
-        )?;
-        Ok(Done::Updated)
     }
 
     /// Run a one-parameter select and count its rows, decoding every salary.
@@ -262,5 +234,41 @@ where
             .await
             .map_err(context("closing the connections"))?;
         Ok(sum)
+    }
+}
+
+/// A task's statements on a sqlx pool, through the gate.
+struct OnPool<'a, DB: Database, S> {
+    dialect: Dialect<DB, S>,
+    pool: &'a Pool<DB>,
+    gate: &'a Gate,
+}
+
+impl<DB, S> Statements for OnPool<'_, DB, S>
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    DB::Arguments: IntoArguments<DB>,
+    usize: ColumnIndex<DB::Row>,
+    for<'q> i32: Encode<'q, DB>,
+    i32: Type<DB>,
+    i64: for<'r> Decode<'r, DB> + Type<DB>,
+    S: for<'r> Decode<'r, DB> + Type<DB> + Send + Unpin + 'static,
+{
+    async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
+        let mut held = self.dialect.connection(self.gate, self.pool).await?;
+        let result = self
+            .gate
+            .statement(
+                sql,
+                id,
+                sqlx::query::<DB>(sql).bind(id).execute(&mut *held.conn),
+            )
+            .await?;
+        Ok((self.dialect.rows_affected)(&result))
+    }
+
+    async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
+        self.dialect.count(self.pool, self.gate, sql, param).await
     }
 }
