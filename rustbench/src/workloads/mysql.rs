@@ -15,8 +15,8 @@ use sqlx::mysql::MySqlQueryResult;
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
-    self, CONNECT_TIMEOUT, Gate, Held, QUERIES_QMARK as Q, SERVER_POOL, STATEMENT_TIMEOUT,
-    ServerRun, Statements, Tally, context, open_first_then_rest, within,
+    self, CONNECT_TIMEOUT, Gate, QUERIES_QMARK as Q, SERVER_POOL, STATEMENT_TIMEOUT, ServerRun,
+    Statements, Tally, context, open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use crate::cli::error::BenchError;
@@ -100,7 +100,7 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
     // The first connection alone, then the others at once; each is pinged,
     // and the task statements are prepared on the first (as database/sql
     // does); the others prepare them on first use.
-    let mut conns = open_first_then_rest(run.preopen, || connection(&gate, &pool)).await?;
+    let mut conns = open_first_then_rest(run.preopen, || gate.connect(|| pool.get_conn())).await?;
     for held in &mut conns {
         within(CONNECT_TIMEOUT, "ping", async {
             held.conn.ping().await.map_err(context("ping"))
@@ -142,18 +142,6 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
     Ok((tally, sum))
 }
 
-/// A pooled connection through the gate; opening it (or the pool's check of
-/// an idle one) may take `CONNECT_TIMEOUT`.
-async fn connection<'g>(
-    gate: &'g Gate,
-    pool: &mysql_async::Pool,
-) -> Result<Held<'g, Conn>, BenchError> {
-    gate.connection(within(CONNECT_TIMEOUT, "connecting", async {
-        pool.get_conn().await.map_err(context("connecting"))
-    }))
-    .await
-}
-
 /// Run a one-parameter select and count its rows, decoding every salary.
 async fn count_rows(conn: &mut Conn, sql: &'static str, param: i32) -> Result<u64, BenchError> {
     let mut result = conn.exec_iter(sql, (param,)).await?;
@@ -174,7 +162,7 @@ struct OnPool<'a> {
 
 impl Statements for OnPool<'_> {
     async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
-        let mut held = connection(self.gate, self.pool).await?;
+        let mut held = self.gate.connect(|| self.pool.get_conn()).await?;
         let conn = &mut held.conn;
         self.gate
             .statement(sql, id, async {
@@ -185,7 +173,7 @@ impl Statements for OnPool<'_> {
     }
 
     async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
-        let mut held = connection(self.gate, self.pool).await?;
+        let mut held = self.gate.connect(|| self.pool.get_conn()).await?;
         self.gate
             .statement(sql, param, count_rows(&mut held.conn, sql, param))
             .await

@@ -17,8 +17,8 @@ use tokio_postgres::NoTls;
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
-    self, CONNECT_TIMEOUT, Gate, Held, QUERIES_DOLLAR as Q, SERVER_POOL, STATEMENT_TIMEOUT,
-    ServerRun, Statements, Tally, context, open_first_then_rest, within,
+    self, CONNECT_TIMEOUT, Gate, QUERIES_DOLLAR as Q, SERVER_POOL, STATEMENT_TIMEOUT, ServerRun,
+    Statements, Tally, context, open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use crate::cli::error::BenchError;
@@ -102,7 +102,7 @@ async fn with_tokio_postgres(
     // The first connection alone, then the others at once; each is pinged.
     // As with pgx, every connection prepares the task statements on first
     // use.
-    let clients = open_first_then_rest(run.preopen, || connection(&gate, &pool)).await?;
+    let clients = open_first_then_rest(run.preopen, || gate.connect(|| pool.get())).await?;
     for held in &clients {
         within(CONNECT_TIMEOUT, "ping", async {
             held.conn
@@ -141,18 +141,6 @@ async fn with_tokio_postgres(
     Ok((tally, sum))
 }
 
-/// A pooled client through the gate; opening a connection (or recycling an
-/// idle one) may take `CONNECT_TIMEOUT`.
-async fn connection<'g>(
-    gate: &'g Gate,
-    pool: &deadpool_postgres::Pool,
-) -> Result<Held<'g, deadpool_postgres::Client>, BenchError> {
-    gate.connection(within(CONNECT_TIMEOUT, "connecting", async {
-        pool.get().await.map_err(context("connecting"))
-    }))
-    .await
-}
-
 /// Run a one-parameter select (prepared on first use on this connection)
 /// and count its rows, decoding every salary.
 async fn count_rows(
@@ -178,7 +166,7 @@ struct OnPool<'a> {
 
 impl Statements for OnPool<'_> {
     async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
-        let held = connection(self.gate, self.pool).await?;
+        let held = self.gate.connect(|| self.pool.get()).await?;
         let client = &held.conn;
         self.gate
             .statement(sql, id, async {
@@ -189,7 +177,7 @@ impl Statements for OnPool<'_> {
     }
 
     async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
-        let held = connection(self.gate, self.pool).await?;
+        let held = self.gate.connect(|| self.pool.get()).await?;
         self.gate
             .statement(sql, param, count_rows(&held.conn, sql, param))
             .await

@@ -114,6 +114,22 @@ impl Gate {
         })
     }
 
+    /// Take a connection with `take`, a driver's acquire that opens a
+    /// connection when none is idle (or checks an idle one): `connection`,
+    /// with the acquire bounded by `CONNECT_TIMEOUT` and its failure saying
+    /// "connecting". `take` is called once the permit is held.
+    pub async fn connect<C, E, F, T>(&self, take: T) -> Result<Held<'_, C>, BenchError>
+    where
+        T: FnOnce() -> F,
+        F: Future<Output = Result<C, E>>,
+        BenchError: From<E>,
+    {
+        self.connection(within(CONNECT_TIMEOUT, "connecting", async {
+            take().await.map_err(context("connecting"))
+        }))
+        .await
+    }
+
     /// Run one statement (`sql` with its parameter) on a held connection,
     /// within `STATEMENT_TIMEOUT`. A failure closes the gate.
     pub async fn statement<T, E, F>(&self, sql: &str, param: i32, run: F) -> Result<T, BenchError>
@@ -765,6 +781,45 @@ mod tests {
             assert_eq!(conn, 7);
             assert!(waited >= Duration::from_millis(150), "{waited:?}");
             assert!(!gate.is_closed());
+        });
+    }
+
+    #[test]
+    fn connect_calls_the_acquire_once_the_permit_is_held() {
+        block_on(async {
+            let gate = Arc::new(Gate::new(1));
+            let called = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let held = gate.connection(ok_take()).await.unwrap();
+            let waiter = {
+                let (gate, called) = (Arc::clone(&gate), Arc::clone(&called));
+                tokio::spawn(async move {
+                    gate.connect(|| {
+                        called.store(true, std::sync::atomic::Ordering::SeqCst);
+                        ok_take()
+                    })
+                    .await
+                    .map(|held| held.conn)
+                })
+            };
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert!(!called.load(std::sync::atomic::Ordering::SeqCst));
+            drop(held);
+            assert_eq!(waiter.await.unwrap().unwrap(), 7);
+            assert!(called.load(std::sync::atomic::Ordering::SeqCst));
+        });
+    }
+
+    #[test]
+    fn a_failed_connect_says_connecting_and_closes_the_gate() {
+        block_on(async {
+            let gate = Gate::new(2);
+            let err = gate
+                .connect(|| async { Err::<u32, _>(BenchError::runtime("Connection refused")) })
+                .await
+                .map(drop)
+                .unwrap_err();
+            assert_eq!(err.message(), "connecting: Connection refused");
+            assert!(gate.is_closed());
         });
     }
 
