@@ -17,8 +17,8 @@ use tokio_postgres::NoTls;
 
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
 use super::sqlshared::{
-    self, CONNECT_TIMEOUT, Gate, QUERIES_DOLLAR as Q, SERVER_POOL, STATEMENT_TIMEOUT, ServerRun,
-    Statements, Tally, context, open_first_then_rest, within,
+    self, CONNECT_TIMEOUT, Gate, QUERIES_DOLLAR as Q, SERVER_POOL, SERVER_VARIANT,
+    STATEMENT_TIMEOUT, ServerRun, Statements, Tally, context, open_first_then_rest, within,
 };
 use super::sqlxusers::Dialect;
 use crate::cli::error::BenchError;
@@ -26,8 +26,8 @@ use crate::cli::timer::Timer;
 
 pub const SPEC: WorkloadSpec = WorkloadSpec {
     name: "postgres",
-    variants: &["pool"],
-    default_variant: "pool",
+    variants: &[SERVER_VARIANT],
+    default_variant: SERVER_VARIANT,
     params: &[
         SERVER_POOL,
         ParamSpec {

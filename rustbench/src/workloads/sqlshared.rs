@@ -206,6 +206,10 @@ where
     }
 }
 
+/// The one variant of the server workloads (mysql, postgres), the one
+/// `run_on_server` runs: tasks on the driver's pool.
+pub const SERVER_VARIANT: &str = "pool";
+
 /// The `pool` param of the server workloads (mysql, postgres).
 pub const SERVER_POOL: ParamSpec = ParamSpec {
     key: "pool",
