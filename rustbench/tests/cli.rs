@@ -4,7 +4,7 @@ mod common;
 
 use serde_json::Value;
 
-use common::{assert_matches_schema, last_json, one_line_stderr, result_keys, run};
+use common::{assert_matches_schema, assert_usage_errors, last_json, result_keys, run};
 
 fn assert_result_shape(v: &Value) {
     assert_matches_schema(v);
@@ -147,11 +147,7 @@ fn bad_command_lines_exit_2() {
         &["cpu_loops", "--n", "1", "--param", "u=0"],
         &["cpu_loops", "--n", "1", "--threads", "0"],
     ];
-    for args in cases {
-        let output = run(args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
-        one_line_stderr(&output);
-    }
+    assert_usage_errors(cases);
 }
 
 /// Where the C library can load them (glibc 2.36 or newer), the binary's

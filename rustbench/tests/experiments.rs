@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use common::{BIN, last_json, one_line_stderr, run};
+use common::{BIN, assert_usage_errors, last_json, one_line_stderr, run};
 
 fn u64_key(v: &Value, key: &str) -> u64 {
     v[key]
@@ -188,11 +188,7 @@ fn bad_params_exit_2() {
         &["ping_pong", "--n", "1", "--variant", "channels"],
         &["ping_pong", "--n", "1", "--param", "size=3"],
     ];
-    for args in cases {
-        let output = run(args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
-        one_line_stderr(&output);
-    }
+    assert_usage_errors(cases);
 }
 
 /// With the address space capped, the OS refuses new thread stacks after a

@@ -11,6 +11,14 @@ use serde_json::json;
 
 use common::{BIN, last_json, one_line_stderr, run, run_with_dsn};
 
+/// The variants of files_read and files_rw.
+const FILE_VARIANTS: [&str; 4] = [
+    "spawn-blocking",
+    "spawn-blocking-digest",
+    "tokio-fs",
+    "blocking-in-task",
+];
+
 fn assert_exit(output: &Output, code: i32, needle: &str) {
     assert_eq!(output.status.code(), Some(code), "{output:?}");
     let stderr = one_line_stderr(output);
@@ -89,16 +97,7 @@ fn list_reports_the_io_and_database_workloads() {
     let v = last_json(&run(&["list"]));
     let w = &v["workloads"];
     for name in ["files_read", "files_rw"] {
-        assert_eq!(
-            w[name]["variants"],
-            json!([
-                "spawn-blocking",
-                "spawn-blocking-digest",
-                "tokio-fs",
-                "blocking-in-task"
-            ]),
-            "{name}"
-        );
+        assert_eq!(w[name]["variants"], json!(FILE_VARIANTS), "{name}");
         assert_eq!(w[name]["default_variant"], "spawn-blocking", "{name}");
     }
     assert_eq!(
@@ -277,12 +276,7 @@ fn bad_params_exit_2() {
 fn file_workloads_through_the_binary() {
     let dir = scratch("files");
     let data = dir.to_str().unwrap();
-    for variant in [
-        "spawn-blocking",
-        "spawn-blocking-digest",
-        "tokio-fs",
-        "blocking-in-task",
-    ] {
+    for variant in FILE_VARIANTS {
         write_files(&dir);
         let v = last_json(&run(&[
             "files_read",
@@ -320,12 +314,7 @@ fn files_rw_survives_a_low_open_file_limit() {
     // With the hard limit at 1,200 no variant may run the process out of
     // file descriptors (the tokio-fs appends are the ones at risk).
     let dir = scratch("files-nofile");
-    for variant in [
-        "spawn-blocking",
-        "spawn-blocking-digest",
-        "tokio-fs",
-        "blocking-in-task",
-    ] {
+    for variant in FILE_VARIANTS {
         write_files(&dir);
         let script = format!(
             "ulimit -n 1200 && exec '{BIN}' files_rw --n 20000 --variant {variant} --data-dir '{}'",

@@ -44,6 +44,16 @@ pub fn one_line_stderr(output: &Output) -> String {
     stderr
 }
 
+/// Every command line is a usage error: exit status 2, one line on stderr,
+/// nothing on stdout.
+pub fn assert_usage_errors(cases: &[&[&str]]) {
+    for args in cases {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {output:?}");
+        one_line_stderr(&output);
+    }
+}
+
 /// One standard key of the result line, as `bench_src/run/result_keys.json`
 /// (owned by the harness) lists it.
 pub struct ResultKey {
