@@ -15,21 +15,13 @@ var filesReadSpec = &Spec{
 }
 
 func runFilesRead(c *Context) (Outcome, error) {
-	paths := filesPaths(c.DataDir)
-	picks := filesPick(c.N)
-	opt := filesOptionsOf(c)
-	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
+	r, err := newFilesRun(c)
 	if err != nil {
 		return Outcome{}, err
 	}
 
-	gate, err := filesGate(c)
-	if err != nil {
-		return Outcome{}, err
-	}
-
-	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
-		return readWhole(paths[picks[i]], opt, out, gate)
+	reads, err := runIOTasks(c.N, c.Timer, r.chanPerTask, func(i int, out *fileRead) error {
+		return readWhole(r.paths[r.picks[i]], r.opt, out, r.gate)
 	})
 	if err != nil {
 		return Outcome{}, err

@@ -26,33 +26,25 @@ var filesRWSpec = &Spec{
 var filesAppended = []byte("Appended string\n")
 
 func runFilesRW(c *Context) (Outcome, error) {
-	paths := filesPaths(c.DataDir)
-	picks := filesPick(c.N)
-	opt := filesOptionsOf(c)
-	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
+	r, err := newFilesRun(c)
 	if err != nil {
 		return Outcome{}, err
 	}
 	var appends uint64
-	for _, k := range picks {
+	for _, k := range r.picks {
 		if k%2 == 0 {
 			appends++
 		}
 	}
 
-	gate, err := filesGate(c)
-	if err != nil {
-		return Outcome{}, err
-	}
-
-	reads, err := runIOTasks(c.N, c.Timer, chanPerTask, func(i int, out *fileRead) error {
-		path := paths[picks[i]]
-		if picks[i]%2 == 0 {
-			if err := appendFile(path, filesAppended, gate); err != nil {
+	reads, err := runIOTasks(c.N, c.Timer, r.chanPerTask, func(i int, out *fileRead) error {
+		path := r.paths[r.picks[i]]
+		if r.picks[i]%2 == 0 {
+			if err := appendFile(path, filesAppended, r.gate); err != nil {
 				return err
 			}
 		}
-		return readWhole(path, opt, out, gate)
+		return readWhole(path, r.opt, out, r.gate)
 	})
 	if err != nil {
 		return Outcome{}, err
@@ -60,7 +52,7 @@ func runFilesRW(c *Context) (Outcome, error) {
 	// With retain=content every file's content stays reachable until here.
 	runtime.KeepAlive(reads)
 
-	histories, err := filesRWHistories(paths, picks)
+	histories, err := filesRWHistories(r.paths, r.picks)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -68,11 +60,11 @@ func runFilesRW(c *Context) (Outcome, error) {
 	for _, h := range histories {
 		sum += h.size()
 	}
-	for i, r := range reads {
-		k := picks[i]
-		base, err := histories[k].check(r, k%2 == 0, opt.digest)
+	for i, read := range reads {
+		k := r.picks[i]
+		base, err := histories[k].check(read, k%2 == 0, r.opt.digest)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("task %d, %s: %w", i, paths[k], err)
+			return Outcome{}, fmt.Errorf("task %d, %s: %w", i, r.paths[k], err)
 		}
 		sum += base
 	}

@@ -258,6 +258,40 @@ func TestFilesParams(t *testing.T) {
 	}
 }
 
+// TestNewFilesRun: both file workloads set up their run from the command
+// line alike.
+func TestNewFilesRun(t *testing.T) {
+	for _, spec := range []*Spec{filesReadSpec, filesRWSpec} {
+		for variant, chanPerTask := range map[string]bool{"readfile": false, "chan-per-task": true} {
+			args := cli.Args{N: 7, DataDir: "/d", Variant: variant,
+				Params: []cli.Param{kv("retain", "content"), kv("digest", "off")}}
+			c, err := spec.NewContext(args, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := newFilesRun(c)
+			if err != nil {
+				t.Fatalf("%s %s: %v", spec.Name, variant, err)
+			}
+			if r.chanPerTask != chanPerTask || r.opt != (filesOptions{retain: true, digest: false}) {
+				t.Errorf("%s %s: chanPerTask %v, options %+v", spec.Name, variant, r.chanPerTask, r.opt)
+			}
+			if len(r.paths) != filesFixtureCount || r.paths[3] != "/d/3.txt" ||
+				fmt.Sprint(r.picks) != fmt.Sprint(filesPick(7)) {
+				t.Errorf("%s %s: paths %v, picks %v", spec.Name, variant, r.paths, r.picks)
+			}
+			extra := c.Extra()
+			if len(extra) != 1 || extra[0].Key != "open_file_bound" || extra[0].Value != int64(cap(r.gate)) {
+				t.Errorf("%s %s: extra %v, gate of %d", spec.Name, variant, extra, cap(r.gate))
+			}
+		}
+		c := &Context{N: 1, Variant: "tokio-fs", Params: spec.Defaults(), Timer: new(cli.Timer)}
+		if _, err := newFilesRun(c); err == nil {
+			t.Errorf("%s: variant tokio-fs accepted", spec.Name)
+		}
+	}
+}
+
 // TestFilesRWHistoryChecksEveryRead: a read passes only if its size and
 // digest are those of the file after some number of appends, and a task that
 // appended must see its own append.

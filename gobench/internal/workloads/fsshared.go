@@ -112,6 +112,37 @@ func filesGate(c *Context) (fileGate, error) {
 	return newFileGate(bound), nil
 }
 
+// filesRun is what both file workloads set up before the timer: the path of
+// every fixture file, the file of every task, the params, how results are
+// collected and the gate of the tasks' open files.
+type filesRun struct {
+	paths       []string
+	picks       []uint64
+	opt         filesOptions
+	chanPerTask bool
+	gate        fileGate
+}
+
+// newFilesRun sets up a run of a file workload (variants filesVariants,
+// params filesParams). It reports the gate's bound as open_file_bound.
+func newFilesRun(c *Context) (filesRun, error) {
+	chanPerTask, err := chanPerTaskVariant(c.Variant, "readfile")
+	if err != nil {
+		return filesRun{}, err
+	}
+	gate, err := filesGate(c)
+	if err != nil {
+		return filesRun{}, err
+	}
+	return filesRun{
+		paths:       filesPaths(c.DataDir),
+		picks:       filesPick(c.N),
+		opt:         filesOptionsOf(c),
+		chanPerTask: chanPerTask,
+		gate:        gate,
+	}, nil
+}
+
 func (g fileGate) acquire() { g <- struct{}{} }
 func (g fileGate) release() { <-g }
 
