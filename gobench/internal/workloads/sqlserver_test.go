@@ -55,8 +55,9 @@ func usersInsertBatches(ph func(k int) string) (stmts []string, args [][]any) {
 	return stmts, args
 }
 
-// resetMySQLUsers drops, recreates (InnoDB) and fills the users table.
-func resetMySQLUsers(t *testing.T, dsn string) {
+// openTestMySQL opens a database/sql pool on the MySQL server of dsn with
+// the program's own driver configuration (mysqlConfig); the caller closes it.
+func openTestMySQL(t *testing.T, dsn string) *sql.DB {
 	t.Helper()
 	cfg, err := mysqlConfig(dsn)
 	if err != nil {
@@ -66,7 +67,13 @@ func resetMySQLUsers(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := sql.OpenDB(connector)
+	return sql.OpenDB(connector)
+}
+
+// resetMySQLUsers drops, recreates (InnoDB) and fills the users table.
+func resetMySQLUsers(t *testing.T, dsn string) {
+	t.Helper()
+	db := openTestMySQL(t, dsn)
 	defer func() {
 		if err := db.Close(); err != nil {
 			t.Error(err)
@@ -191,16 +198,8 @@ func dropUsers(t *testing.T, workload, dsn string) {
 		}
 		return
 	}
-	cfg, err := mysqlConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(connector)
-	_, err = db.Exec("DROP TABLE IF EXISTS users")
+	db := openTestMySQL(t, dsn)
+	_, err := db.Exec("DROP TABLE IF EXISTS users")
 	if cerr := db.Close(); cerr != nil {
 		t.Error(cerr)
 	}
@@ -372,15 +371,7 @@ func lockAllUsers(t *testing.T, workload, dsn string) (unlock func()) {
 			}
 		}
 	}
-	cfg, err := mysqlConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(connector)
+	db := openTestMySQL(t, dsn)
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
