@@ -31,22 +31,14 @@ func writeFiles(t *testing.T) string {
 
 func TestRunFiles(t *testing.T) {
 	dir := writeFiles(t)
-	code, stdout, stderr := runMain(t, "files_read", "--n", "1000", "--data-dir", dir,
+	m := runResult(t, "files_read", "--n", "1000", "--data-dir", dir,
 		"--variant", "chan-per-task", "--param", "retain=content")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	m := lastLine(t, stdout)
 	checkResult(t, m, "files_read", "3ee62239fbe5c46b", 1000)
 	if params, _ := m["params"].(map[string]any); params["retain"] != "content" {
 		t.Errorf("params = %v", m["params"])
 	}
 
-	code, stdout, stderr = runMain(t, "files_rw", "--n", "10", "--data-dir", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	m2 := lastLine(t, stdout)
+	m2 := runResult(t, "files_rw", "--n", "10", "--data-dir", dir)
 	checkResult(t, m2, "files_rw", "000000000000f044", 10)
 
 	// Both report the bound on files open at once: the soft open-file limit,
@@ -143,11 +135,7 @@ func TestDSNFromEnvironment(t *testing.T) {
 	}
 
 	t.Setenv("BENCH_DSN", "not even a URL")
-	code, stdout, stderr := runMain(t, "sleep", "--n", "3", "--param", "work=0")
-	if code != 0 {
-		t.Fatalf("sleep with BENCH_DSN set: exit %d: %s", code, stderr)
-	}
-	checkResult(t, lastLine(t, stdout), "sleep", "0000000000000219", 3)
+	checkResult(t, runResult(t, "sleep", "--n", "3", "--param", "work=0"), "sleep", "0000000000000219", 3)
 }
 
 func TestListIO(t *testing.T) {

@@ -22,6 +22,17 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+// runResult runs main with args, fails the test unless it exits 0, and
+// returns the result object on the last line of its stdout.
+func runResult(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, stdout, stderr := runMain(t, args...)
+	if code != 0 {
+		t.Fatalf("%q: exit %d: %s", args, code, stderr)
+	}
+	return lastLine(t, stdout)
+}
+
 // lastLine decodes the last line of stdout as a JSON object.
 func lastLine(t *testing.T, stdout string) map[string]any {
 	t.Helper()
@@ -52,12 +63,8 @@ func checkResult(t *testing.T, m map[string]any, workload, checksum string, n fl
 }
 
 func TestRunSleep(t *testing.T) {
-	code, stdout, stderr := runMain(t, "sleep", "--n=10", "--variant", "chan-per-task",
+	m := runResult(t, "sleep", "--n=10", "--variant", "chan-per-task",
 		"--threads", "1", "--param", "work=1000")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	m := lastLine(t, stdout)
 	checkResult(t, m, "sleep", "542f24434f64913f", 10)
 	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 || m["threads_source"] != "--threads" {
 		t.Errorf("variant/threads: %v", m)
@@ -72,11 +79,7 @@ func TestRunSleep(t *testing.T) {
 }
 
 func TestRunCPULoops(t *testing.T) {
-	code, stdout, stderr := runMain(t, "cpu_loops", "--n", "100", "--param", "inner=1000")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	m := lastLine(t, stdout)
+	m := runResult(t, "cpu_loops", "--n", "100", "--param", "inner=1000")
 	checkResult(t, m, "cpu_loops", "00000000000011be", 100)
 	// Without --threads the process's GOMAXPROCS stands, and the line says so.
 	if m["variant"] != "plain" || m["threads"] != float64(runtime.GOMAXPROCS(0)) || m["threads_source"] != "default" {

@@ -27,12 +27,8 @@ func TestListRelated(t *testing.T) {
 func TestRunIdleTasksLinger(t *testing.T) {
 	const lingerNs = 100e6
 	for _, wait := range []string{"sleep", "release"} {
-		code, stdout, stderr := runMain(t, "idle_tasks", "--n", "1000", "--param", "wait="+wait,
+		m := runResult(t, "idle_tasks", "--n", "1000", "--param", "wait="+wait,
 			"--param", "duration_ms=10", "--param", "linger_ms=100")
-		if code != 0 {
-			t.Fatalf("wait=%s: exit %d: %s", wait, code, stderr)
-		}
-		m := lastLine(t, stdout)
 		checkResult(t, m, "idle_tasks", "00000000000003e8", 1000)
 		spawned, _ := m["spawned_ns"].(float64)
 		finished, _ := m["finished_ns"].(float64)
@@ -57,11 +53,7 @@ func TestRunIdleTasksLinger(t *testing.T) {
 }
 
 func TestRunThreadsVsTasks(t *testing.T) {
-	code, stdout, stderr := runMain(t, "threads_vs_tasks", "--n", "10", "--param", "iterations=2")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	m := lastLine(t, stdout)
+	m := runResult(t, "threads_vs_tasks", "--n", "10", "--param", "iterations=2")
 	checkResult(t, m, "threads_vs_tasks", "0000000000000014", 10)
 	if m["variant"] != "goroutine" {
 		t.Errorf("variant = %v", m["variant"])
@@ -71,12 +63,8 @@ func TestRunThreadsVsTasks(t *testing.T) {
 func TestRunPingPong(t *testing.T) {
 	for _, mode := range []string{"lockstep", "pipelined"} {
 		for _, buffer := range []string{"0", "1", "64"} {
-			code, stdout, stderr := runMain(t, "ping_pong", "--n", "1000",
+			m := runResult(t, "ping_pong", "--n", "1000",
 				"--param", "mode="+mode, "--param", "buffer="+buffer)
-			if code != 0 {
-				t.Fatalf("%s/%s: exit %d: %s", mode, buffer, code, stderr)
-			}
-			m := lastLine(t, stdout)
 			checkResult(t, m, "ping_pong", "000000000007a314", 1000)
 			if rate, _ := m["round_trips_per_s"].(float64); rate <= 0 {
 				t.Errorf("%s/%s: round_trips_per_s = %v", mode, buffer, m["round_trips_per_s"])
