@@ -118,15 +118,11 @@ async fn with_mysql_async(run: &ServerRun, timer: &mut Timer) -> Result<(Tally, 
     drop(conns);
 
     let tally = sqlshared::run_tasks(timer, &run.inputs, Some(&gate), |input| {
-        let pool = pool.clone();
-        let gate = Arc::clone(&gate);
-        async move {
-            let on_pool = OnPool {
-                pool: &pool,
-                gate: &gate,
-            };
-            sqlshared::users_task(&on_pool, Q, None, input).await
-        }
+        let on_pool = OnPool {
+            pool: pool.clone(),
+            gate: Arc::clone(&gate),
+        };
+        async move { sqlshared::users_task(&on_pool, Q, None, input).await }
     })
     .await?;
 
@@ -155,12 +151,12 @@ async fn count_rows(conn: &mut Conn, sql: &'static str, param: i32) -> Result<u6
 }
 
 /// A task's statements on the mysql_async pool, through the gate.
-struct OnPool<'a> {
-    pool: &'a mysql_async::Pool,
-    gate: &'a Gate,
+struct OnPool {
+    pool: mysql_async::Pool,
+    gate: Arc<Gate>,
 }
 
-impl Statements for OnPool<'_> {
+impl Statements for OnPool {
     async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
         let mut held = self.gate.connect(|| self.pool.get_conn()).await?;
         let conn = &mut held.conn;

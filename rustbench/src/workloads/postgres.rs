@@ -116,15 +116,11 @@ async fn with_tokio_postgres(
     drop(clients);
 
     let tally = sqlshared::run_tasks(timer, &run.inputs, Some(&gate), |input| {
-        let pool = pool.clone();
-        let gate = Arc::clone(&gate);
-        async move {
-            let on_pool = OnPool {
-                pool: &pool,
-                gate: &gate,
-            };
-            sqlshared::users_task(&on_pool, Q, None, input).await
-        }
+        let on_pool = OnPool {
+            pool: pool.clone(),
+            gate: Arc::clone(&gate),
+        };
+        async move { sqlshared::users_task(&on_pool, Q, None, input).await }
     })
     .await?;
 
@@ -159,12 +155,12 @@ async fn count_rows(
 }
 
 /// A task's statements on the deadpool-postgres pool, through the gate.
-struct OnPool<'a> {
-    pool: &'a deadpool_postgres::Pool,
-    gate: &'a Gate,
+struct OnPool {
+    pool: deadpool_postgres::Pool,
+    gate: Arc<Gate>,
 }
 
-impl Statements for OnPool<'_> {
+impl Statements for OnPool {
     async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
         let held = self.gate.connect(|| self.pool.get()).await?;
         let client = &held.conn;

@@ -163,15 +163,13 @@ where
     ) -> Result<Tally, BenchError> {
         let dialect = *self;
         sqlshared::run_tasks(timer, inputs, Some(gate), |input| {
-            let pool = pool.clone();
-            let gate = Arc::clone(gate);
+            let on_pool = OnPool {
+                dialect,
+                pool: pool.clone(),
+                gate: Arc::clone(gate),
+            };
             let lock = update_lock.clone();
             async move {
-                let on_pool = OnPool {
-                    dialect,
-                    pool: &pool,
-                    gate: &gate,
-                };
                 sqlshared::users_task(&on_pool, dialect.queries, lock.as_deref(), input).await
             }
         })
@@ -238,13 +236,13 @@ where
 }
 
 /// A task's statements on a sqlx pool, through the gate.
-struct OnPool<'a, DB: Database, S> {
+struct OnPool<DB: Database, S> {
     dialect: Dialect<DB, S>,
-    pool: &'a Pool<DB>,
-    gate: &'a Gate,
+    pool: Pool<DB>,
+    gate: Arc<Gate>,
 }
 
-impl<DB, S> Statements for OnPool<'_, DB, S>
+impl<DB, S> Statements for OnPool<DB, S>
 where
     DB: Database,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -256,7 +254,7 @@ where
     S: for<'r> Decode<'r, DB> + Type<DB> + Send + Unpin + 'static,
 {
     async fn update(&self, sql: &'static str, id: i32) -> Result<u64, BenchError> {
-        let mut held = self.dialect.connection(self.gate, self.pool).await?;
+        let mut held = self.dialect.connection(&self.gate, &self.pool).await?;
         let result = self
             .gate
             .statement(
@@ -269,6 +267,6 @@ where
     }
 
     async fn count(&self, sql: &'static str, param: i32) -> Result<u64, BenchError> {
-        self.dialect.count(self.pool, self.gate, sql, param).await
+        self.dialect.count(&self.pool, &self.gate, sql, param).await
     }
 }
