@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
+use super::osthreads::run_threads_then;
 use super::spec::{Check, Ctx, Outcome, ParamSpec, WorkloadSpec};
-use super::threads_vs_tasks::run_threads_then;
 use crate::cli::error::BenchError;
 use crate::cli::result::Flavour;
 use crate::cli::timer::{Timer, mono_ns};

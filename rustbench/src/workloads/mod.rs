@@ -11,6 +11,7 @@ pub mod files_rw;
 mod fsshared;
 pub mod idle_tasks;
 pub mod mysql;
+mod osthreads;
 pub mod ping_pong;
 pub mod postgres;
 pub mod sleep;

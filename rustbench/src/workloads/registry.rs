@@ -199,6 +199,79 @@ mod tests {
         assert_eq!(ctx.params.get("inner").map(String::as_str), Some("100000"));
     }
 
+    /// The modules `source` names right after `super::` or
+    /// `crate::workloads::`, in a path or in a `{...}` group (the group's
+    /// top-level names).
+    fn modules_named(source: &str) -> Vec<&str> {
+        fn ident(s: &str) -> &str {
+            let s = s.trim_start();
+            let end = s
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(s.len());
+            &s[..end]
+        }
+        let mut out = Vec::new();
+        for prefix in ["super::", "crate::workloads::"] {
+            for (at, _) in source.match_indices(prefix) {
+                let rest = &source[at + prefix.len()..];
+                let Some(group) = rest.strip_prefix('{') else {
+                    out.push(ident(rest));
+                    continue;
+                };
+                let (mut depth, mut item_start) = (0usize, 0usize);
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => {
+                            out.push(ident(&group[item_start..]));
+                            break;
+                        }
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            out.push(ident(&group[item_start..]));
+                            item_start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        out.retain(|name| !name.is_empty());
+        out
+    }
+
+    #[test]
+    fn the_check_sees_a_module_in_a_path_or_a_group() {
+        let source = "use super::spec::{Check, Ctx};\n\
+                      use super::{\n    fsshared::{a, b},\n    sleep,\n};\n\
+                      use super::*;\n\
+                      fn f() { crate::workloads::cpu_loops::SPEC; }\n";
+        assert_eq!(
+            modules_named(source),
+            ["spec", "fsshared", "sleep", "cpu_loops"]
+        );
+    }
+
+    /// A workload's file imports `spec` and the shared helpers beside it,
+    /// never another workload.
+    #[test]
+    fn no_workload_names_another() {
+        let workloads: Vec<&str> = REGISTRY.iter().map(|spec| spec.name).collect();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/workloads");
+        let mut found = Vec::new();
+        for name in &workloads {
+            let path = dir.join(format!("{name}.rs"));
+            let source = std::fs::read_to_string(&path)
+                .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+            for other in modules_named(&source) {
+                if other != *name && workloads.contains(&other) {
+                    found.push(format!("{name}.rs names {other}"));
+                }
+            }
+        }
+        assert_eq!(found, Vec::<String>::new());
+    }
+
     #[test]
     fn list_has_both_workloads() {
         let v: Value = serde_json::from_str(&list_json().unwrap()).unwrap();
