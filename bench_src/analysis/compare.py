@@ -160,8 +160,8 @@ class CellValues:
     def per_block(self, ref: CellRef) -> pd.Series:
         """A cell's values by block, one per block (the median of its values when a block holds the
         cell more than once), in block order: what per-block ratios of two cells divide."""
-        codes, values = self.cells[ref]
-        return pd.Series(values, index=codes).groupby(level=0).median()
+        codes, values = _block_values(*self.cells[ref])
+        return pd.Series(values, index=codes).sort_index()
 
 
 def _block_values(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
