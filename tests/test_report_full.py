@@ -310,3 +310,19 @@ def test_the_method_counts_the_cells_whose_values_tie_per_metric():
     assert "8 cells" not in text
     one = method.tests({"summary_elapsed_s": summary("elapsed_s", 3)})
     assert "at least that where values tie: 3 of the 10 cells in workload time)" in one, one
+
+
+def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_mde(monkeypatch):
+    import report_data
+    from bench_src.analysis import compare, rules
+    from bench_src.report import method
+
+    df = report_data.frame()
+    meta = {"plan": {"samples": 10, "warmup": 1, "workloads": ["sleep"], "seed": 1, "threads": 2,
+                     "cores": {"sleep": [1, 2]}},
+            "sessions": [{"machine": {"logical_cpus": 2, "ram_bytes": 2**34}, "toolchains": {}}]}
+    assert "x N x threads x parameters, and the core count and A/A arm" in method.design_text(meta, df)
+    assert "cells with a core count (sleep at 1, 2) ran pinned to that many CPUs" in method.measurement(meta)
+    monkeypatch.setattr(rules, "POWER", 0.9)
+    tables = {"go_vs_rust_elapsed_s": compare.compare(df, "elapsed_s")}
+    assert "at 90% power (the MDE" in method.multiplicity(tables, 0.02, 0.05)

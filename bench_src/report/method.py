@@ -65,7 +65,8 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
                == "cell" else f"Each program configuration (workload, language, variant, parameters) received "
                f"{plan['warmup']} warm-up sample(s) at its smallest N, discarded (a sample is a fresh process, so a "
                f"warm-up warms only the page cache, fixtures, servers and the CPU's clock, which the other N share)")
-    return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x parameters) of the "
+    return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x threads x "
+            f"parameters, and the core count and A/A arm where the plan sets them) of the "
             f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "
             f"order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
             f"cells; two cells of one block form a pair.{sequential}")
@@ -80,6 +81,12 @@ def measurement(meta: dict) -> str:
                             if isinstance(v, dict) and "version" in v)
     threads = plan.get("threads")
     threads_text = f"with --threads {threads}" if threads else "with every logical CPU available to each runtime"
+    cores = plan.get("cores")
+    if cores:
+        counts = (", ".join(f"{w} at {', '.join(map(str, ks))}" for w, ks in sorted(cores.items()))
+                  if isinstance(cores, Mapping) else ", ".join(map(str, cores)))
+        threads_text += (f"; cells with a core count ({counts}) ran pinned to that many CPUs, with as many "
+                         "threads")
     return (f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with {m.get('logical_cpus')} "
             f"logical CPUs and {m.get('ram_bytes', 0) / 2**30:.0f} GiB of RAM, Linux {m.get('kernel')}, using "
             f"{tc.get('go')}, {tc.get('rustc')} and the tokio version recorded per sample"
@@ -171,7 +178,7 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         f"among m comparisons; Benjamini and Yekutieli's false coverage-statement rate), so that an interval excludes 1 "
         f"exactly when its comparison is called a difference. Equivalence within ±{margin * 100:g}% is called when "
         f"that same interval lies inside the margin; anything else is inconclusive, with the smallest difference "
-        f"it could have shown at 80% power (the MDE, between the interval's half-width and its width)."]
+        f"it could have shown at {rules.POWER:.0%} power (the MDE, between the interval's half-width and its width)."]
     for name, t in comps:
         fam = t["family_title"].iloc[0] if "family_title" in t.columns else t["family"].iloc[0]
         metric = t["metric"].iloc[0] if "metric" in t.columns else "the metric"
