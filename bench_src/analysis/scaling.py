@@ -130,11 +130,11 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
     """Per series: the marginal cost of one more task (slope of the metric's typical value per N
     vs N) with its interval, the fixed cost (intercept), and the exponent b of metric ~ N^b with its
     interval (see the module's docstring)."""
-    valid = df[df["valid"].astype(bool)] if "valid" in df.columns else df
-    valid = with_param_columns(valid)
-    if "arm" not in valid.columns:
-        valid = valid.assign(arm="")
-    pcols = param_columns(valid)
+    taken = with_param_columns(df)
+    if "arm" not in taken.columns:
+        taken = taken.assign(arm="")
+    valid = taken[taken["valid"].astype(bool)] if "valid" in taken.columns else taken
+    pcols = param_columns(taken)
     cols = [*SERIES, "metric", "ns", "n_values", "samples", "per_task", "per_task_ci_low", "per_task_ci_high",
             "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "noise_power", "method", "warning"]
     rows = []
@@ -145,9 +145,8 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
     ns = pd.to_numeric(valid["n"]).to_numpy()
     # the N of each series that the run took but where no sample is valid: left out of the fit,
     # and the row says so (a line through the others is not the series the plan asked for)
-    taken = with_param_columns(df if "arm" in df.columns else df.assign(arm=""))
-    taken_ns = ({_series_key(k): set(pd.to_numeric(g["n"]).tolist())
-                 for k, g in taken.groupby(keys, dropna=False, sort=False)} if set(keys) <= set(taken.columns) else {})
+    taken_ns = {_series_key(k): set(pd.to_numeric(g["n"]).tolist())
+                for k, g in taken.groupby(keys, dropna=False, sort=False)}
     for key, idx in valid.groupby(keys, dropna=False, sort=True).indices.items():
         n_here = ns[idx]
         points = sorted(set(n_here.tolist()))
