@@ -252,8 +252,8 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
     """The family's decisions (multiplicity.decide) as one dict per comparison: ratio (exp of the
     last look's estimate), the interval at the family's level (`ci_level`), p-value and
     BH-adjusted p-value, verdict kind, within_margin, and mde: the smallest relative difference the
-    comparison would call with rules.POWER power, read off its own interval (so between its
-    half-width and its full width)."""
+    comparison would call with rules.POWER power, read off its last look's interval (_detectable:
+    between the half-width and the full width of the interval shown)."""
     p = np.array([float(t.tested.p_value()) if t.tested else np.nan for t in tests])
 
     def interval_at(level):
@@ -274,8 +274,7 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
             row["ratio"] = float(np.exp(est))
             if np.isfinite(low) and np.isfinite(high):
                 level = float(fv.level) * share
-                row["mde"] = float(np.expm1(multiplicity.detectable((high - low) / 2, level, str(last.test_at(level)),
-                                                                    paired.t_dof(last.n), rules.POWER)))
+                row["mde"] = float(np.expm1(_detectable(low, high, last, level)))
                 if not (low <= est <= high):
                     row["note"] = "the estimate lies outside the interval (the looks disagree)"
             elif last.n >= 2:
@@ -284,6 +283,21 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
             row["verdict_kind"], row["within_margin"] = "inconclusive", False
         out.append(row)
     return out
+
+
+def _detectable(low: float, high: float, last: paired.Location, level: float) -> float:
+    """The mde (log units) of a comparison whose interval shown is [low, high] and whose last look
+    is `last`, tested at `level`: read off the last look's own interval at that level, since the
+    last look is the one whose test a difference of that size must pass (the interval shown, the
+    intersection of every look's interval, can be narrower than any one look's and so would
+    promise power no look has), but never more than the interval shown resolves (its full width).
+    Without the last look's own interval, the interval shown."""
+    own_low, own_high = (float(np.asarray(x)) for x in last.interval(level))
+    half = (high - low) / 2
+    if np.isfinite(own_low) and np.isfinite(own_high):
+        half = max(half, (own_high - own_low) / 2)
+    mde = float(multiplicity.detectable(half, level, str(last.test_at(level)), paired.t_dof(last.n), rules.POWER))
+    return min(mde, high - low)
 
 
 def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats.CONFIDENCE,
