@@ -3,7 +3,7 @@ import numpy as np
 
 import report_data
 from bench_src.analysis import compare
-from bench_src.report import findings
+from bench_src.report import findings, units
 
 
 def _tables():
@@ -75,6 +75,25 @@ def test_each_difference_says_how_many_pairs_its_interval_rests_on():
                                       verdict_kind="a", go_default=True, rust_default=True)
     line = findings.findings({"go_vs_rust_elapsed_s": unpaired})[0].differences[0].text("elapsed_s")
     assert ", 7 Go and 9 Rust samples, unpaired" in line
+
+
+def test_each_difference_says_what_its_factor_is_a_factor_of():
+    # "7x faster" of 20 µs and of 20 s are different findings: the line gives both cells' medians
+    table = _tables()["go_vs_rust_elapsed_s"]
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
+    for d in found.differences:
+        row = called[(called["workload"] == d.workload) & (called["n"] == d.n)
+                     & (called["ratio"] == d.ratio)].iloc[0]
+        go, rust = units.quantity(row["go_median"], "s"), units.quantity(row["rust_median"], "s")
+        assert go and rust
+        assert d.text("elapsed_s").endswith(f"pairs (medians: Go {go}, Rust {rust})")
+    small = findings.Difference("idle_tasks", 1, "", 0.141, 0.06, 0.307, "Go", False, samples="6 pairs",
+                                medians=(21.3e-6, 151e-6))
+    assert small.text("elapsed_s").endswith("6 pairs (medians: Go 21.3 µs, Rust 151 µs)")
+    memory = findings.Difference("sleep", 10, "", 0.5, 0.4, 0.6, "Go", False, medians=(3.0, 6.0))
+    assert memory.text("peak_rss_mib").endswith("(medians: Go 3.00 MiB, Rust 6.00 MiB)")
+    assert "medians" not in findings.Difference("sleep", 10, "", 0.5, 0.4, 0.6, "Go", False).text("elapsed_s")
 
 
 def test_without_any_comparison_the_findings_say_why():

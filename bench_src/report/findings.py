@@ -2,7 +2,8 @@
 
 For each metric with a Go-vs-Rust table: the differences between the two languages' defaults
 (like for like: goroutines against tokio tasks), largest first, each with its ratio, its interval,
-the work it was measured on and the pairs (or samples) the interval rests on; then how many
+the work it was measured on, the pairs (or samples) the interval rests on and the two medians it
+compares (the magnitude a factor is of); then how many
 comparisons were equivalent and how many stayed open (with how many of those could still have
 shown a difference of 5% or less).  Every number is read from the comparison tables, whose
 intervals already carry the family's level.
@@ -34,6 +35,7 @@ class Difference:
     depends_on_variant: bool
     within_margin: bool = False  # a difference inside the equivalence margin ("by less than 2%")
     samples: str = ""  # what the interval rests on: "10 pairs", or "10 Go and 9 Rust samples, unpaired"
+    medians: tuple[float, float] = (math.nan, math.nan)  # Go's and Rust's cell medians, in the metric's unit
 
     def size(self) -> str:
         """How much less the side that needs less needs: a factor from 1.5x, else a percentage
@@ -47,7 +49,13 @@ class Difference:
         verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric)
         rests_on = f", {self.samples}" if self.samples else ""
         return (f"{verdict} ({self.size()}): {where}: Go/Rust {units.ratio(self.ratio, self.low, self.high)}"
-                f"{rests_on}{note}")
+                f"{rests_on}{self._magnitude(metric)}{note}")
+
+    def _magnitude(self, metric: str) -> str:
+        """What the factor is a factor of: the two cells' medians with their unit (a 7x difference
+        of 20 µs and of 20 s are different findings)."""
+        go, rust = (units.quantity(v, units.metric_unit(metric)) for v in self.medians)
+        return f" (medians: Go {go}, Rust {rust})" if go and rust else ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,11 @@ def _samples(row: dict) -> str:
     return ""
 
 
+def _number(value) -> float:
+    v = pd.to_numeric(value, errors="coerce")
+    return math.nan if pd.isna(v) else float(v)
+
+
 def _defaults(table: pd.DataFrame) -> pd.DataFrame:
     if {"go_default", "rust_default"} <= set(table.columns):
         return table[table["go_default"].astype(bool) & table["rust_default"].astype(bool)]
@@ -111,7 +124,7 @@ def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
                                 float(r["ratio_ci_low"]), float(r["ratio_ci_high"]),
                                 "Go" if r["verdict_kind"] == "a" else "Rust",
                                 "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1),
-                                _samples(r)))
+                                _samples(r), (_number(r.get("go_median")), _number(r.get("rust_median")))))
     diffs.sort(key=lambda d: -abs(math.log(d.ratio)))
     open_rows = rows[rows["verdict_kind"] == "inconclusive"]
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
