@@ -60,15 +60,21 @@ def test_the_findings_name_the_level_as_the_tables_do():
     assert f"intervals at {units.percent(time.level, digits=3)}, adjusted" in time.summary()
 
 
+def _differences_with_rows(table):
+    """Each finding of a Go-vs-Rust time table with the table row it was read from."""
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
+    assert found.differences
+    for d in found.differences:
+        yield d, called[(called["workload"] == d.workload) & (called["n"] == d.n)
+                        & (called["ratio"] == d.ratio)].iloc[0]
+
+
 def test_each_difference_says_how_many_pairs_its_interval_rests_on():
     # a run of the sequential rule gives comparisons from 6 to hundreds of pairs: the count is part of
     # the finding, as the ratio and the interval are
     table = _tables()["go_vs_rust_elapsed_s"]
-    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
-    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
-    for d in found.differences:
-        row = called[(called["workload"] == d.workload) & (called["n"] == d.n)
-                     & (called["ratio"] == d.ratio)].iloc[0]
+    for d, row in _differences_with_rows(table):
         assert row["pairing"] == "paired"
         assert d.text("elapsed_s").split("]")[1].startswith(f", {int(row['pairs'])} pairs")
     unpaired = table.iloc[[0]].assign(pairing="unpaired", pairs=0, go_samples=7, rust_samples=9,
@@ -79,12 +85,7 @@ def test_each_difference_says_how_many_pairs_its_interval_rests_on():
 
 def test_each_difference_says_what_its_factor_is_a_factor_of():
     # "7x faster" of 20 µs and of 20 s are different findings: the line gives both cells' medians
-    table = _tables()["go_vs_rust_elapsed_s"]
-    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
-    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
-    for d in found.differences:
-        row = called[(called["workload"] == d.workload) & (called["n"] == d.n)
-                     & (called["ratio"] == d.ratio)].iloc[0]
+    for d, row in _differences_with_rows(_tables()["go_vs_rust_elapsed_s"]):
         go, rust = units.quantity(row["go_median"], "s"), units.quantity(row["rust_median"], "s")
         assert go and rust
         assert d.text("elapsed_s").endswith(f"pairs (medians: Go {go}, Rust {rust})")
