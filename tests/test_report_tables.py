@@ -204,3 +204,28 @@ def test_intervals_of_several_families_are_named_by_their_levels():
     assert tables.ci_name(one) == "95.1% CI"
     assert tables.ci_name(several) == "CI at 95.1–99.7%, each at its family's level"
     assert tables.ci_name(pd.DataFrame({"ratio": [1.0]})) == "CI"
+
+
+def test_memory_above_baseline_names_the_parameters_that_tell_its_rows_apart():
+    """Rows of one workload and N that differ only by a parameter (idle tasks released or sleeping,
+    ping-pong's buffer and mode, sleep's work) each say which they are."""
+    from bench_src.analysis import memory
+
+    def pair(shared, go_own="", rust_own=""):
+        return {"workload": "idle_tasks", "n": 10_000, "threads_requested": 2, "shared_params": shared,
+                "go_variant": "goroutine", "rust_variant": "spawn",
+                "go_params": ",".join(filter(None, [shared, go_own])),
+                "rust_params": ",".join(filter(None, [shared, rust_own])),
+                "go_median": 37.0, "rust_median": 10.0, "ratio": 3.7, "ratio_ci_low": 3.6, "ratio_ci_high": 3.8,
+                "verdict": "Rust smaller"}
+
+    pairs = pd.DataFrame([pair("duration_ms=0,wait=release"), pair("duration_ms=3000,wait=sleep"),
+                          {**pair("pool=64", "driver=pgx", "driver=sqlx"), "workload": "postgres"}])
+    base = pd.DataFrame({"lang": ["go", "rust"], "threads_requested": [2, 2], "baseline_samples": [6, 6],
+                         "baseline_mib": [9.7, 5.8]})
+    f = tables.memory_above_baseline(memory.above_baseline(pairs, base)).frame
+    shown = f.drop(columns=[c for c in f.columns if "above" in c or "baseline" in c or "peak" in c])
+    assert not shown.duplicated().any(), shown
+    assert list(f["parameters"]) == ["duration_ms=0, wait=release", "duration_ms=3000, wait=sleep", "pool=64"]
+    assert list(f["Go"]) == ["goroutine", "goroutine", "goroutine (driver=pgx)"]
+    assert list(f["Rust"])[-1] == "spawn (driver=sqlx)"

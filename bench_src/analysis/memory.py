@@ -110,7 +110,8 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
         out[f"{lang}_above_mib"] = out[f"{lang}_median"] - out[f"{lang}_baseline_mib"]
     ok = (out["go_above_mib"] > 0) & (out["rust_above_mib"] > 0)
     out["ratio_above_baseline"] = (out["go_above_mib"] / out["rust_above_mib"]).where(ok)
-    keep = [c for c in ("workload", "n", "threads_requested", "go_variant", "rust_variant", "go_params", "rust_params",
+    keep = [c for c in ("workload", "n", "threads_requested", "shared_params", "go_variant", "rust_variant",
+                        "go_params", "rust_params",
                         "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "verdict",
                         "go_baseline_mib", "rust_baseline_mib", "go_above_mib", "rust_above_mib",
                         "ratio_above_baseline") if c in out.columns]

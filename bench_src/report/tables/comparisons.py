@@ -162,12 +162,13 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     """Peak memory raw and above each program's baseline (its idle_tasks N = 1 peak)."""
     t = table.reset_index(drop=True)
     mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
+    shared = shared_text(t)
     out = pd.DataFrame(index=t.index)
-    out["workload"] = column_of(t, "workload", "")
-    out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
-    out["Go"] = [with_params(v, "") for v in column_of(t, "go_variant", "")]
-    out["Rust"] = [with_params(v, "") for v in column_of(t, "rust_variant", "")]
+    work_columns(t, out, shared)  # the parameters too: rows of one workload and N differ by them alone
+    out["Go"] = [with_params(v, own_params(p, s))
+                 for v, p, s in zip(column_of(t, "go_variant", ""), column_of(t, "go_params", ""), shared)]
+    out["Rust"] = [with_params(v, own_params(p, s))
+                   for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
     out["Go peak"] = column_of(t, "go_median").map(mib)
     out["Rust peak"] = column_of(t, "rust_median").map(mib)
     ratio = f"Go/Rust [{ci_name(t)}], verdict"
