@@ -327,3 +327,18 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
     monkeypatch.setattr(rules, "POWER", 0.9)
     tables = {"go_vs_rust_elapsed_s": compare.compare(df, "elapsed_s")}
     assert "at 90% power (the MDE" in method.multiplicity(tables, 0.02, 0.05)
+
+
+def test_the_design_counts_a_cell_whose_every_sample_failed():
+    """The Design's samples per cell are those of every cell run: a cell whose every sample failed
+    received its samples and has none in the analysis, which the range says."""
+    import report_data
+    from bench_src.report import method
+
+    df = report_data.frame(failing=(("sqlite", "rust", "pool", 100),))
+    meta = {"plan": {"samples": 10, "warmup": 1, "workloads": ["sleep", "sqlite"], "seed": 1}}
+    text = method.design_text(meta, df)
+    assert "each cell received 10 measured samples (between 0 and 10 entered the analysis per cell; none in 1 " \
+           "cell, every sample of which failed or was excluded)" in text, text
+    whole = method.design_text(meta, report_data.frame())
+    assert "each cell received 10 measured samples." in whole and "entered the analysis" not in whole, whole

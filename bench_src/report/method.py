@@ -52,14 +52,24 @@ def empty_text(meta: dict, df: pd.DataFrame) -> str | None:
 
 def design_text(meta: dict, df: pd.DataFrame) -> str:
     plan = meta["plan"]
-    valid = df[df["valid"]]
-    per_cell = valid.groupby("cell_id").size()
-    samples = (f"{plan['samples']} measured samples" if per_cell.min() == per_cell.max() else
-               f"{plan['samples']} measured samples (between {per_cell.min()} and {per_cell.max()} entered the "
-               f"analysis per cell)")
+    # every cell with a measured sample counts, those none of whose samples entered the analysis too
+    measured = df[df["phase"] == "measured"] if "phase" in df else df
+    taken = measured.groupby("cell_id").size()
+    entered = df[df["valid"]].groupby("cell_id").size().reindex(taken.index, fill_value=0)
+
+    def between(counts: pd.Series) -> str:
+        return (f"{counts.min()}" if counts.min() == counts.max() else
+                f"between {counts.min()} and {counts.max()}")
+
+    samples = f"{between(taken)} measured samples" if not taken.empty else f"{plan['samples']} measured samples"
+    if not taken.empty and not entered.equals(taken):
+        samples += f" ({between(entered)} entered the analysis per cell"
+        none = int((entered == 0).sum())
+        samples += (f"; none in {none} cell{'' if none == 1 else 's'}, every sample of which failed or was "
+                    "excluded)" if none else ")")
     sequential = ""
     if plan.get("max_samples"):
-        sequential = (f" These {plan['samples']} blocks were the pilot of a sequential rule fixed before the run "
+        sequential = (f" The first {plan['samples']} blocks were the pilot of a sequential rule fixed before the run "
                       f"(see Stopping), up to {plan['max_samples']} samples per cell.")
     warmups = (f"Each cell received {plan['warmup']} warm-up sample(s), discarded" if plan.get("warmup_scope", "cell")
                == "cell" else f"Each program configuration (workload, language, variant, parameters) received "
