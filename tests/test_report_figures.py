@@ -635,3 +635,19 @@ def test_a_legend_never_covers_a_line_or_band_of_its_panel():
             if label.get_text():
                 assert not _overlap(box, _extent(label, fig)), (title, label.get_text())
     plt.close(fig)
+
+
+def test_the_per_task_caption_says_which_intervals_go_on_to_zero_or_below():
+    """An interval whose lower end is 0 or below (no cost resolved there) is drawn to the log axis's
+    end with an arrow; the caption says what the arrow means and how many rows have one."""
+    def caption(costs):
+        fig = figures.per_task(costs)
+        text = next(t for t in _texts(fig) if "values of N" in t).splitlines()[-1]
+        plt.close(fig)
+        return text
+
+    costs = _idle_costs(0.5)
+    assert "arrow" not in caption(costs)
+    costs.loc[[0, 2], "per_task_ci_low"] = [-800.0, 0.0]
+    assert caption(costs) == ("95% CI from 3 or more values of N; arrow: the interval goes on to 0 or below "
+                              "(2 of 4 rows)")

@@ -161,6 +161,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     fig.get_layout_engine().set(rect=(0, 0, 1, 1 - 1.05 / fig.get_figheight()))  # two caption lines
     y = np.arange(len(c))[::-1]
     intervals = []  # (low, high) of every row that has an interval, to measure against its marker
+    cut = 0  # rows whose interval goes on to 0 or below: drawn to the axis end with an arrow
     for yi, row in zip(y, c.itertuples()):
         color = LANG_COLORS.get(row.lang, "0.4")
         low = row.per_task_ci_low if finite_positive(row.per_task_ci_low) else lo_lim
@@ -174,6 +175,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
             ax.text(lo_lim, yi, " ≤ 0 (no cost resolved)", va="center", fontsize=8, color="0.3")
         if not finite_positive(row.per_task_ci_low) and finite_positive(row.per_task_ci_high):
             ax.annotate("", (lo_lim, yi), (lo_lim * 1.8, yi), arrowprops={"arrowstyle": "->", "color": color})
+            cut += 1
     ax.set_xscale("log")
     ax.set_xlim(lo_lim, hi_lim)
     log_ticks(ax.xaxis, lo_lim, hi_lim, unit)
@@ -189,7 +191,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     fig.canvas.draw()  # the final layout, to measure the bars against the markers
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
             join_parts("slope of the per-N typical values over N", threads_caption(c)) + "\n"
-            + _interval_caption(c, _narrower_than_marker(ax, intervals)))
+            + _interval_caption(c, _narrower_than_marker(ax, intervals), cut))
     return fig
 
 
@@ -208,10 +210,12 @@ def _narrower_than_marker(ax, intervals) -> int:
 SLOPE_INTERVAL = "95% CI from 3 or more values of N"
 
 
-def _interval_caption(c: pd.DataFrame, narrow: int = 0) -> str:
+def _interval_caption(c: pd.DataFrame, narrow: int = 0, cut: int = 0) -> str:
     """What the bars are: the 95% t interval of the slope, which needs 3 or more values of N (a line
     through 2 points leaves no degree of freedom); rows fitted from fewer have none, and the caption
-    says so; and where `narrow` of the intervals are narrower than their markers, it says that too."""
+    says so; where `narrow` of the intervals are narrower than their markers, it says that too; and
+    where `cut` of them go on to 0 or below (no cost resolved at their lower end, which a log axis
+    cannot show), that their arrow says so."""
     has = c["per_task_ci_low"].notna() & c["per_task_ci_high"].notna()
     missing = int((~has).sum())
     shown = int(has.sum())
@@ -219,6 +223,8 @@ def _interval_caption(c: pd.DataFrame, narrow: int = 0) -> str:
     if narrow:
         words += (", each narrower than its marker" if narrow == shown else
                   f", narrower than the marker where no bar shows ({narrow} of {shown} rows)")
+    if cut:
+        words += f"; arrow: the interval goes on to 0 or below ({cut} of {shown} rows)"
     if missing == 0:
         return words
     few = sorted({int(v) for v in c.loc[~has, "n_values"].dropna()}) if "n_values" in c else []
