@@ -229,3 +229,24 @@ def test_memory_above_baseline_names_the_parameters_that_tell_its_rows_apart():
     assert list(f["parameters"]) == ["duration_ms=0, wait=release", "duration_ms=3000, wait=sleep", "pool=64"]
     assert list(f["Go"]) == ["goroutine", "goroutine", "goroutine (driver=pgx)"]
     assert list(f["Rust"])[-1] == "spawn (driver=sqlx)"
+
+
+def test_half_a_page_above_a_baseline_is_within_it():
+    """Peak RSS is counted in pages: a median of an even number of samples can sit half a page above
+    the baseline's without a page more in use, and a ratio over it would be any size (177 in an
+    article run, from 2 KiB); a page or more above it counts."""
+    from bench_src.analysis import memory
+
+    page = 4096 / 2**20
+    base = pd.DataFrame({"lang": ["go", "rust"], "threads_requested": [2, 2], "baseline_samples": [6, 6],
+                         "baseline_mib": [9.712890625, 5.798828125]})
+    pairs = pd.DataFrame({"workload": ["files_rw", "files_rw"], "n": [10, 100], "threads_requested": [2, 2],
+                          "go_median": [10.06, 10.7], "rust_median": [5.798828125 + page / 2, 5.798828125 + page],
+                          "ratio": [1.73, 1.68], "ratio_ci_low": [1.70, 1.60], "ratio_ci_high": [1.76, 1.79],
+                          "verdict": ["Rust smaller"] * 2})
+    out = memory.above_baseline(pairs, base)
+    assert np.isnan(out.loc[0, "ratio_above_baseline"])
+    assert out.loc[1, "ratio_above_baseline"] == pytest.approx((10.7 - 9.712890625) / page)
+    readable = tables.memory_above_baseline(out)
+    assert list(readable.frame["Go/Rust above baseline"])[0] == "within a baseline"
+    assert "less than a page (4.00 KiB" in readable.caption

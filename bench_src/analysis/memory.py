@@ -7,6 +7,7 @@ import pandas as pd
 # The RSS timelines are read from a results directory, as one long frame, by the store; the names
 # stay importable from here for the callers that read them with this module's views.
 from ..store.timelines import PHASES, timelines  # noqa: F401
+from . import rules
 from .stats import CELL_KEYS, summarize
 
 
@@ -99,7 +100,9 @@ def baselines(df: pd.DataFrame) -> pd.DataFrame:
 def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     """A Go-vs-Rust table of peak RSS with each side's memory above its program's baseline beside
     the raw medians, and the ratio of what is above it: the part of memory that belongs to the work.
-    Rows where either side is within its baseline (nothing above it) get NaN."""
+    Rows where either side is within its baseline get NaN: less than one page above it, the grid
+    peak RSS is counted on (a median of an even number of samples sits half a page off the grid, so
+    half a page above the baseline is no page more in use, and a ratio over it would be any size)."""
     if pairs.empty or base.empty:
         return pd.DataFrame()
     b = {(r.lang, r.threads_requested): r.baseline_mib for r in base.itertuples()}
@@ -108,7 +111,8 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     for lang in ("go", "rust"):
         out[f"{lang}_baseline_mib"] = [b.get((lang, t), any_b.get(lang)) for t in out["threads_requested"]]
         out[f"{lang}_above_mib"] = out[f"{lang}_median"] - out[f"{lang}_baseline_mib"]
-    ok = (out["go_above_mib"] > 0) & (out["rust_above_mib"] > 0)
+    page = rules.resolution("peak_rss_mib")
+    ok = (out["go_above_mib"] >= page) & (out["rust_above_mib"] >= page)
     out["ratio_above_baseline"] = (out["go_above_mib"] / out["rust_above_mib"]).where(ok)
     keep = [c for c in ("workload", "n", "threads_requested", "shared_params", "go_variant", "rust_variant",
                         "go_params", "rust_params",

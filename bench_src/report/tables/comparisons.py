@@ -8,6 +8,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from ...analysis import rules
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, p_column,
                          params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns,
@@ -179,7 +180,9 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     out["Rust above"] = column_of(t, "rust_above_mib").map(mib)
     out["Go/Rust above baseline"] = column_of(t, "ratio_above_baseline").map(
         lambda v: "within a baseline" if blank(v) else units.ratio(v, np.nan, np.nan))
+    page = units.quantity(rules.resolution("peak_rss_mib"), "MiB")
     return finish(out, "Peak memory, raw and above each program's baseline",
                    "Baseline: the program's idle_tasks peak at N = 1 (runtime, libraries, the binary); "
-                   "\"within a baseline\": one side used no more than its baseline.",
+                   f"\"within a baseline\": one side used less than a page ({page}, the grid peak RSS is "
+                   "counted on) more than its baseline.",
                    keep=(ratio, "Go/Rust above baseline"))
