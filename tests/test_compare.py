@@ -113,3 +113,22 @@ def test_samples_needed_scales_with_the_square_of_the_width():
     t = pd.DataFrame({"ratio": [1.0], "ratio_ci_low": [0.96], "ratio_ci_high": [1.04], "go_samples": [10],
                       "rust_samples": [10]})
     assert quality.samples_needed(t, 0.02)["samples_needed"].iloc[0] == 40
+
+
+def test_the_drift_table_says_which_cells_it_could_not_flag_whatever_their_order():
+    """Among many cells Holm's first threshold lies below the smallest exact p of a cell of 6 samples
+    (2 / 6! = 0.0028): such a cell is not flagged however steadily it rises, and the table says how
+    many cells that is, so that "no drift" is not read as a check they passed."""
+    from bench_src.report import tables
+
+    rng = np.random.default_rng(6)
+    rows = [("rust", 10, 1 + 0.01 * i) for i in range(6)]
+    rows += [("go", n, x) for n in range(100, 129) for x in rng.normal(1, 0.01, 6)]
+    rows += [("go", 7, 1 + 0.01 * i + rng.normal(0, 0.001)) for i in range(30)]
+    d = quality.drift(frame(rows))
+    assert quality.smallest_p(6) == pytest.approx(2 / 720) and quality.smallest_p(30) == 0.0
+    assert list(d["reachable"]) == [n == 7 for n in d["n"]], d
+    assert bool(d.loc[d["n"] == 7, "drift"].iloc[0]), "a long steady rise is flagged"
+    caption = tables.drift(d).caption
+    assert ("30 of 31 cells cannot reach Holm's first threshold (0.05 / 31 = 0.0016) whatever the order of "
+            "their samples: the exact p of a cell of n samples is at least 2 / n! (0.0028 at 6)") in caption, caption

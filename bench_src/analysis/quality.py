@@ -34,10 +34,19 @@ def spearman_p(x, y) -> tuple[float, float]:
     return rho, float(np.mean(np.abs(rhos) >= abs(rho) - 1e-12))
 
 
+def smallest_p(n: int) -> float:
+    """The smallest p-value `spearman_p` can give a cell of n samples: 2 / n! where it is exact (the
+    two perfect orderings among n!; more where values tie), 0 where scipy's approximation is used."""
+    return 2 / math.factorial(n) if 2 <= n <= EXACT_UP_TO else 0.0
+
+
 def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> pd.DataFrame:
     """Per cell: Spearman correlation of the metric with the run order (`seq`), its p-value exact
     for small cells (`spearman_p`).  A significant correlation after Holm correction over all cells
-    flags a trend (thermal, caching, a neighbour)."""
+    flags a trend (thermal, caching, a neighbour).  `reachable`: whether the cell's smallest
+    possible p-value reaches Holm's first threshold (alpha / the cells tested); one that does not
+    (6 samples among more than 18 cells) is flagged by no ordering of its samples, unless most of
+    the other cells are flagged first."""
     valid = df[df["valid"]] if "valid" in df else df
     rows = []
     for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
@@ -50,6 +59,9 @@ def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> 
     out = pd.DataFrame(rows, columns=[*CELL_KEYS, "metric", "samples", "spearman_rho", "p_value"])
     out["p_holm"] = holm(out["p_value"]) if not out.empty else []
     out["drift"] = out["p_holm"] < alpha
+    tested = int(out["p_value"].notna().sum())
+    out["reachable"] = [bool(pd.notna(p)) and smallest_p(int(n)) <= alpha / max(tested, 1)
+                        for n, p in zip(out["samples"], out["p_value"])]
     return out
 
 

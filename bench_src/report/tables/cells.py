@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...analysis import quality, rules
 from ...catalogue import WORKLOADS
 from .. import units
 from .formatting import (blank, column_of, finish, metric_of, metric_values, n_text, p_column, params_dict,
@@ -100,7 +101,24 @@ def drift(table: pd.DataFrame) -> Readable:
     p, p_name = p_column(t)
     out[p_name] = p
     out["drift"] = column_of(t, "drift").map(lambda v: "yes" if v is True or v == 1 else "no")
-    return finish(out, title_of(t, "Drift with the run order"), "drift: Holm-corrected p < 0.05.", keep=("drift",))
+    return finish(out, title_of(t, "Drift with the run order"), "drift: Holm-corrected p < 0.05." + _unreachable(t),
+                  keep=("drift",))
+
+
+def _unreachable(t: pd.DataFrame) -> str:
+    """How many cells the check could not flag whatever their order: their smallest exact p-value
+    lies above Holm's first threshold (analysis.quality.drift, `reachable`)."""
+    if "reachable" not in t or "p_value" not in t:
+        return ""
+    tested = t[t["p_value"].notna()]
+    blind = tested[~tested["reachable"].astype(bool)]
+    if blind.empty:
+        return ""
+    n, m = int(blind["samples"].min()), len(tested)
+    return (f" {len(blind)} of {m} cells cannot reach Holm's first threshold ({rules.ALPHA:g} / {m} = "
+            f"{units.p_value(rules.ALPHA / m)}) whatever the order of their samples: the exact p of a cell of "
+            f"n samples is at least 2 / n! ({units.p_value(quality.smallest_p(n))} at {n}); p is before the "
+            "correction.")
 
 
 def idle_wait_modes(table: pd.DataFrame) -> Readable:
