@@ -250,3 +250,6 @@ def test_half_a_page_above_a_baseline_is_within_it():
     readable = tables.memory_above_baseline(out)
     assert list(readable.frame["Go/Rust above baseline"])[0] == "within a baseline"
     assert "less than a page (4.00 KiB" in readable.caption
+    # the baseline is the language's, read off its default idle_tasks program, not each row's program
+    assert "the language's default idle_tasks program at N = 1" in readable.caption
+    assert "not each program's own" in readable.caption

@@ -81,7 +81,8 @@ class MetricFindings:
         return (f"{name[:1].upper()}{name[1:]}: {called} difference{'' if called == 1 else 's'}, "
                 f"{self.equivalent} equivalent "
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
-                + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called)"
+                + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called "
+                   f"with {rules.POWER:.0%} power)"
                    if self.open else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")

@@ -160,7 +160,7 @@ def samples_needed(table: pd.DataFrame) -> Readable:
 
 
 def memory_above_baseline(table: pd.DataFrame) -> Readable:
-    """Peak memory raw and above each program's baseline (its idle_tasks N = 1 peak)."""
+    """Peak memory raw and above each language's baseline (its default idle_tasks program's peak at N = 1)."""
     t = table.reset_index(drop=True)
     mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
     shared = shared_text(t)
@@ -182,7 +182,9 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
         lambda v: "within a baseline" if blank(v) else units.ratio(v, np.nan, np.nan))
     page = units.quantity(rules.resolution("peak_rss_mib"), "MiB")
     return finish(out, "Peak memory, raw and above each program's baseline",
-                   "Baseline: the program's idle_tasks peak at N = 1 (runtime, libraries, the binary); "
+                   "Baseline: the median peak of the language's default idle_tasks program at N = 1 (wait=release: "
+                   "its runtime, libraries and binary), the same for every row of that language, not each "
+                   "program's own (a program without that runtime can sit below it); "
                    f"\"within a baseline\": one side used less than a page ({page}, the grid peak RSS is "
                    "counted on) more than its baseline.",
                    keep=(ratio, "Go/Rust above baseline"))
