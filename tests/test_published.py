@@ -315,3 +315,28 @@ def test_the_articles_ratio_is_placed_against_our_interval_beside_the_outcome():
     # the article's 5.26 against ours with its settings (5.0, a tight interval) and with the defaults (1.0)
     assert row["ours_article_outcome"] == "reproduced" and row["ours_article_ratio_ci_high"] < 5.26
     assert row["ours_article_article_ratio_is"] == "above" and row["ours_default_article_ratio_is"] == "above"
+
+
+def test_an_estimate_outside_its_interval_is_said_beside_it():
+    """With the sequential rule's looks, the interval is the intersection of each look's, and where
+    the looks disagree the last look's estimate can lie outside it (an article run: MySQL N = 10,
+    0.890 [0.912, 0.977]); the reproduction table says so beside the numbers, as the Go-vs-Rust
+    table does."""
+    from bench_src.analysis import compare
+    from bench_src.report.reproduce_view import ours_text
+
+    pilot = [0.09, -0.15, 0.06, -0.12, 0.03, -0.09]  # a noisy pilot about 1, then 26 blocks about 0.80
+    d = pilot + [round(-0.22 + 0.08 * math.sin(3.7 * i), 3) for i in range(26)]
+    rows = []
+    for lang, values in (("go", [math.exp(x) for x in d]), ("rust", [1.0] * len(d))):
+        setting = published.default_setting("mysql", lang)
+        rows += [{"workload": "mysql", "lang": lang, "variant": setting.variant, "n": 10, "block": b,
+                  "phase": "measured", "status": "ok", "reason": "", "valid": True, "elapsed_s": 0.01 * v,
+                  "peak_rss_mib": 10.0, **{f"p_{k}": x for k, x in setting.params}} for b, v in enumerate(values)]
+    side = published.side_by_side(pd.DataFrame(rows), design=compare.Design((6, 32), (0.5, 0.5)))
+    row = _cell(side, "mysql", 10)
+    assert not row["ours_default_ratio_ci_low"] <= row["ours_default_ratio"] <= row["ours_default_ratio_ci_high"]
+    assert row["ours_default_note"] == "the estimate lies outside the interval (the looks disagree)"
+    assert ours_text(row, "ours_default").endswith("; the estimate lies outside the interval (the looks disagree)")
+    memory = _cell(side, "mysql", 10, "memory")
+    assert memory["ours_default_note"] == "" and "; " not in ours_text(memory, "ours_default")

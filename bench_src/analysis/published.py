@@ -364,7 +364,7 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         decided = compare.decide_family([t for _, t in measured], alpha, margin, ran) if measured else []
         for (i, _), d in zip(measured, decided):
             for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value", "p_adjusted", "verdict_kind",
-                      "within_margin"):
+                      "within_margin", "note"):
                 out.loc[i, f"{label}_{k}"] = d[k]
     for label in LABELS:
         for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value", "p_adjusted"):

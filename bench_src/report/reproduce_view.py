@@ -13,6 +13,20 @@ from . import export, tables, units
 from .notebook import Section
 
 
+def ours_text(row, label: str) -> str:
+    """One cell of the reproduction table: our ratio [CI], verdict and outcome with `label`'s
+    settings, and the comparison's note where it has one (an estimate outside its interval, when the
+    sequential rule's looks disagree, is said beside the numbers that show it)."""
+    if row[f"{label}_verdict_kind"] == "not measured":
+        return "not measured in this run"
+    if row[f"{label}_verdict_kind"] == "failed":  # a recorded failure, not a measurement
+        return row[f"{label}_verdict"]
+    ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
+    note = row.get(f"{label}_note")
+    return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}" + (
+        f"; {note}" if isinstance(note, str) and note else "")
+
+
 class ReproduceView:
     def __init__(self, parameters):
         self.results_dir = parameters.results_dir
@@ -41,22 +55,14 @@ class ReproduceView:
         if side.empty:
             return tables.Readable(pd.DataFrame(), "no cell of the article's table was measured", "Reproduction")
 
-        def ours(row, label):
-            if row[f"{label}_verdict_kind"] == "not measured":
-                return "not measured in this run"
-            if row[f"{label}_verdict_kind"] == "failed":  # a recorded failure, not a measurement
-                return row[f"{label}_verdict"]
-            ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
-            return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}"
-
         shown = pd.DataFrame({
             "workload": side["workload"], "N": side["n"].map(units.count), "metric": side["metric"],
             "cores": side["cores"].map(lambda k: "" if pd.isna(k) else str(int(k))),
             "article Go/Rust": side["article_ratio"].map(lambda v: units.significant(v, 3)),
             "claim (beyond)": [f"{c or 'none'} (±{units.percent(t)})" if pd.notna(t) and t != float("inf")
                                else f"{c or 'none'}" for c, t in zip(side["article_claim"], side["claim_threshold"])],
-            "ours, article's settings": [ours(r, "ours_article") for _, r in side.iterrows()],
-            "ours, defaults": [ours(r, "ours_default") for _, r in side.iterrows()],
+            "ours, article's settings": [ours_text(r, "ours_article") for _, r in side.iterrows()],
+            "ours, defaults": [ours_text(r, "ours_default") for _, r in side.iterrows()],
             "article's ratio against ours (article's settings; defaults)": [
                 "; ".join(v or "-" for v in pair) for pair in zip(side["ours_article_article_ratio_is"],
                                                                     side["ours_default_article_ratio_is"])],
