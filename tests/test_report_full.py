@@ -154,6 +154,7 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     text = method.stopping(meta, {"looks": [6, 9, 14], "family_sizes": {"go_vs_rust": 30}})
     assert "still inconclusive, could already have shown a difference of 5%" in text and "\"precise\"" in text
     assert "minimum detectable effect is read off its last look's own interval" in text
+    assert "where they have no point in common, the shortest interval meeting each" in text
     assert rules.PRECISION_TARGET == 0.05
     import report_data
     from bench_src.analysis import compare

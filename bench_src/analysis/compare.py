@@ -275,7 +275,10 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
             if np.isfinite(low) and np.isfinite(high):
                 level = float(fv.level) * share
                 row["mde"] = float(np.expm1(_detectable(low, high, last, level)))
-                if not (low <= est <= high):
+                if bool(np.asarray(t.tested.disjoint(float(fv.level))).ravel()[0]):
+                    row["note"] = ("the looks' intervals do not overlap: shown, the shortest interval meeting each "
+                                   "(the estimate is the last look's)")
+                elif not (low <= est <= high):
                     row["note"] = "the estimate lies outside the interval (the looks disagree)"
             elif last.n >= 2:
                 row["note"] = f"no interval at {1 - float(fv.level) * share:.4g} from {last.n} values"

@@ -121,7 +121,21 @@ class Tested:
             return np.minimum(1.0, np.fmin.reduce(ps, axis=0))
 
     def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
-        """The 1 - level interval: the intersection of each look's 1 - level x share interval."""
+        """The 1 - level interval: the intersection of each look's 1 - level x share interval.
+        Where the looks' intervals do not overlap (an event of probability at most `level`, in which
+        the intersection has already missed the truth), the shortest interval that meets each of
+        them: from the lowest upper bound to the highest lower bound (`disjoint` says where)."""
+        low, high = self._meet(level)
+        swap = low > high
+        return np.where(swap, high, low), np.where(swap, low, high)
+
+    def disjoint(self, level) -> np.ndarray:
+        """Where the looks' intervals at `level` have no point in common."""
+        low, high = self._meet(level)
+        return low > high
+
+    def _meet(self, level) -> tuple[np.ndarray, np.ndarray]:
+        """The highest lower bound and the lowest upper bound of the looks' intervals."""
         if not self.looks:
             return np.array(np.nan), np.array(np.nan)
         bounds = [loc.interval(np.asarray(level) * share) for share, loc in self.looks]

@@ -238,7 +238,8 @@ def stopping(meta: dict, design: Mapping | None) -> str:
             f"Alpha was split over the looks as "
             f"{', '.join(f'{s:.3g}' for s in spend)} (Bonferroni): a comparison's p-value is the smallest over its "
             f"looks of p / that share, and its interval the intersection of each look's interval at level "
-            f"1 - share x the family's level; its minimum detectable effect is read off its last look's own "
+            f"1 - share x the family's level (where they have no point in common, the shortest interval meeting "
+            f"each, and the row says so); its minimum detectable effect is read off its last look's own "
             f"interval, since a difference must pass that look's test to be called (never beyond the width of the "
             f"interval shown)."
             + (f" Planned family sizes: {_count_text(sizes)}." if sizes else "")
