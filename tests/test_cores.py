@@ -208,3 +208,28 @@ def test_the_cores_figures_name_the_parameters_where_the_lines_differ_by_them(tm
         series = [x for x in labels if not x.startswith("ideal")]
         assert len(series) == len(set(series)) >= 2, labels
         assert any("work=0" in x for x in series) and any("work=10" in x for x in series), labels
+
+
+def test_each_core_counts_row_is_the_go_vs_rust_tables_row_when_other_workloads_are_unpinned():
+    # a plan that pins some comparisons (here N = 1..4 at 1 and 2 cores) and leaves others unpinned
+    # (N = 5..24, x1.3 apart): the Go-vs-Rust table decides all 28 comparisons as one family, and the
+    # cores table must show each core count's row as that table shows it (interval, level, verdict),
+    # not re-decided in a family of the 8 pinned rows alone
+    from bench_src.analysis import compare, simulate
+
+    rng = np.random.default_rng(3)
+    f = simulate.frame(simulate.go_rust_cells([1.012] * 8 + [1.3] * 20), 6, rng, simulate.Conditions(cv=0.01))
+    f["cores"] = np.nan
+    pin = f["n"] <= 8
+    f.loc[pin, "cores"] = np.where(f.loc[pin, "n"] <= 4, 1, 2)
+    f.loc[pin, "threads_requested"] = f.loc[pin, "cores"]
+    f.loc[pin & (f["n"] > 4), "n"] -= 4
+    main = compare.compare(f)
+    t = cores.ratio_vs_cores(f)
+    assert sorted(zip(t["n"], t["cores"])) == [(n, k) for n in range(1, 5) for k in (1, 2)]
+    both = t.merge(main, left_on=["n", "cores"], right_on=["n", "threads_requested"], suffixes=("", "_main"))
+    assert len(both) == 8
+    for col in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_adjusted"):
+        assert np.allclose(both[col], both[f"{col}_main"]), col
+    assert (both["verdict_kind"] == both["verdict_kind_main"]).all()
+    assert (t.loc[t["cores"] == 2, "change_pairs"] == 6).all()

@@ -2,7 +2,8 @@
 CPUs with k threads, the core counts interleaved in the same blocks).
 
 - `ratio_vs_cores`: each Go-vs-Rust comparison at every core count (the Go-vs-Rust table's own
-  rows, so its intervals and verdicts), and the **change** of the ratio from the fewest cores to
+  rows, decided in the family of the whole run, unpinned workloads included, so its intervals and
+  verdicts), and the **change** of the ratio from the fewest cores to
   k cores: per block, log(Go_k / Rust_k) - log(Go_1 / Rust_1), tested like any comparison
   (compare.pair_test on the per-block ratios), the changes of a metric forming one family
   (Benjamini-Hochberg, every interval at the level its verdict is read from).  A change whose
@@ -47,11 +48,10 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
     from the Go-vs-Rust table, and the change of the ratio against the fewest cores
     (`change`, `change_ci_low`, `change_ci_high`, `change_p_adjusted`, `change_kind`; empty at the
     fewest cores)."""
+    every = df
     df = pinned(df)
-    table = compare(df, metric, margin=margin, alpha=alpha)
-    if table.empty:
+    if df.empty:
         return pd.DataFrame()
-    table = table.rename(columns={"threads_requested": "cores"})
     cv = CellValues(df, metric)
     by_key: dict[tuple, dict[int, tuple[CellRef, CellRef]]] = {}
     for a, b in comparisons(cv.refs(), "go_vs_rust"):
@@ -59,6 +59,16 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
             continue
         row = go_vs_rust_row(a, b)
         by_key.setdefault(tuple(str(row[k]) for k in KEY), {})[a.threads] = (a, b)
+    # the rows of the Go-vs-Rust table of the whole run (its family holds the unpinned workloads
+    # too), so each core count's interval and verdict are the ones that table shows
+    table = compare(every, metric, margin=margin, alpha=alpha)
+    if table.empty:
+        return pd.DataFrame()
+    table = table.rename(columns={"threads_requested": "cores"})
+    mine = [tuple(str(r[k]) for k in KEY) for _, r in table.iterrows()]
+    table = table[[k in by_key and c in by_key[k] for k, c in zip(mine, table["cores"])]].reset_index(drop=True)
+    if table.empty:
+        return pd.DataFrame()
     changes, tests = [], []
     for key, at in by_key.items():
         cores = sorted(at)
