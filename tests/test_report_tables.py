@@ -146,6 +146,9 @@ def test_samples_needed_reads_as_a_comparison_with_the_target():
     assert list(f.columns[-2:]) == ["CI half-width", "samples needed"]
     sqlite = f[f["workload"] == "sqlite"].iloc[0]
     assert sqlite["CI half-width"].startswith("±") and int(sqlite["samples needed"].replace(",", "")) > 10
+    # the extrapolation's assumption is stated beside the counts it gives
+    caption = tables.readable(needed, "samples_needed_elapsed_s").caption
+    assert "shrank as 1 / sqrt(n) with the test's critical value held where it is" in caption
 
 
 def test_an_interval_that_excludes_one_never_reads_as_reaching_it():

@@ -155,7 +155,12 @@ def samples_needed(table: pd.DataFrame) -> Readable:
     frame["CI half-width"] = column_of(table.reset_index(drop=True), "half_width").map(lambda v: "±" + units.percent(v)
                                                                                  if not blank(v) else "").values
     frame["samples needed"] = column_of(table.reset_index(drop=True), "samples_needed").map(units.count).values
-    return Readable(frame, r.caption.split(". ")[0] if r.caption else "",
+    first = r.caption.split(". ")[0] + ". " if r.caption else ""
+    return Readable(frame, first + "Samples needed: the pairs (unpaired: samples per side) at which this "
+                    "interval, at the same level, would be ±2% if its half-width shrank as 1 / sqrt(n) with the "
+                    "test's critical value held where it is and the spread as measured; that value falls as pairs "
+                    "are added (most for Student's t from few pairs), so, the spread staying, at most this many "
+                    "would be needed.",
                     "Samples needed per side for a ±2% interval on the ratio", r.constants)
 
 
