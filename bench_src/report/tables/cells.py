@@ -17,7 +17,10 @@ def noise_model(theta) -> str:
     if blank(theta):
         return ""
     theta = float(theta)
-    return "relative" if theta >= 0.9 else "additive" if theta <= 0.1 else f"spread ~ value^{theta:.2g}"
+    # "relative" and "additive" only where the exponent reads 1 or 0 to two decimals
+    if round(theta, 2) >= 1:
+        return "relative"
+    return "additive" if round(theta, 2) <= 0 else f"spread ~ value^{theta:.2g}"
 
 
 def _cell_columns(t: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
