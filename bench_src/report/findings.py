@@ -91,13 +91,10 @@ class MetricFindings:
 def _samples(row: dict) -> str:
     """How many pairs (or, unpaired, samples of each language) a row's interval rests on: a run of
     the sequential rule gives its comparisons from 6 to hundreds of pairs."""
-    def count(key):
-        v = pd.to_numeric(row.get(key), errors="coerce")
-        return None if pd.isna(v) else int(v)
-    pairs, go, rust = count("pairs"), count("go_samples"), count("rust_samples")
-    if row.get("pairing") == "paired" and pairs:
+    pairs, go, rust = (_number(row.get(key)) for key in ("pairs", "go_samples", "rust_samples"))
+    if row.get("pairing") == "paired" and pairs > 0:
         return f"{units.count(pairs)} pair{'s' if pairs != 1 else ''}"
-    if go is not None and rust is not None:
+    if not (math.isnan(go) or math.isnan(rust)):
         return f"{units.count(go)} Go and {units.count(rust)} Rust samples, unpaired"
     return ""
 
