@@ -268,3 +268,20 @@ def test_the_noise_model_of_a_per_task_fit_reads_relative_or_additive_only_at_1_
     assert noise_model(0.0) == "additive" and noise_model(0.004) == "additive"
     assert noise_model(0.083) == "spread ~ value^0.083"
     assert noise_model(float("nan")) == ""
+
+
+def test_a_comparison_in_both_the_models_and_the_variants_table_says_so_in_each():
+    # Rust's OS threads against Rust's default tokio tasks sits in both families, each adjusted over
+    # its own comparisons: a reader who meets two intervals for the same samples is told why.
+    df = report_data.frame()
+    models = compare.compare_models(df, "elapsed_s")
+    variants = compare.compare_variants(df, "elapsed_s")
+    same = models[(models["lang"] == "rust") & (models["ref_lang"] == "rust")]
+    assert len(same) == 1 and same["ref_variant"].iloc[0] == "tokio", "the case: one shared comparison"
+    assert (models["ref_lang"] != models["lang"]).any(), "and a cross-language one that is not shared"
+    assert "1 row compares another model with its language's default tasks and also sits in the variants table" \
+        in tables.readable(models, "models_elapsed_s").caption
+    assert "1 row compares another model with its language's default tasks and also sits in the models table" \
+        in tables.readable(variants, "variants_elapsed_s").caption
+    others = variants[variants["model"] == "task"]
+    assert "also sits" not in tables.readable(others, "variants_elapsed_s").caption

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ...analysis import rules
+from ...catalogue import TASK, WORKLOADS
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, p_column,
                          params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns,
@@ -71,7 +72,7 @@ def variants(table: pd.DataFrame) -> Readable:
     add_effect(t, out)
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Variants against the language's default"),
-                   f"ratio < 1: the variant needs less. {level_note(t)}", keep=(ratio,))
+                   f"ratio < 1: the variant needs less. {level_note(t)}{_in_both(t, 'model', 'models')}", keep=(ratio,))
 
 
 def models(table: pd.DataFrame) -> Readable:
@@ -95,7 +96,29 @@ def models(table: pd.DataFrame) -> Readable:
     test_columns(t, out)
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Other models against tasks"),
-                   f"ratio > 1: the model needs more than the tasks. {level_note(t)}", keep=(ratio,))
+                   f"ratio > 1: the model needs more than the tasks. {level_note(t)}{_in_both(t, 'ref_variant', 'variants')}",
+                   keep=(ratio,))
+
+
+def _in_both(t: pd.DataFrame, key: str, other: str) -> str:
+    """The caption's note on the comparisons that the models and the variants families share (another
+    model of one language against that language's default tasks): the same samples, adjusted in each
+    table over its own family, so the same comparison shows two intervals.  `key` picks them out:
+    in the variants table a row of another model than tasks, in the models table a row whose tasks are
+    the default variant of the same language."""
+    if key == "model":
+        shared = column_of(t, "model", TASK).fillna(TASK) != TASK
+    else:
+        shared = pd.Series([lang == ref and variant == WORKLOADS[w].default_variant(lang) if w in WORKLOADS else False
+                            for w, lang, ref, variant in zip(column_of(t, "workload", ""), column_of(t, "lang", ""),
+                                                             column_of(t, "ref_lang", ""), column_of(t, key, ""))],
+                           index=t.index, dtype=bool)
+    k = int(shared.sum())
+    if not k:
+        return ""
+    rows = "row compares" if k == 1 else "rows compare"
+    return (f" {k} {rows} another model with its language's default tasks and also sit{'s' if k == 1 else ''} in the "
+            f"{other} table, where the interval is adjusted over that family: the same samples, a different interval.")
 
 
 def _pair_text(row: Mapping, prefix: str) -> str:
