@@ -207,7 +207,7 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
 # The run notebook's parameters that are not the plan's: where and how the plan is run.
 RUN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("results_dir", "Optional[str]", None,
-              "where samples go; None: data/results/<profile>-<commit>-<plan digest>"),
+              "where samples go; None: data/results/<profile>-<commit>[-dirty]-<plan digest>"),
     Parameter("force_build", "bool", False, "rebuild even when sources are unchanged"),
     Parameter("progress", "bool", True, "progress lines with ETA on stderr"),
     Parameter("repair", "bool", False, "move unreadable lines of samples.jsonl aside before resuming"),

@@ -141,7 +141,7 @@ PROFILES: dict[str, Profile] = {
     for p in (
         Profile(
             "quick",
-            "Small N of every workload, default variants: a smoke run in a few minutes on 2 cores. Sleep "
+            "Small N of every workload, default variants (threads vs tasks: all of its models): a smoke run in a few minutes on 2 cores. Sleep "
             "runs with and without its compute kernel (work=0: timers and scheduling only); idle tasks "
             "wait for a release, so all N are alive at once, and N=1 gives each program's baseline memory; "
             "threads vs tasks shows OS threads beside goroutines and tokio tasks.",

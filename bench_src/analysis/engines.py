@@ -1,6 +1,6 @@
 """Does the engine change what is measured?  The same plan taken in this process and through a
 host of a Dask cluster on the same machine: per cell, the ratio
-cluster / in-process of each metric with its interval and verdict.  The question is equivalence: a cell passes when its whole interval
+in-process / cluster of each metric with its interval and verdict.  The question is equivalence: a cell passes when its whole interval
 lies inside ±`margin` (1% by default: the engine must not be the difference a reader sees), the
 `inside_margin` column, even where the interval also excludes 1 (a difference smaller than the
 margin is no bias that matters).

@@ -206,7 +206,7 @@ def save(df: pd.DataFrame, comparisons: pd.DataFrame, directory: str | Path, met
 
 
 class BenchstatExporter:
-    """`benchstat/go.txt`, `rust.txt` and `all.txt` from the Go/Rust wall-time comparisons."""
+    """`benchstat/go.txt`, `rust.txt` and `all.txt` from the Go/Rust workload-time comparisons (`go_vs_rust_elapsed_s`)."""
 
     name = "benchstat"
 

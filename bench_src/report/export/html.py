@@ -6,7 +6,7 @@ stylesheets or images), so it can be mailed, archived or opened offline.
 Check it in a browser from the command line (writes a PNG of the page, builds the report first when
 the directory has none):
 
-    python -m bench_src.report.export.html data/results/<run id> --screenshot /tmp/report.png
+    python -m bench_src report data/results/<run id> --screenshot /tmp/report.png
 """
 from __future__ import annotations
 
