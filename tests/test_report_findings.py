@@ -30,7 +30,7 @@ def test_differences_of_the_defaults_come_largest_first_with_their_intervals():
     assert len(time.differences) + time.equivalent + time.open == len(defaults)
     assert "false discovery rate 0.05" in time.summary() and "adjusted over the family's" in time.summary()
     if time.open:  # the open rows' mde is a statement of power: the summary says which
-        assert "would have been called with 80% power" in time.summary()
+        assert "would have been called with 80% power at the spread measured" in time.summary()
 
 
 def test_findings_as_markdown_and_without_any_table():

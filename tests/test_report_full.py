@@ -154,6 +154,7 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     text = method.stopping(meta, {"looks": [6, 9, 14], "family_sizes": {"go_vs_rust": 30}})
     assert "still inconclusive, could already have shown a difference of 5%" in text and "\"precise\"" in text
     assert "minimum detectable effect is read off its last look's own interval" in text
+    assert "below the signed-rank test's floor, off that interval's longer side about the estimate" in text
     assert "where they have no point in common, the shortest interval meeting each" in text
     assert rules.PRECISION_TARGET == 0.05
     import report_data
@@ -327,7 +328,7 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
     assert "cells with a core count (sleep at 1, 2) ran pinned to that many CPUs" in method.measurement(meta)
     monkeypatch.setattr(rules, "POWER", 0.9)
     tables = {"go_vs_rust_elapsed_s": compare.compare(df, "elapsed_s")}
-    assert "at 90% power (the MDE" in method.multiplicity(tables, 0.02, 0.05)
+    assert "at 90% power at the spread measured (the MDE" in method.multiplicity(tables, 0.02, 0.05)
 
 
 def test_the_design_counts_a_cell_whose_every_sample_failed():

@@ -252,8 +252,8 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
     """The family's decisions (multiplicity.decide) as one dict per comparison: ratio (exp of the
     last look's estimate), the interval at the family's level (`ci_level`), p-value and
     BH-adjusted p-value, verdict kind, within_margin, and mde: the smallest relative difference the
-    comparison would call with rules.POWER power, read off its last look's interval (_detectable:
-    between the half-width and the full width of the interval shown)."""
+    comparison would call with rules.POWER power in either direction, read off its last look's
+    interval (_detectable: between the half-width and the full width of the interval shown)."""
     p = np.array([float(t.tested.p_value()) if t.tested else np.nan for t in tests])
 
     def interval_at(level):
@@ -293,12 +293,19 @@ def _detectable(low: float, high: float, last: paired.Location, level: float) ->
     is `last`, tested at `level`: read off the last look's own interval at that level, since the
     last look is the one whose test a difference of that size must pass (the interval shown, the
     intersection of every look's interval, can be narrower than any one look's and so would
-    promise power no look has), but never more than the interval shown resolves (its full width).
-    Without the last look's own interval, the interval shown."""
+    promise power no look has); but never more than the interval shown resolves (its full width).
+    Where that interval is the hull below the signed-rank test's floor (`Location.is_hull`), off its
+    longer side about the estimate: there a difference is called only when every pair's difference
+    has the same sign, so a difference upward must clear the distance from the estimate down to the
+    lowest pair, which can be far more than the half-width.  Without the last look's own interval,
+    the interval shown."""
     own_low, own_high = (float(np.asarray(x)) for x in last.interval(level))
     half = (high - low) / 2
     if np.isfinite(own_low) and np.isfinite(own_high):
         half = max(half, (own_high - own_low) / 2)
+        if bool(np.asarray(last.is_hull(level)).ravel()[0]):
+            est = float(np.asarray(last.estimate))
+            half = max(half, own_high - est, est - own_low)
     mde = float(multiplicity.detectable(half, level, str(last.test_at(level)), paired.t_dof(last.n), rules.POWER))
     return min(mde, high - low)
 

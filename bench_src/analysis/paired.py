@@ -448,6 +448,13 @@ class Location:
             test = np.full(shape, self.test)
         return np.broadcast_to(np.where(self.by_t, T_TEST, test), shape).astype(object)
 
+    def is_hull(self, level) -> np.ndarray:
+        """Whether each comparison's interval at `level` is the hull of Student's t and the
+        signed-rank interval at its floor (RANK_THEN_T below the floor, values not tied): an
+        interval whose sides are set by the extreme pairs and the mean, not by the estimate."""
+        below = self._below_floor(level) if self.test == RANK_THEN_T else np.zeros_like(np.asarray(level), dtype=bool)
+        return np.broadcast_to(below, self.by_t.shape) & ~self.by_t
+
     def _t_p(self) -> np.ndarray:
         return t_p(self.mean, self.se, self.n, self.grid)
 

@@ -447,6 +447,33 @@ def median_coverage(shape: str, n: int, reps: int, rng, grid: float = 0.0) -> fl
     return hits / reps
 
 
+def mde_power(shape: str, pairs: int, reps: int, rng, level: float = rules.ALPHA / 30, cv: float = 0.02,
+              fresh: int = 400) -> dict:
+    """What a row's mde promises, averaged over repetitions: `reps` samples of `pairs` per-block log
+    differences (of two cells with noise of `shape` at `cv` each, no true difference), each read for its mde at `level` (one
+    comparison, fixed design) as the tables read it (`compare._detectable`) and off the half-width
+    alone; then `fresh` new samples shifted by that mde upward and as many downward, and the share
+    whose interval at `level` excludes 0 (the lower of the two directions).  Returns the mean of
+    those shares for both readings, and the share of samples whose interval was a hull below the
+    signed-rank floor."""
+    got = {"mde": [], "half_width": [], "hull": []}
+    for _ in range(reps):
+        d = np.log(noise(rng, shape, pairs, cv) / noise(rng, shape, pairs, cv))
+        last = paired.Location.of(d, level)
+        low, high = (float(x) for x in last.interval(level))
+        half = float(multiplicity.detectable((high - low) / 2, level, str(last.test_at(level)),
+                                             paired.t_dof(pairs), rules.POWER))
+        got["hull"].append(bool(np.asarray(last.is_hull(level)).ravel()[0]))
+        for key, mde in (("mde", compare._detectable(low, high, last, level)), ("half_width", min(half, high - low))):
+            shares = []
+            for sign in (1.0, -1.0):
+                shifted = np.log(noise(rng, shape, (fresh, pairs), cv) / noise(rng, shape, (fresh, pairs), cv)) + sign * mde
+                lo, hi = paired.Location.of(shifted, level).interval(level)
+                shares.append(float(np.mean(lo > 0) if sign > 0 else np.mean(hi < 0)))
+            got[key].append(min(shares))
+    return {k: float(np.mean(v)) for k, v in got.items()}
+
+
 def scaling_coverage(series: int, rng, shape: str = "lognormal", per_n_sd: float = 0.0, cv: float = 0.05,
                      ns=(1000, 10000, 100000, 1000000), samples: int = 10, additive: bool = False) -> dict:
     """Coverage of the per-task cost (truth: 2e6 + 2000 N) and of the exponent (truth: N^0.7) over
@@ -531,6 +558,11 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
         c = scaling_coverage(replications, rng, **kw)
         out(f"scaling, 4 values of N, 10 samples each, {label}: per-task cost coverage {c['per_task']:.3f}, "
             f"exponent coverage {c['exponent']:.3f} (noise power read off the samples: median {c['noise_power']:.2f})")
+    for pairs in (6, 10, 14, 20):
+        out(f"power at the mde each sample reports, {pairs} pairs, level 0.05 / 30, {replications // 10} samples: "
+            + ", ".join(f"{shape} {_pct(r['mde'])}% (off the half-width {_pct(r['half_width'])}%, "
+                        f"hull {_pct(r['hull'])}%)"
+                        for shape, r in ((sh, mde_power(sh, pairs, replications // 10, rng)) for sh in SHAPES)))
     for label, truth, cond, runs in (
             ("all A/A-like, CV 2%", dict.fromkeys(SEQUENTIAL_NS, 1.0), Conditions(cv=0.02), replications // 4),
             ("all A/A-like, bimodal CV 1%", dict.fromkeys(SEQUENTIAL_NS, 1.0), Conditions("bimodal", 0.01),

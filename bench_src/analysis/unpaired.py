@@ -46,6 +46,11 @@ class Shift:
         """The test whose interval is shown at any level: one test for every level."""
         return self.test
 
+    def is_hull(self, level) -> bool:
+        """Never: Welch's interval is symmetric about its estimate, the Mann-Whitney interval is
+        used only at the levels it reaches (paired.Location.is_hull)."""
+        return False
+
     def _welch(self) -> tuple[float, float, float]:
         mx, my = self.x.size, self.y.size
         vx, vy = self.x.var(ddof=1) / mx, self.y.var(ddof=1) / my

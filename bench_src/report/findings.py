@@ -82,7 +82,7 @@ class MetricFindings:
                 f"{self.equivalent} equivalent "
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
                 + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called "
-                   f"with {rules.POWER:.0%} power)"
+                   f"with {rules.POWER:.0%} power at the spread measured)"
                    if self.open else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")

@@ -188,7 +188,9 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         f"among m comparisons; Benjamini and Yekutieli's false coverage-statement rate), so that an interval excludes 1 "
         f"exactly when its comparison is called a difference. Equivalence within ±{margin * 100:g}% is called when "
         f"that same interval lies inside the margin; anything else is inconclusive, with the smallest difference "
-        f"it could have shown at {rules.POWER:.0%} power (the MDE, between the interval's half-width and its width)."]
+        f"it could have shown at {rules.POWER:.0%} power at the spread measured (the MDE, between the interval's "
+        f"half-width and its width; at few pairs the spread is itself uncertain, and the power averaged over it is "
+        f"lower: docs/statistics.md)."]
     for name, t in comps:
         fam = t["family_title"].iloc[0] if "family_title" in t.columns else t["family"].iloc[0]
         metric = t["metric"].iloc[0] if "metric" in t.columns else "the metric"
@@ -240,8 +242,9 @@ def stopping(meta: dict, design: Mapping | None) -> str:
             f"looks of p / that share, and its interval the intersection of each look's interval at level "
             f"1 - share x the family's level (where they have no point in common, the shortest interval meeting "
             f"each, and the row says so); its minimum detectable effect is read off its last look's own "
-            f"interval, since a difference must pass that look's test to be called (never beyond the width of the "
-            f"interval shown)."
+            f"interval, since a difference must pass that look's test to be called (below the signed-rank test's "
+            f"floor, off that interval's longer side about the estimate, since a difference either way must clear "
+            f"it; never beyond the width of the interval shown)."
             + (f" Planned family sizes: {_count_text(sizes)}." if sizes else "")
             + (f" A time budget of {budget:g} s started no block after it." if budget else ""))
 
