@@ -225,6 +225,19 @@ def noise_variance(values) -> np.ndarray:
     return np.minimum(every, _stretch_variance(x, moves))
 
 
+def cell_rounding(step, values) -> tuple[np.ndarray, np.ndarray]:
+    """One cell's values on a grid of `step` (last axis, in the order they were taken): whether its
+    own noise dithers the rounding (`noise_variance` less the rounding's own variance, Sheppard's
+    h^2 / 12, at DITHER_SD_STEPS of a step or more), and the bound, in steps, of the error the
+    rounding leaves in the cell's mean: `dithered_bound` of that noise where it dithers (an
+    assumption: normal noise), half a step where it does not (every value may round the same way)."""
+    step = np.asarray(step, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(np.maximum(noise_variance(values) / np.where(step > 0, step, 1.0) ** 2 - 1 / 12, 0.0))
+    dithered = sd >= DITHER_SD_STEPS
+    return dithered, np.where(dithered, dithered_bound(sd), 0.5)
+
+
 def rounding(step, a_values, b_values) -> Rounding:
     """The rounding of two cells' samples on a grid of `step` (paired.grid_step; last axis: each
     cell's values, in the order they were taken), relative to each cell's median.  A cell's noise
@@ -242,10 +255,10 @@ def rounding(step, a_values, b_values) -> Rounding:
         typical = np.median(x, axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where((step > 0) & (typical > 0), step / typical, 0.0)
-            sd = np.sqrt(np.maximum(noise_variance(x) / np.where(step > 0, step, 1.0) ** 2 - 1 / 12, 0.0))
-        dithered = (sd >= DITHER_SD_STEPS) & (rel > 0)
+        own, bound = cell_rounding(step, x)
+        dithered = own & (rel > 0)
         halves.append(np.where(dithered, 0.0, rel / 2))
-        fixed = fixed + np.where(dithered, rel * dithered_bound(sd), 0.0)
+        fixed = fixed + np.where(dithered, rel * bound, 0.0)
     u, v = np.maximum(*halves), np.minimum(*halves)
     return Rounding(u, v, fixed, repeats(a, b))
 
