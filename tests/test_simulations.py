@@ -282,3 +282,16 @@ def test_below_the_floor_the_mde_read_off_the_longer_side_buys_the_power_the_hal
     assert 0.6 <= r["mde"] <= 0.85, r
     above = simulate.mde_power("lognormal", 20, 60, np.random.default_rng(4), fresh=200)
     assert above["hull"] == 0.0 and above["mde"] == pytest.approx(above["half_width"], abs=0.02), above
+
+
+# --- the ratio of amounts above a baseline (memory.above_baseline) -------------------------------
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_ratio_above_baseline_covers_on_data_shaped_like_peak_rss(shape):
+    # peak RSS on the page grid, each language's baseline spread as in an article run, 400 runs per
+    # case (standard error 1.1 points around 95%): an amount of one baseline sd over one of three at
+    # 6 blocks (the ratio mostly not resolved), and two amounts of 10 sds at 20 blocks
+    for blocks, k_go, k_rust in ((6, 1, 3), (20, 10, 10)):
+        rng = np.random.default_rng([blocks, k_go, k_rust, SHAPES.index(shape)])
+        r = simulate.above_baseline_coverage(400, rng, shape, blocks, k_go, k_rust, bootstrap=False)
+        assert 0.93 <= r["coverage"] <= 0.99, (blocks, k_go, k_rust, r)
+        assert (r["resolved"] < 0.6) if k_go == 1 else (r["resolved"] > 0.99), r

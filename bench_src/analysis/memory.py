@@ -2,12 +2,18 @@
 phases, threads vs goroutines side by side, and ping-pong round trips per second."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
+from ..catalogue import WORKLOADS
+from ..plan.comparisons import CellRef, comparisons
 # The RSS timelines are read from a results directory, as one long frame, by the store; the names
 # stay importable from here for the callers that read them with this module's views.
 from ..store.timelines import PHASES, timelines  # noqa: F401
-from . import rules
+from . import fieller, rules
+from .compare import CellValues, go_vs_rust_row
 from .stats import CELL_KEYS, summarize
 
 
@@ -55,6 +61,7 @@ def ping_pong_rates(df: pd.DataFrame) -> pd.DataFrame:
 
 # --- the memory that belongs to the workload -----------------------------------------------------
 BASELINE_N = 1  # idle_tasks at N = 1, released at once: the program, its runtime and linked libraries
+METRIC = "peak_rss_mib"
 
 
 def all_alive(df: pd.DataFrame) -> pd.Series:
@@ -78,47 +85,187 @@ def bytes_per_task(df: pd.DataFrame, metric: str = "peak_rss_bytes") -> tuple[pd
     return per_task_cost(idle[live], metric), left_out
 
 
+def is_baseline(ref: CellRef) -> bool:
+    """Whether a cell measures a program's fixed memory: idle_tasks at N = BASELINE_N with
+    wait=release in its language's default variant (nothing but the program, its runtime and the
+    libraries linked into it)."""
+    return (ref.workload == "idle_tasks" and ref.n == BASELINE_N and ref.params_dict.get("wait") == "release"
+            and ref.variant == WORKLOADS["idle_tasks"].default_variant(ref.lang))
+
+
+def _threads(value) -> int | None:
+    return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
+        or value == "" else int(value)
+
+
+def _baseline_cells(cv: CellValues) -> dict[tuple[str, int | None], list[CellRef]]:
+    out: dict[tuple[str, int | None], list[CellRef]] = {}
+    for ref in cv.refs():
+        if is_baseline(ref):
+            out.setdefault((ref.lang, ref.threads), []).append(ref)
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1])))
+
+
 def baselines(df: pd.DataFrame) -> pd.DataFrame:
-    """Per language and threads: the program's fixed peak memory, the median peak RSS of idle_tasks
-    at N = 1 with wait=release in the language's default variant (nothing but the program, its
-    runtime and the libraries linked into it).  Empty when the run has no such cell."""
-    from ..catalogue import WORKLOADS
-
-    w = WORKLOADS["idle_tasks"]
-    v = df[df["valid"]] if "valid" in df else df
-    base = v[(v["workload"] == "idle_tasks") & (v["n"] == BASELINE_N)
-             & (v.get("p_wait", pd.Series(index=v.index, dtype=object)) == "release")]
-    base = base[base["variant"] == base["lang"].map(w.default_variant)]
+    """Per language and threads: the program's fixed peak memory, the median peak RSS of its
+    baseline cells (`is_baseline`) over their valid samples.  Empty when the run has no such cell."""
+    cols = ["lang", "threads_requested", "baseline_samples", "baseline_mib"]
+    if METRIC not in df.columns:
+        return pd.DataFrame(columns=cols)
+    cv = CellValues(df, METRIC)
     rows = []
-    for (lang, threads), g in base.groupby(["lang", "threads_requested"], dropna=False):
-        d = summarize(g, "peak_rss_mib")
-        rows.append({"lang": lang, "threads_requested": threads, "baseline_samples": int(d["samples"].sum()),
-                     "baseline_mib": float(g["peak_rss_mib"].median())})
-    return pd.DataFrame(rows, columns=["lang", "threads_requested", "baseline_samples", "baseline_mib"])
+    for (lang, threads), refs in _baseline_cells(cv).items():
+        values = np.concatenate([cv.cells[r][1] for r in refs])
+        if values.size:
+            rows.append({"lang": lang, "threads_requested": threads, "baseline_samples": int(values.size),
+                         "baseline_mib": float(np.median(values))})
+    return pd.DataFrame(rows, columns=cols)
 
 
-def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+def _by_block(cv: CellValues, refs: list[CellRef]) -> pd.Series:
+    """The values of one or more cells, one per block (the median where a block holds several), in
+    block order."""
+    parts = [pd.Series(cv.cells[r][1], index=cv.cells[r][0]) for r in refs]
+    if not parts:
+        return pd.Series(dtype=float)
+    return pd.concat(parts).groupby(level=0).median().sort_index()
+
+
+def _text(value) -> str:
+    return "" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def _row_key(row) -> tuple:
+    """What identifies a row of the Go-vs-Rust table (compare.go_vs_rust_row's columns), read alike
+    from the table and from the cells (a missing value, None or NaN, reads as one)."""
+    return (_text(row.get("workload")), int(row.get("n")), _threads(row.get("threads_requested")),
+            _text(row.get("arm")), _text(row.get("go_variant")), _text(row.get("rust_variant")),
+            _text(row.get("go_params")), _text(row.get("rust_params")))
+
+
+class _Amounts:
+    """Each Go-vs-Rust row's two amounts above baseline, block by block, from the samples."""
+
+    def __init__(self, samples: pd.DataFrame):
+        self.cv = CellValues(samples, METRIC)
+        self.pairs = {_row_key(go_vs_rust_row(a, b)): (a, b) for a, b in comparisons(self.cv.refs(), "go_vs_rust")}
+        cells = _baseline_cells(self.cv)
+        self.base = {k: _by_block(self.cv, refs) for k, refs in cells.items()}
+        # a row at threads without a baseline cell: every baseline cell of the language, per block
+        langs = {lang for lang, _ in cells}
+        self.any_base = {lang: _by_block(self.cv, [r for (owner, _), refs in cells.items() if owner == lang
+                                                   for r in refs]) for lang in langs}
+
+    def _baseline(self, lang: str, threads) -> pd.Series | None:
+        return self.base.get((lang, _threads(threads)), self.any_base.get(lang))
+
+    def ratio(self, row: dict, confidence: float) -> tuple[fieller.AmountRatio | None, str]:
+        """The row's ratio of amounts with its interval, or None and why there is none."""
+        cells = self.pairs.get(_row_key(row))
+        if cells is None:
+            return None, "no interval: the row's cells are not in the samples"
+        if any(is_baseline(ref) for ref in cells):  # a side that is its own baseline has nothing above it
+            return None, "a baseline itself"
+        sides = []
+        for ref in cells:
+            base = self._baseline(ref.lang, row.get("threads_requested"))
+            if base is None or base.empty:
+                return None, f"no interval: no baseline samples of {ref.lang}"
+            sides.append((_by_block(self.cv, [ref]), base))
+        common = sides[0][0].index
+        for work, base in sides:
+            common = common.intersection(work.index).intersection(base.index)
+        if common.size < rules.MIN_PAIRS:
+            return None, (f"no interval: {common.size} blocks hold both programs and both baselines "
+                          f"(it needs {rules.MIN_PAIRS})")
+        (gw, gb), (rw, rb) = ((w[common].to_numpy(), b[common].to_numpy()) for w, b in sides)
+        return amounts_ratio(gw, gb, rw, rb, confidence), ""
+
+
+def amounts_ratio(go, go_base, rust, rust_base, confidence: float = rules.CONFIDENCE) -> fieller.AmountRatio:
+    """Go's and Rust's peak RSS above their baselines and the ratio of the two, from four cells'
+    values in the same blocks (element i of each from block i, in block order): per block each
+    program's value less its baseline's, the means and Fieller's interval (fieller.amount_ratio),
+    each mean allowed what the page grid can leave in it (fieller.grid_bound of both its cells)."""
+    go, go_base, rust, rust_base = (np.asarray(v, dtype=float) for v in (go, go_base, rust, rust_base))
+    resolution = rules.resolution(METRIC)
+    return fieller.amount_ratio(
+        go - go_base, rust - rust_base, confidence,
+        fieller.grid_bound(go, resolution) + fieller.grid_bound(go_base, resolution),
+        fieller.grid_bound(rust, resolution) + fieller.grid_bound(rust_base, resolution))
+
+
+def _not_resolved(r: fieller.AmountRatio) -> str:
+    parts = []
+    if not r.x_resolved:
+        parts.append("Go's amount above its baseline is not told from 0 (the ratio's interval reaches 0)")
+    if not r.y_resolved:
+        parts.append("Rust's amount above its baseline is not told from 0 (the ratio's interval reaches infinity)")
+    return "; ".join(parts)
+
+
+ABOVE_COLUMNS = ["above_blocks", "go_above_ci_low", "go_above_ci_high", "rust_above_ci_low", "rust_above_ci_high",
+                 "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "above_ci_level",
+                 "above_resolved", "above_note"]
+
+
+def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFrame | None = None,
+                   confidence: float = rules.CONFIDENCE) -> pd.DataFrame:
     """A Go-vs-Rust table of peak RSS with each side's memory above its program's baseline beside
     the raw medians, and the ratio of what is above it: the part of memory that belongs to the work.
-    Rows where either side is within its baseline get NaN: less than one page above it, the grid
-    peak RSS is counted on (a median of an even number of samples sits half a page off the grid, so
-    half a page above the baseline is no page more in use, and a ratio over it would be any size)."""
+
+    With the `samples` (the run's frame): per block that holds the Go cell, the Rust cell and both
+    baselines (at least rules.MIN_PAIRS), each side's value less its baseline's; the amounts
+    (`go_above_mib`, `rust_above_mib`) are the means over those blocks (`above_blocks`) with their
+    `confidence` intervals, and `ratio_above_baseline` is the ratio of the two means with Fieller's
+    interval (bench_src.analysis.fieller, whose assumptions it takes).  `above_resolved` is true
+    only where that interval is bounded and excludes 0, i.e. both amounts are told from 0; where
+    not, `above_note` says which is not.  The intervals describe (no family, no verdict).  Without
+    the samples, or with fewer such blocks, the amounts are the median less the baseline and the
+    ratio has no interval (not resolved; `above_note` says why).
+
+    Rows where either amount is under one page get no ratio: less than one page above the
+    baseline, the grid peak RSS is counted on (a median of an even number of samples sits half a
+    page off the grid, so half a page above the baseline is no page more in use, and a ratio over
+    it would be any size)."""
     if pairs.empty or base.empty:
         return pd.DataFrame()
-    b = {(r.lang, r.threads_requested): r.baseline_mib for r in base.itertuples()}
+    b = {(r.lang, _threads(r.threads_requested)): r.baseline_mib for r in base.itertuples()}
     any_b = base.groupby("lang")["baseline_mib"].median().to_dict()
     out = pairs.copy()
     for lang in ("go", "rust"):
-        out[f"{lang}_baseline_mib"] = [b.get((lang, t), any_b.get(lang)) for t in out["threads_requested"]]
+        out[f"{lang}_baseline_mib"] = [b.get((lang, _threads(t)), any_b.get(lang)) for t in out["threads_requested"]]
         out[f"{lang}_above_mib"] = out[f"{lang}_median"] - out[f"{lang}_baseline_mib"]
-    page = rules.resolution("peak_rss_mib")
-    ok = (out["go_above_mib"] >= page) & (out["rust_above_mib"] >= page)
-    out["ratio_above_baseline"] = (out["go_above_mib"] / out["rust_above_mib"]).where(ok)
+    extra = {c: [] for c in ABOVE_COLUMNS}
+    amounts = _Amounts(samples) if samples is not None and METRIC in samples.columns else None
+    page = rules.resolution(METRIC)
+    for i, row in enumerate(out.to_dict("records")):
+        r, note = amounts.ratio(row, confidence) if amounts else (None, "no interval: the samples were not given")
+        if r is not None:
+            out.loc[out.index[i], ["go_above_mib", "rust_above_mib"]] = [r.x, r.y]
+        go, rust = (r.x, r.y) if r is not None else (row["go_above_mib"], row["rust_above_mib"])
+        ok = go >= page and rust >= page
+        if r is not None and ok and not r.resolved:
+            note = _not_resolved(r)
+        nan = float("nan")
+        values = {"above_blocks": r.blocks if r is not None else 0,
+                  "go_above_ci_low": r.x_low if r else nan, "go_above_ci_high": r.x_high if r else nan,
+                  "rust_above_ci_low": r.y_low if r else nan, "rust_above_ci_high": r.y_high if r else nan,
+                  "ratio_above_baseline": (r.ratio if r else go / rust) if ok else nan,
+                  "ratio_above_ci_low": r.low if r and ok else nan, "ratio_above_ci_high": r.high if r and ok else nan,
+                  "above_ci_level": confidence, "above_resolved": bool(r is not None and ok and r.resolved),
+                  "above_note": note if ok else ""}
+        for k, v in values.items():
+            extra[k].append(v)
+    for k, v in extra.items():
+        out[k] = v
     keep = [c for c in ("workload", "n", "threads_requested", "shared_params", "go_variant", "rust_variant",
                         "go_params", "rust_params",
                         "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "verdict",
-                        "go_baseline_mib", "rust_baseline_mib", "go_above_mib", "rust_above_mib",
-                        "ratio_above_baseline") if c in out.columns]
+                        "go_baseline_mib", "rust_baseline_mib", "above_blocks", "go_above_mib", "go_above_ci_low",
+                        "go_above_ci_high", "rust_above_mib", "rust_above_ci_low", "rust_above_ci_high",
+                        "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "above_ci_level",
+                        "above_resolved", "above_note") if c in out.columns]
     return out[keep].reset_index(drop=True)
 
 

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from . import compare, multiplicity, paired, ranktests, rules, scaling, sequential, stats
+from . import compare, memory, multiplicity, paired, ranktests, rules, scaling, sequential, stats
 from . import hosts as hosts_module
 from ..plan import make_plan
 
@@ -433,6 +433,132 @@ def hosts_coverage(studies: int, rng, hosts: int, tau: float, pairs: int = 10, c
     return {**{k: v / studies for k, v in hits.items()}, "median_width": float(np.median(widths))}
 
 
+# --- ratios of amounts above a baseline (memory.above_baseline) ----------------------------------
+# Peak RSS shaped like an article run's: each language's baseline (its idle_tasks program at N = 1)
+# at a few MiB with the spread its samples had (sample sd 93 KiB for Go, 75 KiB for Rust), a work
+# cell that amount above it with that spread and 5% of the amount more, a block effect shared by
+# the four cells of a block, and every value rounded to a 4 KiB page.
+ABOVE_LEVEL_MIB = {"go": 3.3, "rust": 2.1}
+ABOVE_SD_MIB = {"go": 93 / 1024, "rust": 75 / 1024}
+ABOVE_WORK_CV = 0.05
+ABOVE_BLOCK_SD = 0.5  # the block effect's sd, in baseline sds
+
+
+def memory_noise(rng: np.random.Generator, shape: str, size) -> np.ndarray:
+    """Additive noise of mean 0 and sd 1, shaped as peak RSS can be: "lognormal" (a lognormal of
+    log-sd 1 less its mean: skewed to the right, an occasional peak far up), "heavy" (Student's t
+    with 3 degrees of freedom), "bimodal" (two equal normal modes 4.1 of their sd apart: a peak
+    that either takes one more arena or not)."""
+    if shape == "lognormal":
+        return (np.exp(rng.standard_normal(size)) - math.exp(0.5)) / math.sqrt((math.e - 1) * math.e)
+    if shape == "heavy":
+        return rng.standard_t(3, size) / math.sqrt(3)
+    if shape == "bimodal":
+        return np.where(rng.random(size) < 0.5, -0.9, 0.9) + math.sqrt(1 - 0.81) * rng.standard_normal(size)
+    raise ValueError(f"unknown shape {shape!r}; allowed: {', '.join(SHAPES)}")
+
+
+def above_baseline_values(rng: np.random.Generator, shape: str, reps: int, blocks: int, k_go: float,
+                          k_rust: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per language, (work cell, baseline) values of `reps` runs of `blocks` blocks (arrays reps x
+    blocks, MiB, on the page grid), the work cell k (k_go, k_rust) of its baseline's sds above it."""
+    page = rules.resolution("peak_rss_mib")
+    shared = ABOVE_BLOCK_SD * rng.standard_normal((reps, blocks))
+    out = {}
+    for lang, k in (("go", k_go), ("rust", k_rust)):
+        sd = ABOVE_SD_MIB[lang]
+        amount = k * sd
+        level = ABOVE_LEVEL_MIB[lang] + page * rng.random((reps, 1))  # its place between pages
+        base = level + sd * (shared + memory_noise(rng, shape, (reps, blocks)))
+        work = level + amount + sd * shared + math.hypot(sd, ABOVE_WORK_CV * amount) * memory_noise(
+            rng, shape, (reps, blocks))
+        out[lang] = (np.round(work / page) * page, np.round(base / page) * page)
+    return out
+
+
+def _median_bootstrap(rng, go, go_base, rust, rust_base, resamples: int = 1000, level: float = 1 - rules.CONFIDENCE):
+    """The construction not taken: a block bootstrap of the ratio of the median amounts (median
+    work less median baseline), its percentile interval, unbounded where more than level / 2 of
+    the resampled Rust amounts are <= 0.  Arrays reps x blocks; returns (low, high) per run."""
+    reps, n = go.shape
+    idx = rng.integers(0, n, (resamples, n))
+
+    def med(a):
+        return np.median(a[:, idx], axis=2)  # reps x resamples
+
+    x, y = med(go) - med(go_base), med(rust) - med(rust_base)
+    unbounded = (y <= 0).mean(axis=1) > level / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(y > 0, x / y, np.inf)
+        low, high = np.quantile(r, level / 2, axis=1), np.quantile(r, 1 - level / 2, axis=1)
+    return np.where(unbounded, -np.inf, low), np.where(unbounded, np.inf, high)
+
+
+def above_baseline_coverage(reps: int, rng: np.random.Generator, shape: str, blocks: int, k_go: float,
+                            k_rust: float, bootstrap: bool = True) -> dict:
+    """The ratio of amounts above baseline (memory.amounts_ratio, the table's own code) on `reps`
+    simulated runs: how often its 95% confidence set holds the true ratio of the mean amounts
+    (`coverage`), how often the table would call it resolved (both amounts told from 0, and at
+    least a page each), and how many of those resolved intervals miss the truth.  With `bootstrap`,
+    the coverage of `_median_bootstrap` of the true ratio of the median amounts beside it."""
+    v = above_baseline_values(rng, shape, reps, blocks, k_go, k_rust)
+    (go, go_base), (rust, rust_base) = v["go"], v["rust"]
+    truth = k_go * ABOVE_SD_MIB["go"] / (k_rust * ABOVE_SD_MIB["rust"])
+    page = rules.resolution("peak_rss_mib")
+    covered = resolved = missed = 0
+    for i in range(reps):
+        r = memory.amounts_ratio(go[i], go_base[i], rust[i], rust_base[i])
+        inside = r.contains(truth)
+        covered += inside
+        shown = r.resolved and r.x >= page and r.y >= page
+        resolved += shown
+        missed += shown and not (r.low <= truth <= r.high)
+    out = {"coverage": covered / reps, "resolved": resolved / reps,
+           "resolved_missed": missed / resolved if resolved else float("nan")}
+    if bootstrap:
+        eps = memory_noise(np.random.default_rng(0), shape, 2_000_000)
+        centre = float(np.median(eps))
+
+        def median_amount(lang, k):  # the median of the work cell less the baseline's
+            sd = ABOVE_SD_MIB[lang]
+            return k * sd + (math.hypot(sd, ABOVE_WORK_CV * k * sd) - sd) * centre
+
+        m_truth = median_amount("go", k_go) / median_amount("rust", k_rust)
+        low, high = _median_bootstrap(rng, go, go_base, rust, rust_base)
+        out["median_bootstrap_coverage"] = float(((low <= m_truth) & (m_truth <= high)).mean())
+    return out
+
+
+ABOVE_MULTIPLES = (1, 3, 10, 100)
+
+
+def above_baseline_study(reps: int = 300, seed: int = 1, out=print, bootstrap: bool = True, blocks_=(6, 20),
+                         multiples=ABOVE_MULTIPLES) -> pd.DataFrame:
+    """The coverage study of docs/statistics.md ("Ratios of amounts above a baseline"): every shape
+    of `memory_noise`, 6 and 20 blocks, each amount 1, 3, 10 and 100 of its baseline's sds;
+    `reps` runs per case.  `python -m bench_src.analysis.simulate above-baseline [reps]`."""
+    rows = []
+    t0 = time.time()
+    for shape in SHAPES:
+        for blocks in blocks_:
+            for k_go in multiples:
+                for k_rust in multiples:
+                    rng = np.random.default_rng([seed, SHAPES.index(shape), blocks, k_go, k_rust])
+                    rows.append({"shape": shape, "blocks": blocks, "go_sds": k_go, "rust_sds": k_rust,
+                                 **above_baseline_coverage(reps, rng, shape, blocks, k_go, k_rust, bootstrap)})
+    table = pd.DataFrame(rows)
+    out(f"# ratio of amounts above baseline, {reps} runs per case (seed {seed})")
+    out(table.to_markdown(index=False, floatfmt=".3f"))
+    summary = table.groupby(["shape", "blocks"]).agg(
+        coverage_low=("coverage", "min"), coverage_high=("coverage", "max"),
+        resolved_missed_high=("resolved_missed", "max"),
+        **({"bootstrap_low": ("median_bootstrap_coverage", "min"),
+            "bootstrap_high": ("median_bootstrap_coverage", "max")} if bootstrap else {}))
+    out(summary.to_markdown(floatfmt=".3f"))
+    out(f"# {time.time() - t0:.0f} s")
+    return table
+
+
 # --- the study reported in docs/statistics.md ----------------------------------------------------
 def median_coverage(shape: str, n: int, reps: int, rng, grid: float = 0.0) -> float:
     """Coverage of the median's interval (stats.median_ci) on `reps` samples of n values (CV 1%:
@@ -578,4 +704,7 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
 
 
 if __name__ == "__main__":
-    study(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
+    if len(sys.argv) > 1 and sys.argv[1] == "above-baseline":
+        above_baseline_study(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
+    else:
+        study(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
