@@ -251,7 +251,11 @@ def test_half_a_page_above_a_baseline_is_within_it():
     assert np.isnan(out.loc[0, "ratio_above_baseline"])
     assert out.loc[1, "ratio_above_baseline"] == pytest.approx((10.7 - 9.712890625) / page)
     readable = tables.memory_above_baseline(out)
-    assert list(readable.frame["Go/Rust above baseline"])[0] == "within a baseline"
+    shown = list(readable.frame["Go/Rust above baseline [95% CI]"])
+    assert shown[0] == "within a baseline"
+    # without the samples there is no interval, and a ratio without one is never shown as resolved
+    assert shown[1] == "253, not resolved (no interval)"
+    assert not out["above_resolved"].any()
     assert "less than a page (4.00 KiB" in readable.caption
     # the baseline is the language's, read off its default idle_tasks program, not each row's program
     assert "the language's default idle_tasks program at N = 1" in readable.caption
@@ -285,3 +289,64 @@ def test_a_comparison_in_both_the_models_and_the_variants_table_says_so_in_each(
         in tables.readable(variants, "variants_elapsed_s").caption
     others = variants[variants["model"] == "task"]
     assert "also sits" not in tables.readable(others, "variants_elapsed_s").caption
+
+
+def _four_cells(go_base_kib, go_above_kib, rust_base_kib, rust_above_kib) -> pd.DataFrame:
+    """A samples frame of each language's baseline (idle_tasks at N = 1, released) and a ping-pong
+    cell, block by block: each baseline at its level plus the offsets given (KiB), each program its
+    baseline's value in that block plus the amounts given."""
+    level = {"go": 3380.0, "rust": 2152.0}  # KiB, on the page grid
+    rows = []
+    for lang, base, above in (("go", go_base_kib, go_above_kib), ("rust", rust_base_kib, rust_above_kib)):
+        idle, work = ("goroutine", "channels") if lang == "go" else ("spawn", "multi-thread")
+        for block, (b, a) in enumerate(zip(base, above)):
+            common = {"lang": lang, "threads_requested": 2, "arm": "", "block": block, "valid": True}
+            rows.append({**common, "workload": "idle_tasks", "variant": idle, "n": 1, "p_wait": "release",
+                         "p_buffer": None, "p_mode": None, "peak_rss_mib": (level[lang] + b) / 1024})
+            rows.append({**common, "workload": "ping_pong", "variant": work, "n": 1000, "p_wait": None,
+                         "p_buffer": "4096", "p_mode": "lockstep", "peak_rss_mib": (level[lang] + b + a) / 1024})
+    return pd.DataFrame(rows)
+
+
+def _above(df: pd.DataFrame) -> pd.DataFrame:
+    from bench_src.analysis import memory
+    out = memory.above_baseline(compare.compare(df, "peak_rss_mib"), memory.baselines(df), df)
+    return out[out["workload"] == "ping_pong"].iloc[0], tables.memory_above_baseline(out)
+
+
+def test_the_ratio_above_baseline_has_an_interval_that_holds_the_true_ratio():
+    """20 blocks, Go 2 MiB and Rust 1 MiB above their baselines, with the baselines' spread of an
+    article run (sd 93 and 75 KiB): the ratio of the amounts (2) lies in its 95% interval, which is
+    bounded and clear of 0 (resolved), and the table says the level."""
+    rng = np.random.default_rng(6)
+
+    def kib(sd, size=20):
+        return np.round(sd * rng.standard_normal(size) / 4) * 4
+
+    df = _four_cells(kib(93), 2048 + kib(93 * 2 ** 0.5), kib(75), 1024 + kib(75 * 2 ** 0.5))
+    row, readable = _above(df)
+    assert row["above_blocks"] == 20 and row["above_ci_level"] == 0.95
+    assert row["ratio_above_ci_low"] < 2.0 < row["ratio_above_ci_high"]
+    assert row["above_resolved"] and row["ratio_above_ci_high"] < 2.3 and row["ratio_above_ci_low"] > 1.7
+    assert row["go_above_ci_low"] < 2.0 < row["go_above_ci_high"]
+    cell = readable.frame["Go/Rust above baseline [95% CI]"].iloc[-1]
+    assert cell.startswith(f"{row['ratio_above_baseline']:.2f} [") and "not resolved" not in cell
+    assert "Fieller" in readable.caption and "95%" in readable.caption and "describe" in readable.caption
+
+
+def test_a_ratio_over_an_amount_the_size_of_the_baselines_spread_is_flagged_not_resolved():
+    """An article run's ping-pong read 1.52 from 158 KiB above over 104 KiB above, with baselines
+    whose samples spread by 93 and 75 KiB.  Here 6 blocks with the same means: Go's amount is told
+    from 0, Rust's is not, so the ratio's interval reaches infinity and the table says so."""
+    go_base, rust_base = [-120, 60, 140, -32, -88, 40], [-80, 92, 20, -100, 68, 0]
+    go_above, rust_above = [300, 20, 252, 60, 208, 108], [260, -60, 212, -40, 148, 104]
+    row, readable = _above(_four_cells(go_base, go_above, rust_base, rust_above))
+    assert row["go_above_mib"] * 1024 == pytest.approx(158) and row["rust_above_mib"] * 1024 == pytest.approx(104)
+    assert row["ratio_above_baseline"] == pytest.approx(158 / 104)
+    assert row["go_above_ci_low"] > 0 and row["rust_above_ci_low"] < 0
+    assert row["ratio_above_ci_high"] == np.inf and not row["above_resolved"]
+    assert "Rust's amount above its baseline is not told from 0" in row["above_note"]
+    cell = readable.frame["Go/Rust above baseline [95% CI]"].iloc[-1]
+    assert cell.startswith("1.52 [") and cell.endswith("∞), not resolved"), cell
+    assert readable.frame["Rust above [95% CI]"].iloc[-1].startswith("104 KiB [-")
+    assert "Rust's amount" in readable.frame["note"].iloc[-1]

@@ -113,7 +113,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         for m in HOST_METRICS:
             rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)
             rep.tables[f"across_hosts_{m}"] = hosts.across_hosts(df, m, margin)
-    above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df))
+    above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df), df)
     if not above.empty:
         rep.tables["memory_above_baseline"] = above
     modes = memory.wait_modes(df)

@@ -89,15 +89,17 @@ def quantity(value: float, unit: str, digits: int = 3) -> str:
     return f"{number} {name}".strip()
 
 
-def interval(centre: float, low: float, high: float, unit: str, digits: int = 3) -> str:
-    """'12.3 ms [11.9, 12.8]': the centre and its interval in the centre's unit."""
+def interval(centre: float, low: float, high: float, unit: str, digits: int = 3, edges=()) -> str:
+    """'12.3 ms [11.9, 12.8]': the centre and its interval in the centre's unit; each number kept on
+    its side of every value of `edges` (in `unit`) as `beside` keeps it."""
     if not _finite(centre):
         return ""
     factor, name = _scale(centre, unit)
     base = _TO_BASE.get(unit, 1.0)
+    scaled = [float(e) * base / factor for e in edges]
 
     def number(v):
-        return significant(float(v) * base / factor, digits)
+        return beside(float(v) * base / factor, scaled, digits)
 
     text = f"{number(centre)} {name}".strip()
     if _finite(low) and _finite(high):

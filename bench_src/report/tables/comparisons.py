@@ -3,6 +3,7 @@ tasks, the robustness of each verdict across variants, the A/A check, the sample
 interval needs, and peak memory above each program's baseline."""
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -187,8 +188,38 @@ def samples_needed(table: pd.DataFrame) -> Readable:
                     "Samples needed per side for a ±2% interval on the ratio", r.constants)
 
 
+def _bound(v: float) -> str:
+    """One end of an interval on a ratio of amounts: infinite ends as such, the others kept on their
+    side of 0 (an amount told from 0 or not) and of 1 (equal amounts)."""
+    v = float(v)
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    return units.beside(v, (0.0, 1.0))
+
+
+def _above_ratio(row: Mapping) -> str:
+    """'1.52 [1.21, 1.90]'; '1.52 [0.310, ∞), not resolved'; 'within a baseline'."""
+    v, lo, hi = row.get("ratio_above_baseline"), row.get("ratio_above_ci_low"), row.get("ratio_above_ci_high")
+    if blank(v):
+        return "within a baseline"
+    point = units.beside(float(v), (0.0, 1.0))
+    if blank(lo) or blank(hi):
+        return f"{point}, not resolved (no interval)"
+    lo, hi = float(lo), float(hi)
+    text = f"{point} {'(' if math.isinf(lo) else '['}{_bound(lo)}, {_bound(hi)}{')' if math.isinf(hi) else ']'}"
+    resolved = row.get("above_resolved")
+    return text if (not blank(resolved) and bool(resolved)) else f"{text}, not resolved"
+
+
+def _amount(row: Mapping, lang: str) -> str:
+    return units.interval(row.get(f"{lang}_above_mib"), row.get(f"{lang}_above_ci_low"),
+                          row.get(f"{lang}_above_ci_high"), "MiB", edges=(0.0,))
+
+
 def memory_above_baseline(table: pd.DataFrame) -> Readable:
-    """Peak memory raw and above each language's baseline (its default idle_tasks program's peak at N = 1)."""
+    """Peak memory raw and above each language's baseline (its default idle_tasks program's peak at
+    N = 1): the two amounts and their ratio with descriptive intervals, and where that ratio is not
+    resolved (memory.above_baseline)."""
     t = table.reset_index(drop=True)
     mib = lambda v: "" if blank(v) else units.quantity(v, "MiB")  # noqa: E731
     shared = shared_text(t)
@@ -204,15 +235,30 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     out[ratio] = ratio_cells(t)
     out["Go baseline"] = column_of(t, "go_baseline_mib").map(mib)
     out["Rust baseline"] = column_of(t, "rust_baseline_mib").map(mib)
-    out["Go above"] = column_of(t, "go_above_mib").map(mib)
-    out["Rust above"] = column_of(t, "rust_above_mib").map(mib)
-    out["Go/Rust above baseline"] = column_of(t, "ratio_above_baseline").map(
-        lambda v: "within a baseline" if blank(v) else units.ratio(v, np.nan, np.nan))
+    levels = pd.to_numeric(column_of(t, "above_ci_level"), errors="coerce").dropna().unique()
+    level = units.percent(float(levels[0]), digits=2) if len(levels) == 1 else ""
+    ci = f"{level} CI" if level else "CI"
+    out["blocks"] = column_of(t, "above_blocks").map(lambda v: "" if blank(v) else units.count(v))
+    rows = t.to_dict("records")
+    out[f"Go above [{ci}]"] = [_amount(r, "go") for r in rows]
+    out[f"Rust above [{ci}]"] = [_amount(r, "rust") for r in rows]
+    above = f"Go/Rust above baseline [{ci}]"
+    out[above] = [_above_ratio(r) for r in rows]
+    out["note"] = column_of(t, "above_note", "")
     page = units.quantity(rules.resolution("peak_rss_mib"), "MiB")
     return finish(out, "Peak memory, raw and above each program's baseline",
-                   "Baseline: the median peak of the language's default idle_tasks program at N = 1 (wait=release: "
-                   "its runtime, libraries and binary), the same for every row of that language, not each "
-                   "program's own (a program without that runtime can sit below it); "
-                   f"\"within a baseline\": one side used less than a page ({page}, the grid peak RSS is "
-                   "counted on) more than its baseline.",
-                   keep=(ratio, "Go/Rust above baseline"))
+                  "Baseline: the median peak of the language's default idle_tasks program at N = 1 (wait=release: "
+                  "its runtime, libraries and binary), the same for every row of that language, not each "
+                  "program's own (a program without that runtime can sit below it). "
+                  "Above: in each of the blocks that hold both programs and both baselines (\"blocks\"), a "
+                  "program's peak less its baseline's; the mean over those blocks, with its "
+                  f"{level or 'stated'} interval (Student's t). Go/Rust above baseline: the ratio of the two means, "
+                  "with Fieller's interval at the same level: every ratio the blocks do not tell from the one "
+                  "measured. These intervals describe; they belong to no family and decide no verdict. "
+                  "\"not resolved\": the interval reaches 0 (Go's amount is not told from 0) or infinity "
+                  "(Rust's is not), or there is none; such a ratio is no finding, whatever its value, and a "
+                  "resolved one whose amounts are barely told from 0 misses its true value more often than "
+                  "the level says (docs/statistics.md). "
+                  f"\"within a baseline\": one side used less than a page ({page}, the grid peak RSS is "
+                  "counted on) more than its baseline.",
+                  keep=(ratio, above))
