@@ -532,15 +532,17 @@ def above_baseline_coverage(reps: int, rng: np.random.Generator, shape: str, blo
 ABOVE_MULTIPLES = (1, 3, 10, 100)
 
 
-def above_baseline_study(reps: int = 300, seed: int = 1, out=print, bootstrap: bool = True, blocks_=(6, 20),
+def above_baseline_study(reps: int = 300, seed: int = 1, out=print, bootstrap: bool = True, block_counts=(6, 20),
                          multiples=ABOVE_MULTIPLES) -> pd.DataFrame:
     """The coverage study of docs/statistics.md ("Ratios of amounts above a baseline"): every shape
-    of `memory_noise`, 6 and 20 blocks, each amount 1, 3, 10 and 100 of its baseline's sds;
-    `reps` runs per case.  `python -m bench_src.analysis.simulate above-baseline [reps]`."""
+    of `memory_noise`, `block_counts` blocks (6 and 20), each amount every one of `multiples` (1, 3,
+    10 and 100) of its baseline's sds; `reps` runs per case, each case seeded by (seed, shape,
+    blocks, the two multiples), so a smaller grid repeats a larger one's rows.
+    `python -m bench_src.analysis.simulate above-baseline [reps]`."""
     rows = []
     t0 = time.time()
     for shape in SHAPES:
-        for blocks in blocks_:
+        for blocks in block_counts:
             for k_go in multiples:
                 for k_rust in multiples:
                     rng = np.random.default_rng([seed, SHAPES.index(shape), blocks, k_go, k_rust])
