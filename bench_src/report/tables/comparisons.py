@@ -238,7 +238,8 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     levels = pd.to_numeric(column_of(t, "above_ci_level"), errors="coerce").dropna().unique()
     level = units.percent(float(levels[0]), digits=2) if len(levels) == 1 else ""
     ci = f"{level} CI" if level else "CI"
-    out["blocks"] = column_of(t, "above_blocks").map(lambda v: "" if blank(v) else units.count(v))
+    # blank where no amount was read off blocks (a baseline's own row, or no interval: the note says why)
+    out["blocks"] = column_of(t, "above_blocks").map(lambda v: "" if blank(v) or not v else units.count(v))
     rows = t.to_dict("records")
     out[f"Go above [{ci}]"] = [_amount(r, "go") for r in rows]
     out[f"Rust above [{ci}]"] = [_amount(r, "rust") for r in rows]
