@@ -98,3 +98,27 @@ def test_the_notebook_headings_claim_no_coverage_the_intervals_do_not_have():
     headings = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
     assert any(h.startswith("## Idle tasks: peak memory vs N") for h in headings)
     assert not [h for h in headings if "95%" in h or "95 %" in h]
+
+
+def test_memory_above_each_programs_baseline(tmp_path):
+    # a run with each language's baseline (idle_tasks at N = 1, released) and 10,000 released tasks:
+    # the section gives the amounts above the baselines and their ratio with intervals, as the full
+    # report does; the fixture's run above has no baseline, and the section says what it needs
+    released = {"duration_ms": "0", "linger_ms": "0", "wait": "release"}
+    cells = [("idle_tasks", "go", "goroutine", 1, released, 2, 0.001, 9.5),
+             ("idle_tasks", "rust", "spawn", 1, released, 2, 0.001, 5.5),
+             ("idle_tasks", "go", "goroutine", 10000, released, 2, 0.02, 9.5 + 25.0),
+             ("idle_tasks", "rust", "spawn", 10000, released, 2, 0.01, 5.5 + 5.0)]
+    recs = report_data.records(samples=8, warmup=0, cells=cells)
+    d = report_data.write_results_dir(tmp_path / "run", recs, report_data.meta(samples=8, warmup=0, cells=cells))
+    section = memory_view.MemoryView(d).above_baseline()
+    table = section.readables()[0]
+    row = table.frame[table.frame["N"] == "10,000"].iloc[0]
+    ratio = row["Go/Rust above baseline [95% CI]"]
+    assert float(ratio.split(" ")[0]) == pytest.approx(5.0, rel=0.15) and "not resolved" not in ratio
+    assert "Fieller" in table.caption
+    assert (d / "export" / "tables" / "memory_above_baseline.csv").exists()
+
+
+def test_memory_above_baseline_says_what_a_run_without_a_baseline_lacks(run):
+    assert "no baseline in this run: it needs idle_tasks at N = 1 with wait=release" in str(run.above_baseline().items[0])

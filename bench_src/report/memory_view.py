@@ -1,15 +1,15 @@
-"""The memory notebook's sections: idle-task memory and bytes per task, RSS timelines, threads vs
-goroutines vs tokio tasks, and ping-pong.  Each method computes its table once, writes it (CSV and
-Markdown) and its figure (SVG, PNG, PDF) under `<results_dir>/export/`, and returns what the cell
-shows."""
+"""The memory notebook's sections: idle-task memory and bytes per task, peak memory above each
+program's baseline, RSS timelines, threads vs goroutines vs tokio tasks, and ping-pong.  Each
+method computes its table once, writes it (CSV and Markdown) and its figure (SVG, PNG, PDF) under
+`<results_dir>/export/`, and returns what the cell shows."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import memory, stats
-from ..store import load
+from ..analysis import compare, memory, sequential, stats
+from ..store import ResultsStore, load
 from ..store.timelines import timelines
 from . import export, figures, tables, theme, units
 from .notebook import Section
@@ -60,6 +60,22 @@ class MemoryView:
                 "was spawned (alive_at_spawn < N)" if left_out else
                 "every sample counted had all its tasks alive at once (alive_at_spawn = N)")
         return Section(readable, png, note)
+
+    def above_baseline(self) -> Section:
+        """Peak RSS of each Go-vs-Rust comparison above each program's baseline (idle_tasks at
+        N = 1, released, in the language's default variant): the two amounts and their ratio with
+        95% intervals, as the full report gives them (memory.above_baseline, on the run's design)."""
+        if self.df.empty or not self.df["valid"].any():
+            return Section("no valid samples in this run")
+        df = sequential.attach(self.df, ResultsStore(self.results_dir).read_plan())
+        base = memory.baselines(df)
+        if base.empty:
+            return Section("no baseline in this run: it needs idle_tasks at N = 1 with wait=release in each "
+                           "language's default variant (the quick and article profiles run it)")
+        table = memory.above_baseline(compare.compare(df, "peak_rss_mib"), base, df)
+        if table.empty:
+            return Section("no Go-vs-Rust peak RSS comparison in this run")
+        return Section(self._table(table, "memory_above_baseline"))
 
     def timeline(self) -> Section:
         """RSS over time of one measured sample per language, variant and N, and the share of the
