@@ -75,6 +75,15 @@ HOST_METRICS = ("elapsed_s", "peak_rss_mib")
 ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_")
 
 
+def load_with_design(results_dir: str | Path) -> pd.DataFrame:
+    """The run's samples with its design attached (sequential.attach: its looks and family sizes,
+    which every comparison reads) where the run has a plan (its meta.json)."""
+    df = load(results_dir)
+    if (Path(results_dir) / META).is_file():
+        df = sequential.attach(df, ResultsStore(results_dir).read_plan())
+    return df
+
+
 def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=METRICS) -> Report:
     """Compute every table once: status and failures, checksums, per-cell summaries, Go/Rust
     comparisons (like for like) with verdicts, other models against tasks, the robustness of each
@@ -83,7 +92,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     results_dir = check_results_dir(results_dir)
     store = ResultsStore(results_dir)
     meta = store.read_meta()  # an unreadable meta.json is named with what to do
-    df = sequential.attach(load(results_dir), store.read_plan())
+    df = load_with_design(results_dir)
     rep = Report(results_dir, df, meta, margin)
     rep.tables["status"] = tables.status_counts(df)
     rep.tables["failures"] = tables.failure_groups(df)

@@ -8,17 +8,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, memory, sequential, stats
-from ..store import ResultsStore, load
+from ..analysis import compare, memory, stats
 from ..store.timelines import timelines
-from . import export, figures, tables, theme, units
+from . import export, figures, full, tables, theme, units
 from .notebook import Section
 
 
 class MemoryView:
     def __init__(self, results_dir: str | Path):
         self.results_dir = Path(results_dir)
-        self.df = load(self.results_dir)
+        self.df = full.load_with_design(self.results_dir)  # the design: memory above baseline compares
         self.idle = self.df[self.df["workload"] == "idle_tasks"] if not self.df.empty else self.df
 
     def __repr__(self) -> str:
@@ -67,7 +66,7 @@ class MemoryView:
         95% intervals, as the full report gives them (memory.above_baseline, on the run's design)."""
         if self.df.empty or not self.df["valid"].any():
             return Section("no valid samples in this run")
-        df = sequential.attach(self.df, ResultsStore(self.results_dir).read_plan())
+        df = self.df
         base = memory.baselines(df)
         if base.empty:
             return Section("no baseline in this run: it needs idle_tasks at N = 1 with wait=release in each "

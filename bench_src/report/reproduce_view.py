@@ -2,14 +2,10 @@
 related posts' figures (bench_src.analysis.published), each also exported under `export/tables/`."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
-from ..analysis import paired, published, rules, sequential, stats
-from ..store import ResultsStore, load
-from ..store.results import META
-from . import export, tables, units
+from ..analysis import paired, published, rules, stats
+from . import export, full, tables, units
 from .notebook import Section
 
 
@@ -32,10 +28,8 @@ class ReproduceView:
         self.results_dir = parameters.results_dir
         self.margin = parameters.margin
         self.table = parameters.table
-        self.df = load(self.results_dir)
-        meta = Path(self.results_dir) / META
-        if meta.is_file():  # the run's design: its looks adjust the p-values (published.side_by_side)
-            self.df = sequential.attach(self.df, ResultsStore(self.results_dir).read_plan())
+        # the run's design: its looks adjust the p-values (published.side_by_side)
+        self.df = full.load_with_design(self.results_dir)
         self._side: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
