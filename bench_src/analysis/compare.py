@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
-from .families import param_columns, with_param_columns
+from .families import key_text, key_threads, param_columns, with_param_columns
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
@@ -146,8 +146,7 @@ class CellValues:
             w, lang, variant, n, t, arm = key[:6]
             params = tuple(sorted((c[2:], str(v)) for c, v in zip(pcols, key[6:])
                                   if v is not None and not (isinstance(v, float) and math.isnan(v)) and v is not pd.NA))
-            t = None if t is None or t is pd.NA or (isinstance(t, float) and math.isnan(t)) or t == "" else int(t)
-            arm = "" if arm is None or arm is pd.NA or (isinstance(arm, float) and math.isnan(arm)) else str(arm)
+            t, arm = key_threads(t), key_text(arm)
             ref = CellRef(w, lang, variant, int(n), t, arm, params)
             v, c = values[idx], codes[idx]
             keep = ~np.isnan(v)

@@ -17,9 +17,16 @@ def _clean(value):
     return value
 
 
-def _threads(value) -> int | None:
+def key_threads(value) -> int | None:
+    """A cell's threads as its key holds them: None where not set (None, NA, NaN or "")."""
     value = _clean(value)
     return None if value in (None, "") else int(value)
+
+
+def key_text(value) -> str:
+    """A text part of a cell's key (its arm, a variant, parameters): "" where not set."""
+    value = _clean(value)
+    return "" if value is None else str(value)
 
 
 def param_columns(df: pd.DataFrame) -> list[str]:
@@ -52,7 +59,7 @@ def cell_refs(df: pd.DataFrame) -> pd.Series:
             zip(df["workload"], df["lang"], df["variant"], df["n"], threads, arm),
             df[pcols].itertuples(index=False, name=None) if pcols else [()] * len(df)):
         params = tuple(sorted((c[2:], str(v)) for c, v in zip(pcols, pvals) if _clean(v) is not None))
-        out.append(CellRef(w, lang, variant, int(n), _threads(t), _clean(a) or "", params))
+        out.append(CellRef(w, lang, variant, int(n), key_threads(t), key_text(a), params))
     return pd.Series(out, index=df.index, dtype=object)
 
 

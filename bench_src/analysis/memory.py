@@ -2,8 +2,6 @@
 phases, threads vs goroutines side by side, and ping-pong round trips per second."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -14,6 +12,7 @@ from ..plan.comparisons import CellRef, comparisons
 from ..store.timelines import PHASES, timelines  # noqa: F401
 from . import fieller, rules
 from .compare import CellValues, go_vs_rust_row
+from .families import key_text, key_threads
 from .stats import CELL_KEYS, summarize
 
 
@@ -93,11 +92,6 @@ def is_baseline(ref: CellRef) -> bool:
             and ref.variant == WORKLOADS["idle_tasks"].default_variant(ref.lang))
 
 
-def _threads(value) -> int | None:
-    return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
-        or value == "" else int(value)
-
-
 def _baseline_cells(cv: CellValues) -> dict[tuple[str, int | None], list[CellRef]]:
     out: dict[tuple[str, int | None], list[CellRef]] = {}
     for ref in cv.refs():
@@ -131,16 +125,12 @@ def _by_block(cv: CellValues, refs: list[CellRef]) -> pd.Series:
     return pd.concat(parts).groupby(level=0).median().sort_index()
 
 
-def _text(value) -> str:
-    return "" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else str(value)
-
-
 def _row_key(row) -> tuple:
     """What identifies a row of the Go-vs-Rust table (compare.go_vs_rust_row's columns), read alike
     from the table and from the cells (a missing value, None or NaN, reads as one)."""
-    return (_text(row.get("workload")), int(row.get("n")), _threads(row.get("threads_requested")),
-            _text(row.get("arm")), _text(row.get("go_variant")), _text(row.get("rust_variant")),
-            _text(row.get("go_params")), _text(row.get("rust_params")))
+    return (key_text(row.get("workload")), int(row.get("n")), key_threads(row.get("threads_requested")),
+            key_text(row.get("arm")), key_text(row.get("go_variant")), key_text(row.get("rust_variant")),
+            key_text(row.get("go_params")), key_text(row.get("rust_params")))
 
 
 class _Amounts:
@@ -157,7 +147,7 @@ class _Amounts:
                                                    for r in refs]) for lang in langs}
 
     def _baseline(self, lang: str, threads) -> pd.Series | None:
-        return self.base.get((lang, _threads(threads)), self.any_base.get(lang))
+        return self.base.get((lang, key_threads(threads)), self.any_base.get(lang))
 
     def ratio(self, row: dict, confidence: float) -> tuple[fieller.AmountRatio | None, str]:
         """The row's ratio of amounts with its interval, or None and why there is none."""
@@ -230,11 +220,11 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFram
     it would be any size)."""
     if pairs.empty or base.empty:
         return pd.DataFrame()
-    b = {(r.lang, _threads(r.threads_requested)): r.baseline_mib for r in base.itertuples()}
+    b = {(r.lang, key_threads(r.threads_requested)): r.baseline_mib for r in base.itertuples()}
     any_b = base.groupby("lang")["baseline_mib"].median().to_dict()
     out = pairs.copy()
     for lang in ("go", "rust"):
-        out[f"{lang}_baseline_mib"] = [b.get((lang, _threads(t)), any_b.get(lang)) for t in out["threads_requested"]]
+        out[f"{lang}_baseline_mib"] = [b.get((lang, key_threads(t)), any_b.get(lang)) for t in out["threads_requested"]]
         out[f"{lang}_above_mib"] = out[f"{lang}_median"] - out[f"{lang}_baseline_mib"]
     extra = {c: [] for c in ABOVE_COLUMNS}
     amounts = _Amounts(samples) if samples is not None and METRIC in samples.columns else None
