@@ -112,6 +112,38 @@ def test_what_a_look_decides_the_final_tables_decide_too():
                 assert kind in ("equivalent", "a", "b") and bool(final.loc[a.n, "ratio_ci_low"] >= 0.98), (seed, a.n)
 
 
+def test_a_look_that_keeps_its_tests_across_looks_decides_as_one_that_recomputes_them():
+    # the rule keeps each comparison's test for the values it was made on (look's memo): a look
+    # between two steps finds most comparisons unchanged.  Looks at every boundary of a run, with
+    # and without the memo, find the same; the memo's tests are used again, not made again
+    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=5)
+    truth = {n: r for n, r in zip(simulate.SEQUENTIAL_NS, [1.04, 1.0, 1.06, 0.97, 1.0, 1.05] * 2)}
+    df = simulate.sequential_run(plan, {c.id: (truth[c.n] if c.lang == "go" else 1.0) for c in plan.cells()},
+                                 np.random.default_rng(41), simulate.Conditions(cv=0.03))
+    design, comps = sequential.design_of(plan), sequential.plan_comparisons(plan)
+    memo: dict = {}
+    last = int(df["block"].max()) + 1  # the extra blocks are numbered on from the pilot's, group after group
+    assert last > 20, "the run went past its pilot"
+    for boundary in (6, 6, last // 4, last // 2, last, last):
+        part = df[df["block"] < boundary]
+        kept, fresh = sequential.look(part, comps, design, {}, memo=memo), sequential.look(part, comps, design, {})
+        assert (kept.state, kept.widths, kept.pairs, kept.per_metric) == \
+               (fresh.state, fresh.widths, fresh.pairs, fresh.per_metric), boundary
+    entries = len(memo)
+    sequential.look(df.sample(frac=1.0, random_state=0), comps, design, {}, memo=memo)
+    assert len(memo) == entries, "the same values again (in another row order): every test taken from the memo"
+    # a Location hands out what it computed once, read-only, equal to computing it afresh
+    d = np.log(np.random.default_rng(3).lognormal(0.01, 0.02, 9))
+    loc = paired.Location.of(d, 0.05 / 30)
+    low, high = loc.interval(0.01)
+    assert loc.interval(0.01)[0] is low and np.allclose((low, high), paired.Location.of(d, 0.05 / 30).interval(0.01))
+    assert loc.p_value() is loc.p_value()
+    for bound in (low, high):
+        if isinstance(bound, np.ndarray):
+            with pytest.raises(ValueError):
+                bound[...] = 0.0
+
+
 def test_groups_take_their_looks_one_after_another_and_a_resumed_run_repeats_them():
     # the sequential rule on a plan whose cells differ in cost: the cheap open comparisons reach
     # their later looks before the expensive ones get a block

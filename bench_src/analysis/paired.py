@@ -431,6 +431,8 @@ class Location:
             self.mean, self.se = t_parts(self.d)
         if self.test in (SIGNED_RANK, RANK_THEN_T):
             self.w = walsh(self.d)
+        self._intervals: dict[float, tuple[np.ndarray, np.ndarray]] = {}  # interval() at a scalar level
+        self._p = None  # p_value()
 
     @classmethod
     def of(cls, d, level_min: float, grid: Rounding = NO_ROUNDING) -> "Location":
@@ -472,6 +474,15 @@ class Location:
         return t_p(self.mean, self.se, self.n, self.grid)
 
     def p_value(self) -> np.ndarray:
+        """The two-sided p-value of a centre of 0 (computed once, handed out read-only)."""
+        if self._p is None:
+            p = self._p_value()
+            if isinstance(p, np.ndarray):
+                p.setflags(write=False)
+            self._p = p
+        return self._p
+
+    def _p_value(self) -> np.ndarray:
         if self.test == T_TEST:
             return self._t_p()
         rank = rank_p(self.w, self.n, self.grid)
@@ -495,7 +506,21 @@ class Location:
     def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
         """The 1 - level interval of the centre, in log units (widened by a grid's rounding bound
         at the same level).  RANK_THEN_T below the floor: the hull of the t interval and the
-        signed-rank interval at the floor (NaN where t has no degrees of freedom)."""
+        signed-rank interval at the floor (NaN where t has no degrees of freedom).  At a scalar
+        level it is computed once per level (a Location's values never change; the family's
+        decisions ask for the same level again at every look), and handed out read-only."""
+        if np.ndim(level) == 0:
+            key = float(level)
+            if key not in self._intervals:
+                bounds = self._interval(key)
+                for bound in bounds:
+                    if isinstance(bound, np.ndarray):
+                        bound.setflags(write=False)
+                self._intervals[key] = bounds
+            return self._intervals[key]
+        return self._interval(level)
+
+    def _interval(self, level) -> tuple[np.ndarray, np.ndarray]:
         if self.test == T_TEST:
             return self._t_interval(level)
         if self.test == SIGNED_RANK:

@@ -109,12 +109,27 @@ class Look:
         return [c for c, s in self.state.items() if s == "open"]
 
 
+def _pair_test(memo: dict | None, metric: str, c: Comparison, data: tuple, cv: CellValues,
+               looks: "multiplicity.Looks", level_min: float, resolution: float):
+    """compare.pair_test of one comparison's pairs, once per set of values: a look between two
+    steps of the rule finds most comparisons with the pairs the look before had (only one group
+    took blocks), and the test of the same values at the same looks is the same."""
+    if memo is None:
+        return pair_test(*data, cv.paired_data, looks, level_min, resolution)
+    key = (metric, c, looks, level_min, resolution, cv.paired_data, *(np.ascontiguousarray(x).tobytes() for x in data))
+    if key not in memo:
+        memo[key] = pair_test(*data, cv.paired_data, looks, level_min, resolution)
+    return memo[key]
+
+
 def look(df: pd.DataFrame, comps: list[Comparison], design: Design, closed: Mapping[Comparison, str],
-         k: int | None = None) -> Look:
+         k: int | None = None, memo: dict | None = None) -> Look:
     """Every family and metric decided as in the final tables, each comparison on its first L_k
     pairs with looks 0..k: k given, or each comparison's own last reached look (the groups of open
     cells reach their looks one after another).  A comparison decided before stays decided (the
-    decisions are monotone: later looks only lower a p-value and raise a family's number of calls)."""
+    decisions are monotone: later looks only lower a p-value and raise a family's number of calls).
+    `memo`: a dict kept across the looks of one run, in which each comparison's test is kept for
+    the values it was made on (`_pair_test`)."""
     sizes = family_sizes(comps)
     state: dict[Comparison, str] = {}
     width: dict[Comparison, float] = defaultdict(float)
@@ -137,8 +152,8 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, closed: Mapp
                 pairs[c] = min(pairs.get(c, n), n)
                 kk = k if k is not None else max(reached_look(design, n), 0)
                 looks = multiplicity.Looks(tuple(design.looks[:kk + 1]), tuple(design.spending[:kk + 1]))
-                tests.append(pair_test(*_first_pairs(cv, a, b, design.looks[kk]), cv.paired_data, looks,
-                                       rules.ALPHA / m, rules.resolution(metric)))
+                tests.append(_pair_test(memo, metric, c, _first_pairs(cv, a, b, design.looks[kk]), cv, looks,
+                                        rules.ALPHA / m, rules.resolution(metric)))
             if not have:
                 continue
             for c, t, d in zip(have, tests, decide_family(tests, rules.ALPHA, rules.MARGIN, m)):
@@ -277,11 +292,12 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
     seq = len(plan.schedule())
     boundary = plan.samples
     closed: dict[Comparison, str] = {}
+    memo: dict = {}
     first = True
     while True:
         # a store may hand over its samples as a frame directly (the simulations' in-memory store)
         df = store.frame_before(boundary) if hasattr(store, "frame_before") else _frame(store.latest_records(), boundary)
-        found = look(df, comps, design, closed)
+        found = look(df, comps, design, closed, memo=memo)
         closed = {c: s for c, s in found.state.items() if s != "open"}
         tally = "; ".join(f"{metric}: {_tally(states)}" for metric, states in found.per_metric.items()) \
             or _tally(found.state)
