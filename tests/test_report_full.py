@@ -225,9 +225,10 @@ def test_a_full_disk_while_exporting_is_one_line_naming_the_file_and_leaves_no_p
     assert main(["report", str(out)]) == 2
     assert capsys.readouterr().err == expected + "\n"
     assert not (where / target).exists()
-    with pytest.raises(DiskFull) as err:  # the notebooks' call: one line through api.USER_ERRORS
-        full.full_report(out)
-    assert f"error: {err.value}" == expected and not (where / target).exists()
+    if target == "report.html":  # the notebooks' call, once (the same error the command printed for every file)
+        with pytest.raises(DiskFull) as err:  # one line through api.USER_ERRORS
+            full.full_report(out)
+        assert f"error: {err.value}" == expected and not (where / target).exists()
 
 
 def _executed_notebook(text):
