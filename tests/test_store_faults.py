@@ -262,11 +262,11 @@ def test_an_existing_empty_directory_keeps_its_mode_and_the_session_says_others_
     created = tmp_path / "created"
     runner.run(small_plan(), created, measure_fn=fake_measure(), **QUIET)
     assert stat.S_IMODE(created.stat().st_mode) == 0o700 and "results_dir_access" not in sessions(created)[0]
-    # the report says so too (its Method, in report.html and method.md), and says nothing for a private one
+    # the report says so too (its Method, which report.html and method.md show), and says nothing for a private one
     from bench_src.report import full
-    shown = full.full_report(mine, render_html=False).method
+    shown = full.describe_method(full.analyse(mine)).method
     assert f"### Results directory\n\nThe results directory was not private when the run wrote into it: {note}." in shown
-    assert "Results directory" not in full.full_report(created, render_html=False).method
+    assert "Results directory" not in full.describe_method(full.analyse(created)).method
 
 
 # --- an unreadable meta.json --------------------------------------------------------------------------

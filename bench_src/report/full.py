@@ -173,14 +173,20 @@ def make_figures(rep: Report) -> Report:
     return rep
 
 
-def export_all(rep: Report, render_html: bool = False) -> Report:
-    """Tables (CSV raw, Markdown formatted), samples (CSV, Parquet), benchstat files, the Method text
-    and the self-contained HTML report; with `render_html`, also the executed notebooks of the
-    directory that ran to the end."""
+def describe_method(rep: Report) -> Report:
+    """The Method text of the analysed report (`rep.method`), which report.html and method.md show."""
     # the tables the statistics were computed in (derived tables such as samples_needed repeat
     # their rows and are left out, so that no family is described twice)
     analysed = {name: t for name, t in rep.tables.items() if name.startswith(ANALYSED)}
     rep.method = method.text(rep.meta, rep.df, analysed, rep.df.attrs.get("design"), rep.margin)
+    return rep
+
+
+def export_all(rep: Report, render_html: bool = False) -> Report:
+    """Tables (CSV raw, Markdown formatted), samples (CSV, Parquet), benchstat files, the Method text
+    and the self-contained HTML report; with `render_html`, also the executed notebooks of the
+    directory that ran to the end."""
+    describe_method(rep)
     for exporter in exporters(render_notebooks=render_html):
         rep.files += exporter.save(rep, rep.export_dir)
     return rep
