@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
-from .families import key_text, key_threads, param_columns, with_param_columns
+from .families import key_params, key_text, key_threads, param_columns, with_param_columns
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
@@ -144,10 +144,7 @@ class CellValues:
         for key, idx in items:
             key = key if isinstance(key, tuple) else (key,)
             w, lang, variant, n, t, arm = key[:6]
-            params = tuple(sorted((c[2:], str(v)) for c, v in zip(pcols, key[6:])
-                                  if v is not None and not (isinstance(v, float) and math.isnan(v)) and v is not pd.NA))
-            t, arm = key_threads(t), key_text(arm)
-            ref = CellRef(w, lang, variant, int(n), t, arm, params)
+            ref = CellRef(w, lang, variant, int(n), key_threads(t), key_text(arm), key_params(pcols, key[6:]))
             v, c = values[idx], codes[idx]
             keep = ~np.isnan(v)
             order = np.argsort(c[keep], kind="stable")

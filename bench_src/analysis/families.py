@@ -29,6 +29,11 @@ def key_text(value) -> str:
     return "" if value is None else str(value)
 
 
+def key_params(columns, values) -> tuple[tuple[str, str], ...]:
+    """A cell's parameters as its key holds them: (name, text) of each set `p_<name>` column, sorted."""
+    return tuple(sorted((c[2:], str(v)) for c, v in zip(columns, values) if _clean(v) is not None))
+
+
 def param_columns(df: pd.DataFrame) -> list[str]:
     return sorted(c for c in df.columns if c.startswith("p_"))
 
@@ -58,8 +63,7 @@ def cell_refs(df: pd.DataFrame) -> pd.Series:
     for (w, lang, variant, n, t, a), pvals in zip(
             zip(df["workload"], df["lang"], df["variant"], df["n"], threads, arm),
             df[pcols].itertuples(index=False, name=None) if pcols else [()] * len(df)):
-        params = tuple(sorted((c[2:], str(v)) for c, v in zip(pcols, pvals) if _clean(v) is not None))
-        out.append(CellRef(w, lang, variant, int(n), key_threads(t), key_text(a), params))
+        out.append(CellRef(w, lang, variant, int(n), key_threads(t), key_text(a), key_params(pcols, pvals)))
     return pd.Series(out, index=df.index, dtype=object)
 
 

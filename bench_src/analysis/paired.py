@@ -414,6 +414,13 @@ def rank_coverage(n: int, level: float) -> float:
 
 
 # --- one look at one comparison, whichever test -------------------------------------------------------
+def _read_only(x):
+    """`x`, an array marked read-only (a value kept to be handed out again must not be changed)."""
+    if isinstance(x, np.ndarray):
+        x.setflags(write=False)
+    return x
+
+
 class Location:
     """The centre of the per-block log ratios d (last axis) of one or many comparisons with the
     same number of pairs, tested with `test`, or with Student's t where `by_t` (a mask over the
@@ -476,10 +483,7 @@ class Location:
     def p_value(self) -> np.ndarray:
         """The two-sided p-value of a centre of 0 (computed once, handed out read-only)."""
         if self._p is None:
-            p = self._p_value()
-            if isinstance(p, np.ndarray):
-                p.setflags(write=False)
-            self._p = p
+            self._p = _read_only(self._p_value())
         return self._p
 
     def _p_value(self) -> np.ndarray:
@@ -512,11 +516,7 @@ class Location:
         if np.ndim(level) == 0:
             key = float(level)
             if key not in self._intervals:
-                bounds = self._interval(key)
-                for bound in bounds:
-                    if isinstance(bound, np.ndarray):
-                        bound.setflags(write=False)
-                self._intervals[key] = bounds
+                self._intervals[key] = tuple(_read_only(bound) for bound in self._interval(key))
             return self._intervals[key]
         return self._interval(level)
 

@@ -110,12 +110,11 @@ class Look:
 
 
 def _pair_test(memo: dict | None, metric: str, c: Comparison, data: tuple, cv: CellValues,
-               looks: "multiplicity.Looks", level_min: float, resolution: float):
+               looks: multiplicity.Looks, level_min: float, resolution: float):
     """compare.pair_test of one comparison's pairs, once per set of values: a look between two
     steps of the rule finds most comparisons with the pairs the look before had (only one group
     took blocks), and the test of the same values at the same looks is the same."""
-    if memo is None:
-        return pair_test(*data, cv.paired_data, looks, level_min, resolution)
+    memo = {} if memo is None else memo
     key = (metric, c, looks, level_min, resolution, cv.paired_data, *(np.ascontiguousarray(x).tobytes() for x in data))
     if key not in memo:
         memo[key] = pair_test(*data, cv.paired_data, looks, level_min, resolution)
