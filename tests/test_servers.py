@@ -88,6 +88,41 @@ def test_a_killed_server_is_detected_and_restarted(server):
     assert server.sql("SELECT COUNT(*) FROM users").strip() == "10000"
 
 
+def test_before_a_sample_one_client_call_restores_users_and_a_dead_server_is_restarted_first(server, monkeypatch):
+    """The restore is the check that the server answers: one client call before each sample (a call
+    of psql costs 25-75 ms, and there are hundreds of database samples in a run). A server that died
+    since is restarted, said in the log, and then restored."""
+    from bench_src.plan import make_plan
+    from bench_src.run.resources import Resources
+
+    lines = []
+    resources = Resources(log=lines.append)
+    resources.servers[server.kind] = server
+    cell = make_plan("quick", workloads=[server.kind], ns=[10], samples=6, warmup=0).cells()[0]
+    calls = []
+    sql = server.sql
+    monkeypatch.setattr(server, "sql", lambda statements, admin=False: calls.append(statements) or sql(statements, admin))
+    assert resources.before_sample(cell) == {"dsn": server.dsn}
+    assert len(calls) == 1 and "INSERT INTO users SELECT" in calls[0], calls
+    assert not lines
+
+    os.killpg(server.proc.pid, signal.SIGKILL)
+    server.proc.wait()
+    assert resources.before_sample(cell) == {"dsn": server.dsn}, "the new password is in the DSN it gives"
+    assert "INSERT INTO users SELECT" in calls[-1] and sql("SELECT COUNT(*) FROM users").strip() == "10000"
+    assert lines and "had stopped; restarted it" in lines[0] and server.alive(), lines
+
+
+def test_psql_is_the_binary_itself_not_debians_wrapper():
+    """Debian's /usr/bin/psql is a Perl script that picks a cluster's version and then runs the
+    binary: about 50 ms more a call. The harness calls the binary."""
+    require("postgres")
+    if not list(Path("/usr/lib/postgresql").glob("*/bin/psql")):
+        pytest.skip("no /usr/lib/postgresql/<version>/bin/psql here: psql is found on PATH")
+    client = Path(servers.Postgres.client())
+    assert client.read_bytes()[:4] == b"\x7fELF", f"{client} is not an executable binary"
+
+
 def test_every_start_gives_the_benchmark_account_a_new_password(server):
     """docs/security.md: the benchmark account's password is generated at every start, so a restart
     (after the server died) leaves the old one useless."""

@@ -13,6 +13,11 @@ from .managed import Managed
 from .passwords import new_password, scram_sha256_verifier
 
 
+def _version(psql: Path) -> tuple[int, ...]:
+    """/usr/lib/postgresql/<version>/bin/psql -> its version as numbers (so that 15 sorts above 9.6)."""
+    return tuple(int(part) for part in psql.parts[-3].split(".") if part.isdigit())
+
+
 class Postgres(Managed):
     kind, scheme = "postgres", "postgres"
     dirname, exe_name, system_user = "postgres", "postgres", "postgres"
@@ -40,20 +45,26 @@ class Postgres(Managed):
 
     @classmethod
     def client(cls) -> str | None:
-        return shutil.which("psql")
+        """psql itself. On Debian /usr/bin/psql is postgresql-common's pg_wrapper, a Perl script that
+        chooses a cluster's version before it runs the binary: about 50 ms more a call on a 2-core
+        EPYC, where a call of the binary takes about 25 ms, and one call precedes every sample. The
+        newest installed binary is what the wrapper runs by default, and psql talks to older servers."""
+        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/psql"), key=_version)
+        return str(found[-1]) if found else shutil.which("psql")
 
     def sql(self, statements: str, admin: bool = False) -> str:
         env = dict(os.environ)
         for var in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE"):
             env.pop(var, None)
         if admin:
-            cmd = ["psql", "-h", str(self.sockdir), "-p", str(self.conn.port), "-U", "postgres", "-d", "postgres"]
+            cmd = ["-h", str(self.sockdir), "-p", str(self.conn.port), "-U", "postgres", "-d", "postgres"]
             env["PGPASSWORD"] = self.admin_password or ""
         else:
             c = self.conn
-            cmd = ["psql", "-h", c.host, "-p", str(c.port), "-U", c.user, "-d", c.database]
+            cmd = ["-h", c.host, "-p", str(c.port), "-U", c.user, "-d", c.database]
             env["PGPASSWORD"] = c.password
-        return self._run_client([*cmd, "-w", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"], statements, env)
+        return self._run_client([self.client() or "psql", *cmd, "-w", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"],
+                                statements, env)
 
     def _init_datadir(self) -> None:
         self.admin_password = new_password()
