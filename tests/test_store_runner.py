@@ -722,6 +722,29 @@ def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path, monkey
     assert re.search(r"uncapped [^;]+, the pilot alone \S", report.estimate.basis), report.estimate.basis
 
 
+def test_before_any_pilot_the_estimate_states_what_the_profiles_measured_shares_would_give(tmp_path, monkeypatch):
+    """The extra blocks' share of the pilot is a prior that differs threefold between machines (0.34
+    to 1.57 for the article profile): the start estimate gives the durations of both ends beside its own."""
+    from bench_src.plan.estimate import estimate, format_duration
+    from bench_src.profiles import PROFILES
+
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    plan = make_plan("article")
+    low, high = PROFILES["article"].sequential_share_measured
+    share = PROFILES["article"].sequential_share
+    assert low < share < high
+    e = runner._estimate(plan, [], {}, None, {}, [], 0.0, results_dir=tmp_path / "r")
+    pilot = estimate(plan, {}, {c.id: float(plan.samples) for c in plan.cells()}, {}, [], servers_started=True).seconds
+    extra = share * pilot
+    assert f"{format_duration(extra)} for the sequential rule's extra blocks (50% of the pilot" in e.basis, e.basis
+    assert (f"in measured runs of the profile they took {low:.0%} to {high:.0%} of the pilot: "
+            f"{format_duration(e.seconds - extra + low * pilot)} to {format_duration(e.seconds - extra + high * pilot)} "
+            "in all") in e.basis, e.basis
+    quick = runner._estimate(make_plan("quick", samples=6, max_samples=12), [], {}, None, {}, [], 0.0,
+                             results_dir=tmp_path / "r")
+    assert "in measured runs" not in quick.basis, "a profile without measured shares states none"
+
+
 def test_a_time_budget_needs_the_sequential_rule():
     with pytest.raises(ValueError, match=r"time_budget_s \(60\) limits the extra blocks .* set max_samples"):
         make_plan("quick", workloads=["sleep"], ns=[10], time_budget_s=60)

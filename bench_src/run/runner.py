@@ -456,6 +456,7 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
     budget caps the estimate, but never below the pilot, which always runs whole."""
     pilot_from = "the stored pilot"
     share = 0.0
+    measured_shares: tuple[float, float] | None = None
     if expected_samples is None and plan.max_samples:
         pilot = [r for r in records if r.get("phase") == "measured" and int(r.get("block", 0)) < plan.samples]
         if not pilot:  # before this run's pilot: the decisions of an earlier run of the same cells
@@ -463,6 +464,7 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
             pilot_from = f"the pilot of an earlier run ({where})" if pilot else ""
         if not pilot:  # no pilot at all: the pilot, plus what the extra blocks took in a measured run
             share = PROFILES[plan.profile].sequential_share if plan.profile in PROFILES else 0.0
+            measured_shares = PROFILES[plan.profile].sequential_share_measured if plan.profile in PROFILES else None
         expected = sequential.expected_samples(plan, pilot)
         warmups = plan.warmups()
         expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
@@ -478,6 +480,11 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
                          + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
                             f"pilot, as measured or projected for the {plan.profile} profile)" if share else
                             "the sequential rule's extra blocks, which cannot be projected before a pilot")
+                         + (f"; in measured runs of the profile they took {measured_shares[0]:.0%} to "
+                            f"{measured_shares[1]:.0%} of the pilot: "
+                            f"{format_duration(est.seconds + (measured_shares[0] - share) * pilot_only.seconds)} to "
+                            f"{format_duration(est.seconds + (measured_shares[1] - share) * pilot_only.seconds)} in all"
+                            if share and measured_shares else "")
                          + "; estimated again after the pilot's look")
     if plan.time_budget_s:
         pilot = estimate(plan, measured_s, None, done_per_cell, used, own_s, speed, servers_started)
