@@ -463,8 +463,9 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
             pilot, where = earlier_pilot(plan, exclude=results_dir)
             pilot_from = f"the pilot of an earlier run ({where})" if pilot else ""
         if not pilot:  # no pilot at all: the pilot, plus what the extra blocks took in a measured run
-            share = PROFILES[plan.profile].sequential_share if plan.profile in PROFILES else 0.0
-            measured_shares = PROFILES[plan.profile].sequential_share_measured if plan.profile in PROFILES else None
+            profile = PROFILES.get(plan.profile)
+            share = profile.sequential_share if profile else 0.0
+            measured_shares = profile.sequential_share_measured if profile else None
         expected = sequential.expected_samples(plan, pilot)
         warmups = plan.warmups()
         expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
