@@ -477,14 +477,17 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
                               speed, servers_started=True)
         extra = share * pilot_only.seconds
         est.seconds += extra
+
+        def at_share(other: float) -> str:
+            return format_duration(est.seconds + (other - share) * pilot_only.seconds)
+
         est.notes.append("no pilot yet: the pilot's samples, plus "
                          + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
                             f"pilot, as measured or projected for the {plan.profile} profile)" if share else
                             "the sequential rule's extra blocks, which cannot be projected before a pilot")
                          + (f"; in measured runs of the profile they took {measured_shares[0]:.0%} to "
                             f"{measured_shares[1]:.0%} of the pilot: "
-                            f"{format_duration(est.seconds + (measured_shares[0] - share) * pilot_only.seconds)} to "
-                            f"{format_duration(est.seconds + (measured_shares[1] - share) * pilot_only.seconds)} in all"
+                            f"{at_share(measured_shares[0])} to {at_share(measured_shares[1])} in all"
                             if share and measured_shares else "")
                          + "; estimated again after the pilot's look")
     if plan.time_budget_s:
