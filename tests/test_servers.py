@@ -123,6 +123,28 @@ def test_psql_is_the_binary_itself_not_debians_wrapper():
     assert client.read_bytes()[:4] == b"\x7fELF", f"{client} is not an executable binary"
 
 
+def test_the_newest_postgresql_is_chosen_by_version_number_and_psql_comes_from_the_servers_own_bin(
+        tmp_path, monkeypatch):
+    """One rule for which installed version is used: 15 is newer than 9.6 (as numbers, not as text),
+    and the client is the server's own psql while it has one."""
+    from bench_src.run.servers import postgres
+    for version, programs in {"9.6": ["postgres", "psql"], "15": ["postgres", "psql"], "16": ["psql"]}.items():
+        (tmp_path / version / "bin").mkdir(parents=True)
+        for program in programs:
+            (tmp_path / version / "bin" / program).write_text("")
+    monkeypatch.setattr(postgres, "INSTALLS", tmp_path)
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    assert servers.Postgres.bindir() == tmp_path / "15" / "bin"
+    assert servers.Postgres.client() == str(tmp_path / "15" / "bin" / "psql")
+    assert servers.Postgres.missing() is None
+    (tmp_path / "15" / "bin" / "psql").unlink()
+    assert servers.Postgres.client() == str(tmp_path / "16" / "bin" / "psql"), "another version's psql"
+    for version in ("9.6", "16"):
+        (tmp_path / version / "bin" / "psql").unlink()
+    assert servers.Postgres.client() is None
+    assert "PostgreSQL is not installed" in servers.Postgres.missing()
+
+
 def test_every_start_gives_the_benchmark_account_a_new_password(server):
     """docs/security.md: the benchmark account's password is generated at every start, so a restart
     (after the server died) leaves the old one useless."""

@@ -13,9 +13,19 @@ from .managed import Managed
 from .passwords import new_password, scram_sha256_verifier
 
 
-def _version(psql: Path) -> tuple[int, ...]:
-    """/usr/lib/postgresql/<version>/bin/psql -> its version as numbers (so that 15 sorts above 9.6)."""
-    return tuple(int(part) for part in psql.parts[-3].split(".") if part.isdigit())
+# Debian's layout: one directory per installed major version, each with its own bin/.
+INSTALLS = Path("/usr/lib/postgresql")
+
+
+def _version(bindir: Path) -> tuple[int, ...]:
+    """/usr/lib/postgresql/<version>/bin -> its version as numbers (so that 15 sorts above 9.6)."""
+    return tuple(int(part) for part in bindir.parent.name.split(".") if part.isdigit())
+
+
+def _newest_installed(program: str) -> Path | None:
+    """The bin/ directory of the newest version under INSTALLS that has `program`."""
+    found = sorted((p.parent for p in INSTALLS.glob(f"*/bin/{program}")), key=_version)
+    return found[-1] if found else None
 
 
 class Postgres(Managed):
@@ -28,29 +38,33 @@ class Postgres(Managed):
 
     @staticmethod
     def bindir() -> Path | None:
+        """The server's binaries: pg_config's when it names a server, else the newest installed version."""
         if shutil.which("pg_config"):
             out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True)
             d = Path(out.stdout.strip())
             if (d / "postgres").exists():
                 return d
-        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"))
-        return found[-1].parent if found else None
+        return _newest_installed("postgres")
 
     @classmethod
     def missing(cls) -> str | None:
-        if cls.bindir() is None or not shutil.which("psql"):
+        if cls.bindir() is None or cls.client() is None:
             return ("PostgreSQL is not installed (postgres or psql not found): "
                     f"apt-get install {INSTALL['postgres']}, or pass dsn={{'postgres': 'postgres://user:pass@host:port/db'}}")
         return None
 
     @classmethod
     def client(cls) -> str | None:
-        """psql itself. On Debian /usr/bin/psql is postgresql-common's pg_wrapper, a Perl script that
-        chooses a cluster's version before it runs the binary: about 50 ms more a call on a 2-core
-        EPYC, where a call of the binary takes about 25 ms, and one call precedes every sample. The
-        newest installed binary is what the wrapper runs by default, and psql talks to older servers."""
-        found = sorted(Path("/usr/lib/postgresql").glob("*/bin/psql"), key=_version)
-        return str(found[-1]) if found else shutil.which("psql")
+        """psql itself, from the server's own bin/ when it has one. On Debian /usr/bin/psql is
+        postgresql-common's pg_wrapper, a Perl script that chooses a cluster's version before it runs
+        the binary: about 50 ms more a call on a 2-core EPYC, where a call of the binary takes about
+        25 ms, and one call precedes every sample. psql talks to servers of other versions too, so
+        where the server's bin/ has none (a server given by dsn, a client-only install), the newest
+        installed binary is taken, which is what the wrapper runs by default, then psql on PATH."""
+        for d in (cls.bindir(), _newest_installed("psql")):
+            if d is not None and (d / "psql").exists():
+                return str(d / "psql")
+        return shutil.which("psql")
 
     def sql(self, statements: str, admin: bool = False) -> str:
         env = dict(os.environ)
