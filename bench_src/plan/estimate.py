@@ -166,7 +166,11 @@ def speed_factor(plan: Plan, records: list[dict]) -> Speed | None:
     machine unlike the fitted one (2026-11-27), the 58 warm-ups took 0.79 to 0.82 of their default
     times, and the pilot's 984 samples 0.76 to 0.82 of theirs: the pilot so timed was 1.9% below
     to 4.4% above what it took.  By workload the pilot's ratio ranged from 0.48 (PostgreSQL) to
-    2.16 (SQLite), so the factor holds for the sum of many cells, not for one cell."""
+    2.16 (SQLite), so the factor holds for the sum of many cells, not for one cell.  Nor does it
+    hold on every machine: on a 2-core EPYC without AVX-512 (runs N and O, 2026-11-28) the warm-ups
+    took 1.08 to 1.10 of their default times and the pilot's samples 1.27 to 1.29, the large cells
+    slower against their defaults than the small N the warm-ups take (files_read 1.38-1.42 in the
+    pilot against 0.37-0.52 in its warm-ups): the pilot so timed was 15% short."""
     cells = {c.id: c for c in plan.cells()}
     taken = default = 0.0
     count = 0
