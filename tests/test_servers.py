@@ -145,6 +145,16 @@ def test_the_newest_postgresql_is_chosen_by_version_number_and_psql_comes_from_t
     assert "PostgreSQL is not installed" in servers.Postgres.missing()
 
 
+def test_a_server_object_looks_its_psql_up_once(monkeypatch):
+    """The lookup runs pg_config, a shell script on Debian (10-20 ms), and a client call precedes
+    every sample: it is made once per server object, not once per call."""
+    calls = []
+    monkeypatch.setattr(servers.Postgres, "client", classmethod(lambda cls: calls.append(1) or "/x/bin/psql"))
+    s = servers.Postgres()
+    assert s._psql() == s._psql() == "/x/bin/psql"
+    assert len(calls) == 1
+
+
 def test_every_start_gives_the_benchmark_account_a_new_password(server):
     """docs/security.md: the benchmark account's password is generated at every start, so a restart
     (after the server died) leaves the old one useless."""
