@@ -91,7 +91,8 @@ class Profile:
 ARTICLE_SEQUENTIAL_SHARE = 0.50
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
 # on: 0.34 on the AVX-512 EPYC (runs A-I), 0.9-1.4 on the earlier machine, 1.57 on an EPYC without
-# AVX-512 (README, run N; run O there took 1.28, run M stopped at its budget with at least 1.04).
+# AVX-512 (README, run N; runs O and P there took 1.28 and 1.04, run M stopped at its budget with at
+# least 1.04).
 # The start estimate states what the two would give: where a machine falls is not known before its
 # pilot.
 ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.34, 1.57)
