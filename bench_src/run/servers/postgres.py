@@ -58,9 +58,10 @@ class Postgres(Managed):
         """psql itself, from the server's own bin/ when it has one. On Debian /usr/bin/psql is
         postgresql-common's pg_wrapper, a Perl script that chooses a cluster's version before it runs
         the binary: about 50 ms more a call on a 2-core EPYC, where a call of the binary takes about
-        25 ms, and one call precedes every sample. psql talks to servers of other versions too, so
-        where the server's bin/ has none (a server given by dsn, a client-only install), the newest
-        installed binary is taken, which is what the wrapper runs by default, then psql on PATH."""
+        25 ms, and one call precedes every sample. psql talks to servers of other versions too
+        (a server given by dsn may be any), so where no local server's bin/ has one (a client-only
+        install), the newest installed binary is taken, which is what the wrapper runs by default,
+        then psql on PATH."""
         for d in (cls.bindir(), _newest_installed("psql")):
             if d is not None and (d / "psql").exists():
                 return str(d / "psql")
