@@ -32,6 +32,7 @@ class Postgres(Managed):
     kind, scheme = "postgres", "postgres"
     dirname, exe_name, system_user = "postgres", "postgres", "postgres"
     _stop_signal = signal.SIGINT  # fast shutdown
+    _psql_path: str | None = None  # client(), once looked up (_psql)
 
     def pidfile(self) -> Path:
         return self.datadir / "postmaster.pid"
@@ -70,7 +71,7 @@ class Postgres(Managed):
     def _psql(self) -> str:
         """client(), looked up once per server object: the lookup runs pg_config (a shell script on
         Debian, 10-20 ms a call), and sql() precedes every sample."""
-        if getattr(self, "_psql_path", None) is None:
+        if self._psql_path is None:
             self._psql_path = self.client() or "psql"
         return self._psql_path
 
