@@ -357,6 +357,82 @@ def test_a_scheduler_lost_mid_run_ends_it_with_one_line_and_its_blocks_recorded(
     assert session["interrupted"] and session["taken"] == len(records)
 
 
+def test_an_acknowledgement_that_cannot_reach_the_scheduler_is_kept_once_and_a_full_disk_is_not_taken_for_it(
+        monkeypatch):
+    import errno
+
+    from bench_src.run.cluster import engine
+
+    tried = []
+
+    class Unreachable:  # what distributed's Event.set raises when its connect to the scheduler gives up
+        def __init__(self, name, client=None):
+            self.name = name
+
+        def set(self):
+            tried.append(self.name)
+            raise OSError("Timed out trying to connect to tcp://127.0.0.1:1 after 3 s")
+
+    monkeypatch.setattr(engine, "Event", Unreachable)
+    hosts = engine.Hosts(parse_cluster("local:1", usable=1), small_plan(), store=None, keep=None, done=set(),
+                         log=print)
+    hosts.acknowledge("bench-stored-a")
+    hosts.acknowledge("bench-stored-b")  # no second wait for the connect timeout
+    assert tried == ["bench-stored-a"] and "Timed out trying to connect" in str(hosts.lost)
+    line = str(hosts.scheduler_lost(hosts.lost))
+    assert "the scheduler is gone (OSError: Timed out trying to connect" in line and "resume" in line
+
+    class DiskFull(Unreachable):
+        def set(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(engine, "Event", DiskFull)
+    hosts = engine.Hosts(parse_cluster("local:1", usable=1), small_plan(), store=None, keep=None, done=set(),
+                         log=print)
+    with pytest.raises(OSError) as err:
+        hosts.acknowledge("bench-stored-a")
+    assert err.value.errno == errno.ENOSPC and hosts.lost is None
+    assert engine.scheduler_unreachable(engine.CommClosedError("in <TCP ...>: Stream is closed"))
+    assert not engine.scheduler_unreachable(PermissionError(errno.EACCES, "Permission denied"))
+
+
+def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_line_and_every_sample_stored(
+        built, tmp_path, monkeypatch):
+    """The scheduler dying while the client tells a host that its sample is stored: distributed's
+    connect raises a plain OSError (no errno), which ends the run as the scheduler lost does."""
+    from distributed import LocalCluster
+
+    from bench_src.run.cluster import engine
+
+    real = engine.Event
+    acks = []
+
+    class LostAfterThree(real):
+        def set(self):
+            acks.append(self.name)
+            if len(acks) > 3:
+                raise OSError(f"Timed out trying to connect to {cluster.scheduler_address} after 3 s")
+            return super().set()
+
+    monkeypatch.setattr(engine, "Event", LostAfterThree)
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    directory = tmp_path / "r"
+    try:
+        with pytest.raises(ClusterError) as err:
+            run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
+    finally:
+        cluster.close()
+    message = str(err.value)
+    assert "the scheduler is gone (OSError: Timed out trying to connect" in message and "\n" not in message, message
+    assert len(acks) == 4, "no acknowledgement is tried after the one that found the scheduler gone"
+    store = ResultsStore(directory)
+    records = store.records()
+    assert len(records) >= 4 and all(r["status"] == "ok" for r in records)
+    session = store.read_meta()["sessions"][-1]
+    assert session["interrupted"] and session["taken"] == len(records)
+
+
 def start_workers_of_one_machine(pinned: bool):
     """A scheduler with two workers on this machine, as `dask worker --nworkers 2` starts them, or
     each pinned to a CPU of its own, as `taskset -c` does."""

@@ -18,7 +18,8 @@ mid-run is checked the same way and described in meta.json before its first samp
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
 per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
 the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and so
-does the scheduler gone (the client gave up reconnecting), each with one line.
+does the scheduler gone (the client gave up reconnecting, or a call to it could not connect:
+`scheduler_unreachable`), each with one line.
 """
 from __future__ import annotations
 
@@ -119,6 +120,14 @@ def refuse_shared_cpus(described: dict[str, dict]) -> None:
         seen.setdefault(key, []).append((addr, cpus_))
 
 
+def scheduler_unreachable(exc: OSError) -> bool:
+    """Whether an error of a call to the scheduler means it cannot be reached: a closed comm
+    (CommClosedError, an OSError), or distributed's connect giving up ("Timed out trying to connect
+    to ... after N s": a plain OSError).  Neither has an errno; an OSError with one (a full disk
+    while a sample is stored) is not the scheduler's and is not mistaken for it."""
+    return isinstance(exc, CommClosedError) or exc.errno is None
+
+
 class Hosts:
     def __init__(self, spec: ClusterSpec, plan: Plan, store, keep: Callable[[Slot, dict, Any], None],
                  done: set[str], log: Callable[[str], None]):
@@ -133,6 +142,7 @@ class Hosts:
         self.hosts: dict[str, dict] = {}
         self.count = 0
         self.plugin = False  # the host plugin is registered (so its servers are to be stopped)
+        self.lost: OSError | None = None  # the error that showed the scheduler unreachable
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -243,7 +253,9 @@ class Hosts:
         host at a time; a block starts only before the deadline.  Returns whether every block ran."""
         try:
             return self.take_blocks_on_the_scheduler(blocks, deadline)
-        except CommClosedError as exc:
+        except OSError as exc:
+            if not scheduler_unreachable(exc):
+                raise
             raise self.scheduler_lost(exc) from None
 
     def scheduler_lost(self, exc: BaseException | None = None) -> HostsError:
@@ -283,6 +295,8 @@ class Hosts:
             except queue.Empty:
                 pass
             self.drain()
+            if self.lost is not None:  # an acknowledgement found the scheduler gone; every sample is stored
+                raise self.scheduler_lost(self.lost)
             for future in [f for f in running if f.done()]:
                 self.finish(future, running.pop(future))
             if hosts_now == 0:
@@ -336,7 +350,21 @@ class Hosts:
             if rec["status"] != "skipped":
                 self.done.add(rec["sample_id"])
         if msg.get("ack") and not replayed:
-            Event(msg["ack"], client=self.client).set()
+            self.acknowledge(msg["ack"])
+
+    def acknowledge(self, name: str) -> None:
+        """Tell a host that its sample is stored (the Dask `Event` it waits on).  Once the scheduler
+        cannot be reached no host can be told, and each try would wait for distributed's connect
+        timeout: the error is kept in `lost`, the rest of the events are stored without telling, and
+        take_blocks ends the run (a host that is not told goes on after host.ACK_S)."""
+        if self.lost is not None:
+            return
+        try:
+            Event(name, client=self.client).set()
+        except OSError as exc:
+            if not scheduler_unreachable(exc):
+                raise
+            self.lost = exc
 
     def record_host(self, description: dict) -> None:
         """A host's description into this session's `hosts` in meta.json, the moment it is about to
