@@ -428,7 +428,10 @@ def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_lin
     assert len(acks) == 4, "no acknowledgement is tried after the one that found the scheduler gone"
     store = ResultsStore(directory)
     records = store.records()
-    assert len(records) >= 4 and all(r["status"] == "ok" for r in records)
+    assert sum(r["status"] == "ok" for r in records) >= 4
+    lost = [r for r in records if r["status"] != "ok"]
+    assert lost and all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in lost), \
+        "the block running when the scheduler was found gone is stored as lost, with the reason"
     session = store.read_meta()["sessions"][-1]
     assert session["interrupted"] and session["taken"] == len(records)
 

@@ -75,6 +75,7 @@ NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
 RETRY_STATUS = "host_lost"
+SCHEDULER_LOST = "the connection to the cluster's scheduler was lost while the block ran; taken again on the next resume"
 
 
 class HostsError(ClusterError):
@@ -143,6 +144,7 @@ class Hosts:
         self.count = 0
         self.plugin = False  # the host plugin is registered (so its servers are to be stopped)
         self.lost: OSError | None = None  # the error that showed the scheduler unreachable
+        self.running: dict = {}  # the blocks handed out and not finished: future -> block
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -259,13 +261,18 @@ class Hosts:
             raise self.scheduler_lost(exc) from None
 
     def scheduler_lost(self, exc: BaseException | None = None) -> HostsError:
+        """The blocks still running stored as `RETRY_STATUS` samples with the reason, and the one-line
+        error that says so."""
+        for block in self.running.values():
+            self.record_lost(block, SCHEDULER_LOST)
+        self.running = {}
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
         return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
                           f"blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, and resume")
 
     def take_blocks_on_the_scheduler(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         todo = deque(b for b in blocks if any(slot.sample_id not in self.done for _, slot in b))
-        running: dict = {}
+        running = self.running = {}
         finished_all = True
         no_host_since = None
         hosts_now, counted = len(self.client.nthreads()), time.monotonic()
@@ -395,9 +402,13 @@ class Hosts:
             raise HostsError(f"a block failed on its host: {type(exc).__name__}: {exc}") from None
         reason = (f"the block's host was lost {exc.allowed_failures + 1} times while running it (Dask's "
                   "distributed.scheduler.allowed-failures); taken again on the next resume" if exc is not None
-                  else "the connection to the cluster's scheduler was lost while the block ran; taken again on the "
-                  "next resume" if self.client.status != "running"
+                  else SCHEDULER_LOST if self.client.status != "running"
                   else f"the block was {future.status} on the cluster; taken again on the next resume")
+        self.record_lost(block, reason)
+
+    def record_lost(self, block: list[tuple[int, Slot]], reason: str) -> None:
+        """A block that did not complete, stored as an attempt of `RETRY_STATUS` samples with the
+        reason (what the attempt delivered stays stored; the next resume takes the block again)."""
         attempt = f"lost-{uuid.uuid4().hex[:8]}"
         for seq, slot in block:
             rec = record(slot, seq, self.store.run_id, self.store.session,
