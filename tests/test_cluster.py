@@ -396,7 +396,7 @@ def test_an_acknowledgement_that_cannot_reach_the_scheduler_is_kept_once_and_a_f
     assert not engine.scheduler_unreachable(PermissionError(errno.EACCES, "Permission denied"))
 
 
-def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_line_and_every_sample_stored(
+def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_line_and_its_block_recorded(
         built, tmp_path, monkeypatch):
     """The scheduler dying while the client tells a host that its sample is stored: distributed's
     connect raises a plain OSError (no errno), which ends the run as the scheduler lost does."""
