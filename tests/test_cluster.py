@@ -680,6 +680,78 @@ def test_the_programs_of_a_host_get_the_clients_values_of_what_dasks_nanny_sets(
     assert "MALLOC_TRIM_THRESHOLD_" not in env and env["OMP_NUM_THREADS"] == "4"
 
 
+def test_a_lost_block_records_only_what_no_attempt_delivered_so_a_complete_block_stays_kept():
+    """A block whose task is lost after every sample arrived (the host died before returning, or the
+    scheduler went away) is complete: a lost attempt as long as it, written after it, would be the
+    attempt the store keeps (of equally long attempts, the last written), its samples done, never
+    taken again, and the block's measurements out of the frame."""
+    from bench_src.run.cluster import engine
+    from bench_src.run.sample import record
+
+    plan = small_plan()
+    stored = []
+
+    class Store:
+        run_id, session = "r", 1
+
+    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    delivered = [dict(record(s, i, "r", 1, {"status": "ok"}), attempt="a1") for i, s in block]
+    hosts = engine.Hosts(ClusterSpec("local", workers=2), plan, Store(), lambda slot, rec, tl: stored.append(rec),
+                         {s.sample_id for _, s in block}, lambda *_: None)
+    hosts.running = {"future": block}
+    hosts.scheduler_lost()
+    assert stored == [] and hosts.running == {}
+    kept, abandoned = current_attempts(delivered + stored)
+    assert kept == delivered and abandoned == []
+
+    # half of it delivered: the other half stored as lost, with the reason, for the resume to take again
+    hosts.done = {s.sample_id for _, s in block[: len(block) // 2]}
+    hosts.running = {"future": block}
+    hosts.scheduler_lost()
+    assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block[len(block) // 2:]]
+    assert all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in stored)
+
+
+def test_a_block_whose_result_cannot_be_fetched_from_a_scheduler_gone_is_stored_as_lost():
+    from bench_src.run.cluster import engine
+
+    plan = small_plan()
+    stored = []
+
+    class Store:
+        run_id, session = "r", 1
+
+    class Finished:  # done on its host, but its result is on a scheduler that no longer answers
+        status = "finished"
+
+        def done(self):
+            return True
+
+        def add_done_callback(self, callback):
+            pass
+
+        def result(self):
+            raise OSError("Timed out trying to connect to tcp://127.0.0.1:1 after 3 s")
+
+    class Client:
+        status = "running"
+
+        def nthreads(self):
+            return {"tcp://127.0.0.1:2": 1}
+
+        def submit(self, *args, **kwargs):
+            return Finished()
+
+    hosts = engine.Hosts(ClusterSpec("local", workers=1), plan, Store(), lambda slot, rec, tl: stored.append(rec),
+                         set(), lambda *_: None)
+    hosts.client = Client()
+    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    with pytest.raises(engine.HostsError, match="the scheduler is gone .OSError: Timed out trying to connect"):
+        hosts.take_blocks([block], None)
+    assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block]
+    assert all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in stored)
+
+
 def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resume(tmp_path):
     from distributed import KilledWorker
 

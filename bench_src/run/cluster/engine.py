@@ -305,7 +305,8 @@ class Hosts:
             if self.lost is not None:  # an acknowledgement found the scheduler gone; every sample is stored
                 raise self.scheduler_lost(self.lost)
             for future in [f for f in running if f.done()]:
-                self.finish(future, running.pop(future))
+                self.finish(future, running[future])  # still running if the scheduler is found gone here
+                del running[future]
             if hosts_now == 0:
                 no_host_since = no_host_since or time.monotonic()
                 if time.monotonic() - no_host_since > NO_HOST_S:
@@ -407,10 +408,15 @@ class Hosts:
         self.record_lost(block, reason)
 
     def record_lost(self, block: list[tuple[int, Slot]], reason: str) -> None:
-        """A block that did not complete, stored as an attempt of `RETRY_STATUS` samples with the
-        reason (what the attempt delivered stays stored; the next resume takes the block again)."""
+        """The samples of a block that did not complete and that no attempt delivered, stored as an
+        attempt of `RETRY_STATUS` samples with the reason; the next resume takes the block again.
+        A delivered sample gets no such record: a block whose every sample arrived before its task
+        was lost is complete, and a lost attempt as long as it would be the one the store keeps
+        (`current_attempts`: of equally long attempts, the last written)."""
         attempt = f"lost-{uuid.uuid4().hex[:8]}"
         for seq, slot in block:
+            if slot.sample_id in self.done:
+                continue
             rec = record(slot, seq, self.store.run_id, self.store.session,
                          {"status": RETRY_STATUS, "reason": reason})
             rec["attempt"] = attempt
