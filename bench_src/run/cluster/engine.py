@@ -17,7 +17,7 @@ Dask runs the block again whole elsewhere (or on the same host when it returns; 
 mid-run is checked the same way and described in meta.json before its first sample); what the lost
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
 per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
-the reason, taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and so
+the reason (those of its samples that never arrived), taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and so
 does the scheduler gone (the client gave up reconnecting, or a call to it could not connect:
 `scheduler_unreachable`), each with one line.
 """
