@@ -261,14 +261,14 @@ class Hosts:
             raise self.scheduler_lost(exc) from None
 
     def scheduler_lost(self, exc: BaseException | None = None) -> HostsError:
-        """The blocks still running stored as `RETRY_STATUS` samples with the reason, and the one-line
-        error that says so."""
+        """The samples not delivered of the blocks still running stored as `RETRY_STATUS` samples
+        with the reason (`record_lost`), and the one-line error that says so."""
         for block in self.running.values():
             self.record_lost(block, SCHEDULER_LOST)
         self.running = {}
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
-        return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
-                          f"blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, and resume")
+        return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the rest "
+                          f"of the blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, and resume")
 
     def take_blocks_on_the_scheduler(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         todo = deque(b for b in blocks if any(slot.sample_id not in self.done for _, slot in b))
