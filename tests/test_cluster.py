@@ -399,39 +399,46 @@ def test_an_acknowledgement_that_cannot_reach_the_scheduler_is_kept_once_and_a_f
 def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_line_and_its_block_recorded(
         built, tmp_path, monkeypatch):
     """The scheduler dying while the client tells a host that its sample is stored: distributed's
-    connect raises a plain OSError (no errno), which ends the run as the scheduler lost does."""
+    connect raises a plain OSError (no errno), which ends the run as the scheduler lost does; the
+    samples of the running block that did not arrive are stored as lost, with the reason."""
     from distributed import LocalCluster
 
     from bench_src.run.cluster import engine
 
+    plan = small_plan(samples=12, warmup=0)
+    per_block = sum(1 for s in plan.schedule() if s.phase == "measured" and s.block == 0)
+    fails_at = per_block + 2  # the second sample of the second block
     real = engine.Event
     acks = []
 
-    class LostAfterThree(real):
+    class LostMidBlock(real):
         def set(self):
             acks.append(self.name)
-            if len(acks) > 3:
+            if len(acks) >= fails_at:
                 raise OSError(f"Timed out trying to connect to {cluster.scheduler_address} after 3 s")
             return super().set()
 
-    monkeypatch.setattr(engine, "Event", LostAfterThree)
+    monkeypatch.setattr(engine, "Event", LostMidBlock)
     cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
                            memory_limit=0, dashboard_address=None)
     directory = tmp_path / "r"
     try:
         with pytest.raises(ClusterError) as err:
-            run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
+            run(plan, directory, parse_cluster(cluster.scheduler_address))
     finally:
         cluster.close()
     message = str(err.value)
     assert "the scheduler is gone (OSError: Timed out trying to connect" in message and "\n" not in message, message
-    assert len(acks) == 4, "no acknowledgement is tried after the one that found the scheduler gone"
+    assert len(acks) == fails_at, "no acknowledgement is tried after the one that found the scheduler gone"
     store = ResultsStore(directory)
     records = store.records()
-    assert sum(r["status"] == "ok" for r in records) >= 4
+    ok = [r for r in records if r["status"] == "ok"]
     lost = [r for r in records if r["status"] != "ok"]
-    assert lost and all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in lost), \
-        "the block running when the scheduler was found gone is stored as lost, with the reason"
+    assert len(ok) == fails_at and {r["block"] for r in ok} == {0, 1}
+    assert len(lost) == per_block - 2 and {r["block"] for r in lost} == {1}, \
+        "the samples of the running block that did not arrive are stored as lost"
+    assert all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in lost)
+    assert not {r["sample_id"] for r in lost} & {r["sample_id"] for r in ok}
     session = store.read_meta()["sessions"][-1]
     assert session["interrupted"] and session["taken"] == len(records)
 
