@@ -17,9 +17,9 @@ Dask runs the block again whole elsewhere (or on the same host when it returns; 
 mid-run is checked the same way and described in meta.json before its first sample); what the lost
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
 per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
-the reason (those of its samples that never arrived), taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and so
-does the scheduler gone (the client gave up reconnecting, or a call to it could not connect:
-`scheduler_unreachable`), each with one line.
+the reason (those of its samples that never arrived), taken again on the next resume; no host for
+`NO_HOST_S` seconds ends the run, and so does the scheduler gone (the client gave up reconnecting,
+or a call to it could not connect: `scheduler_unreachable`), each with one line.
 """
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
 RETRY_STATUS = "host_lost"
-SCHEDULER_LOST = "the connection to the cluster's scheduler was lost while the block ran; taken again on the next resume"
+SCHEDULER_LOST = ("the connection to the cluster's scheduler was lost while the block ran; taken again on the "
+                  "next resume")
 
 
 class HostsError(ClusterError):
@@ -267,8 +268,9 @@ class Hosts:
             self.record_lost(block, SCHEDULER_LOST)
         self.running = {}
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
-        return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the rest "
-                          f"of the blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, and resume")
+        return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
+                          f"rest of the blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, "
+                          "and resume")
 
     def take_blocks_on_the_scheduler(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         todo = deque(b for b in blocks if any(slot.sample_id not in self.done for _, slot in b))
