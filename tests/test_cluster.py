@@ -45,6 +45,19 @@ def measured(records):
     return [r for r in records if r["phase"] == "measured"]
 
 
+def hosts_without_a_cluster(plan, done=()):
+    """A cluster engine with no cluster behind it, for its bookkeeping alone: the records it would
+    store land in `stored`; `block` is the plan's first measured block."""
+    from bench_src.run.cluster import engine
+
+    stored = []
+    store = SimpleNamespace(run_id="r", session=1)
+    hosts = engine.Hosts(ClusterSpec("local", workers=1), plan, store, lambda slot, rec, tl: stored.append(rec),
+                         set(done), lambda *_: None)
+    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    return hosts, stored, block
+
+
 # --- the parameter ------------------------------------------------------------------------------
 
 def test_cluster_values_read_and_refused_with_what_is_allowed():
@@ -374,8 +387,7 @@ def test_an_acknowledgement_that_cannot_reach_the_scheduler_is_kept_once_and_a_f
             raise OSError("Timed out trying to connect to tcp://127.0.0.1:1 after 3 s")
 
     monkeypatch.setattr(engine, "Event", Unreachable)
-    hosts = engine.Hosts(parse_cluster("local:1", usable=1), small_plan(), store=None, keep=None, done=set(),
-                         log=print)
+    hosts, _, _ = hosts_without_a_cluster(small_plan())
     hosts.acknowledge("bench-stored-a")
     hosts.acknowledge("bench-stored-b")  # no second wait for the connect timeout
     assert tried == ["bench-stored-a"] and "Timed out trying to connect" in str(hosts.lost)
@@ -387,8 +399,7 @@ def test_an_acknowledgement_that_cannot_reach_the_scheduler_is_kept_once_and_a_f
             raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(engine, "Event", DiskFull)
-    hosts = engine.Hosts(parse_cluster("local:1", usable=1), small_plan(), store=None, keep=None, done=set(),
-                         log=print)
+    hosts, _, _ = hosts_without_a_cluster(small_plan())
     with pytest.raises(OSError) as err:
         hosts.acknowledge("bench-stored-a")
     assert err.value.errno == errno.ENOSPC and hosts.lost is None
@@ -692,19 +703,12 @@ def test_a_lost_block_records_only_what_no_attempt_delivered_so_a_complete_block
     scheduler went away) is complete: a lost attempt as long as it, written after it, would be the
     attempt the store keeps (of equally long attempts, the last written), its samples done, never
     taken again, and the block's measurements out of the frame."""
-    from bench_src.run.cluster import engine
     from bench_src.run.sample import record
 
     plan = small_plan()
-    stored = []
-
-    class Store:
-        run_id, session = "r", 1
-
-    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    hosts, stored, block = hosts_without_a_cluster(plan)
+    hosts.done = {s.sample_id for _, s in block}
     delivered = [dict(record(s, i, "r", 1, {"status": "ok"}), attempt="a1") for i, s in block]
-    hosts = engine.Hosts(ClusterSpec("local", workers=2), plan, Store(), lambda slot, rec, tl: stored.append(rec),
-                         {s.sample_id for _, s in block}, lambda *_: None)
     hosts.running = {"future": block}
     hosts.scheduler_lost()
     assert stored == [] and hosts.running == {}
@@ -721,12 +725,6 @@ def test_a_lost_block_records_only_what_no_attempt_delivered_so_a_complete_block
 
 def test_a_block_whose_result_cannot_be_fetched_from_a_scheduler_gone_is_stored_as_lost():
     from bench_src.run.cluster import engine
-
-    plan = small_plan()
-    stored = []
-
-    class Store:
-        run_id, session = "r", 1
 
     class Finished:  # done on its host, but its result is on a scheduler that no longer answers
         status = "finished"
@@ -749,10 +747,8 @@ def test_a_block_whose_result_cannot_be_fetched_from_a_scheduler_gone_is_stored_
         def submit(self, *args, **kwargs):
             return Finished()
 
-    hosts = engine.Hosts(ClusterSpec("local", workers=1), plan, Store(), lambda slot, rec, tl: stored.append(rec),
-                         set(), lambda *_: None)
+    hosts, stored, block = hosts_without_a_cluster(small_plan())
     hosts.client = Client()
-    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
     with pytest.raises(engine.HostsError, match="the scheduler is gone .OSError: Timed out trying to connect"):
         hosts.take_blocks([block], None)
     assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block]
@@ -761,14 +757,6 @@ def test_a_block_whose_result_cannot_be_fetched_from_a_scheduler_gone_is_stored_
 
 def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resume(tmp_path):
     from distributed import KilledWorker
-
-    from bench_src.run.cluster import engine
-
-    plan = small_plan()
-    stored = []
-
-    class Store:
-        run_id, session = "r", 1
 
     class GaveUp:  # what a future of a block looks like after its hosts kept dying
         status = "error"
@@ -779,9 +767,7 @@ def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resu
         def release(self):
             pass
 
-    hosts = engine.Hosts(ClusterSpec("local", workers=2), plan, Store(), lambda slot, rec, tl: stored.append(rec),
-                         set(), lambda *_: None)
-    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    hosts, stored, block = hosts_without_a_cluster(small_plan())
     hosts.finish(GaveUp(), block)
     assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block]
     assert all(r["status"] == "host_lost" and "lost" in r["reason"] and "next resume" in r["reason"] for r in stored)
