@@ -14,6 +14,7 @@ import pytest
 from bench_src import paths
 from bench_src.run import runner
 from bench_src.plan import make_plan
+from bench_src.plan.model import Cell
 from bench_src.store import ResultsStore
 
 
@@ -785,3 +786,29 @@ def test_a_second_ctrl_c_while_a_run_ends_does_not_say_nothing_was_measured(tmp_
     err = capsys.readouterr().err
     assert code == 130 and "nothing was measured" not in err and "resume" in err, err
     assert len(err.splitlines()) == 1
+
+
+def test_the_eta_reprices_what_remains_when_the_warm_ups_time_the_machine():
+    """The samples to take are priced when the ETA is made, not when they were expected: a run
+    expects its samples at the default times, its warm-ups then scale those times to the machine,
+    and the last sample must leave nothing behind (kept as a running sum of seconds, the
+    difference of the two prices stayed, and a quick run's last lines read "ETA 36 s" with 5 s to
+    go)."""
+    factor = {"now": 1.0}
+    go, rust = (Cell(workload="sleep", lang=lang, variant="default", n=10, threads=None, params=())
+                for lang in ("go", "rust"))
+    bar = runner.Progress("r", planned=6, done_before=0, enabled=False,
+                          seconds=lambda c: factor["now"] * (1.0 if c.lang == "go" else 3.0))
+    bar.expect([go, rust] * 3)
+    bar.begin()
+    assert bar.remaining_estimate == pytest.approx(12.0)
+    bar.update(go)
+    bar.update(rust)  # the warm-ups: the machine is half as slow as the defaults say
+    factor["now"] = 0.5
+    assert bar.remaining_estimate == pytest.approx(0.5 * 8.0), "what remains, at the new price"
+    assert bar.estimated_done == pytest.approx(0.5 * 4.0), "what was taken, at the same price"
+    for cell in (go, rust, go, rust):
+        bar.update(cell)
+    assert bar.remaining_estimate == 0.0 and bar.eta() == 0.0
+    bar.update(go)  # a sample nobody expected (a retry) takes nothing below zero
+    assert bar.remaining_estimate == 0.0 and bar.pending[go] == 0
