@@ -71,7 +71,9 @@ def records(samples: int = 10, warmup: int = 1, seed: int = 7, cells=CELLS, fail
                 "maxrss_kb": int(rss * 1024 * float(np.exp(rng.normal(0, 0.01)))),
                 "nvcsw": 100, "nivcsw": 10, "minflt": 1000, "majflt": 0, "exit_code": 2 if bad else 0,
                 "signal": None, "t0_mono_ns": 0, "spawned_ns": 1000, "start_mono_ns": 0,
-                "runtime": "{}", "extra": "{}", "command": f"{lang}bench {w} --n {n}",
+                "runtime": "{}", "command": f"{lang}bench {w} --n {n}",
+                # idle_tasks counts its tasks alive when the last was spawned, as both programs do
+                "extra": json.dumps({"alive_at_spawn": n}) if w == "idle_tasks" else "{}",
                 "equiv_key": equivalence.key_string(cell), "timeline_file": None,
             }
             rec["peak_rss_bytes"] = rec["maxrss_kb"] * 1024

@@ -132,3 +132,42 @@ def test_the_drift_table_says_which_cells_it_could_not_flag_whatever_their_order
     caption = tables.drift(d).caption
     assert ("30 of 31 cells cannot reach Holm's first threshold (0.05 / 31 = 0.0016) whatever the order of "
             "their samples: the exact p of a cell of n samples is at least 2 / n! (0.0028 at 6)") in caption, caption
+
+
+def test_cpu_time_verdict_says_uses_less_cpu_not_faster():
+    # CPU time is what a program used, not how long it took: a program that uses more CPU may finish
+    # first (variants_cpu_s read "tokio faster" at 11.6x while the wall-time ratio was 1.06)
+    rng = np.random.default_rng(2)
+    rows = [("go", 10, x) for x in rng.normal(1.0, 0.01, 12)] + [("rust", 10, x) for x in rng.normal(2.0, 0.02, 12)]
+    df = frame(rows)
+    df["cpu_s"] = df["elapsed_s"]
+    assert compare.compare(df, "cpu_s")["verdict"].iloc[0] == "Go uses less CPU"
+    assert compare.compare(df, "elapsed_s")["verdict"].iloc[0] == "Go faster"
+
+
+def test_an_idle_task_sample_whose_early_tasks_had_finished_counts_for_time_not_for_memory():
+    """idle_tasks with wait=sleep: a Go sample whose spawning was slow had 677,083 of its 1,000,000
+    tasks alive at the peak; its peak RSS measured fewer tasks than its N, so it is left out of
+    every memory comparison and cell summary (validity.counted), while its time, the workload its
+    cell defines, still counts."""
+    from bench_src.analysis import stats
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for block in range(8):
+        for lang, rss in (("go", 2600.0), ("rust", 460.0)):
+            alive = 677_083 if (lang, block) == ("go", 0) else 1_000_000
+            rows.append({"workload": "idle_tasks", "lang": lang, "variant": "goroutine" if lang == "go" else "spawn",
+                         "n": 1_000_000, "threads_requested": None, "arm": "", "block": block, "valid": True,
+                         "params": "duration_ms=10000,linger_ms=0,wait=sleep", "alive_at_spawn": alive,
+                         "elapsed_s": 5.0 * float(np.exp(rng.normal(0, 0.02))) + (2.5 if alive < 1e6 else 0.0),
+                         "peak_rss_mib": rss * float(np.exp(rng.normal(0, 0.005))) * (alive / 1e6)})
+    df = pd.DataFrame(rows)
+    memory, time = compare.compare(df, "peak_rss_mib").iloc[0], compare.compare(df, "elapsed_s").iloc[0]
+    assert (memory["go_samples"], memory["rust_samples"], memory["pairs"]) == (7, 8, 7)
+    assert (time["go_samples"], time["rust_samples"], time["pairs"]) == (8, 8, 8)
+    cells = stats.summarize(df, "peak_rss_mib").set_index("lang")
+    assert cells.loc["go", "samples"] == 7 and cells.loc["go", "min"] > 2500
+    assert stats.summarize(df, "elapsed_s").set_index("lang").loc["go", "samples"] == 8
+    # a sample without the count (an older program) is not trusted for memory either
+    assert compare.compare(df.assign(alive_at_spawn=np.nan), "peak_rss_mib").empty

@@ -345,3 +345,20 @@ def test_the_design_counts_a_cell_whose_every_sample_failed():
            "cell, every sample of which failed or was excluded)" in text, text
     whole = method.design_text(meta, report_data.frame())
     assert "each cell received 10 measured samples." in whole and "entered the analysis" not in whole, whole
+
+
+def test_what_was_excluded_names_the_idle_samples_that_count_for_time_but_not_for_memory():
+    import report_data
+    from bench_src.report import method
+
+    sleeping = {"duration_ms": "300", "linger_ms": "0", "wait": "sleep"}
+    df = report_data.frame(samples=6, warmup=0, cells=[("idle_tasks", "go", "goroutine", 10000, sleeping, 2, 0.31, 30.0),
+                                                       ("idle_tasks", "rust", "spawn", 10000, sleeping, 2, 0.31, 12.0)])
+    assert "count for time but not for memory" not in method.excluded(df), "every idle task alive: nothing to say"
+    idle = df.index[(df["workload"] == "idle_tasks") & (df["lang"] == "go") & df["valid"]]
+    assert len(idle), "the synthetic run has idle_tasks samples"
+    df.loc[idle[:2], "alive_at_spawn"] = df.loc[idle[:2], "n"] - 1
+    text = method.excluded(df)
+    n = df.loc[idle[0], "n"]
+    assert "Of the samples that entered, 2 count for time but not for memory: some of their tasks" in text, text
+    assert f"(idle_tasks go N = {n:,}: 2)." in text, text

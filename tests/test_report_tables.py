@@ -302,7 +302,8 @@ def _four_cells(go_base_kib, go_above_kib, rust_base_kib, rust_above_kib) -> pd.
         for block, (b, a) in enumerate(zip(base, above)):
             common = {"lang": lang, "threads_requested": 2, "arm": "", "block": block, "valid": True}
             rows.append({**common, "workload": "idle_tasks", "variant": idle, "n": 1, "p_wait": "release",
-                         "p_buffer": None, "p_mode": None, "peak_rss_mib": (level[lang] + b) / 1024})
+                         "p_buffer": None, "p_mode": None, "peak_rss_mib": (level[lang] + b) / 1024,
+                         "alive_at_spawn": 1})
             rows.append({**common, "workload": "ping_pong", "variant": work, "n": 1000, "p_wait": None,
                          "p_buffer": "4096", "p_mode": "lockstep", "peak_rss_mib": (level[lang] + b + a) / 1024})
     return pd.DataFrame(rows)

@@ -23,6 +23,7 @@ import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
 from .families import key_params, key_text, key_threads, param_columns, with_param_columns
+from .validity import counted
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
@@ -109,13 +110,13 @@ def _design(df: pd.DataFrame, design) -> Design | None:
 
 # --- per-cell values, keyed by block ---------------------------------------------------------------
 class CellValues:
-    """The valid values of `metric` per cell, with the block each was taken in."""
+    """The values of `metric` per cell that count for it (validity.counted), with the block each
+    was taken in."""
 
     def __init__(self, df: pd.DataFrame, metric: str):
         if metric not in df.columns:
             raise ValueError(f"unknown metric {metric!r}; the frame has no such column")
-        valid = df[df["valid"].astype(bool)] if "valid" in df.columns else df
-        valid = with_param_columns(valid)
+        valid = with_param_columns(counted(df, metric))
         self.paired_data = "block" in valid.columns
         keys = list(CELL_COLUMNS) + param_columns(valid)
         for k in CELL_COLUMNS:

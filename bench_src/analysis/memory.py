@@ -13,6 +13,7 @@ from ..store.timelines import PHASES, timelines  # noqa: F401
 from . import fieller, rules
 from .compare import CellValues, go_vs_rust_row
 from .families import key_text, key_threads
+from .validity import all_alive  # noqa: F401  (callers read it with this module's views)
 from .stats import CELL_KEYS, summarize
 
 
@@ -61,15 +62,6 @@ def ping_pong_rates(df: pd.DataFrame) -> pd.DataFrame:
 # --- the memory that belongs to the workload -----------------------------------------------------
 BASELINE_N = 1  # idle_tasks at N = 1, released at once: the program, its runtime and linked libraries
 METRIC = "peak_rss_mib"
-
-
-def all_alive(df: pd.DataFrame) -> pd.Series:
-    """Per row: whether every task was alive at once.  idle_tasks rows need `alive_at_spawn` = N
-    (the program counts the tasks that had not finished when the last one had been spawned); rows
-    of other workloads are True.  A sample without the count (an older program) is not trusted."""
-    idle = df["workload"] == "idle_tasks"
-    alive = pd.to_numeric(df.get("alive_at_spawn", pd.Series(index=df.index, dtype=float)), errors="coerce")
-    return ~idle | (alive == pd.to_numeric(df["n"], errors="coerce"))
 
 
 def bytes_per_task(df: pd.DataFrame, metric: str = "peak_rss_bytes") -> tuple[pd.DataFrame, int]:

@@ -16,6 +16,8 @@ CONFIDENCE = 0.95  # confidence of a lone interval (a cell's median, one compari
 POWER = 0.8  # the power at which the minimum detectable effect is stated
 MIN_PAIRS_FRACTION = 0.5  # paired when at least this share of the smaller side's samples pair up, or MIN_PAIRS do
 TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s", "setup_s"})
+CPU_METRICS = frozenset({"cpu_s", "user_s", "sys_s"})  # the CPU a program used, not how long it took
+MEMORY_METRICS = frozenset({"peak_rss_mib", "peak_rss_bytes", "maxrss_kb"})
 # The grid a metric is measured on, where it is known: the clocks count nanoseconds, the kernel
 # counts resident memory in pages (4 KiB on the x86_64 machines this package is run on).  The
 # decision rule reads the grid off the samples (paired.grid_step) and uses this only for cells
@@ -36,6 +38,10 @@ SEQUENTIAL_METRICS = ("elapsed_s", "peak_rss_mib")
 PRECISION_TARGET = 0.05
 
 def word(metric: str) -> str:
+    """What the side that needs less of `metric` is called: faster (a duration), uses less CPU (CPU
+    time: a program may use more of it and finish first), smaller (memory and the rest)."""
+    if metric in CPU_METRICS:
+        return "uses less CPU"
     return "faster" if metric in TIME_METRICS else "smaller"
 
 

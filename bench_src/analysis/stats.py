@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from .families import param_columns, with_param_columns
+from .validity import counted
 
 CONFIDENCE = 0.95
 MIN_SAMPLES = 5
@@ -158,9 +159,8 @@ def describe(values, confidence: float = CONFIDENCE) -> dict:
 
 def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """One row per cell (grouped on the structured columns, `p_<key>` for parameters): the
-    descriptives of `metric` over its valid samples."""
-    valid = df[df["valid"].astype(bool)] if "valid" in df.columns else df
-    valid = with_param_columns(valid)
+    descriptives of `metric` over its samples that count for it (validity.counted)."""
+    valid = with_param_columns(counted(df, metric))
     if "arm" not in valid.columns:
         valid = valid.assign(arm="")
     pcols = param_columns(valid)

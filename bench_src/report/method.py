@@ -11,7 +11,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..analysis import paired, rules
+from ..analysis import paired, rules, validity
 from ..plan.comparisons import FAMILY_TITLES
 from . import units
 
@@ -269,7 +269,23 @@ def excluded(df: pd.DataFrame) -> str:
             f"checksums disagreed across languages or samples were excluded, as were failed samples. "
             f"{len(valid):,} samples entered the analysis"
             + (f"; {len(out):,} measured samples were excluded ({_count_text(reasons)})." if len(out)
-               else "; none was excluded."))
+               else "; none was excluded.") + _memory_left_out(valid))
+
+
+def _memory_left_out(valid: pd.DataFrame) -> str:
+    """The valid samples that count for time but not for memory (validity.counted): idle tasks whose
+    early tasks had finished before the last was spawned."""
+    if valid.empty or "workload" not in valid.columns:
+        return ""
+    left = valid.drop(index=validity.counted(valid, "peak_rss_mib").index)
+    if left.empty:
+        return ""
+    cells = left.groupby(["workload", "lang", "n"], sort=True).size()
+    where = "; ".join(f"{w} {lang} N = {units.count(n)}: {k}" for (w, lang, n), k in cells.items())
+    one = len(left) == 1
+    return (f" Of the samples that entered, {len(left):,} count{'s' if one else ''} for time but not for memory: "
+            f"some of {'its' if one else 'their'} tasks had finished before the last was spawned, so "
+            f"{'its' if one else 'their'} peak held fewer than N tasks ({where}).")
 
 
 def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | None = None,

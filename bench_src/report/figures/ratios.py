@@ -13,6 +13,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from ...analysis import rules
 from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import ci_name, params_dict, verdict_kinds
@@ -25,7 +26,7 @@ MAX_LOG2 = 6.0  # ratio axes end a little beyond 64x at most; intervals beyond a
 
 
 def _direction_words(metric: str) -> tuple[str, str]:
-    word = "faster" if units.is_time(metric) else "smaller"
+    word = rules.word(metric)
     return f"Go {word}", f"Rust {word}"
 
 
