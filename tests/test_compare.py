@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -110,9 +112,19 @@ def test_six_steadily_rising_samples_are_not_called_a_drift_among_many_cells():
 
 
 def test_samples_needed_scales_with_the_square_of_the_width():
-    t = pd.DataFrame({"ratio": [1.0], "ratio_ci_low": [0.96], "ratio_ci_high": [1.04], "go_samples": [10],
+    # ±4% (on the log scale, where the interval is built) at 10 pairs: (log 1.04 / log 1.02)^2 x 10 = 39.2
+    t = pd.DataFrame({"ratio": [1.0], "ratio_ci_low": [1 / 1.04], "ratio_ci_high": [1.04], "go_samples": [10],
                       "rust_samples": [10]})
-    assert quality.samples_needed(t, 0.02)["samples_needed"].iloc[0] == 40
+    needed = quality.samples_needed(t, 0.02)
+    assert needed["samples_needed"].iloc[0] == 40 and needed["half_width"].iloc[0] == pytest.approx(0.04)
+
+
+def test_a_wide_interval_s_half_width_is_the_factor_it_reaches_either_way():
+    # idle_tasks N = 1 of a quick run: 0.175 [0.116, 0.277] reaches 34% below and 58% above its ratio;
+    # its half-width is the factor sqrt(0.277 / 0.116) = 1.545 either way, not ±46% of the ratio
+    t = pd.DataFrame({"ratio": [0.175], "ratio_ci_low": [0.116], "ratio_ci_high": [0.277], "go_samples": [10],
+                      "rust_samples": [10]})
+    assert quality.samples_needed(t, 0.02)["half_width"].iloc[0] == pytest.approx(math.sqrt(0.277 / 0.116) - 1)
 
 
 def test_the_drift_table_says_which_cells_it_could_not_flag_whatever_their_order():

@@ -145,7 +145,11 @@ def test_samples_needed_reads_as_a_comparison_with_the_target():
     f = tables.readable(needed, "samples_needed_elapsed_s").frame
     assert list(f.columns[-2:]) == ["CI half-width", "samples needed"]
     sqlite = f[f["workload"] == "sqlite"].iloc[0]
-    assert sqlite["CI half-width"].startswith("±") and int(sqlite["samples needed"].replace(",", "")) > 10
+    assert sqlite["CI half-width"].startswith(("±", "×/÷ ")) and int(sqlite["samples needed"].replace(",", "")) > 10
+    wide = quality.samples_needed(pd.DataFrame({"ratio": [0.175], "ratio_ci_low": [0.116], "ratio_ci_high": [0.277],
+                                                "go_samples": [10], "rust_samples": [10]}), 0.02)
+    assert list(tables.readable(wide, "samples_needed_elapsed_s").frame["CI half-width"]) == ["×/÷ 1.55"], \
+        "read as the MDE column reads a factor, not ±46% of a ratio it reaches 58% above"
     # the extrapolation's assumption is stated beside the counts it gives
     caption = tables.readable(needed, "samples_needed_elapsed_s").caption
     assert "shrank as 1 / sqrt(n) with the test's critical value held where it is" in caption

@@ -176,8 +176,9 @@ def samples_needed(table: pd.DataFrame) -> Readable:
                         f"Go/Rust [{ci_name(table)}], verdict")
             if c in r.frame.columns]
     frame = r.frame[keep].copy()
-    frame["CI half-width"] = column_of(table.reset_index(drop=True), "half_width").map(lambda v: "±" + units.percent(v)
-                                                                                 if not blank(v) else "").values
+    # the half-width as the factor either way it stands for, written as the MDE column writes one
+    frame["CI half-width"] = column_of(table.reset_index(drop=True), "half_width").map(
+        lambda v: "" if blank(v) else units.detectable(v)).values
     frame["samples needed"] = column_of(table.reset_index(drop=True), "samples_needed").map(units.count).values
     first = r.caption.split(". ")[0] + ". " if r.caption else ""
     return Readable(frame, first + "Samples needed: the pairs (unpaired: samples per side) at which this "
