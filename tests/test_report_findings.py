@@ -116,3 +116,21 @@ def test_one_difference_is_counted_in_the_singular():
     called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]]
     one = findings.findings({"go_vs_rust_elapsed_s": called.iloc[[0]]})[0]
     assert one.summary().startswith("Workload time: 1 difference, 0 equivalent")
+
+
+def test_the_summary_counts_the_differences_smaller_than_the_margin():
+    # a difference called because its interval is clear of 1, though it lies inside ±2% (0.996
+    # [0.995, 0.997] in a quick run), is still a difference; the headline count says how many are
+    def metric(*margins):
+        return findings.MetricFindings("elapsed_s", [findings.Difference("sleep", 10 ** (i + 1), "", 0.996, 0.995, 0.997,
+                                                                         "Go", False, within_margin=m)
+                                                     for i, m in enumerate(margins)],
+                                       equivalent=0, open=0, open_small=0, level=0.97, family_size=25, all_pairs={})
+
+    assert metric(True, False, True).summary().startswith(
+        "Workload time: 3 differences (2 of them smaller than 2%: intervals clear of 1 and inside ±2%), 0 equivalent")
+    assert metric(True, False).summary().startswith(
+        "Workload time: 2 differences (1 of them smaller than 2%: interval clear of 1 and inside ±2%), 0 equivalent")
+    assert metric(True).summary().startswith(
+        "Workload time: 1 difference (smaller than 2%: its interval clear of 1 and inside ±2%), 0 equivalent")
+    assert metric(False, False).summary().startswith("Workload time: 2 differences, 0 equivalent")

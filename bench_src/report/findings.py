@@ -78,7 +78,14 @@ class MetricFindings:
     def summary(self) -> str:
         name = units.metric_name(self.metric)
         called = len(self.differences)
-        return (f"{name[:1].upper()}{name[1:]}: {called} difference{'' if called == 1 else 's'}, "
+        small = sum(d.within_margin for d in self.differences)
+        margin = f"{rules.MARGIN * 100:g}%"
+        return (f"{name[:1].upper()}{name[1:]}: {called} difference{'' if called == 1 else 's'}"
+                + ("" if not small else
+                   f" (smaller than {margin}: its interval clear of 1 and inside ±{margin})" if called == 1 else
+                   f" ({small} of them smaller than {margin}: interval{'s' if small > 1 else ''} clear of 1 and "
+                   f"inside ±{margin})")
+                + ", "
                 f"{self.equivalent} equivalent "
                 f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
                 + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called "
