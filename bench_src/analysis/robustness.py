@@ -46,7 +46,10 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
         defaults = g[g["go_default"].astype(bool) & g["rust_default"].astype(bool)]
         default = defaults.iloc[0] if not defaults.empty else None
         best = None
-        model = default["go_model"] if default is not None else None
+        # the defaults' model; without a default pair (an article preset's variants), the one model
+        # every pair of the group has, if they share one
+        models = g["go_model"].dropna().unique()
+        model = default["go_model"] if default is not None else (models[0] if len(models) == 1 else None)
         same_model = g[g["go_model"] == model] if model is not None else g.iloc[0:0]
         if not same_model.empty:
             go_best = same_model.sort_values(["go_median", "go_variant", "go_params"]).iloc[0]

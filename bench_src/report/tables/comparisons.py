@@ -123,10 +123,12 @@ def _in_both(t: pd.DataFrame, key: str, other: str) -> str:
 
 
 def _pair_text(row: Mapping, prefix: str) -> str:
-    """`go <variant> vs rust <variant>: ratio [CI] verdict` for one side of a robustness row."""
+    """`go <variant> vs rust <variant>: ratio [CI] verdict` for one side of a robustness row; where it
+    has none, why: the defaults were not both run at these parameters (the pairs run are other
+    variants, counted beside it), or no pair holds each language's best of one model."""
     ratio = row.get(f"{prefix}_ratio")
     if blank(ratio):
-        return "not run"
+        return "no default pair run" if prefix == "default" else "no pair of each language's best of one model"
     go = with_params(row.get(f"{prefix}_go_variant", ""), "")
     rust = with_params(row.get(f"{prefix}_rust_variant", ""), "")
     text = units.ratio(ratio, row.get(f"{prefix}_ratio_ci_low"), row.get(f"{prefix}_ratio_ci_high"))
