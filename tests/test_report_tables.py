@@ -355,3 +355,18 @@ def test_a_ratio_over_an_amount_the_size_of_the_baselines_spread_is_flagged_not_
     assert cell.startswith("1.52 [") and cell.endswith("∞), not resolved"), cell
     assert readable.frame["Rust above [95% CI]"].iloc[-1].startswith("104 KiB [-")
     assert "Rust's amount" in readable.frame["note"].iloc[-1]
+
+
+def test_when_neither_amount_is_told_from_0_the_note_says_the_set_is_unbounded_and_the_columns_say_their_level():
+    """An article run's ping-pong (buffer 4096) read 2.47 [0.558, ∞), "not resolved", with the note
+    that the interval reached 0, which the piece shown does not: with neither amount told from 0,
+    Fieller's set is unbounded and the piece holding the estimate is what the table shows."""
+    go_base, rust_base = [-120, 60, 140, -32, -88, 40], [-80, 92, 20, -100, 68, 0]
+    go_above, rust_above = [420, -180, 352, -140, 308, 48], [260, -60, 212, -40, 148, 104]
+    row, readable = _above(_four_cells(go_base, go_above, rust_base, rust_above))
+    assert row["go_above_ci_low"] < 0 and row["rust_above_ci_low"] < 0 and not row["above_resolved"]
+    assert row["above_note"].startswith("neither amount above its baseline is told from 0: the ratio's confidence "
+                                        "set is unbounded"), row["above_note"]
+    assert "reaches 0" not in row["above_note"]
+    level = units.percent(float(row["ci_level"]), digits=3)
+    assert f"Go/Rust [{level} CI], verdict" in readable.frame.columns, list(readable.frame.columns)

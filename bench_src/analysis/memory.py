@@ -178,6 +178,9 @@ def amounts_ratio(go, go_base, rust, rust_base, confidence: float = rules.CONFID
 
 
 def _not_resolved(r: fieller.AmountRatio) -> str:
+    if not r.x_resolved and not r.y_resolved:  # the set shown is the piece holding the estimate: unbounded
+        return ("neither amount above its baseline is told from 0: the ratio's confidence set is unbounded "
+                "(shown: its piece that holds the estimate)")
     parts = []
     if not r.x_resolved:
         parts.append("Go's amount above its baseline is not told from 0 (the ratio's interval reaches 0)")
@@ -243,7 +246,7 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFram
         out[k] = v
     keep = [c for c in ("workload", "n", "threads_requested", "shared_params", "go_variant", "rust_variant",
                         "go_params", "rust_params",
-                        "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "verdict",
+                        "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "verdict",
                         "go_baseline_mib", "rust_baseline_mib", "above_blocks", "go_above_mib", "go_above_ci_low",
                         "go_above_ci_high", "rust_above_mib", "rust_above_ci_low", "rust_above_ci_high",
                         "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "above_ci_level",
