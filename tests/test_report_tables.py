@@ -1,6 +1,7 @@
 """Tables for reading: units, one cell for a ratio with its interval and verdict, p-values with two
 significant digits, constant columns in the caption, every row shown; and the golden Markdown of
 a comparison table."""
+import json
 import os
 from pathlib import Path
 
@@ -370,3 +371,31 @@ def test_when_neither_amount_is_told_from_0_the_note_says_the_set_is_unbounded_a
     assert "reaches 0" not in row["above_note"]
     level = units.percent(float(row["ci_level"]), digits=3)
     assert f"Go/Rust [{level} CI], verdict" in readable.frame.columns, list(readable.frame.columns)
+
+
+def test_the_checksum_table_names_a_work_by_the_parameters_that_make_it_in_its_raw_and_readable_forms():
+    """One row per work identity stands for every cell of it: the CSV gave the first sample's own
+    parameters ("driver=sqlx,pool=64" for a row of four cells of two drivers and two pools), the
+    readable table the key's ("" for MySQL, whose driver and pool do not change the work)."""
+    from bench_src.plan.model import Cell
+    from bench_src.store import equivalence
+
+    rows = []
+    for lang, driver, pool in (("go", "go-sql-driver", "64"), ("rust", "sqlx", "64"), ("rust", "sqlx", "151")):
+        cell = Cell(workload="mysql", lang=lang, variant="default", n=1000, threads=None,
+                    params=(("driver", driver), ("pool", pool)))
+        rows.append({"workload": "mysql", "lang": lang, "n": 1000, "status": "ok", "checksum": "00aa",
+                     "cell_id": cell.id, "params": f"driver={driver},pool={pool}",
+                     "equiv_key": equivalence.key_string(cell)})
+    digest = Cell(workload="files_read", lang="go", variant="readfile", n=10, threads=None,
+                  params=(("digest", "on"), ("retain", "digest")))
+    key = equivalence.key_string(digest)
+    rows.append({"workload": "files_read", "lang": "go", "n": 10, "status": "ok", "checksum": "00bb",
+                 "cell_id": digest.id, "params": "digest=on,retain=digest", "equiv_key": key})
+    identity = ",".join(f"{k}={v}" for k, v in json.loads(key)[2])
+    assert identity and equivalence.identity_params(key) == identity
+    raw = equivalence.check(pd.DataFrame(rows)).set_index("workload")
+    assert raw.loc["mysql", "params"] == "" and raw.loc["mysql", "cells"] == 3
+    assert raw.loc["files_read", "params"] == identity
+    shown = tables.checksums(raw.reset_index()).frame.set_index("workload")["parameters"]
+    assert shown["mysql"] == "" and shown["files_read"] == identity.replace(",", ", ")

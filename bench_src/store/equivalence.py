@@ -40,8 +40,20 @@ class ChecksumBook:
         return want, f"checksum {checksum} differs from {want} printed by {first}"
 
 
+def identity_params(equiv_key: str) -> str:
+    """The parameters that change the work, as the key holds them ("digest=on"; "" where none
+    does): the same for every cell of the key, unlike each cell's own parameters (a pool size, a
+    driver), which one row of several cells cannot stand for."""
+    try:
+        _, _, params = json.loads(equiv_key)
+        return ",".join(f"{k}={v}" for k, v in params)
+    except (TypeError, ValueError):
+        return ""
+
+
 def check(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per equivalence key: the checksums seen, by whom, and whether they agree."""
+    """One row per equivalence key: the checksums seen, by whom, and whether they agree; `params`
+    the key's work-identity parameters (`identity_params`)."""
     ok = df[df["status"].isin(["ok", "checksum_mismatch"])]
     if ok.empty:
         return pd.DataFrame(columns=["equiv_key", "workload", "n", "params", "checksums", "langs", "cells",
@@ -53,7 +65,7 @@ def check(df: pd.DataFrame) -> pd.DataFrame:
             "equiv_key": key,
             "workload": g["workload"].iloc[0],
             "n": int(g["n"].iloc[0]),
-            "params": g["params"].iloc[0],
+            "params": identity_params(key),
             "checksums": ", ".join(sums),
             "langs": ", ".join(sorted(g["lang"].unique())),
             "cells": g["cell_id"].nunique(),

@@ -2,24 +2,14 @@
 samples frame, and for reading), and the checksums per work identity."""
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 
 from ...catalogue import WORKLOADS
+from ...store.equivalence import identity_params
 from .. import units
 from .formatting import column_of, finish, n_text, params_dict, params_text, threads_text
 from .markup import Readable
-
-
-def _identity_params(key, params) -> str:
-    """The parameters that make the work (from the equivalence key), not those of one sample's cell
-    (a driver or pool size does not change the work)."""
-    try:
-        _, _, pairs = json.loads(key)
-        return ", ".join(f"{k}={v}" for k, v in pairs)
-    except (TypeError, ValueError):
-        return params_text(params_dict(params))
 
 
 def checksums(table: pd.DataFrame) -> Readable:
@@ -29,7 +19,8 @@ def checksums(table: pd.DataFrame) -> Readable:
     out = pd.DataFrame(index=t.index)
     out["workload"] = column_of(t, "workload", "")
     out["N"] = n_text(t)
-    out["parameters"] = [_identity_params(k, p) for k, p in zip(column_of(t, "equiv_key", ""), column_of(t, "params", ""))]
+    # the parameters that make the work (the key's), not those of one of its cells (a driver or a pool)
+    out["parameters"] = column_of(t, "equiv_key", "").map(lambda k: identity_params(k).replace(",", ", "))
     out["languages"] = column_of(t, "langs", "")
     out["cells"] = column_of(t, "cells").map(units.count)
     out["samples"] = column_of(t, "samples").map(units.count)
