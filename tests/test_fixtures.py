@@ -49,3 +49,57 @@ def test_insert_sql_covers_every_row():
     sql = fixtures.users_insert_sql("t", batch=3000)
     assert sql.count("INSERT INTO t VALUES") == 4
     assert "(9999," in sql and "'Somewhere'" in sql
+
+
+def test_a_template_is_made_whole_or_not_at_all_and_a_full_disk_is_the_os_error_of_one(tmp_path, monkeypatch):
+    """A run stopped by a full disk while making users.db left a 12 KB file with no rows, which every
+    later sample took as the template ("UPDATE of users.id = 17 affected 0 rows", for good); SQLite's
+    "database or disk is full" escaped as a traceback.  Now nothing is left and the error is ENOSPC."""
+    import errno
+
+    import pytest
+
+    real_connect = sqlite3.connect
+
+    class Full:
+        def __init__(self, path):
+            self.con = real_connect(path)
+
+        def execute(self, *args):
+            return self.con.execute(*args)
+
+        def executemany(self, *args):
+            raise sqlite3.OperationalError("database or disk is full")
+
+        def commit(self):
+            self.con.commit()
+
+        def close(self):
+            self.con.close()
+
+    fx = fixtures.Fixtures(tmp_path / "fixtures")
+    monkeypatch.setattr(fixtures.sqlite3, "connect", Full)
+    with pytest.raises(OSError) as err:
+        fx.for_sample("sqlite")
+    assert err.value.errno == errno.ENOSPC and "SQLite template" in str(err.value)
+    assert list((tmp_path / "fixtures" / "templates" / "sqlite").iterdir()) == [], "no half-made template"
+    monkeypatch.setattr(fixtures.sqlite3, "connect", real_connect)
+    con = sqlite3.connect(fx.for_sample("sqlite") / "users.db")
+    assert con.execute("SELECT COUNT(*) FROM users").fetchone()[0] == fixtures.N_USERS
+    con.close()
+
+    calls = {"n": 0}
+    real_write = type(tmp_path).write_bytes
+
+    def write_bytes(self, data):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_write(self, data)
+
+    monkeypatch.setattr(type(tmp_path), "write_bytes", write_bytes)
+    with pytest.raises(OSError):
+        fx.files_template()
+    assert not (fx.templates / "files").exists(), "a files template with some files missing is not left as made"
+    monkeypatch.setattr(type(tmp_path), "write_bytes", real_write)
+    assert len(list(fx.files_template().iterdir())) == fixtures.N_FILES

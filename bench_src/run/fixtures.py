@@ -11,6 +11,8 @@ directory before every sample of a mutating workload, outside the timed region.
 """
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -38,24 +40,46 @@ def users_rows() -> list[tuple[int, int, int, str]]:
     return [(k, salaries[k] % 201, ages[k] % 100, "Somewhere") for k in range(N_USERS)]
 
 
+# A template is made beside its place and moved into it whole (os.replace), so that a run stopped
+# while making one (a full disk, a kill) leaves no half-made template for the next to take as made:
+# a users.db with no rows made every later SQLite sample fail "affected 0 rows" for good.
+PARTIAL = ".partial"
+
+
 def make_files(directory: Path) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
+    partial = directory.with_name(directory.name + PARTIAL)
+    _clear(partial)
     for k in range(N_FILES):
-        (directory / f"{k}.txt").write_bytes(file_content(k))
+        (partial / f"{k}.txt").write_bytes(file_content(k))
+    if directory.exists():
+        shutil.rmtree(directory)
+    os.replace(partial, directory)
     return directory
 
 
 def make_sqlite(directory: Path) -> Path:
+    """users.db in `directory`, made whole or not at all.  SQLite's own "database or disk is full"
+    is raised as the OSError of a full disk (ENOSPC), which a run reports in one line."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "users.db"
-    path.unlink(missing_ok=True)
-    con = sqlite3.connect(path)
+    path, partial = directory / "users.db", directory / ("users.db" + PARTIAL)
+    partial.unlink(missing_ok=True)
     try:
-        con.execute(f"CREATE TABLE users ({USERS_COLUMNS})")
-        con.executemany("INSERT INTO users VALUES (?, ?, ?, ?)", users_rows())
-        con.commit()
-    finally:
-        con.close()
+        con = sqlite3.connect(partial)
+        try:
+            con.execute(f"CREATE TABLE users ({USERS_COLUMNS})")
+            con.executemany("INSERT INTO users VALUES (?, ?, ?, ?)", users_rows())
+            con.commit()
+        finally:
+            con.close()
+    except sqlite3.OperationalError as exc:
+        partial.unlink(missing_ok=True)
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(exc):
+            raise OSError(errno.ENOSPC, f"no space left making the SQLite template ({exc})", str(partial)) from exc
+        raise
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, path)
     return path
 
 
