@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, ch
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
 from .store.results import META, REJECTED, taken_per_cell
+from .store.space import start_bytes
 
 
 # The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
@@ -116,7 +118,7 @@ def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: A
     if results_dir is not None and not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir must be a path, got {results_dir!r}")
     d = Path(results_dir) if results_dir else runner.default_results_dir(plan)
-    check_results_dir(d)
+    check_results_dir(d, need=start_bytes(len(json.dumps(plan.to_dict()))))
     ResultsStore(d).check_plan(plan, repair=parse_bool("repair", repair))
     return d
 

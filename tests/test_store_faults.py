@@ -472,3 +472,24 @@ def test_make_runs_partial_notebook_named_by_its_pid_is_a_runs_own_file(tmp_path
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "run.partial.x.ipynb").write_text("{}")
     assert foreign_entries(tmp_path / "s") == ["run.partial.x.ipynb"]
+
+
+def test_check_refuses_a_disk_with_a_block_free_but_not_what_the_run_writes_before_its_first_sample(
+        small_tmpfs, monkeypatch, capsys):
+    """check's probe wrote one block: with a few KiB free it passed, the run then stopped at its
+    start, and `make run` built both programs and died writing its notebook.  check and run now
+    claim what a run writes before its first sample (space.start_bytes) and refuse the same disk."""
+    from bench_src.__main__ import main
+    from bench_src.store.space import start_bytes
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    with open(small_tmpfs / "filler", "wb") as f:
+        f.write(b"\0" * (36 * 1024))
+    free = os.statvfs(small_tmpfs).f_bavail * os.statvfs(small_tmpfs).f_frsize
+    assert 4096 < free < start_bytes(len(PLAN_TEXT)), free
+    out = small_tmpfs / "r"
+    for cmd in ("check", "run"):
+        assert main([cmd, "--results-dir", str(out), "--plan", PLAN_TEXT]) == 2
+        assert capsys.readouterr().err.startswith(f"error: the disk is full: no space left on the device holding {out}")
+    assert sorted(p.name for p in small_tmpfs.iterdir()) == ["filler"], "the probe is not left behind"
+    (small_tmpfs / "filler").unlink()
+    assert main(["check", "--results-dir", str(out), "--plan", PLAN_TEXT]) == 0

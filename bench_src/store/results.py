@@ -19,6 +19,7 @@ and stop a resume (`MissingSamples`) until `repair` records their loss in meta.j
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import re
@@ -218,6 +219,19 @@ def _write_private(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _claim(fd: int, size: int) -> None:
+    """Make the file `size` bytes of allocated space (ENOSPC if the disk has not that much free): a
+    filesystem that cannot preallocate gets the bytes written."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        os.lseek(fd, 0, os.SEEK_END)
+        _write_all(fd, b"\0" * max(0, size - os.fstat(fd).st_size))
+        os.fsync(fd)
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -267,9 +281,10 @@ def refuse_foreign(directory: Path) -> None:
                          f"empty directory, or the directory of an earlier run{hint}")
 
 
-def check_results_dir(directory: str | os.PathLike) -> Path:
+def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     """Refuse, before anything is built, a results directory that cannot be used: a path that is a
-    file, a directory (or the nearest existing parent) that is not writable, one whose lock is held."""
+    file, a directory (or the nearest existing parent) that is not writable or has not `need` bytes
+    free (a run's: space.start_bytes), one whose lock is held."""
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise ValueError(f"results_dir {str(d)!r} is a file, not a directory")
@@ -286,6 +301,8 @@ def check_results_dir(directory: str | os.PathLike) -> Path:
         try:
             _write_all(fd, b"\0" * 4096)
             os.fsync(fd)
+            if need > 4096:
+                _claim(fd, need)
         finally:
             os.close(fd)
             os.unlink(name)

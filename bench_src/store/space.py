@@ -21,6 +21,21 @@ RESERVE = ".space-reserve"
 RESERVE_MARGIN = 8 * 1024
 
 
+# What a session's record holds besides its plan (the machine, the toolchains, the estimate: about
+# 3 KB of JSON in an article run); meta.json, indented, is about twice the plan and this.
+SESSION_BYTES = 4 * 1024
+
+
+def start_bytes(plan_bytes: int = 0) -> int:
+    """The space a run writes before its first sample, for a plan of `plan_bytes` bytes of JSON:
+    meta.json, the copy a rewrite makes beside it, and the reserve (meta.json's size and the
+    margin).  `check` and a run refuse a results directory with less, before anything is built: a
+    probe of one block passed where the run then stopped at its start, and `make run` built both
+    programs and then failed writing its notebook."""
+    meta = 2 * (plan_bytes + SESSION_BYTES)
+    return 3 * meta + RESERVE_MARGIN
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """Whether an error means that the disk (or the user's quota) is full."""
     return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
