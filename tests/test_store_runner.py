@@ -773,6 +773,32 @@ def test_a_record_whose_keys_have_the_wrong_type_is_a_bad_line(tmp_path):
         runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
 
 
+@pytest.mark.parametrize("value", ["abc", -5, True])
+def test_a_measurement_that_is_not_a_number_at_or_above_0_is_a_bad_line(tmp_path, value):
+    """elapsed_ns "abc" was read as a missing value (the sample left its cell without a word and a
+    resume never took it again); -5 entered the cell's statistics.  Either is a bad line now: named
+    when read, refused by a resume until repaired, and the repair's resume takes the sample again."""
+    from bench_src import api
+    from bench_src.store import CorruptRecords, CorruptRecordsWarning
+    plan = small_plan()
+    out = tmp_path / "r"
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = out / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    measured = next(i for i, line in enumerate(lines) if json.loads(line)["phase"] == "measured")
+    rec = json.loads(lines[measured])
+    lines[measured] = json.dumps({**rec, "elapsed_ns": value}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.warns(CorruptRecordsWarning, match=rf"line {measured + 1}: wrong type \(elapsed_ns is "
+                                                    rf"{re.escape(repr(value))}, not a number >= 0\)"):
+        api.load(out)
+    with pytest.raises(CorruptRecords, match=f"line {measured + 1}: wrong type"):
+        runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    again = runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
+    assert again.taken == 1
+    assert sorted(r["sample_id"] for r in ResultsStore(out).records()) == sorted(s.sample_id for s in plan.schedule())
+
+
 def test_a_second_ctrl_c_while_a_run_ends_does_not_say_nothing_was_measured(tmp_path, monkeypatch, capsys):
     from bench_src import __main__ as cli, api
     from bench_src.run import build

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import json
+import math
 import os
 import re
 import tempfile
@@ -59,6 +60,11 @@ WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an in
 REQUIRED = ("sample_id", "seq", "phase", "block", "cell_id", "workload", "lang", "variant", "n", "status")
 # The type of each required key: a record whose N is "abc" is as unreadable as a torn one
 INTEGERS = ("seq", "block", "n")
+# The measurements, where a record has them (a failed sample's are null): counts and durations, never
+# negative, never text.  A torn edit that made one "abc" was read as a missing value, the sample
+# dropped from its cell without a word and never taken again; one made -5 entered the statistics.
+MEASURED = ("elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb", "peak_rss_bytes", "harness_s",
+            "tasks_ok")
 
 def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
@@ -179,9 +185,16 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
     wrong = [f"{k} is {rec[k]!r}, not {'an integer' if k in INTEGERS else 'a string'}" for k in REQUIRED
              if not (isinstance(rec[k], int) and not isinstance(rec[k], bool) if k in INTEGERS
                      else isinstance(rec[k], str))]
+    wrong += [f"{k} is {rec[k]!r}, not a number >= 0" for k in MEASURED
+              if rec.get(k) is not None and not _non_negative(rec[k])]
     if wrong:
         return None, f"wrong type ({'; '.join(wrong)})"
     return rec, ""
+
+
+def _non_negative(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value >= 0)
 
 
 def _unreadable(exc: OSError) -> str:
