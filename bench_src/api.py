@@ -103,6 +103,15 @@ def run_notebook_parameters() -> list[str]:
     return parameters.notebook_names()
 
 
+def check_run_parameters(namespace: dict[str, Any]) -> None:
+    """Validate run.ipynb's parameters that are not the plan's (progress, repair, new_binaries,
+    force_build, cluster; bench_src/parameters.py) in its first cell, before anything is built: read
+    only where each is used, a bad `progress` was refused after the build."""
+    for p in parameters.RUN_PARAMETERS:
+        if p.check is not None:
+            p.check(namespace.get(p.name, p.default), None)
+
+
 def plan_from_notebook(namespace: dict[str, Any]) -> Plan:
     """The Plan of run.ipynb's parameters: every plan parameter the notebook declares, read from
     its namespace (`globals()`)."""

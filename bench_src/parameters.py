@@ -208,10 +208,14 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
 RUN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("results_dir", "Optional[str]", None,
               "where samples go; None: data/results/<profile>-<commit>[-dirty]-<plan digest>"),
-    Parameter("force_build", "bool", False, "rebuild even when sources are unchanged"),
-    Parameter("progress", "bool", True, "progress lines with ETA on stderr"),
-    Parameter("repair", "bool", False, "move unreadable lines of samples.jsonl aside before resuming"),
-    Parameter("new_binaries", "bool", False, "resume with rebuilt programs as a new session instead of refusing"),
+    Parameter("force_build", "bool", False, "rebuild even when sources are unchanged",
+              check=lambda v, p: as_bool("force_build", _or(v, False))),
+    Parameter("progress", "bool", True, "progress lines with ETA on stderr",
+              check=lambda v, p: as_bool("progress", _or(v, True))),
+    Parameter("repair", "bool", False, "move unreadable lines of samples.jsonl aside before resuming",
+              check=lambda v, p: as_bool("repair", _or(v, False))),
+    Parameter("new_binaries", "bool", False, "resume with rebuilt programs as a new session instead of refusing",
+              check=lambda v, p: as_bool("new_binaries", _or(v, False))),
     Parameter("cluster", "Optional[str]", None,
               'None: run here, in this process; "local:N": N hosts on this machine, each on its own CPUs; '
               '"tcp://HOST:PORT": the hosts of a running Dask scheduler (docs/cluster.md)',

@@ -63,6 +63,25 @@ def test_a_bad_parameter_reads_as_one_line_in_the_notebook_as_on_the_command_lin
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("name", ["progress", "repair", "new_binaries", "force_build"])
+def test_a_bad_run_parameter_is_refused_in_the_first_cell_before_the_build(tmp_path, name):
+    # read only where each is used, `progress maybe` was refused after the build cell had built both
+    # programs; the first cell checks every run parameter (the build cell never runs)
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(paths.ROOT / "notebooks" / "run.ipynb"), str(tmp_path / "bad.ipynb"),
+                            parameters={name: "maybe", "results_dir": str(tmp_path / "r"), "smoke": True,
+                                        "workloads": "[sleep]", "ns": "[10]", "samples": 1},
+                            cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False)
+    assert err.value.traceback == [f"error: {name} must be a boolean (true/false, yes/no, on/off, 1/0), got 'maybe'"]
+    executed = json.loads((tmp_path / "bad.ipynb").read_text())
+    code = [c for c in executed["cells"] if c["cell_type"] == "code"]
+    first = next(c for c in code if "refuse_unknown_parameters" in "".join(c["source"]))
+    built = next(c for c in code if "build_programs" in "".join(c["source"]))
+    assert any(o.get("output_type") == "error" for o in first.get("outputs", []))
+    assert built["execution_count"] is None and not built.get("outputs")
+    assert not (tmp_path / "r").exists()
+
+
 def test_only_the_errors_a_user_can_fix_lose_their_traceback():
     # a bug (here a TypeError) keeps its frames; the handler is installed only inside IPython
     from IPython.core.interactiveshell import InteractiveShell
