@@ -336,6 +336,11 @@ def test_repair_rebuilds_meta_json_only_from_the_plan_of_its_samples(tmp_path):
     (lambda m: m["plan"].update(ns="x"), "plan.ns is 'x', not a mapping"),
     (lambda m: m["plan"].update(workloads=["nope"]), "plan.workloads holds 'nope', not a workload of the catalogue"),
     (lambda m: m.update(sessions=[{"foo": 1}, 5]), "sessions[1] is 5, not a mapping"),
+    # values no plan holds: they rebuilt into a plan, read as "a different plan" to a resume (even
+    # with --repair) and failed in the report's int() with a traceback
+    (lambda m: m["plan"]["ns"].update(sleep=["ten"]), "plan.ns.sleep holds 'ten', not an N of 1 to 1,000,000"),
+    (lambda m: m["plan"]["ns"].update(sleep=[10.5]), "plan.ns.sleep holds 10.5, not an N of 1 to 1,000,000"),
+    (lambda m: m["plan"]["params"]["sleep"]["go"].update(work=["abc"]), "plan.params.sleep.go.work = 'abc': expected"),
 ])
 def test_garbage_inside_a_valid_meta_json_is_one_line_naming_the_field(tmp_path, monkeypatch, capsys, change, field):
     from bench_src.__main__ import main

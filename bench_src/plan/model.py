@@ -254,10 +254,45 @@ def stored_plan_problem(d: Any) -> str | None:
         for item in d.get(key, ()):
             if not isinstance(item, str) or item not in known:
                 return f"plan.{key} holds {item!r}, not {words}"
+    values = _stored_values_problem(d)
+    if values:
+        return values
     try:
         plan_from_dict(d).cells()
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         return f"plan does not rebuild into a plan ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _stored_values_problem(d: Mapping[str, Any]) -> str | None:
+    """A value of the stored ns or params that no plan can hold (N "ten", -5 or 10.5; a work of
+    "abc"), naming it: a plan rebuilt with one lists its cells, and it failed later, in the report's
+    int() or as "a different plan" to a resume."""
+    for w, ns in (d.get("ns") or {}).items():
+        if w not in WORKLOADS:
+            return f"plan.ns names {w!r}, not a workload of the catalogue"
+        if not isinstance(ns, list):
+            return f"plan.ns.{w} is {ns!r}, not a list"
+        for n in ns:
+            if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= WORKLOADS[w].max_n:
+                return f"plan.ns.{w} holds {n!r}, not an N of 1 to {WORKLOADS[w].max_n:,}"
+    for w, by_lang in (d.get("params") or {}).items():
+        if w not in WORKLOADS or not isinstance(by_lang, Mapping):
+            return f"plan.params.{w} is not the parameters of a workload of the catalogue"
+        specs = {p.name: p for p in WORKLOADS[w].params}
+        for lang, grid in by_lang.items():
+            if lang not in LANGS or not isinstance(grid, Mapping):
+                return f"plan.params.{w}.{lang} is not a language's parameters"
+            for name, values in grid.items():
+                where = f"plan.params.{w}.{lang}.{name}"
+                if name not in specs or not isinstance(values, list):
+                    return f"{where} is not a parameter of {w} with a list of values"
+                for v in values:
+                    try:
+                        if specs[name].normalise(lang, v, where=where) != v:
+                            return f"{where} holds {v!r}, not a value as a plan stores it"
+                    except ValueError as exc:
+                        return str(exc)
     return None
 
 
