@@ -118,10 +118,11 @@ def command(args: argparse.Namespace) -> int:
             else:
                 build.build(plan.languages)
                 args.run_started = True
-                report = api.run_plan(plan, out, progress=not args.no_progress, repair=args.repair,
-                                      new_binaries=args.new_binaries, cluster=cluster)
-                if report.interrupted:
-                    return 130 if report.ended == "SIGINT" else 143
+                try:
+                    api.run_plan(plan, out, progress=not args.no_progress, repair=args.repair,
+                                 new_binaries=args.new_binaries, cluster=cluster)
+                except api.RunInterrupted as stop:  # the run said so in its own line
+                    return 130 if stop.report.ended == "SIGINT" else 143
         elif args.cmd == "repair":
             api.repair(args.results_dir)
         elif args.cmd == "hosts":

@@ -29,8 +29,19 @@ from .store.space import start_bytes
 # failed build, a server or cluster that does not answer, a full disk, a corrupt file (CorruptFile is
 # a ValueError).  The command line prints each as one line (`error: ...`, exit 2), and
 # errors_in_one_line() makes a notebook show them the same way.
+class RunInterrupted(RuntimeError):
+    """A run ended by SIGINT or SIGTERM (its `report`): every sample taken is stored and the same
+    plan resumes it.  Raised by `run_plan`, so that run.ipynb stops at its run cell (papermill and
+    `make run` with it) instead of reporting on part of a run; the command line exits 130 or 143."""
+
+    def __init__(self, report: runner.RunReport, results_dir: str | Path):
+        self.report = report
+        super().__init__(f"interrupted ({report.ended}): every sample taken so far is stored in {results_dir}; "
+                         "run the same plan again to resume")
+
+
 USER_ERRORS = (ValueError, build.BuildError, LockedError, NotAResultsDirectory, servers.ServerError, DiskFull,
-               ClusterError)
+               ClusterError, RunInterrupted)
 
 
 def errors_in_one_line() -> None:
@@ -184,6 +195,8 @@ def run_plan(plan: Plan, results_dir: str | Path, progress: Any = True, repair: 
                         repair=parse_bool("repair", repair), new_binaries=parse_bool("new_binaries", new_binaries),
                         expected_samples=expected_samples, cluster=spec)
     print(report)
+    if report.interrupted and report.ended in ("SIGINT", "SIGTERM"):
+        raise RunInterrupted(report, results_dir)
     return report
 
 

@@ -41,3 +41,44 @@ def test_the_bench_engine_runs_the_kernel_on_unix_sockets_in_a_private_directory
 def test_make_run_selects_the_engine():
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     assert f"papermill notebooks/run.ipynb \"$$partial\" --engine {kernel.NAME} " in makefile
+
+
+def test_ctrl_c_and_sigterm_are_passed_on_to_the_kernel_and_the_third_is_papermills_own(tmp_path):
+    """The kernel runs in a session of its own: a terminal's Ctrl-C or a SIGTERM to make's process
+    group reaches papermill alone.  The engine sends each on to the kernel's process (where the run
+    ends cleanly and says how to resume) instead of dying of it; a third is papermill's own again."""
+    import signal
+    import subprocess
+    import sys
+
+    import pytest
+
+    # a stand-in kernel: records the signals it receives, then exits on SIGTERM
+    script = ("import signal, sys, time\n"
+              "got = []\n"
+              "def h(s, f):\n"
+              "    got.append(s); print(s, flush=True)\n"
+              "    if s == signal.SIGTERM: sys.exit(0)\n"
+              "signal.signal(signal.SIGINT, h); signal.signal(signal.SIGTERM, h)\n"
+              "print('ready', flush=True)\n"
+              "time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert child.stdout.readline().strip() == "ready"
+
+    class Provisioner:
+        pid = child.pid
+
+    class Manager:
+        provisioner = Provisioner()
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with kernel._Forward([Manager()]) as forward:
+        signal.raise_signal(signal.SIGINT)  # papermill is not interrupted: the kernel is
+        assert child.stdout.readline().strip() == str(int(signal.SIGINT))
+        signal.raise_signal(signal.SIGTERM)
+        assert child.stdout.readline().strip() == str(int(signal.SIGTERM))
+        child.wait(timeout=10)
+        assert forward.count == 2
+        with pytest.raises(KeyboardInterrupt):  # the third: the handler papermill had (here Python's)
+            signal.raise_signal(signal.SIGINT)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

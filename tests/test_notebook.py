@@ -213,3 +213,40 @@ def test_a_missing_results_directory_reads_as_one_line_in_every_analysis_noteboo
     assert err.value.traceback == [f"error: results directory {str(missing)!r} does not exist; run notebooks/run.ipynb "
                                    "or `python -m bench_src run` first, or pass the directory of a run"]
     assert not missing.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", ["INT"])  # SIGTERM takes the same path (test_kernel_engine.py forwards it)
+def test_ctrl_c_or_sigterm_to_papermill_ends_the_run_cleanly_and_stops_the_notebook(built, tmp_path, signum):
+    """The kernel runs in a session of its own, so Ctrl-C and SIGTERM reached papermill alone, which
+    died of them: the kernel was torn down mid-cell ("Kernel died", ZMQ errors), the session never
+    recorded its end, and with SIGINT the notebook went on to report on part of a run.  The bench
+    engine passes them on to the kernel: the run ends as interrupted, its cell fails with the one
+    line, and papermill stops there."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "r"
+    command = [sys.executable, "-m", "papermill", str(paths.ROOT / "notebooks" / "run.ipynb"),
+               str(tmp_path / "out.ipynb"), "--engine", "bench", "--stderr-file", "-", "-p", "workloads", "[sleep]",
+               "-p", "ns", "[10, 1000]", "-p", "samples", "10", "-p", "results_dir", str(out)]
+    proc = subprocess.Popen(command, cwd=str(paths.ROOT), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    samples = out / "samples.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (samples.exists() and len(samples.read_text().splitlines()) >= 20):
+        time.sleep(0.2)
+    proc.send_signal(getattr(signal, f"SIG{signum}"))
+    output, _ = proc.communicate(timeout=300)
+    assert proc.returncode != 0, output[-2000:]
+    assert (f"error: interrupted (SIG{signum}): every sample taken so far is stored in {out}; run the same plan "
+            "again to resume") in output, output[-3000:]
+    assert "Kernel died" not in output and "ZMQError" not in output and "DeadKernelError" not in output
+    session = json.loads((out / "meta.json").read_text())["sessions"][-1]
+    taken = len(samples.read_text().splitlines())
+    assert session["ended"] == f"SIG{signum}" and session["taken"] == taken and 20 <= taken < 88
+    executed = json.loads((tmp_path / "out.ipynb").read_text())
+    report_cell = next(c for c in executed["cells"] if "nb.report(out_dir)" in "".join(c.get("source", "")))
+    assert report_cell["execution_count"] is None, "the notebook stopped at the run cell"
+

@@ -14,25 +14,75 @@ command or `papermill.execute_notebook(..., engine_name="bench")`.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
+import threading
 
 from jupyter_client.manager import AsyncKernelManager
 from papermill.engines import NBClientEngine
 
 NAME = "bench"
+# SIGINT (Ctrl-C) and SIGTERM reach papermill, not the kernel (jupyter_client starts it in a session
+# of its own), and papermill died of them: the kernel was torn down mid-cell ("Kernel died", pages of
+# ZMQ errors), the run never recorded its end and its servers' data stayed in /tmp.  The engine
+# passes them on to the kernel instead, where the run ends cleanly (the session is marked
+# interrupted, one line says how to resume) and its cell fails, which ends papermill.  The third one
+# is papermill's own again, for a kernel that does not answer.
+FORWARDED = (signal.SIGINT, signal.SIGTERM)
+FORWARD_AT_MOST = 2
+
+
+class _Forward:
+    """A handler of FORWARDED signals that sends each to the kernels started (their pids) and,
+    after FORWARD_AT_MOST, puts back the handlers it replaced and raises the signal again."""
+
+    def __init__(self, kernels: list):
+        self.kernels, self.count, self.previous = kernels, 0, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self) for s in FORWARDED}
+        return self
+
+    def __call__(self, signum, frame):
+        self.count += 1
+        if self.count > FORWARD_AT_MOST:
+            self.restore()
+            signal.raise_signal(signum)
+            return
+        for km in self.kernels:
+            pid = getattr(getattr(km, "provisioner", None), "pid", None)
+            if pid:
+                try:
+                    os.kill(pid, signum)
+                except ProcessLookupError:
+                    pass
+
+    def restore(self):
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+        self.previous = {}
+
+    def __exit__(self, *exc):
+        self.restore()
 
 
 class PrivateKernelEngine(NBClientEngine):
-    """papermill's nbclient engine, with the kernel on Unix sockets in a private directory."""
+    """papermill's nbclient engine, with the kernel on Unix sockets in a private directory, and
+    Ctrl-C and SIGTERM passed on to it (`_Forward`)."""
 
     @classmethod
     def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
         with tempfile.TemporaryDirectory(prefix="bench-kernel-") as private:  # mode 0700
             os.chmod(private, 0o700)
 
+            kernels: list = []
+
             class PrivateKernelManager(AsyncKernelManager):  # nbclient starts, owns and shuts it down
                 def __init__(self, **kw):
                     super().__init__(transport="ipc", ip=os.path.join(private, "kernel"), **kw)
+                    kernels.append(self)
 
-            return super().execute_managed_notebook(nb_man, kernel_name, kernel_manager_class=PrivateKernelManager,
-                                                    **kwargs)
+            with _Forward(kernels):
+                return super().execute_managed_notebook(nb_man, kernel_name,
+                                                        kernel_manager_class=PrivateKernelManager, **kwargs)
