@@ -216,7 +216,13 @@ def plan_parameters(text: str) -> dict:
     if not text.lstrip().startswith("{"):
         path = Path(text)
         if path.is_file():
-            source = path.read_text()
+            try:
+                source = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"--plan file {str(path)!r} is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+                                 f"at position {exc.start}); give a YAML or JSON mapping") from None
+            except OSError as exc:
+                raise ValueError(f"--plan file {str(path)!r} cannot be read ({exc.strerror or exc})") from None
         elif not inline:
             raise ValueError(f"--plan {text!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
     value = read_yaml(source, f"--plan {text!r}")

@@ -111,3 +111,21 @@ def test_the_readmes_table_names_every_notebook_parameter_and_no_other():
     named = {n for line in table.splitlines() if line.startswith("| `")
              for n in re.findall(r"`([a-z_]+)`", line.split("|")[1])}
     assert named == set(parameters.notebook_names())
+
+
+def test_a_language_given_twice_is_the_plan_of_it_given_once():
+    # workloads, ns and params given twice were merged; [go, go] was stored as it came, a plan of
+    # another digest for the same samples, which a resume called "a different plan"
+    from bench_src.plan import make_plan
+    twice = make_plan("quick", workloads=["sleep"], ns=[10], languages=["go", "go"])
+    once = make_plan("quick", workloads=["sleep"], ns=[10], languages=["go"])
+    assert twice.languages == ("go",) and twice.digest == once.digest
+
+
+def test_a_plan_file_that_is_not_utf_8_is_named(tmp_path):
+    from bench_src.__main__ import plan_parameters
+    bad = tmp_path / "plan.yaml"
+    bad.write_bytes(b"\xffns: [10]\n")
+    with pytest.raises(ValueError, match=rf"--plan file '{re.escape(str(bad))}' is not UTF-8 text \(byte 0xff at "
+                                         r"position 0\); give a YAML or JSON mapping"):
+        plan_parameters(str(bad))

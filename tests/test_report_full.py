@@ -32,6 +32,11 @@ def test_a_missing_or_empty_directory_is_refused_before_anything_is_written(tmp_
     with pytest.raises(FileNotFoundError, match="has no meta.json"):
         full.full_report(other)
     assert [p.name for p in other.iterdir()] == ["notes.txt"]
+    odd = tmp_path / "odd"
+    (odd / "meta.json").mkdir(parents=True)  # `check` names it so; the report said "has no meta.json"
+    with pytest.raises(FileNotFoundError, match="is not a results directory: it has a directory named meta.json, not "
+                                                "the run's record"):
+        full.full_report(odd)
 
 
 def test_a_run_without_samples_says_so_instead_of_a_method_paragraph(tmp_path):

@@ -265,6 +265,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
     for lang in langs:
         if lang not in LANGS:
             raise ValueError(f"unknown language {lang!r}; allowed: {', '.join(LANGS)}")
+    langs = list(dict.fromkeys(langs))  # [go, go] is the plan of [go], as workloads given twice are
 
     ns_given = _per_workload("ns", ns, wl) if ns is not None else {}
     plan_ns: dict[str, tuple[int, ...]] = {}

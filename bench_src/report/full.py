@@ -65,7 +65,8 @@ def check_results_dir(results_dir: str | Path) -> Path:
     if not d.is_dir():
         raise NotAResultsDirectory(f"results directory {str(d)!r} is a file, not a directory; {hint}")
     if not (d / META).is_file():
-        what = "is empty" if not any(d.iterdir()) else "has no meta.json"
+        what = ("is empty" if not any(d.iterdir()) else
+                "has a directory named meta.json, not the run's record" if (d / META).is_dir() else "has no meta.json")
         raise NotAResultsDirectory(f"{str(d)!r} is not a results directory: it {what}; {hint}")
     return d
 
