@@ -129,6 +129,11 @@ def test_per_task_panels_only_where_n_counts_tasks(df):
     assert labels and not any(lab.startswith("cpu_loops") for lab in labels)
     assert any(lab.startswith("sleep") for lab in labels)
     assert fig.axes[0].get_xscale() == "log"
+    # and says so: the table beside it has cpu_loops rows the figure does not
+    assert any("cpu_loops left out (N is not a count of tasks)" in t for t in _texts(fig))
+    plt.close(fig)
+    fig = figures.per_task(costs[costs["workload"] != "cpu_loops"])
+    assert not any("left out" in t for t in _texts(fig))
     plt.close(fig)
     assert figures.per_task(costs[costs["workload"] == "cpu_loops"]) is None
 

@@ -146,6 +146,7 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     c = costs[costs["workload"].map(lambda w: per_unit(w) is not None)].copy()
     if c.empty:
         return None
+    left_out = sorted(set(costs["workload"]) - set(c["workload"]))
     metric = c["metric"].iloc[0]
     unit = units.metric_unit(metric)
     c = c.sort_values(["workload", "lang", "variant", "params"])
@@ -190,7 +191,8 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
                loc="outside lower center", ncols=2, fontsize=8.5, frameon=False)
     fig.canvas.draw()  # the final layout, to measure the bars against the markers
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
-            join_parts("slope of the per-N typical values over N", threads_caption(c)) + "\n"
+            join_parts("slope of the per-N typical values over N", threads_caption(c),
+                       f"{', '.join(left_out)} left out (N is not a count of tasks)" if left_out else "") + "\n"
             + _interval_caption(c, _narrower_than_marker(ax, intervals), cut))
     return fig
 
