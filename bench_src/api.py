@@ -25,10 +25,6 @@ from .store.results import META, REJECTED, taken_per_cell
 from .store.space import start_bytes
 
 
-# The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
-# failed build, a server or cluster that does not answer, a full disk, a corrupt file (CorruptFile is
-# a ValueError).  The command line prints each as one line (`error: ...`, exit 2), and
-# errors_in_one_line() makes a notebook show them the same way.
 class RunInterrupted(RuntimeError):
     """A run ended by SIGINT or SIGTERM (its `report`): every sample taken is stored and the same
     plan resumes it.  Raised by `run_plan`, so that run.ipynb stops at its run cell (papermill and
@@ -40,6 +36,11 @@ class RunInterrupted(RuntimeError):
                          "run the same plan again to resume")
 
 
+# The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
+# failed build, a server or cluster that does not answer, a full disk, a corrupt file (CorruptFile is
+# a ValueError), a run ended by a signal.  The command line prints each as one line (`error: ...`,
+# exit 2; an interrupted run exits 130 or 143), and errors_in_one_line() makes a notebook show them
+# the same way.
 USER_ERRORS = (ValueError, build.BuildError, LockedError, NotAResultsDirectory, servers.ServerError, DiskFull,
                ClusterError, RunInterrupted)
 
