@@ -252,8 +252,9 @@ def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float 
     forest plots, written to `out_dir` (default: data/results/hosts-<plan digest>); prints the
     summary (unless `echo` is False) and returns the HostsReport.  `factor`: see load_hosts."""
     df = load_hosts(results_dirs, factor=factor)
-    rep = hosts_report_module.analyse(df, margin=margin)
     out = Path(out_dir) if out_dir else paths.RESULTS / f"hosts-{df.attrs['meta'].get('plan_digest', 'plan')}"
+    hosts_report_module.refuse_foreign(out)  # before the analysis: nothing but its own files there
+    rep = hosts_report_module.analyse(df, margin=margin)
     written = hosts_report_module.save(rep, out, margin)
     if echo:
         print("\n".join(hosts_report_module.summary_lines(rep)))

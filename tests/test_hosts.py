@@ -177,6 +177,22 @@ def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr.startswith("error: ") and "another plan" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "x").exists()
+    # the same report again replaces its own files; a directory holding anything else is not written into
+    again = subprocess.run([sys.executable, "-m", "bench_src", "hosts", str(a), str(b), "--out", str(out)],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    for into, what in ((a, "it is a run's results directory"), (tmp_path / "mine", "it holds 'notes.txt', which a "
+                                                                 "hosts report does not write")):
+        into.mkdir(exist_ok=True)
+        if not (into / "meta.json").exists():
+            (into / "notes.txt").write_text("mine")
+        before = sorted(p.name for p in into.iterdir())
+        refused = subprocess.run([sys.executable, "-m", "bench_src", "hosts", str(a), str(b), "--out", str(into)],
+                                 capture_output=True, text=True, timeout=300)
+        assert refused.returncode == 2 and refused.stderr == (
+            f"error: the hosts report is not written into {str(into)!r}: {what}; give --out a new or empty "
+            "directory\n"), refused.stderr
+        assert sorted(p.name for p in into.iterdir()) == before
 
 
 def test_a_difference_named_as_a_factor_is_accepted_and_kept_apart(tmp_path):

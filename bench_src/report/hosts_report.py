@@ -2,6 +2,8 @@
 ratios with tau and I^2, "holds on k of m", and the forest plots, written to one directory."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,9 +88,30 @@ def summary_lines(rep: HostsReport) -> list[str]:
     return out
 
 
-def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) -> list[Path]:
-    """Tables as CSV, the summary as Markdown, a forest plot per metric as SVG, PNG and PDF."""
+# The names `save` writes: a directory holding anything else (a run's results, someone's files) is
+# not written into, so that a report of several hosts never mixes with or overwrites other files.
+OWN_FILES = re.compile(r"hosts\.(csv|md)|(per_host|combined)_\w+\.csv|forest_\w+\.(svg|png|pdf)")
+
+
+def refuse_foreign(directory: str | Path) -> None:
+    """A ValueError naming the first entry of `directory` that `save` does not write (none if it
+    does not exist or holds only a report of several hosts, which a new one replaces)."""
     d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise ValueError(f"the hosts report's directory {str(d)!r} is a file; give --out a directory")
+    foreign = sorted(p.name for p in d.iterdir() if not OWN_FILES.fullmatch(p.name)) if d.is_dir() else []
+    if foreign:
+        what = ("it is a run's results directory" if "meta.json" in foreign
+                else f"it holds {foreign[0]!r}, which a hosts report does not write")
+        raise ValueError(f"the hosts report is not written into {str(d)!r}: {what}; give --out a new or empty "
+                         "directory")
+
+
+def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) -> list[Path]:
+    """Tables as CSV, the summary as Markdown, a forest plot per metric as SVG, PNG and PDF, in a
+    directory that holds nothing else (`refuse_foreign`)."""
+    d = Path(directory)
+    refuse_foreign(d)
     d.mkdir(parents=True, exist_ok=True)
     written = []
     with writing(d / "hosts.csv") as path:
