@@ -87,9 +87,16 @@ def test_every_table_and_figure_is_exported(report):
 def test_the_html_report_is_self_contained_and_holds_every_figure_and_table(report):
     page = (report.export_dir / "report.html").read_text()
     assert html.external_references(page) == []
+    import html as html_text
+    titled = 0
     for name in report.figures:
-        m = f"<figure id='fig-{name}'><img alt='{name}' src='data:image/svg+xml;base64,"
+        said = html_text.escape(report.figure_titles.get(name) or name)
+        m = f"<figure id='fig-{name}'><img alt='{said}' src='data:image/svg+xml;base64,"
         assert m in page, name
+        # captioned with the figure's own title, not its file name
+        assert f"<figcaption>{said} (export/figures/{name}.svg, .png, .pdf)</figcaption>" in page, name
+        titled += name in report.figure_titles
+    assert titled == len(report.figures), sorted(set(report.figures) - set(report.figure_titles))
     for name in report.tables:
         assert f"id='table-{name}'" in page, name
     # every embedded SVG is a whole figure and refers to nothing outside itself

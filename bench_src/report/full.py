@@ -32,6 +32,7 @@ class Report:
     margin: float = compare.MARGIN
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: dict[str, list[Path]] = field(default_factory=dict)
+    figure_titles: dict[str, str] = field(default_factory=dict)  # each figure's own title, for captions
     files: list[Path] = field(default_factory=list)
     method: str = ""
 
@@ -143,7 +144,10 @@ def make_figures(rep: Report) -> Report:
 
     def keep(name: str, fig) -> None:
         if fig is not None:
+            title = getattr(fig, "bench_title", "")
             rep.figures[name] = images.save(fig, out, name)
+            if title:
+                rep.figure_titles[name] = title
 
     with theme.context():
         for m in FIGURE_METRICS:

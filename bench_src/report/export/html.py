@@ -90,13 +90,16 @@ def _data_uri(path: Path) -> str:
     return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
-def _figure(name: str, paths: list[Path]) -> str:
+def _figure(name: str, paths: list[Path], title: str = "") -> str:
+    """A figure with its own title as the caption and alt text (the file name where it has none),
+    and where its files are."""
     by_ext = {p.suffix[1:]: p for p in paths}
     src = by_ext.get("svg") or by_ext.get("png")
     if src is None or not src.exists():
         return ""
-    return (f"<figure id='fig-{html.escape(name)}'><img alt='{html.escape(name)}' src='{_data_uri(src)}'>"
-            f"<figcaption>{html.escape(name)} (export/figures/{html.escape(name)}.svg, .png, .pdf)</figcaption>"
+    said = html.escape(title or name)
+    return (f"<figure id='fig-{html.escape(name)}'><img alt='{said}' src='{_data_uri(src)}'>"
+            f"<figcaption>{said} (export/figures/{html.escape(name)}.svg, .png, .pdf)</figcaption>"
             f"</figure>")
 
 
@@ -141,7 +144,7 @@ def _findings(rep, used_figures: set) -> str:
             parts.append("<ol>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ol>")
     for name in FINDINGS_FIGURES:
         if name in rep.figures:
-            parts.append(_figure(name, rep.figures[name]))
+            parts.append(_figure(name, rep.figures[name], rep.figure_titles.get(name, "")))
             used_figures.add(name)
     return "".join(parts) + "</section>"
 
@@ -179,7 +182,7 @@ def render(rep) -> str:
         for prefix in figure_prefixes:
             for name, paths in rep.figures.items():
                 if name not in used_figures and _matches(name, (prefix,)):
-                    parts.append(_figure(name, paths))
+                    parts.append(_figure(name, paths, rep.figure_titles.get(name, "")))
                     used_figures.add(name)
         for prefix in table_prefixes:
             for name, table in rep.tables.items():
@@ -192,7 +195,7 @@ def render(rep) -> str:
     other_figures = [n for n in rep.figures if n not in used_figures]
     if other_tables or other_figures:
         sections.append(("other", "Other tables and figures", "",
-                         [_figure(n, rep.figures[n]) for n in other_figures]
+                         [_figure(n, rep.figures[n], rep.figure_titles.get(n, "")) for n in other_figures]
                          + [_table(n, rep.tables[n]) for n in other_tables]))
     toc = ((["<li><a href='#findings'>Findings</a></li>"] if findings_html else [])
            + ["<li><a href='#method'>Method</a></li>"]

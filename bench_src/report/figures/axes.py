@@ -37,7 +37,9 @@ def panel_grid(count: int, width: float = 5.4, height: float = 4.0, ncols: int =
 
 
 def figure_header(fig: plt.Figure, title: str, caption: str = "") -> None:
-    """Title and caption line in the space `_panels` left on top."""
+    """Title and caption line in the space `_panels` left on top; the title is kept on the figure
+    (`bench_title`) for the report's caption of it."""
+    fig.bench_title = title
     h = fig.get_figheight()
     fig.text(0.5, 1 - 0.22 / h, title, ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"],
              fontweight="bold")

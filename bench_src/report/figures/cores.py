@@ -67,7 +67,8 @@ def ratio_vs_cores(table: pd.DataFrame, margin: float | None = None) -> plt.Figu
         ax.set_title(w)
         ax.set_ylabel(f"Go / Rust, {units.metric_name(metric)} (below 1: Go lower)")
         ax.legend(fontsize=7.5, loc="best")
-    fig.suptitle(f"Go / Rust ratio of {units.metric_name(metric)} against cores, with intervals", fontsize=11)
+    fig.bench_title = f"Go / Rust ratio of {units.metric_name(metric)} against cores, with intervals"
+    fig.suptitle(fig.bench_title, fontsize=11)
     fig.text(0.5, -0.02, "'changed': the paired test of the ratio's change from the fewest cores excludes no change",
              ha="center", fontsize=8.5)
     return fig
@@ -99,5 +100,6 @@ def speedup(table: pd.DataFrame) -> plt.Figure:
         ax.set_title(w)
         ax.set_ylabel(f"speed-up of {units.metric_name(metric)} (at {base} core / at k)")
         ax.legend(fontsize=7, loc="best")
-    fig.suptitle(f"Speed-up with cores, per language, with intervals ({units.metric_name(metric)})", fontsize=11)
+    fig.bench_title = f"Speed-up with cores, per language, with intervals ({units.metric_name(metric)})"
+    fig.suptitle(fig.bench_title, fontsize=11)
     return fig

@@ -74,5 +74,6 @@ def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None 
     if margin:
         handles.append(Patch(color=EQUIVALENCE_COLOR, alpha=0.5, label=f"equivalence band ±{margin:.0%}"))
     fig.legend(handles=handles, loc="outside lower center", ncols=1, fontsize=8, frameon=False)
-    fig.suptitle(f"Go / Rust ratio of {units.metric_name(metric)} per host and combined", fontsize=12)
+    fig.bench_title = f"Go / Rust ratio of {units.metric_name(metric)} per host and combined"
+    fig.suptitle(fig.bench_title, fontsize=12)
     return fig

@@ -322,8 +322,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     bar.set_ticks(ticks, labels=[_ratio_label(2 ** k) for k in ticks])
     lower, upper = _direction_words(metric)
     bar.set_label(f"Go / Rust (blue: {lower}; red: {upper})", fontsize=9)
-    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h,
-             f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)",
+    fig.bench_title = f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)"
+    fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.2 / fig_h, fig.bench_title,
              ha="center", va="top", fontsize=plt.rcParams["figure.titlesize"], fontweight="bold")
     fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
              join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust"
