@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import hosts, rules
+from ..store.results import META
 from . import figures, tables, theme, units
 from .export import images
 from .export.base import written as writing
@@ -101,7 +102,7 @@ def refuse_foreign(directory: str | Path) -> None:
         raise ValueError(f"the hosts report's directory {str(d)!r} is a file; give --out a directory")
     foreign = sorted(p.name for p in d.iterdir() if not OWN_FILES.fullmatch(p.name)) if d.is_dir() else []
     if foreign:
-        what = ("it is a run's results directory" if "meta.json" in foreign
+        what = ("it is a run's results directory" if META in foreign
                 else f"it holds {foreign[0]!r}, which a hosts report does not write")
         raise ValueError(f"the hosts report is not written into {str(d)!r}: {what}; give --out a new or empty "
                          "directory")
