@@ -63,7 +63,7 @@ run: venv
 	$(MAKE) --no-print-directory system-deps build || exit 2; \
 	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
 	partial="$$dir/run.partial.$$$$.ipynb"; \
-	if $(BIN)/papermill notebooks/run.ipynb "$$partial" --engine bench --stderr-file - \
+	if $(BIN)/python -m bench_src notebook notebooks/run.ipynb "$$partial" \
 	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)") \
 	     $(if $(THREADS),-p threads "$(THREADS)") $(if $(MEM_LIMIT_MB),-p mem_limit_mb "$(MEM_LIMIT_MB)") >&2; then \
 	  mv -f "$$partial" "$$dir/run.ipynb"; \

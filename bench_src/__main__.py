@@ -1,4 +1,4 @@
-"""Command line: `python -m bench_src {build,check,results-dir,run,report,hosts,engines,repair,list,with-servers}`.
+"""Command line: `python -m bench_src {build,check,results-dir,run,report,hosts,engines,repair,list,with-servers,notebook}`.
 
 An error is one line on stderr (`error: ...`, exit 2), never a traceback; so is Ctrl-C outside a
 run (exit 130: a run ends itself cleanly and says so).  The harness is imported inside that guard,
@@ -87,7 +87,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ws = sub.add_parser("with-servers", help="run a command with private MariaDB and PostgreSQL servers, their "
                                              "DSNs in BENCH_TEST_MYSQL_DSN and BENCH_TEST_POSTGRES_DSN")
     ws.add_argument("command", nargs=argparse.REMAINDER)
+    nb = sub.add_parser("notebook", help="execute a notebook with papermill's bench engine (make run's): a failed "
+                                         "cell is its error line, not papermill's traceback")
+    nb.add_argument("input")
+    nb.add_argument("output")
+    nb.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                    help="a parameter, its value a string as papermill's -p gives it (the notebook parses it)")
     return ap.parse_args(argv)
+
+
+def notebook_command(args: argparse.Namespace) -> int:
+    """papermill with the bench engine, its kernel's stderr on ours; a cell that fails ends it with
+    that cell's error as the cell showed it (one line for the errors a user can fix), where
+    papermill's own command printed its frames first; exit 1 (130 after a third Ctrl-C)."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    from .run import kernel
+
+    try:
+        papermill.execute_notebook(args.input, args.output, parameters=dict(args.parameter),
+                                   engine_name=kernel.NAME, stderr_file=sys.stderr)
+    except PapermillExecutionError as exc:
+        print("\n".join(exc.traceback) or f"{exc.ename}: {exc.evalue}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"interrupted: the notebook stopped; {args.output} holds what it ran", file=sys.stderr)
+        return 130
+    return 0
 
 
 def command(args: argparse.Namespace) -> int:
@@ -100,6 +127,8 @@ def command(args: argparse.Namespace) -> int:
         return with_servers(args.command)
     if args.cmd == "report":
         return report_command(args)
+    if args.cmd == "notebook":
+        return notebook_command(args)
 
     try:
         if args.cmd == "build":

@@ -39,8 +39,29 @@ def test_the_bench_engine_runs_the_kernel_on_unix_sockets_in_a_private_directory
 
 
 def test_make_run_selects_the_engine():
+    # make run executes run.ipynb through `python -m bench_src notebook`, which is papermill with this engine
+    import inspect
+
+    from bench_src import __main__ as cli
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    assert f"papermill notebooks/run.ipynb \"$$partial\" --engine {kernel.NAME} " in makefile
+    assert "$(BIN)/python -m bench_src notebook notebooks/run.ipynb \"$$partial\" " in makefile
+    assert "engine_name=kernel.NAME" in inspect.getsource(cli.notebook_command)
+
+
+def test_a_failed_cell_is_its_one_line_not_papermills_traceback(tmp_path):
+    """papermill's command printed its own frames before the cell's error line; `python -m bench_src
+    notebook` (make run's) prints the cell's error as the cell showed it: one line for a user's error."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "bench_src", "notebook", "notebooks/run.ipynb",
+                           str(tmp_path / "o.ipynb"), "-p", "progress", "maybe", "-p", "results_dir", str(tmp_path / "r")],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.rstrip().splitlines()[-1] == ("error: progress must be a boolean (true/false, yes/no, on/off, "
+                                                     "1/0), got 'maybe'"), proc.stderr[-2000:]
+    executed = json.loads((tmp_path / "o.ipynb").read_text())
+    assert any(o.get("output_type") == "error" for c in executed["cells"] for o in c.get("outputs", []))
 
 
 def test_ctrl_c_and_sigterm_are_passed_on_to_the_kernel_and_the_third_is_papermills_own(tmp_path):

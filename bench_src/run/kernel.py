@@ -8,8 +8,9 @@ warning).  This engine runs the same kernel with jupyter_client's `ipc` transpor
 channels' sockets in a new 0700 directory, removed afterwards: no other user can reach them.
 (ipykernel still listens on one TCP port for the output of subprocesses it forks: it only
 receives, and drops a message without its random key; docs/security.md.)  `make run` selects it
-(`papermill --engine bench`, registered as an entry point in pyproject.toml); so can any papermill
-command or `papermill.execute_notebook(..., engine_name="bench")`.
+(through `python -m bench_src notebook`, papermill with `engine_name="bench"`, registered as an entry
+point in pyproject.toml); so can any papermill command (`--engine bench`) or
+`papermill.execute_notebook(..., engine_name="bench")`.
 """
 from __future__ import annotations
 
