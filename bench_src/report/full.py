@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, cores, hosts, memory, quality, robustness, scaling, sequential, stats
+from ..analysis import compare, cores, hosts, memory, quality, robustness, scaling, sequential, stats, validity
 from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
 from ..store.results import META
 from . import figures, findings, method, tables, theme
@@ -112,8 +112,8 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         if not models.empty:
             rep.tables[f"models_{m}"] = models
         rep.tables[f"variants_{m}"] = compare.compare_variants(df, m, margin=margin)
-        # idle tasks count only where every task was alive at once (memory.all_alive)
-        rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df[memory.all_alive(df)], m)
+        # idle tasks count only where every task was alive at once (validity.all_alive)
+        rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df[validity.all_alive(df)], m)
         if (df["arm"].fillna("") != "").any():
             rep.tables[f"aa_{m}"] = compare.compare_arms(df, m, margin=margin)
     if "cores" in df.columns and df["cores"].dropna().nunique() > 1:  # a plan with several core counts
