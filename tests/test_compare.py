@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench_src.analysis import compare, quality, scaling
+from bench_src.analysis import compare, quality, rules, scaling
 
 
 def test_holm_matches_a_hand_worked_example():
@@ -123,6 +123,8 @@ def test_samples_needed_scales_with_the_square_of_the_width():
                       "rust_samples": [10]})
     needed = quality.samples_needed(t, 0.02)
     assert needed["samples_needed"].iloc[0] == 40 and needed["half_width"].iloc[0] == pytest.approx(0.04)
+    # by default the target is the equivalence margin, the rules'
+    assert quality.samples_needed(t)["target_half_width"].iloc[0] == rules.MARGIN
 
 
 def test_a_wide_interval_s_half_width_is_the_factor_it_reaches_either_way():

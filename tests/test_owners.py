@@ -90,6 +90,55 @@ def test_margins_and_alphas_are_read_from_their_owners():
     assert written == []
 
 
+
+def module_constants(source: str) -> list[tuple[int, str, object]]:
+    """(line, name, value) of every module-level name bound to a value written out (a number, a
+    string, or a tuple, list or set of them)."""
+    out = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if not targets or node.value is None:
+            continue
+        try:
+            value = ast.literal_eval(node.value)
+        except ValueError:
+            continue
+        out += [(node.lineno, t.id, value) for t in targets if isinstance(t, ast.Name)]
+    return out
+
+
+def test_the_check_sees_a_constant_written_again_and_not_one_read():
+    source = "from . import rules\nCONFIDENCE = 0.95\nLEVEL = rules.CONFIDENCE\nKINDS = ('a', 'b')\n"
+    assert module_constants(source) == [(2, "CONFIDENCE", 0.95), (4, "KINDS", ("a", "b"))]
+
+
+def test_the_rules_constants_are_not_written_again_at_module_level():
+    """A module that needs CONFIDENCE, ALPHA, MARGIN... imports it from the rules: a copy of its own
+    would keep the old value when the rule changes (the Method would state one level, the intervals
+    use another)."""
+    rules = HARNESS / "analysis" / "rules.py"
+    owned = {name for _, name, value in module_constants(rules.read_text())
+             if isinstance(value, (int, float)) and not isinstance(value, bool)}
+    assert {"ALPHA", "MARGIN", "CONFIDENCE", "POWER", "PRECISION_TARGET"} <= owned
+    copies = [f"{path.relative_to(ROOT)}:{line} {name} = {value!r}"
+              for path in sorted(HARNESS.rglob("*.py")) if str(path.relative_to(ROOT)) not in STATISTICAL_OWNERS
+              for line, name, value in module_constants(path.read_text()) if name in owned]
+    assert copies == []
+
+
+def test_a_list_of_names_is_written_in_one_module():
+    """The same list of metrics, columns or verdict kinds written out in two modules is one rule with
+    two owners: each module reads it from the one that owns it."""
+    where: dict[tuple, list[str]] = {}
+    for path in sorted(HARNESS.rglob("*.py")):
+        for line, name, value in module_constants(path.read_text()):
+            if isinstance(value, (tuple, list, set, frozenset)) and len(value) >= 2 \
+                    and all(isinstance(v, str) for v in value):
+                key = tuple(sorted(value)) if isinstance(value, (set, frozenset)) else tuple(value)
+                where.setdefault(key, []).append(f"{path.relative_to(ROOT)}:{line} {name}")
+    twice = {k: v for k, v in where.items() if len({w.split(":")[0] for w in v}) > 1}
+    assert twice == {}
+
 # A results directory's files and its export's layout: each name has one owner, which every
 # other module reads (the store's files, the export directory and its folders, the report page).
 RESULT_FILES = {

@@ -154,6 +154,10 @@ def test_samples_needed_reads_as_a_comparison_with_the_target():
     # the extrapolation's assumption is stated beside the counts it gives
     caption = tables.readable(needed, "samples_needed_elapsed_s").caption
     assert "shrank as 1 / sqrt(n) with the test's critical value held where it is" in caption
+    # the target is the analysis's equivalence margin, and the table says which
+    assert "would be ±2% if" in caption
+    wider = tables.readable(quality.samples_needed(_comparison(), 0.05), "samples_needed_elapsed_s")
+    assert "would be ±5% if" in wider.caption and "for a ±5% interval" in wider.title
 
 
 def test_an_interval_that_excludes_one_never_reads_as_reaching_it():

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
-from .families import key_params, key_text, key_threads, param_columns, with_param_columns
+from .families import KEY_COLUMNS, key_params, key_text, key_threads, param_columns, with_param_columns
 from .validity import counted
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
@@ -31,7 +31,7 @@ from ..catalogue import WORKLOADS
 MARGIN = rules.MARGIN
 ALPHA = rules.ALPHA
 TIME_METRICS = rules.TIME_METRICS
-CELL_COLUMNS = ["workload", "lang", "variant", "n", "threads_requested", "arm"]
+CELL_COLUMNS = KEY_COLUMNS
 
 
 # --- small helpers kept for callers and tests ----------------------------------------------------
@@ -307,7 +307,7 @@ def _detectable(low: float, high: float, last: paired.Location, level: float) ->
     return min(mde, high - low)
 
 
-def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = stats.CONFIDENCE,
+def compare_pair(a_codes, a_values, b_codes, b_values, confidence: float = rules.CONFIDENCE,
                  paired_data: bool = True) -> dict:
     """One comparison on its own (a family of one, a fixed design): ratio a / b with its
     `confidence` interval, p-value and every descriptive statistic."""

@@ -39,6 +39,9 @@ from . import multiplicity, rules
 from .compare import CellValues, compare, go_vs_rust_row
 from ..plan.comparisons import comparisons
 
+# the metrics analysed per host and across hosts: a cluster run's report and the hosts command both read it
+METRICS = rules.HEADLINE_METRICS
+
 
 @dataclass(frozen=True)
 class Combined:

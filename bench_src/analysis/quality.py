@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from . import rules
 from .compare import ALPHA, holm
 from .stats import CELL_KEYS
 
@@ -65,9 +66,10 @@ def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> 
     return out
 
 
-def samples_needed(ratios: pd.DataFrame, target_half_width: float = 0.02) -> pd.DataFrame:
+def samples_needed(ratios: pd.DataFrame, target_half_width: float = rules.MARGIN) -> pd.DataFrame:
     """From a pilot's comparison table: the samples per cell for the ratio's CI half-width to reach
-    the target (±2%: the interval within [r / 1.02, r x 1.02]), assuming it shrinks as 1 / sqrt(n)
+    the target (by default the equivalence margin, ±2%: the interval within [r / 1.02, r x 1.02];
+    kept in `target_half_width`), assuming it shrinks as 1 / sqrt(n)
     (n: the pairs of a paired row, else the smaller side's samples).  The half-width is taken where
     the interval is built, on the log scale (half of log(high / low)), and given as the factor it
     stands for less 1 (`half_width`: 0.58 for [0.116, 0.277], ×/÷ 1.58; taken on the ratio itself,
@@ -80,6 +82,7 @@ def samples_needed(ratios: pd.DataFrame, target_half_width: float = 0.02) -> pd.
     if "pairs" in out and "pairing" in out:
         n = n.where(out["pairing"] != "paired", out["pairs"])
     out["half_width"] = np.expm1(log_half)
+    out["target_half_width"] = float(target_half_width)
     target = math.log1p(target_half_width)
     out["samples_needed"] = [
         (max(int(k), math.ceil(round(k * (h / target) ** 2, 6))) if np.isfinite(h) else np.nan)

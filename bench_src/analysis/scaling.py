@@ -30,7 +30,7 @@ from scipy import stats as sps
 
 from .families import param_columns, with_param_columns
 from .ranktests import walsh_averages
-from .stats import CONFIDENCE
+from .rules import CONFIDENCE
 
 SERIES = ["workload", "lang", "variant", "threads_requested", "arm", "params"]
 MIN_N_VALUES = 3

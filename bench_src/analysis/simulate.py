@@ -40,7 +40,7 @@ from . import hosts as hosts_module
 from ..plan import make_plan
 
 SHAPES = ("lognormal", "heavy", "bimodal")
-KINDS = ("a", "b", "equivalent", "inconclusive")
+KINDS = multiplicity.KINDS
 BIMODAL_GAP = 0.2
 PARAMS = {"kernel": "xorshift", "work": "10"}
 

@@ -15,9 +15,9 @@ import pandas as pd
 from scipy import stats
 
 from .families import param_columns, with_param_columns
+from .rules import CONFIDENCE
 from .validity import counted
 
-CONFIDENCE = 0.95
 MIN_SAMPLES = 5
 N_RESAMPLES = 4000
 # median_ci: how far from the nominal confidence the exact coverage of the chosen interval may be

@@ -19,8 +19,10 @@ import pandas as pd
 from ..analysis import rules
 from . import units
 
-FINDING_METRICS = ("elapsed_s", "peak_rss_mib")
-SMALL_MDE = 0.05  # an open comparison that could have shown 5% is "open, but small if anything"
+FINDING_METRICS = rules.HEADLINE_METRICS
+# an open comparison that could have shown this difference is "open, but small if anything": the
+# size at which the sequential rule stops sampling an inconclusive comparison
+SMALL_MDE = rules.PRECISION_TARGET
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, cores, hosts, memory, quality, robustness, scaling, sequential, stats, validity
+from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats, validity
 from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
 from ..store.results import META
 from . import figures, findings, method, tables, theme
@@ -21,7 +21,7 @@ from .export.base import FIGURES, export_dir
 from .export.registry import exporters
 
 METRICS = ("elapsed_s", "peak_rss_mib", "cpu_s")
-FIGURE_METRICS = ("elapsed_s", "peak_rss_mib")
+FIGURE_METRICS = rules.HEADLINE_METRICS
 
 
 @dataclass
@@ -72,8 +72,6 @@ def check_results_dir(results_dir: str | Path) -> Path:
     return d
 
 
-# the metrics analysed per host and across hosts when a run's samples come from several hosts
-HOST_METRICS = ("elapsed_s", "peak_rss_mib")
 ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_")
 
 
@@ -121,7 +119,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
             rep.tables[f"ratio_vs_cores_{m}"] = cores.ratio_vs_cores(df, m, margin=margin)
             rep.tables[f"speedup_{m}"] = cores.speedup(df, m)
     if "host" in df.columns and df["host"].dropna().nunique() > 1:  # a cluster run: pairs within each host
-        for m in HOST_METRICS:
+        for m in hosts.METRICS:
             rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)
             rep.tables[f"across_hosts_{m}"] = hosts.across_hosts(df, m, margin)
     above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df), df)
@@ -132,7 +130,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         rep.tables["idle_wait_modes"] = modes
     rep.tables["drift_elapsed_s"] = quality.drift(df, "elapsed_s")
     if not rep.tables["go_vs_rust_elapsed_s"].empty:
-        rep.tables["samples_needed_elapsed_s"] = quality.samples_needed(rep.tables["go_vs_rust_elapsed_s"], 0.02)
+        rep.tables["samples_needed_elapsed_s"] = quality.samples_needed(rep.tables["go_vs_rust_elapsed_s"], margin)
     return rep
 
 

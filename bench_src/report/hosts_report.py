@@ -15,7 +15,6 @@ from . import figures, tables, theme, units
 from .export import images
 from .export.base import written as writing
 
-METRICS = ("elapsed_s", "peak_rss_mib")
 KIND_WORDS = {"a": "Go lower", "b": "Rust lower", "equivalent": "equivalent", "inconclusive": "inconclusive"}
 
 
@@ -52,7 +51,7 @@ def overview(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["host", "label", "machine", "directories", "results_dirs", "measured_samples"])
 
 
-def analyse(df: pd.DataFrame, metrics=METRICS, margin: float = rules.MARGIN) -> HostsReport:
+def analyse(df: pd.DataFrame, metrics=hosts.METRICS, margin: float = rules.MARGIN) -> HostsReport:
     rep = HostsReport(df, overview(df))
     for metric in metrics:
         if metric in df.columns:

@@ -80,7 +80,7 @@ SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
     ("per-task", "Cost of one more task", ("per_task_",), ("per_task_",), ""),
     ("distributions", "Distributions of the samples", (), ("distribution_",), ""),
     ("quality", "Quality checks", ("drift_", "samples_needed_", "aa_"), (),
-     "Drift of each cell with the run order; samples needed for a ±2% interval on the ratio; the A/A check when "
+     "Drift of each cell with the run order; samples needed for an interval on the ratio within the equivalence margin; the A/A check when "
      "the run was one."),
 )
 

@@ -183,12 +183,14 @@ def samples_needed(table: pd.DataFrame) -> Readable:
         lambda v: "" if blank(v) else units.detectable(v)).values
     frame["samples needed"] = column_of(table.reset_index(drop=True), "samples_needed").map(units.count).values
     first = r.caption.split(". ")[0] + ". " if r.caption else ""
-    return Readable(frame, first + "Samples needed: the pairs (unpaired: samples per side) at which this "
-                    "interval, at the same level, would be ±2% if its half-width shrank as 1 / sqrt(n) with the "
-                    "test's critical value held where it is and the spread as measured; that value falls as pairs "
-                    "are added (most for Student's t from few pairs), so, the spread staying, at most this many "
-                    "would be needed.",
-                    "Samples needed per side for a ±2% interval on the ratio", r.constants)
+    targets = column_of(table, "target_half_width").dropna().unique()
+    target = f"{float(targets[0]) * 100:g}%" if len(targets) == 1 else "the equivalence margin"
+    return Readable(frame, first + f"Samples needed: the pairs (unpaired: samples per side) at which this "
+                    f"interval, at the same level, would be ±{target} if its half-width shrank as 1 / sqrt(n) with "
+                    "the test's critical value held where it is and the spread as measured; that value falls as "
+                    "pairs are added (most for Student's t from few pairs), so, the spread staying, at most this "
+                    "many would be needed.",
+                    f"Samples needed per side for a ±{target} interval on the ratio", r.constants)
 
 
 def _bound(v: float) -> str:

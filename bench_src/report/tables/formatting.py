@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...analysis import multiplicity
 from ...catalogue import WORKLOADS
 from .. import units
 from .markup import Readable
 
-VERDICT_KINDS = ("a", "b", "equivalent", "inconclusive")
+VERDICT_KINDS = multiplicity.KINDS
 # effect-size columns a comparison table may carry, with their reading name
 EFFECT_SIZES = {"cliffs_delta": "Cliff's δ", "effect_size": "effect size", "rank_biserial": "rank-biserial r",
                 "hodges_lehmann": "Hodges-Lehmann shift", "cohens_d": "Cohen's d"}
