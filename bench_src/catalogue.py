@@ -300,7 +300,9 @@ WORKLOADS: dict[str, Workload] = {
             "ping_pong", "3",
             {"go": ("channels",), "rust": ("multi-thread", "current-thread")},
             (
-                Param("buffer", "1", minimum=0, minimum_by_lang={"rust": 1}, checksum=False,
+                # at most 2^26 slots: a Go channel allocates its whole capacity when it is made
+                # (gobench's maxPingPongBuffer)
+                Param("buffer", "1", minimum=0, minimum_by_lang={"rust": 1}, maximum=2**26, checksum=False,
                       doc="channel capacity; 0 = unbuffered (Go only: tokio::sync::mpsc has no rendezvous channel)"),
                 Param("mode", "lockstep", kind="choice", choices=("lockstep", "pipelined"), checksum=False,
                       doc="lockstep: wait for each reply; pipelined: stream all requests"),

@@ -1,4 +1,5 @@
-"""Both programs against the Python oracle and against each other, through the real launcher."""
+"""Both programs, run directly, against the Python oracle and against each other, and against the
+catalogue (their `list`)."""
 import json
 import subprocess
 
@@ -33,6 +34,27 @@ def test_catalogue_matches_the_program(built, lang):
         assert got["variants"] == list(w.variants[lang])
         assert got["default_variant"] == w.default_variant(lang)
         assert got["params"] == w.default_params(lang)
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_the_plan_accepts_only_values_the_program_accepts(built, lang):
+    """Every value the catalogue lets into a plan is one the program takes: an integer knob's range
+    lies within the program's, a choice is among its choices (the plan refuses, before anything is
+    built, a value one of them would reject)."""
+    listed = result(lang, "list")["workloads"]
+    wider = []
+    for name, w in WORKLOADS.items():
+        limits = listed[name]["limits"]
+        for p in w.params_for(lang):
+            got = limits[p.name]
+            if p.kind == "int":
+                assert "min" in got, (name, p.name, got)
+                if p.minimum_for(lang) < got["min"] or p.maximum > got["max"]:
+                    wider.append(f"{name} {p.name}: plan [{p.minimum_for(lang)}, {p.maximum}], "
+                                 f"{lang} [{got['min']}, {got['max']}]")
+            elif not set(p.choices_for(lang)) <= set(got["choices"]):
+                wider.append(f"{name} {p.name}: plan {p.choices_for(lang)}, {lang} {got['choices']}")
+    assert wider == []
 
 
 @pytest.mark.parametrize("lang", ["go", "rust"])

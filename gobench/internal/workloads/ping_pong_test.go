@@ -63,6 +63,11 @@ func TestPingPongParams(t *testing.T) {
 		len(e.Params) != 2 || e.Params["buffer"] != "1" || e.Params["mode"] != "lockstep" {
 		t.Errorf("catalog entry %+v", e)
 	}
+	// `list` states the limits the harness's plan must keep within
+	if b := e.Limits["buffer"]; b.Min == nil || b.Max == nil || *b.Min != 0 || *b.Max != maxPingPongBuffer ||
+		fmt.Sprint(e.Limits["mode"].Choices) != "[lockstep pipelined]" {
+		t.Errorf("limits %+v", e.Limits)
+	}
 	bad := []cli.Args{
 		{N: 1, Params: []cli.Param{kv("buffer", "-1")}},
 		{N: 1, Params: []cli.Param{kv("buffer", "one")}},

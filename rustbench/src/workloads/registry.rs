@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::spec::{self, Ctx, WorkloadSpec};
+use super::spec::{self, Check, Ctx, WorkloadSpec};
 use super::{
     cpu_loops, files_read, files_rw, idle_tasks, mysql, ping_pong, postgres, sleep, sqlite,
     threads_vs_tasks,
@@ -53,6 +53,26 @@ struct ListEntry {
     variants: &'static [&'static str],
     default_variant: &'static str,
     params: BTreeMap<&'static str, &'static str>,
+    /// What each param accepts, so that the harness can check that its plan never lets through a
+    /// value this program refuses.
+    limits: BTreeMap<&'static str, Limit>,
+}
+
+/// What one param accepts: its choices, or an integer in `min..=max`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Limit {
+    Choices { choices: &'static [&'static str] },
+    Range { min: u64, max: u64 },
+}
+
+impl Limit {
+    fn of(check: &Check) -> Self {
+        match *check {
+            Check::UInt { min, max } => Limit::Range { min, max },
+            Check::OneOf(choices) => Limit::Choices { choices },
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -72,6 +92,11 @@ pub fn list_json() -> Result<String, BenchError> {
                     variants: spec.variants,
                     default_variant: spec.default_variant,
                     params: spec.params.iter().map(|p| (p.key, p.default)).collect(),
+                    limits: spec
+                        .params
+                        .iter()
+                        .map(|p| (p.key, Limit::of(&p.check)))
+                        .collect(),
                 },
             )
         })
@@ -295,6 +320,12 @@ mod tests {
         assert_eq!(
             cpu["params"],
             serde_json::json!({"u": "10", "inner": "100000"})
+        );
+        // what each param accepts, for the harness to check its plan against
+        assert_eq!(
+            sleep["limits"],
+            serde_json::json!({"kernel": {"choices": ["xorshift", "article"]},
+                               "work": {"min": 0, "max": u64::MAX}})
         );
     }
 }
