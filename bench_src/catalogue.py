@@ -103,6 +103,8 @@ class Workload:
     max_n: the largest N the harness accepts (the article's grid ends at 1,000,000).
     fixture: what the harness must prepare before a sample (None, "files", "sqlite", ...).
     n_meaning: what --n counts, for tables and axis labels.
+    section: the section of docs/workloads.md that specifies it (3: the 2022 article's workloads,
+    4: the related posts' experiments).
     """
 
     name: str
@@ -179,7 +181,7 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         Workload(
-            "sleep", "2",
+            "sleep", "3",
             {"go": ("waitgroup", "chan-per-task", "chan-shared", "chan-shared-buffered"),
              "rust": ("join-handles", "joinset", "join-all", "current-thread")},
             _SLEEP_PARAMS,
@@ -192,7 +194,7 @@ WORKLOADS: dict[str, Workload] = {
             models={"rust": {"current-thread": TASK_ONE_THREAD}},
         ),
         Workload(
-            "cpu_loops", "3",
+            "cpu_loops", "4",
             {"go": ("plain", "local", "unrolled", "parallel"),
              "rust": ("plain", "local", "unrolled", "parallel")},
             (
@@ -205,7 +207,7 @@ WORKLOADS: dict[str, Workload] = {
             model_by_name=True,
         ),
         Workload(
-            "files_read", "2",
+            "files_read", "3",
             {"go": ("readfile", "chan-per-task"),
              "rust": ("spawn-blocking", "spawn-blocking-digest", "tokio-fs", "blocking-in-task")},
             (_RETAIN, _DIGEST_READ),
@@ -215,7 +217,7 @@ WORKLOADS: dict[str, Workload] = {
             article={"go": ("chan-per-task", {"retain": "content"}), "rust": ("tokio-fs", {"retain": "content"})},
         ),
         Workload(
-            "files_rw", "2",
+            "files_rw", "3",
             {"go": ("readfile", "chan-per-task"),
              "rust": ("spawn-blocking", "spawn-blocking-digest", "tokio-fs", "blocking-in-task")},
             (_RETAIN, _DIGEST_RW, _FLUSH),
@@ -225,7 +227,7 @@ WORKLOADS: dict[str, Workload] = {
             article={"go": ("chan-per-task", {"retain": "content"}), "rust": ("tokio-fs", {"retain": "content"})},
         ),
         Workload(
-            "sqlite", "2",
+            "sqlite", "3",
             {"go": ("pool", "chan-per-task", "serialized-writes"), "rust": ("pool", "serialized-writes")},
             (
                 Param("driver", {"go": "mattn", "rust": "sqlx"}, kind="choice",
@@ -244,7 +246,7 @@ WORKLOADS: dict[str, Workload] = {
                      "rust": ("pool", {"driver": "sqlx", "journal": "wal", "pool": "10"})},
         ),
         Workload(
-            "mysql", "2",
+            "mysql", "3",
             {"go": ("pool", "chan-per-task"), "rust": ("pool",)},
             (
                 Param("driver", {"go": "go-sql-driver", "rust": "sqlx"}, kind="choice",
@@ -259,7 +261,7 @@ WORKLOADS: dict[str, Workload] = {
             article={"go": ("chan-per-task", {"pool": "151"}), "rust": ("pool", {"driver": "sqlx", "pool": "151"})},
         ),
         Workload(
-            "postgres", "2",
+            "postgres", "3",
             {"go": ("pool", "chan-per-task"), "rust": ("pool",)},
             (
                 Param("driver", {"go": "pgx", "rust": "sqlx"}, kind="choice",
@@ -272,7 +274,7 @@ WORKLOADS: dict[str, Workload] = {
             summary="the sqlite queries on a private PostgreSQL server; users table restored before every sample",
         ),
         Workload(
-            "idle_tasks", "3",
+            "idle_tasks", "4",
             {"go": ("goroutine",), "rust": ("spawn", "current-thread", "join-all", "threads")},
             (
                 Param("wait", "sleep", kind="choice", choices=("sleep", "release"), checksum=False,
@@ -288,7 +290,7 @@ WORKLOADS: dict[str, Workload] = {
             models={"rust": {"current-thread": TASK_ONE_THREAD, "join-all": FUTURE, "threads": THREAD}},
         ),
         Workload(
-            "threads_vs_tasks", "3",
+            "threads_vs_tasks", "4",
             {"go": ("goroutine",), "rust": ("tokio", "thread", "thread-pinned")},
             (Param("iterations", "100", minimum=0, doc="10 ms sleeps per worker"),),
             max_n=100_000,
@@ -297,7 +299,7 @@ WORKLOADS: dict[str, Workload] = {
             models={"rust": {"thread": THREAD, "thread-pinned": THREAD}},
         ),
         Workload(
-            "ping_pong", "3",
+            "ping_pong", "4",
             {"go": ("channels",), "rust": ("multi-thread", "current-thread")},
             (
                 # at most 2^26 slots: a Go channel allocates its whole capacity when it is made

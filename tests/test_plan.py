@@ -442,3 +442,29 @@ def test_a_list_written_with_commas_is_named_with_the_list_it_meant(given, messa
     with pytest.raises(ValueError) as err:
         api.plan_from_parameters(**given)
     assert str(err.value) == message
+
+
+def test_every_plan_field_is_stored_typed_and_read_back():
+    """A field of Plan reaches meta.json, has its stored type checked (`stored_plan_problem`) and is
+    read back by `plan_from_dict`: a field left out of either would come back as its default after a
+    resume, in the report or on a cluster's host, and change the plan's digest."""
+    import dataclasses
+
+    from bench_src.plan.model import _STORED_TYPES, Plan
+
+    fields = {f.name for f in dataclasses.fields(Plan)}
+    read: set[str] = set()
+
+    class Reading(dict):
+        def __getitem__(self, key):
+            read.add(key)
+            return super().__getitem__(key)
+
+        def get(self, key, default=None):
+            read.add(key)
+            return super().get(key, default)
+
+    plan = make_plan("quick")
+    assert plan_from_dict(Reading(plan.to_dict())) == plan
+    assert read == fields, "plan_from_dict reads every field of Plan, and nothing else"
+    assert set(_STORED_TYPES) == fields, "every field of Plan has its stored type"

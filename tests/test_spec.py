@@ -64,9 +64,33 @@ def test_every_parameter_and_its_default_is_documented(name):
     w = WORKLOADS[name]
     assert set(rows) == {p.name for p in w.params}, f"{name}: documented {set(rows)}"
     for p in w.params:
-        for d in (set(p.default.values()) if isinstance(p.default, dict) else {p.default}):
-            assert re.search(rf"\b{re.escape(d)}\b", rows[p.name].replace(",", "")), \
-                f"{name}: default {d!r} of {p.name} not stated in {rows[p.name]!r}"
+        assert stated_defaults(p, rows[p.name]) == [], f"{name}: {p.name}'s row {rows[p.name]!r}"
+
+
+def stated_defaults(p, values: str) -> list[str]:
+    """The defaults of `p` its values cell does not state as defaults: an integer's as "default 8",
+    a choice's as "`wal` (default" (or as a language's only choice)."""
+    missing = []
+    for lang in p.langs:
+        d = p.default_for(lang)
+        if p.kind == "int":
+            stated = re.search(rf"\bdefault {re.escape(d)}\b", values.replace(",", ""))
+        else:
+            stated = f"`{d}` (default" in values or (len(p.choices_for(lang)) == 1 and f"`{d}`" in values)
+        if not stated:
+            missing.append(f"{lang} {d!r}")
+    return sorted(set(missing))
+
+
+def test_the_check_wants_a_default_stated_as_one():
+    from bench_src.catalogue import Param
+
+    linger = Param("linger_ms", "0")
+    assert stated_defaults(linger, "integer >= 0, default 0") == []
+    assert stated_defaults(linger, "integer >= 0, default 500") == ["go '0'", "rust '0'"], "a bound is no default"
+    journal = Param("journal", "wal", kind="choice", choices=("wal", "delete"))
+    assert stated_defaults(journal, "`delete`, `wal`") == ["go 'wal'", "rust 'wal'"]
+    assert stated_defaults(journal, "`wal` (default), `delete`") == []
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
@@ -90,3 +114,23 @@ def test_nothing_in_the_repository_reads_or_links_outside_it():
     offenders = [f for f in files if (paths.ROOT / f).is_file()
                  and needle in (paths.ROOT / f).read_text(errors="ignore")]
     assert offenders == []
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_each_workload_sits_in_the_section_its_catalogue_entry_names(name):
+    chapters = re.split(r"^## (\d+)\. .*$", SPEC.read_text(), flags=re.M)
+    holding = [chapters[i] for i in range(1, len(chapters), 2) if re.search(rf"^### {name}\b", chapters[i + 1], re.M)]
+    assert holding == [WORKLOADS[name].section]
+
+
+def test_the_readmes_workload_table_is_the_catalogues():
+    """The README's table of workloads names every workload with its variants, the default first,
+    as the catalogue has them."""
+    readme = (paths.ROOT / "README.md").read_text()
+    table = readme[readme.index("| workload | what N counts |"):].split("\n\n")[0]
+    rows = {cells[0].strip("`"): cells for cells in table_rows(table)[1:]}
+    assert set(rows) == set(WORKLOADS), "a workload missing from the README's table, or one the catalogue lacks"
+    for name, cells in rows.items():
+        for lang, column in (("go", 2), ("rust", 3)):
+            listed = [v.strip() for v in cells[column].split(",")]
+            assert listed == list(WORKLOADS[name].variants[lang]), (name, lang, listed)

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from bench_src import api
+from bench_src.catalogue import WORKLOADS
 from bench_src.run import measure, runner, servers
 from bench_src.plan import make_plan
 from bench_src.run.resources import Resources
@@ -294,3 +295,23 @@ def test_ping_pong_and_experiments_agree(built, tmp_path):
     assert set(pp["checksum"]) == {ping_pong_checksum(1000)}
     assert set(df.loc[df["workload"] == "idle_tasks", "checksum"]) == {f"{100:016x}"}
     assert set(df.loc[df["workload"] == "threads_vs_tasks", "checksum"]) == {f"{100:016x}"}
+
+
+@pytest.mark.parametrize("workload", list(WORKLOADS))
+def test_every_catalogue_workload_does_the_same_work_in_both_languages(built, tmp_path, workload):
+    """Whatever its own tests check, a workload of the catalogue (a new one included) runs in both
+    languages through the harness at its defaults, and the two print one checksum per work
+    identity: the run's proof of equal work (store.equivalence) holds."""
+    from bench_src.run.resources import SERVER_WORKLOADS
+    from bench_src.store import equivalence
+
+    if workload in SERVER_WORKLOADS:
+        need_servers(SERVER_WORKLOADS[workload])
+    plan = make_plan("quick", workloads=[workload], ns=[10], samples=1, smoke=True, warmup=0)
+    df = run_and_load(plan, tmp_path / "r")
+    bad = df[df["status"] != "ok"]
+    assert bad.empty, bad[["cell_id", "status", "reason"]].to_string()
+    table = equivalence.check(df)
+    assert not table.empty and table["agree"].all(), table.to_string()
+    for key, g in df.groupby("equiv_key"):
+        assert set(g["lang"]) == {"go", "rust"}, key
