@@ -384,3 +384,28 @@ def test_a_paired_comparison_reads_ties_and_grid_off_its_own_pairs():
     own = compare.pair_test(np.arange(6), a[:6], np.arange(6), b, level_min=0.05 / 30, resolution=page)
     assert np.array_equal(np.r_[full.tested.interval(0.001)], np.r_[own.tested.interval(0.001)])
     assert float(full.tested.p_value()) == float(own.tested.p_value())
+
+
+def test_a_decision_made_at_a_look_stays_made_when_a_later_block_brings_a_tie():
+    """Each look reads the grid and the ties off the blocks it tested: a value of a later block that
+    ties with an earlier one (which makes the cells' values read as tied, so tested by Student's t)
+    does not turn the earlier look's signed-rank test into a t test after the fact.  Here look 2
+    (11 pairs) called "Rust faster" on its own; the final table, with 14 pairs, keeps that call."""
+    looks = multiplicity.Looks((6, 11, 20), (0.5, 0.25, 0.25))
+    rng = np.random.default_rng(0)
+    b = 100 + rng.random(14) * 10
+    d = np.r_[0.01, 0.011, 0.8, 0.012, 0.013, 0.014, 0.015, 0.016, 0.017, 0.018, 0.019, 0.01, 0.012, 0.011]
+    a = b * np.exp(d)
+    b[12] = a[3]  # block 12's Rust value equals block 3's Go value: the cells' values now tie
+    a[12] = b[12] * np.exp(d[12])
+    codes = np.arange(14)
+
+    def decided(n, lk):
+        t = compare.pair_test(codes[:n], a[:n], codes[:n], b[:n], True, lk, 0.05, 0.0)
+        return t.stats["test"], compare.decide_family([t], 0.05, 0.02, 1)[0]
+
+    test_at_look, at_look = decided(11, multiplicity.Looks((6, 11), (0.5, 0.25)))
+    _, final = decided(14, looks)
+    assert test_at_look == "signed-rank" and at_look["verdict_kind"] == "b"
+    assert final["verdict_kind"] == "b" and final["p_value"] <= at_look["p_value"]
+    assert final["ratio_ci_low"] > 1

@@ -221,11 +221,16 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
         d = av[ia][order] - bv[ib][order]
         # The grid, the noise it is read against and the ties come from the paired values alone,
         # as the sequential look reads them (sequential._first_pairs): values a cell took in blocks
-        # of other comparisons are not this comparison's data.
-        shared = ac[ia]
-        in_a, in_b = np.isin(np.asarray(a_codes), shared), np.isin(np.asarray(b_codes), shared)
-        a_pairs, b_pairs = a_values[in_a], b_values[in_b]
-        grid = paired.rounding(paired.grid_step(a_pairs, b_pairs, resolution), a_pairs, b_pairs)
+        # of other comparisons are not this comparison's data.  Each look reads them off its own
+        # first blocks, as it did when it was taken.
+        blocks = ac[ia][order]
+
+        def grid(count: int) -> paired.Rounding:
+            first = blocks[:count]
+            a_pairs = a_values[np.isin(np.asarray(a_codes), first)]
+            b_pairs = b_values[np.isin(np.asarray(b_codes), first)]
+            return paired.rounding(paired.grid_step(a_pairs, b_pairs, resolution), a_pairs, b_pairs)
+
         tested = multiplicity.Tested.of(d, looks, level_min, grid)
         out.update(pairing="paired", pairs=int(pairs), effect_size=ranktests.signed_rank_p(d)[1],
                    sd_log=float(np.std(d, ddof=1)) if d.size > 1 else np.nan)

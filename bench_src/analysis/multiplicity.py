@@ -100,13 +100,17 @@ class Tested:
         self.looks = looks
 
     @classmethod
-    def of(cls, d: np.ndarray, looks: Looks, level_min: float, grid: paired.Rounding = paired.NO_ROUNDING
-           ) -> "Tested":
+    def of(cls, d: np.ndarray, looks: Looks, level_min: float,
+           grid: paired.Rounding | Callable[[int], paired.Rounding] = paired.NO_ROUNDING) -> "Tested":
         """`d`: per-block log ratios on the last axis, in block order.  `level_min`: the family's
         smallest level at a look before that look's share (alpha / m): it chooses the test.
-        `grid`: the cells' rounding on a grid (paired.rounding)."""
+        `grid`: the cells' rounding on a grid (paired.rounding), or the function that reads it off
+        the values of the first k blocks.  Each look reads it off the blocks it tests, as it did when
+        it was taken: a tie or a grid that only later blocks show does not change what an earlier
+        look found, so a decision made at a look stays made in every later table."""
         d = np.asarray(d, dtype=float)
-        return cls([(share, paired.Location.of(d[..., :pairs], level_min * share, grid))
+        grid_of = grid if callable(grid) else (lambda _pairs: grid)
+        return cls([(share, paired.Location.of(d[..., :pairs], level_min * share, grid_of(pairs)))
                     for pairs, share in looks.reached(d.shape[-1])])
 
     @property

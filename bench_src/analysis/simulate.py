@@ -29,7 +29,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -187,12 +187,17 @@ def family_values(rng: np.random.Generator, effects: np.ndarray, blocks: int, co
     return values
 
 
-def _pairs(values: np.ndarray, resolution: float) -> tuple[np.ndarray, "paired.Rounding"]:
+def _pairs(values: np.ndarray, resolution: float) -> tuple[np.ndarray, Callable[[int], "paired.Rounding"]]:
     """The per-block log ratios d and each comparison's rounding on a grid, as the tables read
-    them off the samples (paired.grid_step, paired.rounding)."""
+    them off the samples (paired.grid_step, paired.rounding): a function of the blocks a look
+    tests, the first k."""
     d = np.log(values[..., 0, :]) - np.log(values[..., 1, :])
-    steps = paired.grid_step(values[..., 0, :], values[..., 1, :], resolution)
-    return d, paired.rounding(steps, values[..., 0, :], values[..., 1, :])
+
+    def grid(k: int) -> "paired.Rounding":
+        a, b = values[..., 0, :k], values[..., 1, :k]
+        return paired.rounding(paired.grid_step(a, b, resolution), a, b)
+
+    return d, grid
 
 
 def rule_tests(values: np.ndarray, alpha: float = rules.ALPHA, looks: multiplicity.Looks = multiplicity.Looks((0,)),
