@@ -188,3 +188,14 @@ def test_an_idle_task_sample_whose_early_tasks_had_finished_counts_for_time_not_
     assert stats.summarize(df, "elapsed_s").set_index("lang").loc["go", "samples"] == 8
     # a sample without the count (an older program) is not trusted for memory either
     assert compare.compare(df.assign(alive_at_spawn=np.nan), "peak_rss_mib").empty
+
+
+def test_above_the_exact_limit_the_signed_rank_test_is_labelled_as_its_normal_approximation():
+    from bench_src.analysis import paired, ranktests
+
+    rng = np.random.default_rng(1)
+    for n, label in ((ranktests.EXACT_MAX, paired.SIGNED_RANK), (ranktests.EXACT_MAX + 50, paired.SIGNED_RANK_NORMAL)):
+        b = np.exp(rng.normal(0, 0.01, n))
+        a = b * np.exp(rng.normal(0.01, 0.01, n))
+        assert compare.pair_test(np.arange(n), a, np.arange(n), b).stats["test"] == label
+    assert "normal approximation" in paired.TEST_NAMES[paired.SIGNED_RANK_NORMAL]

@@ -4,6 +4,7 @@ self-contained and holds every figure and table; only notebooks that ran to the 
 import base64
 import json
 
+import pandas as pd
 import pytest
 
 import report_data
@@ -182,6 +183,14 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     t.loc[t.index[0], ["verdict_kind", "mde"]] = ["inconclusive", 0.04]
     text = method.multiplicity({"go_vs_rust_elapsed_s": t}, 0.02, 0.05)
     assert "inconclusive rows could have shown differences of ±4.0% to ×/÷ 2.89." in text
+    assert "Families of their own" not in text
+    # the cores' and the hosts' tables are families of their own: named, and not counted as the run's
+    own = {**tables, "speedup_elapsed_s": pd.DataFrame({"family": ["go_vs_rust"], "speedup": [1.9]}),
+           "ratio_vs_cores_elapsed_s": tables["go_vs_rust_elapsed_s"].assign(cores=2)}
+    text = method.multiplicity(own, 0.02, 0.05)
+    assert "each program's speed-up with more cores" in text and "from the fewest cores" in text
+    assert "tested as a fixed design" in text and "across hosts" not in text
+    assert text.count(tables["go_vs_rust_elapsed_s"]["family_title"].iloc[0] + " (") == 1
 
 
 # --- a full disk while the exports are written ----------------------------------------------------------

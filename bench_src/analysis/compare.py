@@ -244,6 +244,8 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
                   if la.size > 1 and lb.size > 1 else np.nan)
         out.update(effect_size=out["cliffs_delta"], sd_log=float(pooled))
     out["test"] = tested.last[1].test if tested.looks else ""
+    if out["test"] == paired.SIGNED_RANK and out["pairs"] > ranktests.EXACT_MAX:
+        out["test"] = paired.SIGNED_RANK_NORMAL
     out["looks"] = len(tested.looks)
     out["warning"] = "; ".join(dict.fromkeys(notes))
     return PairTest(out, tested)

@@ -123,12 +123,14 @@ def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.AL
                          "arm": base.arm, "params": ",".join(f"{p}={v}" for p, v in base.params),
                          "cores": k, "from_cores": cores[0], "metric": metric})
     cols = ["workload", "lang", "variant", "n", "arm", "params", "cores", "from_cores", "metric", "pairs", "speedup",
-            "speedup_ci_low", "speedup_ci_high", "ci_level", "p_adjusted", "verdict_kind"]
+            "speedup_ci_low", "speedup_ci_high", "ci_level", "p_adjusted", "verdict_kind", "warning"]
     if not rows:
         return pd.DataFrame(columns=cols)
+    note = "the speed-up is tested as a fixed design (a sequential run's looks are not spent)" if _sequential(df) else ""
     for r, t, d in zip(rows, tests, decide_family(tests, alpha, rules.MARGIN, m)):
         r.update({"pairs": t.stats["pairs"], "speedup": d["ratio"], "speedup_ci_low": d["ratio_ci_low"],
                   "speedup_ci_high": d["ratio_ci_high"], "ci_level": d["ci_level"], "p_adjusted": d["p_adjusted"],
                   "verdict_kind": {"a": "slower with more cores", "b": "faster with more cores"}.get(
-                      d["verdict_kind"], d["verdict_kind"])})
+                      d["verdict_kind"], d["verdict_kind"]),
+                  "warning": "; ".join(w for w in (t.stats["warning"], note) if w)})
     return pd.DataFrame(rows, columns=cols)

@@ -75,9 +75,13 @@ from . import ranktests
 T_TEST = "t"
 SIGNED_RANK = "signed-rank"
 RANK_THEN_T = "signed-rank, t below its floor"
+# above ranktests.EXACT_MAX pairs the signed-rank test's p-values and intervals are its normal
+# approximation's, and the tables say so
+SIGNED_RANK_NORMAL = "signed-rank, normal approximation"
 T_DOF_LOST = 2  # the t test's degrees of freedom: n - T_DOF_LOST (see above)
 TEST_NAMES = {T_TEST: "Student's t", SIGNED_RANK: "exact signed-rank",
-              RANK_THEN_T: "exact signed-rank (Student's t below its floor)"}
+              RANK_THEN_T: "exact signed-rank (Student's t below its floor)",
+              SIGNED_RANK_NORMAL: f"signed-rank (its normal approximation, above {ranktests.EXACT_MAX} pairs)"}
 _TOLERANCE = 1e-12
 
 

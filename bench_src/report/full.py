@@ -72,7 +72,7 @@ def check_results_dir(results_dir: str | Path) -> Path:
     return d
 
 
-ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_")
+ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_", *method.OWN_FAMILIES)
 
 
 def load_with_design(results_dir: str | Path) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..analysis import paired, rules, validity
+from ..analysis import paired, ranktests, rules, validity
 from ..plan.comparisons import FAMILY_TITLES
 from . import units
 
@@ -120,8 +120,26 @@ def cluster_text(meta: dict) -> str:
             "mid-block was run again whole and only its complete run is analysed.")
 
 
+# Tables whose comparisons form families of their own, beside the run's: named in the Method's
+# Multiplicity, not counted among the run's families (the change with cores repeats the Go-vs-Rust
+# rows it starts from).
+OWN_FAMILIES = {
+    "ratio_vs_cores_": "the change of each Go/Rust ratio from the fewest cores",
+    "speedup_": "each program's speed-up with more cores",
+    "per_host_": "each host's Go-vs-Rust comparisons",
+    "across_hosts_": "the Go-vs-Rust comparisons combined across hosts",
+}
+
+
 def _comparison_tables(tables: Mapping[str, pd.DataFrame]) -> list[tuple[str, pd.DataFrame]]:
-    return [(name, t) for name, t in tables.items() if "family" in t.columns and not t.empty]
+    return [(name, t) for name, t in tables.items()
+            if "family" in t.columns and not t.empty and not name.startswith(tuple(OWN_FAMILIES))]
+
+
+def _own_families(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """What the tables of OWN_FAMILIES present (and not empty) hold, once per kind of table."""
+    return [what for prefix, what in OWN_FAMILIES.items()
+            if any(name.startswith(prefix) and not t.empty for name, t in tables.items())]
 
 
 def _tied_text(summaries: list[pd.DataFrame]) -> str:
@@ -162,7 +180,8 @@ def tests(tables: Mapping[str, pd.DataFrame]) -> str:
         parts.append(
             "Two cells measured in the same blocks are compared through their per-block ratio (the difference of "
             f"log values): the {paired.TEST_NAMES[paired.SIGNED_RANK]} test with the Hodges-Lehmann estimate and the "
-            "Tukey-Moses interval at every level it can reach (with n pairs, none below 2 / 2^n); below that floor, "
+            "Tukey-Moses interval at every level it can reach (with n pairs, none below 2 / 2^n; above "
+            f"{ranktests.EXACT_MAX} pairs, its normal approximation); below that floor, "
             f"where few pairs meet a large family, {paired.TEST_NAMES[paired.T_TEST]} on those differences (with "
             f"{paired.T_DOF_LOST} degrees of freedom fewer than pairs, which keeps it at or below its level on bimodal "
             "noise), its interval never narrower than the signed-rank one at the floor; where values tie (a grid "
@@ -220,6 +239,14 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         parts.append(text + ".")
     parts.append("Tables of different metrics are separate families: reading time and memory together, the "
                  f"error rates add up (at most {2 * alpha:g}).")
+    own = _own_families(tables)
+    if own:
+        cores_tables = any(name.startswith(("ratio_vs_cores_", "speedup_")) for name in tables)
+        parts.append(f"Families of their own, one per metric, decided by the same rule at their own levels (each "
+                     f"table's ci_level): {'; '.join(own)}."
+                     + (" The change and the speed-up with cores are tested as a fixed design: in a sequential run "
+                        "they spend no alpha over the looks, and their rows say so in their warning."
+                        if cores_tables else ""))
     return " ".join(parts)
 
 
