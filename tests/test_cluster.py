@@ -98,6 +98,47 @@ def test_a_scheduler_that_does_not_answer_is_refused_before_anything_is_built(tm
             api.cluster_from_parameter(value)
 
 
+
+def test_a_port_where_another_server_answers_is_refused_as_no_scheduler_before_anything_is_built(tmp_path):
+    """A scheduler's dashboard port, or any server that is not Dask's: refused in one line after a
+    bounded wait, nothing written (before, the run waited minutes, then died of Dask reading an HTTP
+    reply as a frame of exabytes, and left a results directory)."""
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        value = f"tcp://127.0.0.1:{port}"
+        out = subprocess.run([sys.executable, "-m", "bench_src", "run", "--cluster", value, "--results-dir",
+                              str(tmp_path / "r"), "--workloads", "[sleep]", "--ns", "[10]"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+    finally:
+        server.terminate()
+        server.wait()
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith(f"error: cluster {value}: what answers at 127.0.0.1:{port} is not a Dask scheduler")
+    assert len(out.stderr.splitlines()) == 1 and not (tmp_path / "r").exists(), out.stderr
+
+
+def test_a_running_scheduler_passes_the_check():
+    from distributed import LocalCluster
+
+    from bench_src.run.cluster import engine
+
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp://", dashboard_address=None, host="127.0.0.1") as cluster:
+        engine.check_scheduler(parse_cluster(cluster.scheduler_address))
+
 def test_the_default_path_imports_nothing_of_dask():
     code = ("import sys, bench_src.api, bench_src.__main__, bench_src.run.runner, bench_src.report.full;"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")

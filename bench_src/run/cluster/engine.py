@@ -101,6 +101,45 @@ def check_scheduler(spec: ClusterSpec) -> None:
                          f"({exc.strerror or type(exc).__name__}); "
                          f"start one there (`dask scheduler --host {name} --port {port}`, docs/cluster.md), or give "
                          "the address of a running one") from None
+    kind = _identity(spec.address)
+    if kind != "Scheduler":
+        raise HostsError(f"cluster {spec}: what answers at {spec.address.split('://', 1)[1]} is not a Dask scheduler "
+                         f"({kind}); a scheduler's dashboard or any other server is not its address: give the "
+                         f"address `dask scheduler` printed (\"Scheduler at: tcp://...\")")
+
+
+def _identity(address: str) -> str:
+    """What the server at `address` says it is through Dask's own protocol ("Scheduler"), asked
+    with a hard deadline; else what went wrong, in a few words.  Another server behind the port (a
+    dashboard, any HTTP server) answers Dask's handshake with bytes that Dask reads as a frame of
+    exabytes, or not at all, so the question runs in a thread of its own (a notebook's kernel runs
+    an event loop of its own) and every error is an answer."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+
+    from distributed.comm import connect
+
+    async def ask() -> str:
+        comm = await connect(address, timeout=REACH_S, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            reply = await comm.read()
+        finally:
+            await comm.close()
+        return str(reply.get("type")) if isinstance(reply, dict) else "no reply Dask can read"
+
+    def run() -> str:
+        try:
+            return asyncio.run(asyncio.wait_for(ask(), REACH_S))
+        except (Exception, MemoryError) as exc:  # noqa: BLE001 - any failure says it is no scheduler
+            return ("no answer within {:g} s".format(REACH_S) if isinstance(exc, (TimeoutError, asyncio.TimeoutError))
+                    else f"{type(exc).__name__} in Dask's handshake")
+
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            return pool.submit(run).result(timeout=2 * REACH_S + 5)
+        except FutureTimeout:
+            return f"no answer within {2 * REACH_S + 5:g} s"
 
 
 def refuse_shared_cpus(described: dict[str, dict]) -> None:
