@@ -168,6 +168,23 @@ def test_cores_on_a_local_cluster_set_the_threads_and_must_fit_in_one_host():
                                  cores=f"[{per_host + 1}]")
 
 
+def test_cores_more_than_a_schedulers_host_may_run_on_are_refused_before_the_first_sample():
+    """The hosts of a scheduler are known only once they are described: a cell pinned to more cores
+    than one of them has is refused then, naming the host, instead of failing every sample there."""
+    from bench_src.run.cluster import engine
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("a plan pinned to 2 cores needs two usable CPUs")
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, cores=[1, 2])
+    one = {"machine": {"usable_cpus": 1}}
+    two = {"machine": {"usable_cpus": 2}}
+    engine.refuse_too_few_cpus(plan, {"tcp://a:1": two, "tcp://b:1": two})
+    with pytest.raises(engine.HostsError, match=r"^the plan pins cells to 2 cores, but host tcp://b:1 may run on 1 "
+                                                r"CPU\(s\): .* give cores of at most 1"):
+        engine.refuse_too_few_cpus(plan, {"tcp://a:1": two, "tcp://b:1": one})
+    engine.refuse_too_few_cpus(make_plan("quick", workloads=["sleep"], ns=[10], samples=6), {"tcp://b:1": one})
+
+
 def test_the_kept_attempt_of_a_block_is_its_fullest():
     rec = lambda sid, block, attempt, host: {"sample_id": sid, "phase": "measured", "block": block,
                                               "attempt": attempt, "host": host}

@@ -161,6 +161,21 @@ def refuse_shared_cpus(described: dict[str, dict]) -> None:
         seen.setdefault(key, []).append((addr, cpus_))
 
 
+def refuse_too_few_cpus(plan: Plan, described: dict[str, dict]) -> None:
+    """A HostsError, before the first sample, when a cell is pinned to more cores than a host may
+    run on: every such sample would fail there (a local cluster's hosts are refused earlier, by the
+    plan's check; a scheduler's are known only now)."""
+    most = max((c.cores or 0 for c in plan.cells()), default=0)
+    small = {addr: d["machine"].get("usable_cpus") for addr, d in sorted(described.items())
+             if most and int(d["machine"].get("usable_cpus") or 0) < most}
+    if small:
+        fewest = min(int(n or 0) for n in small.values())
+        raise HostsError(f"the plan pins cells to {most} cores, but "
+                         + ", ".join(f"host {addr} may run on {n} CPU(s)" for addr, n in small.items())
+                         + f": each of those samples would fail there; give cores of at most {max(fewest, 1)}, or "
+                         "hosts with as many CPUs as the largest core count")
+
+
 def scheduler_unreachable(exc: OSError) -> bool:
     """Whether an error of a call to the scheduler means it cannot be reached: a closed comm
     (CommClosedError, an OSError), or distributed's connect giving up ("Timed out trying to connect
@@ -251,6 +266,7 @@ class Hosts:
         except host.BinariesRefused as exc:
             raise HostsError(str(exc)) from None
         refuse_shared_cpus(described)
+        refuse_too_few_cpus(self.plan, described)
         self.hosts = {host_id(d["fingerprint"]): d for d in described.values()}
         self.count = len(described)
         for addr, d in described.items():
