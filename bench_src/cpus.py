@@ -157,6 +157,15 @@ def pinned_share() -> list[int] | None:
     return mine if len(mine) < (os.cpu_count() or len(mine)) else None
 
 
+def share_text(given: list[int] | None = None) -> str | None:
+    """The CPU share a host records as its `cpu_set` ("0,1"): the CPUs given (a local cluster's
+    host), else those this process is pinned to (pinned_share); None for a whole machine.  A run
+    in this process and a cluster's host record it alike, so the same share of a machine is the
+    same host whichever way the run was started."""
+    share = given or pinned_share()
+    return ",".join(str(c) for c in share) if share else None
+
+
 def split(workers: int) -> list[list[int]]:
     """The CPUs of each of `workers` hosts of a local cluster: this process's affinity mask cut
     into that many disjoint runs of neighbouring CPUs (the first runs one CPU longer when the

@@ -91,6 +91,29 @@ def test_same_fingerprint_is_one_host_with_the_blocks_of_both_runs(tmp_path):
     assert (table["verdict_kind"] == "inconclusive").all()
 
 
+
+def test_a_run_pinned_to_cpus_of_its_own_is_a_host_of_its_own_on_the_same_machine(tmp_path, monkeypatch):
+    """Runs started under `taskset` on CPUs of their own are two hosts, as two pinned workers of a
+    cluster are, and one machine with a run on the whole of it: the host is the share, recorded
+    alike by a run in this process and by a cluster's host, the machine is not its usable CPUs."""
+    from bench_src import cpus
+
+    share = {"value": [0]}
+    monkeypatch.setattr(cpus, "pinned_share", lambda: share["value"])
+    on0 = take(tmp_path / "on0", 1.0, 2.0, seed=5)
+    share["value"] = [1]
+    on1 = take(tmp_path / "on1", 1.0, 2.0, seed=6)
+    share["value"] = None
+    whole = take(tmp_path / "whole", 1.0, 2.0, seed=7)
+    sessions = [json.loads((d / "meta.json").read_text())["sessions"][0] for d in (on0, on1, whole)]
+    assert [s.get("cpu_set") for s in sessions] == ["0", "1", None]
+    df = store_hosts.load_hosts([on0, on1, whole])
+    assert df["host"].nunique() == 3
+    prints = [store_hosts.fingerprint(s) for s in sessions]
+    prints[2]["machine"]["usable_cpus"] = 2  # the whole machine may use more CPUs than a share
+    assert len({store_hosts.host_id(p) for p in prints}) == 3
+    assert len({store_hosts.machine_id(p) for p in prints}) == 1
+
 def test_different_plans_or_code_are_refused_naming_both(tmp_path):
     a = take(tmp_path / "a", 1.0, 2.0, seed=7)
     other = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": 10}})

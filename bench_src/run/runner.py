@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, TextIO
 
-from .. import paths
+from .. import cpus, paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
 from ..profiles import PROFILES
@@ -243,6 +243,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
                "sources": build.source_digests(), "engine": engine_name(cluster, engines)}
+    if cpus.share_text():  # a run pinned to a share of the machine (taskset): a host of its own, as on a cluster
+        session["cpu_set"] = cpus.share_text()
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
     for note in (store.access_note, store.sources_note, threads_note(plan)):
         if note:

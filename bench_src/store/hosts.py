@@ -54,9 +54,11 @@ def fingerprint(session: Mapping) -> dict:
 
 
 def machine_id(print_: Mapping) -> str:
-    """The machine behind a host: the fingerprint without the CPU share (hosts of one local
-    cluster are one machine)."""
-    return host_id({k: v for k, v in print_.items() if k != "cpu_set"})
+    """The machine behind a host: the fingerprint without the CPU share and the CPUs it may use
+    (hosts of one local cluster, runs pinned to CPUs of their own and a run on the whole machine
+    are one machine)."""
+    machine = {k: v for k, v in (print_.get("machine") or {}).items() if k != "usable_cpus"}
+    return host_id({**{k: v for k, v in print_.items() if k != "cpu_set"}, "machine": machine})
 
 
 def host_id(print_: Mapping) -> str:

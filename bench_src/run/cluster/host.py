@@ -145,9 +145,9 @@ class HostPlugin(WorkerPlugin):
         if self.description is None:
             desc = {"machine": machine.describe(), "toolchains": build.toolchains(), "binaries": self.binaries,
                     "worker": self.worker.address, "worker_name": str(self.worker.name)}
-            share = self.cpu_set or cpus.pinned_share()
+            share = cpus.share_text(self.cpu_set)
             if share:
-                desc["cpu_set"] = ",".join(str(c) for c in share)
+                desc["cpu_set"] = share
             fp = fingerprint(desc)
             desc.update(fingerprint=fp, label=host_label(fp))
             self.host = host_id(fp)
