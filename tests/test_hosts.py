@@ -286,3 +286,30 @@ def test_the_analysis_notebook_shows_the_hosts_of_a_list_of_directories(tmp_path
     assert "this section is the analysis of one directory" in shown
     assert (out / "combined_elapsed_s.csv").is_file() and (out / "forest_elapsed_s.png").is_file()
     assert not (a / "export").exists(), "several directories: no directory's own report is written"
+
+
+def test_a_hosts_call_smaller_than_the_margin_agrees_with_an_equivalence_across_hosts():
+    """"Holds on k of m" counts a host whose own verdict says what the combined one says: an
+    equivalence and a difference called but smaller than the margin both say the two differ by less
+    than it (before, two hosts' "Go faster, by less than 2%" under a combined "equivalent" read
+    "holds on 0 of 2")."""
+    assert hosts.agrees("a", True, "equivalent", False) and hosts.agrees("equivalent", False, "b", True)
+    assert hosts.agrees("a", False, "a", False) and hosts.agrees("a", True, "a", False)
+    assert not hosts.agrees("a", False, "equivalent", False), "a difference of the margin or more is no equivalence"
+    assert not hosts.agrees("equivalent", False, "b", False) and not hosts.agrees("a", True, "b", True)
+    assert not hosts.agrees("inconclusive", False, "equivalent", False)
+
+
+def test_the_combined_table_reads_verdicts_as_the_one_host_tables_do(tmp_path):
+    from bench_src.report import hosts_report
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=5)
+    b = take(tmp_path / "b", 1.0, 2.0, seed=6, cpu_model="Another CPU")
+    df = store_hosts.load_hosts([a, b])
+    table = hosts.across_hosts(df)
+    assert set(table["verdict"]) == {"Go faster"} and set(table["holds_on_text"]) == {"2 of 2"}
+    assert set(table["host_verdict_texts"]) == {"Go faster; Go faster"}
+    readable = hosts_report.combined_readable(table).frame
+    assert set(readable["verdict"]) == {"Go faster"} and set(readable["hosts' own verdicts"]) == {"Go faster; Go faster"}
+    own = hosts_report.per_host_readable(hosts.per_host(df)).frame
+    assert set(own["verdict"]) == {"Go faster"}

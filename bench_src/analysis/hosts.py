@@ -143,18 +143,29 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
     return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance"]), df)
 
 
+def agrees(host_kind: str, host_within: bool, kind: str, within: bool) -> bool:
+    """Whether a host's own verdict says what the combined one says: the same verdict, or both
+    within the margin (an equivalence and a difference called but smaller than the margin say
+    alike that the two differ by less than it)."""
+    if host_kind == kind:
+        return True
+    return (host_kind == "equivalent" and kind in ("a", "b") and within) or \
+        (kind == "equivalent" and host_kind in ("a", "b") and host_within)
+
+
 def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
                  alpha: float = rules.ALPHA) -> pd.DataFrame:
     """One row per Go-vs-Rust comparison measured on at least one host: the combined ratio
     (`combine`) with its interval, tau and I^2, the verdict, and on how many of the hosts that
-    measured it the host's own verdict is the same ("holds on k of m").  The comparisons form one
+    measured it the host's own verdict agrees (`agrees`: "holds on k of m").  The comparisons form one
     family: Benjamini-Hochberg over their combined p-values, every interval shown at the level
     max(R, 1) alpha / m, the verdict read off that interval (as in the one-host tables)."""
     logs = host_log_ratios(df, metric)
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
-            "p_adjusted", "tau", "i2", "verdict_kind", "holds_on", "holds_on_text", "host_verdicts"]
+            "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on", "holds_on_text",
+            "host_verdicts", "host_verdict_texts"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
@@ -174,18 +185,24 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         return est - crit * se, est + crit * se
 
     fam = multiplicity.decide(np.where(np.isnan(p), 1.0, p), interval_at, alpha, margin)
-    verdicts = own.set_index([*key_cols, "host"])["verdict_kind"] if not own.empty else pd.Series(dtype=object)
+    indexed = own.set_index([*key_cols, "host"]) if not own.empty else pd.DataFrame()
     for i, (r, c) in enumerate(zip(rows, combos)):
         kind = str(fam.kind[i]) if c.hosts > 1 else "inconclusive"
-        theirs = []
+        within = bool(fam.within_margin[i]) if c.hosts > 1 else False
+        theirs, texts = [], []
         for h in r["host_list"].split(","):
             idx = tuple(r[k_] for k_ in key_cols) + (h,)
-            theirs.append(str(verdicts.get(idx, "not measured")) if len(verdicts) else "not measured")
-        holds = sum(v == kind for v in theirs)
+            row = indexed.loc[idx] if len(indexed) and idx in indexed.index else None
+            theirs.append((str(row["verdict_kind"]), bool(row["within_margin"])) if row is not None
+                          else ("not measured", False))
+            texts.append(str(row["verdict"]) if row is not None else "not measured")
+        holds = sum(agrees(v, w, kind, within) for v, w in theirs)
         r.update({"ratio": math.exp(c.estimate), "ratio_ci_low": math.exp(fam.low[i]) if c.hosts > 1 else math.nan,
                   "ratio_ci_high": math.exp(fam.high[i]) if c.hosts > 1 else math.nan,
                   "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
                   "p_adjusted": float(fam.p_adjusted[i]) if c.hosts > 1 else math.nan,
-                  "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "holds_on": holds,
-                  "holds_on_text": f"{holds} of {c.hosts}", "host_verdicts": ",".join(theirs)})
+                  "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "within_margin": within,
+                  "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
+                  "holds_on": holds, "holds_on_text": f"{holds} of {c.hosts}",
+                  "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts)})
     return _with_factor(pd.DataFrame(rows, columns=cols), df)

@@ -74,9 +74,13 @@ def summary_lines(rep: HostsReport) -> list[str]:
     for metric, t in rep.combined.items():
         if t.empty:
             continue
-        counts = t["verdict_kind"].map(KIND_WORDS).value_counts()
+        counts = _verdicts(t).value_counts()
         out.append(f"{units.metric_name(metric)}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
                    + f" of {len(t)} Go-vs-Rust comparisons across hosts")
+        alone = int((t["hosts"] < 2).sum())
+        if alone and rep.machines >= 2:
+            out.append(f"  {alone} of them measured with pairs on one host only: no interval across hosts, so "
+                       "inconclusive across hosts whatever that host's own verdict (the per-host table has it)")
         factor = t.attrs.get("factor")
         for _, r in t[t["verdict_kind"].isin(["a", "b"])].iterrows():
             shared = f", {r['shared_params']}" if isinstance(r["shared_params"], str) and r["shared_params"] else ""
@@ -145,6 +149,13 @@ def _comparison_columns(t: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _verdicts(t: pd.DataFrame) -> pd.Series:
+    """Each row's verdict as the one-host tables write it ("Go faster, by less than 2%"), where the
+    table has it; else its kind in words."""
+    words = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
+    return t["verdict"].where(t["verdict"].notna() & (t["verdict"] != ""), words) if "verdict" in t else words
+
+
 def combined_readable(t: pd.DataFrame) -> tables.Readable:
     """The combined table for reading: the ratio across hosts with the interval its verdict is
     read from, the verdict, tau², I² and on how many hosts it holds."""
@@ -154,16 +165,17 @@ def combined_readable(t: pd.DataFrame) -> tables.Readable:
     out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                  zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
     out["interval level"] = t["ci_level"].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
-    out["verdict"] = t["verdict_kind"].map(KIND_WORDS)
+    out["verdict"] = _verdicts(t)
     out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
     out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
     out["holds on"] = t["holds_on_text"] + " hosts"
-    out["hosts' own verdicts"] = t["host_verdicts"].map(
-        lambda v: ", ".join(KIND_WORDS.get(k, k) for k in str(v).split(",")))
+    out["hosts' own verdicts"] = (t["host_verdict_texts"] if "host_verdict_texts" in t else t["host_verdicts"].map(
+        lambda v: ", ".join(KIND_WORDS.get(k, k) for k in str(v).split(","))))
     metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
     return tables.Readable(out, "one random-effects combination per comparison (Student's t on hosts - 1 degrees "
-                                "of freedom, BH over the comparisons); holds on: the hosts whose own verdict is the "
-                                "combined one", f"Go vs Rust across hosts, {metric}")
+                                "of freedom, BH over the comparisons); holds on: the hosts whose own verdict agrees "
+                                "with the combined one (the same verdict, or both within the margin: an equivalence "
+                                "and a difference smaller than the margin)", f"Go vs Rust across hosts, {metric}")
 
 
 def per_host_readable(t: pd.DataFrame) -> tables.Readable:
@@ -174,7 +186,7 @@ def per_host_readable(t: pd.DataFrame) -> tables.Readable:
     out.insert(0, "host", t["host_label"])
     out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                  zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
-    out["verdict"] = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
+    out["verdict"] = _verdicts(t)
     metric = units.metric_name(t["metric"].iloc[0]) if "metric" in t and not t.empty else ""
     return tables.Readable(out, "each host's own Go-vs-Rust table: its verdicts under its own family",
                            f"Go vs Rust on each host, {metric}")
