@@ -347,6 +347,10 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
                      "cores": {"sleep": [1, 2]}},
             "sessions": [{"machine": {"logical_cpus": 2, "ram_bytes": 2**34}, "toolchains": {}}]}
     assert "x N x threads x parameters, and the core count and A/A arm" in method.design_text(meta, df)
+    assert "warm-up sample(s), discarded;" in method.design_text(meta, df)
+    # on a cluster every host takes the warm-ups itself, and the Method says so
+    clustered = {**meta, "sessions": [{**meta["sessions"][0], "engine": "cluster local:2"}]}
+    assert "warm-up sample(s), discarded on each host (every host" in method.design_text(clustered, df)
     assert "cells with a core count (sleep at 1, 2) ran pinned to that many CPUs" in method.measurement(meta)
     monkeypatch.setattr(rules, "POWER", 0.9)
     tables = {"go_vs_rust_elapsed_s": compare.compare(df, "elapsed_s")}
