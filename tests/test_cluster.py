@@ -201,9 +201,16 @@ def test_the_kept_attempt_of_a_block_is_its_fullest():
 # --- runs on a local cluster -----------------------------------------------------------------------
 
 @two_cpus
-def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path):
+def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path, monkeypatch):
+    import tempfile
+
+    shared_tmp = tmp_path / "tmp"  # the temporary directory every process of the machine shares
+    shared_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(shared_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(shared_tmp))
     plan = small_plan()
     report, logs = run(plan, tmp_path / "r", ClusterSpec("local", workers=2))
+    assert list(shared_tmp.iterdir()) == [], "Dask's scratch space (its lock files) is the run's own, removed"
     store = ResultsStore(tmp_path / "r")
     records = store.records()
     meta = store.read_meta()

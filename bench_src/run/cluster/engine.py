@@ -26,7 +26,9 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import shutil
 import socket
+import tempfile
 import time
 import uuid
 from collections import deque
@@ -200,6 +202,7 @@ class Hosts:
         self.plugin = False  # the host plugin is registered (so its servers are to be stopped)
         self.lost: OSError | None = None  # the error that showed the scheduler unreachable
         self.running: dict = {}  # the blocks handed out and not finished: future -> block
+        self.scratch: str | None = None  # a local cluster's Dask scratch directory, removed at close
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -208,8 +211,12 @@ class Hosts:
             if self.spec.kind == "local":
                 # on loopback, over TLS with a throw-away CA held in memory: another local user can
                 # neither connect to the scheduler nor hand its workers code to run, nor read a page
-                with dask.config.set(PRIVATE_HTTP):
+                # Dask's scratch space (its lock files, spilled data) in a temporary directory of
+                # the run's own, removed at close, not in the temporary directory every process shares
+                self.scratch = tempfile.mkdtemp(prefix="bench-dask-")
+                with dask.config.set({**PRIVATE_HTTP, "temporary-directory": self.scratch}):
                     self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
+                                                local_directory=self.scratch,
                                                 resources={"host": 1}, memory_limit=0, dashboard_address=None,
                                                 scheduler_kwargs=LOCAL_SCHEDULER_HTTP, host="127.0.0.1",
                                                 security=Security.temporary(), silence_logs=logging.CRITICAL)
@@ -302,8 +309,12 @@ class Hosts:
                     self.log(f"note: stopping the hosts' servers: {type(exc).__name__}: {exc}")
                 self.client.close()
         finally:
-            if self.cluster is not None:
-                self.cluster.close()
+            try:
+                if self.cluster is not None:
+                    self.cluster.close()
+            finally:
+                if self.scratch:
+                    shutil.rmtree(self.scratch, ignore_errors=True)
 
     # --- blocks ---------------------------------------------------------------------------------
     def take_blocks(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
