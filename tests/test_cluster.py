@@ -431,6 +431,9 @@ def test_a_scheduler_lost_mid_run_ends_it_with_one_line_and_its_blocks_recorded(
     records = store.records()
     assert len(records) >= 3 and all(r["status"] in ("ok", "host_lost") for r in records)
     assert all("scheduler was lost" in r["reason"] for r in records if r["status"] == "host_lost")
+    # a lost record of a block that delivered samples names its host; one of a block that delivered none says so
+    assert all(r.get("host") if "while the block ran" in r["reason"] else "before any sample" in r["reason"]
+               for r in records if r["status"] == "host_lost")
     session = store.read_meta()["sessions"][-1]
     assert session["interrupted"] and session["taken"] == len(records)
 
@@ -780,12 +783,23 @@ def test_a_lost_block_records_only_what_no_attempt_delivered_so_a_complete_block
     kept, abandoned = current_attempts(delivered + stored)
     assert kept == delivered and abandoned == []
 
-    # half of it delivered: the other half stored as lost, with the reason, for the resume to take again
+    # half of it delivered (by host h1): the other half stored as lost, with the reason and the host,
+    # for the resume to take again
     hosts.done = {s.sample_id for _, s in block[: len(block) // 2]}
+    hosts.block_host = {(block[0][1].phase, block[0][1].block): "h1"}
     hosts.running = {"future": block}
     hosts.scheduler_lost()
     assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block[len(block) // 2:]]
-    assert all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in stored)
+    assert all(r["status"] == "host_lost" and "scheduler was lost while the block ran" in r["reason"]
+               and r["host"] == "h1" for r in stored)
+
+    # nothing of it arrived (handed out as the scheduler went, perhaps never started): said so, no host
+    stored.clear()
+    hosts.done, hosts.block_host = set(), {}
+    hosts.running = {"future": block}
+    hosts.scheduler_lost()
+    assert len(stored) == len(block) and all("before any sample of the block arrived" in r["reason"]
+                                             and "host" not in r for r in stored)
 
 
 def test_a_block_whose_result_cannot_be_fetched_from_a_scheduler_gone_is_stored_as_lost():

@@ -79,6 +79,8 @@ REACH_S = 5.0  # how long the check before the build waits for a scheduler's por
 RETRY_STATUS = "host_lost"
 SCHEDULER_LOST = ("the connection to the cluster's scheduler was lost while the block ran; taken again on the "
                   "next resume")
+SCHEDULER_LOST_BEFORE = ("the connection to the cluster's scheduler was lost before any sample of the block arrived "
+                         "(it may never have started); taken again on the next resume")
 
 
 class HostsError(ClusterError):
@@ -203,6 +205,7 @@ class Hosts:
         self.lost: OSError | None = None  # the error that showed the scheduler unreachable
         self.running: dict = {}  # the blocks handed out and not finished: future -> block
         self.scratch: str | None = None  # a local cluster's Dask scratch directory, removed at close
+        self.block_host: dict[tuple, str] = {}  # (phase, block) -> the host its last stored sample came from
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -331,7 +334,8 @@ class Hosts:
         """The samples not delivered of the blocks still running stored as `RETRY_STATUS` samples
         with the reason (`record_lost`), and the one-line error that says so."""
         for block in self.running.values():
-            self.record_lost(block, SCHEDULER_LOST)
+            arrived = (block[0][1].phase, block[0][1].block) in self.block_host
+            self.record_lost(block, SCHEDULER_LOST if arrived else SCHEDULER_LOST_BEFORE)
         self.running = {}
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
         return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
@@ -349,7 +353,8 @@ class Hosts:
                 raise self.scheduler_lost()
             if time.monotonic() - counted > HOSTS_EVERY_S:
                 hosts_now, counted = len(self.client.nthreads()), time.monotonic()
-            while todo and len(running) < max(hosts_now, 1):
+            # a client reconnecting to its scheduler hands out nothing: a block submitted then may never run
+            while todo and len(running) < max(hosts_now, 1) and self.client.status == "running":
                 if deadline is not None and time.monotonic() >= deadline:
                     todo.clear()
                     finished_all = False
@@ -363,6 +368,9 @@ class Hosts:
                 future.add_done_callback(lambda _: self.events.put((None, {"kind": "block done"})))
                 running[future] = block
             if not running:
+                if todo and self.client.status != "running":  # reconnecting: it gives up (closed) or is back
+                    time.sleep(POLL_S)
+                    continue
                 break
             # wake at a sample (the host waits for it to be stored), at a finished block, or after POLL_S
             try:
@@ -421,6 +429,8 @@ class Hosts:
                      f"{rec.get('host')}; not stored")
         else:
             self.kept.add(key)
+            if rec.get("host"):
+                self.block_host[(rec["phase"], rec["block"])] = rec["host"]
             slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
             self.keep(slot, rec, msg.get("timeline"))
             if rec["status"] != "skipped":
@@ -488,6 +498,9 @@ class Hosts:
             rec = record(slot, seq, self.store.run_id, self.store.session,
                          {"status": RETRY_STATUS, "reason": reason})
             rec["attempt"] = attempt
+            host_of_block = self.block_host.get((slot.phase, slot.block))
+            if host_of_block:  # the host that delivered the block's other samples
+                rec["host"] = host_of_block
             self.kept.add((attempt, slot.sample_id))
             self.keep(slot, rec, None)
 
