@@ -301,7 +301,7 @@ def test_a_hosts_call_smaller_than_the_margin_agrees_with_an_equivalence_across_
 
 
 def test_the_combined_table_reads_verdicts_as_the_one_host_tables_do(tmp_path):
-    from bench_src.report import hosts_report
+    from bench_src.report import tables
 
     a = take(tmp_path / "a", 1.0, 2.0, seed=5)
     b = take(tmp_path / "b", 1.0, 2.0, seed=6, cpu_model="Another CPU")
@@ -309,7 +309,7 @@ def test_the_combined_table_reads_verdicts_as_the_one_host_tables_do(tmp_path):
     table = hosts.across_hosts(df)
     assert set(table["verdict"]) == {"Go faster"} and set(table["holds_on_text"]) == {"2 of 2"}
     assert set(table["host_verdict_texts"]) == {"Go faster; Go faster"}
-    readable = hosts_report.combined_readable(table).frame
+    readable = tables.hosts.combined(table).frame
     assert set(readable["verdict"]) == {"Go faster"} and set(readable["hosts' own verdicts"]) == {"Go faster; Go faster"}
-    own = hosts_report.per_host_readable(hosts.per_host(df)).frame
+    own = tables.hosts.per_host(hosts.per_host(df)).frame
     assert set(own["verdict"]) == {"Go faster"}

@@ -199,15 +199,17 @@ def test_the_hosts_tables_print_their_ratios_as_ratios():
     # the across-hosts and per-host tables: an interval that excludes 1 keeps the digits that show it
     import pandas as pd
 
-    from bench_src.report import hosts_report
     row = {"workload": "mysql", "n": 1000, "threads_requested": 2, "arm": "", "shared_params": "pool=151",
            "go_variant": "pool", "rust_variant": "pool", "go_params": "", "rust_params": "", "metric": "elapsed_s",
            "ratio": 1.05, "ratio_ci_low": 1.0034, "ratio_ci_high": 1.13, "ci_level": 0.95, "verdict_kind": "b",
            "hosts": 2, "tau": 0.01, "i2": 0.1, "holds_on_text": "2 of 2", "host_verdicts": "b,b",
            "host_label": "a CPU"}
     t = pd.DataFrame([row])
-    assert hosts_report.combined_readable(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
-    assert hosts_report.per_host_readable(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
+    assert tables.hosts.combined(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
+    assert tables.hosts.per_host(t).frame["Go/Rust [interval]"].iloc[0] == "1.05 [1.003, 1.13]"
+    # a cluster run's report exports them in the same reading form, by their names
+    assert "holds on" in tables.readable(t, "across_hosts_elapsed_s").frame.columns
+    assert list(tables.readable(t, "per_host_peak_rss_mib").frame["host"]) == ["a CPU"]
 
 
 def test_intervals_of_several_families_are_named_by_their_levels():

@@ -119,6 +119,10 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
             rep.tables[f"ratio_vs_cores_{m}"] = cores.ratio_vs_cores(df, m, margin=margin)
             rep.tables[f"speedup_{m}"] = cores.speedup(df, m)
     if "host" in df.columns and df["host"].dropna().nunique() > 1:  # a cluster run: pairs within each host
+        if "host_label" not in df.columns:  # each host as meta.json describes it (its CPU, its share)
+            labels = {h: d.get("label", h) for s in meta.get("sessions", []) if isinstance(s, dict)
+                      for h, d in (s.get("hosts") or {}).items() if isinstance(d, dict)}
+            df = df.assign(host_label=df["host"].map(labels).fillna(df["host"]))
         for m in hosts.METRICS:
             rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)
             rep.tables[f"across_hosts_{m}"] = hosts.across_hosts(df, m, margin)

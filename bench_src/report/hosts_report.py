@@ -15,7 +15,6 @@ from . import figures, tables, theme, units
 from .export import images
 from .export.base import written as writing
 
-KIND_WORDS = {"a": "Go lower", "b": "Rust lower", "equivalent": "equivalent", "inconclusive": "inconclusive"}
 
 
 @dataclass
@@ -74,7 +73,7 @@ def summary_lines(rep: HostsReport) -> list[str]:
     for metric, t in rep.combined.items():
         if t.empty:
             continue
-        counts = _verdicts(t).value_counts()
+        counts = tables.hosts.verdicts(t).value_counts()
         out.append(f"{units.metric_name(metric)}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
                    + f" of {len(t)} Go-vs-Rust comparisons across hosts")
         alone = int((t["hosts"] < 2).sum())
@@ -135,58 +134,3 @@ def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) 
     written.append(path)
     rep.files = written
     return written
-
-
-def _comparison_columns(t: pd.DataFrame) -> pd.DataFrame:
-    """What a reader needs to know which comparison a row is: workload, N, the two sides, the
-    parameters they share, and the named factor."""
-    out = pd.DataFrame({"workload": t["workload"], "N": t["n"].map(units.count),
-                        "Go": t["go_variant"], "Rust": t["rust_variant"],
-                        "shared parameters": t["shared_params"].fillna("")}, index=t.index)
-    factor = t.attrs.get("factor")
-    if factor and factor in t.columns:
-        out[factor] = t[factor].astype(str)
-    return out
-
-
-def _verdicts(t: pd.DataFrame) -> pd.Series:
-    """Each row's verdict as the one-host tables write it ("Go faster, by less than 2%"), where the
-    table has it; else its kind in words."""
-    words = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
-    return t["verdict"].where(t["verdict"].notna() & (t["verdict"] != ""), words) if "verdict" in t else words
-
-
-def combined_readable(t: pd.DataFrame) -> tables.Readable:
-    """The combined table for reading: the ratio across hosts with the interval its verdict is
-    read from, the verdict, tau², I² and on how many hosts it holds."""
-    t = t.reset_index(drop=True)
-    out = _comparison_columns(t)
-    out["hosts"] = t["hosts"].astype(int)
-    out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
-                                 zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
-    out["interval level"] = t["ci_level"].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
-    out["verdict"] = _verdicts(t)
-    out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
-    out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
-    out["holds on"] = t["holds_on_text"] + " hosts"
-    out["hosts' own verdicts"] = (t["host_verdict_texts"] if "host_verdict_texts" in t else t["host_verdicts"].map(
-        lambda v: ", ".join(KIND_WORDS.get(k, k) for k in str(v).split(","))))
-    metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
-    return tables.Readable(out, "one random-effects combination per comparison (Student's t on hosts - 1 degrees "
-                                "of freedom, BH over the comparisons); holds on: the hosts whose own verdict agrees "
-                                "with the combined one (the same verdict, or both within the margin: an equivalence "
-                                "and a difference smaller than the margin)", f"Go vs Rust across hosts, {metric}")
-
-
-def per_host_readable(t: pd.DataFrame) -> tables.Readable:
-    """Each host's own Go-vs-Rust verdicts (its own family and rule), one row per host and
-    comparison."""
-    t = t.reset_index(drop=True)
-    out = _comparison_columns(t)
-    out.insert(0, "host", t["host_label"])
-    out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
-                                 zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
-    out["verdict"] = _verdicts(t)
-    metric = units.metric_name(t["metric"].iloc[0]) if "metric" in t and not t.empty else ""
-    return tables.Readable(out, "each host's own Go-vs-Rust table: its verdicts under its own family",
-                           f"Go vs Rust on each host, {metric}")

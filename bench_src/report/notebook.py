@@ -27,7 +27,7 @@ from .export import html
 from ..values import from_papermill
 from ..store import latest_results_dir
 from ..store.hosts import FACTORS
-from .hosts_report import HostsReport, combined_readable, per_host_readable, summary_lines
+from .hosts_report import HostsReport, summary_lines
 
 ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 
@@ -208,7 +208,7 @@ def hosts_table(hosts: HostsReport | None, kind: str, metric: str) -> tables.Rea
     source = {"combined": hosts.combined, "per_host": hosts.per_host}[kind]
     if metric not in source or source[metric].empty:
         return tables.Readable(pd.DataFrame(), f"{kind} {metric}: no Go-vs-Rust comparison with two pairs on a host")
-    return (combined_readable if kind == "combined" else per_host_readable)(source[metric])
+    return (tables.hosts.combined if kind == "combined" else tables.hosts.per_host)(source[metric])
 
 
 def hosts_figures(hosts: HostsReport | None) -> "Section":
