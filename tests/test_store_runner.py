@@ -653,8 +653,8 @@ def test_the_eta_counts_the_samples_the_sequential_rule_adds(tmp_path, monkeypat
     seen = []
     real_update = runner.Progress.update
 
-    def update(self, cell, note=""):
-        real_update(self, cell, note)
+    def update(self, cell, note="", counted=True):
+        real_update(self, cell, note, counted)
         seen.append((self.done, self.planned, self.remaining_estimate, self.seconds(cell)))
     monkeypatch.setattr(runner.Progress, "update", update)
     loose = sequential_plan(samples=8, max_samples=14, looks=3)
@@ -838,3 +838,22 @@ def test_the_eta_reprices_what_remains_when_the_warm_ups_time_the_machine():
     assert bar.remaining_estimate == 0.0 and bar.eta() == 0.0
     bar.update(go)  # a sample nobody expected (a retry) takes nothing below zero
     assert bar.remaining_estimate == 0.0 and bar.pending[go] == 0
+
+
+def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_planned(tmp_path):
+    """A cluster's host runs a lost block again, and its samples arrive a second time: they cost
+    time but are no more done (before, a run read "123/112 samples (110%)")."""
+    from types import SimpleNamespace
+
+    from bench_src.run.sample import record
+
+    plan = small_plan()
+    slots = [s for s in plan.schedule() if s.phase == "measured"][:2]
+    bar = runner.Progress("r", planned=len(slots), done_before=0, enabled=False, seconds=lambda c: 1.0)
+    stored = []
+    store = SimpleNamespace(append=stored.append, write_timeline=None)
+    keep = runner.SampleKeeper(store, runner.ChecksumBook([]), runner.RunReport(tmp_path, 0, 0), bar,
+                               lambda *_: None)
+    for slot in (slots[0], slots[1], slots[0]):  # the first one again, from a second attempt
+        keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)
+    assert len(stored) == 3 and bar.taken == 3 and bar.done == 2 == bar.planned

@@ -180,11 +180,13 @@ class Progress:
         return (f"[{self.label}] {self.done}/{self.planned} samples ({pct:.0f}%){hosts}, elapsed {format_duration(elapsed)}"
                 + eta + (f"; {note}" if note else ""))
 
-    def update(self, cell: Cell, note: str = "") -> None:
+    def update(self, cell: Cell, note: str = "", counted: bool = True) -> None:
+        """A sample taken; `counted`: one of the planned samples taken for the first time (a sample
+        a cluster's host takes again, after its block was lost, costs time but is no more done)."""
         if self.pending[cell] > 0:
             self.pending[cell] -= 1
         self.taken_cells[cell] += 1
-        self.done += 1
+        self.done += counted
         self.taken += 1
         now = time.monotonic()
         interval = min(60.0, max(5.0, (now - self.started) / 20))
@@ -269,6 +271,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
                     schedule = [s for s in schedule if s.phase != "warmup"]
                 todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
+                if cluster is not None:  # a cluster's host takes a block with a sample missing whole, again
+                    again = {(s.phase, s.block) for _, s in todo}
+                    todo = [(seq, s) for seq, s in enumerate(schedule) if (s.phase, s.block) in again]
                 report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
                 measured_s, by_cell = history()
                 done_per_cell = taken_per_cell(records, done)
@@ -310,6 +315,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     hosts = engine.Hosts(cluster, plan, store, keep, done, log)
                     hosts.start(binaries={k: binaries.get(k) for k in relevant})
                     bar.hosts = hosts.count
+                    hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
                     if not engines:
                         est.spread_over(hosts.count, hosts.warmup_seconds(seconds), len(hosts.warmup_slots))
                     store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
@@ -550,6 +556,7 @@ class SampleKeeper:
     def __init__(self, store: ResultsStore, book: ChecksumBook, report: RunReport, bar: Progress, log):
         self.store, self.book, self.report, self.bar, self.log = store, book, report, bar, log
         self.skipped_cells: set[str] = set()
+        self.stored_ids: set[str] = set()  # the samples stored in this session (an attempt taken again repeats one)
 
     def __call__(self, slot: Slot, rec: dict[str, Any], timeline) -> None:
         if timeline is not None:
@@ -567,7 +574,10 @@ class SampleKeeper:
         elif rec["status"] != "ok":
             self.log(f"sample {rec['sample_id']}: {rec['status']}: {rec['reason']}"
                      + (f" (host {rec['host']})" if rec.get("host") else ""))
-        self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}")
+        first = rec["sample_id"] not in self.stored_ids
+        self.stored_ids.add(rec["sample_id"])
+        self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}",
+                        counted=first)
 
 
 def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper):

@@ -206,6 +206,7 @@ class Hosts:
         self.running: dict = {}  # the blocks handed out and not finished: future -> block
         self.scratch: str | None = None  # a local cluster's Dask scratch directory, removed at close
         self.block_host: dict[tuple, str] = {}  # (phase, block) -> the host its last stored sample came from
+        self.on_count: Callable[[int], None] = lambda _n: None  # told the hosts' number when it is counted again
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -353,6 +354,7 @@ class Hosts:
                 raise self.scheduler_lost()
             if time.monotonic() - counted > HOSTS_EVERY_S:
                 hosts_now, counted = len(self.client.nthreads()), time.monotonic()
+                self.on_count(hosts_now)
             # a client reconnecting to its scheduler hands out nothing: a block submitted then may never run
             while todo and len(running) < max(hosts_now, 1) and self.client.status == "running":
                 if deadline is not None and time.monotonic() >= deadline:
