@@ -27,6 +27,11 @@ fn list_describes_the_experiments() {
             "variants": ["spawn", "current-thread", "join-all", "threads"],
             "default_variant": "spawn",
             "params": {"wait": "sleep", "duration_ms": "1000", "linger_ms": "0"},
+            "limits": {
+                "wait": {"choices": ["sleep", "release"]},
+                "duration_ms": {"min": 0, "max": u64::MAX},
+                "linger_ms": {"min": 0, "max": u64::MAX},
+            },
         })
     );
     assert_eq!(
@@ -35,6 +40,7 @@ fn list_describes_the_experiments() {
             "variants": ["tokio", "thread", "thread-pinned"],
             "default_variant": "tokio",
             "params": {"iterations": "100"},
+            "limits": {"iterations": {"min": 0, "max": u64::MAX}},
         })
     );
     assert_eq!(
@@ -43,6 +49,11 @@ fn list_describes_the_experiments() {
             "variants": ["multi-thread", "current-thread"],
             "default_variant": "multi-thread",
             "params": {"buffer": "1", "mode": "lockstep"},
+            // the most permits a tokio semaphore (a channel's capacity) holds
+            "limits": {
+                "buffer": {"min": 0, "max": tokio::sync::Semaphore::MAX_PERMITS as u64},
+                "mode": {"choices": ["lockstep", "pipelined"]},
+            },
         })
     );
 }
