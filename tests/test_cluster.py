@@ -853,3 +853,39 @@ def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resu
     from bench_src.store.results import RETRY_STATUSES
 
     assert "host_lost" in RETRY_STATUSES, "a resume takes them again"
+
+
+def test_a_block_cancelled_as_the_client_reconnects_says_whether_any_of_its_samples_arrived():
+    """When the scheduler goes, Dask's client cancels every future at once while it reconnects:
+    `finish` stores the block's samples as lost, saying "while the block ran" (with the host) only
+    when some of them arrived, else that none did."""
+    class Cancelled:
+        status = "cancelled"
+
+        def release(self):
+            pass
+
+    hosts, stored, block = hosts_without_a_cluster(small_plan())
+    hosts.client = SimpleNamespace(status="connecting")
+    hosts.finish(Cancelled(), block)
+    assert len(stored) == len(block) and all("before any sample of the block arrived" in r["reason"]
+                                             and "host" not in r for r in stored)
+    stored.clear()
+    hosts.block_host = {(block[0][1].phase, block[0][1].block): "h1"}
+    hosts.done = {block[0][1].sample_id}
+    hosts.finish(Cancelled(), block)
+    assert len(stored) == len(block) - 1 and all("while the block ran" in r["reason"] and r["host"] == "h1"
+                                                 for r in stored)
+
+
+def test_a_host_that_joins_with_fewer_cpus_than_the_plans_cores_ends_the_run_naming_it():
+    from bench_src.run.cluster import engine
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("a plan pinned to 2 cores needs two usable CPUs")
+    hosts, stored, block = hosts_without_a_cluster(make_plan("quick", workloads=["sleep"], ns=[10], samples=6,
+                                                             cores=[1, 2]))
+    joiner = {"fingerprint": {"machine": {"usable_cpus": 1}}, "machine": {"usable_cpus": 1},
+              "worker": "tcp://10.0.0.9:1", "label": "a small host"}
+    with pytest.raises(engine.HostsError, match="host tcp://10.0.0.9:1 may run on 1 CPU"):
+        hosts.record_host(joiner)

@@ -210,6 +210,10 @@ def test_the_hosts_tables_print_their_ratios_as_ratios():
     # a cluster run's report exports them in the same reading form, by their names
     assert "holds on" in tables.readable(t, "across_hosts_elapsed_s").frame.columns
     assert list(tables.readable(t, "per_host_peak_rss_mib").frame["host"]) == ["a CPU"]
+    # a run with no comparison on any host (one language): an empty table, not a KeyError
+    assert tables.readable(pd.DataFrame(), "per_host_elapsed_s").frame.empty
+    assert tables.readable(pd.DataFrame(), "across_hosts_elapsed_s").frame.empty
+    tables.readable(pd.DataFrame(), "per_host_elapsed_s").to_markdown()
 
 
 def test_intervals_of_several_families_are_named_by_their_levels():

@@ -857,3 +857,15 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
     for slot in (slots[0], slots[1], slots[0]):  # the first one again, from a second attempt
         keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)
     assert len(stored) == 3 and bar.taken == 3 and bar.done == 2 == bar.planned
+
+    # a resume whose host takes an incomplete block whole: the sample done before is taken again,
+    # counted once among the samples taken now and not as kept from before
+    bar = runner.Progress("r", planned=2, done_before=1, enabled=False, seconds=lambda c: 1.0)
+    report = runner.RunReport(tmp_path, planned=2, already_done=1)
+    keep = runner.SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None,
+                               done_before={slots[0].sample_id})
+    for slot in slots:
+        keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)
+    assert bar.done == 2 == bar.planned and report.retaken == 1
+    assert "2 samples taken now (1 of them again: their blocks, left incomplete, were taken whole), 0 kept from " \
+           "before, 2 planned" in str(report)

@@ -74,7 +74,7 @@ def summary_lines(rep: HostsReport) -> list[str]:
         if t.empty:
             continue
         counts = tables.hosts.verdicts(t).value_counts()
-        out.append(f"{units.metric_name(metric)}: " + ", ".join(f"{v} {k}" for k, v in counts.items())
+        out.append(f"{units.metric_name(metric)}: " + "; ".join(f"{v} {k}" for k, v in counts.items())
                    + f" of {len(t)} Go-vs-Rust comparisons across hosts")
         alone = int((t["hosts"] < 2).sum())
         if alone and rep.machines >= 2:

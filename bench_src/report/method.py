@@ -243,9 +243,10 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
                  f"error rates add up (at most {2 * alpha:g}).")
     own = _own_families(tables)
     if own:
-        cores_tables = any(name.startswith(("ratio_vs_cores_", "speedup_")) for name in tables)
-        parts.append(f"Families of their own, one per metric, decided by the same rule at their own levels (each "
-                     f"table's ci_level): {'; '.join(own)}."
+        cores_tables = any(name.startswith(("ratio_vs_cores_", "speedup_")) and not t.empty
+                           for name, t in tables.items())
+        parts.append(f"Families of their own (per metric, and each host's per host), decided by the same rule at "
+                     f"their own levels (each table's ci_level): {'; '.join(own)}."
                      + (" The change and the speed-up with cores are tested as a fixed design: in a sequential run "
                         "they spend no alpha over the looks, and their rows say so in their warning."
                         if cores_tables else ""))

@@ -70,6 +70,7 @@ class RunReport:
     planned: int
     already_done: int
     taken: int = 0
+    retaken: int = 0  # samples done in an earlier session taken again (a cluster's host takes a block whole)
     statuses: Counter = field(default_factory=Counter)
     interrupted: bool = False
     ended: str = "finished"
@@ -80,8 +81,11 @@ class RunReport:
         st = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())) or "none"
         head = f"interrupted ({self.ended})" if self.interrupted else "finished"
         est = f" (estimated {format_duration(self.estimate.seconds)})" if self.estimate else ""
-        return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now, "
-                f"{self.already_done} kept from before, {self.planned} planned; statuses of the new samples: {st}; "
+        again = (f" ({self.retaken} of them again: their blocks, left incomplete, were taken whole)"
+                 if self.retaken else "")
+        return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now{again}, "
+                f"{self.already_done - self.retaken} kept from before, {self.planned} planned; statuses of the new "
+                f"samples: {st}; "
                 f"results in {self.results_dir}")
 
 
@@ -271,9 +275,6 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
                     schedule = [s for s in schedule if s.phase != "warmup"]
                 todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
-                if cluster is not None:  # a cluster's host takes a block with a sample missing whole, again
-                    again = {(s.phase, s.block) for _, s in todo}
-                    todo = [(seq, s) for seq, s in enumerate(schedule) if (s.phase, s.block) in again]
                 report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
                 measured_s, by_cell = history()
                 done_per_cell = taken_per_cell(records, done)
@@ -293,7 +294,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     return min(measured_s.get(cell.id, default), plan.timeout_s + 1.0) + plan.cooldown_s
 
                 bar = Progress(store.run_id, len(schedule), report.already_done, seconds, enabled=progress)
-                keep = SampleKeeper(store, book, report, bar, log)
+                keep = SampleKeeper(store, book, report, bar, log, done_before=done)
                 blocks = sequential.blocks_of(enumerate(schedule))
                 # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
                 # take their own warm-ups, each in its first block)
@@ -553,10 +554,15 @@ class SampleKeeper:
     the checksum verdict (the first ok sample of a work key sets the checksum every other must
     match), the append, the run's counts, a line for a failure, the progress line."""
 
-    def __init__(self, store: ResultsStore, book: ChecksumBook, report: RunReport, bar: Progress, log):
+    def __init__(self, store: ResultsStore, book: ChecksumBook, report: RunReport, bar: Progress, log,
+                 done_before: set[str] | frozenset[str] = frozenset()):
         self.store, self.book, self.report, self.bar, self.log = store, book, report, bar, log
         self.skipped_cells: set[str] = set()
-        self.stored_ids: set[str] = set()  # the samples stored in this session (an attempt taken again repeats one)
+        # Progress counts a sample once it is newly done: a cluster's host that takes a block whole
+        # again (its first attempt lost, or left incomplete by an earlier session) stores samples
+        # already done; they cost time but are no more done
+        self.done_before = frozenset(done_before)
+        self.stored_ids: set[str] = set()  # the samples stored in this session
 
     def __call__(self, slot: Slot, rec: dict[str, Any], timeline) -> None:
         if timeline is not None:
@@ -576,8 +582,10 @@ class SampleKeeper:
                      + (f" (host {rec['host']})" if rec.get("host") else ""))
         first = rec["sample_id"] not in self.stored_ids
         self.stored_ids.add(rec["sample_id"])
+        again = rec["sample_id"] in self.done_before
+        self.report.retaken += first and again
         self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}",
-                        counted=first)
+                        counted=first and not again)
 
 
 def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper):

@@ -34,6 +34,8 @@ def verdicts(t: pd.DataFrame) -> pd.Series:
 def combined(t: pd.DataFrame) -> Readable:
     """The combined table for reading: the ratio across hosts with the interval its verdict is
     read from, the verdict, tau², I² and on how many hosts it holds."""
+    if t.empty or "workload" not in t:  # no comparison on any host (a run of one language, say)
+        return Readable(pd.DataFrame(), "no Go-vs-Rust comparison on any host", "Go vs Rust across hosts")
     t = t.reset_index(drop=True)
     out = _comparison_columns(t)
     out["hosts"] = t["hosts"].astype(int)
@@ -56,9 +58,11 @@ def combined(t: pd.DataFrame) -> Readable:
 def per_host(t: pd.DataFrame) -> Readable:
     """Each host's own Go-vs-Rust verdicts (its own family and rule), one row per host and
     comparison."""
+    if t.empty or "workload" not in t:  # no comparison on any host (a run of one language, say)
+        return Readable(pd.DataFrame(), "no Go-vs-Rust comparison on any host", "Go vs Rust on each host")
     t = t.reset_index(drop=True)
     out = _comparison_columns(t)
-    out.insert(0, "host", t["host_label"])
+    out.insert(0, "host", t["host_label"] if "host_label" in t else t["host"])
     out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                  zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
     out["verdict"] = verdicts(t)

@@ -29,6 +29,7 @@ import queue
 import shutil
 import socket
 import tempfile
+import threading
 import time
 import uuid
 from collections import deque
@@ -119,7 +120,6 @@ def _identity(address: str) -> str:
     exabytes, or not at all, so the question runs in a thread of its own (a notebook's kernel runs
     an event loop of its own) and every error is an answer."""
     import asyncio
-    from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 
     from distributed.comm import connect
 
@@ -139,11 +139,11 @@ def _identity(address: str) -> str:
             return ("no answer within {:g} s".format(REACH_S) if isinstance(exc, (TimeoutError, asyncio.TimeoutError))
                     else f"{type(exc).__name__} in Dask's handshake")
 
-    with ThreadPoolExecutor(1) as pool:
-        try:
-            return pool.submit(run).result(timeout=2 * REACH_S + 5)
-        except FutureTimeout:
-            return f"no answer within {2 * REACH_S + 5:g} s"
+    answer: list[str] = []
+    asking = threading.Thread(target=lambda: answer.append(run()), name="bench-scheduler-identity", daemon=True)
+    asking.start()
+    asking.join(2 * REACH_S + 5)  # a thread that hangs past it is left behind, a daemon
+    return answer[0] if answer else f"no answer within {2 * REACH_S + 5:g} s"
 
 
 def refuse_shared_cpus(described: dict[str, dict]) -> None:
@@ -331,12 +331,17 @@ class Hosts:
                 raise
             raise self.scheduler_lost(exc) from None
 
+    def scheduler_lost_reason(self, block: list[tuple[int, Slot]]) -> str:
+        """Why a block's samples are lost with the scheduler: while it ran (some of them arrived), or
+        before any arrived (handed out as the scheduler went, perhaps never started)."""
+        arrived = (block[0][1].phase, block[0][1].block) in self.block_host
+        return SCHEDULER_LOST if arrived else SCHEDULER_LOST_BEFORE
+
     def scheduler_lost(self, exc: BaseException | None = None) -> HostsError:
         """The samples not delivered of the blocks still running stored as `RETRY_STATUS` samples
         with the reason (`record_lost`), and the one-line error that says so."""
         for block in self.running.values():
-            arrived = (block[0][1].phase, block[0][1].block) in self.block_host
-            self.record_lost(block, SCHEDULER_LOST if arrived else SCHEDULER_LOST_BEFORE)
+            self.record_lost(block, self.scheduler_lost_reason(block))
         self.running = {}
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
         return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
@@ -461,6 +466,7 @@ class Hosts:
         hid = host_id(description["fingerprint"])
         if self.hosts.get(hid) == description:
             return
+        refuse_too_few_cpus(self.plan, {str(description.get("worker", hid)): description})
         if hid not in self.hosts:
             self.log(f"host {hid}: {description['label']} at {description.get('worker')} joined the run")
         self.hosts[hid] = description
@@ -483,7 +489,7 @@ class Hosts:
             raise HostsError(f"a block failed on its host: {type(exc).__name__}: {exc}") from None
         reason = (f"the block's host was lost {exc.allowed_failures + 1} times while running it (Dask's "
                   "distributed.scheduler.allowed-failures); taken again on the next resume" if exc is not None
-                  else SCHEDULER_LOST if self.client.status != "running"
+                  else self.scheduler_lost_reason(block) if self.client.status != "running"
                   else f"the block was {future.status} on the cluster; taken again on the next resume")
         self.record_lost(block, reason)
 
