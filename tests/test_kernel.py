@@ -92,14 +92,19 @@ def test_ctrl_c_and_sigterm_are_passed_on_to_the_kernel_and_the_third_is_papermi
     class Manager:
         provisioner = Provisioner()
 
-    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    with kernel._Forward([Manager()]) as forward:
-        signal.raise_signal(signal.SIGINT)  # papermill is not interrupted: the kernel is
-        assert child.stdout.readline().strip() == str(int(signal.SIGINT))
-        signal.raise_signal(signal.SIGTERM)
-        assert child.stdout.readline().strip() == str(int(signal.SIGTERM))
-        child.wait(timeout=10)
-        assert forward.count == 2
-        with pytest.raises(KeyboardInterrupt):  # the third: the handler papermill had (here Python's)
-            signal.raise_signal(signal.SIGINT)
-    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    # papermill's handlers as a terminal's process has them (whatever the test process had before)
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler), signal.getsignal(signal.SIGTERM)
+    try:
+        before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+        with kernel._Forward([Manager()]) as forward:
+            signal.raise_signal(signal.SIGINT)  # papermill is not interrupted: the kernel is
+            assert child.stdout.readline().strip() == str(int(signal.SIGINT))
+            signal.raise_signal(signal.SIGTERM)
+            assert child.stdout.readline().strip() == str(int(signal.SIGTERM))
+            child.wait(timeout=10)
+            assert forward.count == 2
+            with pytest.raises(KeyboardInterrupt):  # the third: the handler papermill had (here Python's)
+                signal.raise_signal(signal.SIGINT)
+        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+    finally:
+        signal.signal(signal.SIGINT, outer[0])
