@@ -22,6 +22,8 @@ import threading
 from jupyter_client.manager import AsyncKernelManager
 from papermill.engines import NBClientEngine
 
+from ..store.lock import DirLock, remove_unheld
+
 NAME = "bench"
 # SIGINT (Ctrl-C) and SIGTERM reach papermill, not the kernel (jupyter_client starts it in a session
 # of its own), and papermill died of them: the kernel was torn down mid-cell ("Kernel died", pages of
@@ -30,6 +32,9 @@ NAME = "bench"
 # interrupted, one line says how to resume) and its cell fails, which ends papermill.  The third one
 # is papermill's own again, for a kernel that does not answer.
 FORWARDED = (signal.SIGINT, signal.SIGTERM)
+# The kernel's private directory, under the temporary directory, locked while its engine lives: one
+# left by an engine that was killed (kill -9) is removed by the next (store.lock.remove_unheld)
+KERNEL_DIR_PREFIX = "bench-kernel-"
 FORWARD_AT_MOST = 2
 
 
@@ -74,7 +79,9 @@ class PrivateKernelEngine(NBClientEngine):
 
     @classmethod
     def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
-        with tempfile.TemporaryDirectory(prefix="bench-kernel-") as private:  # mode 0700
+        remove_unheld(tempfile.gettempdir(), KERNEL_DIR_PREFIX)  # those of engines that were killed
+        with tempfile.TemporaryDirectory(prefix=KERNEL_DIR_PREFIX) as private, \
+                DirLock(os.path.join(private, ".lock"), f"the kernel directory {private}"):  # mode 0700
             os.chmod(private, 0o700)
 
             kernels: list = []

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import cpus, paths
 from ..plan import Cell
-from ..store.lock import DirLock
+from ..store.lock import DirLock, remove_unheld
 
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
@@ -118,17 +118,7 @@ def remove_sample_dirs() -> None:
 def remove_stale_sample_dirs(tmp: str | None = None) -> list[Path]:
     """Remove the sample directories of harness processes that died (kill -9): ours (same owner),
     with a lock file that no live process holds.  Returns what was removed."""
-    removed = []
-    for d in Path(tmp or tempfile.gettempdir()).glob(SAMPLE_DIR_PREFIX + "*"):
-        try:
-            if not d.is_dir() or d.is_symlink() or d.stat().st_uid != os.geteuid():
-                continue
-        except OSError:
-            continue
-        if (d / ".lock").exists() and DirLock.held_by(d / ".lock") is None and d != _SAMPLE_DIRS.parent:
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(d)
-    return removed
+    return remove_unheld(tmp or tempfile.gettempdir(), SAMPLE_DIR_PREFIX, keep=_SAMPLE_DIRS.parent)
 
 
 def _last_line(text: str) -> str:

@@ -115,3 +115,22 @@ class DirLock:
         finally:
             os.close(fd)
         return None
+
+
+def remove_unheld(parent: str | os.PathLike, prefix: str, keep: Path | None = None) -> list[Path]:
+    """Remove the directories `parent/prefix*` of this user whose `.lock` no live process holds:
+    those of harness processes that died (kill -9) before removing them.  A directory without a
+    lock file, another user's, or `keep` stays.  Returns what was removed."""
+    import shutil
+
+    removed = []
+    for d in Path(parent).glob(prefix + "*"):
+        try:
+            if not d.is_dir() or d.is_symlink() or d.stat().st_uid != os.geteuid():
+                continue
+        except OSError:
+            continue
+        if (d / ".lock").exists() and DirLock.held_by(d / ".lock") is None and d != keep:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
