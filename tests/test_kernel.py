@@ -41,11 +41,10 @@ def test_the_bench_engine_runs_the_kernel_on_unix_sockets_in_a_private_directory
 def test_a_kernel_directory_left_by_a_killed_engine_is_removed_by_the_next(tmp_path, monkeypatch):
     """The private directory is locked while its engine lives: one that a killed engine (kill -9)
     left behind is removed by the next engine; one without a lock, or held by a live process, stays."""
-    import subprocess
-    import sys
     import tempfile
 
     from bench_src.store import DirLock
+    from locks import held_elsewhere
 
     shared = tmp_path / "tmp"
     shared.mkdir()
@@ -55,16 +54,9 @@ def test_a_kernel_directory_left_by_a_killed_engine_is_removed_by_the_next(tmp_p
         d.mkdir()
         (d / "kernel-1").write_text("")
     (dead / ".lock").write_text("999999 2020-01-01\n")  # no process holds it
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from bench_src.store import DirLock; "
-                               "DirLock(sys.argv[1], 'x').acquire(); print('held', flush=True); time.sleep(60)",
-                               str(alive / ".lock")], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_elsewhere(alive / ".lock"):
         info = probe(tmp_path, engine_name=kernel.NAME)
         assert Path(info["ip"]).parent.parent == shared
-    finally:
-        holder.kill()
-        holder.wait()
     assert not dead.exists() and alive.exists() and old_style.exists()
     assert sorted(p.name for p in shared.iterdir()) == sorted([alive.name, old_style.name]), "its own is removed"
     assert DirLock.held_by(alive / ".lock") is None

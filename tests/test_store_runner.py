@@ -597,17 +597,14 @@ def test_a_harness_error_message_holding_a_password_is_masked(tmp_path):
 def test_stale_sample_directories_are_removed_only_when_dead_and_ours(tmp_path):
     from bench_src.run import measure
     from bench_src.store import DirLock
+    from locks import held_elsewhere
     dead, alive, foreign, old_style = (tmp_path / f"bench-sample-{n}" for n in ("dead", "alive", "foreign", "old"))
     for d in (dead, alive, foreign, old_style):
         d.mkdir()
         (d / "1").mkdir()
     for d in (dead, foreign):
         (d / ".lock").write_text("999999 2020-01-01\n")  # no process holds it
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from bench_src.store import DirLock; "
-                               "DirLock(sys.argv[1], 'x').acquire(); print('held', flush=True); time.sleep(60)",
-                               str(alive / ".lock")], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with held_elsewhere(alive / ".lock"):
         if os.geteuid() == 0:
             os.chown(foreign, 65534, 65534)
         removed = measure.remove_stale_sample_dirs(str(tmp_path))
@@ -615,9 +612,6 @@ def test_stale_sample_directories_are_removed_only_when_dead_and_ours(tmp_path):
         assert alive.exists() and old_style.exists(), "a live owner's directory, or one without a lock, stays"
         if os.geteuid() == 0:
             assert foreign.exists(), "another user's directory stays"
-    finally:
-        holder.kill()
-        holder.wait()
     assert DirLock.held_by(alive / ".lock") is None
 
 

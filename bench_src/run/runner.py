@@ -249,8 +249,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
                "sources": build.source_digests(), "engine": engine_name(cluster, engines)}
-    if cpus.share_text():  # a run pinned to a share of the machine (taskset): a host of its own, as on a cluster
-        session["cpu_set"] = cpus.share_text()
+    share = cpus.share_text()
+    if share:  # a run pinned to a share of the machine (taskset): a host of its own, as on a cluster
+        session["cpu_set"] = share
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
     for note in (store.access_note, store.sources_note, threads_note(plan)):
         if note:
