@@ -28,6 +28,17 @@ ROOT = Path(__file__).resolve().parent.parent
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a local cluster of 2 hosts needs 2 CPUs")
 
 
+@pytest.fixture(autouse=True)
+def dask_scratch_in_tmp_path(tmp_path):
+    """The tests' own clusters stand for a user's: their workers keep Dask's scratch space in the
+    test's directory, not in the machine's temporary directory (the package's own local clusters
+    choose theirs in `engine`)."""
+    import dask
+
+    with dask.config.set({"temporary-directory": str(tmp_path / "dask")}):
+        yield
+
+
 def small_plan(samples=6, warmup=1, threads=1):
     # sleep: each task sleeps lcg(42)[i] % 300 ms, so a block of 4 samples takes about a second;
     # threads=1: each host of a local cluster of 2 has one CPU
