@@ -122,3 +122,44 @@ def test_memory_above_each_programs_baseline(tmp_path):
 
 def test_memory_above_baseline_says_what_a_run_without_a_baseline_lacks(run):
     assert "no baseline in this run: it needs idle_tasks at N = 1 with wait=release" in str(run.above_baseline().items[0])
+
+
+def test_cells_differing_in_a_parameter_are_not_pooled_and_a_linger_without_a_point_has_no_end(tmp_path):
+    # one language, variant and N lingering 300 ms and 0 ms: two cells, two rows, each with its own
+    # peak (before, one row pooled them); the cell that lingers 0 ms has its timeline's one point
+    # past the linger's end: it has no RSS at the end (before, the section raised IndexError)
+    lingers = {"duration_ms": "0", "linger_ms": "300", "wait": "release"}
+    at_once = {**lingers, "linger_ms": "0"}
+    cells = [("idle_tasks", "go", "goroutine", 1000, lingers, 2, 0.31, 12.0),
+             ("idle_tasks", "go", "goroutine", 1000, at_once, 2, 0.01, 8.0),
+             ("idle_tasks", "rust", "spawn", 1000, lingers, 2, 0.31, 6.0),
+             ("idle_tasks", "rust", "spawn", 1000, at_once, 2, 0.01, 5.0)]
+    recs = report_data.records(samples=4, warmup=0, cells=cells)
+    d = tmp_path / "run"
+    (d / "timelines").mkdir(parents=True)
+    for i, r in enumerate(recs):
+        released = r["params"]["linger_ms"] == "0"
+        peak = r["peak_rss_bytes"]
+        if released:  # finished at 0.5 ms, linger over at 0.8 ms, the one point read at 1.0 ms
+            frame = pd.DataFrame({"t_mono_ns": [1_000_000], "rss_bytes": [peak]})
+            extra = {"finished_ns": 500_000, "linger_end_ns": 800_000, "alive_at_spawn": r["n"]}
+        else:
+            t = np.arange(0, 700) * 1_000_000
+            frame = pd.DataFrame({"t_mono_ns": t, "rss_bytes": np.where(t < 310_000_000, peak, peak // 2)})
+            extra = {"finished_ns": 310_000_000, "linger_end_ns": 610_000_000, "alive_at_spawn": r["n"]}
+        name = f"timelines/s{i}.csv"
+        frame.to_csv(d / name, index=False)
+        r.update(timeline_file=name, t0_mono_ns=0, spawned_ns=100_000, extra=json.dumps(extra))
+    report_data.write_results_dir(d, recs, report_data.meta(samples=4, warmup=0, cells=cells))
+    section = memory_view.MemoryView(d).timeline()
+    table = section.readables()[0].frame
+    assert len(table) == 4
+    table = table[table["lang"] == "go"]
+    assert len(table) == 2 and set(table["settings"].str.contains("linger_ms=0")) == {True, False}
+    rows = {("at once" if "linger_ms=0" in s else "lingers"): row for s, row in zip(table["settings"],
+                                                                                    table.to_dict("records"))}
+    assert rows["lingers"]["given back"] == "50%"
+    assert rows["at once"]["RSS at the end"] == "no point in the linger" and rows["at once"]["given back"] == ""
+    raw = pd.read_csv(d / "export" / "tables" / "idle_tasks_returned_memory.csv")
+    peaks = raw[raw["lang"] == "go"].groupby("params")["peak_rss_mib"].median()
+    assert sorted(peaks.round(0)) == [8, 12] and raw["params"].nunique() == 2

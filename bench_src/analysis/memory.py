@@ -18,18 +18,27 @@ from .stats import CELL_KEYS, summarize
 
 
 def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:
-    """Per sample: peak RSS while the tasks ran, RSS at the end of the linger, and the share given back."""
+    """Per sample: peak RSS while the tasks ran, RSS at the end of the linger, and the share given
+    back; with the sample's cell (`cell_id`, `params`, `p_<key>`), so that cells of one language,
+    variant and N that differ in a parameter (wait, linger) are never pooled.  A sample without a
+    point inside its linger (a linger shorter than the timeline's step) has no RSS at the end and
+    no share: NaN, not the peak's value."""
+    cell_columns = [c for c in ("cell_id", "params", *(c for c in tl.columns if c.startswith("p_")))
+                    if c in tl.columns]
     rows = []
     for sid, g in tl.groupby("sample_id"):
-        g = g[g["rss_mib"] > 0]  # a point read as the process exited holds nothing
+        g = g[g["rss_mib"] > 0].sort_values("t_s")  # a point read as the process exited holds nothing
+        if g.empty:
+            continue
         fin, end = g["finished_ns"].iloc[0], g["linger_end_ns"].iloc[0]
         during = g[g["t_s"] <= (fin / 1e9 if pd.notna(fin) else g["t_s"].max())]
         lingering = g[g["t_s"] <= end / 1e9] if pd.notna(end) else g
-        last = lingering.sort_values("t_s")["rss_mib"].iloc[-1]
+        last = lingering["rss_mib"].iloc[-1] if not lingering.empty else float("nan")
         peak = during["rss_mib"].max() if not during.empty else g["rss_mib"].max()
         rows.append({"sample_id": sid, "lang": g["lang"].iloc[0], "variant": g["variant"].iloc[0],
-                     "n": g["n"].iloc[0], "peak_rss_mib": peak, "last_rss_mib": last,
-                     "returned_share": 1 - last / peak if peak else float("nan")})
+                     "n": g["n"].iloc[0], **{c: g[c].iloc[0] for c in cell_columns},
+                     "peak_rss_mib": peak, "last_rss_mib": last,
+                     "returned_share": 1 - last / peak if peak and pd.notna(last) else float("nan")})
     return pd.DataFrame(rows)
 
 

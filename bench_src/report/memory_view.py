@@ -13,6 +13,8 @@ from ..store.timelines import timelines
 from . import export, figures, full, tables, theme, units
 from .notebook import Section
 
+CELL = ["lang", "variant", "n", "params"]  # a timeline's cell: the parameters (wait, linger) included
+
 
 class MemoryView:
     def __init__(self, results_dir: str | Path):
@@ -77,24 +79,30 @@ class MemoryView:
         return Section(self._table(table, "memory_above_baseline"))
 
     def timeline(self) -> Section:
-        """RSS over time of one measured sample per language, variant and N, and the share of the
-        peak each gave back by the end of the linger."""
+        """RSS over time of one measured sample per cell (language, variant, N and parameters), and
+        the share of the peak each cell gave back by the end of the linger."""
         tl = timelines(self.results_dir, "idle_tasks")
         if tl.empty:
             return Section("no timelines in this run: run with timeline_ms=10 (the memory profile does)")
         measured = tl[tl["phase"] == "measured"]
-        pick = measured.groupby(["lang", "variant", "n"])["sample_id"].first()
+        pick = measured.groupby(CELL, dropna=False)["sample_id"].first()
         with theme.context():
             png = self._figure(figures.rss_timeline(tl[tl["sample_id"].isin(pick)]), "idle_tasks_rss_timeline")
         back = memory.returned_memory(tl)
-        med = back.groupby(["lang", "variant", "n"])[["peak_rss_mib", "last_rss_mib", "returned_share"]].median()
+        med = back.groupby(CELL, dropna=False)[["peak_rss_mib", "last_rss_mib", "returned_share"]].median()
         med = med.reset_index()
         shown = pd.DataFrame({"lang": med["lang"], "variant": med["variant"], "N": med["n"].map(units.count),
+                              "settings": med["params"].map(lambda p: tables.params_text(tables.params_dict(p))),
                               "peak RSS": med["peak_rss_mib"].map(lambda v: units.quantity(v, "MiB")),
-                              "RSS at the end": med["last_rss_mib"].map(lambda v: units.quantity(v, "MiB")),
-                              "given back": med["returned_share"].map(units.percent)})
-        readable = tables.Readable(shown, "medians over the samples with a timeline",
-                                   "Memory given back after the tasks ended")
+                              "RSS at the end": med["last_rss_mib"].map(
+                                  lambda v: units.quantity(v, "MiB") if pd.notna(v) else "no point in the linger"),
+                              "given back": med["returned_share"].map(
+                                  lambda v: units.percent(v) if pd.notna(v) else "")})
+        readable = tables.finish(shown, "Memory given back after the tasks ended",
+                                 "medians over the samples with a timeline; the peak is the highest point of "
+                                 "the timeline while the tasks ran, read every timeline_ms, so it can lie below "
+                                 "the exact peak of the wait4 tables; a negative share: RSS grew after the tasks "
+                                 "ended", keep=("lang", "variant", "N", "peak RSS", "RSS at the end", "given back"))
         export.save_table(back, self.results_dir, "idle_tasks_returned_memory", readable)
         return Section(png, readable)
 

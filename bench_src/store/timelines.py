@@ -15,14 +15,17 @@ PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
 
 def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> pd.DataFrame:
     """Every stored RSS timeline as a long frame: one row per point, time in seconds from the
-    workload timer's start (t0_mono_ns) and RSS in MiB, with the phase offsets of its sample."""
+    workload timer's start (t0_mono_ns) and RSS in MiB, with the phase offsets of its sample and
+    its cell (`cell_id`, `params` and the `p_<key>` columns of the samples frame)."""
     store = ResultsStore(results_dir)
     df = store.load()
     if "timeline_file" not in df or df["timeline_file"].isna().all():
-        return pd.DataFrame(columns=["sample_id", "lang", "variant", "n", "params", "t_s", "rss_mib", *PHASES])
+        return pd.DataFrame(columns=["sample_id", "cell_id", "lang", "variant", "n", "params", "t_s", "rss_mib",
+                                     *PHASES])
     rows = df[df["timeline_file"].notna() & (df["status"] == "ok")]
     if workload:
         rows = rows[rows["workload"] == workload]
+    param_keys = [c for c in rows.columns if c.startswith("p_") and rows[c].notna().any()]
     parts = []
     for r in rows.itertuples():
         tl = store.read_timeline(r.timeline_file)
@@ -31,7 +34,9 @@ def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> p
         t0 = r.t0_mono_ns
         tl["t_s"] = (tl["t_mono_ns"] - t0) / 1e9
         tl["rss_mib"] = tl["rss_bytes"] / 2**20
-        for key in ("sample_id", "lang", "variant", "n", "params", "phase"):
+        for key in ("sample_id", "cell_id", "lang", "variant", "n", "params", "phase"):
+            tl[key] = getattr(r, key)
+        for key in param_keys:  # the cell's parameters, as the samples frame has them (p_<key>)
             tl[key] = getattr(r, key)
         tl["spawned_ns"] = r.spawned_ns
         for key in PHASES[1:]:

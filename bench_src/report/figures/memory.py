@@ -12,33 +12,48 @@ from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel
 
 
 def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
-    """RSS over time, one line per sample, time from the workload timer's start; dotted verticals
-    mark when all tasks were spawned and dash-dotted when they had all finished (per language)."""
-    fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
+    """RSS over time, one line per sample (one sample per cell), time from the workload timer's
+    start; dotted verticals mark when all tasks were spawned and dash-dotted when they had all
+    finished (per language).  A series is its language, variant, N and the parameters that differ
+    between the series shown (wait, linger); each language's series take shades of its colour and
+    their own markers, so that a series of one point is seen too.  The legend sits beside the axes."""
+    fig, ax = plt.subplots(figsize=(11, 4.8), layout="constrained")
     ns = sorted(tl["n"].unique())
-    series = tl[["lang", "variant", "n"]].drop_duplicates().sort_values(["lang", "variant", "n"])
-    colors = {}
+    keys = ["lang", "variant", "n", "params"] if "params" in tl.columns else ["lang", "variant", "n"]
+    pcols = [c for c in tl.columns if c.startswith("p_") and tl[c].nunique(dropna=True) > 1]
+    series = tl[keys].drop_duplicates().sort_values(keys)
+    colors, markers = {}, {}
     for lang, g in series.groupby("lang"):
-        keys = list(g.itertuples(index=False, name=None))
-        colors.update(zip(keys, shades(LANG_COLORS.get(lang, "#666666"), len(keys))))
+        cells = list(g.itertuples(index=False, name=None))
+        colors.update(zip(cells, shades(LANG_COLORS.get(lang, "#666666"), len(cells))))
+        markers.update((c, MARKERS[k % len(MARKERS)]) for k, c in enumerate(cells))
     for sid, g in tl.groupby("sample_id"):
-        lang, variant, n = g["lang"].iloc[0], g["variant"].iloc[0], g["n"].iloc[0]
-        label = f"{lang} {variant}" + (f", N={units.count(n)}" if len(ns) > 1 else "")
-        ax.plot(g["t_s"], g["rss_mib"], color=colors.get((lang, variant, n), "0.4"), alpha=0.9, linewidth=1.3,
-                label=label, linestyle=LANG_STYLE.get(lang, "-"))
+        g = g.sort_values("t_s")
+        cell = tuple(g[k].iloc[0] for k in keys)
+        lang, variant, n = cell[:3]
+        settings = ", ".join(f"{c[2:]}={g[c].iloc[0]}" for c in pcols if pd.notna(g[c].iloc[0]))
+        label = (f"{lang} {variant}" + (f", N={units.count(n)}" if len(ns) > 1 else "")
+                 + (f", {settings}" if settings else ""))
+        ax.plot(g["t_s"], g["rss_mib"], color=colors.get(cell, "0.4"), alpha=0.9, linewidth=1.3,
+                label=label, linestyle=LANG_STYLE.get(lang, "-"), marker=markers.get(cell, "o"),
+                markersize=4, markevery=max(1, len(g) // 8))
         for key, style in (("spawned_ns", ":"), ("finished_ns", "-.")):
             v = g[key].iloc[0]
             if pd.notna(v):
                 ax.axvline(float(v) / 1e9, color=LANG_COLORS.get(lang, "0.4"), linestyle=style, linewidth=0.8)
     handles, labels = ax.get_legend_handles_labels()
     uniq = dict(zip(labels, handles))
-    ax.legend(uniq.values(), uniq.keys(), fontsize=8.5, title="dotted: all spawned; dash-dot: all finished")
+    ax.legend(uniq.values(), uniq.keys(), fontsize=8.5, title="dotted: all spawned\ndash-dot: all finished",
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.set_xlabel("time since the workload timer started (s)")
     ax.set_ylabel("resident set size")
     ax.yaxis.set_major_formatter(unit_formatter("MiB"))
     ax.set_title("Memory over time, and what each runtime gives back after its tasks end"
                  + (f" (N = {units.count(ns[0])})" if len(ns) == 1 else ""))
     return fig
+
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 def _level(table: pd.DataFrame) -> str:
