@@ -53,6 +53,15 @@ def test_outcomes(said, kind, expected):
     assert published.outcome(said, kind) == expected
 
 
+def test_an_equivalence_does_not_refute_a_claim_smaller_than_the_margin():
+    # the article's sleep at N = 10: Go/Rust 0.983, a claim of "Go" beyond its own noise, but within
+    # a 2% margin: an interval such as [0.988, 1.001] allows Go faster by 1.2% as well as Rust
+    assert published.outcome("Go", "equivalent", 0.983, 0.02) == "unresolved: within the margin"
+    assert published.outcome("Rust", "equivalent", 1.017, 0.02) == "unresolved: within the margin"
+    assert published.outcome("Go", "equivalent", 0.97, 0.02) == "not reproduced: equivalent"
+    assert published.outcome("Go", "equivalent", 0.983, 0.01) == "not reproduced: equivalent"
+
+
 def _rows(workload, lang, setting, n, centre, blocks, rng, cv=0.01, status="ok"):
     rows = []
     for b in range(blocks):

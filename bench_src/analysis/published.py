@@ -16,7 +16,9 @@ The reproduction table has one row per cell of the article's table and metric (t
   the table's rows, the run's looks, intervals at the level whose exclusion of 1 is the verdict),
   so sampling until decided does not inflate the error;
 - the **outcome** of the claim under each: reproduced, reversed, not reproduced (we find them
-  equivalent), unresolved (inconclusive), or, where the article claimed nothing, agrees or a
+  equivalent, and the article's difference is at least the equivalence margin), unresolved
+  (inconclusive, or equivalent where the article's difference lies within the margin, which an
+  equivalence cannot refute), or, where the article claimed nothing, agrees or a
   difference it could not resolve; an outcome judges the claim's direction only, and beside it
   the article's own ratio lies inside, below or above our interval (`article_against`): whether
   its size holds too;
@@ -165,9 +167,12 @@ def claim(ratio: float, threshold_log: float) -> str:
     return "Go" if ratio < 1 else "Rust"
 
 
-def outcome(said: str, kind: str) -> str:
+def outcome(said: str, kind: str, article_ratio: float = float("nan"), margin: float = rules.MARGIN) -> str:
     """The fate of the article's claim given our verdict kind ('a' = Go, 'b' = Rust; "failed":
-    every sample of a side failed, a recorded failure and not a measurement)."""
+    every sample of a side failed, a recorded failure and not a measurement).  An equivalence
+    (our interval inside 1 -/+ margin) refutes a claimed direction only where the claimed
+    difference is at least the margin: a claim of 1.7% with a 2% margin is as consistent with it
+    as its opposite, so that outcome is "unresolved: within the margin", not "not reproduced"."""
     if kind == "failed":
         return "failed"
     if kind not in ("a", "b", "equivalent", "inconclusive"):
@@ -180,7 +185,11 @@ def outcome(said: str, kind: str) -> str:
         return "reproduced"
     if ours:
         return "reversed"
-    return "not reproduced: equivalent" if kind == "equivalent" else "unresolved: inconclusive"
+    if kind == "equivalent":
+        inside = (isinstance(article_ratio, (int, float)) and np.isfinite(article_ratio)
+                  and 1 - margin < article_ratio < 1 + margin)
+        return "unresolved: within the margin" if inside else "not reproduced: equivalent"
+    return "unresolved: inconclusive"
 
 
 def article_against(article_ratio: float, low: float, high: float) -> str:
@@ -383,7 +392,8 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
                                             margin))
         out[f"{label}_verdict_kind"] = kinds
         out[f"{label}_verdict"] = texts
-        out[f"{label}_outcome"] = [outcome(c, k) for c, k in zip(out["article_claim"], kinds)]
+        out[f"{label}_outcome"] = [outcome(c, k, r, margin)
+                                   for c, k, r in zip(out["article_claim"], kinds, out["article_ratio"])]
         out[f"{label}_article_ratio_is"] = [
             article_against(a, lo, hi) for a, lo, hi in zip(out["article_ratio"], out[f"{label}_ratio_ci_low"],
                                                              out[f"{label}_ratio_ci_high"])]
