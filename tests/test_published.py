@@ -104,6 +104,9 @@ def test_sqlite_gap_reproduced_with_the_article_settings_and_gone_with_equal_one
     assert row["cause_kind"] == "configuration"
     assert "rollback journal" in row["cause"] and "Go article settings / defaults 5" in row["cause"]
     assert re.search(r"Rust article settings / defaults (0\.99|1\.0)", row["cause"]), row["cause"]
+    # every setting the article's Go changes is named, its collection too (its prose once left it out)
+    assert ("every setting that differs: Go variant pool -> chan-per-task, journal wal -> delete, pool 8 -> 0; "
+            "Rust pool 8 -> 10") in row["cause"], row["cause"]
     failing = _cell(side, "sqlite", 1000)
     # a recorded failure, not "not measured": every Go sample with the article's settings failed
     assert failing["ours_article_outcome"] == "failed" and failing["ours_article_verdict_kind"] == "failed"
@@ -137,6 +140,17 @@ def test_claims_summary_counts_outcomes_per_settings():
     t = published.claims_summary(side)
     got = {(r.metric, r.settings, r.outcome): r.cells for r in t.itertuples()}
     assert got[("time", "the article's", "reproduced")] == 1 and got[("time", "defaults", "reversed")] == 2
+
+
+@pytest.mark.parametrize("workload", sorted(published.CAUSES))
+def test_every_cause_names_each_changed_setting_of_the_catalogue(workload):
+    changes = {lang: published.setting_changes(workload, lang) for lang in ("go", "rust")}
+    a, d = published.article_setting(workload, "go"), published.default_setting(workload, "go")
+    assert any(changes.values()), "a workload with a cause has settings the article changed"
+    if a.variant != d.variant:
+        assert f"variant {d.variant} -> {a.variant}" in changes["go"]
+        # the prose says how the article's Go collected, as the list does
+        assert "channel per goroutine" in published.CAUSES[workload][1]
 
 
 def test_no_cause_is_claimed_for_settings_the_run_did_not_take():

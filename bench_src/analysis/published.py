@@ -68,14 +68,17 @@ CAUSES = {
               "article's Go also waits on a channel per goroutine where the default waits on a WaitGroup, and no "
               "cell here separates the two changes: the effect is of both together"),
     "files_read": ("configuration",
-                   "the article's Rust reads through tokio::fs and both sides keep every file's content; the "
-                   "defaults read with std::fs inside one spawn_blocking per task (tokio's advice) and keep a digest"),
+                   "the article's Go collects on a channel per goroutine, its Rust reads through tokio::fs, and both "
+                   "sides keep every file's content; the defaults wait on a WaitGroup, read with std::fs inside one "
+                   "spawn_blocking per task (tokio's advice) and keep a digest"),
     "files_rw": ("configuration",
-                 "the article's Rust opens, writes and reads through tokio::fs (a blocking-pool hop per call) and "
-                 "both keep every file's content; the defaults do each task's I/O in one spawn_blocking"),
+                 "the article's Go collects on a channel per goroutine, its Rust opens, writes and reads through "
+                 "tokio::fs (a blocking-pool hop per call), and both keep every file's content; the defaults wait on "
+                 "a WaitGroup and do each task's I/O in one spawn_blocking"),
     "sqlite": ("configuration",
-               "the article's Go ran SQLite with the rollback journal and an unlimited pool, its Rust with WAL and a "
-               "pool of 10; the defaults give both WAL and the same pool"),
+               "the article's Go ran SQLite with the rollback journal and an unlimited pool and collected on a "
+               "channel per goroutine, its Rust with WAL and a pool of 10; the defaults give both WAL and the same "
+               "pool, and Go a WaitGroup"),
     "mysql": ("configuration",
               "the article's settings: a channel per goroutine and 151 connections on both sides; the defaults: "
               "a WaitGroup and 64"),
@@ -221,6 +224,21 @@ def default_setting(workload: str, lang: str) -> Setting:
 def article_setting(workload: str, lang: str) -> Setting | None:
     setting = comparisons.article_setting(workload, lang)
     return None if setting is None else Setting(*setting)
+
+
+def setting_changes(workload: str, lang: str) -> list[str]:
+    """What the article's settings change in one language against its defaults, from the
+    catalogue (each "name default -> article"), so that a cause names every change, not only those
+    its prose remembers."""
+    a, d = article_setting(workload, lang), default_setting(workload, lang)
+    if a is None or a == d:
+        return []
+    out = [f"variant {d.variant} -> {a.variant}"] if a.variant != d.variant else []
+    default_params, article_params = dict(d.params), dict(a.params)
+    for k in sorted(set(default_params) | set(article_params)):
+        if default_params.get(k) != article_params.get(k):
+            out.append(f"{k} {default_params.get(k, '-')} -> {article_params.get(k, '-')}")
+    return out
 
 
 def _values(df: pd.DataFrame, workload: str, lang: str, n: int, setting: Setting, column: str):
@@ -496,7 +514,10 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
         if moved_ratio:
             effect = {"ratio": row["settings_effect_ratio"], "ratio_ci_low": lo, "ratio_ci_high": hi}
             moved.insert(0, f"the article's settings change Go/Rust by x{_fmt(effect)}")
-        text = CAUSES[w][1] + (f" (measured: {'; '.join(moved)})" if moved else "")
+        changed = "; ".join(f"{'Go' if lang == 'go' else 'Rust'} {', '.join(c)}" for lang in LANGS
+                            if (c := setting_changes(w, lang)))
+        text = (CAUSES[w][1] + (f" (every setting that differs: {changed})" if changed else "")
+                + (f" (measured: {'; '.join(moved)})" if moved else ""))
         if failed:
             text += f"; with the article's settings {fails}"
         parts.insert(0, text)
