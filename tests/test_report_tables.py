@@ -409,3 +409,25 @@ def test_the_checksum_table_names_a_work_by_the_parameters_that_make_it_in_its_r
     assert raw.loc["files_read", "params"] == identity
     shown = tables.checksums(raw.reset_index()).frame.set_index("workload")["parameters"]
     assert shown["mysql"] == "" and shown["files_read"] == identity.replace(",", ", ")
+
+
+def test_the_related_posts_table_quotes_each_published_figure_as_printed():
+    from bench_src.report.tables import posts
+
+    table = pd.DataFrame({
+        "source": ["a", "b", "c", "d"], "experiment": ["threads_vs_tasks", "threads_vs_tasks", "ping_pong", "x"],
+        "lang": ["rust", "rust", "go", "go"], "their_variant": ["std::thread"] * 2 + ["unbuffered channel", "y"],
+        "n": [10000, 10000, 1000000, 1], "metric": ["max_rss", "user_cpu", "round_trips", "wall"],
+        "unit": ["KiB", "s", "1/s", "s"], "their_value": [94472.0, 0.55, 2208935.0, 4.96],
+        "our_median": [93120.5, 0.61234, 3427912.4, float("nan")],
+        "our_ci_low": [92001.0, 0.6, 807912.0, float("nan")], "our_ci_high": [94000.0, 0.7, 3871999.0, float("nan")],
+        "our_ci_coverage": [0.96875, 0.96875, 0.96875, float("nan")], "our_samples": [6, 6, 6, 0],
+        "ours_over_theirs": [0.98569, 1.1133, 1.5518, float("nan")], "note": ["", "", "", "not measured in this run"]})
+    frame = tables.readable(table, "reproduce_other_posts").frame
+    # before, every float went through 4 significant digits: 94472 read "94470", 2208935 "2209000"
+    # and 0.55 "0.5500"
+    assert list(frame["theirs"]) == ["94,472 KiB", "0.55 s", "2,208,935 1/s", "4.96 s"]
+    assert frame["ours [CI]"].iloc[0] == "93,120 KiB [92,000, 94,000]"
+    assert frame["ours [CI]"].iloc[2] == "3,428,000 1/s [807,900, 3,872,000]"
+    assert frame["ours [CI]"].iloc[3] == ""
+    assert list(frame["CI coverage"])[:3] == ["96.9%"] * 3 and list(frame["ours / theirs"])[:3] == ["0.986", "1.11", "1.55"]

@@ -608,8 +608,8 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
     for r in other_posts().itertuples():
         key = (r.experiment, r.lang, r.variant)
         row = {"source": r.source, "experiment": r.experiment, "lang": r.lang, "their_variant": r.variant, "n": r.n,
-               "metric": r.metric, "unit": r.unit, "their_value": r.value, "our_median": np.nan, "our_ci": "",
-               "our_ci_coverage": np.nan, "our_samples": 0, "ours_over_theirs": np.nan, "note": ""}
+               "metric": r.metric, "unit": r.unit, "their_value": r.value, "our_median": np.nan,
+               "our_ci_low": np.nan, "our_ci_high": np.nan, "our_ci_coverage": np.nan, "our_samples": 0, "ours_over_theirs": np.nan, "note": ""}
         mapped, metric = POST_MAP.get(key), METRIC_MAP.get((r.metric, r.unit))
         if mapped is None or metric is None:
             row["note"] = "no matching cell in this project"
@@ -631,7 +631,7 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
             continue
         col, factor = metric
         med, lo, hi = median_ci(sel[col] * factor)
-        row.update({"our_median": med, "our_ci": f"[{digits.significant(lo, 4)}, {digits.significant(hi, 4)}]",
+        row.update({"our_median": med, "our_ci_low": lo, "our_ci_high": hi,
                     "our_ci_coverage": median_ci_coverage(len(sel)), "our_samples": len(sel),
                     "ours_over_theirs": med / r.value if r.value else np.nan})
         for (experiment, key), (theirs, metrics) in POST_WORK.items():

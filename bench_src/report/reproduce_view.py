@@ -139,5 +139,6 @@ class ReproduceView:
 
     def posts(self) -> tables.Readable:
         posts = published.posts_side_by_side(self.df)
-        export.save_table(posts, self.results_dir, "reproduce_other_posts")
-        return tables.generic(posts, "The related posts' figures beside ours")
+        readable = tables.readable(posts, "reproduce_other_posts")
+        export.save_table(posts, self.results_dir, "reproduce_other_posts", readable)
+        return readable

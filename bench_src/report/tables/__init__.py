@@ -19,7 +19,7 @@ import pandas as pd
 from .. import units
 from .cells import drift, idle_wait_modes, noise_model, per_task, per_unit, summary
 from .comparisons import aa, comparison, memory_above_baseline, models, robustness, samples_needed, variants
-from . import hosts
+from . import hosts, posts
 from .formatting import (VERDICT_KINDS, blank, ci_name, finish, param_columns, params_dict, params_text,
                          shared_text, split_constants, threads_text, verdict_kinds)
 from .markup import Readable
@@ -49,6 +49,7 @@ FORMATTERS = {
     "drift_": drift, "aa_": aa, "samples_needed_": samples_needed, "checksums": checksums, "status": status, "failures": failures,
     "models_": models, "robustness_": robustness, "memory_above_baseline": memory_above_baseline,
     "idle_wait_modes": idle_wait_modes, "per_host_": hosts.per_host, "across_hosts_": hosts.combined,
+    "reproduce_other_posts": posts.other_posts,
 }
 
 
