@@ -267,11 +267,11 @@ def test_half_a_page_above_a_baseline_is_within_it():
     assert out.loc[1, "ratio_above_baseline"] == pytest.approx((10.7 - 9.712890625) / page)
     readable = tables.memory_above_baseline(out)
     shown = list(readable.frame["Go/Rust above baseline [95% CI]"])
-    assert shown[0] == "within a baseline"
+    assert shown[0] == "Rust within a page of its baseline"
     # without the samples there is no interval, and a ratio without one is never shown as resolved
     assert shown[1] == "253, not resolved (no interval)"
     assert not out["above_resolved"].any()
-    assert "less than a page (4.00 KiB" in readable.caption
+    assert "less than a page, 4.00 KiB" in readable.caption
     # the baseline is the language's, read off its default idle_tasks program, not each row's program
     assert "the language's default idle_tasks program at N = 1" in readable.caption
     assert "not each program's own" in readable.caption
@@ -431,3 +431,18 @@ def test_the_related_posts_table_quotes_each_published_figure_as_printed():
     assert frame["ours [CI]"].iloc[2] == "3,428,000 1/s [807,900, 3,872,000]"
     assert frame["ours [CI]"].iloc[3] == ""
     assert list(frame["CI coverage"])[:3] == ["96.9%"] * 3 and list(frame["ours / theirs"])[:3] == ["0.986", "1.11", "1.55"]
+
+
+def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
+    # cpu_loops has no runtime: Rust's peak sits 929 KiB below its (tokio) baseline, which read
+    # "within a baseline"; a ratio whose Fieller set is the whole line showed its point, "0.650 (−∞, ∞)"
+    from bench_src.report.tables.comparisons import _above_ratio
+
+    below = {"ratio_above_baseline": float("nan"), "go_above_mib": 3.0, "go_above_ci_high": 3.2,
+             "rust_above_mib": -0.907, "rust_above_ci_high": -0.726}
+    assert _above_ratio(below) == "Rust below its baseline"
+    whole = {"ratio_above_baseline": 0.650, "ratio_above_ci_low": float("-inf"), "ratio_above_ci_high": float("inf"),
+             "above_resolved": False}
+    assert _above_ratio(whole) == "not resolved: every ratio (−∞, ∞)"
+    half = {**whole, "ratio_above_baseline": 16.2, "ratio_above_ci_low": 0.799}
+    assert _above_ratio(half) == "16.2 [0.799, ∞), not resolved"

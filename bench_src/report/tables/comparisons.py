@@ -203,17 +203,34 @@ def _bound(v: float) -> str:
 
 
 def _above_ratio(row: Mapping) -> str:
-    """'1.52 [1.21, 1.90]'; '1.52 [0.310, ∞), not resolved'; 'within a baseline'."""
+    """'1.52 [1.21, 1.90]'; '1.52 [0.310, ∞), not resolved'; 'not resolved: every ratio (−∞, ∞)';
+    'Rust below its baseline'; 'Go within a page of its baseline'."""
     v, lo, hi = row.get("ratio_above_baseline"), row.get("ratio_above_ci_low"), row.get("ratio_above_ci_high")
     if blank(v):
-        return "within a baseline"
+        return "; ".join(_near_baseline(row, lang) for lang in ("go", "rust") if _near_baseline(row, lang)) \
+            or "within a baseline"
     point = units.beside(float(v), (0.0, 1.0))
     if blank(lo) or blank(hi):
         return f"{point}, not resolved (no interval)"
     lo, hi = float(lo), float(hi)
+    if math.isinf(lo) and math.isinf(hi):  # no ratio is excluded: the estimate says nothing
+        return "not resolved: every ratio (−∞, ∞)"
     text = f"{point} {'(' if math.isinf(lo) else '['}{_bound(lo)}, {_bound(hi)}{')' if math.isinf(hi) else ']'}"
     resolved = row.get("above_resolved")
     return text if (not blank(resolved) and bool(resolved)) else f"{text}, not resolved"
+
+
+def _near_baseline(row: Mapping, lang: str) -> str:
+    """Why one side has no ratio above its baseline: its amount lies below the baseline (its
+    interval's upper end under 0, or without one at least a page under it), or within a page of it;
+    '' where it is a page or more above."""
+    page = rules.resolution("peak_rss_mib")
+    amount, high = row.get(f"{lang}_above_mib"), row.get(f"{lang}_above_ci_high")
+    if blank(amount) or float(amount) >= page:
+        return ""
+    side = "Go" if lang == "go" else "Rust"
+    below = float(high) < 0 if not blank(high) else float(amount) <= -page
+    return f"{side} below its baseline" if below else f"{side} within a page of its baseline"
 
 
 def _amount(row: Mapping, lang: str) -> str:
@@ -266,6 +283,7 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
                   "the estimate is shown), or there is none; such a ratio is no finding, whatever its value, and a "
                   "resolved one whose amounts are barely told from 0 misses its true value more often than "
                   "the level says (docs/statistics.md). "
-                  f"\"within a baseline\": one side used less than a page ({page}, the grid peak RSS is "
-                  "counted on) more than its baseline.",
+                  f"No ratio where a side is \"within a page of its baseline\" (less than a page, {page}, the "
+                  "grid peak RSS is counted on, above it) or \"below its baseline\" (its amount's interval "
+                  "lies under 0: a program without that runtime, as cpu_loops, can sit below it).",
                   keep=(ratio, above))
