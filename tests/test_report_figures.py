@@ -656,3 +656,21 @@ def test_the_per_task_caption_says_which_intervals_go_on_to_zero_or_below():
     costs.loc[[0, 2], "per_task_ci_low"] = [-800.0, 0.0]
     assert caption(costs) == ("95% CI from 3 or more values of N; arrow: the interval goes on to 0 or below "
                               "(2 of 4 rows)")
+
+
+def test_a_log_axis_of_sizes_ends_on_ticks_that_enclose_every_value():
+    # idle tasks' peaks of 4.4 to 98.4 MiB were drawn with ticks from 8 to 64 MiB only: the lowest
+    # and the highest values lay beyond both end ticks
+    import matplotlib.pyplot as plt
+
+    from bench_src.report.figures.axes import value_axis
+
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [4.4, 30.0, 98.4])
+    value_axis(ax, [4.4, 30.0, 98.4], "MiB")
+    fig.canvas.draw()
+    low, high = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if low <= t <= high]
+    assert (low, high) == (4.0, 128.0) and ticks[0] == low and ticks[-1] == high
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["4 MiB", "8 MiB", "16 MiB", "32 MiB", "64 MiB", "128 MiB"]
+    plt.close(fig)

@@ -198,6 +198,16 @@ def byte_ticks(lo: float, hi: float, unit: str) -> list[float]:
     return [2.0 ** k / scale for k in range(k0 - k0 % step, k1 + 1, step) if lo <= 2.0 ** k / scale <= hi]
 
 
+def enclosing_powers_of_two(lo: float, hi: float, unit: str) -> tuple[float, float]:
+    """The tick of `byte_ticks` at or below lo and the one at or above hi (in `unit`)."""
+    scale = BYTE_UNITS[unit]
+    k0, k1 = math.floor(math.log2(lo * scale)), math.ceil(math.log2(hi * scale))
+    step = max(1, math.ceil((k1 - k0) / 8))
+    k0 -= k0 % step
+    k1 += -k1 % step
+    return 2.0 ** k0 / scale, 2.0 ** k1 / scale
+
+
 def log_ticks(a, lo: float, hi: float, unit: str) -> None:
     """Major ticks of a log axis: powers of two for sizes, 1-2-5 or decades otherwise."""
     if unit in BYTE_UNITS:
@@ -216,7 +226,14 @@ def value_axis(ax, values, unit: str, axis: str = "y") -> None:
     if spans_decades(values):
         (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
         v = np.asarray([x for x in values if finite_positive(x)], dtype=float)
-        log_ticks(a, v.min() / 1.3, v.max() * 1.3, unit)
+        if unit in BYTE_UNITS:
+            # the axis ends on ticks (powers of two) that enclose every value: a value beyond the
+            # end ticks (98 MiB on an axis labelled up to 64 MiB) cannot be read off it
+            lo, hi = enclosing_powers_of_two(v.min() / 1.05, v.max() * 1.05, unit)
+            (ax.set_ylim if axis == "y" else ax.set_xlim)(lo, hi)
+            log_ticks(a, lo, hi, unit)
+        else:
+            log_ticks(a, v.min() / 1.3, v.max() * 1.3, unit)
     else:
         top = max((float(x) for x in values if finite_positive(x)), default=0.0)
         (ax.set_ylim if axis == "y" else ax.set_xlim)(0, top * 1.1 if top > 0 else None)
