@@ -80,7 +80,7 @@ func TestRunSleep(t *testing.T) {
 
 func TestRunCPULoops(t *testing.T) {
 	m := runResult(t, "cpu_loops", "--n", "100", "--param", "inner=1000")
-	checkResult(t, m, "cpu_loops", "00000000000011be", 100)
+	checkResult(t, m, "cpu_loops", "000000000006ee38", 100) // 100 elements of 0x11be
 	// Without --threads the process's GOMAXPROCS stands, and the line says so.
 	if m["variant"] != "plain" || m["threads"] != float64(runtime.GOMAXPROCS(0)) || m["threads_source"] != "default" {
 		t.Errorf("variant/threads: %v", m)

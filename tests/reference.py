@@ -30,9 +30,10 @@ def sleep_checksum(n: int, work: int, kernel: str = "xorshift") -> str:
 
 
 def cpu_loops_checksum(n: int, inner: int, u: int) -> str:
+    """The sum of the N elements, each (sum of j mod u) + r wrapped to 32 bits."""
     r = lcg(42, 1)[0] % n
     per_element = sum(j % u for j in range(inner))
-    return f"{(per_element + r) & 0xFFFFFFFF:016x}"
+    return f"{(n * ((per_element + r) & 0xFFFFFFFF)) & MASK64:016x}"
 
 
 def fixture_file(k: int) -> bytes:

@@ -20,7 +20,7 @@ def test_sleep_article_kernel_is_only_the_sleep_sum():
 
 def test_cpu_loops_closed_form():
     # sum of j % 10 over 0..99,999 is 10,000 * 45; r = 42 % 10,000
-    assert int(cpu_loops_checksum(10_000, 100_000, 10), 16) == 450_000 + 42
+    assert int(cpu_loops_checksum(10_000, 100_000, 10), 16) == 10_000 * (450_000 + 42)
 
 
 def test_files_read_without_digest_is_the_bytes_read():

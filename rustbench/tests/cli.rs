@@ -113,7 +113,7 @@ fn cpu_loops_prints_a_complete_result_line() {
     assert_result_shape(&v);
     assert_eq!(v["workload"], "cpu_loops");
     assert_eq!(v["threads"], 3);
-    assert_eq!(v["checksum"], "0000000000000bdf");
+    assert_eq!(v["checksum"], "00000000002e5f18"); // 1,000 elements of 0xbdf
     assert_eq!(v["tasks_ok"], 1000);
     assert_eq!(v["runtime"]["flavour"], "none");
     assert!(v["spawned_ns"].is_null());

@@ -14,14 +14,15 @@ func TestCPULoopsChecksums(t *testing.T) {
 		want     uint64
 		fullSize bool
 	}{
-		{100, "1000", "10", 0x11be, false},
-		{1000, "1000", "7", 0xbdf, false},
+		// the checksum is N x a[i]: every element holds the same value
+		{100, "1000", "10", 100 * 0x11be, false},
+		{1000, "1000", "7", 1000 * 0xbdf, false},
 		// The default grid point: 10^9 iterations, run once per variant.
-		{10000, "100000", "10", 0x6ddfa, true},
+		{10000, "100000", "10", 10000 * 0x6ddfa, true},
 		// r = 42 % 5 = 2; inner = 0 leaves only r.
-		{5, "0", "3", 2, false},
+		{5, "0", "3", 5 * 2, false},
 		// Remainder path of the unrolled loop: sum of j%4 for j < 7 is 9, r = 42 % 50.
-		{50, "7", "4", 9 + 42, false},
+		{50, "7", "4", 50 * (9 + 42), false},
 	}
 	for _, variant := range cpuLoopsSpec.Variants {
 		for _, threads := range []int{1, 3} {

@@ -179,7 +179,7 @@ async fn with_sqlx(
         .busy_timeout(BUSY_TIMEOUT);
     let pool = sqlxusers::pool_options::<Sqlite>(settings.max_open, OPEN_TIMEOUT)
         .connect_lazy_with(options);
-    let gate = Arc::new(Gate::new(settings.max_open));
+    let gate = Arc::new(Gate::local(settings.max_open));
     // SQLite integers decode as i64; the statements are prepared on one
     // connection before the timer, as database/sql does.
     let dialect = Dialect::<Sqlite, i64>::new(Q, SUM_SQL, SqliteQueryResult::rows_affected, true);

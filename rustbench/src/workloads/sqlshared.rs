@@ -53,7 +53,8 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// pooled connection, as long as it takes. With a permit in hand the
 /// driver's own pool never waits for another task, so what the driver's
 /// acquire does is open (or check) a connection, which the caller bounds by
-/// `CONNECT_TIMEOUT`. Every statement is bounded by `STATEMENT_TIMEOUT`.
+/// `CONNECT_TIMEOUT`. Every statement on a server is bounded by
+/// `STATEMENT_TIMEOUT`; one on a local file (`Gate::local`) is not.
 ///
 /// The first acquire or statement that fails closes the gate: `run_tasks`
 /// stops waiting and reports that failure, tasks inside a driver's acquire
@@ -64,7 +65,7 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// connect in turn.
 pub struct Gate {
     permits: Semaphore,
-    statement_timeout: Duration,
+    statement_timeout: Option<Duration>,
     failure: OnceLock<String>,
     closed: Notify,
 }
@@ -81,7 +82,19 @@ impl Gate {
         Self::with_statement_timeout(max_open, STATEMENT_TIMEOUT)
     }
 
+    /// A gate for a database in a local file (SQLite): no server can die
+    /// mid-statement, so a statement is not bounded in time, as Go's
+    /// SQLite statements are not (they run with `context.Background()`);
+    /// no timer is armed per statement.
+    pub fn local(max_open: u32) -> Self {
+        Self::build(max_open, None)
+    }
+
     fn with_statement_timeout(max_open: u32, statement_timeout: Duration) -> Self {
+        Self::build(max_open, Some(statement_timeout))
+    }
+
+    fn build(max_open: u32, statement_timeout: Option<Duration>) -> Self {
         Gate {
             permits: Semaphore::new(max_open as usize),
             statement_timeout,
@@ -131,18 +144,21 @@ impl Gate {
     }
 
     /// Run one statement (`sql` with its parameter) on a held connection,
-    /// within `STATEMENT_TIMEOUT`. A failure closes the gate.
+    /// within the gate's statement timeout (`STATEMENT_TIMEOUT` for a
+    /// server; none for a local file). A failure closes the gate.
     pub async fn statement<T, E, F>(&self, sql: &str, param: i32, run: F) -> Result<T, BenchError>
     where
         F: Future<Output = Result<T, E>>,
         BenchError: From<E>,
     {
-        let result = match tokio::time::timeout(self.statement_timeout, run).await {
-            Ok(result) => result.map_err(|e| query_error(sql, param, e)),
-            Err(_) => Err(BenchError::runtime(format!(
-                "{sql} [{param}]: no answer from the server within {:?}",
-                self.statement_timeout
-            ))),
+        let result = match self.statement_timeout {
+            None => run.await.map_err(|e| query_error(sql, param, e)),
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(result) => result.map_err(|e| query_error(sql, param, e)),
+                Err(_) => Err(BenchError::runtime(format!(
+                    "{sql} [{param}]: no answer from the server within {limit:?}"
+                ))),
+            },
         };
         result.inspect_err(|e| self.close(e))
     }
@@ -757,6 +773,24 @@ mod tests {
 
     async fn ok_take() -> Result<u32, BenchError> {
         Ok(7)
+    }
+
+    #[test]
+    fn a_statement_on_a_server_is_bounded_and_one_on_a_local_file_is_not() {
+        assert_eq!(Gate::new(4).statement_timeout, Some(STATEMENT_TIMEOUT));
+        assert_eq!(Gate::local(4).statement_timeout, None);
+        // a 100 ms statement ends in its own time on a local gate, and fails
+        // on a gate whose statements are bounded to 20 ms
+        block_on(async {
+            let slow = || async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok::<u32, BenchError>(1)
+            };
+            assert_eq!(Gate::local(1).statement("SELECT 1", 0, slow()).await.unwrap(), 1);
+            let bounded = Gate::with_statement_timeout(1, Duration::from_millis(20));
+            let err = bounded.statement("SELECT 1", 0, slow()).await.unwrap_err();
+            assert!(err.message().contains("no answer from the server"), "{}", err.message());
+        });
     }
 
     #[test]
