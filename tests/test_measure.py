@@ -48,6 +48,17 @@ def test_memory_guard_kills_a_growing_program(built):
     assert launched["killed_by"] == "memory_limit"
 
 
+def test_a_peak_above_the_limit_between_two_reads_of_the_guard_is_a_memory_limit_too(built):
+    # a program that ends within milliseconds is never read by the guard (every 20 ms): with a 1 MiB
+    # limit its exact peak, a few MiB, passed it all the same; it was stored as ok beside samples of
+    # the same cell that the guard had caught
+    cell = Cell("cpu_loops", "rust", "plain", 100, None, (("inner", "1000"), ("u", "10")))
+    for _ in range(3):
+        rec = measure(cell, timeout_s=30, mem_limit_mb=1)
+        assert rec["maxrss_kb"] > 1024 and rec["status"] == "memory_limit", (rec["status"], rec["reason"])
+        assert "memory limit of 1 MiB" in rec["reason"]
+
+
 def test_failed_program_is_recorded_with_its_message(built):
     cell = Cell("sleep", "rust", "join-handles", 10, None, (("kernel", "nosuch"), ("work", "1")))
     rec = measure(cell, timeout_s=30, mem_limit_mb=1024)

@@ -230,6 +230,11 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     elif launched.get("killed_by") == "memory_limit":
         status, reason = "memory_limit", (f"killed: RSS passed the memory limit of {mem_limit_mb} MiB "
                                           f"(last seen {launched.get('guard_peak_rss_kb', 0) // 1024} MiB)")
+    elif mem_limit_mb and launched["maxrss_kb"] > mem_limit_mb * 1024:
+        # the guard reads RSS every few milliseconds: a peak between two reads ends no sample, but
+        # wait4's exact peak says the limit was passed, and the sample is judged by the same rule
+        status, reason = "memory_limit", (f"peak RSS {launched['maxrss_kb'] / 1024:.1f} MiB passed the memory limit of "
+                                          f"{mem_limit_mb} MiB between two reads of the guard (wait4's exact peak)")
     elif launched["signal"]:
         status = "killed"
         reason = f"terminated by signal {launched['signal']}" + (
