@@ -88,6 +88,32 @@ def test_a_killed_server_is_detected_and_restarted(server):
     assert server.sql("SELECT COUNT(*) FROM users").strip() == "10000"
 
 
+def test_a_hung_server_is_found_dead_within_seconds_and_restarted(server, monkeypatch):
+    """A stopped server (SIGSTOP) answers nothing: the client's wait was 300 s, and its timeout
+    escaped the sample as a traceback that ended the run.  Now a client that gets no answer is a
+    ServerError, the probe gives up within PROBE_TIMEOUT_S, and the restart continues the server
+    so that it ends at once."""
+    from bench_src.run.servers import base
+    monkeypatch.setattr(base, "PROBE_TIMEOUT_S", 1)
+    pid = server.proc.pid
+    os.killpg(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(servers.ServerError, match=r"no answer within 0\.5 s"):
+            server.sql("SELECT 1", timeout=0.5)
+        began = time.monotonic()
+        assert not server.alive() and time.monotonic() - began < 5
+        began = time.monotonic()
+        assert server.ensure_running() is True and time.monotonic() - began < 45
+    finally:
+        try:
+            os.killpg(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    assert server.alive() and server.proc.pid != pid and not _pid_exists(pid)
+    server.restore_users()
+    assert server.sql("SELECT COUNT(*) FROM users").strip() == "10000"
+
+
 def test_before_a_sample_one_client_call_restores_users_and_a_dead_server_is_restarted_first(server, monkeypatch):
     """The restore is the check that the server answers: one client call before each sample (a call
     of psql costs 25-75 ms, and there are hundreds of database samples in a run). A server that died
@@ -101,7 +127,8 @@ def test_before_a_sample_one_client_call_restores_users_and_a_dead_server_is_res
     cell = make_plan("quick", workloads=[server.kind], ns=[10], samples=6, warmup=0).cells()[0]
     calls = []
     sql = server.sql
-    monkeypatch.setattr(server, "sql", lambda statements, admin=False: calls.append(statements) or sql(statements, admin))
+    monkeypatch.setattr(server, "sql", lambda statements, admin=False, **kw: calls.append(statements)
+                        or sql(statements, admin, **kw))
     assert resources.before_sample(cell) == {"dsn": server.dsn}
     assert len(calls) == 1 and "INSERT INTO users SELECT" in calls[0], calls
     assert not lines
@@ -431,6 +458,20 @@ def test_a_killed_harness_leaves_nothing_the_next_server_start_does_not_remove()
     assert os.path.isdir(root)
     removed = servers.remove_stale_servers()
     assert str(root) in map(str, removed) and not os.path.exists(root)
+
+
+def test_a_directory_left_by_a_kill_during_initdb_is_removed_whole(tmp_path):
+    """kill -9 while initdb ran left the bootstrap password file (initdb.pw) beside a stale lock:
+    the sweep removed the lock and the data but not that file, so the directory stayed, without a
+    lock, and no later sweep looked at it again."""
+    require("postgres")
+    root = tmp_path / f"{servers.Postgres.dirname}-killed"
+    root.mkdir()
+    (root / ".lock").write_text("999999 2026-01-01T00:00:00+00:00\n")  # no process holds it
+    (root / "initdb.pw").write_text("a bootstrap password\n")
+    (root / "server.log").write_text("initdb: ...\n")
+    removed = servers.remove_stale_servers(tmp_path)
+    assert removed == [root] and not root.exists()
 
 
 # --- what the server's account can do to the harness -------------------------------------------------

@@ -54,6 +54,11 @@ def measure_slot(plan: Plan, context, measure_fn: Callable[..., dict[str, Any]],
     rec["started_at"] = started_at
     after_sample = getattr(context, "after_sample", None)
     if rec["status"] not in ("ok", "skipped") and after_sample is not None:
-        after_sample(slot.cell, rec)
+        try:  # what the context finds out about a failure adds to its reason; it never loses the record
+            after_sample(slot.cell, rec)
+        except Exception as exc:
+            if is_disk_full(exc):
+                raise
+            rec["reason"] = f"{rec.get('reason') or ''} [checking the failure: {type(exc).__name__}: {exc}]".strip()
     rec["harness_s"] = round(time.monotonic() - began, 6)
     return rec, timeline

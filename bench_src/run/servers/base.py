@@ -14,6 +14,11 @@ from .. import fixtures
 INSTALL = {"mysql": "mariadb-server", "postgres": "postgresql"}
 CLIENT_INSTALL = {"mysql": "mariadb-client", "postgres": "postgresql-client"}
 START_TIMEOUT_S = 90
+# the command-line client's deadline: a restore of the users table takes well under a second, so a
+# client still waiting after CLIENT_TIMEOUT_S has a hung server; `alive` asks SELECT 1 within
+# PROBE_TIMEOUT_S (before, one probe of a stopped server waited 300 s and escaped as a traceback)
+CLIENT_TIMEOUT_S = 120
+PROBE_TIMEOUT_S = 10
 SERVERS_DIR = paths.DATA / "servers"
 LOCK = ".lock"
 HOME_FILE = "home"          # in a server's root: the path of its home when that is elsewhere
@@ -64,7 +69,9 @@ class Server:
         self.proc: subprocess.Popen | None = None
 
     # --- to implement --------------------------------------------------------------------------
-    def sql(self, statements: str, admin: bool = False) -> str:
+    def sql(self, statements: str, admin: bool = False, timeout: float = CLIENT_TIMEOUT_S) -> str:
+        """Run `statements` with the command-line client; a ServerError when it fails or gets no
+        answer within `timeout` seconds (a hung server, not only a dead one)."""
         raise NotImplementedError
 
     def _template_ddl(self) -> str:
@@ -101,8 +108,8 @@ class Server:
     def alive(self) -> bool:
         if self.managed and (self.proc is None or self.proc.poll() is not None):
             return False
-        try:
-            return self.sql("SELECT 1").strip() == "1"
+        try:  # a server that answers nothing within seconds (stopped, hung) is as good as dead
+            return self.sql("SELECT 1", timeout=PROBE_TIMEOUT_S).strip() == "1"
         except ServerError:
             return False
 
@@ -127,8 +134,11 @@ class Server:
         self.start()
         return True
 
-    def _run_client(self, cmd: list[str], statements: str, env: dict) -> str:
-        proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=300)
+    def _run_client(self, cmd: list[str], statements: str, env: dict, timeout: float = CLIENT_TIMEOUT_S) -> str:
+        try:
+            proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ServerError(f"{self.kind}: no answer within {timeout:g} s (the client was stopped)") from None
         if proc.returncode != 0:
             msg = (proc.stderr or proc.stdout).strip().splitlines()
             # the error rather than a HINT, DETAIL or indented hint line after it ("psql: error: ... Connection

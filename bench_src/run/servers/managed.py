@@ -199,6 +199,10 @@ class Managed(Server):
         """Stop the server process (its files stay for a restart)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(self._stop_signal)
+            try:  # a stopped server (SIGSTOP: the whole group, its children too) handles it at once
+                os.killpg(self.proc.pid, signal.SIGCONT)
+            except (ProcessLookupError, PermissionError):
+                pass
             try:
                 self.proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
@@ -214,7 +218,8 @@ class Managed(Server):
         if self.root is not None and self.lock is not None:
             if self.home is not None and self.home != self.root:
                 shutil.rmtree(self.home, ignore_errors=True)
-            for name in ("data", "run", "files", "tmp", "server.log", HOME_FILE):
+            # initdb.pw: the bootstrap password file, left when a kill came during initdb
+            for name in ("data", "run", "files", "tmp", "server.log", "initdb.pw", HOME_FILE):
                 p = self.root / name
                 shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             (self.root / LOCK).unlink(missing_ok=True)

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from .. import fixtures
-from .base import INSTALL, redact
+from .base import CLIENT_TIMEOUT_S, INSTALL, redact
 from .managed import Managed
 from .passwords import mysql_native_hash, new_password
 
@@ -46,7 +46,7 @@ class MariaDB(Managed):
     def client(cls) -> str | None:
         return cls.binaries()["mariadb"]
 
-    def sql(self, statements: str, admin: bool = False) -> str:
+    def sql(self, statements: str, admin: bool = False, timeout: float = CLIENT_TIMEOUT_S) -> str:
         b = self.binaries()
         env = dict(os.environ)
         env.pop("MYSQL_PWD", None)
@@ -57,7 +57,7 @@ class MariaDB(Managed):
             cmd = [b["mariadb"], "--no-defaults", "--protocol=TCP", f"-h{c.host}", f"-P{c.port}", f"-u{c.user}",
                    c.database, "-N", "-B"]
             env["MYSQL_PWD"] = c.password
-        return self._run_client(cmd, statements, env)
+        return self._run_client(cmd, statements, env, timeout)
 
     def _init_datadir(self) -> None:
         b = self.binaries()

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from .. import fixtures
-from .base import INSTALL, redact
+from .base import CLIENT_TIMEOUT_S, INSTALL, redact
 from .managed import Managed
 from .passwords import new_password, scram_sha256_verifier
 
@@ -75,7 +75,7 @@ class Postgres(Managed):
             self._psql_path = self.client() or "psql"
         return self._psql_path
 
-    def sql(self, statements: str, admin: bool = False) -> str:
+    def sql(self, statements: str, admin: bool = False, timeout: float = CLIENT_TIMEOUT_S) -> str:
         env = dict(os.environ)
         for var in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE", "PGSERVICEFILE"):
             env.pop(var, None)
@@ -87,7 +87,7 @@ class Postgres(Managed):
             cmd = ["-h", c.host, "-p", str(c.port), "-U", c.user, "-d", c.database]
             env["PGPASSWORD"] = c.password
         return self._run_client([self._psql(), *cmd, "-w", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"],
-                                statements, env)
+                                statements, env, timeout)
 
     def _init_datadir(self) -> None:
         self.admin_password = new_password()
