@@ -19,7 +19,7 @@ from bench_src import store
 from bench_src.run import build, runner
 from bench_src.store import ResultsStore
 from bench_src.store import results as results_module
-from test_store_runner import fake_measure, small_plan
+from test_store_runner import fake_measure, kept_ids, small_plan
 
 QUIET = {"progress": False, "log": lambda *_: None}
 PLAN_TEXT = json.dumps({"workloads": ["sleep"], "ns": [10, 100], "samples": 3, "warmup": 1,
@@ -92,9 +92,10 @@ def test_a_full_disk_mid_run_stops_with_one_error_and_the_session_records_it(tmp
     disk.freed()  # space again: the same command resumes
     again = fake_measure()
     report = runner.run(plan, out, measure_fn=again, **QUIET)
-    assert report.already_done == 5 and report.taken == len(plan.schedule()) - 5
-    ids = [r["sample_id"] for r in ResultsStore(out).records()]
-    assert sorted(ids) == sorted(s.sample_id for s in plan.schedule())
+    # 5 stored: the 4 warm-ups and block 0's first sample; the resume takes the warm-ups again, then
+    # block 0 whole and the rest
+    assert report.already_done == 5 and report.taken == 4 + len(plan.schedule()) - 4
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
     assert sessions(out)[0]["ended"] == first["ended"], "still ended by the full disk, never 'killed'"
 
 
@@ -115,7 +116,7 @@ def test_when_even_the_end_cannot_be_written_the_next_run_says_why(tmp_path, mon
     assert first["interrupted"] is True
     assert first["ended"] == "error: the disk was full; the session could not record its end"
     assert second["ended"] == "finished" and not (out / ".space-reserve").exists()
-    assert len(ResultsStore(out).records()) == len(plan.schedule())
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
 
 
 def test_a_full_disk_outside_the_store_stops_the_run_the_same_way(tmp_path):
@@ -295,7 +296,8 @@ def test_a_truncated_meta_json_is_named_with_what_to_do_and_repair_rebuilds_it(t
 
     m = fake_measure()
     report = runner.run(plan, out, measure_fn=m, repair=True, **QUIET)
-    assert report.already_done == 10 and report.taken == len(plan.schedule()) - 10
+    # 10 stored: 4 warm-ups, block 0 and half of block 1: the warm-ups again, block 1 whole, block 2
+    assert report.already_done == 10 and report.taken == 4 + 4 + 4
     rebuilt = json.loads(meta.read_text())
     assert rebuilt["rebuilt"]["unreadable_copy"] == "meta.json.corrupt" and rebuilt["plan_digest"] == plan.digest
     assert (out / "meta.json.corrupt").stat().st_size == 500
@@ -439,11 +441,12 @@ def test_a_real_full_disk_mid_run_then_the_same_command_resumes(built, small_tmp
     subprocess.run(["mount", "-o", "remount,size=4m", str(small_tmpfs)], check=True)
     second = cli("run", "--no-progress", "--plan", ISSUE_PLAN, "--results-dir", str(out))
     assert second.returncode == 0, second.stderr[-2000:]
-    assert f"{stored} kept from before" in second.stdout
+    # the samples of the block the full disk cut are taken again whole: the rest are kept
+    again = re.search(r"\((\d+) of them again: their blocks, left incomplete, were taken whole\)", second.stdout)
+    assert f"{stored - (int(again.group(1)) if again else 0)} kept from before" in second.stdout, second.stdout
     from bench_src.plan import make_plan
     plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=8, smoke=True)
-    ids = [r["sample_id"] for r in ResultsStore(out).records()]
-    assert sorted(ids) == sorted(s.sample_id for s in plan.schedule())
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
     first_session, second_session = sessions(out)
     assert first_session["ended"].startswith("error: the disk is full") and second_session["ended"] == "finished"
 

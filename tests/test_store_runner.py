@@ -37,6 +37,12 @@ def fake_measure(checksums=None, fail=None):
     return measure
 
 
+def kept_ids(results_dir) -> list[str]:
+    """The sample ids the frame reads (one attempt per block), less the warm-ups a resumed session
+    took again under names of its own."""
+    return sorted(r["sample_id"] for r in ResultsStore(results_dir).latest_records() if "@" not in r["sample_id"])
+
+
 def small_plan(**kw):
     # 3 samples can never call a difference: a smoke run, allowed on purpose
     return make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=3, warmup=1, params={"sleep": {"work": 10}},
@@ -69,9 +75,23 @@ def test_an_interrupted_run_resumes_without_loss_or_duplicates(tmp_path):
     assert r1.interrupted and r1.taken == 6
     second = fake_measure()
     r2 = runner.run(plan, tmp_path / "r", progress=False, measure_fn=second, log=lambda *_: None)
-    assert r2.already_done == 6 and r2.taken == 10
-    rows = ResultsStore(tmp_path / "r").records()
-    assert sorted(r["sample_id"] for r in rows) == sorted(s.sample_id for s in plan.schedule())
+    # the resumed session starts cold: its 4 warm-ups again, then block 0 (2 of 4 taken before the
+    # interruption) whole, so that its pairs come from one session, then blocks 1 and 2
+    assert r2.already_done == 6 and r2.taken == 4 + 4 + 8 and r2.retaken == 2
+    assert ("16 samples taken now (2 of them again: their blocks, left incomplete, were taken whole), "
+            "4 kept from before, 20 planned") in str(r2)
+    store = ResultsStore(tmp_path / "r")
+    rows = store.records()
+    session2 = [r for r in rows if r["session"] == 2]
+    assert [r["phase"] for r in session2[:4]] == ["warmup"] * 4 and session2[4]["phase"] == "measured"
+    assert all(r["sample_id"].endswith("@session:2") for r in session2[:4])
+    kept = [r for r in store.latest_records() if r["phase"] == "measured"]
+    assert sorted(r["sample_id"] for r in kept) == sorted(s.sample_id for s in plan.schedule() if s.phase == "measured")
+    for block in range(3):  # every pair of the frame within one session
+        assert len({r["session"] for r in kept if r["block"] == block}) == 1, block
+    assert {r["session"] for r in kept if r["block"] == 0} == {2}
+    frame = store.load()
+    assert frame["sample_id"].is_unique and len(frame[frame["phase"] == "measured"]) == 12
     third = fake_measure()
     r3 = runner.run(plan, tmp_path / "r", progress=False, measure_fn=third, log=lambda *_: None)
     assert r3.taken == 0 and third.calls == []
@@ -85,8 +105,11 @@ def test_a_torn_last_line_is_dropped_and_retaken(tmp_path):
     path.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a write cut by kill -9
     again = fake_measure()
     runner.run(plan, tmp_path / "r", progress=False, measure_fn=again, log=lambda *_: None)
-    assert len(again.calls) == 1
-    assert len(ResultsStore(tmp_path / "r").records()) == len(plan.schedule())
+    # the last block lost a sample: the 4 warm-ups again, then that block whole
+    assert len(again.calls) == 4 + 4
+    latest = ResultsStore(tmp_path / "r").latest_records()
+    assert sorted(r["sample_id"] for r in latest if "@" not in r["sample_id"]) == \
+        sorted(s.sample_id for s in plan.schedule())
 
 
 def test_a_different_plan_in_the_same_directory_is_refused(tmp_path):
@@ -149,9 +172,18 @@ def sample_dirs_of(pid):
 
 
 def assert_exactly_the_plan(out, plan_args=PLAN_ARGS):
-    rows = ResultsStore(out).records()
+    """The frame's samples are exactly the plan's, each block from one session, and a resumed
+    session took its warm-ups again before its first measured sample."""
+    store = ResultsStore(out)
+    rows = [r for r in store.latest_records() if "@" not in r["sample_id"]]
     plan = make_plan("quick", **plan_args)
     assert sorted(r["sample_id"] for r in rows) == sorted(s.sample_id for s in plan.schedule())
+    blocks = Counter((r["block"], r["session"]) for r in rows if r["phase"] == "measured")
+    assert len(blocks) == len({b for b, _ in blocks}), f"a block of the frame spans sessions: {blocks}"
+    for session in {r["session"] for r in store.records()} - {1}:
+        phases = [r["phase"] for r in store.records() if r["session"] == session]
+        if "measured" in phases:
+            assert set(phases[:phases.index("measured")]) == {"warmup"} and phases.count("warmup") >= 4, phases
     per_cell = Counter((r["cell_id"], r["phase"]) for r in rows)
     assert set(per_cell.values()) <= {1, 4} and len(per_cell) == 2 * 2 * 2
     assert all(r["status"] == "ok" for r in rows), [r["reason"] for r in rows if r["status"] != "ok"]
@@ -174,7 +206,8 @@ def test_kill_9_of_the_harness_then_rerun_gives_exactly_the_plan(built, tmp_path
     assert_exactly_the_plan(out)
     sessions = json.loads((out / "meta.json").read_text())["sessions"]
     assert sessions[0]["interrupted"] is True and "killed" in sessions[0]["ended"]
-    assert sessions[1]["ended"] == "finished" and sessions[1]["taken"] == 20 - taken_before
+    assert sessions[1]["ended"] == "finished"
+    assert sessions[1]["taken"] == len(ResultsStore(out).records()) - taken_before
 
 
 @pytest.mark.slow
@@ -349,10 +382,10 @@ def test_a_bad_line_is_reported_and_stops_a_resume_until_repaired(tmp_path, garb
         runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
     assert m.calls == [] and path.read_text().count(garbage) == 2, "nothing is taken or changed"
     report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None, repair=True)
-    assert report.taken == 1 and len(m.calls) == 1
-    rows = ResultsStore(tmp_path / "r").records()
-    assert sorted(r["sample_id"] for r in rows) == sorted(s.sample_id for s in plan.schedule())
-    assert lost in {r["sample_id"] for r in rows}
+    # the lost sample was block 0's second: the 4 warm-ups again, then block 0 whole
+    assert report.taken == 4 + 4 and len(m.calls) == 8
+    assert kept_ids(tmp_path / "r") == sorted(s.sample_id for s in plan.schedule())
+    assert lost in {r["sample_id"] for r in ResultsStore(tmp_path / "r").records()}
     rejected = [json.loads(x) for x in (tmp_path / "r" / "samples.rejected.jsonl").read_text().splitlines()]
     assert [r["line"] for r in rejected] == [6, 10] and all(r["text"] == garbage for r in rejected)
     meta = json.loads((tmp_path / "r" / "meta.json").read_text())
@@ -398,8 +431,9 @@ def test_samples_missing_from_samples_jsonl_are_named_and_stop_a_resume_until_re
     assert m.calls == [] and len(ResultsStore(out).records()) == kept, "nothing is taken or changed"
 
     report = runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None, repair=True)
-    assert report.taken == missing == len(m.calls)
-    assert sorted(r["sample_id"] for r in ResultsStore(out).records()) == sorted(s.sample_id for s in plan.schedule())
+    # with samples kept, the session resumes the run: its 4 warm-ups again first
+    assert report.taken == missing + (4 if kept else 0) == len(m.calls)
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
     meta = json.loads((out / "meta.json").read_text())
     lost = meta["repairs"][-1]
     assert lost["lost_samples"] == missing and lost["taken_recorded"] == 16 and lost["found"] == kept
@@ -428,8 +462,10 @@ def test_a_resume_after_a_kill_is_not_taken_for_lost_samples(tmp_path, monkeypat
         warnings.simplefilter("error")
         ResultsStore(out).load()
         report = runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
-    assert report.already_done == 10 and report.taken == 6
-    assert sorted(r["sample_id"] for r in ResultsStore(out).records()) == sorted(s.sample_id for s in plan.schedule())
+    # 10 done: 4 warm-ups, the killed session's 4 warm-ups again and block 0's first 2; this session:
+    # the 4 warm-ups again, block 0 whole, blocks 1 and 2
+    assert report.already_done == 10 and report.taken == 4 + 4 + 8
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
     assert "repairs" not in json.loads((out / "meta.json").read_text())
 
 
@@ -472,13 +508,41 @@ def test_resuming_with_other_binaries_is_refused_or_becomes_a_new_session(tmp_pa
     assert m.calls == []
     runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None, new_binaries=True)
     rows = ResultsStore(tmp_path / "r").records()
-    assert Counter(r["session"] for r in rows) == {1: 4, 2: len(plan.schedule()) - 4}
+    # session 2 takes the 4 warm-ups again (the new binaries start cold) and every measured sample
+    assert Counter(r["session"] for r in rows) == {1: 4, 2: 4 + len(plan.schedule()) - 4}
     meta = json.loads((tmp_path / "r" / "meta.json").read_text())
     assert [s["session"] for s in meta["sessions"]] == [1, 2], "the refused attempt opened no session"
     assert meta["sessions"][1]["binaries_changed"] == {"gobench": {"before": "g1", "now": "g2"}}
     assert meta["sessions"][1]["binaries"]["gobench"] == "g2"
     from bench_src import api
     assert set(api.load(tmp_path / "r")["session"]) == {1, 2}
+
+
+def test_a_program_replaced_during_a_session_stops_it_before_its_next_sample(tmp_path, monkeypatch):
+    """A rebuild during a run went unseen: the session recorded one digest and the later samples
+    were taken by another program."""
+    from bench_src.run import build
+    from bench_src.store.results import BinariesChanged
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    for name in ("benchlaunch", "gobench", "rustbench"):
+        (bins / name).write_bytes(b"v1")
+    monkeypatch.setattr(paths, "launcher", lambda: bins / "benchlaunch")
+    monkeypatch.setattr(paths, "program", lambda lang: bins / {"go": "gobench", "rust": "rustbench"}[lang])
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g1", "rustbench": "r1"})
+    monkeypatch.setattr(build, "evict_from_page_cache", lambda paths_: [])
+
+    def replace_rust(cell, k):
+        if k == 6:  # a `make build` in another terminal: a new file at the same path
+            (bins / "rustbench.new").write_bytes(b"v2")
+            os.replace(bins / "rustbench.new", bins / "rustbench")
+
+    m = fake_measure(fail=replace_rust)
+    with pytest.raises(BinariesChanged, match=r"rustbench changed during this session"):
+        runner.run(small_plan(), tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
+    assert len(m.calls) == 6 and len(ResultsStore(tmp_path / "r").records()) == 6, "the 6th, taken as it changed, is kept"
+    session = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][0]
+    assert session["interrupted"] is True and "changed during this session" in session["ended"]
 
 
 def test_a_source_edit_that_leaves_the_binaries_alone_is_recorded_and_said_not_refused(tmp_path, monkeypatch):
@@ -498,7 +562,7 @@ def test_a_source_edit_that_leaves_the_binaries_alone_is_recorded_and_said_not_r
     assert "sources_changed" not in meta["sessions"][0] and "binaries_changed" not in meta["sessions"][1]
     assert any(ln.startswith("note: the source of gobench changed since the last session and its binary did not")
                for ln in lines), lines
-    assert len(ResultsStore(tmp_path / "r").records()) == len(plan.schedule())
+    assert kept_ids(tmp_path / "r") == sorted(s.sample_id for s in plan.schedule())
 
 
 def test_the_default_directory_keeps_dirty(monkeypatch):
@@ -789,8 +853,8 @@ def test_a_measurement_that_is_not_a_number_at_or_above_0_is_a_bad_line(tmp_path
     with pytest.raises(CorruptRecords, match=f"line {measured + 1}: wrong type"):
         runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
     again = runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
-    assert again.taken == 1
-    assert sorted(r["sample_id"] for r in ResultsStore(out).records()) == sorted(s.sample_id for s in plan.schedule())
+    assert again.taken == 4 + 4  # the warm-ups again, then the first block (its first sample moved aside) whole
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
 
 
 def test_a_second_ctrl_c_while_a_run_ends_does_not_say_nothing_was_measured(tmp_path, monkeypatch, capsys):

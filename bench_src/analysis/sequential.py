@@ -251,20 +251,36 @@ def blocks_of(slots: Iterable[tuple[int, object]]) -> list[list[tuple[int, objec
     return list(out.values())
 
 
-def blocks_in_order(take: Callable, done: set[str]) -> Callable[[list, float | None], bool]:
-    """take_blocks for one process: the blocks one after the other, each sample not yet `done`
-    taken by take(seq, slot); a block starts only before the deadline (time.monotonic() seconds).
-    Returns whether every block ran."""
+def blocks_in_order(take: Callable, done: set[str], skipped: frozenset[str] | set[str] = frozenset()
+                    ) -> Callable[[list, float | None], bool]:
+    """take_blocks for one process: the blocks one after the other; a block starts only before the
+    deadline (time.monotonic() seconds).  A measured block with a sample missing (an earlier
+    session stopped inside it) is taken again whole, so that its pairs come from one session (the
+    store keeps that session's attempt, store.current_attempts); a block whose only samples not
+    `done` are `skipped` ones (a cell that could not run then) takes those alone, and a warm-up
+    block takes the samples it lacks.  Each sample is taken by take(seq, slot).  Returns whether
+    every block ran."""
     def take_blocks(blocks: list[list[tuple[int, object]]], deadline: float | None) -> bool:
         for block in blocks:
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            for seq, slot in block:
-                if slot.sample_id not in done:
-                    take(seq, slot)
+            for seq, slot in block_to_take(block, done, skipped):
+                take(seq, slot)
         return True
 
     return take_blocks
+
+
+def block_to_take(block: list[tuple[int, object]], done: set[str] | frozenset[str],
+                  skipped: set[str] | frozenset[str] = frozenset()) -> list[tuple[int, object]]:
+    """What of one block a resumed process takes (`blocks_in_order`): nothing when every sample is
+    done; the whole block when it is a measured block with a sample missing; else the samples not
+    done."""
+    todo = [(seq, slot) for seq, slot in block if slot.sample_id not in done]
+    if not todo:
+        return []
+    missing = any(slot.sample_id not in skipped for _, slot in todo)
+    return list(block) if missing and block[0][1].phase == "measured" else todo
 
 
 def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Callable[[str], None],

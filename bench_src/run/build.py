@@ -166,6 +166,28 @@ def binary_digests(bin_dir: Path | None = None) -> dict[str, str | None]:
     return {p.name: file_sha256(p if bin_dir is None else Path(bin_dir) / p.name) for p in found}
 
 
+def file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells one file at a path from another put there (device, inode, size, modification
+    time): a rebuild or a copy changes it; None when the file is not there."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class BinaryWatch:
+    """The launcher and the programs as a session found them (their digests are the session's):
+    `changed()` names those that were replaced since, so that no sample is taken by a program other
+    than the one its session records."""
+
+    def __init__(self, paths_: list[Path]):
+        self.seen = {Path(p): file_identity(Path(p)) for p in paths_}
+
+    def changed(self) -> list[Path]:
+        return [p for p, identity in self.seen.items() if file_identity(p) != identity]
+
+
 def evict_from_page_cache(paths_: list[Path]) -> list[str]:
     """Drop the binaries' pages from the page cache (posix_fadvise DONTNEED), so that every run
     starts from the same state: a binary's resident size depends on how its file sits in the page

@@ -32,9 +32,9 @@ from ..plan.dsn import resolve_dsn
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.results import taken_per_cell
+from ..store.results import BinariesChanged, in_process_attempt, taken_per_cell
 from ..store.secrets import Scrubber, dsn_secrets
-from . import build, machine, sample
+from . import build, machine, sample, servers
 from . import measure as measure_module
 from .measure import default_env, measure
 from .resources import Resources, raise_nofile_limit
@@ -236,6 +236,10 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
     for stale in measure_module.remove_stale_sample_dirs():
         log(f"removed {stale}, left by a harness process that was killed")
+    # a private server's directory left by a killed harness (its data, up to some 120 MB) goes at the
+    # next run, whatever that run's workloads
+    for stale in servers.remove_stale_servers():
+        log(f"removed {stale}, a database server's directory left by a harness process that was killed")
     if cluster is not None and context is not None and not engines:
         raise ValueError("a cluster run prepares its samples on each host: give no context")
     if engines and (cluster is None or not plan.aa or cluster.kind != "local" or cluster.workers != 1):
@@ -244,6 +248,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     refuse_other_engine(store, cluster, engines)
     context = context or Resources(log=log)
     nofile = raise_nofile_limit()
+    # the programs as this session found them, before their digests: one replaced later stops it
+    watch = build.BinaryWatch([paths.launcher()] + [paths.program(lang) for lang in plan.languages])
     binaries = build.binary_digests()
     relevant = ["benchlaunch"] + [{"go": "gobench", "rust": "rustbench"}[lang] for lang in plan.languages]
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
@@ -272,11 +278,14 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 schedule = plan.schedule()
                 records = store.records()
                 done = store.done_ids()
+                skipped = {r["sample_id"] for r in store.latest_records() if r.get("status") == "skipped"}
                 book = ChecksumBook(records)
                 if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
                     schedule = [s for s in schedule if s.phase != "warmup"]
                 todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
-                report.planned, report.already_done = len(schedule), len(schedule) - len(todo)
+                # done before outside the schedule: the sequential rule's extra blocks, warm-ups taken again
+                outside = len(done - {s.sample_id for s in schedule})
+                report.planned, report.already_done = len(schedule) + outside, len(schedule) - len(todo) + outside
                 measured_s, by_cell = history()
                 done_per_cell = taken_per_cell(records, done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
@@ -294,7 +303,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     default = default_seconds(cell) * (speed.factor if speed else 1.0)
                     return min(measured_s.get(cell.id, default), plan.timeout_s + 1.0) + plan.cooldown_s
 
-                bar = Progress(store.run_id, len(schedule), report.already_done, seconds, enabled=progress)
+                bar = Progress(store.run_id, report.planned, report.already_done, seconds, enabled=progress)
                 keep = SampleKeeper(store, book, report, bar, log, done_before=done)
                 blocks = sequential.blocks_of(enumerate(schedule))
                 # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
@@ -302,11 +311,28 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
                 warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                 calibrate = warmups > 0
+                # a resumed session starts cold as the first did (the programs were just evicted from
+                # the page cache): it takes every warm-up again before its first measured sample
+                # (those done before under a name of this session's), when it has measured samples
+                # to take
+                again = [(q, s) for b in warm_first for q, s in b if s.sample_id in done] \
+                    if records and (plan.max_samples or any(s.phase == "measured" for _, s in todo)) else []
+                if again:
+                    bar.add_planned(len(again))
+                    bar.expect([s.cell for _, s in again])
+                    report.planned += len(again)
                 if cluster is None:
-                    bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, which "
-                            "also time this machine for the estimate that follows them" if calibrate else str(est), log)
-                    take = _sample_taker(plan, store, context, measure_fn, keep)
-                    take_blocks = sequential.blocks_in_order(take, done)
+                    if again:
+                        bar.say(f"warming up again: this session resumes the run, and takes its {len(again) + warmups} "
+                                "warm-up samples again (discarded) before its first measured one"
+                                + (", which also time this machine for the estimate that follows them" if calibrate
+                                   else f"; {est}"), log)
+                    else:
+                        bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
+                                "which also time this machine for the estimate that follows them" if calibrate
+                                else str(est), log)
+                    take = _sample_taker(plan, store, context, measure_fn, keep, watch)
+                    take_blocks = sequential.blocks_in_order(take, done, skipped)
                     context_started = True
                     info = context.start(plan, store)
                     scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
@@ -332,7 +358,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         context_started = True
                         store.update_session(context=context.start(plan, store))
                         scrubber.add(*context.secrets())
-                        take = _sample_taker(plan, store, context, measure_fn, keep)
+                        take = _sample_taker(plan, store, context, measure_fn, keep, watch)
                         here = [(seq, s) for seq, s in enumerate(plan.schedule())
                                 if s.phase == "warmup" and s.cell.arm == "A" and s.sample_id not in done]
                         bar.add_planned(len(here))
@@ -340,11 +366,16 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         report.planned += len(here)
                         for seq, slot in here:
                             take(seq, slot)
-                        take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done)
+                        take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
                 bar.expect([s.cell for _, s in todo])
                 bar.begin()
+                if again:
+                    for block in warm_first:  # in the schedule's order, the warm-ups done before under new names
+                        for q, s in block:
+                            take(q, s, again=s.sample_id in done)
                 if calibrate:
-                    take_blocks(warm_first, None)
+                    if not again:
+                        take_blocks(warm_first, None)
                     now_records = store.records()
                     speed = speed_factor(plan, now_records) or speed
                     spent_now = time.monotonic() - started
@@ -401,6 +432,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
             finally:
                 if bar is not None:
                     bar.emit("interrupted" if report.interrupted else "done", final=True)
+                    report.planned = max(report.planned, bar.planned)  # with the sequential rule's blocks
                 try:
                     if context_started:
                         context.stop()
@@ -430,8 +462,8 @@ def engine_name(cluster: ClusterSpec | None, engines: bool = False) -> str:
     return "in-process" if cluster is None else f"cluster {cluster}"
 
 
-def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, done: set[str]
-                        ) -> Callable[[list, float | None], bool]:
+def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, done: set[str],
+                        skipped: set[str] | frozenset[str] = frozenset()) -> Callable[[list, float | None], bool]:
     """take_blocks of the engines' A/A check: each block's arm A samples taken here (take_here(seq,
     slot)), its arm B samples as one block on the cluster's host (take_there([part], None)), the
     two parts one after the other in an order drawn from the plan's seed per block, so that a
@@ -446,10 +478,9 @@ def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, d
             phase, number = block[0][1].phase, block[0][1].block
             first_here = random.Random(f"{plan.seed}:engines:{phase}:{number}").random() < 0.5
             for part in ((here, there) if first_here else (there, here)):
-                if part is here:
-                    for q, s in here:
-                        if s.sample_id not in done:
-                            take_here(q, s)
+                if part is here:  # a part left incomplete by an earlier session: again whole
+                    for q, s in sequential.block_to_take(here, done, skipped):
+                        take_here(q, s)
                 elif there and any(s.sample_id not in done for _, s in there):
                     take_there([there], None)
         return True
@@ -589,13 +620,27 @@ class SampleKeeper:
                         counted=first and not again)
 
 
-def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper):
-    """take(seq, slot): one sample, measured here, checked and stored at once."""
+def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper,
+                  watch: build.BinaryWatch | None = None):
+    """take(seq, slot, again=False): one sample, measured here, checked and stored at once."""
     env = default_env()
 
-    def take(seq: int, slot: Slot) -> None:
+    def take(seq: int, slot: Slot, again: bool = False) -> None:
+        """again: a warm-up taken once more by a resumed session, stored under a name of its own."""
+        replaced = watch.changed() if watch is not None else []
+        if replaced:
+            names = ", ".join(str(p) for p in replaced)
+            raise BinariesChanged(
+                f"{names} changed during this session (rebuilt or replaced): its samples would be recorded under "
+                f"the digest of the program the session started with; every sample taken so far is stored, "
+                f"and the same command resumes (refused unless new_binaries / --new-binaries, which starts a "
+                f"session of the new programs)")
         rec, timeline = sample.measure_slot(plan, context, measure_fn, env, slot, seq, store.run_id, store.session,
                                             store.scrubber)
+        if slot.phase == "measured":  # one attempt per block and session (store.current_attempts)
+            rec["attempt"] = in_process_attempt(store.session)
+        elif again:
+            rec["sample_id"] = f"{slot.sample_id}@{in_process_attempt(store.session)}"
         keep(slot, rec, timeline)
         if plan.cooldown_s:
             time.sleep(plan.cooldown_s)

@@ -70,29 +70,49 @@ def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
+IN_PROCESS_ATTEMPT = "session:"  # an in-process session's attempt of a block: "session:<n>"
+
+
+def in_process_attempt(session: int) -> str:
+    """The attempt of the blocks an in-process session takes: one per session, so that a block an
+    interrupted session left incomplete, taken again whole by the next, is one attempt of its own."""
+    return f"{IN_PROCESS_ATTEMPT}{session}"
+
+
 def current_attempts(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(kept, abandoned).  A cluster run's measured records carry the `attempt` of their block: a
-    host lost mid-block leaves the samples it delivered, and the block runs again whole, on
-    another host or the same one when it returns.  Per block (phase, number) the attempt with the
-    most records (of equals, the last written) is kept, so pairs form only within one complete
-    attempt on one host; the others stay in samples.jsonl, out of the frame.  Records without an
-    attempt (an in-process run) are all kept."""
+    """(kept, abandoned).  Measured records carry the `attempt` of their block: a cluster's
+    host lost mid-block leaves the samples it delivered, and the block runs again whole, on another
+    host or the same one when it returns; an in-process session interrupted mid-block leaves the
+    samples it took, and the next session takes the block again whole (`in_process_attempt`).  Per
+    block (phase, number) and side (in this process, or on a cluster's host: the A/A check of the
+    engines takes a block's arm A here and its arm B there) the attempt with the most records (of
+    equals, the last written) is kept, so pairs form only within one complete attempt, in one
+    session or on one host; the others stay in samples.jsonl, out of the frame.  Records written
+    without an attempt (an in-process run before attempts were recorded) count as one attempt of
+    their own: all kept, unless a later session took their block again whole."""
     records = list(records)
+
+    def key_of(r):
+        attempt = r.get("attempt") or ""
+        here = not attempt or attempt.startswith(IN_PROCESS_ATTEMPT)
+        return (r.get("phase"), r.get("block"), here), attempt
+
     size: dict[tuple, Counter] = {}
     last: dict[tuple, dict[str, int]] = {}
     for i, r in enumerate(records):
-        if r.get("attempt") and r.get("phase") == "measured":
-            key = (r["phase"], r.get("block"))
-            size.setdefault(key, Counter())[r["attempt"]] += 1
-            last.setdefault(key, {})[r["attempt"]] = i
+        if r.get("phase") == "measured":
+            key, attempt = key_of(r)
+            size.setdefault(key, Counter())[attempt] += 1
+            last.setdefault(key, {})[attempt] = i
     chosen = {key: max(c, key=lambda a: (c[a], last[key][a])) for key, c in size.items()}
     kept, abandoned = [], []
     for r in records:
-        key = (r.get("phase"), r.get("block"))
-        if r.get("attempt") and key in chosen and r["attempt"] != chosen[key]:
-            abandoned.append(r)
-        else:
-            kept.append(r)
+        if r.get("phase") == "measured":
+            key, attempt = key_of(r)
+            if attempt != chosen[key]:
+                abandoned.append(r)
+                continue
+        kept.append(r)
     return kept, abandoned
 
 
