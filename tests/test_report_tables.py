@@ -139,6 +139,43 @@ def test_golden_markdown_of_a_comparison_table():
     assert text == golden.read_text(), "formatting changed: review the diff, then UPDATE_GOLDEN=1 to accept it"
 
 
+def aa_frame():
+    """An A/A run of the two sleep cells at N = 10: every sample of each cell taken in arm A and in arm
+    B (the same program and arguments)."""
+    from bench_src.store import mark_valid, samples_frame
+
+    out = []
+    for arm, seed in (("A", 7), ("B", 8)):
+        for r in report_data.records(seed=seed, cells=report_data.CELLS[:2]):
+            out.append({**r, "arm": arm, "cell_id": f"{r['cell_id']}|{arm}", "sample_id": f"{r['sample_id']}|{arm}",
+                        "seq": 2 * r["seq"] + (arm == "B")})
+    return mark_valid(samples_frame(out))
+
+
+def test_the_rows_of_an_aa_run_say_which_language_variant_and_arm_they_are():
+    from bench_src.analysis import quality, robustness, stats
+
+    df = aa_frame()
+    aa = tables.readable(compare.compare_arms(df, "elapsed_s"), "aa_elapsed_s")
+    # one row per language's cell, A against B: the row names its language and variant
+    assert list(zip(aa.frame["lang"], aa.frame["variant"])) == [("go", "waitgroup"), ("rust", "join-handles")]
+    assert list(aa.frame.columns[-4:]) == ["B median", "A/B [97.5% CI], verdict", "Cliff's δ", "MDE"]
+    assert "A/B < 1: arm A needs less" in aa.caption
+    # Go vs Rust once in each arm: the arm tells the rows apart
+    go_rust = compare.compare(df, "elapsed_s")
+    for name, t in (("go_vs_rust_elapsed_s", go_rust), ("samples_needed_elapsed_s", quality.samples_needed(go_rust)),
+                    ("robustness_elapsed_s", robustness.robustness(table=go_rust, metric="elapsed_s"))):
+        f = tables.readable(t, name).frame
+        assert list(f["arm"]) == ["A", "B"], name
+    drift = tables.readable(quality.drift(df, "elapsed_s"), "drift_elapsed_s").frame
+    assert sorted(zip(drift["lang"], drift["variant"], drift["arm"])) == [
+        ("go", "waitgroup", "A"), ("go", "waitgroup", "B"), ("rust", "join-handles", "A"), ("rust", "join-handles", "B")]
+    summary = tables.readable(stats.summarize(df, "elapsed_s"), "summary_elapsed_s").frame
+    assert len(set(zip(summary["lang"], summary["arm"]))) == len(summary) == 4
+    # a run without arms shows no arm column
+    assert "arm" not in tables.readable(_comparison(), "go_vs_rust_elapsed_s").frame
+
+
 def test_samples_needed_reads_as_a_comparison_with_the_target():
     from bench_src.analysis import quality
 

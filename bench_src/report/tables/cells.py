@@ -25,13 +25,14 @@ def noise_model(theta) -> str:
 
 def _cell_columns(t: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
     """The columns that name a cell: workload, language, variant, N (unless `with_n` is False),
-    threads and parameters."""
+    threads, the arm of an A/A run (empty, so left out, in any other) and parameters."""
     out = pd.DataFrame(index=t.index)
     for c in ("workload", "lang", "variant"):
         out[c] = column_of(t, c, "")
     if with_n:
         out["N"] = n_text(t)
     out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["arm"] = column_of(t, "arm", "")
     out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
     return out
 
@@ -42,7 +43,6 @@ def summary(table: pd.DataFrame) -> Readable:
     t = table.reset_index(drop=True)
     metric = metric_of(t)
     out = _cell_columns(t)
-    out["arm"] = column_of(t, "arm", "")
     out["samples"] = column_of(t, "samples").map(units.count)
     out["median [CI]"] = [units.interval(m, lo, hi, units.metric_unit(k)) for m, lo, hi, k in
                               zip(column_of(t, "median"), column_of(t, "ci_low"), column_of(t, "ci_high"), metric)]

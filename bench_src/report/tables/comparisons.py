@@ -53,6 +53,7 @@ def variants(table: pd.DataFrame) -> Readable:
     out["lang"] = column_of(t, "lang", "")
     out["N"] = n_text(t)
     out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["arm"] = column_of(t, "arm", "")
 
     def differing(params, base) -> str:
         p, q = params_dict(params), params_dict(base)
@@ -144,6 +145,7 @@ def robustness(table: pd.DataFrame) -> Readable:
     out["workload"] = column_of(t, "workload", "")
     out["N"] = n_text(t)
     out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["arm"] = column_of(t, "arm", "")
     out["parameters"] = column_of(t, "shared_params", "").map(lambda v: "" if blank(v) else str(v).replace(",", ", "))
     rows = t.to_dict("records")
     out["defaults: Go/Rust [CI], verdict"] = [_pair_text(r, "default") for r in rows]
@@ -162,19 +164,32 @@ def robustness(table: pd.DataFrame) -> Readable:
 
 
 def aa(table: pd.DataFrame) -> Readable:
-    t = table.rename(columns={"a_median": "go_median", "b_median": "rust_median", "a_samples": "go_samples",
-                              "b_samples": "rust_samples"})
-    r = comparison(t, a="A", b="B")
-    r.frame = r.frame.drop(columns=[c for c in ("A", "B") if c in r.frame])
-    r.title = title_of(table, "A/A check")
-    return r
+    """An A/A run: arm A against arm B of each cell (one program, one language and variant, the same
+    arguments), named by its language and variant."""
+    t = table.reset_index(drop=True)
+    shared = shared_text(t)
+    out = pd.DataFrame(index=t.index)
+    work_columns(t, out, shared)
+    out["lang"] = column_of(t, "lang", "")
+    out["variant"] = [with_params(v, own_params(p, s))
+                      for v, p, s in zip(column_of(t, "variant", ""), column_of(t, "params", ""), shared)]
+    if "pairing" in t:
+        out["pairing"] = t["pairing"]
+    out["samples"] = samples_column(t, "a_samples", "b_samples")
+    out["A median"] = metric_values(t, "a_median")
+    out["B median"] = metric_values(t, "b_median")
+    ratio = f"A/B [{ci_name(t)}], verdict"
+    out[ratio] = ratio_cells(t)
+    test_columns(t, out)
+    out["warning"] = column_of(t, "warning", "")
+    return finish(out, title_of(t, "A/A check"), f"A/B < 1: arm A needs less. {level_note(t)}", keep=(ratio,))
 
 
 def samples_needed(table: pd.DataFrame) -> Readable:
     """A Go-vs-Rust table with the interval's relative half-width and the samples per side it would
     take to bring it to the target (quality.samples_needed)."""
     r = comparison(table)
-    keep = [c for c in ("workload", "N", "threads", "parameters", "Go", "Rust", "samples",
+    keep = [c for c in ("workload", "N", "threads", "arm", "parameters", "Go", "Rust", "samples",
                         f"Go/Rust [{ci_name(table)}], verdict")
             if c in r.frame.columns]
     frame = r.frame[keep].copy()

@@ -185,10 +185,12 @@ def title_of(table: pd.DataFrame, what: str) -> str:
 
 
 def work_columns(t: pd.DataFrame, out: pd.DataFrame, shared: pd.Series) -> None:
-    """The columns that name the work of a comparison row: workload, N, threads, parameters."""
+    """The columns that name the work of a comparison row: workload, N, threads, the arm of an A/A
+    run (empty, so left out, in any other) and parameters."""
     out["workload"] = column_of(t, "workload", "")
     out["N"] = n_text(t)
     out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["arm"] = column_of(t, "arm", "")
     out["parameters"] = shared
 
 
