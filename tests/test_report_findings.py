@@ -1,5 +1,6 @@
 """The answer first: the findings that open every report, read from the comparison tables."""
 import numpy as np
+import pandas as pd
 
 import report_data
 from bench_src.analysis import compare
@@ -134,3 +135,17 @@ def test_the_summary_counts_the_differences_smaller_than_the_margin():
     assert metric(True).summary().startswith(
         "Workload time: 1 difference (smaller than 2%: its interval clear of 1 and inside ±2%), 0 equivalent")
     assert metric(False, False).summary().startswith("Workload time: 2 differences, 0 equivalent")
+
+
+def test_in_an_aa_run_each_difference_names_its_arm():
+    # the same work is compared once in each arm: without the arm two lines would read alike but
+    # for their numbers
+    table = _tables()["go_vs_rust_elapsed_s"]
+    called = table[table["verdict_kind"].isin(["a", "b"]) & table["go_default"] & table["rust_default"]].iloc[[0]]
+    both = pd.concat([called.assign(arm="A"), called.assign(arm="B", ratio=called["ratio"] * 1.001)])
+    lines = findings.findings({"go_vs_rust_elapsed_s": both})[0].lines()
+    row = called.iloc[0]
+    where = f"{row['workload']}, N = {units.count(row['n'])} ({row['shared_params'].replace(',', ', ')})"
+    assert sorted(line.split(": ")[1] for line in lines) == [f"{where}, arm A", f"{where}, arm B"]
+    # a run without arms names none
+    assert ", arm" not in findings.findings({"go_vs_rust_elapsed_s": called})[0].lines()[0]

@@ -38,6 +38,7 @@ class Difference:
     within_margin: bool = False  # a difference inside the equivalence margin ("by less than 2%")
     samples: str = ""  # what the interval rests on: "10 pairs", or "10 Go and 9 Rust samples, unpaired"
     medians: tuple[float, float] = (math.nan, math.nan)  # Go's and Rust's cell medians, in the metric's unit
+    arm: str = ""  # the arm of an A/A run ("A", "B"), where the same work was compared once in each
 
     def size(self) -> str:
         """How much less the side that needs less needs: a factor from 1.5x, else a percentage
@@ -46,7 +47,8 @@ class Difference:
         return f"{units.significant(factor, 3)}x" if factor >= units.FACTOR_FROM else f"{units.significant(100 * (factor - 1), 2)}%"
 
     def text(self, metric: str) -> str:
-        where = f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
+        where = (f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
+                 + (f", arm {self.arm}" if self.arm else ""))
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
         verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric)
         rests_on = f", {self.samples}" if self.samples else ""
@@ -108,6 +110,11 @@ def _samples(row: dict) -> str:
     return ""
 
 
+def _text(value) -> str:
+    """A label of a row as text: '' where it has none (None, NaN)."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
 def _number(value) -> float:
     v = pd.to_numeric(value, errors="coerce")
     return math.nan if pd.isna(v) else float(v)
@@ -131,7 +138,8 @@ def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
                                 float(r["ratio_ci_low"]), float(r["ratio_ci_high"]),
                                 "Go" if r["verdict_kind"] == "a" else "Rust",
                                 "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1),
-                                _samples(r), (_number(r.get("go_median")), _number(r.get("rust_median")))))
+                                _samples(r), (_number(r.get("go_median")), _number(r.get("rust_median"))),
+                                _text(r.get("arm"))))
     diffs.sort(key=lambda d: -abs(math.log(d.ratio)))
     open_rows = rows[rows["verdict_kind"] == "inconclusive"]
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
