@@ -149,3 +149,23 @@ def test_in_an_aa_run_each_difference_names_its_arm():
     assert sorted(line.split(": ")[1] for line in lines) == [f"{where}, arm A", f"{where}, arm B"]
     # a run without arms names none
     assert ", arm" not in findings.findings({"go_vs_rust_elapsed_s": called})[0].lines()[0]
+
+
+def test_the_findings_speak_of_the_margin_the_tables_were_computed_with():
+    # the report's margin decides the tables' verdicts; the Findings name that margin, not the default
+    from pathlib import Path
+
+    from bench_src.report import full
+
+    df = report_data.frame()
+    tables = {f"go_vs_rust_{m}": compare.compare(df, m, margin=0.05) for m in ("elapsed_s", "peak_rss_mib")}
+    for found in (findings.findings(tables, 0.05), full.Report(Path("."), df, margin=0.05, tables=tables).findings):
+        time = found[0]
+        assert "equivalent within ±5%" in time.summary() and "2%" not in time.summary().replace("(2 of", "")
+        inside = [d for d in time.differences if d.within_margin]
+        assert inside, "the synthetic run has a difference inside ±5%"
+        lines = time.lines(limit=len(time.differences))
+        assert sum("by less than 5%" in line for line in lines) == len(inside)
+        assert not any("than 2%" in line or "±2%" in line for line in lines)
+    tiny = findings.Difference("sleep", 10, "", 0.97, 0.96, 0.98, "Go", False, within_margin=True)
+    assert tiny.text("elapsed_s", 0.05).startswith("Go faster, by less than 5% (3.1%): ")

@@ -46,11 +46,12 @@ class Difference:
         factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
         return f"{units.significant(factor, 3)}x" if factor >= units.FACTOR_FROM else f"{units.significant(100 * (factor - 1), 2)}%"
 
-    def text(self, metric: str) -> str:
+    def text(self, metric: str, margin: float = rules.MARGIN) -> str:
+        """The line of this difference; `margin`: the equivalence margin its verdict was decided at."""
         where = (f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
                  + (f", arm {self.arm}" if self.arm else ""))
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
-        verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric)
+        verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric, margin)
         rests_on = f", {self.samples}" if self.samples else ""
         return (f"{verdict} ({self.size()}): {where}: Go/Rust {units.ratio(self.ratio, self.low, self.high)}"
                 f"{rests_on}{self._magnitude(metric)}{note}")
@@ -72,9 +73,10 @@ class MetricFindings:
     level: float  # the intervals' confidence
     family_size: int
     all_pairs: dict  # verdict counts over every like-for-like pair of variants
+    margin: float = rules.MARGIN  # the equivalence margin the table's verdicts were decided at
 
     def lines(self, limit: int = 10) -> list[str]:
-        out = [d.text(self.metric) for d in self.differences[:limit]]
+        out = [d.text(self.metric, self.margin) for d in self.differences[:limit]]
         if len(self.differences) > limit:
             out.append(f"... and {len(self.differences) - limit} more differences (the table has them all)")
         return out
@@ -83,7 +85,7 @@ class MetricFindings:
         name = units.metric_name(self.metric)
         called = len(self.differences)
         small = sum(d.within_margin for d in self.differences)
-        margin = f"{rules.MARGIN * 100:g}%"
+        margin = f"{self.margin * 100:g}%"
         return (f"{name[:1].upper()}{name[1:]}: {called} difference{'' if called == 1 else 's'}"
                 + ("" if not small else
                    f" (smaller than {margin}: its interval clear of 1 and inside ±{margin})" if called == 1 else
@@ -91,7 +93,7 @@ class MetricFindings:
                    f"inside ±{margin})")
                 + ", "
                 f"{self.equivalent} equivalent "
-                f"within ±{rules.MARGIN * 100:g}%, {self.open} open"
+                f"within ±{margin}, {self.open} open"
                 + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called "
                    f"with {rules.POWER:.0%} power at the spread measured)"
                    if self.open else "")
@@ -126,8 +128,9 @@ def _defaults(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
-    """The findings of one Go-vs-Rust table (None for an empty one)."""
+def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARGIN) -> MetricFindings | None:
+    """The findings of one Go-vs-Rust table (None for an empty one), whose verdicts were decided at
+    the equivalence margin `margin`."""
     if table is None or table.empty or "verdict_kind" not in table:
         return None
     rows = _defaults(table)
@@ -147,14 +150,15 @@ def metric_findings(table: pd.DataFrame, metric: str) -> MetricFindings | None:
     return MetricFindings(metric, diffs, int((rows["verdict_kind"] == "equivalent").sum()), len(open_rows),
                           int((mde <= SMALL_MDE).sum()), float(level.iloc[0]) if not level.empty else np.nan,
                           int(table["family_size"].iloc[0]) if "family_size" in table else len(table),
-                          table["verdict_kind"].value_counts().to_dict())
+                          table["verdict_kind"].value_counts().to_dict(), margin)
 
 
-def findings(tables: dict[str, pd.DataFrame]) -> list[MetricFindings]:
-    """The findings of every metric with a Go-vs-Rust table, in FINDING_METRICS order."""
+def findings(tables: dict[str, pd.DataFrame], margin: float = rules.MARGIN) -> list[MetricFindings]:
+    """The findings of every metric with a Go-vs-Rust table, in FINDING_METRICS order; `margin`: the
+    equivalence margin the tables were computed with (the report's), which their text names."""
     out = []
     for m in FINDING_METRICS:
-        f = metric_findings(tables.get(f"go_vs_rust_{m}"), m)
+        f = metric_findings(tables.get(f"go_vs_rust_{m}"), m, margin)
         if f is not None:
             out.append(f)
     return out

@@ -38,8 +38,9 @@ class Report:
 
     @property
     def findings(self) -> list[findings.MetricFindings]:
-        """What the run found, Go vs Rust, largest differences first (report/findings.py)."""
-        return findings.findings(self.tables)
+        """What the run found, Go vs Rust, largest differences first (report/findings.py), in the
+        words of the margin its tables were computed with."""
+        return findings.findings(self.tables, self.margin)
 
     @property
     def export_dir(self) -> Path:
