@@ -169,3 +169,16 @@ def test_the_findings_speak_of_the_margin_the_tables_were_computed_with():
         assert not any("than 2%" in line or "±2%" in line for line in lines)
     tiny = findings.Difference("sleep", 10, "", 0.97, 0.96, 0.98, "Go", False, within_margin=True)
     assert tiny.text("elapsed_s", 0.05).startswith("Go faster, by less than 5% (3.1%): ")
+
+
+def test_the_html_report_s_findings_speak_of_the_report_s_margin():
+    from pathlib import Path
+
+    from bench_src.report import full
+    from bench_src.report.export import html
+
+    df = report_data.frame()
+    tables = {f"go_vs_rust_{m}": compare.compare(df, m, margin=0.05) for m in ("elapsed_s", "peak_rss_mib")}
+    section = html._findings(full.Report(Path("."), df, margin=0.05, tables=tables), set())
+    assert "equivalent within ±5%" in section and "by less than 5%" in section
+    assert "±2%" not in section and "than 2%" not in section
