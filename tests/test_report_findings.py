@@ -182,3 +182,14 @@ def test_the_html_report_s_findings_speak_of_the_report_s_margin():
     section = html._findings(full.Report(Path("."), df, margin=0.05, tables=tables), set())
     assert "equivalent within ±5%" in section and "by less than 5%" in section
     assert "±2%" not in section and "than 2%" not in section
+
+
+def test_the_differences_left_out_of_the_list_are_counted_in_the_singular_for_one():
+    def metric(count):
+        return findings.MetricFindings("elapsed_s", [findings.Difference("sleep", 10 ** (i + 1), "", 0.5, 0.4, 0.6,
+                                                                         "Go", False) for i in range(count)],
+                                       equivalent=0, open=0, open_small=0, level=0.97, family_size=25, all_pairs={})
+
+    assert metric(3).lines(limit=2)[-1] == "... and 1 more difference (the table has them all)"
+    assert metric(4).lines(limit=2)[-1] == "... and 2 more differences (the table has them all)"
+    assert len(metric(2).lines(limit=2)) == 2 and "more" not in metric(2).lines(limit=2)[-1]

@@ -77,8 +77,9 @@ class MetricFindings:
 
     def lines(self, limit: int = 10) -> list[str]:
         out = [d.text(self.metric, self.margin) for d in self.differences[:limit]]
-        if len(self.differences) > limit:
-            out.append(f"... and {len(self.differences) - limit} more differences (the table has them all)")
+        more = len(self.differences) - limit
+        if more > 0:
+            out.append(f"... and {more} more difference{'' if more == 1 else 's'} (the table has them all)")
         return out
 
     def summary(self) -> str:
