@@ -176,6 +176,102 @@ def test_the_rows_of_an_aa_run_say_which_language_variant_and_arm_they_are():
     assert "arm" not in tables.readable(_comparison(), "go_vs_rust_elapsed_s").frame
 
 
+def cores_frame():
+    """The two sleep cells at N = 10 and 1,000, each pinned to 1 and to 2 cores in the same blocks: Go
+    twice as fast on 2 cores, Rust 1.25 times, and Go's peak 10% higher on 2 cores, Rust's the same."""
+    from bench_src.store import mark_valid, samples_frame
+
+    out = []
+    for k, seed in ((1, 7), (2, 8)):
+        for r in report_data.records(seed=seed, cells=report_data.CELLS[:4]):
+            faster = 2.0 if r["lang"] == "go" else 1.25
+            larger = 1.1 if r["lang"] == "go" else 1.0
+            out.append({**r, "cores": k, "threads_requested": k, "cell_id": f"{r['cell_id']}|c={k}",
+                        "sample_id": f"{r['sample_id']}|c={k}", "seq": 2 * r["seq"] + k - 1,
+                        "elapsed_ns": int(r["elapsed_ns"] / faster ** (k - 1)),
+                        "maxrss_kb": int(r["maxrss_kb"] * larger ** (k - 1)),
+                        "peak_rss_bytes": int(r["peak_rss_bytes"] * larger ** (k - 1))})
+    return mark_valid(samples_frame(out))
+
+
+GOLDEN_RATIO_VS_CORES = "\n".join([
+    "**Go vs Rust against cores: workload time**",
+    "",
+    "Every row: workload: sleep; parameters: kernel=xorshift, work=0; Go: waitgroup; Rust: join-handles; model: task; "
+    "pairing: paired; samples: 10 pairs. Cores: the CPUs each program was pinned to, with as many threads. "
+    "Go/Rust < 1: Go needs less; each core count's interval and verdict are the Go-vs-Rust table's, at its family's "
+    "level. Change: per block, Go/Rust at these cores over Go/Rust at 1 core (the paired test of the change, "
+    "Benjamini-Hochberg over the changes of this metric, each interval at the level its verdict is read from); "
+    "Go/Rust lower or higher: its interval excludes 1, the ratio moved with the cores; blank at 1 core.",
+    "",
+    "| N     | cores   | Go median   | Rust median   | Go/Rust [96.2% CI], verdict                      | p (BH)   | "
+    "Cliff's δ   | MDE    | change from 1 core [CI], verdict   | change p (BH)   | change pairs   |",
+    "|:------|:--------|:------------|:--------------|:-------------------------------------------------|:---------|"
+    ":------------|:-------|:-----------------------------------|:----------------|:---------------|",
+    "| 10    | 1       | 299 ms      | 301 ms        | 0.996 [0.983, 1.01] equivalent within ±2%        | 0.43     | "
+    "-0.26       | ±1.7%  |                                    |                 |                |",
+    "| 10    | 2       | 151 ms      | 239 ms        | 0.629 [0.620, 0.639] Go faster                   | 0.0039   | "
+    "-1.00       | ±2.1%  | 0.632 [0.625, 0.640] Go/Rust lower | 0.002           | 10             |",
+    "| 1,000 | 1       | 309 ms      | 305 ms        | 1.01 [1.004, 1.018] Rust faster, by less than 2% | 0.0078   | "
+    "+0.78       | ±0.99% |                                    |                 |                |",
+    "| 1,000 | 2       | 155 ms      | 245 ms        | 0.634 [0.627, 0.642] Go faster                   | 0.0039   | "
+    "-1.00       | ±1.6%  | 0.626 [0.622, 0.634] Go/Rust lower | 0.002           | 10             |",
+    ""])
+
+GOLDEN_PEAK_RSS_WITH_CORES = "\n".join([
+    "**Peak RSS with cores**",
+    "",
+    "Every row: workload: sleep; parameters: kernel=xorshift, work=0; cores: 1 → 2; samples: 10 pairs. Peak RSS at "
+    "1 core over peak RSS at k cores, not a speed-up: above 1 the program needs less with more cores, below 1 more. "
+    "Per block (the same program, variant, N and parameters, pinned to k CPUs with k threads), the paired test of "
+    "each cell's quotient, Benjamini-Hochberg over this metric's quotients; a verdict other than equivalent or "
+    "inconclusive: its interval excludes 1.",
+    "",
+    "| lang   | variant      | N     | peak RSS at 1 core / at k cores [97.5% CI], verdict   | p (BH)   |",
+    "|:-------|:-------------|:------|:------------------------------------------------------|:---------|",
+    "| go     | waitgroup    | 10    | 0.906 [0.898, 0.913] larger with more cores           | 0.0039   |",
+    "| go     | waitgroup    | 1,000 | 0.910 [0.902, 0.918] larger with more cores           | 9.7e-09  |",
+    "| rust   | join-handles | 10    | 0.997 [0.983, 1.01] equivalent within ±2%             | 0.92     |",
+    "| rust   | join-handles | 1,000 | 1.00 [0.987, 1.015] equivalent within ±2%             | 0.92     |",
+    ""])
+
+
+def test_golden_markdown_of_the_cores_tables():
+    from bench_src.analysis import cores
+
+    df = cores_frame()
+    assert tables.readable(cores.ratio_vs_cores(df, "elapsed_s"), "ratio_vs_cores_elapsed_s").to_markdown() \
+        == GOLDEN_RATIO_VS_CORES
+    assert tables.readable(cores.speedup(df, "peak_rss_mib"), "speedup_peak_rss_mib").to_markdown() \
+        == GOLDEN_PEAK_RSS_WITH_CORES
+
+
+def test_the_cores_tables_read_as_the_other_tables_do():
+    from bench_src.analysis import cores
+
+    df = cores_frame()
+    for metric in ("elapsed_s", "peak_rss_mib", "cpu_s"):
+        for name, raw in ((f"ratio_vs_cores_{metric}", cores.ratio_vs_cores(df, metric)),
+                          (f"speedup_{metric}", cores.speedup(df, metric))):
+            r = tables.readable(raw, name)
+            assert r.title[:1].isupper() and "_" not in r.title, r.title
+            # no internal field in the caption or the header, no raw float
+            text = r.caption + " ".join(r.frame.columns)
+            for field in ("go_default", "family:", "ci_level", "looks:", "verdict_kind", "from_cores", "speedup_ci"):
+                assert field not in text, (name, field)
+            assert not r.frame.apply(lambda c: c.str.contains(r"\.\d{5,}").any()).any(), name
+            assert len(r.frame) == len(raw) and len(r.frame.columns) <= 12, name
+    speed = tables.readable(cores.speedup(df, "elapsed_s"), "speedup_elapsed_s")
+    assert speed.title == "Speed-up with cores: workload time"
+    assert list(speed.frame["speed-up [95.0% CI], verdict"].str.split(" ").str[-4:].str.join(" ")) == \
+        ["faster with more cores"] * 4
+    cpu = tables.readable(cores.speedup(df, "cpu_s"), "speedup_cpu_s")
+    assert "not a speed-up" in cpu.caption and "speed-up [" not in " ".join(cpu.frame.columns)
+    # each core count's ratio is the Go-vs-Rust table's cell, with the medians in their unit
+    ratio = tables.readable(cores.ratio_vs_cores(df, "peak_rss_mib"), "ratio_vs_cores_peak_rss_mib").frame
+    assert ratio["Go median"].str.endswith(" MiB").all() and set(ratio["cores"]) == {"1", "2"}
+
+
 def test_samples_needed_reads_as_a_comparison_with_the_target():
     from bench_src.analysis import quality
 

@@ -19,13 +19,13 @@ import pandas as pd
 from .. import units
 from .cells import drift, idle_wait_modes, noise_model, per_task, per_unit, summary
 from .comparisons import aa, comparison, memory_above_baseline, models, robustness, samples_needed, variants
-from . import hosts, posts
+from . import cores, hosts, posts
 from .formatting import (VERDICT_KINDS, blank, ci_name, finish, param_columns, params_dict, params_text,
                          shared_text, split_constants, threads_text, verdict_kinds)
 from .markup import Readable
 from .status import CELL, checksums, failure_groups, failures, status, status_counts
 
-__all__ = ["CELL", "FORMATTERS", "Readable", "VERDICT_KINDS", "aa", "blank", "checksums", "ci_name", "comparison",
+__all__ = ["CELL", "FORMATTERS", "Readable", "VERDICT_KINDS", "aa", "blank", "checksums", "ci_name", "comparison", "cores",
            "drift", "failure_groups", "failures", "finish", "generic", "hosts", "idle_wait_modes", "memory_above_baseline", "models",
            "noise_model", "param_columns", "params_dict", "params_text", "per_task", "per_unit", "readable", "robustness",
            "samples_needed", "shared_text", "split_constants", "status", "status_counts", "summary", "threads_text",
@@ -49,7 +49,7 @@ FORMATTERS = {
     "drift_": drift, "aa_": aa, "samples_needed_": samples_needed, "checksums": checksums, "status": status, "failures": failures,
     "models_": models, "robustness_": robustness, "memory_above_baseline": memory_above_baseline,
     "idle_wait_modes": idle_wait_modes, "per_host_": hosts.per_host, "across_hosts_": hosts.combined,
-    "reproduce_other_posts": posts.other_posts,
+    "reproduce_other_posts": posts.other_posts, "ratio_vs_cores_": cores.ratio_vs_cores, "speedup_": cores.speedup,
 }
 
 
