@@ -674,3 +674,38 @@ def test_a_log_axis_of_sizes_ends_on_ticks_that_enclose_every_value():
     assert (low, high) == (4.0, 128.0) and ticks[0] == low and ticks[-1] == high
     assert [t.get_text() for t in ax.get_yticklabels()] == ["4 MiB", "8 MiB", "16 MiB", "32 MiB", "64 MiB", "128 MiB"]
     plt.close(fig)
+
+
+def _with_cores(metric: str) -> pd.DataFrame:
+    """A speed-up table (analysis.cores.speedup) of one workload at 1 and 2 cores: the value at 1 core
+    over the value at 2 cores of a Go and a Rust cell."""
+    rows = [("go", "waitgroup", 0.98, 0.96, 0.99, "slower with more cores"),
+            ("rust", "join-handles", 1.3, 1.2, 1.4, "faster with more cores")]
+    return pd.DataFrame([{"workload": "sleep", "lang": lang, "variant": variant, "n": 10, "arm": "",
+                          "params": "kernel=xorshift,work=0", "cores": 2, "from_cores": 1, "metric": metric,
+                          "pairs": 6, "speedup": v, "speedup_ci_low": lo, "speedup_ci_high": hi, "ci_level": 0.975,
+                          "p_adjusted": 0.01, "verdict_kind": kind, "warning": ""}
+                         for lang, variant, v, lo, hi, kind in rows])
+
+
+def test_the_speed_up_figure_draws_an_ideal_for_a_duration_only():
+    with theme.context():
+        time = figures.speedup(_with_cores("elapsed_s"))
+        memory = figures.speedup(_with_cores("peak_rss_mib"))
+    ax = time.axes[0]
+    assert time.bench_title == "Speed-up with cores: workload time, per language, with intervals"
+    assert ax.get_ylabel() == "speed-up of workload time (at 1 core / at k)"
+    assert "ideal (time / cores)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # memory is not divided by the cores: the quotient is named for what it is, with no ideal beside it
+    ax = memory.axes[0]
+    assert memory.bench_title == "Peak RSS with cores: at 1 core / at k cores, per language, with intervals"
+    assert "speed" not in memory.bench_title.lower() and "speed" not in ax.get_ylabel().lower()
+    assert ax.get_ylabel() == "peak RSS at 1 core / at k cores\n(above 1: less with more cores)"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["go waitgroup, N = 10", "rust join-handles, N = 10"]
+    assert not any(line.get_linestyle() == ":" for line in ax.get_lines())
+    # a ratio on a log2 axis centred on 1, its ends holding every interval
+    low, high = ax.get_ylim()
+    assert ax.get_yscale() == "log" and math.isclose(low * high, 1.0) and low < 0.96 and high > 1.4
+    plt.close(time)
+    plt.close(memory)

@@ -1,5 +1,6 @@
-"""Figures of a plan with `cores`: the Go/Rust ratio against the core count per workload, and the
-speed-up (value at the fewest cores / value at k cores) per language."""
+"""Figures of a plan with `cores`: the Go/Rust ratio against the core count per workload, and each
+cell's value at the fewest cores over its value at k cores per language (a speed-up for a duration;
+for peak RSS, how much less memory the program holds with more cores)."""
 from __future__ import annotations
 
 import math
@@ -11,6 +12,7 @@ import pandas as pd
 import seaborn as sns
 
 from .. import units
+from ..tables.cores import cores_text, gain_name, gain_title, is_speedup
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
 
 
@@ -76,8 +78,12 @@ def ratio_vs_cores(table: pd.DataFrame, margin: float | None = None) -> plt.Figu
 
 def speedup(table: pd.DataFrame) -> plt.Figure:
     """One panel per workload: value at the fewest cores / value at k cores per language's default
-    cells (one line per N and variant), with intervals; 1 = no gain, k = ideal."""
+    cells (one line per N and variant), with intervals; 1 = no gain.  For a duration it is the
+    speed-up, drawn beside the ideal (k / the fewest); for peak RSS or CPU time, which no core count
+    divides, it is the quotient, named as such and without an ideal."""
     metric = table["metric"].iloc[0]
+    speed = is_speedup(metric)
+    fewest = int(table["from_cores"].min())
     workloads = list(dict.fromkeys(table["workload"]))
     fig, axes = plt.subplots(1, len(workloads), figsize=(4.6 * len(workloads), 4.0), squeeze=False,
                              layout="constrained")
@@ -93,13 +99,19 @@ def speedup(table: pd.DataFrame) -> plt.Figure:
             ax.plot(x, y, "o-", color=LANG_COLORS.get(lang, "0.3"), alpha=0.85, linewidth=1.1,
                     label=f"{lang} {variant}, N = {units.count(n)}" + (f", {params}" if several_params else ""))
             ax.vlines(s["cores"], s["speedup_ci_low"], s["speedup_ci_high"], color=LANG_COLORS.get(lang, "0.3"))
-        ax.plot(ks, [k / base for k in ks], ":", color="0.5", label="ideal (time / cores)")
-        _log2_axis(ax, pd.concat([g["speedup_ci_low"], g["speedup_ci_high"], pd.Series([k / base for k in ks])]))
+        ideal = [k / base for k in ks] if speed else []
+        if speed:
+            ax.plot(ks, ideal, ":", color="0.5", label="ideal (time / cores)")
+        _log2_axis(ax, pd.concat([g["speedup_ci_low"], g["speedup_ci_high"], g["speedup"], pd.Series(ideal, dtype=float)]))
         ax.axhline(1, color="0.3", linewidth=1)
         _cores_axis(ax, ks)
         ax.set_title(w)
-        ax.set_ylabel(f"speed-up of {units.metric_name(metric)} (at {base} core / at k)")
+        if speed:
+            ax.set_ylabel(f"speed-up of {units.metric_name(metric)} (at {cores_text(base)} / at k)")
+        else:
+            ax.set_ylabel(f"{gain_name(metric, base)}\n(above 1: less with more cores)")
         ax.legend(fontsize=7, loc="best")
-    fig.bench_title = f"Speed-up with cores, per language, with intervals ({units.metric_name(metric)})"
+    fig.bench_title = (f"{gain_title(metric)}, per language, with intervals" if speed else
+                       f"{gain_title(metric)}: at {cores_text(fewest)} / at k cores, per language, with intervals")
     fig.suptitle(fig.bench_title, fontsize=11)
     return fig
