@@ -679,8 +679,8 @@ def test_a_log_axis_of_sizes_ends_on_ticks_that_enclose_every_value():
 def _with_cores(metric: str) -> pd.DataFrame:
     """A speed-up table (analysis.cores.speedup) of one workload at 1 and 2 cores: the value at 1 core
     over the value at 2 cores of a Go and a Rust cell."""
-    rows = [("go", "waitgroup", 0.98, 0.96, 0.99, "slower with more cores"),
-            ("rust", "join-handles", 1.3, 1.2, 1.4, "faster with more cores")]
+    rows = [("go", "waitgroup", 0.98, 0.96, 0.99, "more with more cores"),
+            ("rust", "join-handles", 1.3, 1.2, 1.4, "less with more cores")]
     return pd.DataFrame([{"workload": "sleep", "lang": lang, "variant": variant, "n": 10, "arm": "",
                           "params": "kernel=xorshift,work=0", "cores": 2, "from_cores": 1, "metric": metric,
                           "pairs": 6, "speedup": v, "speedup_ci_low": lo, "speedup_ci_high": hi, "ci_level": 0.975,

@@ -130,7 +130,8 @@ def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.AL
     for r, t, d in zip(rows, tests, decide_family(tests, alpha, rules.MARGIN, m)):
         r.update({"pairs": t.stats["pairs"], "speedup": d["ratio"], "speedup_ci_low": d["ratio_ci_low"],
                   "speedup_ci_high": d["ratio_ci_high"], "ci_level": d["ci_level"], "p_adjusted": d["p_adjusted"],
-                  "verdict_kind": {"a": "slower with more cores", "b": "faster with more cores"}.get(
+                  # in the metric's own terms: the program needs more or less of it (time, CPU, memory)
+                  "verdict_kind": {"a": "more with more cores", "b": "less with more cores"}.get(
                       d["verdict_kind"], d["verdict_kind"]),
                   "warning": "; ".join(w for w in (t.stats["warning"], note) if w)})
     return pd.DataFrame(rows, columns=cols)

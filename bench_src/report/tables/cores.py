@@ -17,7 +17,7 @@ from .markup import Readable
 # the side that needs more, beside the side that needs less of rules.word
 _MORE = {"faster": "slower", "smaller": "larger", "uses less CPU": "uses more CPU"}
 # analysis.cores.speedup's verdicts: the fewest cores needing less ("a") or more ("b") than k cores
-_SPEEDUP_KINDS = {"slower with more cores": "more", "faster with more cores": "less"}
+_SPEEDUP_KINDS = {"more with more cores": "more", "less with more cores": "less"}
 # analysis.cores.ratio_vs_cores' verdicts on the change of Go/Rust from the fewest cores to k
 _CHANGE_WORDS = {"lower": "Go/Rust lower", "higher": "Go/Rust higher"}
 
