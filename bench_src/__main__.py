@@ -36,7 +36,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the launcher and both programs")
     b.add_argument("--force", action="store_true")
-    b.add_argument("--languages", default=",".join(LANGS))
+    b.add_argument("--languages", default=None, metavar="LANGUAGES",
+                   help=f"the languages to build, written as the plan's: a list in brackets ('[{', '.join(LANGS)}]') "
+                        "or one name; default: every language")
     r = sub.add_parser("results-dir", help="print the default results directory of a profile's plan")
     r.add_argument("--profile", default=parameters.default("profile"))
     r.add_argument("--seed", type=int, default=parameters.default("seed"))
@@ -105,6 +107,10 @@ def notebook_command(args: argparse.Namespace) -> int:
 
     from .run import kernel
 
+    problem = notebook_paths_problem(args.input, args.output)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         papermill.execute_notebook(args.input, args.output, parameters=dict(args.parameter),
                                    engine_name=kernel.NAME, stderr_file=sys.stderr)
@@ -115,6 +121,20 @@ def notebook_command(args: argparse.Namespace) -> int:
         print(f"interrupted: the notebook stopped; {args.output} holds what it ran", file=sys.stderr)
         return 130
     return 0
+
+
+def notebook_paths_problem(source: str, output: str) -> str | None:
+    """What keeps `notebook` from running (a notebook that is not there, an output directory that
+    is not), said before papermill starts a kernel; None when both paths will do."""
+    given = Path(source)
+    if not given.is_file():
+        what = "is a directory" if given.is_dir() else "does not exist"
+        return f"notebook {source!r} {what}; give the path of a notebook (.ipynb), e.g. notebooks/run.ipynb"
+    parent = Path(output).parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        return f"output {output!r}: its directory {str(parent)!r} {what}; create it or give another path"
+    return None
 
 
 def command(args: argparse.Namespace) -> int:
@@ -132,7 +152,11 @@ def command(args: argparse.Namespace) -> int:
 
     try:
         if args.cmd == "build":
-            result = build.build(args.languages.split(","), force=args.force)
+            from .plan.validate import languages_parameter
+            from .values import from_papermill
+
+            languages = languages_parameter(from_papermill("--languages", args.languages), "--languages")
+            result = build.build(languages, force=args.force)
             print(json.dumps(result, indent=2))
         elif args.cmd == "results-dir":
             plan = api.plan_from_parameters(profile=args.profile, seed=args.seed)

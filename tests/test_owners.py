@@ -173,8 +173,11 @@ def test_the_command_lines_defaults_are_the_plan_parameters_and_the_catalogues_l
     monkeypatch.setattr(catalogue, "LANGS", ("rust",))
     args = parse_args(["results-dir"])
     assert (args.profile, args.seed) == ("memory", 7)
-    assert parse_args(["build"]).languages == "rust"
+    # build's default is the plan's: no languages given (None) is every language of the catalogue
+    assert parse_args(["build"]).languages is None
     monkeypatch.undo()
+    from bench_src.plan.validate import languages_parameter
+    assert languages_parameter(None) == catalogue.LANGS
     for function in (build.build, build.check_tools):
         assert inspect.signature(function).parameters["languages"].default is catalogue.LANGS
 

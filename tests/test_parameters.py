@@ -129,3 +129,50 @@ def test_a_plan_file_that_is_not_utf_8_is_named(tmp_path):
     with pytest.raises(ValueError, match=rf"--plan file '{re.escape(str(bad))}' is not UTF-8 text \(byte 0xff at "
                                          r"position 0\); give a YAML or JSON mapping"):
         plan_parameters(str(bad))
+
+
+@pytest.mark.parametrize("given, error", [
+    ("java", "--languages: unknown language 'java'; allowed: go, rust"),
+    ("[go, java]", "--languages: unknown language 'java'; allowed: go, rust"),
+    ("[]", "--languages is empty; allowed: go, rust"),
+    ("go,rust", "--languages: 'go,rust' is one string, not a list; write a list in brackets: '[go, rust]'"),
+])
+def test_build_refuses_a_language_the_plan_refuses_in_one_line_before_building(given, error, capsys, monkeypatch):
+    # `build --languages java` was a KeyError traceback, and `--languages '[go]'` one too, though a
+    # plan writes its languages so
+    from bench_src.run import build
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    assert cli.main(["build", "--languages", given]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"error: {error}"]
+    with pytest.raises(ValueError, match=re.escape(error.replace("--languages", "languages", 1))):
+        api.plan_from_parameters(profile="quick", workloads="sleep", ns="[10]", languages=given)  # the same rule
+
+
+@pytest.mark.parametrize("given, languages", [
+    (None, ("go", "rust")), ("go", ("go",)), ("[go]", ("go",)), ("[rust, go]", ("rust", "go")),
+    ('["go", "go"]', ("go",)),
+])
+def test_build_takes_its_languages_written_as_a_plans(given, languages, capsys, monkeypatch):
+    from bench_src.run import build
+    built = []
+    monkeypatch.setattr(build, "build", lambda langs, force=False: built.append(tuple(langs)) or {"builds": {}})
+    assert cli.main(["build"] + (["--languages", given] if given else [])) == 0
+    assert built == [languages]
+
+
+def test_the_notebook_command_names_a_missing_notebook_or_output_directory_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    missing = tmp_path / "nonexist.ipynb"
+    done = subprocess.run([sys.executable, "-m", "bench_src", "notebook", str(missing), str(tmp_path / "o.ipynb")],
+                          capture_output=True, text=True, timeout=120, cwd=str(paths.ROOT))
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"error: notebook {str(missing)!r} does not exist; give the path of a notebook (.ipynb), "
+        "e.g. notebooks/run.ipynb"]
+    out = tmp_path / "x" / "o.ipynb"
+    assert cli.notebook_paths_problem(str(paths.ROOT / "notebooks" / "run.ipynb"), str(out)) == (
+        f"output {str(out)!r}: its directory {str(out.parent)!r} does not exist; create it or give another path")
+    assert cli.notebook_paths_problem(str(tmp_path), str(tmp_path / "o.ipynb")).endswith(
+        "is a directory; give the path of a notebook (.ipynb), e.g. notebooks/run.ipynb")
+    assert cli.notebook_paths_problem(str(paths.ROOT / "notebooks" / "run.ipynb"), "o.ipynb") is None

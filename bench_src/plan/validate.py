@@ -40,6 +40,18 @@ def _as_list(name: str, value: Any) -> list:
     raise ValueError(f"{name} must be a list, got {value!r}")
 
 
+def languages_parameter(value: Any, name: str = "languages") -> tuple[str, ...]:
+    """The languages of a plan, and of `build --languages`: a list in brackets (`[go, rust]`), or
+    one name alone; None: every language.  `name` is what the error calls the value."""
+    langs = _as_list(name, value) if value is not None else list(LANGS)
+    if not langs:
+        raise ValueError(f"{name} is empty; allowed: {', '.join(LANGS)}")
+    for lang in langs:
+        if lang not in LANGS:
+            raise ValueError(f"{name}: unknown language {lang!r}; allowed: {', '.join(LANGS)}")
+    return tuple(dict.fromkeys(langs))  # [go, go] is the plan of [go], as workloads given twice are
+
+
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
     return as_int(name, value, minimum)
 
@@ -259,13 +271,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
             raise ValueError(f"workloads: {w!r} is not a workload name; allowed: {', '.join(WORKLOADS)}")
         workload(w)
     wl = list(dict.fromkeys(wl))
-    langs = _as_list("languages", languages) if languages is not None else list(LANGS)
-    if not langs:
-        raise ValueError("languages is empty; allowed: go, rust")
-    for lang in langs:
-        if lang not in LANGS:
-            raise ValueError(f"unknown language {lang!r}; allowed: {', '.join(LANGS)}")
-    langs = list(dict.fromkeys(langs))  # [go, go] is the plan of [go], as workloads given twice are
+    langs = list(languages_parameter(languages))
 
     ns_given = _per_workload("ns", ns, wl) if ns is not None else {}
     plan_ns: dict[str, tuple[int, ...]] = {}
