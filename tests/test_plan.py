@@ -468,3 +468,25 @@ def test_every_plan_field_is_stored_typed_and_read_back():
     assert plan_from_dict(Reading(plan.to_dict())) == plan
     assert read == fields, "plan_from_dict reads every field of Plan, and nothing else"
     assert set(_STORED_TYPES) == fields, "every field of Plan has its stored type"
+
+
+def test_the_threads_note_of_a_local_cluster_compares_threads_with_a_hosts_cpus(monkeypatch):
+    # each host of local:N is pinned to its own share of the CPUs: on 2 CPUs, local:2 runs every
+    # program on one CPU, and its threads 1 leave Rust no CPU more than Go; the note said "below this
+    # machine's 2 usable CPUs ... pin them: cores [1]"
+    from bench_src import api, cpus
+    from bench_src.cluster_spec import parse_cluster
+    from bench_src.plan.validate import threads_note
+
+    shares = {1: [[0, 1]], 2: [[0], [1]], 3: [[0, 1], [2]]}
+    monkeypatch.setattr(cpus, "usable_cpus", lambda: 3)
+    monkeypatch.setattr(cpus, "split", lambda workers: shares[workers])
+    plan = api.plan_from_parameters(profile="quick", workloads="sleep", ns="[10]", samples=6, cluster="local:2")
+    assert plan.threads == 1
+    assert threads_note(plan, cluster=parse_cluster("local:2")) is None
+    one = threads_note(plan, cluster=parse_cluster("local:1"))
+    assert one.startswith("threads is 1, below the 2 CPUs of the host of cluster local:1, and 2 Rust cells run "
+                          "unpinned") and one.endswith("pin them: cores [1]")
+    assert threads_note(plan, cluster=parse_cluster("local:3")).startswith(
+        "threads is 1, below the 2 CPUs of the largest host of cluster local:3, and 2 Rust cells run unpinned")
+    assert threads_note(plan).startswith("threads is 1, below this machine's 3 usable CPUs")  # in this process

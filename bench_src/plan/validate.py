@@ -190,18 +190,28 @@ def _validate_cores(given: Any, profile_cores: Mapping[str, Any], workloads: lis
     return None  # plan-wide: the table's check
 
 
-def threads_note(plan: Plan, usable: int | None = None) -> str | None:
-    """A note when `threads` is below this machine's usable CPUs and cells of Rust run unpinned:
+def threads_note(plan: Plan, usable: int | None = None, cluster: Any = None) -> str | None:
+    """A note when `threads` is below the CPUs a program may run on and cells of Rust run unpinned:
     Rust's main thread, which spawns and collects in `block_on`, is not one of its tokio worker
     threads, where Go's main goroutine holds one of GOMAXPROCS; so unpinned, Rust may use one CPU
-    more than Go (docs/workloads.md).  `cores` pins both to the same CPUs."""
-    usable = cpus.usable_cpus() if usable is None else usable
+    more than Go (docs/workloads.md).  `cores` pins both to the same CPUs.  The CPUs compared with
+    are this machine's usable ones (`usable`, default bench_src/cpus.py's rule), or with a local
+    cluster (`cluster`, a ClusterSpec of kind "local") those of its largest host, each host being
+    pinned to its own share of them (cpus.split)."""
+    if cluster is not None and getattr(cluster, "kind", None) == "local":
+        shares = [len(share) for share in cpus.split(cluster.workers)]
+        usable = max(shares) if usable is None else usable
+        which = "the host" if len(shares) == 1 else "each host" if len(set(shares)) == 1 else "the largest host"
+        where = f"the {usable} CPUs of {which} of cluster {cluster}"
+    else:
+        usable = cpus.usable_cpus() if usable is None else usable
+        where = f"this machine's {usable} usable CPUs"
     if plan.threads is None or plan.threads >= usable or "rust" not in plan.languages:
         return None
     unpinned = [c for c in plan.cells() if c.lang == "rust" and not c.cores]
     if not unpinned:
         return None
-    return (f"threads is {plan.threads}, below this machine's {usable} usable CPUs, and {len(unpinned)} Rust "
+    return (f"threads is {plan.threads}, below {where}, and {len(unpinned)} Rust "
             f"cell{'s run' if len(unpinned) != 1 else ' runs'} unpinned: Rust's main thread, which spawns and "
             "collects, is not one of its tokio worker threads (Go's main goroutine holds one of GOMAXPROCS), so it "
             f"may use {plan.threads + 1} CPUs where Go uses {plan.threads} (docs/workloads.md); to give both only "
