@@ -177,12 +177,15 @@ fn ping_pong_checksums_and_rate() {
 }
 
 #[test]
-fn ping_pong_buffer_zero_exits_2() {
+fn ping_pong_buffer_zero_exits_2_and_list_starts_the_buffer_at_1() {
+    // tokio::sync::mpsc has no rendezvous channel: 0 is below the range `list` gives
     let output = run(&["ping_pong", "--n", "10", "--param", "buffer=0"]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let line = one_line_stderr(&output);
-    assert!(line.contains("tokio::sync::mpsc"), "{line}");
-    assert!(line.contains("rendezvous"), "{line}");
+    assert!(line.contains("bad value '0' for --param buffer"), "{line}");
+    assert!(line.contains("1..="), "{line}");
+    let listed = last_json(&run(&["list"]));
+    assert_eq!(listed["workloads"]["ping_pong"]["limits"]["buffer"]["min"], 1);
 }
 
 #[test]
