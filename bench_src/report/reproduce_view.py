@@ -23,6 +23,25 @@ def ours_text(row, label: str) -> str:
         f"; {note}" if isinstance(note, str) and note else "")
 
 
+LABELS = {"ours_default": "the defaults", "ours_article": "the article's settings"}
+
+
+def coverage_line(side: pd.DataFrame) -> str | None:
+    """One line saying how many of the article's cells (workload, N and metric of its table) the
+    run measured, with each settings, when it did not measure them all; None when it did."""
+    total = len(side)
+    if not total:  # no cell at all: the side-by-side table says so
+        return None
+    measured = {label: int((side[f"{label}_verdict_kind"] != "not measured").sum()) for label in LABELS}
+    if all(k == total for k in measured.values()):
+        return None
+    first, second = measured.items()
+    return (f"this run measured {first[1]} of the article's {total} cells (workload, N and metric) with "
+            f"{LABELS[first[0]]} and {second[1]} with {LABELS[second[0]]}; the others read \"not measured\": the "
+            "article and article-full profiles (make run PROFILE=article) measure the article's grid "
+            "(bench_src/profiles.py says which cells each leaves out, and why)")
+
+
 class ReproduceView:
     def __init__(self, parameters):
         self.results_dir = parameters.results_dir
@@ -33,7 +52,9 @@ class ReproduceView:
         self._side: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
-        return f"{self.results_dir}: {len(self.df):,} samples; article table {self.table}, margin ±{self.margin:.0%}"
+        head = f"{self.results_dir}: {len(self.df):,} samples; article table {self.table}, margin ±{self.margin:.0%}"
+        missing = coverage_line(self.side_frame())
+        return head + (f"\n{missing}" if missing else "")
 
     def side_frame(self) -> pd.DataFrame:
         if self._side is None:
