@@ -6,6 +6,8 @@ import papermill as pm
 import pytest
 
 from bench_src import api, paths
+from bench_src.report import notebook as nb_module
+from test_notebook_sections import first_section_after
 
 pytestmark = pytest.mark.slow
 
@@ -37,6 +39,12 @@ def test_run_notebook_end_to_end(built, tmp_path):
                     for o in c.get("outputs", []))
     assert "Go/Rust [" in shown and "CI], verdict" in shown and "bootstrap" not in "".join(
         "".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
+    # the answer first: after the setup, the build and the run (stderr only), the findings
+    heading, source, _ = first_section_after(executed["cells"], "refuse_unknown_parameters")
+    assert heading.startswith("## Findings") and source == "nb.findings(rep)"
+    log = "".join("".join(o.get("text", "")) for c in executed["cells"] if "".join(c["source"]) == "run_log.show()"
+                  for o in c["outputs"])
+    assert "gobench: " in log and "rustbench: " in log, "the build's lines are shown after the findings"
 
 
 def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):
@@ -114,6 +122,12 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
     pm.execute_notebook(str(paths.ROOT / "notebooks" / "analysis.ipynb"), str(out / "analysis.ipynb"),
                         parameters={"results_dir": str(out)}, cwd=str(paths.ROOT), kernel_name="python3",
                         progress_bar=False)
+    executed = json.loads((out / "analysis.ipynb").read_text())
+    heading, source, _ = first_section_after(executed["cells"], "refuse_unknown_parameters")
+    assert heading.startswith("## Findings") and source == "nb.findings(rep)"
+    last = executed["cells"][-1]  # the several-hosts section, one line with one directory
+    assert "".join(last["source"]) == "nb.hosts_section(hosts)"
+    assert ["".join(o["data"]["text/plain"]) for o in last["outputs"]] == [nb_module.ONE]
     exp = out / "export"
     for name in ("elapsed_s_vs_n", "ratio_elapsed_s_vs_n", "verdicts_elapsed_s", "peak_rss_mib_vs_n",
                  "per_task_elapsed_s", "distribution_sleep"):

@@ -7,7 +7,8 @@
   in the notebook (`api.USER_ERRORS`);
 - `analysis`, `report`: the whole analysis of one directory, computed once, with every export
   (see `full`); with several directories (taken on several machines) the per-directory sections
-  say so, and `hosts_summary`, `hosts_table`, `hosts_figures` show the several-hosts report;
+  say so, and `hosts_section` (or its parts `hosts_summary`, `hosts_table`, `hosts_figures`) shows
+  the several-hosts report;
 - `table`: a table formatted for reading, shown in full (never pandas' truncated view);
 - `figures`: the saved figures, shown from their PNG files.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..analysis import compare
+from ..analysis import compare, rules
 from ..catalogue import WORKLOADS
 from . import export, findings as found, full, tables, units
 from .export import html
@@ -177,14 +178,15 @@ def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Repo
 
 
 SEVERAL = ("several results directories: this section is the analysis of one directory; run the notebook on "
-           "each directory alone for it, the several-hosts sections above show them together")
+           "each directory alone for it, the several-hosts section at the end shows them together")
 ONE = "one results directory: give results_dir a list of directories (taken on several machines) for this section"
 
 
 def analysis(parameters: AnalysisParameters) -> full.Report | None:
     """The whole analysis of the one directory (`report`), or None with several directories."""
     if parameters.several:
-        print(f"{len(parameters.results_dirs)} results directories: the several-hosts sections show them together")
+        print(f"{len(parameters.results_dirs)} results directories: the several-hosts section at the end shows them "
+              "together")
         return None
     return report(parameters.results_dir, margin=parameters.margin)
 
@@ -209,6 +211,17 @@ def hosts_table(hosts: HostsReport | None, kind: str, metric: str) -> tables.Rea
     if metric not in source or source[metric].empty:
         return tables.Readable(pd.DataFrame(), f"{kind} {metric}: no Go-vs-Rust comparison with two pairs on a host")
     return (tables.hosts.combined if kind == "combined" else tables.hosts.per_host)(source[metric])
+
+
+def hosts_section(hosts: HostsReport | None) -> "Section":
+    """The several-hosts report in one cell: the summary and the hosts, each headline metric's
+    combined and per-host tables, the forest plots; with one directory, the one line saying how to
+    have it."""
+    if hosts is None:
+        return Section(ONE)
+    tables_ = [hosts_table(hosts, kind, metric) for metric in rules.HEADLINE_METRICS
+               for kind in ("combined", "per_host")]
+    return Section(*hosts_summary(hosts).items, *tables_, *hosts_figures(hosts).items)
 
 
 def hosts_figures(hosts: HostsReport | None) -> "Section":
