@@ -176,3 +176,17 @@ def test_the_notebook_command_names_a_missing_notebook_or_output_directory_in_on
     assert cli.notebook_paths_problem(str(tmp_path), str(tmp_path / "o.ipynb")).endswith(
         "is a directory; give the path of a notebook (.ipynb), e.g. notebooks/run.ipynb")
     assert cli.notebook_paths_problem(str(paths.ROOT / "notebooks" / "run.ipynb"), "o.ipynb") is None
+
+
+@pytest.mark.parametrize("name", ["analysis.ipynb", "reproduce_article.ipynb"])
+def test_the_readme_has_a_table_of_every_analysis_notebooks_parameters(name):
+    # margin, distribution_workloads, factor, hosts_dir and table were accepted and documented nowhere
+    from papermill.inspection import _infer_parameters
+
+    text = (paths.ROOT / "README.md").read_text()
+    start = text.index(f"Parameters of `{name}`")
+    table = text[start:text.index("\n\n", text.index("| parameter | meaning |", start))]
+    named = [n for line in table.splitlines() if line.startswith("| `")
+             for n in re.findall(r"`([a-z_]+)`", line.split("|")[1])]
+    declared = [p.name for p in _infer_parameters(load_notebook_node(str(paths.ROOT / "notebooks" / name)))]
+    assert named == declared
