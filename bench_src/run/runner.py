@@ -259,7 +259,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     if share:  # a run pinned to a share of the machine (taskset): a host of its own, as on a cluster
         session["cpu_set"] = share
     store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
-    for note in (store.access_note, store.sources_note, threads_note(plan)):
+    for note in (store.access_note, store.sources_note, threads_note(plan, cluster=cluster)):
         if note:
             log(f"note: {note}")
     report = RunReport(store.dir, 0, 0)
