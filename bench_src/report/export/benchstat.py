@@ -12,7 +12,7 @@ rows by the full benchmark name, and into columns by file (or by the `-col` key)
   variant on N: the suffix would put them in different rows);
 - what differs between the two sides of a comparison (the variants, a driver, the threads each
   program used) goes into configuration lines written identically in both files before each
-  block: `pair: go pool (driver=mattn) vs rust pool (driver=sqlx)` and `threads: go 2, rust 2`.
+  block: `pair: go pool (driver=mattn) vs rust pool (driver=sqlx)` and `threads: requested 2; go 2, rust 2`.
   They make one table per pair of variants and never split a row;
 - in `all.txt` the language is the name key `/lang`, and Go lines come first so Go is the base.
 
