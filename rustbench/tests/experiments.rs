@@ -51,7 +51,7 @@ fn list_describes_the_experiments() {
             "params": {"buffer": "1", "mode": "lockstep"},
             // the most permits a tokio semaphore (a channel's capacity) holds
             "limits": {
-                "buffer": {"min": 0, "max": tokio::sync::Semaphore::MAX_PERMITS as u64},
+                "buffer": {"min": 1, "max": tokio::sync::Semaphore::MAX_PERMITS as u64},
                 "mode": {"choices": ["lockstep", "pipelined"]},
             },
         })
