@@ -902,3 +902,21 @@ def test_a_host_that_joins_with_fewer_cpus_than_the_plans_cores_ends_the_run_nam
               "worker": "tcp://10.0.0.9:1", "label": "a small host"}
     with pytest.raises(engine.HostsError, match="host tcp://10.0.0.9:1 may run on 1 CPU"):
         hosts.record_host(joiner)
+
+
+def test_the_engines_check_takes_a_block_cut_in_either_part_again_whole_in_both():
+    """Arm A here and arm B on the host: a block whose arm A an earlier session completed and whose
+    arm B it did not was resumed with arm B alone, a pair across two sessions."""
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=3, warmup=0, params={"sleep": {"work": 0}},
+                     aa=True, smoke=True)
+    blocks = [[(q, s) for q, s in enumerate(plan.schedule()) if s.block == b] for b in range(3)]
+    arm_a_done = {s.sample_id for _, s in blocks[0] if s.cell.arm != "B"}  # block 0: arm A only
+    every_done = {s.sample_id for _, s in blocks[1]}  # block 1: whole
+    here, there = [], []
+    take_blocks = runner.engines_take_blocks(plan, lambda q, s, **kw: here.append((s.block, kw)),
+                                             lambda parts, deadline: there.extend(s.block for part in parts
+                                                                                  for _, s in part),
+                                             arm_a_done | every_done)
+    assert take_blocks(blocks, None)
+    assert sorted({b for b, _ in here}) == [0, 2] and all(kw == {} for _, kw in here), "block 0's arm A again, whole"
+    assert sorted(set(there)) == [0, 2]

@@ -574,6 +574,10 @@ def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
     below = {"ratio_above_baseline": float("nan"), "go_above_mib": 3.0, "go_above_ci_high": 3.2,
              "rust_above_mib": -0.907, "rust_above_ci_high": -0.726}
     assert _above_ratio(below) == "Rust below its baseline"
+    # a page or more under it, its interval reaching 0: not above it, and not "within a page"
+    assert _above_ratio({**below, "rust_above_ci_high": 0.2}) == "Rust not above its baseline"
+    assert _above_ratio({**below, "rust_above_mib": 0.002, "rust_above_ci_high": 0.01}) == \
+        "Rust within a page of its baseline"
     whole = {"ratio_above_baseline": 0.650, "ratio_above_ci_low": float("-inf"), "ratio_above_ci_high": float("inf"),
              "above_resolved": False}
     assert _above_ratio(whole) == "not resolved: every ratio (−∞, ∞)"

@@ -16,6 +16,7 @@ from bench_src.run import runner
 from bench_src.plan import make_plan
 from bench_src.plan.model import Cell
 from bench_src.store import ResultsStore
+from bench_src.store.results import is_warmup_again
 
 
 def fake_measure(checksums=None, fail=None):
@@ -40,7 +41,7 @@ def fake_measure(checksums=None, fail=None):
 def kept_ids(results_dir) -> list[str]:
     """The sample ids the frame reads (one attempt per block), less the warm-ups a resumed session
     took again under names of its own."""
-    return sorted(r["sample_id"] for r in ResultsStore(results_dir).latest_records() if "@" not in r["sample_id"])
+    return sorted(r["sample_id"] for r in ResultsStore(results_dir).latest_records() if not is_warmup_again(r))
 
 
 def small_plan(**kw):
@@ -92,6 +93,10 @@ def test_an_interrupted_run_resumes_without_loss_or_duplicates(tmp_path):
     assert {r["session"] for r in kept if r["block"] == 0} == {2}
     frame = store.load()
     assert frame["sample_id"].is_unique and len(frame[frame["phase"] == "measured"]) == 12
+    from bench_src import api
+    from bench_src.report import method
+    text = method.design_text(store.read_meta(), api.load(tmp_path / "r"))
+    assert "took 2 sessions, and each resumed session took the warm-ups again" in text
     third = fake_measure()
     r3 = runner.run(plan, tmp_path / "r", progress=False, measure_fn=third, log=lambda *_: None)
     assert r3.taken == 0 and third.calls == []
@@ -108,7 +113,7 @@ def test_a_torn_last_line_is_dropped_and_retaken(tmp_path):
     # the last block lost a sample: the 4 warm-ups again, then that block whole
     assert len(again.calls) == 4 + 4
     latest = ResultsStore(tmp_path / "r").latest_records()
-    assert sorted(r["sample_id"] for r in latest if "@" not in r["sample_id"]) == \
+    assert sorted(r["sample_id"] for r in latest if not is_warmup_again(r)) == \
         sorted(s.sample_id for s in plan.schedule())
 
 
@@ -175,7 +180,7 @@ def assert_exactly_the_plan(out, plan_args=PLAN_ARGS):
     """The frame's samples are exactly the plan's, each block from one session, and a resumed
     session took its warm-ups again before its first measured sample."""
     store = ResultsStore(out)
-    rows = [r for r in store.latest_records() if "@" not in r["sample_id"]]
+    rows = [r for r in store.latest_records() if not is_warmup_again(r)]
     plan = make_plan("quick", **plan_args)
     assert sorted(r["sample_id"] for r in rows) == sorted(s.sample_id for s in plan.schedule())
     blocks = Counter((r["block"], r["session"]) for r in rows if r["phase"] == "measured")
@@ -313,6 +318,62 @@ def test_sequential_rule_stops_decided_cells_and_respects_the_budget(tmp_path):
     again = fake_measure()
     runner.run(loose, tmp_path / "loose", progress=False, measure_fn=again, log=lambda *_: None)
     assert again.calls == [], "a finished sequential run takes nothing more"
+
+
+def test_a_sequential_run_stopped_inside_a_pilot_block_resumes_and_once_finished_takes_nothing(tmp_path):
+    """Its resume crashed after the pilot's look: the estimate read every attempt, the abandoned
+    part of the block too, 7 values of a cell against 6.  And a finished run, run again, took every
+    warm-up again each time."""
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], params={"sleep": {"work": 10}}, warmup=1, samples=8,
+                     max_samples=14, looks=3)
+    base, calls = noisy_measure(0.2, {"go": 1.0, "rust": 1.0}), []
+
+    def stopping(cell, *args, **kwargs):
+        calls.append(cell.id)
+        if len(calls) == 4 + 2 + 1:  # the 4 warm-ups, then inside block 0
+            raise Stop()
+        return base(cell, *args, **kwargs)
+
+    assert runner.run(plan, tmp_path / "r", progress=False, measure_fn=stopping, log=lambda *_: None).interrupted
+    report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
+                        log=lambda *_: None)
+    assert not report.interrupted and report.retaken == 2
+    kept = [r for r in ResultsStore(tmp_path / "r").latest_records() if r["phase"] == "measured"]
+    assert Counter(r["cell_id"] for r in kept) == {c.id: 14 for c in plan.cells()}
+    assert all(len({r["session"] for r in kept if r["block"] == b}) == 1 for b in range(14))
+    again = fake_measure()
+    third = runner.run(plan, tmp_path / "r", progress=False, measure_fn=again, log=lambda *_: None)
+    assert again.calls == [] and third.taken == 0, "a finished run takes nothing more, no warm-up either"
+
+
+def test_a_skipped_sample_taken_again_alone_replaces_the_skip(tmp_path):
+    """A cell that could not run in one session (its server missing) and can in the next: its
+    samples, taken again alone, join their blocks' attempts (before, the block's larger attempt of
+    the first session was kept, the new samples dropped, and the cell stayed skipped for good)."""
+    from bench_src.run.resources import SkipSample
+    plan = small_plan()
+    skip_rust_10 = {"on": True}
+
+    class Context(runner.NoContext):
+        def before_sample(self, cell):
+            if skip_rust_10["on"] and cell.lang == "rust" and cell.n == 10:
+                raise SkipSample("no server here")
+            return {}
+
+    runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    assert Counter(r["status"] for r in ResultsStore(tmp_path / "r").records()) == {"ok": 12, "skipped": 4}
+    skip_rust_10["on"] = False
+    m = fake_measure()
+    runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=m, log=lambda *_: None)
+    # its skipped warm-up, the 3 others again, then the 3 skipped measured samples alone
+    rust_10 = next(c.id for c in plan.cells() if c.lang == "rust" and c.n == 10)
+    assert len(m.calls) == 1 + 3 + 3 and Counter(m.calls)[rust_10] == 4
+    from bench_src import api
+    df = api.load(tmp_path / "r")
+    assert set(df["status"]) == {"ok"} and len(df[df["phase"] == "measured"]) == 12
+    third = fake_measure()
+    runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=third, log=lambda *_: None)
+    assert third.calls == []
 
 
 # --- exclusive use of a results directory -----------------------------------------------------------

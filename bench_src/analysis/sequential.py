@@ -23,7 +23,7 @@ first where it narrows the widest intervals fastest; a group's blocks up to the 
 after another, so a time budget that runs out leaves groups at a look, not between looks.
 
 Every decision uses only stored samples of blocks before the look's boundary, so a resumed run
-makes the same decisions and takes exactly the missing samples.
+makes the same decisions and takes the missing samples (a block an interruption cut, whole).
 
 Error control: alpha is split over the looks (Bonferroni), so a comparison's p-value for the
 final tables is the smallest over its looks of p_k / share_k, and BH over the family on these
@@ -257,30 +257,34 @@ def blocks_in_order(take: Callable, done: set[str], skipped: frozenset[str] | se
     deadline (time.monotonic() seconds).  A measured block with a sample missing (an earlier
     session stopped inside it) is taken again whole, so that its pairs come from one session (the
     store keeps that session's attempt, store.current_attempts); a block whose only samples not
-    `done` are `skipped` ones (a cell that could not run then) takes those alone, and a warm-up
-    block takes the samples it lacks.  Each sample is taken by take(seq, slot).  Returns whether
-    every block ran."""
+    `done` are `skipped` ones (a cell that could not run then) takes those alone, each by
+    take(seq, slot, alone=True) (it joins the block's attempt); a warm-up block takes the samples
+    it lacks.  Every other sample is taken by take(seq, slot).  Returns whether every block ran."""
     def take_blocks(blocks: list[list[tuple[int, object]]], deadline: float | None) -> bool:
         for block in blocks:
             if deadline is not None and time.monotonic() >= deadline:
                 return False
-            for seq, slot in block_to_take(block, done, skipped):
-                take(seq, slot)
+            slots, whole = block_to_take(block, done, skipped)
+            for seq, slot in slots:
+                take(seq, slot) if whole or slot.phase != "measured" else take(seq, slot, alone=True)
         return True
 
     return take_blocks
 
 
 def block_to_take(block: list[tuple[int, object]], done: set[str] | frozenset[str],
-                  skipped: set[str] | frozenset[str] = frozenset()) -> list[tuple[int, object]]:
-    """What of one block a resumed process takes (`blocks_in_order`): nothing when every sample is
-    done; the whole block when it is a measured block with a sample missing; else the samples not
-    done."""
+                  skipped: set[str] | frozenset[str] = frozenset()) -> tuple[list[tuple[int, object]], bool]:
+    """What of one block a resumed process takes (`blocks_in_order`), and whether it is the whole
+    block: nothing when every sample is done; the whole block when it is a measured block with a
+    sample missing; else the samples not done (the skipped ones of a measured block, the missing
+    ones of a warm-up block)."""
     todo = [(seq, slot) for seq, slot in block if slot.sample_id not in done]
     if not todo:
-        return []
+        return [], False
     missing = any(slot.sample_id not in skipped for _, slot in todo)
-    return list(block) if missing and block[0][1].phase == "measured" else todo
+    if missing and block[0][1].phase == "measured":
+        return list(block), True
+    return todo, len(todo) == len(block)
 
 
 def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Callable[[str], None],
@@ -291,7 +295,7 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
     again, and so on until nothing is open, every open comparison is at the last look, or (with a
     `deadline`, time.monotonic() seconds: the plan's time budget) no block may start.  Each look
     uses only samples of blocks before its boundary, so a resumed run repeats the same decisions
-    and takes exactly the missing samples.  The blocks of each step go to `take_blocks(blocks,
+    and takes the missing samples (a block an interruption cut, whole: `blocks_in_order`).  The blocks of each step go to `take_blocks(blocks,
     deadline)` (default: `blocks_in_order(take, done)`; a cluster runs them on its hosts at once),
     which returns False when the deadline stopped it; `bar.expect(cells)` is told the cells of each
     step's samples still to take before they are (the progress line's count and ETA grow by them).

@@ -77,6 +77,11 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
                f"warm-up warms only the page cache, fixtures, servers and the CPU's clock, which the other N share)")
     if any(str(s.get("engine", "")).startswith("cluster") for s in meta.get("sessions", []) if isinstance(s, dict)):
         warmups += " on each host (every host of the cluster takes the plan's warm-ups itself before its first block)"
+    sessions = [s for s in meta.get("sessions", []) if isinstance(s, dict)]
+    if len(sessions) > 1:
+        warmups += (f"; the run took {len(sessions)} sessions, and each resumed session took the warm-ups again "
+                    "before its first measured sample and took a block an interruption had cut again whole, so "
+                    "that every pair comes from one session")
     return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x threads x "
             f"parameters, and the core count and A/A arm where the plan sets them) of the "
             f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "

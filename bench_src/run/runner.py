@@ -32,7 +32,7 @@ from ..plan.dsn import resolve_dsn
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.results import BinariesChanged, in_process_attempt, taken_per_cell
+from ..store.results import BinariesChanged, in_process_attempt, taken_per_cell, warmup_again_id
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, sample, servers
 from . import measure as measure_module
@@ -278,7 +278,12 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 schedule = plan.schedule()
                 records = store.records()
                 done = store.done_ids()
-                skipped = {r["sample_id"] for r in store.latest_records() if r.get("status") == "skipped"}
+                kept = store.latest_records()  # one record per sample, of each block's kept attempt
+                skipped = {r["sample_id"] for r in kept if r.get("status") == "skipped"}
+                # the attempt each measured block's kept samples belong to: a skipped sample taken
+                # again alone joins it (a block taken again whole is an attempt of this session's)
+                attempt_of = {(r["phase"], r.get("block")): r.get("attempt") or ""
+                              for r in kept if r.get("phase") == "measured"}
                 book = ChecksumBook(records)
                 if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
                     schedule = [s for s in schedule if s.phase != "warmup"]
@@ -287,11 +292,11 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 outside = len(done - {s.sample_id for s in schedule})
                 report.planned, report.already_done = len(schedule) + outside, len(schedule) - len(todo) + outside
                 measured_s, by_cell = history()
-                done_per_cell = taken_per_cell(records, done)
+                done_per_cell = taken_per_cell(kept, done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
                 speed = speed_factor(plan, records)
-                est = _estimate(plan, records, measured_s, expected_samples, done_per_cell, used, spent_before,
+                est = _estimate(plan, kept, measured_s, expected_samples, done_per_cell, used, spent_before,
                                 store.dir, speed=speed)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
@@ -312,26 +317,26 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                 calibrate = warmups > 0
                 # a resumed session starts cold as the first did (the programs were just evicted from
-                # the page cache): it takes every warm-up again before its first measured sample
-                # (those done before under a name of this session's), when it has measured samples
-                # to take
-                again = [(q, s) for b in warm_first for q, s in b if s.sample_id in done] \
-                    if records and (plan.max_samples or any(s.phase == "measured" for _, s in todo)) else []
-                if again:
+                # the page cache): right before its first measured sample, if it takes one, it takes the
+                # warm-ups done before again, under names of this session's
+                again = [(q, s) for b in warm_first for q, s in b if s.sample_id in done]
+
+                def warm_again() -> None:
                     bar.add_planned(len(again))
                     bar.expect([s.cell for _, s in again])
                     report.planned += len(again)
+                    bar.say(f"warming up again: this session resumes the run; the {len(again)} warm-up "
+                            f"sample{'s' if len(again) != 1 else ''} taken before {'are' if len(again) != 1 else 'is'}"
+                            " taken again (discarded) before its first measured sample", log)
+                    for q, s in again:
+                        take(q, s, again=True)
+
                 if cluster is None:
-                    if again:
-                        bar.say(f"warming up again: this session resumes the run, and takes its {len(again) + warmups} "
-                                "warm-up samples again (discarded) before its first measured one"
-                                + (", which also time this machine for the estimate that follows them" if calibrate
-                                   else f"; {est}"), log)
-                    else:
-                        bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
-                                "which also time this machine for the estimate that follows them" if calibrate
-                                else str(est), log)
-                    take = _sample_taker(plan, store, context, measure_fn, keep, watch)
+                    bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
+                            "which also time this machine for the estimate that follows them" if calibrate
+                            else str(est), log)
+                    take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
+                                         warm_again if again else None)
                     take_blocks = sequential.blocks_in_order(take, done, skipped)
                     context_started = True
                     info = context.start(plan, store)
@@ -358,25 +363,22 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         context_started = True
                         store.update_session(context=context.start(plan, store))
                         scrubber.add(*context.secrets())
-                        take = _sample_taker(plan, store, context, measure_fn, keep, watch)
+                        take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of)
+                        # arm A's warm-ups, all of them in every session (those done before under names of
+                        # this session's): each session starts cold, as the host of arm B does
                         here = [(seq, s) for seq, s in enumerate(plan.schedule())
-                                if s.phase == "warmup" and s.cell.arm == "A" and s.sample_id not in done]
+                                if s.phase == "warmup" and s.cell.arm == "A"]
                         bar.add_planned(len(here))
                         bar.expect([s.cell for _, s in here])
                         report.planned += len(here)
                         for seq, slot in here:
-                            take(seq, slot)
+                            take(seq, slot, again=slot.sample_id in done)
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
                 bar.expect([s.cell for _, s in todo])
                 bar.begin()
-                if again:
-                    for block in warm_first:  # in the schedule's order, the warm-ups done before under new names
-                        for q, s in block:
-                            take(q, s, again=s.sample_id in done)
                 if calibrate:
-                    if not again:
-                        take_blocks(warm_first, None)
-                    now_records = store.records()
+                    take_blocks(warm_first, None)
+                    now_records = store.latest_records()
                     speed = speed_factor(plan, now_records) or speed
                     spent_now = time.monotonic() - started
                     est = _estimate(plan, now_records, measured_s, expected_samples,
@@ -395,7 +397,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
                     def after_pilot() -> None:
                         # what remains, projected from this run's own pilot and the times measured so far
-                        now_records, now_done = store.records(), store.done_ids()
+                        now_records, now_done = store.latest_records(), store.done_ids()
                         # the pilot's own seconds per sample outrank earlier runs' (a results directory
                         # outside data/results/ is no part of the history)
                         times, own = history()[0], seconds_per_sample(now_records)
@@ -468,7 +470,8 @@ def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, d
     slot)), its arm B samples as one block on the cluster's host (take_there([part], None)), the
     two parts one after the other in an order drawn from the plan's seed per block, so that a
     drift of the machine falls on both engines alike.  A host lost mid-part runs its part again
-    whole (one attempt per block, as the store expects)."""
+    whole (one attempt per block, as the store expects); a measured block an earlier session left
+    incomplete in either part is taken again whole in both, so that its pairs come from one session."""
     def take_blocks(blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
         for block in blocks:
             if deadline is not None and time.monotonic() >= deadline:
@@ -477,11 +480,17 @@ def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, d
             there = [(q, s) for q, s in block if s.cell.arm == "B"]
             phase, number = block[0][1].phase, block[0][1].block
             first_here = random.Random(f"{plan.seed}:engines:{phase}:{number}").random() < 0.5
+            slots, whole = sequential.block_to_take(here, done, skipped)
+            there_missing = bool(there) and any(s.sample_id not in done for _, s in there)
+            if there_missing and phase == "measured":  # the block is taken again: both its parts,
+                slots, whole = list(here), True      # so that its pairs come from one session
+            if whole and slots and phase == "measured":
+                there_missing = bool(there)
             for part in ((here, there) if first_here else (there, here)):
                 if part is here:  # a part left incomplete by an earlier session: again whole
-                    for q, s in sequential.block_to_take(here, done, skipped):
-                        take_here(q, s)
-                elif there and any(s.sample_id not in done for _, s in there):
+                    for q, s in slots:
+                        take_here(q, s) if whole else take_here(q, s, alone=True)
+                elif there_missing:
                     take_there([there], None)
         return True
 
@@ -621,12 +630,20 @@ class SampleKeeper:
 
 
 def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper,
-                  watch: build.BinaryWatch | None = None):
+                  watch: build.BinaryWatch | None = None, attempt_of: Mapping[tuple, str] | None = None,
+                  before_first_measured: Callable[[], None] | None = None):
     """take(seq, slot, again=False): one sample, measured here, checked and stored at once."""
     env = default_env()
 
-    def take(seq: int, slot: Slot, again: bool = False) -> None:
-        """again: a warm-up taken once more by a resumed session, stored under a name of its own."""
+    first_measured = [before_first_measured]
+
+    def take(seq: int, slot: Slot, again: bool = False, alone: bool = False) -> None:
+        """again: a warm-up taken once more by a resumed session, stored under a name of its own;
+        alone: a measured sample taken again without its block (it was skipped), which joins the
+        attempt its block's other samples belong to."""
+        if slot.phase == "measured" and first_measured[0] is not None:
+            warm, first_measured[0] = first_measured[0], None
+            warm()
         replaced = watch.changed() if watch is not None else []
         if replaced:
             names = ", ".join(str(p) for p in replaced)
@@ -638,9 +655,13 @@ def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: Sa
         rec, timeline = sample.measure_slot(plan, context, measure_fn, env, slot, seq, store.run_id, store.session,
                                             store.scrubber)
         if slot.phase == "measured":  # one attempt per block and session (store.current_attempts)
-            rec["attempt"] = in_process_attempt(store.session)
+            joined = (attempt_of or {}).get((slot.phase, slot.block)) if alone else None
+            if joined is None:
+                rec["attempt"] = in_process_attempt(store.session)
+            elif joined:
+                rec["attempt"] = joined  # (a block written without attempts keeps none)
         elif again:
-            rec["sample_id"] = f"{slot.sample_id}@{in_process_attempt(store.session)}"
+            rec["sample_id"] = warmup_again_id(slot.sample_id, in_process_attempt(store.session))
         keep(slot, rec, timeline)
         if plan.cooldown_s:
             time.sleep(plan.cooldown_s)

@@ -116,10 +116,22 @@ def current_attempts(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, 
     return kept, abandoned
 
 
+def warmup_again_id(sample_id: str, tag: str) -> str:
+    """The name of a warm-up taken again, outside the plan's schedule: by a resumed session
+    (tag `in_process_attempt`) or by each host of a cluster (tag "<host>:<attempt>")."""
+    return f"{sample_id}@{tag}"
+
+
+def is_warmup_again(record: dict[str, Any]) -> bool:
+    """A warm-up taken again under a name of its own (`warmup_again_id`): no sample of the plan's."""
+    return record.get("phase") == "warmup" and "@" in str(record.get("sample_id", ""))
+
+
 def taken_per_cell(records: Iterable[dict[str, Any]], done: set[str]) -> Counter:
-    """Samples already taken per cell id: the records whose sample id is `done`
-    (ResultsStore.done_ids), what a resumed run and its estimate do not take again."""
-    return Counter(r["cell_id"] for r in records if r["sample_id"] in done)
+    """Samples of the plan already taken per cell id: the records whose sample id is `done`
+    (ResultsStore.done_ids), what a resumed run and its estimate do not take again (warm-ups taken
+    again under names of their own are no sample of the plan's)."""
+    return Counter(r["cell_id"] for r in records if r["sample_id"] in done and not is_warmup_again(r))
 
 
 class NotAResultsDirectory(FileNotFoundError):

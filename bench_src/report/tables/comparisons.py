@@ -237,15 +237,16 @@ def _above_ratio(row: Mapping) -> str:
 
 def _near_baseline(row: Mapping, lang: str) -> str:
     """Why one side has no ratio above its baseline: its amount lies below the baseline (its
-    interval's upper end under 0, or without one at least a page under it), or within a page of it;
-    '' where it is a page or more above."""
+    interval's upper end under 0), is under 0 without that (not above it), or within a page above
+    it; '' where it is a page or more above."""
     page = rules.resolution("peak_rss_mib")
     amount, high = row.get(f"{lang}_above_mib"), row.get(f"{lang}_above_ci_high")
     if blank(amount) or float(amount) >= page:
         return ""
     side = "Go" if lang == "go" else "Rust"
-    below = float(high) < 0 if not blank(high) else float(amount) <= -page
-    return f"{side} below its baseline" if below else f"{side} within a page of its baseline"
+    if not blank(high) and float(high) < 0:
+        return f"{side} below its baseline"
+    return f"{side} not above its baseline" if float(amount) < 0 else f"{side} within a page of its baseline"
 
 
 def _amount(row: Mapping, lang: str) -> str:
@@ -299,6 +300,7 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
                   "resolved one whose amounts are barely told from 0 misses its true value more often than "
                   "the level says (docs/statistics.md). "
                   f"No ratio where a side is \"within a page of its baseline\" (less than a page, {page}, the "
-                  "grid peak RSS is counted on, above it) or \"below its baseline\" (its amount's interval "
-                  "lies under 0: a program without that runtime, as cpu_loops, can sit below it).",
+                  "grid peak RSS is counted on, above it), \"below its baseline\" (its amount's interval "
+                  "lies under 0: a program without that runtime, as cpu_loops, can sit below it) or \"not above "
+                  "its baseline\" (under 0, its interval reaching 0).",
                   keep=(ratio, above))

@@ -37,6 +37,7 @@ from distributed.utils import thread_state
 from ... import cpus, paths
 from ...plan import Slot, plan_from_dict
 from ...store.hosts import fingerprint, host_id, host_label
+from ...store.results import warmup_again_id
 from ...store.secrets import Scrubber
 from .. import build, machine, sample
 from ..measure import default_env, measure, remove_sample_dirs
@@ -225,7 +226,7 @@ class HostPlugin(WorkerPlugin):
                                                 self.session, self.scrubber, bin_dir=self.bin_dir)
             rec.update(host=self.host, attempt=attempt)
             if slot.phase == "warmup":  # every host takes them: one id per host and attempt
-                rec["sample_id"] = f"{rec['sample_id']}@{self.host}:{attempt}"
+                rec["sample_id"] = warmup_again_id(rec["sample_id"], f"{self.host}:{attempt}")
             msg = self.scrubber.data({"kind": "sample", "record": rec, "timeline": timeline, "ack": self.ack_name})
             self.send_and_wait(msg)
             sent.append(msg)
