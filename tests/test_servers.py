@@ -140,6 +140,23 @@ def test_before_a_sample_one_client_call_restores_users_and_a_dead_server_is_res
     assert lines and "had stopped; restarted it" in lines[0] and server.alive(), lines
 
 
+def test_a_failed_sample_on_a_dead_server_says_so_and_the_server_is_restarted_at_once(server):
+    from bench_src.plan import make_plan
+    from bench_src.run.resources import Resources
+
+    resources = Resources(log=lambda *_: None)
+    resources.servers[server.kind] = server
+    cell = make_plan("quick", workloads=[server.kind], ns=[10], samples=6, warmup=0).cells()[0]
+    pid = server.proc.pid
+    os.killpg(pid, signal.SIGKILL)
+    server.proc.wait()
+    record = {"status": "failed", "reason": "exit 1: connection refused"}
+    resources.after_sample(cell, record)
+    assert record["reason"].startswith(f"exit 1: connection refused [the {server.kind} server was found dead after "
+                                       "this sample; it was restarted at ")
+    assert server.alive() and server.proc.pid != pid, "restarted now, not at the next sample's restore"
+
+
 def test_psql_is_the_binary_itself_not_debians_wrapper():
     """Debian's /usr/bin/psql is a Perl script that picks a cluster's version and then runs the
     binary: about 50 ms more a call. The harness calls the binary."""

@@ -7,8 +7,8 @@ the servers, also after an error or an interrupt.  A cell that cannot run here (
 installed, a private server that cannot start) raises `SkipSample` with the reason, which the
 runner stores as a `skipped` sample, visibly.  A server the user named (`dsn`) is not skipped: one
 that refuses its credentials stops the run before any sample (servers.ServerError names it).  When
-a server sample fails and the server is found dead afterwards, the sample's reason says so (the
-server is restarted before the next sample).
+a server sample fails and the server is found dead afterwards (or hung: no answer within seconds),
+the sample's reason says so and the server is restarted at once.
 """
 from __future__ import annotations
 
@@ -106,8 +106,14 @@ class Resources:
             return
         server = self.servers[kind]
         if not server.alive():
+            # restarted now: the next sample's restore does not wait on a hung server first
+            try:
+                server.ensure_running()
+                then = f"it was restarted at {servers.redact(server.dsn)}"
+            except servers.ServerError as exc:
+                then = f"restarting it failed ({exc}); the next sample tries again"
             record["reason"] = (f"{record.get('reason') or ''} [the {kind} server was found dead after this "
-                                "sample; it is restarted before the next one]").strip()
+                                f"sample; {then}]").strip()
 
     def secrets(self) -> list[str]:
         """Every password of the servers in use (to be masked in anything stored or printed)."""
