@@ -81,7 +81,8 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
     if len(sessions) > 1:
         warmups += (f"; the run took {len(sessions)} sessions, and each resumed session took the warm-ups again "
                     "before its first measured sample and took a block an interruption had cut again whole, so "
-                    "that every pair comes from one session")
+                    "that its pairs come from one session (a sample skipped for want of a server, taken later, "
+                    "joins its block alone)")
     return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x threads x "
             f"parameters, and the core count and A/A arm where the plan sets them) of the "
             f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "
