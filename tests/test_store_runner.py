@@ -346,6 +346,33 @@ def test_a_sequential_run_stopped_inside_a_pilot_block_resumes_and_once_finished
     assert again.calls == [] and third.taken == 0, "a finished run takes nothing more, no warm-up either"
 
 
+def test_a_sample_skipped_in_the_attempt_that_replaced_an_ok_one_is_taken_again(tmp_path):
+    """Session 1 stops inside block 1 after its Rust N = 10 sample (ok); session 2 takes block 1
+    again whole but must skip that cell; session 3 can run it.  The ok sample of the abandoned
+    attempt counted as done, so the kept attempt's skip stayed in the frame for good."""
+    from bench_src import api
+    from bench_src.run.resources import SkipSample
+    plan = small_plan()
+    skip = {"on": False}
+
+    class Context(runner.NoContext):
+        def before_sample(self, cell):
+            if skip["on"] and cell.lang == "rust" and cell.n == 10:
+                raise SkipSample("no server here")
+            return {}
+
+    for k in range(4 + 4 + 1, 4 + 8 + 1):  # stopped at each sample of block 1 in turn
+        out = tmp_path / f"r{k}"
+        first = fake_measure(fail=lambda cell, n, k=k: Stop() if n == k else None)
+        runner.run(plan, out, context=Context(), progress=False, measure_fn=first, log=lambda *_: None)
+        skip["on"] = True
+        runner.run(plan, out, context=Context(), progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+        skip["on"] = False
+        runner.run(plan, out, context=Context(), progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+        measured = api.load(out).query("phase == 'measured'")
+        assert set(measured["status"]) == {"ok"} and len(measured) == 12, (k, measured["status"].tolist())
+
+
 def test_a_skipped_sample_taken_again_alone_replaces_the_skip(tmp_path):
     """A cell that could not run in one session (its server missing) and can in the next: its
     samples, taken again alone, join their blocks' attempts (before, the block's larger attempt of

@@ -828,7 +828,10 @@ class ResultsStore:
         return self.scan().records
 
     def done_ids(self) -> set[str]:
-        return {r["sample_id"] for r in self.records() if r.get("status") not in RETRY_STATUSES}
+        """The samples not to take again: those of each block's kept attempt (`latest_records`)
+        whose status is final.  A sample of an abandoned attempt is not done: its block was taken
+        again whole, and that attempt's sample stands (skipped, say, where the abandoned one was ok)."""
+        return {r["sample_id"] for r in self.latest_records() if r.get("status") not in RETRY_STATUSES}
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one sample and fsync it.  On a full disk the file is cut back to its last whole
