@@ -12,7 +12,7 @@ import pandas as pd
 from ...analysis import rules
 from ...catalogue import TASK, WORKLOADS
 from .. import units
-from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, p_column,
+from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, p_column, paired_columns,
                          params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns,
                          threads_text, title_of, with_params, work_columns, add_effect)
 from .markup import Readable
@@ -173,14 +173,7 @@ def aa(table: pd.DataFrame) -> Readable:
     out["lang"] = column_of(t, "lang", "")
     out["variant"] = [with_params(v, own_params(p, s))
                       for v, p, s in zip(column_of(t, "variant", ""), column_of(t, "params", ""), shared)]
-    if "pairing" in t:
-        out["pairing"] = t["pairing"]
-    out["samples"] = samples_column(t, "a_samples", "b_samples")
-    out["A median"] = metric_values(t, "a_median")
-    out["B median"] = metric_values(t, "b_median")
-    ratio = f"A/B [{ci_name(t)}], verdict"
-    out[ratio] = ratio_cells(t)
-    test_columns(t, out)
+    ratio = paired_columns(t, out, "a", "b", "A", "B", "A/B")
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "A/A check"), f"A/B < 1: arm A needs less. {level_note(t)}", keep=(ratio,))
 

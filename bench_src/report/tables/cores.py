@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...analysis import rules
 from .. import units
-from .formatting import (blank, ci_name, column_of, finish, metric_of, metric_values, n_text, own_params,
+from .formatting import (blank, ci_name, column_of, finish, metric_of, metric_values, n_text, own_params, paired_columns,
                          params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns, title_of,
                          with_params)
 from .markup import Readable
@@ -88,13 +88,7 @@ def ratio_vs_cores(table: pd.DataFrame) -> Readable:
                    for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
     out["model"] = [gm if gm == rm else f"{gm} / {rm}"
                     for gm, rm in zip(column_of(t, "go_model", ""), column_of(t, "rust_model", ""))]
-    out["pairing"] = column_of(t, "pairing", "")
-    out["samples"] = samples_column(t, "go_samples", "rust_samples")
-    out["Go median"] = metric_values(t, "go_median")
-    out["Rust median"] = metric_values(t, "rust_median")
-    ratio = f"Go/Rust [{ci_name(t)}], verdict"
-    out[ratio] = ratio_cells(t)
-    test_columns(t, out)
+    ratio = paired_columns(t, out, "go", "rust", "Go", "Rust", "Go/Rust")
     fewest = _fewest(t, "change_from_cores")
     change = f"change from {cores_text(fewest) if fewest else 'the fewest cores'} [CI], verdict"
     out[change] = [

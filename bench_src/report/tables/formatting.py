@@ -221,3 +221,18 @@ def test_columns(t: pd.DataFrame, out: pd.DataFrame) -> None:
     add_effect(t, out)
     if "mde" in t:
         out["MDE"] = t["mde"].map(lambda v: "" if blank(v) else units.detectable(v))
+
+
+def paired_columns(t: pd.DataFrame, out: pd.DataFrame, a: str, b: str, a_name: str, b_name: str,
+                   ratio_name: str) -> str:
+    """The columns every table of one side against another shares, added to `out`: pairing,
+    samples, the two medians (`<a>_median`, `<b>_median`, headed "<a_name> median"...), the ratio
+    with its interval and verdict in one cell, and the test's columns; returns the ratio's header."""
+    out["pairing"] = column_of(t, "pairing", "")
+    out["samples"] = samples_column(t, f"{a}_samples", f"{b}_samples")
+    out[f"{a_name} median"] = metric_values(t, f"{a}_median")
+    out[f"{b_name} median"] = metric_values(t, f"{b}_median")
+    ratio = f"{ratio_name} [{ci_name(t)}], verdict"
+    out[ratio] = ratio_cells(t)
+    test_columns(t, out)
+    return ratio
