@@ -5,6 +5,7 @@ beside each.  These are the longest simulations: collected before tests/test_sim
 start first when `make test` spreads the simulations over the CPUs (pytest -n auto), so that no
 long study is left to run alone at the end."""
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
@@ -205,3 +206,44 @@ def test_one_wild_block_of_the_pilot_does_not_stretch_the_projection():
     # pairs the projected looks test) by 20 pairs, where its standard deviation projected 50
     assert sequential._projected_stop(calm, design, 0.05 / 30, rng, 500).mean() == design.looks[1]
     assert sequential._projected_stop(wild, design, 0.05 / 30, rng, 500).mean() <= 20
+
+
+def test_a_cell_whose_samples_stop_counting_stops_at_the_budget_of_blocks():
+    # A cell whose server is gone in a resumed session is skipped sample after sample: its blocks
+    # bring no pairs.  The rule counts the blocks it gave each cell, not the pairs they made, so
+    # the run ends once that cell was given the budget (before, it took block after block of skips
+    # without end: one run reached block 15,155)
+    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=5)
+    gone = next(c for c in plan.cells() if c.n == 40 and c.lang == "go")
+    given: dict[str, int] = {}
+    rows: list[dict] = []
+    rng = np.random.default_rng(7)
+
+    class Store:
+        def frame_before(self, block):
+            df = pd.DataFrame(rows)
+            return df[df["block"] < block] if len(df) else df
+
+    def take(seq, slot, alone=False):
+        c = slot.cell
+        given[c.id] = given.get(c.id, 0) + 1
+        assert given[c.id] <= plan.max_samples, f"{c.id} was given block {given[c.id]} of a budget of 20"
+        if c.id == gone.id and slot.block >= plan.samples:
+            return  # skipped: no valid sample, no pair
+        value = float(rng.lognormal(0, 0.05 if c.n == 40 else 0.002))  # only N = 40 stays open
+        rows.append({"run_id": "sim", "seq": seq, "phase": "measured", "block": slot.block, "pos": slot.pos,
+                     "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
+                     "threads_requested": c.threads, "arm": c.arm, "params": ",".join(f"{k}={v}" for k, v in c.params),
+                     **{f"p_{k}": v for k, v in c.params}, "valid": True, "elapsed_s": value, "wall_s": value})
+
+    class Bar:
+        def expect(self, cells):
+            pass
+
+    for seq, slot in enumerate(plan.schedule()):
+        if slot.phase == "measured":
+            take(seq, slot)
+    lines: list[str] = []
+    sequential.run_blocks(plan, Store(), take, set(), Bar(), lines.append)
+    assert given[gone.id] == plan.max_samples, "the open comparison was given its whole budget, and no more"
+    assert "1 of them with fewer pairs" in lines[-1], lines[-1]

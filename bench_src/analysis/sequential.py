@@ -20,7 +20,10 @@ open comparisons, both sides of each open comparison in the same block, in the b
 random order (Plan.extra_block).  The groups are ordered by value: the predicted shrinking of the
 group's widest interval per second of its cells' measured wall time, so the machine's time goes
 first where it narrows the widest intervals fastest; a group's blocks up to the next look run one
-after another, so a time budget that runs out leaves groups at a look, not between looks.
+after another, so a time budget that runs out leaves groups at a look, not between looks.  A cell
+is given at most `max_samples` blocks in all, counted as they are given (the pilot's included):
+blocks whose samples fail or are skipped bring no pairs, and counting pairs would give such a
+cell blocks without end.
 
 Every decision uses only stored samples of blocks before the look's boundary, so a resumed run
 makes the same decisions and takes the missing samples (a block an interruption cut, whole).
@@ -211,22 +214,28 @@ def _seconds(df: pd.DataFrame, cells: Mapping[str, CellRef]) -> dict[CellRef, fl
 
 
 def next_step(groups: list[set[CellRef]], look_: Look, design: Design,
-              seconds: Mapping[CellRef, float]) -> tuple[int, int] | None:
+              seconds: Mapping[CellRef, float], given: Mapping[CellRef, int] | None = None
+              ) -> tuple[int, int] | None:
     """The group to sample next and its number of blocks: each group needs the blocks that bring
     its least-paired open comparison to its next look; the groups are ranked by the predicted
     narrowing of their widest interval (~ 1 / sqrt(pairs)) per second of their cells' time, so the
-    machine's time goes first where it narrows the widest intervals fastest.  None when every
-    open comparison has reached the last look."""
+    machine's time goes first where it narrows the widest intervals fastest.  `given`: the blocks
+    each cell was given so far (pilot included); a cell never gets more than the last look's
+    count, whether or not its samples made pairs (a cell whose samples fail, or are skipped
+    because its server is gone, gains no pairs from its blocks), so a group stops at the budget
+    of its most-given cell.  None when no group may take a block."""
     known = [s for s in seconds.values() if s > 0]
     fallback = float(np.median(known)) if known else 1.0
+    budget = design.looks[-1]
     best = None
     for gi, g in enumerate(groups):
         members = [c for c in look_.open if c[1] in g]
         now = min(look_.pairs.get(c, 0) for c in members)
         later = [count for count in design.looks if count > now]
-        if not later:
+        room = budget - max((given or {}).get(c, 0) for c in g)
+        if not later or room <= 0:
             continue
-        blocks = later[0] - now
+        blocks = min(later[0] - now, room)
         widest = max((look_.widths.get(c, math.inf) for c in members), default=math.inf)
         cost = (sum(seconds.get(c, fallback) for c in g) or fallback) * blocks
         shrink = 1 - math.sqrt(max(now, 1) / later[0])
@@ -312,6 +321,9 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
     boundary = plan.samples
     closed: dict[Comparison, str] = {}
     memo: dict = {}
+    # the blocks each cell was given: counted from the plan, not from the samples stored, so a
+    # resumed run gives the same blocks, and a cell whose samples make no pairs still stops
+    given: dict[CellRef, int] = dict.fromkeys(cells, plan.samples)
     first = True
     while True:
         # a store may hand over its samples as a frame directly (the simulations' in-memory store)
@@ -330,12 +342,16 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
             log(f"sequential: every comparison decided: {tally}")
             return
         groups = _groups(found.open)
-        step = next_step(groups, found, design, _seconds(df, by_id))
+        step = next_step(groups, found, design, _seconds(df, by_id), given)
         if step is None:
+            short = sum(found.pairs.get(c, 0) < design.looks[-1] for c in found.open)
             log(f"sequential: the {len(found.open)} open comparisons reached the budget of {plan.max_samples} "
-                f"samples per cell: {tally}")
+                f"samples per cell: {tally}" + (f"; {short} of them with fewer pairs (samples that failed or were "
+                                                "skipped: see the status table)" if short else ""))
             return
         gi, blocks = step
+        for c in groups[gi]:
+            given[c] += blocks
         slots = [plan.extra_block(boundary + i, sorted(cells[c] for c in groups[gi])) for i in range(blocks)]
         bar.expect([s.cell for block in slots for s in block if s.sample_id not in done])
         numbered = []
