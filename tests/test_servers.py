@@ -157,6 +157,71 @@ def test_a_failed_sample_on_a_dead_server_says_so_and_the_server_is_restarted_at
     assert server.alive() and server.proc.pid != pid, "restarted now, not at the next sample's restore"
 
 
+class _ProbedServer:
+    """A server object that counts its probes and restarts (for Resources.after_sample)."""
+    kind, dsn = "mysql", "mysql://bench:pw@127.0.0.1:1/bench"
+
+    def __init__(self, answers, restart_error=None):
+        self.answers, self.restart_error = list(answers), restart_error
+        self.probes = self.restarts = 0
+
+    def alive(self):
+        self.probes += 1
+        return self.answers.pop(0)
+
+    def ensure_running(self):  # as servers.Server's
+        if self.alive():
+            return False
+        self.restart()
+        return True
+
+    def restart(self):
+        self.restarts += 1
+        if self.restart_error:
+            raise self.restart_error
+
+    def secrets(self):
+        return ["pw"]
+
+
+@pytest.mark.parametrize("answers, error, then", [
+    ([True], None, None),
+    # dead at the probe: restarted without a second probe (a hung server costs PROBE_TIMEOUT_S a
+    # probe; before, a second probe that found it answering was reported as "restarted")
+    ([False, True], None, "it was restarted at "),
+    ([False], PermissionError(13, "Permission denied"), "restarting it failed ([Errno 13] Permission denied)"),
+    ([False], servers.ServerError("mysql: the private server did not start"), "restarting it failed (mysql: the "),
+])
+def test_a_failed_sample_probes_its_server_once_and_says_what_the_restart_did(answers, error, then):
+    from bench_src.plan import make_plan
+    from bench_src.run.resources import Resources
+
+    resources = Resources(log=lambda *_: None)
+    server = _ProbedServer(answers, error)
+    resources.servers["mysql"] = server
+    cell = make_plan("quick", workloads=["mysql"], ns=[10], samples=6, warmup=0).cells()[0]
+    record = {"status": "failed", "reason": "exit 1"}
+    resources.after_sample(cell, record)
+    assert server.probes == 1
+    if then is None:
+        assert record["reason"] == "exit 1" and server.restarts == 0
+    else:
+        assert server.restarts == 1 and record["reason"].startswith(
+            "exit 1 [the mysql server was found dead after this sample; " + then), record["reason"]
+        assert "pw@" not in record["reason"]
+
+
+def test_a_full_disk_while_restarting_a_server_stops_the_run():
+    from bench_src.plan import make_plan
+    from bench_src.run.resources import Resources
+
+    resources = Resources(log=lambda *_: None)
+    resources.servers["mysql"] = _ProbedServer([False], OSError(28, "No space left on device"))
+    cell = make_plan("quick", workloads=["mysql"], ns=[10], samples=6, warmup=0).cells()[0]
+    with pytest.raises(OSError, match="No space left"):
+        resources.after_sample(cell, {"status": "failed", "reason": "exit 1"})
+
+
 def test_psql_is_the_binary_itself_not_debians_wrapper():
     """Debian's /usr/bin/psql is a Perl script that picks a cluster's version and then runs the
     binary: about 50 ms more a call. The harness calls the binary."""

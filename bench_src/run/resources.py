@@ -19,6 +19,7 @@ from typing import Any
 from ..catalogue import WORKLOADS
 from ..plan import Cell, Plan
 from ..plan.dsn import resolve_dsn
+from ..store import is_disk_full
 from ..store.secrets import dsn_secrets
 from . import servers
 from .fixtures import Fixtures
@@ -105,15 +106,19 @@ class Resources:
         if kind is None or record.get("status") == "ok" or kind not in self.servers:
             return
         server = self.servers[kind]
-        if not server.alive():
-            # restarted now: the next sample's restore does not wait on a hung server first
-            try:
-                server.ensure_running()
-                then = f"it was restarted at {servers.redact(server.dsn)}"
-            except servers.ServerError as exc:
-                then = f"restarting it failed ({exc}); the next sample tries again"
-            record["reason"] = (f"{record.get('reason') or ''} [the {kind} server was found dead after this "
-                                f"sample; {then}]").strip()
+        if server.alive():
+            return
+        # restarted now, without a second probe (a hung one costs PROBE_TIMEOUT_S each): the next
+        # sample's restore does not wait on a hung server first
+        try:
+            server.restart()
+            then = f"it was restarted at {servers.redact(server.dsn)}"
+        except (servers.ServerError, OSError) as exc:
+            if is_disk_full(exc):
+                raise  # every further sample would fail alike: the run stops in one line
+            then = f"restarting it failed ({exc}); the next sample tries again"
+        record["reason"] = (f"{record.get('reason') or ''} [the {kind} server was found dead after this "
+                            f"sample; {then}]").strip()
 
     def secrets(self) -> list[str]:
         """Every password of the servers in use (to be masked in anything stored or printed)."""

@@ -60,5 +60,7 @@ def measure_slot(plan: Plan, context, measure_fn: Callable[..., dict[str, Any]],
             if is_disk_full(exc):
                 raise
             rec["reason"] = f"{rec.get('reason') or ''} [checking the failure: {type(exc).__name__}: {exc}]".strip()
+        if secrets is not None:  # a server restarted by after_sample has a new password
+            scrubber.add(*secrets())
     rec["harness_s"] = round(time.monotonic() - began, 6)
     return rec, timeline

@@ -128,11 +128,16 @@ class Server:
         """Restart a managed server that died; return True when it had to be restarted."""
         if self.alive():
             return False
+        self.restart()
+        return True
+
+    def restart(self) -> None:
+        """Stop and start a managed server (one found dead: the caller probed it); a server the
+        user named is not ours to restart (ServerError)."""
         if not self.managed:
             raise ServerError(f"the {self.kind} server at {redact(self.dsn)} does not answer")
         self.stop()
         self.start()
-        return True
 
     def _run_client(self, cmd: list[str], statements: str, env: dict, timeout: float = CLIENT_TIMEOUT_S) -> str:
         try:
