@@ -711,6 +711,20 @@ def test_the_paired_engine_check_takes_arm_a_here_and_arm_b_on_the_host_in_every
         run(plan, tmp_path / "r", ClusterSpec("local", workers=1))
 
 
+def test_the_engines_check_takes_arm_a_warm_ups_again_only_before_a_measured_sample(built, tmp_path):
+    """A finished sequential check run again looks again and takes nothing: before, it took every
+    warm-up of arm A again in each such session (the host of arm B takes its own in its first block)."""
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=3, max_samples=4, looks=2, warmup=1,
+                     params={"sleep": {"work": 0}}, aa=True, smoke=True)
+    run(plan, tmp_path / "r", ClusterSpec("local", workers=1), engines=True)
+    store = ResultsStore(tmp_path / "r")
+    first = store.records()
+    assert any(r["phase"] == "warmup" and r["arm"] == "A" and not r.get("host") for r in first), "taken the first time"
+    run(plan, tmp_path / "r", ClusterSpec("local", workers=1), engines=True)
+    again = [r["sample_id"] for r in store.records()[len(first):] if r["phase"] == "warmup"]
+    assert again == [], again
+
+
 @two_cpus
 def test_the_local_cluster_admits_no_one_without_its_keys(tmp_path):
     from distributed import Client

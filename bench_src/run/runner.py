@@ -363,16 +363,28 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         context_started = True
                         store.update_session(context=context.start(plan, store))
                         scrubber.add(*context.secrets())
-                        take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of)
-                        # arm A's warm-ups, all of them in every session (those done before under names of
-                        # this session's): each session starts cold, as the host of arm B does
+                        # arm A's warm-ups: those not done now; those done before again (under names of
+                        # this session's) right before this session's first measured arm A sample, if
+                        # it takes one: each session starts cold, as the host of arm B does
                         here = [(seq, s) for seq, s in enumerate(plan.schedule())
                                 if s.phase == "warmup" and s.cell.arm == "A"]
-                        bar.add_planned(len(here))
-                        bar.expect([s.cell for _, s in here])
-                        report.planned += len(here)
-                        for seq, slot in here:
-                            take(seq, slot, again=slot.sample_id in done)
+                        fresh = [(seq, s) for seq, s in here if s.sample_id not in done]
+                        again_here = [(seq, s) for seq, s in here if s.sample_id in done]
+
+                        def warm_here_again() -> None:
+                            bar.add_planned(len(again_here))
+                            bar.expect([s.cell for _, s in again_here])
+                            report.planned += len(again_here)
+                            for seq, slot in again_here:
+                                take(seq, slot, again=True)
+
+                        take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
+                                             warm_here_again if again_here else None)
+                        bar.add_planned(len(fresh))
+                        bar.expect([s.cell for _, s in fresh])
+                        report.planned += len(fresh)
+                        for seq, slot in fresh:
+                            take(seq, slot)
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
                 bar.expect([s.cell for _, s in todo])
                 bar.begin()
