@@ -373,10 +373,13 @@ def test_a_sample_skipped_in_the_attempt_that_replaced_an_ok_one_is_taken_again(
         assert set(measured["status"]) == {"ok"} and len(measured) == 12, (k, measured["status"].tolist())
 
 
-def test_a_skipped_sample_taken_again_alone_replaces_the_skip(tmp_path):
+@pytest.mark.parametrize("renamed", [False, True])
+def test_a_skipped_sample_taken_again_alone_replaces_the_skip(tmp_path, renamed):
     """A cell that could not run in one session (its server missing) and can in the next: its
     samples, taken again alone, join their blocks' attempts (before, the block's larger attempt of
-    the first session was kept, the new samples dropped, and the cell stayed skipped for good)."""
+    the first session was kept, the new samples dropped, and the cell stayed skipped for good).
+    The directory renamed between the sessions keeps its run's name (before, the new samples
+    carried the new name, and were paired with nothing: every comparison of that cell had 0 pairs)."""
     from bench_src.run.resources import SkipSample
     plan = small_plan()
     skip_rust_10 = {"on": True}
@@ -390,16 +393,23 @@ def test_a_skipped_sample_taken_again_alone_replaces_the_skip(tmp_path):
     runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=fake_measure(), log=lambda *_: None)
     assert Counter(r["status"] for r in ResultsStore(tmp_path / "r").records()) == {"ok": 12, "skipped": 4}
     skip_rust_10["on"] = False
+    out = tmp_path / "r"
+    if renamed:
+        out = (tmp_path / "r").rename(tmp_path / "moved")
     m = fake_measure()
-    runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=m, log=lambda *_: None)
+    runner.run(plan, out, context=Context(), progress=False, measure_fn=m, log=lambda *_: None)
     # its skipped warm-up, the 3 others again, then the 3 skipped measured samples alone
     rust_10 = next(c.id for c in plan.cells() if c.lang == "rust" and c.n == 10)
     assert len(m.calls) == 1 + 3 + 3 and Counter(m.calls)[rust_10] == 4
     from bench_src import api
-    df = api.load(tmp_path / "r")
+    from bench_src.analysis import compare
+    df = api.load(out)
     assert set(df["status"]) == {"ok"} and len(df[df["phase"] == "measured"]) == 12
+    assert set(df["run_id"]) == {"r"}, "the run keeps the name it was created with"
+    table = compare.compare(df)
+    assert list(table["pairs"]) == [3, 3], table[["n", "pairs"]]
     third = fake_measure()
-    runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=third, log=lambda *_: None)
+    runner.run(plan, out, context=Context(), progress=False, measure_fn=third, log=lambda *_: None)
     assert third.calls == []
 
 

@@ -381,13 +381,22 @@ class ResultsStore:
         self.lock = DirLock(self.dir / LOCK, f"the results directory {self.dir}")
         self.reserve = Reserve(self.dir / RESERVE)
         self.session: int | None = None  # 1-based number of the session this process opened
+        self._run_id: str | None = None  # meta.json's, once read (run_id)
         self.access_note = ""  # set by open() when other users can read the directory
         self.sources_note = ""  # set by open() when a program's source changed and its binary did not
         self._reserving = False  # a session is open: meta.json's space reserve is kept
 
     @property
     def run_id(self) -> str:
-        return self.dir.name
+        """The run's name: the directory's name when the run was created, kept in meta.json (a
+        directory renamed between sessions keeps its run's name, so that the samples of every
+        session pair on (run_id, block)); the directory's name before meta.json exists."""
+        if self._run_id is None and self.meta_path.is_file():
+            try:
+                self._run_id = str(self.read_meta().get("run_id") or "") or None
+            except CorruptFile:
+                pass
+        return self._run_id or self.dir.name
 
     def require_existing(self) -> None:
         """Refuse a path that holds no run, before anything is read or written."""
@@ -653,6 +662,7 @@ class ResultsStore:
         self._keep_reserve(text_size)  # before the session is written: a full disk changes nothing
         self.write_meta(meta)
         self.session = len(meta["sessions"])
+        self._run_id = str(meta.get("run_id") or "") or None
         self._reserving = True
         self._keep_reserve(text_size)  # again: the write may have taken the reserve's space
         return meta
@@ -670,7 +680,8 @@ class ResultsStore:
         os.replace(self.meta_path, self.dir / CORRUPT_META)
         lost = max((int(r.get("session") or 0) for r in scan.records), default=0)
         at = now_utc()
-        return {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest, "created_at": at,
+        names = Counter(str(r["run_id"]) for r in scan.records if r.get("run_id"))
+        return {"run_id": names.most_common(1)[0][0] if names else self.dir.name, "plan": plan.to_dict(), "plan_digest": plan.digest, "created_at": at,
                 "rebuilt": {"at": at, "from_plan": True, "unreadable_copy": CORRUPT_META, "why": why},
                 "sessions": [{"session": k, "finished_at": None, "interrupted": None,
                               "ended": "unknown: its record was lost with an unreadable meta.json"}
