@@ -102,6 +102,29 @@ def test_an_interrupted_run_resumes_without_loss_or_duplicates(tmp_path):
     assert r3.taken == 0 and third.calls == []
 
 
+def test_a_block_taken_again_and_cut_again_keeps_the_larger_attempt_and_the_closing_line_counts_it(tmp_path):
+    """Session 1 stops after 3 of block 1's 4 samples; session 2 takes block 1 again and stops
+    after 1: the store keeps session 1's larger attempt, and the closing line must count its 3
+    samples as kept (before, it said 10 kept from before where the store kept 11)."""
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, log=lambda *_: None,
+               measure_fn=fake_measure(fail=lambda cell, k: Stop() if k == 4 + 4 + 4 else None))
+    second = runner.run(plan, tmp_path / "r", progress=False, log=lambda *_: None,
+                        measure_fn=fake_measure(fail=lambda cell, k: Stop() if k == 4 + 2 else None))
+    store = ResultsStore(tmp_path / "r")
+    kept = store.latest_records()
+    from_before = [r for r in kept if r["session"] == 1]
+    assert len(from_before) == 11 and not any(r["session"] == 2 and r["phase"] == "measured" for r in kept)
+    assert second.taken == 4 + 1 and "5 samples taken now (1 of them again: " in str(second)
+    assert "11 kept from before" in str(second), str(second)
+    third = runner.run(plan, tmp_path / "r", progress=False, log=lambda *_: None, measure_fn=fake_measure())
+    # kept from before: session 1's warm-ups and block 0, and session 2's warm-ups taken again;
+    # taken now: the warm-ups again, block 1 whole (its kept attempt was incomplete), block 2
+    assert "12 samples taken now (3 of them again: " in str(third) and "12 kept from before, 24 planned" in str(third)
+    assert sorted(r["sample_id"] for r in store.latest_records() if not is_warmup_again(r)) == \
+        sorted(s.sample_id for s in plan.schedule())
+
+
 def test_a_torn_last_line_is_dropped_and_retaken(tmp_path):
     plan = small_plan()
     runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)

@@ -32,7 +32,7 @@ from ..plan.dsn import resolve_dsn
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.results import BinariesChanged, in_process_attempt, taken_per_cell, warmup_again_id
+from ..store.results import RETRY_STATUSES, BinariesChanged, in_process_attempt, taken_per_cell, warmup_again_id
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, sample, servers
 from . import measure as measure_module
@@ -71,6 +71,10 @@ class RunReport:
     already_done: int
     taken: int = 0
     retaken: int = 0  # samples done in an earlier session taken again (a cluster's host takes a block whole)
+    # samples of earlier sessions the store keeps at the session's end (None: not counted, read
+    # as already_done - retaken); a block taken again and cut again keeps the larger attempt, so
+    # an earlier session's samples can stay kept although some of them were taken again
+    kept_before: int | None = None
     statuses: Counter = field(default_factory=Counter)
     interrupted: bool = False
     ended: str = "finished"
@@ -84,7 +88,8 @@ class RunReport:
         again = (f" ({self.retaken} of them again: their blocks, left incomplete, were taken whole)"
                  if self.retaken else "")
         return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now{again}, "
-                f"{self.already_done - self.retaken} kept from before, {self.planned} planned; statuses of the new "
+                f"{self.already_done - self.retaken if self.kept_before is None else self.kept_before} kept from "
+                f"before, {self.planned} planned; statuses of the new "
                 f"samples: {st}; "
                 f"results in {self.results_dir}")
 
@@ -447,6 +452,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 if bar is not None:
                     bar.emit("interrupted" if report.interrupted else "done", final=True)
                     report.planned = max(report.planned, bar.planned)  # with the sequential rule's blocks
+                    if report.already_done:
+                        report.kept_before = kept_from_before(store)
                 try:
                     if context_started:
                         context.stop()
@@ -467,6 +474,16 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
     return report
+
+
+def kept_from_before(store: ResultsStore) -> int | None:
+    """The samples of earlier sessions the store keeps now (done ones: the closing line's "kept
+    from before"); None when the store cannot be read (the session's error says why)."""
+    try:
+        return sum(r.get("session") != store.session for r in store.latest_records()
+                   if r.get("status") not in RETRY_STATUSES)
+    except (OSError, ValueError):
+        return None
 
 
 def engine_name(cluster: ClusterSpec | None, engines: bool = False) -> str:
