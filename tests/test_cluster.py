@@ -231,6 +231,10 @@ def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path, monk
     assert session["engine"] == "cluster local:2" and len(session["hosts"]) == 2
     cpu_of = {h: d["cpu_set"] for h, d in session["hosts"].items()}
     assert sorted(cpu_of.values()) == ["0", "1"], "each host is pinned to a CPU of its own"
+    # each host made itself ready before its first block: its programs' open-file limit raised (and
+    # the programs evicted from the page cache); before, the check at the join left both undone
+    assert all(d.get("nofile_limit_for_programs", {}).get("soft") for d in session["hosts"].values()), \
+        session["hosts"]
     done = measured(records)
     assert sorted(r["sample_id"] for r in done) == sorted(s.sample_id for s in plan.schedule()
                                                           if s.phase == "measured")
@@ -934,3 +938,35 @@ def test_the_engines_check_takes_a_block_cut_in_either_part_again_whole_in_both(
     assert take_blocks(blocks, None)
     assert sorted({b for b, _ in here}) == [0, 2] and all(kw == {} for _, kw in here), "block 0's arm A again, whole"
     assert sorted(set(there)) == [0, 2]
+
+
+def test_a_host_stops_a_block_before_a_sample_when_a_program_was_replaced(tmp_path, monkeypatch):
+    """A host checked its programs when it joined only: one rebuilt on the host during the session
+    took the later samples under the session's old digest (an in-process session stops there)."""
+    from bench_src.run.cluster import host
+    from bench_src.run import sample as sample_module
+
+    plan = small_plan(warmup=0)
+    for name in ("benchlaunch", "gobench", "rustbench"):
+        (tmp_path / name).write_bytes(b"v1")
+    plugin = host.HostPlugin(plan.to_dict(), "r", 1, {}, ["benchlaunch", "gobench", "rustbench"])
+    plugin.worker = SimpleNamespace(address="tcp://10.0.0.9:1", log_event=lambda *a: None)
+    plugin.plan, plugin.scrubber, plugin.host, plugin.context = plan, host.Scrubber(), "h1", None
+    plugin.bin_dir, plugin.watch = None, None
+    monkeypatch.setattr(plugin, "programs", lambda: tmp_path)
+    monkeypatch.setattr(plugin, "send_and_wait", lambda msg: None)
+    taken = []
+
+    def measure_slot(plan_, context, measure_fn, env, slot, seq, *args, **kw):
+        taken.append(seq)
+        if len(taken) == 2:  # a `make build` on the host: a new file at the same path
+            (tmp_path / "rustbench.new").write_bytes(b"v2")
+            os.replace(tmp_path / "rustbench.new", tmp_path / "rustbench")
+        return {"status": "ok", "phase": slot.phase, "sample_id": slot.sample_id}, None
+
+    monkeypatch.setattr(sample_module, "measure_slot", measure_slot)
+    plugin.use_programs()
+    block = [(q, s) for q, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 0]
+    with pytest.raises(host.BinariesRefused, match=r"host tcp://10.0.0.9:1: .*rustbench changed during this session"):
+        plugin.take(block, "a1")
+    assert len(taken) == 2, "the sample taken as it changed is delivered; none after it"

@@ -6,7 +6,7 @@ ready the first time a block arrives: it pins the worker to its CPUs (a local cl
 checks that its programs are the session's (their sha256; a host without them gets the client's,
 shipped in the plugin; one with other programs is refused), evicts them from the page cache,
 prepares the fixtures and servers (`Resources`, in a scratch directory of its own) and takes the
-plan's warm-ups itself; before its first sample it sends the client its description, so that a
+plan's warm-ups itself (and before every sample, it looks whether a program was replaced since); before its first sample it sends the client its description, so that a
 host that joins mid-run (a worker restarted elsewhere, one added) is in meta.json too.  Each sample of a block is taken by the very code the in-process runner
 uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
 `TOPIC`; the host starts the next sample only when the client has stored it (a Dask `Event` the
@@ -98,6 +98,8 @@ class HostPlugin(WorkerPlugin):
         self.scratch = Path(tempfile.mkdtemp(prefix="bench-host-", dir=worker.local_directory))
         self.plan = plan_from_dict(self.plan_dict)
         self.bin_dir: Path | None = None
+        self.watch: build.BinaryWatch | None = None  # the programs as the host found them (use_programs)
+        self.prepared = False  # the open-file limit raised and the programs evicted (ready)
         self.context: Resources | None = None
         self.scrubber = Scrubber()
         self.description: dict | None = None
@@ -138,6 +140,24 @@ class HostPlugin(WorkerPlugin):
         raise BinariesRefused(f"host {self.worker.address} ({own}): its programs are not the session's ({differ}); "
                               "build the same commit there, or remove them so that the client ships its own")
 
+    def use_programs(self) -> None:
+        """The programs this host runs (`programs`), watched from now on: a program replaced while
+        the session runs stops the block before its next sample (`check_programs`)."""
+        if self.bin_dir is None:
+            self.bin_dir = self.programs()
+            self.watch = build.BinaryWatch([self.bin_dir / name for name in self.relevant])
+
+    def check_programs(self) -> None:
+        """BinariesRefused when a program was replaced (rebuilt) since the host checked it: its
+        samples would be recorded under the digest of the program the session started with."""
+        replaced = self.watch.changed() if self.watch is not None else []
+        if replaced:
+            names = ", ".join(str(p) for p in replaced)
+            raise BinariesRefused(
+                f"host {self.worker.address}: {names} changed during this session (rebuilt or replaced); every "
+                "sample delivered is stored, and the same command resumes once the host has the session's "
+                "programs again (or remove them there, so that the client ships its own)")
+
     def describe(self) -> dict:
         """This host as meta.json records it: the machine, its toolchains, the programs' sha256,
         its CPU share (a local cluster's, or the CPUs a worker started by hand is pinned to), and
@@ -159,12 +179,13 @@ class HostPlugin(WorkerPlugin):
         """Programs checked, page cache evicted, fixtures and servers up, warm-ups taken (once)."""
         if self.cpu_set:
             os.sched_setaffinity(0, self.cpu_set)  # the thread that starts the samples
-        if self.bin_dir is None:
-            self.bin_dir = self.programs()
+        if not self.prepared:  # once, before the first block (check() at the join left these undone)
+            self.use_programs()
             self.describe()
             nofile = raise_nofile_limit()
             self.description["nofile_limit_for_programs"] = {"soft": nofile[0], "hard": nofile[1]}
             build.evict_from_page_cache([self.bin_dir / name for name in self.relevant])
+            self.prepared = True
         if not self.announced:  # before its first sample: the client records every host that takes one
             self.worker.log_event(TOPIC, {"kind": "host", "description": self.description})
             self.announced = True
@@ -222,6 +243,7 @@ class HostPlugin(WorkerPlugin):
             if not self.wanted():  # its client is gone: a sample now would be stored by no one
                 self.log(f"stopped a block whose client is gone, after {len(sent)} of its {len(slots)} samples")
                 break
+            self.check_programs()
             rec, timeline = sample.measure_slot(self.plan, self.context, measure, env, slot, seq, self.run_id,
                                                 self.session, self.scrubber, bin_dir=self.bin_dir)
             rec.update(host=self.host, attempt=attempt)
@@ -243,8 +265,7 @@ def describe(dask_worker) -> dict:
 def check(dask_worker) -> dict:
     """The host's programs checked (client.run): its description, or BinariesRefused."""
     plugin = dask_worker.plugins[PLUGIN]
-    if plugin.bin_dir is None:
-        plugin.bin_dir = plugin.programs()
+    plugin.use_programs()
     return plugin.describe()
 
 
