@@ -343,6 +343,42 @@ def test_sequential_rule_stops_decided_cells_and_respects_the_budget(tmp_path):
     assert again.calls == [], "a finished sequential run takes nothing more"
 
 
+def test_a_resumed_sequential_run_whose_cell_can_no_longer_run_ends_at_the_budget(tmp_path):
+    """Session 1 stops after the pilot; in session 2 Rust's cell is skipped (its server gone): its
+    blocks bring no pairs, and the rule, counting pairs, gave it block after block without end
+    (one such run reached block 15,155).  It now ends once the cell was given its budget."""
+    from bench_src.run.resources import SkipSample
+    plan = sequential_plan(samples=8, max_samples=14, looks=3)
+    gone = {"on": False}
+
+    class Context(runner.NoContext):
+        def before_sample(self, cell):
+            if gone["on"] and cell.lang == "rust":
+                raise SkipSample("no server here")
+            return {}
+
+    first = noisy_measure(0.2, {"go": 1.0, "rust": 1.0})
+    first_calls = first.calls
+    runner.run(plan, tmp_path / "r", context=Context(), progress=False, log=lambda *_: None,
+               measure_fn=lambda cell, *a, **kw: (_ for _ in ()).throw(Stop()) if len(first_calls) == 16
+               else first(cell, *a, **kw))
+    assert len(ResultsStore(tmp_path / "r").records()) == 16, "the pilot, then stopped"
+    gone["on"] = True
+    second = noisy_measure(0.2, {"go": 1.0, "rust": 1.0})
+    lines = []
+
+    def bounded(cell, *a, **kw):
+        if len(second.calls) >= 100:  # the run took block after block: stopped here
+            raise Stop()
+        return second(cell, *a, **kw)
+
+    report = runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=bounded, log=lines.append)
+    assert not report.interrupted, "the run took block after block"
+    rows = ResultsStore(tmp_path / "r").records()
+    assert Counter(r["cell_id"] for r in rows) == {c.id: 14 for c in plan.cells()}, "each cell given its budget"
+    assert any("1 of them with fewer pairs" in line for line in lines), lines
+
+
 def test_a_sequential_run_stopped_inside_a_pilot_block_resumes_and_once_finished_takes_nothing(tmp_path):
     """Its resume crashed after the pilot's look: the estimate read every attempt, the abandoned
     part of the block too, 7 values of a cell against 6.  And a finished run, run again, took every
