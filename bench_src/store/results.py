@@ -680,8 +680,9 @@ class ResultsStore:
         os.replace(self.meta_path, self.dir / CORRUPT_META)
         lost = max((int(r.get("session") or 0) for r in scan.records), default=0)
         at = now_utc()
-        names = Counter(str(r["run_id"]) for r in scan.records if r.get("run_id"))
-        return {"run_id": names.most_common(1)[0][0] if names else self.dir.name, "plan": plan.to_dict(), "plan_digest": plan.digest, "created_at": at,
+        names = Counter(str(r["run_id"]) for r in scan.records if r.get("run_id"))  # the run's own name
+        run_id = names.most_common(1)[0][0] if names else self.dir.name
+        return {"run_id": run_id, "plan": plan.to_dict(), "plan_digest": plan.digest, "created_at": at,
                 "rebuilt": {"at": at, "from_plan": True, "unreadable_copy": CORRUPT_META, "why": why},
                 "sessions": [{"session": k, "finished_at": None, "interrupted": None,
                               "ended": "unknown: its record was lost with an unreadable meta.json"}

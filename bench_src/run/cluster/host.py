@@ -6,9 +6,10 @@ ready the first time a block arrives: it pins the worker to its CPUs (a local cl
 checks that its programs are the session's (their sha256; a host without them gets the client's,
 shipped in the plugin; one with other programs is refused), evicts them from the page cache,
 prepares the fixtures and servers (`Resources`, in a scratch directory of its own) and takes the
-plan's warm-ups itself (and before every sample, it looks whether a program was replaced since); before its first sample it sends the client its description, so that a
-host that joins mid-run (a worker restarted elsewhere, one added) is in meta.json too.  Each sample of a block is taken by the very code the in-process runner
-uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
+plan's warm-ups itself; before its first sample it sends the client its description, so that a
+host that joins mid-run (a worker restarted elsewhere, one added) is in meta.json too, and before
+every sample it looks whether a program was replaced since.  Each sample of a block is taken by
+the very code the in-process runner uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
 `TOPIC`; the host starts the next sample only when the client has stored it (a Dask `Event` the
 client sets), so no sending, receiving or fsync overlaps a sample.  The block's return value
 repeats the samples, so none is lost when an event is late.  A block
