@@ -9,11 +9,11 @@ prepares the fixtures and servers (`Resources`, in a scratch directory of its ow
 plan's warm-ups itself; before its first sample it sends the client its description, so that a
 host that joins mid-run (a worker restarted elsewhere, one added) is in meta.json too, and before
 every sample it looks whether a program was replaced since.  Each sample of a block is taken by
-the very code the in-process runner uses (bench_src/run/sample.py), its passwords masked here, and sent back at once as an event on
-`TOPIC`; the host starts the next sample only when the client has stored it (a Dask `Event` the
-client sets), so no sending, receiving or fsync overlaps a sample.  The block's return value
-repeats the samples, so none is lost when an event is late.  A block
-carries an `attempt` token: when a host is lost mid-block Dask runs the block again whole, and the
+the very code the in-process runner uses (bench_src/run/sample.py), its passwords masked here,
+and sent back at once as an event on `TOPIC`; the host starts the next sample only when the
+client has stored it (a Dask `Event` the client sets), so no sending, receiving or fsync overlaps
+a sample.  The block's return value repeats the samples, so none is lost when an event is late.
+A block carries an `attempt` token: when a host is lost mid-block Dask runs the block again whole, and the
 store keeps per block one complete attempt (store/results.py `current_attempts`).
 
 While a sample runs the worker does nothing but wait for it: the client starts workers with
