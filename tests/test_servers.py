@@ -159,7 +159,7 @@ def test_a_failed_sample_on_a_dead_server_says_so_and_the_server_is_restarted_at
 
 class _ProbedServer:
     """A server object that counts its probes and restarts (for Resources.after_sample)."""
-    kind, dsn = "mysql", "mysql://bench:pw@127.0.0.1:1/bench"
+    kind, dsn, managed = "mysql", "mysql://bench:pw@127.0.0.1:1/bench", True
 
     def __init__(self, answers, restart_error=None):
         self.answers, self.restart_error = list(answers), restart_error
@@ -209,6 +209,22 @@ def test_a_failed_sample_probes_its_server_once_and_says_what_the_restart_did(an
         assert server.restarts == 1 and record["reason"].startswith(
             "exit 1 [the mysql server was found dead after this sample; " + then), record["reason"]
         assert "pw@" not in record["reason"]
+
+
+def test_a_users_server_found_dead_after_a_sample_is_said_to_be_theirs_and_not_restarted():
+    from bench_src.plan import make_plan
+    from bench_src.run.resources import Resources
+
+    resources = Resources(log=lambda *_: None)
+    server = _ProbedServer([False])
+    server.managed = False
+    resources.servers["mysql"] = server
+    cell = make_plan("quick", workloads=["mysql"], ns=[10], samples=6, warmup=0).cells()[0]
+    record = {"status": "failed", "reason": "exit 1"}
+    resources.after_sample(cell, record)
+    assert server.restarts == 0 and "pw@" not in record["reason"]
+    assert record["reason"].startswith("exit 1 [the mysql server at mysql://bench:***@127.0.0.1:1/bench did not "
+                                       "answer after this sample; it is yours, not restarted here"), record["reason"]
 
 
 def test_a_full_disk_while_restarting_a_server_stops_the_run():

@@ -110,6 +110,11 @@ class Resources:
             return
         # restarted now, without a second probe (a hung one costs PROBE_TIMEOUT_S each): the next
         # sample's restore does not wait on a hung server first
+        if not server.managed:
+            record["reason"] = (f"{record.get('reason') or ''} [the {kind} server at {servers.redact(server.dsn)} "
+                                "did not answer after this sample; it is yours, not restarted here: the next "
+                                "sample tries it again]").strip()
+            return
         try:
             server.restart()
             then = f"it was restarted at {servers.redact(server.dsn)}"
