@@ -141,6 +141,7 @@ def command(args: argparse.Namespace) -> int:
     from . import api
     from .catalogue import WORKLOADS
     from .profiles import PROFILES
+    from .redact import redact_text
     from .run import build
 
     if args.cmd == "with-servers":
@@ -200,7 +201,7 @@ def command(args: argparse.Namespace) -> int:
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
     except api.USER_ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)  # a message may quote a URL the user typed
         return 2
     return 0
 
@@ -262,9 +263,11 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
 def plan_parameters(text: str) -> dict:
     """`--plan`: a YAML/JSON mapping given inline, or the path of a file holding one (a key given
     twice is refused, naming it)."""
+    from .redact import redact_text
     from .values import colon_hint, read_yaml
 
     source = text
+    shown = redact_text(text)  # what the errors quote: the text, its database URLs' passwords masked
     inline = text.lstrip().startswith("{") or ":" in text or "\n" in text  # a YAML mapping, flow or block
     if not text.lstrip().startswith("{"):
         path = Path(text)
@@ -277,16 +280,16 @@ def plan_parameters(text: str) -> dict:
             except OSError as exc:
                 raise ValueError(f"--plan file {str(path)!r} cannot be read ({exc.strerror or exc})") from None
         elif not inline:
-            raise ValueError(f"--plan {text!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
-    value = read_yaml(source, f"--plan {text!r}")
+            raise ValueError(f"--plan {shown!r} is neither a mapping like '{{ns: [10, 100]}}' nor a file")
+    value = read_yaml(source, f"--plan {shown!r}")
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ValueError(f"--plan {text!r}: expected a mapping of plan parameters, got {type(value).__name__}"
+        raise ValueError(f"--plan {shown!r}: expected a mapping of plan parameters, got {type(value).__name__}"
                          + (colon_hint([value]) if isinstance(value, str) else ""))
     bad = [k for k in value if not isinstance(k, str)]
     if bad:
-        raise ValueError(f"--plan {text!r}: parameter names must be strings, got {bad[0]!r}")
+        raise ValueError(f"--plan {shown!r}: parameter names must be strings, got {bad[0]!r}")
     return value
 
 

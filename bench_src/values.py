@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from .redact import redact_text
+
 TRUE_WORDS = ("true", "yes", "on", "1")
 FALSE_WORDS = ("false", "no", "off", "0")
 
@@ -47,7 +49,8 @@ def read_yaml(text: str, what: str) -> Any:
             detail = f"{problem} (line {mark.line + 1}, column {mark.column + 1})" + (f"; {note}" if note else "")
         else:
             detail = " ".join(str(exc).split())
-        raise ValueError(f"{what}: cannot read it as YAML/JSON: {detail}") from None
+        # `what` quotes the user's text, which may hold a database URL with its password
+        raise ValueError(redact_text(f"{what}: cannot read it as YAML/JSON: {detail}")) from None
 
 
 def colon_hint(keys) -> str:

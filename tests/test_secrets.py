@@ -26,3 +26,49 @@ def test_the_scrubber_masks_text_and_nested_data():
     seen = []
     s.wrap(seen.append)("pw=hunter2-long")
     assert seen == ["pw=***"]
+
+
+def test_a_password_with_an_unencoded_hash_slash_or_question_mark_is_masked_whole():
+    """urllib ends the network location at the first #, ? or /: for `bench:2024#Winter@db` it reads
+    host `bench`, port 2024 and no password, and the password was printed whole."""
+    for sep in "#/?":
+        dsn = f"postgres://bench:2024{sep}Winter@db.example:5432/bench"
+        assert "Winter" not in redact_dsn(dsn) and "2024" not in redact_dsn(dsn), redact_dsn(dsn)
+        assert f"2024{sep}Winter" in dsn_secrets(dsn)
+    assert redact_dsn("mysql://u:p@ss@h:3306/db") == "mysql://u:***@h:3306/db", "an @ in the password"
+    assert dsn_secrets("mysql://u:p@ss@h:3306/db") == ["p@ss"]
+    assert redact_dsn("mysql://u:pa:ss@h/db") == "mysql://u:***@h/db"
+
+
+def test_text_that_quotes_a_url_is_masked():
+    from bench_src.redact import redact_text
+    text = """--plan '{workloads: [mysql], dsn: {mysql: "mysql://u:S3cretCCC@127.0.0.1:1/db"}': cannot read it"""
+    assert "S3cretCCC" not in redact_text(text) and "mysql://u:***@127.0.0.1:1/db" in redact_text(text)
+    assert redact_text("['postgres://u:2024#Winter@h/db']") == "['postgres://***@h/db']"
+    assert redact_text("no url here: a:b@c") == "no url here: a:b@c"
+
+
+def test_errors_that_quote_the_users_dsn_never_show_its_password(monkeypatch, capsys):
+    """Three ways a password reached an error line (and through papermill a notebook): a password
+    urllib cannot see, a dsn given as a list, and a plan that is not valid YAML."""
+    import pytest
+
+    from bench_src.__main__ import main
+    from bench_src.api import plan_from_parameters
+    from bench_src.plan import make_plan
+
+    monkeypatch.setenv("MY_PG", "postgres://bench:2024#Winter@db.example:5432/bench")
+    with pytest.raises(ValueError) as exc:
+        make_plan("quick", workloads=["postgres"], dsn={"postgres": "env:MY_PG"})
+    assert "Winter" not in str(exc.value) and "percent-encode" in str(exc.value), str(exc.value)
+    for dsn in (["mysql://u:S3cretAAA@127.0.0.1:1/db"], {"mysql://u:S3cretBBB@h/db": "x"}):
+        with pytest.raises(ValueError) as exc:
+            make_plan("quick", workloads=["mysql"], dsn=dsn)
+        assert "S3cret" not in str(exc.value), str(exc.value)
+    bad_yaml = '{workloads: [mysql], dsn: {mysql: "mysql://u:S3cretCCC@127.0.0.1:1/db"}'
+    assert main(["check", "--plan", bad_yaml]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read it as YAML" in err and "S3cretCCC" not in err, err
+    with pytest.raises(ValueError) as exc:  # a papermill string
+        plan_from_parameters(workloads="[mysql]", dsn='{mysql: "mysql://u:S3cretDDD@h/db"')
+    assert "S3cretDDD" not in str(exc.value), str(exc.value)

@@ -9,28 +9,12 @@ import urllib.parse
 from typing import Any, Iterable, Mapping
 
 from ..catalogue import WORKLOADS
-
-MASK = "***"
-PASSWORD_KEYS = {"password", "pass", "pwd", "passwd", "sslpassword"}
+from ..redact import encoding_problem, redact_text, redact_url
 
 
 def redact_dsn(dsn: str) -> str:
-    """The DSN with its password (in the user-info part or a `password=` query key) shown as ***."""
-    try:
-        u = urllib.parse.urlsplit(dsn)
-        u.port  # a malformed port raises here
-    except ValueError:
-        return "<a DSN that is not a valid URL>" if "@" in dsn or "password" in dsn.lower() else dsn
-    netloc = u.netloc
-    if u.password is not None:
-        host = netloc.rsplit("@", 1)[1]
-        netloc = f"{u.username or ''}:{MASK}@{host}"
-    query = u.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() in PASSWORD_KEYS for k, _ in pairs):
-            query = "&".join(f"{k}={MASK if k.lower() in PASSWORD_KEYS else v}" for k, v in pairs)
-    return urllib.parse.urlunsplit((u.scheme, netloc, u.path, query, u.fragment))
+    """The DSN with its password shown as *** (redact.redact_url, the one rule)."""
+    return redact_url(dsn)
 
 
 DSN_SCHEMES = {"mysql": ("mysql",), "postgres": ("postgres", "postgresql")}
@@ -57,6 +41,10 @@ def check_dsn_url(kind: str, url: str, shown: str) -> None:
         u.port  # raises on a port that is not a number
     except ValueError:
         raise ValueError(f"dsn[{kind}] = {shown!r} is not a URL like {example}") from None
+    if encoding_problem(url):
+        raise ValueError(f"dsn[{kind}] = {shown!r}: its user name or password holds a character a URL must "
+                         "percent-encode (# ? / as %23 %3F %2F); a driver would read another host, port or "
+                         f"password (like {example})")
     if u.scheme not in schemes:
         raise ValueError(f"dsn[{kind}] = {shown!r}: the scheme must be {' or '.join(schemes)} (like {example})")
     if not u.hostname or not u.path.strip("/"):
@@ -68,12 +56,12 @@ def validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
         return {}
     if not isinstance(dsn, Mapping):
         raise ValueError(f"dsn must be a mapping of server to URL, like "
-                         f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_dsn(str(dsn))!r}")
+                         f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_text(repr(dsn))}")
     servers_used = {w for w in workloads if WORKLOADS[w].fixture == "server"}
     out = {}
     for kind, value in dsn.items():
         if kind not in DSN_SCHEMES:
-            raise ValueError(f"dsn: unknown server {kind!r}; allowed: mysql, postgres")
+            raise ValueError(f"dsn: unknown server {redact_text(repr(kind))}; allowed: mysql, postgres")
         if kind not in servers_used:
             raise ValueError(f"dsn names the {kind} server, but the plan has no {kind} workload "
                              f"(workloads: {', '.join(workloads)})")

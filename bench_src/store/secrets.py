@@ -3,28 +3,14 @@ replaced by `***` in anything stored or printed (a program's error message, say,
 connection string)."""
 from __future__ import annotations
 
-import urllib.parse
 from typing import Any, Callable, Iterable
 
-from ..plan.dsn import MASK, PASSWORD_KEYS
+from ..redact import MASK, passwords
 
 
 def dsn_secrets(dsn: str) -> list[str]:
     """The passwords a DSN holds, raw and percent-decoded (either may appear in a message)."""
-    out: list[str] = []
-    try:
-        u = urllib.parse.urlsplit(dsn)
-    except ValueError:
-        return out
-    userinfo = u.netloc.rsplit("@", 1)[0] if "@" in u.netloc else ""
-    raw = userinfo.split(":", 1)[1] if ":" in userinfo else ""
-    for value in (raw, urllib.parse.unquote(raw)):
-        if value:
-            out.append(value)
-    for k, v in urllib.parse.parse_qsl(u.query, keep_blank_values=True):
-        if k.lower() in PASSWORD_KEYS and v:
-            out.append(v)
-    return out
+    return passwords(dsn)
 
 
 class Scrubber:
