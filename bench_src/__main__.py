@@ -141,7 +141,6 @@ def command(args: argparse.Namespace) -> int:
     from . import api
     from .catalogue import WORKLOADS
     from .profiles import PROFILES
-    from .redact import redact_text
     from .run import build
 
     if args.cmd == "with-servers":
@@ -201,7 +200,7 @@ def command(args: argparse.Namespace) -> int:
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
     except api.USER_ERRORS as exc:
-        print(f"error: {redact_text(str(exc))}", file=sys.stderr)  # a message may quote a URL the user typed
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -14,7 +14,6 @@ from .analysis import compare, engines, rules, sequential, stats
 from .plan import Plan, make_plan
 from .plan import estimate as estimate_module
 from .plan.dsn import resolve_dsn
-from .redact import redact_text
 from .values import as_bool, from_papermill
 from .report import figures
 from .report import hosts_report as hosts_report_module
@@ -59,10 +58,7 @@ def errors_in_one_line() -> None:
         return
 
     def one_line(shell, etype, value, tb, tb_offset=None) -> list[str]:
-        text = redact_text(str(value))  # a message that quotes a database URL the user typed
-        if text != str(value):  # the notebook stores the error's own text too (its `evalue`)
-            value.args = (text,)
-        lines = [f"error: {text}"]
+        lines = [f"error: {value}"]
         value._render_traceback_ = lambda: lines  # what IPython's showtraceback prints for it
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return lines

@@ -44,8 +44,45 @@ def test_text_that_quotes_a_url_is_masked():
     from bench_src.redact import redact_text
     text = """--plan '{workloads: [mysql], dsn: {mysql: "mysql://u:S3cretCCC@127.0.0.1:1/db"}': cannot read it"""
     assert "S3cretCCC" not in redact_text(text) and "mysql://u:***@127.0.0.1:1/db" in redact_text(text)
-    assert redact_text("['postgres://u:2024#Winter@h/db']") == "['postgres://***@h/db']"
+    assert redact_text("['postgres://u:2024#Winter@h/db']") == "['postgres://u:***@h/db']"
     assert redact_text("no url here: a:b@c") == "no url here: a:b@c"
+    # a password with a space or a quote: the URL runs to the end of its line
+    for pw in ("my pass", "it's", 'a"b', "a`b"):
+        line = f"--plan \"{{dsn: {{mysql: 'mysql://bench:{pw}@127.0.0.1:1/bench'}}\": cannot read it\nnext line"
+        assert pw not in redact_text(line) and redact_text(line).endswith("\nnext line"), redact_text(line)
+    # a query's password, whatever the rest of the URL
+    assert "Sekr1tQ" not in redact_text("dsn 'postgres://bench@127.0.0.1:54x2/bench?password=Sekr1tQ' is not a URL")
+    # ordinary URLs keep their text: an @ in a path, a query, a package name
+    for url in ('Get "https://proxy.golang.org/github.com/jackc/pgx/v5/@v/v5.12.0.mod": dial tcp: no such host',
+                "https://www.npmjs.com/package/@types/node", "https://host/p?email=a@b.c", "s3://bucket/key@v2",
+                "like {'mysql': 'mysql://user@host:3306/db'}"):
+        assert redact_text(url) == url
+
+
+def test_a_query_password_is_masked_when_the_port_is_malformed():
+    """The URL did not parse, and its query's password was printed (before the masking of the user
+    information was taken from the text, such a URL read as "not a valid URL")."""
+    for dsn in ("postgres://bench@127.0.0.1:54x2/bench?password=Sekr1tQ",
+                "postgres://u:pw@127.0.0.1:54x2/bench?sslmode=require&sslpassword=Sekr1tQ"):
+        assert "Sekr1tQ" not in redact_dsn(dsn) and "pw@" not in redact_dsn(dsn), redact_dsn(dsn)
+
+
+def test_a_dsn_the_drivers_would_read_otherwise_is_refused_naming_what_to_encode(monkeypatch):
+    """Go's pgx and Rust's tokio-postgres end the user information at its first @ (the harness at
+    the last), Go refuses a space, a letter outside ASCII or a bare %: such a DSN reached the
+    programs and failed at every sample, or connected to another host.  Percent-encoded, it is
+    accepted."""
+    import pytest
+
+    from bench_src.plan import make_plan
+
+    for pw in ("p@ss", "my pass", "pässwort", "50%off", 'a"b', "2024#Winter", "a?b", "20/24", "Sekr#1t"):
+        monkeypatch.setenv("MY_PG", f"postgres://bench:{pw}@127.0.0.1:5432/bench")
+        with pytest.raises(ValueError, match="percent-encode") as exc:
+            make_plan("quick", workloads=["postgres"], dsn={"postgres": "env:MY_PG"})
+        assert pw not in str(exc.value), str(exc.value)
+    monkeypatch.setenv("MY_PG", "postgres://bench:p%40ss%20x%25@127.0.0.1:5432/bench")
+    assert make_plan("quick", workloads=["postgres"], dsn={"postgres": "env:MY_PG"}).dsn == {"postgres": "env:MY_PG"}
 
 
 def test_errors_that_quote_the_users_dsn_never_show_its_password(monkeypatch, capsys):

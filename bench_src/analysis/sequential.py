@@ -22,8 +22,9 @@ group's widest interval per second of its cells' measured wall time, so the mach
 first where it narrows the widest intervals fastest; a group's blocks up to the next look run one
 after another, so a time budget that runs out leaves groups at a look, not between looks.  A cell
 is given at most `max_samples` blocks in all, counted as they are given (the pilot's included):
-blocks whose samples fail or are skipped bring no pairs, and counting pairs would give such a
-cell blocks without end.
+`max_samples` is the samples a cell may take.  Blocks whose samples fail, are skipped, or do not
+count for a metric (validity.counted) bring no pairs, and counting pairs would give a cell whose
+samples never count blocks without end; such a comparison ends at the budget with fewer pairs.
 
 Every decision uses only stored samples of blocks before the look's boundary, so a resumed run
 makes the same decisions and takes the missing samples (a block an interruption cut, whole).
@@ -346,8 +347,9 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
         if step is None:
             short = sum(found.pairs.get(c, 0) < design.looks[-1] for c in found.open)
             log(f"sequential: the {len(found.open)} open comparisons reached the budget of {plan.max_samples} "
-                f"samples per cell: {tally}" + (f"; {short} of them with fewer pairs (samples that failed or were "
-                                                "skipped: see the status table)" if short else ""))
+                f"samples per cell: {tally}" + (f"; {short} of them with fewer pairs: samples that failed, were "
+                                                "skipped or do not count for a metric (see the status and validity "
+                                                "tables)" if short else ""))
             return
         gi, blocks = step
         for c in groups[gi]:

@@ -9,7 +9,7 @@ import urllib.parse
 from typing import Any, Iterable, Mapping
 
 from ..catalogue import WORKLOADS
-from ..redact import encoding_problem, redact_text, redact_url
+from ..redact import encoding_problem, redact_text, redact_url, userinfo_problem
 
 
 def redact_dsn(dsn: str) -> str:
@@ -36,15 +36,20 @@ def resolve_dsn(kind: str, value: str) -> str:
 def check_dsn_url(kind: str, url: str, shown: str) -> None:
     schemes = DSN_SCHEMES[kind]
     example = f"{schemes[0]}://user:password@host:port/database"
+    # first what the drivers would read otherwise than the harness (Go's pgx and Rust's
+    # tokio-postgres end the user information at its first @, urllib its network location at the
+    # first # ? or /): percent-encoded, every driver reads the same password and host
+    problem = userinfo_problem(url) or ("a character a URL must percent-encode (such as # ? /)"
+                                        if encoding_problem(url) else None)
+    if problem:
+        raise ValueError(f"dsn[{kind}] = {shown!r}: its user name or password holds {problem}, which the "
+                         "database drivers would read as another user, password, host or port; percent-encode it "
+                         f"(@ as %40, # as %23, ? as %3F, / as %2F, a space as %20, % as %25; like {example})")
     try:
         u = urllib.parse.urlsplit(url)
         u.port  # raises on a port that is not a number
     except ValueError:
         raise ValueError(f"dsn[{kind}] = {shown!r} is not a URL like {example}") from None
-    if encoding_problem(url):
-        raise ValueError(f"dsn[{kind}] = {shown!r}: its user name or password holds a character a URL must "
-                         "percent-encode (# ? / as %23 %3F %2F); a driver would read another host, port or "
-                         f"password (like {example})")
     if u.scheme not in schemes:
         raise ValueError(f"dsn[{kind}] = {shown!r}: the scheme must be {' or '.join(schemes)} (like {example})")
     if not u.hostname or not u.path.strip("/"):
