@@ -38,6 +38,20 @@ def fake_measure(checksums=None, fail=None):
     return measure
 
 
+def skipping_context(switch: dict, skips=lambda cell: cell.lang == "rust" and cell.n == 10):
+    """A sample context that skips the cells `skips` picks (as a missing server would) while
+    switch["on"]."""
+    from bench_src.run.resources import SkipSample
+
+    class Context(runner.NoContext):
+        def before_sample(self, cell):
+            if switch["on"] and skips(cell):
+                raise SkipSample("no server here")
+            return {}
+
+    return Context
+
+
 def kept_ids(results_dir) -> list[str]:
     """The sample ids the frame reads (one attempt per block), less the warm-ups a resumed session
     took again under names of its own."""
@@ -347,15 +361,9 @@ def test_a_resumed_sequential_run_whose_cell_can_no_longer_run_ends_at_the_budge
     """Session 1 stops after the pilot; in session 2 Rust's cell is skipped (its server gone): its
     blocks bring no pairs, and the rule, counting pairs, gave it block after block without end
     (one such run reached block 15,155).  It now ends once the cell was given its budget."""
-    from bench_src.run.resources import SkipSample
     plan = sequential_plan(samples=8, max_samples=14, looks=3)
     gone = {"on": False}
-
-    class Context(runner.NoContext):
-        def before_sample(self, cell):
-            if gone["on"] and cell.lang == "rust":
-                raise SkipSample("no server here")
-            return {}
+    Context = skipping_context(gone, lambda cell: cell.lang == "rust")
 
     first = noisy_measure(0.2, {"go": 1.0, "rust": 1.0})
     first_calls = first.calls
@@ -410,15 +418,9 @@ def test_a_sample_skipped_in_the_attempt_that_replaced_an_ok_one_is_taken_again(
     again whole but must skip that cell; session 3 can run it.  The ok sample of the abandoned
     attempt counted as done, so the kept attempt's skip stayed in the frame for good."""
     from bench_src import api
-    from bench_src.run.resources import SkipSample
     plan = small_plan()
     skip = {"on": False}
-
-    class Context(runner.NoContext):
-        def before_sample(self, cell):
-            if skip["on"] and cell.lang == "rust" and cell.n == 10:
-                raise SkipSample("no server here")
-            return {}
+    Context = skipping_context(skip)
 
     for k in range(4 + 4 + 1, 4 + 8 + 1):  # stopped at each sample of block 1 in turn
         out = tmp_path / f"r{k}"
@@ -439,15 +441,9 @@ def test_a_skipped_sample_taken_again_alone_replaces_the_skip(tmp_path, renamed)
     the first session was kept, the new samples dropped, and the cell stayed skipped for good).
     The directory renamed between the sessions keeps its run's name (before, the new samples
     carried the new name, and were paired with nothing: every comparison of that cell had 0 pairs)."""
-    from bench_src.run.resources import SkipSample
     plan = small_plan()
     skip_rust_10 = {"on": True}
-
-    class Context(runner.NoContext):
-        def before_sample(self, cell):
-            if skip_rust_10["on"] and cell.lang == "rust" and cell.n == 10:
-                raise SkipSample("no server here")
-            return {}
+    Context = skipping_context(skip_rust_10)
 
     runner.run(plan, tmp_path / "r", context=Context(), progress=False, measure_fn=fake_measure(), log=lambda *_: None)
     assert Counter(r["status"] for r in ResultsStore(tmp_path / "r").records()) == {"ok": 12, "skipped": 4}

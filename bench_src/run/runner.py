@@ -326,15 +326,21 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 # warm-ups done before again, under names of this session's
                 again = [(q, s) for b in warm_first for q, s in b if s.sample_id in done]
 
+                def take_warmups(slots: list[tuple[int, Slot]], retaken: bool = False, say: str = "") -> None:
+                    """Warm-ups this session adds to its count (retaken: under names of its own)."""
+                    bar.add_planned(len(slots))
+                    bar.expect([s.cell for _, s in slots])
+                    report.planned += len(slots)
+                    if say:
+                        bar.say(say, log)
+                    for q, s in slots:
+                        take(q, s, again=retaken)
+
                 def warm_again() -> None:
-                    bar.add_planned(len(again))
-                    bar.expect([s.cell for _, s in again])
-                    report.planned += len(again)
-                    bar.say(f"warming up again: this session resumes the run; the {len(again)} warm-up "
-                            f"sample{'s' if len(again) != 1 else ''} taken before {'are' if len(again) != 1 else 'is'}"
-                            " taken again (discarded) before its first measured sample", log)
-                    for q, s in again:
-                        take(q, s, again=True)
+                    take_warmups(again, retaken=True, say=(
+                        f"warming up again: this session resumes the run; the {len(again)} warm-up "
+                        f"sample{'s' if len(again) != 1 else ''} taken before {'are' if len(again) != 1 else 'is'}"
+                        " taken again (discarded) before its first measured sample"))
 
                 if cluster is None:
                     bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
@@ -376,20 +382,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         fresh = [(seq, s) for seq, s in here if s.sample_id not in done]
                         again_here = [(seq, s) for seq, s in here if s.sample_id in done]
 
-                        def warm_here_again() -> None:
-                            bar.add_planned(len(again_here))
-                            bar.expect([s.cell for _, s in again_here])
-                            report.planned += len(again_here)
-                            for seq, slot in again_here:
-                                take(seq, slot, again=True)
-
                         take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
-                                             warm_here_again if again_here else None)
-                        bar.add_planned(len(fresh))
-                        bar.expect([s.cell for _, s in fresh])
-                        report.planned += len(fresh)
-                        for seq, slot in fresh:
-                            take(seq, slot)
+                                             (lambda: take_warmups(again_here, retaken=True)) if again_here else None)
+                        take_warmups(fresh)
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
                 bar.expect([s.cell for _, s in todo])
                 bar.begin()
