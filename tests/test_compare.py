@@ -199,3 +199,12 @@ def test_above_the_exact_limit_the_signed_rank_test_is_labelled_as_its_normal_ap
         a = b * np.exp(rng.normal(0.01, 0.01, n))
         assert compare.pair_test(np.arange(n), a, np.arange(n), b).stats["test"] == label
     assert "normal approximation" in paired.TEST_NAMES[paired.SIGNED_RANK_NORMAL]
+
+
+def test_a_variants_verdict_names_each_side_by_what_differs_from_the_other():
+    # "tokio [iterations=10] faster" named a parameter both sides share; a side is its variant, with
+    # the parameters whose values differ from the other side's
+    from bench_src.analysis.compare import _named
+    assert _named("tokio", "iterations=10", "iterations=10") == "tokio"
+    assert _named("default", "driver=sqlx,pool=64", "driver=sqlx,pool=10") == "default [pool=64]"
+    assert _named("default", "", "") == "default"

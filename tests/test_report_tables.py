@@ -29,7 +29,15 @@ def test_intervals_ratios_and_p_values():
     assert units.interval(0.0123, 0.0119, 0.0128, "s") == "12.3 ms [11.9, 12.8]"
     assert units.interval(0.0123, np.nan, np.nan, "s") == "12.3 ms"
     assert units.ratio(1.2345, 1.1, 1.4) == "1.23 [1.10, 1.40]"
-    assert [units.p_value(p) for p in (0.0031, 1.234e-5, 0.5, 0.99996, np.nan)] == ["0.0031", "1.2e-05", "0.5", "1", ""]
+    # two significant digits, trailing zeros kept: '0.002' and '1e-12' read as one digit
+    assert [units.p_value(p) for p in (0.0031, 1.234e-5, 0.5, 0.99996, 0.002, 1e-12, np.nan)] == [
+        "0.0031", "1.2e-05", "0.50", "1.0", "0.0020", "1.0e-12", ""]
+    # an end never reads as the estimate it differs from
+    assert units.ratio(1.0361, 1.0277, 1.0446) == "1.036 [1.028, 1.045]"
+    assert units.ratio(0.9975, 0.9961, 0.9983) == "0.9975 [0.9961, 0.9983]"
+    assert units.ratio(1.0, 1.0, 1.0) == "1.00 [1.00, 1.00]"
+    # a detectable effect of a factor either way: never "±48%" for 0.68 to 1.48
+    assert [units.detectable(v) for v in (0.045, 0.099, 0.48, 2.75)] == ["±4.5%", "±9.9%", "×/÷ 1.48", "×/÷ 3.75"]
     assert [units.short_count(n) for n in (10, 1000, 3000, 1_500_000)] == ["10", "1k", "3k", "1.5M"]
     assert units.count(1_000_000) == "1,000,000"
 
@@ -211,11 +219,11 @@ GOLDEN_RATIO_VS_CORES = "\n".join([
     "| 10    | 1       | 299 ms      | 301 ms        | 0.996 [0.983, 1.01] equivalent within ±2%        | 0.43     | "
     "-0.26       | ±1.7%  |                                    |                 |                |",
     "| 10    | 2       | 151 ms      | 239 ms        | 0.629 [0.620, 0.639] Go faster                   | 0.0039   | "
-    "-1.00       | ±2.1%  | 0.632 [0.625, 0.640] Go/Rust lower | 0.002           | 10             |",
+    "-1.00       | ±2.1%  | 0.632 [0.625, 0.640] Go/Rust lower | 0.0020          | 10             |",
     "| 1,000 | 1       | 309 ms      | 305 ms        | 1.01 [1.004, 1.018] Rust faster, by less than 2% | 0.0078   | "
     "+0.78       | ±0.99% |                                    |                 |                |",
     "| 1,000 | 2       | 155 ms      | 245 ms        | 0.634 [0.627, 0.642] Go faster                   | 0.0039   | "
-    "-1.00       | ±1.6%  | 0.626 [0.622, 0.634] Go/Rust lower | 0.002           | 10             |",
+    "-1.00       | ±1.6%  | 0.626 [0.622, 0.634] Go/Rust lower | 0.0020          | 10             |",
     ""])
 
 GOLDEN_PEAK_RSS_WITH_CORES = "\n".join([
@@ -321,11 +329,13 @@ def test_coverages_read_as_one_level_or_a_range_marked_where_a_bound():
     assert units.coverage([float("nan")]) == ""
 
 
-def test_a_detectable_effect_beyond_a_factor_of_1_5_reads_as_a_factor():
+def test_a_detectable_effect_from_a_factor_of_1_1_reads_as_a_factor():
     from bench_src.report import units
     assert units.detectable(0.031) == "±3.1%"
     assert units.detectable(1.892856) == "×/÷ 2.89", "a ratio cannot be 189% lower"
-    assert units.detectable(0.5) == "×/÷ 1.50" and units.detectable(0.49) == "±49%"
+    # ±49% would read as 0.51 to 1.49 where it means 0.67 to 1.49
+    assert units.detectable(0.49) == "×/÷ 1.49" and units.detectable(0.1) == "×/÷ 1.10"
+    assert units.detectable(0.0999) == "±10%"
 
 
 def test_the_hosts_tables_print_their_ratios_as_ratios():

@@ -470,8 +470,21 @@ def compare_variants(df: pd.DataFrame, metric: str = "elapsed_s", baseline: str 
     threads, arm, shared parameters): the default variant (or `baseline`) with the default values
     of the language's own parameters.  Ratio = variant / baseline."""
     return _table(df, metric, "variants", _VARIANTS, "", "baseline",
-                  lambda r: f"{r['variant']} [{r['params']}]", lambda r: f"{r['baseline_variant']} [{r['baseline_params']}]",
+                  lambda r: _named(r["variant"], r["params"], r["baseline_params"]),
+                  lambda r: _named(r["baseline_variant"], r["baseline_params"], r["params"]),
                   margin, alpha, True, design, baseline=baseline)
+
+
+def _named(variant, params, other) -> str:
+    """A side of a variants row as its verdict names it: the variant, with the parameters whose
+    values differ from the other side's ('tokio', 'default [pool=64]'), not every parameter of the
+    work ('tokio [iterations=10]', which both sides share)."""
+    def as_dict(text) -> dict:
+        return dict(kv.split("=", 1) for kv in str(text or "").split(",") if "=" in kv)
+
+    own, theirs = as_dict(params), as_dict(other)
+    differing = ",".join(f"{k}={v}" for k, v in own.items() if theirs.get(k) != v)
+    return f"{variant} [{differing}]" if differing else str(variant)
 
 
 def compare_arms(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN, alpha: float = ALPHA, design=None) -> pd.DataFrame:

@@ -131,29 +131,28 @@ def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int =
     """'1.23 [1.10, 1.40]'.  No number reads as if it sat on an edge a verdict is decided against
     (1 and the equivalence margin, `RATIO_EDGES`) or beyond it when it does not: an interval that
     excludes 1 never reads as if it reached it ('1.05 [1.003, 1.13]'), nor one that reaches below
-    the margin as if it were inside ('0.989 [0.9799, 1.02]')."""
+    the margin as if it were inside ('0.989 [0.9799, 1.02]').  Nor does an end read as the estimate
+    where it differs from it: up to three more digits ('1.036 [1.028, 1.045]', not '1.04 [1.03, 1.04]')."""
     if not _finite(value):
         return ""
-    text = ratio_point(value, low, high, digits)
-    if _finite(low) and _finite(high):
-        text += f" [{beside(low, RATIO_EDGES, digits)}, {beside(high, RATIO_EDGES, digits)}]"
-    return text
+    if not (_finite(low) and _finite(high)):
+        return ratio_point(value, low, high, digits)
+    for d in range(digits, digits + 4):
+        point, lo, hi = (ratio_point(value, low, high, d), beside(low, RATIO_EDGES, d), beside(high, RATIO_EDGES, d))
+        if (lo != point or low == value) and (hi != point or high == value):
+            break
+    return f"{point} [{lo}, {hi}]"
 
 
 def p_value(p: float) -> str:
-    """Two significant digits ('0.0031', '1.2e-05'); below 1e-300 as '< 1e-300'."""
+    """Two significant digits, trailing zeros kept ('0.0020', '0.031', '1.0e-12', '1.0'); below
+    1e-300 as '< 1e-300'."""
     if not _finite(p):
         return ""
     p = float(p)
     if p < 1e-300:
         return "< 1e-300"
-    if p >= 0.9995:
-        return "1"
-    text = f"{p:.2g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return f"{mantissa}e-{int(exponent[1:]):02d}" if exponent.startswith("-") else text
-    return text
+    return significant(p, 2)
 
 
 def percent(value: float, digits: int = 2, signed: bool = False) -> str:
@@ -165,19 +164,23 @@ def percent(value: float, digits: int = 2, signed: bool = False) -> str:
     return text + "%"
 
 
-# From this factor on a difference or a detectable effect reads as a factor ("2.89x", "×/÷ 2.89"),
-# below it as a percentage: the Findings and the MDE columns alike.
+# From this factor on a difference reads as a factor ("2.89x") in the Findings, below it as a
+# percentage ("48%": the other side needs 48% more, a statement with a direction).
 FACTOR_FROM = 1.5
+# From this factor on a detectable effect or an interval's half-width reads as a factor ("×/÷ 1.48"),
+# below it as a percentage ("±4.5%"): either stands for a factor either way, and "±48%" would read as
+# 0.52 to 1.48 where it means 0.68 to 1.48; below 1.1 the two sides differ by less than a point.
+DETECTABLE_FACTOR_FROM = 1.1
 
 
 def detectable(mde: float) -> str:
     """The smallest detectable effect of a comparison (a ratio of 1 + mde either way): '±4.5%'
-    below a factor of 1.5, as the Findings write a difference, and '×/÷ 2.89' from there on (a
-    ratio cannot be 190% lower)."""
+    below a factor of 1.1, and '×/÷ 1.48' from there on (a ratio 1.48 times higher or lower; a ratio
+    cannot be 48% lower where it means 1 / 1.48)."""
     if not _finite(mde):
         return ""
     factor = 1 + float(mde)
-    return f"×/÷ {significant(factor, 3)}" if factor >= FACTOR_FROM else "±" + percent(mde)
+    return f"×/÷ {significant(factor, 3)}" if factor >= DETECTABLE_FACTOR_FROM else "±" + percent(mde)
 
 
 def coverage(values, kinds=()) -> str:

@@ -2,6 +2,8 @@
 order, and idle tasks sleeping against released."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from ...analysis import quality, rules
@@ -84,7 +86,11 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
     out["noise"] = column_of(t, "noise_power").map(noise_model)
-    out["note"] = column_of(t, "warning", "").fillna("")  # what the fit left out or could not give
+    # what the fit left out or could not give; the reason a line through 2 points has no interval is
+    # the caption's, not every such row's
+    out["note"] = column_of(t, "warning", "").fillna("").map(
+        lambda v: re.sub(r"only (\d+) values of N: a line through \d+ points leaves no degree of freedom for an "
+                         r"interval \(needs >= \d+\)", r"no interval: only \1 values of N", str(v)))
     return finish(out, title_of(t, "Cost of one more N"),
                    "exponent b of value ~ N^b, fitted to the whole value, fixed cost included: 1 = linear, below 1 "
                    "where a fixed cost (the program's own, a sleep) dominates the smaller N however linear the per-N "

@@ -12,9 +12,9 @@ import pandas as pd
 from ...analysis import rules
 from ...catalogue import TASK, WORKLOADS
 from .. import units
-from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, p_column, paired_columns,
+from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
                          params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns,
-                         threads_text, title_of, with_params, work_columns, add_effect)
+                         threads_text, title_of, with_params, work_columns)
 from .markup import Readable
 
 
@@ -69,9 +69,7 @@ def variants(table: pd.DataFrame) -> Readable:
     out["baseline median"] = metric_values(t, "baseline_median")
     ratio = f"ratio [{ci_name(t)}], verdict"
     out[ratio] = ratio_cells(t)
-    p, p_name = p_column(t)
-    out[p_name] = p
-    add_effect(t, out)
+    test_columns(t, out)  # p, effect size and MDE, as the Go vs Rust and models tables
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Variants against the language's default"),
                    f"ratio < 1: the variant needs less. {level_note(t)}{_in_both(t, 'model', 'models')}", keep=(ratio,))
@@ -198,7 +196,7 @@ def samples_needed(table: pd.DataFrame) -> Readable:
                     "the test's critical value held where it is and the spread as measured; that value falls as "
                     "pairs are added (most for Student's t from few pairs), so, the spread staying, at most this "
                     "many would be needed.",
-                    f"Samples needed per side for a ±{target} interval on the ratio", r.constants)
+                    f"Pairs (unpaired: samples per side) needed for a ±{target} interval on the ratio", r.constants)
 
 
 def _bound(v: float) -> str:
