@@ -74,6 +74,9 @@ def test_every_table_and_figure_is_exported(report):
             "distribution_sleep"} <= set(report.figures)
     for name, paths in report.figures.items():
         assert [p.suffix for p in paths] == [".svg", ".png", ".pdf"] and all(p.parent == exp / "figures" for p in paths)
+    # the distributions in name order, as every other section (not the run's random order)
+    shown = [name for name in report.figures if name.startswith("distribution_")]
+    assert len(shown) > 1 and shown == sorted(shown), shown
     assert not (report.results_dir / "figures").exists()  # one place for figures: export/figures/
     for name in ("go.txt", "rust.txt", "all.txt"):
         assert (exp / "benchstat" / name).stat().st_size > 1000
@@ -81,7 +84,7 @@ def test_every_table_and_figure_is_exported(report):
     method = (exp / "method.md").read_text()
     assert "Test CPU" in method and "Benjamini-Hochberg" in method and "measured samples were excluded (failed: 10)" in method
     for heading in ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded"):
-        assert f"### {heading}\n" in method, heading
+        assert f"\n## {heading}\n" in method, heading  # one level below "# Method"
 
 
 @pytest.mark.slow
@@ -147,6 +150,9 @@ def test_the_method_describes_each_family_once_and_every_table_reads_as_a_table(
     from bench_src.report import tables
 
     method = (report.export_dir / "method.md").read_text()
+    # a file of its own: '# Method', its subsections one level below, no level skipped
+    levels = [len(line) - len(line.lstrip("#")) for line in method.splitlines() if line.startswith("#")]
+    assert levels[0] == 1 and set(levels[1:]) == {2}, levels
     described = re.findall(r"([A-Za-z, ]+?) \((elapsed_s|peak_rss_mib|cpu_s)\): \d+ comparisons", method)
     assert described and len(described) == len(set(described)), described
     # every table has a reading form of its own: no raw column names such as p_holm or go_median
@@ -173,7 +179,11 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     import report_data
     from bench_src.analysis import compare
     tables = {"go_vs_rust_elapsed_s": compare.compare(report_data.frame(), "elapsed_s")}
-    assert "at the level 1 - max(R, 1) x 0.05 / m (R differences called" in method.multiplicity(tables, 0.02, 0.05)
+    text = method.multiplicity(tables, 0.02, 0.05)
+    assert "at the level 1 - max(R, 1) x 0.05 / m (R differences called" in text
+    # equivalence as the verdict decides it: an interval inside the margin that excludes 1 is a difference
+    assert "called when that same interval holds 1 and lies inside the margin" in text
+    assert "(\"by less than 2%\" where it also lies inside ±2%)" in text
     # the inconclusive rows' MDEs as the tables print them: a factor from 1.5 on, never "±190%"
     t = tables["go_vs_rust_elapsed_s"].copy()
     open_row = t.index[t["verdict_kind"] == "inconclusive"][0]

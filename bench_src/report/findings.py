@@ -1,7 +1,8 @@
 """The answer first: what a run found, Go vs Rust, before any table.
 
 For each metric with a Go-vs-Rust table: the differences between the two languages' defaults
-(like for like: goroutines against tokio tasks), largest first, each with its ratio, its interval,
+(like for like: goroutines against tokio tasks), largest first (times of microseconds last, said
+so: SHORT_TIME_S), each with its ratio, its interval,
 the work it was measured on, the pairs (or samples) the interval rests on and the two medians it
 compares (the magnitude a factor is of); then how many
 comparisons were equivalent and how many stayed open (with how many of those could still have
@@ -23,6 +24,11 @@ FINDING_METRICS = rules.HEADLINE_METRICS
 # an open comparison that could have shown this difference is "open, but small if anything": the
 # size at which the sequential rule stops sampling an inconclusive comparison
 SMALL_MDE = rules.PRECISION_TARGET
+# A difference of times both under this is listed after the others, and says why: a workload of
+# microseconds (idle tasks at N = 1) is a few wake-ups of the scheduler, and its ratio moved between
+# two article runs on one machine by more than either interval said (Rust join-all against Go's
+# goroutine, 15 µs a sample: 0.750 [0.592, 0.949] in one, 1.034 [0.963, 1.084] in the other).
+SHORT_TIME_S = 100e-6
 
 
 @dataclass(frozen=True)
@@ -46,11 +52,18 @@ class Difference:
         factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
         return f"{units.significant(factor, 3)}x" if factor >= units.FACTOR_FROM else f"{units.significant(100 * (factor - 1), 2)}%"
 
+    def short(self, metric: str) -> bool:
+        """A time of both sides under SHORT_TIME_S."""
+        return units.is_time(metric) and all(v < SHORT_TIME_S for v in self.medians)
+
     def text(self, metric: str, margin: float = rules.MARGIN) -> str:
         """The line of this difference; `margin`: the equivalence margin its verdict was decided at."""
         where = (f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
                  + (f", arm {self.arm}" if self.arm else ""))
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
+        if self.short(metric):
+            note += (f"; both times under {units.quantity(SHORT_TIME_S, 's')}, a few wake-ups of the scheduler: such "
+                     "a ratio can move between runs by more than its interval says")
         verdict = rules.verdict_text("a" if self.who == "Go" else "b", self.within_margin, "Go", "Rust", metric, margin)
         rests_on = f", {self.samples}" if self.samples else ""
         return (f"{verdict} ({self.size()}): {where}: Go/Rust {units.ratio(self.ratio, self.low, self.high)}"
@@ -74,6 +87,7 @@ class MetricFindings:
     family_size: int
     all_pairs: dict  # verdict counts over every like-for-like pair of variants
     margin: float = rules.MARGIN  # the equivalence margin the table's verdicts were decided at
+    open_mde: tuple[float, float] = (math.nan, math.nan)  # the open rows' smallest and largest MDE
 
     def lines(self, limit: int = 10) -> list[str]:
         out = [d.text(self.metric, self.margin) for d in self.differences[:limit]]
@@ -95,11 +109,20 @@ class MetricFindings:
                 + ", "
                 f"{self.equivalent} equivalent "
                 f"within ±{margin}, {self.open} open"
-                + (f" (for {self.open_small} of them a difference of {SMALL_MDE:.0%} or more would have been called "
-                   f"with {rules.POWER:.0%} power at the spread measured)"
-                   if self.open else "")
+                + (f" ({self._open_text()})" if self.open else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
+
+
+    def _open_text(self) -> str:
+        """What the open comparisons could have shown: their MDEs' range and how many of them were
+        precise enough that a difference of SMALL_MDE would have been called."""
+        low, high = (units.detectable(v) for v in self.open_mde)
+        mdes = "" if not low else (f"MDE {low}" if low == high else f"MDEs {low} to {high}")
+        could = ("none of them" if self.open_small == 0 else "all of them" if self.open_small == self.open
+                 else f"{self.open_small} of them")
+        return ((mdes + "; " if mdes else "") + f"{could} precise enough that a difference of {SMALL_MDE:.0%} would "
+                f"have been called with {rules.POWER:.0%} power at the spread measured")
 
 
 def _samples(row: dict) -> str:
@@ -144,14 +167,16 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
                                 "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1),
                                 _samples(r), (_number(r.get("go_median")), _number(r.get("rust_median"))),
                                 _text(r.get("arm"))))
-    diffs.sort(key=lambda d: -abs(math.log(d.ratio)))
+    # largest first; times of microseconds after the others (their lines say why)
+    diffs.sort(key=lambda d: (d.short(metric), -abs(math.log(d.ratio))))
     open_rows = rows[rows["verdict_kind"] == "inconclusive"]
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
     level = pd.to_numeric(table.get("ci_level", pd.Series(dtype=float)), errors="coerce").dropna()
     return MetricFindings(metric, diffs, int((rows["verdict_kind"] == "equivalent").sum()), len(open_rows),
                           int((mde <= SMALL_MDE).sum()), float(level.iloc[0]) if not level.empty else np.nan,
                           int(table["family_size"].iloc[0]) if "family_size" in table else len(table),
-                          table["verdict_kind"].value_counts().to_dict(), margin)
+                          table["verdict_kind"].value_counts().to_dict(), margin,
+                          (float(mde.min()), float(mde.max())) if mde.notna().any() else (math.nan, math.nan))
 
 
 def findings(tables: dict[str, pd.DataFrame], margin: float = rules.MARGIN) -> list[MetricFindings]:

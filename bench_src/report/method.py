@@ -213,8 +213,9 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         f"of false differences among those called (no difference, or the other direction) at most {alpha:g}, and "
         f"every interval of the table is shown at the level 1 - max(R, 1) x {alpha:g} / m (R differences called "
         f"among m comparisons; Benjamini and Yekutieli's false coverage-statement rate), so that an interval excludes 1 "
-        f"exactly when its comparison is called a difference. Equivalence within ±{margin * 100:g}% is called when "
-        f"that same interval lies inside the margin; anything else is inconclusive, with the smallest difference "
+        f"exactly when its comparison is called a difference (\"by less than {margin * 100:g}%\" where it also lies "
+        f"inside ±{margin * 100:g}%). Equivalence within ±{margin * 100:g}% is called when that same interval holds 1 "
+        f"and lies inside the margin; anything else is inconclusive, with the smallest difference "
         f"it could have shown at {rules.POWER:.0%} power at the spread measured (the MDE, between the interval's "
         f"half-width and its width; at few pairs the spread is itself uncertain, and the power averaged over it is "
         f"lower: docs/statistics.md)."]

@@ -7,8 +7,11 @@ from .base import written
 
 
 def save(text: str, path: str | Path) -> Path:
+    """`text` (subsections under '### ', as the report nests them below its '## Method') as a file of
+    its own: '# Method' with its subsections one level below it ('## '), an outline without a gap."""
+    body = "\n".join(line[1:] if line.startswith("### ") else line for line in text.splitlines())
     with written(path) as path:
-        path.write_text("# Method\n\n" + text + "\n")
+        path.write_text("# Method\n\n" + body + "\n")
     return path
 
 
