@@ -136,6 +136,10 @@ def test_per_task_panels_only_where_n_counts_tasks(df):
     assert not any("left out" in t for t in _texts(fig))
     plt.close(fig)
     assert figures.per_task(costs[costs["workload"] == "cpu_loops"]) is None
+    # a workload the run took at one N has no slope: the caption names it with those left out
+    fig = figures.per_task(costs, one_n=["ping_pong", "threads_vs_tasks", "sleep"])
+    assert any("ping_pong, threads_vs_tasks run at one N (no slope)" in t for t in _texts(fig))
+    plt.close(fig)
 
 
 def test_verdict_map_per_workload_coloured_by_ratio_with_verdicts_marked(ratios):
@@ -226,6 +230,11 @@ def test_a_very_wide_interval_is_cut_with_an_arrow_instead_of_flattening_every_p
     arrows = [a for a in _panel(fig, "sqlite").texts if getattr(a, "arrow_patch", None) is not None]
     assert len(arrows) == 1
     assert any("arrow: the interval goes on beyond the axis" in t for t in _texts(fig))
+    # and names the row and the interval it cuts, so that a reader need not look it up
+    row = wild[wild["workload"] == "sqlite"].iloc[0]
+    from bench_src.report import units
+    named = f"sqlite, N = {units.count(row['n'])}, {units.ratio(row['ratio'], row['ratio_ci_low'], row['ratio_ci_high'])}"
+    assert any(named in t and "0.001" in t for t in _texts(fig)), [t for t in _texts(fig) if "arrow" in t]
     plt.close(fig)
     assert not any("arrow:" in t for t in _texts(figures.ratio_vs_n(ratios, 0.02)))
 

@@ -163,7 +163,8 @@ def make_figures(rep: Report) -> Report:
                 keep(f"verdicts_{m}", figures.verdict_heatmap(r, rep.margin))
             c = rep.tables.get(f"per_task_{m}")
             if c is not None and not c.empty:
-                keep(f"per_task_{m}", figures.per_task(c))
+                one_n = sorted(w for w, g in s.groupby("workload") if g["n"].nunique() == 1) if s is not None else []
+                keep(f"per_task_{m}", figures.per_task(c, one_n))
             rc = rep.tables.get(f"ratio_vs_cores_{m}")
             if rc is not None and not rc.empty:
                 keep(f"ratio_{m}_vs_cores", figures.ratio_vs_cores(rc, rep.margin))
@@ -174,7 +175,7 @@ def make_figures(rep: Report) -> Report:
             if per_host is not None and across is not None and not per_host.empty and not across.empty:
                 keep(f"forest_{m}", figures.forest(per_host, across, rep.margin))
         valid = rep.df[rep.df["valid"]]
-        for w in valid["workload"].unique():
+        for w in sorted(valid["workload"].unique()):  # in name order, as every other section
             ns = sorted(valid.loc[valid["workload"] == w, "n"].unique())
             pick = [ns[0], ns[-1]] if len(ns) > 1 else ns
             keep(f"distribution_{w}", figures.distributions(rep.df, w, "elapsed_s", pick))

@@ -158,7 +158,10 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     ratios = ratios.assign(vkind=kinds.values)
     limit = ratio_limit(ratios, margin or 0.0)
     ends = pd.concat([ratios["ratio_ci_low"], ratios["ratio_ci_high"]])
-    clipped = any(abs(math.log2(v)) > limit for v in ends if finite_positive(v))
+    # the rows whose interval the axis cuts, named with their interval in the header
+    beyond = ratios[[any(finite_positive(v) and abs(math.log2(v)) > limit for v in (lo, hi))
+                     for lo, hi in zip(ratios["ratio_ci_low"], ratios["ratio_ci_high"])]]
+    clipped = not beyond.empty
     workloads = list(dict.fromkeys(ratios["workload"]))
     fig, axes = panel_grid(len(workloads), width=5.0, height=3.9)
     for ax, w in zip(axes, workloads):
@@ -196,6 +199,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
             ax.set_xlim(-0.7, len(pairs) - 0.3)
             ax.grid(axis="x", visible=False)
             sub = join_parts(f"N = {units.count(ns[0])}", const)
+            ax.set_xlabel(f"N = {units.count(ns[0])}" + (": pairs of variants" if len(pairs) > 1 else ""))
         if ax.get_subplotspec().is_first_col():
             ax.set_ylabel(f"Go / Rust, {units.metric_name(metric)} (paired)")
         panel_title(ax, w, sub)
@@ -208,8 +212,19 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     lower, upper = _direction_words(metric)
     figure_header(fig, f"Go / Rust ratio of {units.metric_name(metric)} (paired estimate), with {ci_name(ratios)}",
             join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
-                  "arrow: the interval goes on beyond the axis" if clipped else ""))
+                  _beyond_text(beyond) if clipped else ""))
     return fig
+
+
+def _beyond_text(rows: pd.DataFrame, most: int = 3) -> str:
+    """The header's words for intervals the axis cuts: which rows, and their interval, so that a
+    reader need not look it up ('arrow: the interval goes on beyond the axis: idle_tasks, N = 1,
+    0.162 [0.0375, 0.291]')."""
+    named = [f"{r.workload}, N = {units.count(r.n)}, {units.ratio(r.ratio, r.ratio_ci_low, r.ratio_ci_high)}"
+             for r in rows.head(most).itertuples()]
+    more = len(rows) - most
+    return (f"arrow: the interval goes on beyond the axis: {'; '.join(named)}"
+            + (f"; and {more} more (the table has them)" if more > 0 else ""))
 
 
 

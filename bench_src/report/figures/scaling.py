@@ -138,15 +138,17 @@ def _median_ci_level(summary: pd.DataFrame) -> tuple[str, str]:
 
 
 
-def per_task(costs: pd.DataFrame) -> plt.Figure | None:
+def per_task(costs: pd.DataFrame, one_n=()) -> plt.Figure | None:
     """The marginal cost of one more task (the slope of the per-N typical values over N, 95% t interval
     where the series has 3 or more values of N) of every series, on a log
     axis; only workloads where N counts tasks, workers or messages (not cpu_loops, whose N is an array
-    length).  None when no such series exists."""
+    length).  `one_n`: the run's workloads taken at a single N, which have no slope and which the
+    caption names with those left out.  None when no such series exists."""
     c = costs[costs["workload"].map(lambda w: per_unit(w) is not None)].copy()
     if c.empty:
         return None
     left_out = sorted(set(costs["workload"]) - set(c["workload"]))
+    single = sorted(set(one_n) - set(costs["workload"]))
     metric = c["metric"].iloc[0]
     unit = units.metric_unit(metric)
     c = c.sort_values(["workload", "lang", "variant", "params"])
@@ -192,7 +194,8 @@ def per_task(costs: pd.DataFrame) -> plt.Figure | None:
     fig.canvas.draw()  # the final layout, to measure the bars against the markers
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
             join_parts("slope of the per-N typical values over N", threads_caption(c),
-                       f"{', '.join(left_out)} left out (N is not a count of tasks)" if left_out else "") + "\n"
+                       f"{', '.join(left_out)} left out (N is not a count of tasks)" if left_out else "",
+                       f"{', '.join(single)} run at one N (no slope)" if single else "") + "\n"
             + _interval_caption(c, _narrower_than_marker(ax, intervals), cut))
     return fig
 
