@@ -18,7 +18,7 @@ def test_run_notebook_end_to_end(built, tmp_path):
         str(paths.ROOT / "notebooks" / "run.ipynb"), str(tmp_path / "run.out.ipynb"),
         parameters={"workloads": '["sleep", "cpu_loops"]', "ns": "[10, 100]", "samples": 3, "warmup": 1, "smoke": True,
                     "params": '{"sleep": {"work": 1000}, "cpu_loops": {"inner": 1000}}',
-                    "results_dir": str(out), "progress": False},
+                    "results_dir": str(out), "progress": True},
         cwd=str(paths.ROOT), kernel_name="python3", progress_bar=False, engine_name="bench")  # as make run
     df = api.load(out)
     assert len(df) == 2 * 2 * 2 * 4  # workloads x languages x N x (1 warm-up + 3 measured)
@@ -42,9 +42,14 @@ def test_run_notebook_end_to_end(built, tmp_path):
     # the answer first: after the setup, the build and the run (stderr only), the findings
     heading, source, _ = first_section_after(executed["cells"], "refuse_unknown_parameters")
     assert heading.startswith("## Findings") and source == "nb.findings(rep)"
-    log = "".join("".join(o.get("text", "")) for c in executed["cells"] if "".join(c["source"]) == "run_log.show()"
+    log = "".join("".join(o.get("text", "")) for c in executed["cells"] if "".join(c["source"]).startswith("run_log.show()")
                   for o in c["outputs"])
     assert "gobench: " in log and "rustbench: " in log, "the build's lines are shown after the findings"
+    # the progress lines went out of the run's cell once it ended (the notebook opens with the
+    # findings) and are kept for "The run"
+    run_cell = next(c for c in executed["cells"] if "api.run_plan(" in "".join(c["source"]))
+    assert not [o for o in run_cell["outputs"] if o.get("name") == "stderr"], run_cell["outputs"]
+    assert "samples" in log and "ETA" in log, log
 
 
 def test_bad_parameter_fails_before_any_build(tmp_path, monkeypatch):

@@ -112,3 +112,27 @@ def test_a_run_of_one_language_says_so_in_the_findings_of_the_notebook_and_the_r
     said = "No Go-vs-Rust comparison could be made in this run: only Go was run (languages: go)"
     assert str(nb.findings(rep).items[0]).startswith(said)
     assert said in (d / "export" / "report.html").read_text()
+
+
+def test_a_cells_stderr_is_shown_live_then_kept_and_cleared_only_when_the_cell_succeeds(monkeypatch, capsys):
+    import sys
+
+    import IPython.display
+    from bench_src.report import notebook as nb_module
+
+    cleared = []
+    monkeypatch.setattr(IPython.display, "clear_output", lambda *a, **k: cleared.append(True))
+    before = sys.stderr
+    with nb_module.live_stderr() as lines:
+        print("estimate: 2 min", file=sys.stderr)
+    assert sys.stderr is before and cleared == [True]
+    assert "estimate: 2 min" in capsys.readouterr().err, "shown as it came"
+    lines.show()
+    assert capsys.readouterr().out == "estimate: 2 min\n", "kept for later"
+    # a cell that fails keeps its lines beside the error
+    import pytest
+    with pytest.raises(RuntimeError):
+        with nb_module.live_stderr():
+            print("progress 3/10", file=sys.stderr)
+            raise RuntimeError("server gone")
+    assert sys.stderr is before and cleared == [True]

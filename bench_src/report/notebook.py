@@ -10,11 +10,17 @@
   say so, and `hosts_section` (or its parts `hosts_summary`, `hosts_table`, `hosts_figures`) shows
   the several-hosts report;
 - `table`: a table formatted for reading, shown in full (never pandas' truncated view);
-- `figures`: the saved figures, shown from their PNG files.
+- `figures`: the saved figures, shown from their PNG files;
+- `live_stderr`: a cell's stderr (the run's estimate and progress lines) shown as it comes and,
+  once the cell has succeeded, taken out of its output and kept to be shown later, so that the
+  notebook opens with the findings, not with the progress of the run.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -332,3 +338,41 @@ def show(paths) -> None:
     for p in paths:
         if str(p).endswith(".png"):
             display(Image(filename=str(p)))
+
+
+class KeptStream(io.TextIOBase):
+    """What a cell wrote to stderr, written on to the stream it replaced as it comes and kept."""
+
+    def __init__(self, live) -> None:
+        self.live, self.kept = live, io.StringIO()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        self.live.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.live.flush()
+
+    def show(self) -> None:
+        """The kept lines, on stdout (a log, not an error)."""
+        sys.stdout.write(self.kept.getvalue())
+
+
+@contextlib.contextmanager
+def live_stderr():
+    """Around a long cell: its stderr shown live (papermill's `--stderr-file -` streams it to the
+    terminal); when the cell succeeds its output is cleared and the lines kept for `.show()`; when it
+    fails they stay where they are, beside the error."""
+    from IPython.display import clear_output
+
+    stream, before = KeptStream(sys.stderr), sys.stderr
+    sys.stderr = stream
+    try:
+        yield stream
+    finally:
+        sys.stderr = before
+    clear_output()
