@@ -718,3 +718,23 @@ def test_the_speed_up_figure_draws_an_ideal_for_a_duration_only():
     assert ax.get_yscale() == "log" and math.isclose(low * high, 1.0) and low < 0.96 and high > 1.4
     plt.close(time)
     plt.close(memory)
+
+
+def test_two_series_of_one_panel_stand_apart_in_colours_that_are_not_the_languages(ratios):
+    # sleep with work=0 and work=50000 overlapped at each N (3% apart on a log axis of decades) in
+    # seaborn's blue and orange, Go's and Rust's colours everywhere else
+    import matplotlib.colors as mcolors
+
+    from bench_src.report.theme import LANG_COLORS
+
+    sleep = ratios[ratios["workload"] == "sleep"]
+    other = sleep.assign(**{k: sleep[k].str.replace("work=0", "work=50000")
+                            for k in ("shared_params", "go_params", "rust_params")})
+    fig = figures.ratio_vs_n(pd.concat([sleep, other], ignore_index=True), 0.02)
+    series = [ln for ln in _panel(fig, "sleep").lines if ln.get_linestyle() == "-" and ln.get_label().startswith("work")]
+    assert len(series) == 2, [ln.get_label() for ln in _panel(fig, "sleep").lines]
+    colours = {mcolors.to_hex(ln.get_color()) for ln in series}
+    assert len(colours) == 2 and not colours & {mcolors.to_hex(c) for c in LANG_COLORS.values()}
+    x0, x1 = (np.asarray(ln.get_xdata(), dtype=float) for ln in series)
+    assert np.all(np.maximum(x0, x1) / np.minimum(x0, x1) >= 1.2), (x0, x1)
+    plt.close(fig)

@@ -14,6 +14,14 @@ import seaborn as sns
 # Colours of the two languages (Go's gopher blue, Rust's orange-red) and of the verdict classes.
 LANG_COLORS = {"go": "#00ADD8", "rust": "#CE422B"}
 EQUIVALENCE_COLOR = "#7FB77E"
+# Series that are not languages (pairs of variants, parameter values in one panel): dark and far from
+# both languages' colours, so that a series never reads as Go or as Rust.
+SERIES_COLORS = ("#222222", "#7B3294", "#A6611A", "#1B7837", "#666666", "#C51B7D")
+
+
+def series_colors(k: int) -> list:
+    """`k` colours for series that are not languages (repeating after SERIES_COLORS)."""
+    return [SERIES_COLORS[i % len(SERIES_COLORS)] for i in range(max(k, 1))]
 
 
 def rc() -> dict:

@@ -8,7 +8,6 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from matplotlib.cm import ScalarMappable
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
@@ -17,11 +16,12 @@ from ...analysis import rules
 from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import ci_name, params_dict, verdict_kinds
-from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
+from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, series_colors
 from .axes import (VERDICT_MARKERS, category_label, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
                    panel_title, params_caption, split_params, threads_caption)
 
 
+DODGE = 10 ** 0.1  # series at one N sit a tenth of a decade apart on the log N axis
 MAX_LOG2 = 6.0  # ratio axes end a little beyond 64x at most; intervals beyond are drawn to the edge with an arrow
 
 
@@ -167,12 +167,13 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     for ax, w in zip(axes, workloads):
         r, const = _pair_frame(ratios[ratios["workload"] == w])
         pairs = list(dict.fromkeys(r["pair"]))
-        palette = sns.color_palette("dark", max(len(pairs), 1)) if len(pairs) > 1 else ["0.15"]
+        palette = series_colors(len(pairs)) if len(pairs) > 1 else ["0.15"]  # not Go's blue nor Rust's red
         ns = sorted(r["n"].unique())
         multi = len(ns) > 1
         for k, (pair, color) in enumerate(zip(pairs, palette)):
             g = r[r["pair"] == pair].sort_values("n")
-            x = (g["n"] * (1.06 ** (k - (len(pairs) - 1) / 2))).to_numpy() if multi else np.full(len(g), k)
+            # series side by side at each N: apart by a tenth of a decade, so that markers and bars do not overlap
+            x = (g["n"] * (DODGE ** (k - (len(pairs) - 1) / 2))).to_numpy() if multi else np.full(len(g), k)
             y = g["ratio"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
             lo = g["ratio_ci_low"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
             hi = g["ratio_ci_high"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
