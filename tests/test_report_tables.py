@@ -593,3 +593,39 @@ def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
     assert _above_ratio(whole) == "not resolved: every ratio (−∞, ∞)"
     half = {**whole, "ratio_above_baseline": 16.2, "ratio_above_ci_low": 0.799}
     assert _above_ratio(half) == "16.2 [0.799, ∞), not resolved"
+
+
+def _golden(name: str, text: str) -> None:
+    golden = GOLDEN / f"{name}.md"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(text)
+    assert text == golden.read_text(), "formatting changed: review the diff, then UPDATE_GOLDEN=1 to accept it"
+
+
+def test_golden_markdown_of_the_memory_above_baseline_table():
+    # every exported table has a golden file: this one is written by every run with idle tasks
+    rng = np.random.default_rng(6)
+
+    def kib(sd, size=12):
+        return np.round(sd * rng.standard_normal(size) / 4) * 4
+
+    resolved = _four_cells(kib(93), 2048 + kib(93 * 2 ** 0.5), kib(75), 1024 + kib(75 * 2 ** 0.5))
+    unresolved = _four_cells([-120, 60, 140, -32, -88, 40], [300, 20, 252, 60, 208, 108],
+                             [-80, 92, 20, -100, 68, 0], [260, -60, 212, -40, 148, 104])
+    unresolved = unresolved.assign(n=np.where(unresolved["workload"] == "ping_pong", 100000, unresolved["n"]),
+                                   block=unresolved["block"] + 100)
+    _golden("memory_above_baseline", _above(pd.concat([resolved, unresolved], ignore_index=True))[1].to_markdown())
+
+
+def test_golden_markdown_of_the_idle_wait_modes_table():
+    from bench_src.analysis import memory
+
+    rows = []
+    for lang, variant, base in (("go", "goroutine", 2.6), ("rust", "spawn", 0.9)):
+        for block in range(8):
+            for wait, extra, seconds in (("release", 0.0, 0.004), ("sleep", 0.01 * (block % 3), 3.01)):
+                rows.append({"workload": "idle_tasks", "lang": lang, "variant": variant, "n": 10000,
+                             "threads_requested": 2, "block": block, "valid": True, "p_wait": wait,
+                             "alive_at_spawn": 10000, "peak_rss_mib": base * 10 + extra + 0.004 * block,
+                             "elapsed_s": seconds + 0.001 * block})
+    _golden("idle_wait_modes", tables.readable(memory.wait_modes(pd.DataFrame(rows)), "idle_wait_modes").to_markdown())
