@@ -503,7 +503,8 @@ def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_lin
 
     plan = small_plan(samples=12, warmup=0)
     per_block = sum(1 for s in plan.schedule() if s.phase == "measured" and s.block == 0)
-    fails_at = per_block + 2  # the second sample of the second block
+    # the host's announcement (it waits to be recorded), then the samples: the second sample of the second block
+    fails_at = 1 + per_block + 2
     real = engine.Event
     acks = []
 
@@ -530,7 +531,7 @@ def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_lin
     records = store.records()
     ok = [r for r in records if r["status"] == "ok"]
     lost = [r for r in records if r["status"] != "ok"]
-    assert len(ok) == fails_at and {r["block"] for r in ok} == {0, 1}
+    assert len(ok) == fails_at - 1 and {r["block"] for r in ok} == {0, 1}
     assert len(lost) == per_block - 2 and {r["block"] for r in lost} == {1}, \
         "the samples of the running block that did not arrive are stored as lost"
     assert all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in lost)
@@ -970,3 +971,118 @@ def test_a_host_stops_a_block_before_a_sample_when_a_program_was_replaced(tmp_pa
     with pytest.raises(host.BinariesRefused, match=r"host tcp://10.0.0.9:1: .*rustbench changed during this session"):
         plugin.take(block, "a1")
     assert len(taken) == 2, "the sample taken as it changed is delivered; none after it"
+
+
+# --- one run per scheduler, a host that joins late, the harness each host runs -------------------
+def test_a_second_run_on_a_scheduler_in_use_is_refused_before_any_sample(built, tmp_path, monkeypatch):
+    """Two runs on one scheduler wrote each other's samples (the hosts' plugin, its events and
+    acknowledgements have one name there): a run holds the scheduler's one lease, and another is
+    refused, naming why, with nothing written."""
+    from distributed import Client, LocalCluster, Semaphore
+
+    from bench_src.run.cluster import engine
+
+    monkeypatch.setattr(engine, "LEASE_WAIT_S", 1.0)
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    other = Client(cluster, set_as_default=False)
+    try:
+        held = Semaphore(max_leases=1, name=engine.RUN_LEASE, scheduler_rpc=other.scheduler, loop=other.loop)
+        assert held.acquire(timeout=5)  # another run holds it
+        with pytest.raises(ClusterError) as err:
+            run(small_plan(), tmp_path / "r", parse_cluster(cluster.scheduler_address))
+        assert "another run is using its hosts" in str(err.value) and "\n" not in str(err.value)
+        assert not (tmp_path / "r" / "samples.jsonl").exists() or not ResultsStore(tmp_path / "r").records()
+        held.release()
+    finally:
+        other.close()
+        cluster.close()
+
+
+def _host_description(addr: str, cpu_set: str, digest: str = "same") -> dict:
+    machine = {"hostname": "m1", "logical_cpus": 2, "usable_cpus": 1, "cpu_model": "x"}
+    d = {"machine": machine, "toolchains": {}, "binaries": {}, "worker": addr, "cpu_set": cpu_set,
+         "harness": {"git_commit": "abc", "digest": digest}, "label": "a host"}
+    d["fingerprint"] = store_hosts.fingerprint(d)
+    return d
+
+
+def _hosts_with(workers: dict[str, dict], live: set[str]):
+    from bench_src.run.cluster import engine
+
+    plan = small_plan()
+    hosts = engine.Hosts(parse_cluster("tcp://127.0.0.1:1"), plan, SimpleNamespace(update_session=lambda **k: None),
+                         lambda *a: None, set(), lambda text: None)
+    hosts.client = SimpleNamespace(scheduler_info=lambda n_workers=-1: {"workers": {a: {} for a in live}})
+    hosts.harness = {"git_commit": "abc", "digest": "same"}
+    hosts.by_worker = dict(workers)
+    hosts.hosts = {store_hosts.host_id(d["fingerprint"]): d for d in workers.values()}
+    return hosts
+
+
+def test_a_worker_joining_on_cpus_another_host_runs_on_is_refused():
+    """A worker started mid-run with `taskset -c 0` beside the one already on CPU 0 was taken in
+    (44 pairs of samples overlapped in time): a host that joins is checked against the workers still
+    there as the hosts at the start are; a worker restarted on the same CPUs replaces its old self."""
+    from bench_src.run.cluster import engine
+
+    first = _host_description("tcp://127.0.0.1:1001", "0")
+    hosts = _hosts_with({"tcp://127.0.0.1:1001": first}, live={"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1002"})
+    with pytest.raises(engine.HostsError, match="run on the same CPUs"):
+        hosts.record_host(_host_description("tcp://127.0.0.1:1002", "0"))
+    # the old worker gone (its nanny restarted it at another address): the new one is that host again
+    hosts = _hosts_with({"tcp://127.0.0.1:1001": first}, live={"tcp://127.0.0.1:1002"})
+    hosts.record_host(_host_description("tcp://127.0.0.1:1002", "0"))
+    # on CPUs of its own: joins
+    hosts = _hosts_with({"tcp://127.0.0.1:1001": first}, live={"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1003"})
+    hosts.record_host(_host_description("tcp://127.0.0.1:1003", "1"))
+    assert set(hosts.by_worker) == {"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1003"}
+
+
+def test_a_host_that_runs_other_harness_code_is_refused():
+    """A worker started from a checkout three commits back ran the blocks without a word: a host
+    whose harness code differs from the client's (or that does not say, an older one) is refused,
+    at the start and when it joins."""
+    from bench_src.run.cluster import engine
+
+    hosts = _hosts_with({}, live={"tcp://127.0.0.1:1001"})
+    with pytest.raises(engine.HostsError, match="runs other harness code than this client"):
+        hosts.record_host(_host_description("tcp://127.0.0.1:1001", "0", digest="older"))
+    with pytest.raises(engine.HostsError, match="an older harness, which does not say"):
+        hosts.refuse_other_harness("tcp://127.0.0.1:1001", None)
+    hosts.refuse_other_harness("tcp://127.0.0.1:1001", {"git_commit": "abc", "digest": "same"})
+
+
+def test_the_scheduler_stops_the_hosts_plugin_when_the_run_s_client_is_gone(tmp_path):
+    """kill -9 of the client left each host's database servers running until the next run: the
+    scheduler, told by watch.ClientWatch, unregisters the hosts' plugin when that client leaves (here
+    a client that closes without unregistering it, as a killed one does), so each host tears down."""
+    from distributed import Client, LocalCluster, WorkerPlugin
+
+    from bench_src.run.cluster import watch
+
+    marker = tmp_path / "torn-down"
+
+    class Servers(WorkerPlugin):
+        name = "bench-host-test"
+
+        def teardown(self, worker):
+            marker.write_text("stopped")
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    try:
+        other = Client(cluster, set_as_default=False)  # a second client, to see the scheduler afterwards
+        client = Client(cluster, set_as_default=False)
+        client.register_plugin(Servers(), name=Servers.name)
+        client.register_plugin(watch.ClientWatch(client.id, Servers.name), name=watch.NAME)
+        client.close()  # gone without unregistering anything
+        deadline = time.monotonic() + 20
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker.exists(), "the hosts' plugin was not torn down"
+        assert other.run_on_scheduler(lambda dask_scheduler: watch.NAME in dask_scheduler.plugins) is False
+        # another client leaving changes nothing
+        assert watch.ClientWatch("someone", "x").remove_client(None, "else") is None
+        other.close()
+    finally:
+        cluster.close()

@@ -147,6 +147,18 @@ def source_digests() -> dict[str, str]:
     return {target.output.name: source_hash(target.sources, "") for target, _ in TARGETS.values()}
 
 
+def harness_digest() -> str:
+    """The sha256 of the harness's own code (bench_src: its Python files and the result keys): the
+    hosts of a cluster run must run the client's, as their programs must be the client's."""
+    root = paths.ROOT / "bench_src"
+    h = hashlib.sha256()
+    for p in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".json", ".c")
+                    and "__pycache__" not in p.parts):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 def file_sha256(path: Path) -> str | None:
     try:
         h = hashlib.sha256()

@@ -36,7 +36,7 @@ from collections import deque
 from typing import Any, Callable
 
 import dask
-from distributed import Client, Event, KilledWorker, LocalCluster, TimeoutError as DaskTimeout
+from distributed import Client, Event, KilledWorker, LocalCluster, Semaphore, TimeoutError as DaskTimeout
 from distributed.comm import CommClosedError
 from distributed.security import Security
 
@@ -45,7 +45,7 @@ from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
 from ...store.hosts import host_id, machine_id
 from ..sample import record
-from . import host
+from . import host, watch
 
 # The Dask settings a host runs with: no statistical profiler (a thread sampling every 10 ms), no
 # GIL monitor (1 ms), slow event-loop and system monitors; a worker's memory is not limited (the
@@ -78,6 +78,12 @@ NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
 RETRY_STATUS = "host_lost"
+# One run per scheduler at a time: the hosts' plugin, its events and acknowledgements have one name
+# on a scheduler, and two runs' samples would run at once on the same hosts.  The run holds a Dask
+# `Semaphore` of one lease; a client killed keeps it until the scheduler drops its lease (Dask's
+# distributed.scheduler.locks.lease-timeout, 30 s by default), so a run waits that long for it.
+RUN_LEASE = "bench-run"
+LEASE_WAIT_S = 60.0
 SCHEDULER_LOST = ("the connection to the cluster's scheduler was lost while the block ran; taken again on the "
                   "next resume")
 SCHEDULER_LOST_BEFORE = ("the connection to the cluster's scheduler was lost before any sample of the block arrived "
@@ -207,6 +213,10 @@ class Hosts:
         self.scratch: str | None = None  # a local cluster's Dask scratch directory, removed at close
         self.block_host: dict[tuple, str] = {}  # (phase, block) -> the host its last stored sample came from
         self.on_count: Callable[[int], None] = lambda _n: None  # told the hosts' number when it is counted again
+        self.lease: Semaphore | None = None  # held while this run uses a scheduler's hosts
+        self.watched = False  # the scheduler stops the hosts' servers if this client dies (watch.py)
+        self.by_worker: dict[str, dict] = {}  # each worker's host description, by its address
+        self.harness: dict | None = None  # the client's harness (host.harness), which every host must run
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -234,7 +244,20 @@ class Hosts:
                 raise HostsError(f"cluster {self.spec}: no scheduler with a worker answered within "
                                  f"{CONNECT_S:.0f} s ({type(exc).__name__}: {exc}); start one (docs/cluster.md)"
                                  ) from None
+            self.hold_the_scheduler()
             return None
+
+    def hold_the_scheduler(self) -> None:
+        """The scheduler's one lease (RUN_LEASE), or a HostsError when another run holds it."""
+        lease = Semaphore(max_leases=1, name=RUN_LEASE, scheduler_rpc=self.client.scheduler, loop=self.client.loop)
+        if not lease.acquire(timeout=1):
+            self.log(f"note: another run holds the cluster's hosts (or a run whose client was killed, until the "
+                     f"scheduler drops its lease); waiting up to {LEASE_WAIT_S:.0f} s")
+            if not lease.acquire(timeout=LEASE_WAIT_S):
+                raise HostsError(f"cluster {self.spec}: another run is using its hosts (one run per scheduler at a "
+                                 "time: two would take their samples at once on the same hosts); nothing was taken: "
+                                 "wait until it has ended, or start a scheduler and hosts of your own")
+        self.lease = lease
 
     def start(self, binaries: dict[str, str | None]) -> None:
         """The cluster up, every host checked and ready to take blocks (see the module docstring)."""
@@ -247,6 +270,9 @@ class Hosts:
                                  f"{w.get('resources') or {}}: a host is one thread with the resource host=1; start it "
                                  "with `dask worker SCHEDULER --nthreads 1 --resources host=1`")
         found = self.client.run(host.inspect)
+        self.harness = host.harness()
+        for addr, info in found.items():
+            self.refuse_other_harness(addr, info.get("harness"))
         shipped = None
         for addr, info in found.items():
             own = {k: info["binaries"].get(k) for k in relevant}
@@ -271,6 +297,13 @@ class Hosts:
                                  cpu_sets, shipped, client_env={k: os.environ.get(k) for k in sorted(keys)})
         self.client.register_plugin(plugin, name=host.PLUGIN)
         self.plugin = True
+        if self.spec.kind == "scheduler":  # a local cluster ends with this process
+            try:
+                self.client.register_plugin(watch.ClientWatch(self.client.id, host.PLUGIN), name=watch.NAME)
+                self.watched = True
+            except Exception as exc:  # noqa: BLE001 - a scheduler that cannot import it runs without it
+                self.log(f"note: the scheduler cannot stop the hosts' servers should this client die "
+                         f"({type(exc).__name__}: {exc}); they stop when the next run starts, or with their worker")
         self.client.subscribe_topic(host.TOPIC, self.events.put)
         try:
             described = self.client.run(host.check)
@@ -278,6 +311,7 @@ class Hosts:
             raise HostsError(str(exc)) from None
         refuse_shared_cpus(described)
         refuse_too_few_cpus(self.plan, described)
+        self.by_worker = dict(described)
         self.hosts = {host_id(d["fingerprint"]): d for d in described.values()}
         self.count = len(described)
         for addr, d in described.items():
@@ -290,6 +324,17 @@ class Hosts:
                 self.log(f"warning: host {addr} may run on {usable} CPUs, and the plan runs every program with "
                          f"--threads {self.plan.threads}: both languages alike, but not as the host's own default "
                          "would; set threads to the hosts' CPUs")
+
+    def refuse_other_harness(self, addr: str, theirs: dict | None) -> None:
+        """A HostsError when a host runs other harness code than the client's (another commit, other
+        changes): its samples would be taken and checked by code this run does not record."""
+        if theirs is not None and theirs.get("digest") == self.harness["digest"]:
+            return
+        theirs = theirs or {"git_commit": "an older harness, which does not say"}
+        commit = lambda c: (c or "no git commit")[:12] if c and " " not in c else (c or "no git commit")  # noqa: E731
+        raise HostsError(f"host {addr} runs other harness code than this client (commit {commit(theirs.get('git_commit'))} "
+                         f"there, {commit(self.harness.get('git_commit'))} here; bench_src differs): check out the "
+                         "client's commit there and restart its worker")
 
     def describe(self) -> dict:
         """meta.json's `hosts` of this session: each host's description by its id."""
@@ -311,6 +356,13 @@ class Hosts:
                         self.client.unregister_worker_plugin(host.PLUGIN)  # servers stopped, scratch removed
                 except Exception as exc:  # a host already gone: nothing of it to stop
                     self.log(f"note: stopping the hosts' servers: {type(exc).__name__}: {exc}")
+                try:
+                    if self.watched:
+                        self.client.unregister_scheduler_plugin(watch.NAME)
+                    if self.lease is not None:
+                        self.lease.release()
+                except Exception as exc:  # noqa: BLE001 - the scheduler gone: it holds nothing of this run
+                    self.log(f"note: releasing the cluster: {type(exc).__name__}: {exc}")
                 self.client.close()
         finally:
             try:
@@ -417,14 +469,19 @@ class Hosts:
             return
         if msg.get("kind") == "block done":  # only wakes the loop, which looks at its blocks
             return
-        if msg.get("kind") == "host":  # a host about to take its first sample
-            self.record_host(msg["description"])
+        if msg.get("kind") == "host":  # a host about to take its first sample: it waits until it is recorded
+            self.record_host(msg["description"])  # or refused: then the run ends, and the host is not told
+            if msg.get("ack") and not replayed:
+                self.acknowledge(msg["ack"])
             return
         rec = dict(msg["record"])
         key = (rec.get("attempt"), rec["sample_id"])
         final = self.finished.get((rec["phase"], rec["block"]))
         if key in self.kept:
             pass
+        elif rec.get("run_id") != self.store.run_id:  # never another run's (one run per scheduler: RUN_LEASE)
+            self.log(f"note: sample {rec['sample_id']} of another run ({rec.get('run_id')}) arrived from host "
+                     f"{rec.get('host')}; not stored")
         elif rec.get("session") != self.store.session:
             # a block of an earlier session whose client is gone, still running on its host: what it
             # takes belongs to no session that is running (meta.json would count it in neither)
@@ -466,7 +523,13 @@ class Hosts:
         hid = host_id(description["fingerprint"])
         if self.hosts.get(hid) == description:
             return
-        refuse_too_few_cpus(self.plan, {str(description.get("worker", hid)): description})
+        addr = str(description.get("worker", hid))
+        refuse_too_few_cpus(self.plan, {addr: description})
+        self.refuse_other_harness(addr, description.get("harness"))
+        # checked against the workers still there (a worker restarted on the same CPUs replaces its old self)
+        live = set(self.client.scheduler_info(n_workers=-1)["workers"])
+        refuse_shared_cpus({**{a: d for a, d in self.by_worker.items() if a in live}, addr: description})
+        self.by_worker[addr] = description
         if hid not in self.hosts:
             self.log(f"host {hid}: {description['label']} at {description.get('worker')} joined the run")
         self.hosts[hid] = description

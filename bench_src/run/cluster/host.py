@@ -73,8 +73,13 @@ def inspect() -> dict[str, Any]:
     """What the client checks before registering the plugin (client.run on every worker): the
     host's own programs and the Dask settings that could disturb a sample."""
     own = paths.host_bin_dir()
-    return {"bin_dir": str(own), "binaries": build.binary_digests(own),
+    return {"bin_dir": str(own), "binaries": build.binary_digests(own), "harness": harness(),
             "profiler": bool(dask.config.get("distributed.worker.profile.enabled", True))}
+
+
+def harness() -> dict:
+    """The harness this host runs: its commit and the digest of its code (build.harness_digest)."""
+    return {"git_commit": machine.git_commit(), "digest": build.harness_digest()}
 
 
 class HostPlugin(WorkerPlugin):
@@ -138,6 +143,11 @@ class HostPlugin(WorkerPlugin):
                 return target
         differ = "; ".join(f"{k}: {(found[k] or 'missing')[:12]} here, {(want[k] or 'none')[:12]} in the session"
                            for k in self.relevant if found[k] != want[k])
+        if all(found[k] is None for k in self.relevant):  # none here, and none shipped to this session's plugin
+            raise BinariesRefused(
+                f"host {self.worker.address} ({own}) has no programs ({differ}), and this session ships none: the client "
+                "ships its programs only when a host it finds at the start has none; build the same commit there "
+                "(`.venv/bin/python -m bench_src build`), or resume with this host present from the start")
         raise BinariesRefused(f"host {self.worker.address} ({own}): its programs are not the session's ({differ}); "
                               "build the same commit there, or remove them so that the client ships its own")
 
@@ -166,7 +176,7 @@ class HostPlugin(WorkerPlugin):
         hosts, as two hosts of a local cluster are."""
         if self.description is None:
             desc = {"machine": machine.describe(), "toolchains": build.toolchains(), "binaries": self.binaries,
-                    "worker": self.worker.address, "worker_name": str(self.worker.name)}
+                    "worker": self.worker.address, "worker_name": str(self.worker.name), "harness": harness()}
             share = cpus.share_text(self.cpu_set)
             if share:
                 desc["cpu_set"] = share
@@ -187,8 +197,8 @@ class HostPlugin(WorkerPlugin):
             self.description["nofile_limit_for_programs"] = {"soft": nofile[0], "hard": nofile[1]}
             build.evict_from_page_cache([self.bin_dir / name for name in self.relevant])
             self.prepared = True
-        if not self.announced:  # before its first sample: the client records every host that takes one
-            self.worker.log_event(TOPIC, {"kind": "host", "description": self.description})
+        if not self.announced:  # before its first sample: the client records (or refuses) every host that takes one
+            self.send_and_wait({"kind": "host", "description": self.description, "ack": self.ack_name})
             self.announced = True
         if self.context is None:
             self.context = Resources(log=self.log)
