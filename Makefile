@@ -57,14 +57,15 @@ build: venv
 # 5. --engine bench runs the notebook's kernel on Unix sockets in a private directory, not on TCP
 #    ports of 127.0.0.1 (bench_src/run/kernel.py, docs/security.md).
 run: venv
-	@dir=$$($(BIN)/python -m bench_src check --profile $(PROFILE) --seed $(SEED) $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") \
+	@dir=$$($(BIN)/python -m bench_src check --profile "$(PROFILE)" --seed "$(SEED)" $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") \
 	     $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(THREADS),--threads "$(THREADS)") \
 	     $(if $(MEM_LIMIT_MB),--mem-limit-mb "$(MEM_LIMIT_MB)")) || exit 2; \
 	$(MAKE) --no-print-directory system-deps build || exit 2; \
-	mkdir -p -m 700 "$$dir" && echo "results: $$dir" && \
+	mkdir -p -m 700 "$$dir" || exit 2; \
+	echo "results: $$dir"; \
 	partial="$$dir/run.partial.$$$$.ipynb"; \
 	if $(BIN)/python -m bench_src notebook notebooks/run.ipynb "$$partial" \
-	     -p profile $(PROFILE) -p seed $(SEED) -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)") \
+	     -p profile "$(PROFILE)" -p seed "$(SEED)" -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)") \
 	     $(if $(THREADS),-p threads "$(THREADS)") $(if $(MEM_LIMIT_MB),-p mem_limit_mb "$(MEM_LIMIT_MB)") >&2; then \
 	  mv -f "$$partial" "$$dir/run.ipynb"; \
 	else \

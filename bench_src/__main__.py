@@ -179,7 +179,8 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd == "repair":
             api.repair(args.results_dir)
         elif args.cmd == "hosts":
-            api.hosts_report(args.results_dirs, args.out, factor=args.factor)
+            with store_warnings_in_one_line():
+                api.hosts_report(args.results_dirs, args.out, factor=args.factor)
         elif args.cmd == "engines":
             if args.paired and (args.in_process or args.cluster):
                 raise ValueError("engines: give --paired DIR, or --in-process DIR... with --cluster DIR..., not both")
@@ -205,39 +206,64 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def report_command(args: argparse.Namespace) -> int:
-    """`report DIR`: write the report when it is missing (or with --rebuild), then say whether
-    export/report.html references anything outside itself; exit 1 when it does.  What the store
-    warns about the samples (unreadable lines, missing samples) is one line each, `warning: ...`."""
-    import subprocess
-    import warnings
+class store_warnings_in_one_line:
+    """What the store warns about the samples (unreadable or foreign lines, missing samples) as one
+    `warning: ...` line each on stderr, not Python's two lines with a source location."""
 
+    def __enter__(self):
+        import warnings
+
+        self.catching = warnings.catch_warnings(record=True)
+        self.caught = self.catching.__enter__()
+        warnings.simplefilter("default")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import warnings
+
+        from .store import CorruptRecordsWarning
+
+        self.catching.__exit__(*exc)
+        for w in self.caught:
+            if issubclass(w.category, CorruptRecordsWarning):
+                print(f"warning: {w.message}", file=sys.stderr)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """`report DIR`: write the report when it is missing, older than the samples or meta.json, or
+    with --rebuild (a directory a run still holds is refused: its report would be of part of it), then
+    say whether export/report.html references anything outside itself; exit 1 when it does.  What the
+    store warns about the samples (unreadable lines, missing samples) is one line each, `warning: ...`."""
+    import subprocess
+
+    from .paths import SAMPLES
     from .report.export import html
     from .report.full import check_results_dir, full_report
-    from .store import CorruptFile, CorruptRecordsWarning, DiskFull  # a full disk while exporting: one line
+    from .store import CorruptFile, DiskFull  # a full disk while exporting: one line
+    from .store.lock import DirLock
+    from .store.results import LOCK, META
 
     try:
         d = check_results_dir(args.results_dir)
+        owner = DirLock.held_by(d / LOCK)
+        if owner:  # its samples still change, and the run writes export/ itself at its end
+            raise RuntimeError(f"results directory {str(d)!r} is in use by {owner}: a report now would be of part of "
+                               "the run; wait for the run to finish (it writes its report itself)")
         page = html.page_path(d)
-        if args.rebuild or not page.exists():
-            caught: list = []
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("default")
-                    full_report(d)
-            finally:
-                for w in caught:
-                    if issubclass(w.category, CorruptRecordsWarning):
-                        print(f"warning: {w.message}", file=sys.stderr)
-                    else:
-                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        stale = page.exists() and any(f.exists() and f.stat().st_mtime > page.stat().st_mtime
+                                      for f in (d / SAMPLES, d / META))
+        if args.rebuild or not page.exists() or stale:  # a page older than the samples is rewritten
+            with store_warnings_in_one_line():
+                full_report(d)
         refs = html.external_references(page.read_text(encoding="utf-8"))
         print(f"{page}: {page.stat().st_size / 2**20:.1f} MiB, "
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
         if args.screenshot:
             print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
-    except (FileNotFoundError, RuntimeError, subprocess.TimeoutExpired, CorruptFile, DiskFull) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (FileNotFoundError, RuntimeError, ValueError, subprocess.TimeoutExpired, CorruptFile, DiskFull) as exc:
+        print(f"error: {exc}", file=sys.stderr)  # ValueError: export.base.ExportNotWritable among them
         return 2
     return 1 if refs else 0
 

@@ -397,3 +397,35 @@ def test_what_was_excluded_names_the_idle_samples_that_count_for_time_but_not_fo
     n = df.loc[idle[0], "n"]
     assert "Of the samples that entered, 2 count for time but not for memory: some of their tasks" in text, text
     assert f"(idle_tasks go N = {n:,}: 2)." in text, text
+
+
+def test_an_export_directory_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    # a file where export/ should be gave a NotADirectoryError traceback
+    from bench_src.__main__ import main
+    out = _small_run(tmp_path)
+    import shutil
+    shutil.rmtree(out / "export", ignore_errors=True)
+    (out / "export").write_text("x")
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("error: the report cannot write ") and "Not a directory" in err, err
+    assert f"make the export directory {out / 'export'}" in err and "the samples are untouched" in err
+
+
+def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritten(tmp_path, capsys):
+    """`report` during a run wrote a report of part of it, kept afterwards: a directory a run holds
+    is refused, and a page older than the samples is written again."""
+    import os
+
+    from bench_src.__main__ import main
+    from bench_src.store.lock import DirLock
+    out = _small_run(tmp_path)
+    with DirLock(out / ".lock", "the run"):
+        assert main(["report", str(out)]) == 2
+        assert "is in use by PID" in capsys.readouterr().err
+    page = out / "export" / "report.html"
+    assert main(["report", str(out)]) in (0, 1) and page.exists()
+    old = page.stat().st_mtime - 100
+    os.utime(page, (old, old))
+    assert main(["report", str(out)]) in (0, 1)
+    assert page.stat().st_mtime > old + 50, "a page older than the samples is written again"

@@ -501,3 +501,27 @@ def test_check_refuses_a_disk_with_a_block_free_but_not_what_the_run_writes_befo
     assert sorted(p.name for p in small_tmpfs.iterdir()) == ["filler"], "the probe is not left behind"
     (small_tmpfs / "filler").unlink()
     assert main(["check", "--results-dir", str(out), "--plan", PLAN_TEXT]) == 0
+
+
+def test_a_path_too_long_for_the_file_system_is_one_line(tmp_path, capsys, monkeypatch):
+    from bench_src.__main__ import main
+    from bench_src.report import hosts_report
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    long = tmp_path / ("a" * 300)
+    assert main(["check", "--plan", PLAN_TEXT, "--results-dir", str(long)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "cannot be used: File name too long; give a shorter path" in err, err
+    with pytest.raises(ValueError, match="give --out a shorter path"):
+        hosts_report.refuse_foreign(long)
+
+
+def test_a_dangling_link_as_the_results_directory_is_refused_before_the_build(tmp_path, capsys, monkeypatch):
+    # check passed it, then `make run` built, failed to mkdir, and ran the notebook with an empty path
+    from bench_src.__main__ import main
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    link = tmp_path / "dangling"
+    link.symlink_to(tmp_path / "nowhere")
+    for cmd in ("check", "run"):
+        assert main([cmd, "--plan", PLAN_TEXT, "--results-dir", str(link)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "is a link to" in err and "which does not exist" in err, err

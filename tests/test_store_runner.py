@@ -1080,3 +1080,51 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
     assert bar.done == 2 == bar.planned and report.retaken == 1
     assert "2 samples taken now (1 of them again: their blocks, left incomplete, were taken whole), 0 kept from " \
            "before, 2 planned" in str(report)
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda rec: {**rec, "lang": "java"}, r"a cell the run's plan does not hold \(workload 'sleep', lang 'java'"),
+    (lambda rec: {**rec, "n": rec["n"] * 2}, r"a cell the run's plan does not hold"),
+    (lambda rec: {**rec, "variant": "nope"}, r"a cell the run's plan does not hold .*variant 'nope'"),
+])
+def test_a_record_of_no_cell_of_the_plan_is_a_bad_line(tmp_path, change, why):
+    """lang "java" crashed the report with a KeyError and a resume counted the sample as taken; a
+    samples file of another plan (N = 20 where the plan has 10) was analysed as this run's.  A record
+    whose workload, language, variant and N are no cell of meta.json's plan is a bad line: named when
+    read, refused by a resume until repaired, and repaired into samples.rejected.jsonl."""
+    from bench_src import api
+    from bench_src.store import CorruptRecords, CorruptRecordsWarning
+    plan = small_plan()
+    out = tmp_path / "r"
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = out / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[5] = json.dumps(change(json.loads(lines[5]))) + "\n"
+    path.write_text("".join(lines))
+    with pytest.warns(CorruptRecordsWarning, match="line 6: " + why):
+        df = api.load(out)
+    assert len(df) == len(plan.schedule()) - 1 and df.attrs["bad_lines"] == [6]
+    with pytest.raises(CorruptRecords, match="line 6: a cell the run's plan does not hold"):
+        runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
+
+
+def test_a_line_that_is_not_utf_8_is_a_bad_line_and_moved_whole_by_a_repair(tmp_path):
+    """A byte that is not UTF-8 in "ok" was read as "o\ufffd\ufffdk", a status no run writes,
+    without a word; the line is a bad line now, and a repair moves it aside and keeps the others."""
+    from bench_src import api
+    from bench_src.store import CorruptRecordsWarning
+    plan = small_plan()
+    out = tmp_path / "r"
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = out / "samples.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    lines[4] = lines[4].replace(b'"ok"', b'"o\xff\xfek"')
+    path.write_bytes(b"\n".join(lines))
+    with pytest.warns(CorruptRecordsWarning, match=r"line 5: not UTF-8 \(byte 0xff at column \d+\)"):
+        df = api.load(out)
+    assert set(df["status"]) == {"ok"}
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
+    assert all(b"\xff" not in line for line in path.read_bytes().split(b"\n"))

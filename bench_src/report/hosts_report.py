@@ -100,6 +100,11 @@ def refuse_foreign(directory: str | Path) -> None:
     """A ValueError naming the first entry of `directory` that `save` does not write (none if it
     does not exist or holds only a report of several hosts, which a new one replaces)."""
     d = Path(directory)
+    try:
+        d.exists()
+    except OSError as exc:  # a name too long for the file system
+        raise ValueError(f"the hosts report's directory cannot be used ({exc.strerror or exc}, {len(str(d))} "
+                         "characters); give --out a shorter path") from None
     if d.exists() and not d.is_dir():
         raise ValueError(f"the hosts report's directory {str(d)!r} is a file; give --out a directory")
     foreign = sorted(p.name for p in d.iterdir() if not OWN_FILES.fullmatch(p.name)) if d.is_dir() else []

@@ -224,6 +224,16 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
     return rec, ""
 
 
+def foreign_cell(rec: dict, cells: set[tuple]) -> str:
+    """Why a record is of no cell of the run's plan ('' when it is of one): a samples file of
+    another plan, or a name no program of the plan has (a language, a workload, a variant)."""
+    key = (rec["workload"], rec["lang"], rec["variant"], rec["n"])
+    if key in cells:
+        return ""
+    return (f"a cell the run's plan does not hold (workload {rec['workload']!r}, lang {rec['lang']!r}, "
+            f"variant {rec['variant']!r}, N {rec['n']}): another plan's sample, or a name no program has")
+
+
 def _non_negative(value: Any) -> bool:
     return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and value >= 0)
@@ -247,10 +257,10 @@ def _sessions_problem(sessions: list[Any]) -> str | None:
     return None
 
 
-def _write_private(path: Path, text: str) -> None:
+def _write_private(path: Path, text: str | bytes) -> None:
     """Write a file only its owner can read, atomically (temporary file, fsync, rename)."""
     tmp = path.with_name(path.name + ".tmp")
-    data = text.encode("utf-8")
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, 0o600)
@@ -326,13 +336,28 @@ def refuse_foreign(directory: Path) -> None:
                          f"empty directory, or the directory of an earlier run{hint}")
 
 
+def _shown(path: Path, most: int = 120) -> str:
+    """A path as an error quotes it: whole up to `most` characters, else its start and end."""
+    text = str(path)
+    return repr(text) if len(text) <= most else repr(text[:60] + " … " + text[-40:]) + f" ({len(text)} characters)"
+
+
 def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     """Refuse, before anything is built, a results directory that cannot be used: a path that is a
     file, a directory (or the nearest existing parent) that is not writable or has not `need` bytes
     free (a run's: space.start_bytes), one whose lock is held."""
     d = Path(directory)
+    try:
+        d.exists()
+    except OSError as exc:  # a name too long for the file system, a path it cannot look at
+        raise ValueError(f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}; give a shorter path "
+                         "(each name at most 255 bytes)" if exc.errno == errno.ENAMETOOLONG else
+                         f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}") from None
     if d.exists() and not d.is_dir():
         raise ValueError(f"results_dir {str(d)!r} is a file, not a directory")
+    if d.is_symlink() and not d.exists():  # mkdir would fail on it after the build
+        raise ValueError(f"results_dir {str(d)!r} is a link to {os.readlink(d)!r}, which does not exist; give "
+                         "the directory itself, or create the link's target first")
     probe = d
     while not probe.exists():
         if probe.parent == probe:
@@ -748,26 +773,46 @@ class ResultsStore:
         return len(data) - keep
 
     def scan(self) -> Scan:
-        """Read samples.jsonl line by line: records, bad lines (with their numbers), a torn end."""
+        """Read samples.jsonl line by line: records, bad lines (with their numbers), a torn end.  A
+        line is bad when it is not UTF-8 (never decoded with replacement characters, which would
+        store a status or a name no run wrote), not a complete record, or a record of a cell the
+        run's plan does not hold (another plan's file, a name no program has: `foreign_cell`)."""
         out = Scan()
         if not self.samples_path.exists():
             return out
-        text = self._read_samples().decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
+        lines = self._read_samples().split(b"\n")
+        if lines and lines[-1] == b"":
             lines.pop()
         elif lines:
             lines.pop()  # no newline at the end: a write cut by a kill; repair() removes it
             out.torn = True
-        for lineno, line in enumerate(lines, start=1):
+        cells = self._plan_cells()
+        for lineno, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                out.bad.append(BadLine(lineno, raw.decode("utf-8", errors="replace"),
+                                       f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"))
+                continue
             if not line.strip():
                 continue
             rec, why = _why_bad(line)
+            if rec is not None and cells is not None:
+                why = foreign_cell(rec, cells)
+                rec = None if why else rec
             if rec is None:
                 out.bad.append(BadLine(lineno, line, why))
             else:
                 out.records.append(rec)
         return out
+
+    def _plan_cells(self) -> set[tuple] | None:
+        """The (workload, lang, variant, N) of every cell of the plan meta.json holds; None where it
+        holds none that can be read (meta.json missing or corrupt: its own errors say so)."""
+        try:
+            return {(c.workload, c.lang, c.variant, c.n) for c in plan_from_dict(self.read_meta()["plan"]).cells()}
+        except (CorruptFile, KeyError, TypeError, ValueError):
+            return None
 
     def lost(self, meta: dict[str, Any], scan: Scan, dropped: int = 0) -> Lost:
         """What meta.json's sessions recorded as taken that samples.jsonl no longer holds (`Lost`);
@@ -814,8 +859,8 @@ class ResultsStore:
             if not scan.bad:
                 return 0
             bad_numbers = {b.lineno for b in scan.bad}
-            lines = self._read_samples().decode("utf-8", errors="replace").split("\n")
-            if lines and lines[-1] == "":
+            lines = self._read_samples().split(b"\n")  # bytes: a line that is not UTF-8 is moved whole
+            if lines and lines[-1] == b"":
                 lines.pop()
             with open(self.dir / REJECTED, "a", encoding="utf-8", opener=_private_opener) as f:
                 for b in scan.bad:
@@ -824,7 +869,7 @@ class ResultsStore:
                 f.flush()
                 os.fsync(f.fileno())
             kept = [ln for i, ln in enumerate(lines, start=1) if i not in bad_numbers]
-            _write_private(self.samples_path, "".join(ln + "\n" for ln in kept))
+            _write_private(self.samples_path, b"".join(ln + b"\n" for ln in kept))
             if self.meta_path.exists():
                 meta = self.read_meta()
                 meta.setdefault("repairs", []).append({

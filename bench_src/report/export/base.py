@@ -23,18 +23,28 @@ def export_dir(results_dir: str | Path) -> Path:
     return Path(results_dir) / EXPORT
 
 
+class ExportNotWritable(ValueError):
+    """An export file that cannot be written for another reason than a full disk (a file where its
+    directory should be, a directory without write permission): one line naming it and what to do."""
+
+
 @contextmanager
 def written(path: str | Path) -> Iterator[Path]:
     """Around the writing of one export file (every writer of this package uses it): its directory
     is made first; on a full disk (or quota) the part of the file already written is removed and
-    DiskFull names the file, so a full disk is one line and leaves no truncated export."""
+    DiskFull names the file, so a full disk is one line and leaves no truncated export; any other
+    error of the file system is ExportNotWritable, one line as well."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         yield path
     except OSError as exc:
         if not is_disk_full(exc):
-            raise
+            where = exc.filename or path
+            raise ExportNotWritable(
+                f"the report cannot write {path.name} ({where}: {exc.strerror or type(exc).__name__}); make the "
+                f"export directory {path.parent} a directory this user can write (remove a file standing in its "
+                "place, or change its permissions), then run the report again: the samples are untouched") from None
         try:
             path.unlink(missing_ok=True)
         except OSError:
