@@ -277,7 +277,9 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
         flag = getattr(args, prm.name, None)
         if flag is None:
             continue
-        if prm.name in params and str(params[prm.name]) != str(flag):
+        if isinstance(flag, str) and flag.strip() in ("None", "none", "null", "~") and prm.type.startswith("Optional"):
+            flag = None  # as papermill's `-p NAME None`: the profile's value, or the rule the help names
+        if prm.name in params and str(params[prm.name]) != str(flag) and flag is not None:
             raise ValueError(f"{parameters.option(prm)} {flag} contradicts {prm.name}: {params[prm.name]} in --plan; "
                              "give it once")
         params[prm.name] = flag

@@ -101,6 +101,9 @@ def as_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None, 
         text = value.strip()
         if re.fullmatch(r"[+-]?\d+", text):
             number = int(text)
+        elif re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text):  # "6.0", "1e3": as papermill reads them
+            real = float(text)
+            number = int(real) if math.isfinite(real) and real.is_integer() else None
     if number is None or number < minimum or (maximum is not None and number > maximum):
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return number

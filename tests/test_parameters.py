@@ -190,3 +190,20 @@ def test_the_readme_has_a_table_of_every_analysis_notebooks_parameters(name):
              for n in re.findall(r"`([a-z_]+)`", line.split("|")[1])]
     declared = [p.name for p in _infer_parameters(load_notebook_node(str(paths.ROOT / "notebooks" / name)))]
     assert named == declared
+
+
+def test_the_command_line_reads_a_whole_number_and_none_as_papermill_does(capsys):
+    """papermill's `-p samples 6.0` (a float) and `-p threads None` ran; the same values on the
+    command line were refused, and the CLI's own error offered None for threads."""
+    from bench_src.__main__ import main
+    from bench_src.values import as_int
+
+    assert as_int("samples", "6.0") == 6 and as_int("samples", "1e3", 1, 10000) == 1000 and as_int("s", 6.0) == 6
+    for bad in ("6.5", "nan", "1e400", "abc"):
+        with pytest.raises(ValueError, match="must be an integer"):
+            as_int("samples", bad)
+    base = ["check", "--workloads", "[sleep]", "--ns", "[10]"]
+    assert main(base) == 0
+    omitted = capsys.readouterr().out.strip()
+    assert main(base + ["--threads", "None"]) == 0 and capsys.readouterr().out.strip() == omitted
+    assert main(base + ["--samples", "10.0"]) == 0 and capsys.readouterr().out.strip() == omitted  # quick's 10

@@ -525,3 +525,66 @@ def test_a_dangling_link_as_the_results_directory_is_refused_before_the_build(tm
         assert main([cmd, "--plan", PLAN_TEXT, "--results-dir", str(link)]) == 2
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and "is a link to" in err and "which does not exist" in err, err
+
+
+@pytest.mark.parametrize("name", [".lock", "samples.jsonl"])
+def test_a_runs_file_that_cannot_be_written_is_refused_by_check_before_the_build(tmp_path, capsys, monkeypatch, name):
+    """A .lock or samples.jsonl of mode 000 passed `check`; `run` then failed after the build with a
+    traceback, and recorded a session in meta.json.  (Root writes whatever the mode: the refusal is
+    simulated where the file is opened.)"""
+    from bench_src.__main__ import main
+    out = tmp_path / "r"
+    runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
+    real_open = os.open
+
+    def refusing(path, flags, *args, **kwargs):
+        if os.fspath(path) == os.fspath(out / name) and flags & (os.O_WRONLY | os.O_RDWR):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing)
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    before = (out / "meta.json").read_bytes()
+    assert main(["check", "--plan", PLAN_TEXT, "--results-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"its {name} cannot be written (Permission denied)" in err, err
+    assert (out / "meta.json").read_bytes() == before
+
+
+def test_a_repair_on_a_full_disk_is_one_line_and_moves_nothing_twice(tmp_path, capsys, monkeypatch):
+    """`repair` on a full disk gave a traceback, and each attempt appended the same bad line to
+    samples.rejected.jsonl again; the copies then counted as found samples and hid lost ones."""
+    from bench_src.__main__ import main
+    out = tmp_path / "r"
+    runner.run(small_plan(), out, measure_fn=fake_measure(), **QUIET)
+    path = out / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines.insert(4, "garbage\n")
+    path.write_text("".join(lines))
+    before = path.read_bytes()
+    real = results_module._write_private
+
+    def full(target, text):
+        if target == path:
+            raise enospc()
+        return real(target, text)
+
+    monkeypatch.setattr(results_module, "_write_private", full)
+    for _ in range(2):
+        assert main(["repair", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "error: " in err and "disk" in err.lower(), err
+        assert path.read_bytes() == before
+        assert not (out / "samples.rejected.jsonl").exists() or not (out / "samples.rejected.jsonl").read_text()
+    monkeypatch.setattr(results_module, "_write_private", real)
+    assert main(["repair", str(out)]) == 0
+    assert len((out / "samples.rejected.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_line_moved_twice_by_an_older_repair_counts_once(tmp_path):
+    store_ = ResultsStore(tmp_path)
+    (tmp_path / "samples.rejected.jsonl").write_text(
+        json.dumps({"line": 5, "why": "x", "text": "garbage", "moved_at": "a"}) + "\n"
+        + json.dumps({"line": 5, "why": "x", "text": "garbage", "moved_at": "b"}) + "\n")
+    lost = store_.lost({"sessions": [{"session": 1, "taken": 3}]}, results_module.Scan())
+    assert lost.found == 1

@@ -385,6 +385,14 @@ def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     owner = DirLock.held_by(d / LOCK)
     if owner:
         raise ValueError(f"results_dir {str(d)!r} is in use by {owner}; wait for that run to finish or stop it")
+    for name in (LOCK, SAMPLES):  # files a run opens to write: their own mode may refuse it
+        if (d / name).is_file():
+            try:
+                os.close(os.open(d / name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
+            except OSError as exc:
+                raise ValueError(f"results_dir {str(d)!r}: its {name} cannot be written ({exc.strerror}); give this "
+                                 f"user write permission on it (chmod u+w), and nothing in the directory changes "
+                                 "before then") from None
     return d
 
 
@@ -826,9 +834,18 @@ class ResultsStore:
             rejected = (self.dir / REJECTED).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             rejected = []
+        seen: set = set()
         for line in rejected:
             try:
-                session = json.loads(json.loads(line)["text"]).get("session")
+                moved = json.loads(line)
+                key = (moved.get("line"), moved.get("text"))
+            except (ValueError, AttributeError):
+                moved, key = None, (None, line)
+            if key in seen:  # a line moved twice (by an earlier repair tried again on a full disk) counts once
+                continue
+            seen.add(key)
+            try:
+                session = json.loads(moved["text"]).get("session")
             except (ValueError, TypeError, KeyError, AttributeError):
                 session = None  # a line that was never a record: it may have been any session's
             out.found += session in counted or session is None
@@ -862,14 +879,27 @@ class ResultsStore:
             lines = self._read_samples().split(b"\n")  # bytes: a line that is not UTF-8 is moved whole
             if lines and lines[-1] == b"":
                 lines.pop()
-            with open(self.dir / REJECTED, "a", encoding="utf-8", opener=_private_opener) as f:
-                for b in scan.bad:
-                    f.write(json.dumps({"line": b.lineno, "why": b.why, "text": self.scrubber.text(b.text),
-                                        "moved_at": now_utc()}) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            kept = [ln for i, ln in enumerate(lines, start=1) if i not in bad_numbers]
-            _write_private(self.samples_path, b"".join(ln + b"\n" for ln in kept))
+            rejected = self.dir / REJECTED
+            before = rejected.stat().st_size if rejected.exists() else None
+            try:
+                with open(rejected, "a", encoding="utf-8", opener=_private_opener) as f:
+                    for b in scan.bad:
+                        f.write(json.dumps({"line": b.lineno, "why": b.why, "text": self.scrubber.text(b.text),
+                                            "moved_at": now_utc()}) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                kept = [ln for i, ln in enumerate(lines, start=1) if i not in bad_numbers]
+                _write_private(self.samples_path, b"".join(ln + b"\n" for ln in kept))
+            except OSError as exc:
+                # nothing moved: samples.jsonl is as it was, and samples.rejected.jsonl too (a repair
+                # tried again must not list the same lines twice)
+                if before is None:
+                    rejected.unlink(missing_ok=True)
+                else:
+                    os.truncate(rejected, before)
+                if is_disk_full(exc):
+                    raise self.disk_full(exc) from None
+                raise
             if self.meta_path.exists():
                 meta = self.read_meta()
                 meta.setdefault("repairs", []).append({
