@@ -49,10 +49,12 @@ def test_the_first_section_after_the_parameters_and_the_setup_is_the_findings(na
     if name == "run.ipynb":
         # the setup checks; one cell builds and runs, one analyses, their output kept for later
         assert findings == 4 and headings[:2] == ["## Build and run", "## Findings: what this run says, Go vs Rust"]
-        assert all(c.startswith("with capture_output(stderr=False, display=False) as ") for c in code[2:4])
+        # the run's cell: its progress lines live, then out of the cell (nb.live_stderr), its output kept
+        assert code[2].startswith("with nb.live_stderr() as run_lines, capture_output(stderr=False, display=False) as ")
+        assert code[3].startswith("with capture_output(stderr=False, display=False) as ")
         assert "build_programs" in code[2] and "run_plan" in code[2] and "nb.report(out_dir)" in code[3]
         details = headings.index("## The run: its plan, its build, what it said and where the exports are")
-        assert details == 2 and code[5:8] == ["nb.plan(plan)", "run_log.show()", "analysis_log.show()"]
+        assert details == 2 and code[5:8] == ["nb.plan(plan)", "run_log.show()\nrun_lines.show()", "analysis_log.show()"]
     else:
         assert findings == 2 and headings[0] == "## Findings: what this run says, Go vs Rust"
     assert not any("nb.plan(" in c or "nb.hosts" in c for c in code[1:findings])
