@@ -1033,10 +1033,14 @@ def test_a_worker_joining_on_cpus_another_host_runs_on_is_refused():
     # the old worker gone (its nanny restarted it at another address): the new one is that host again
     hosts = _hosts_with({"tcp://127.0.0.1:1001": first}, live={"tcp://127.0.0.1:1002"})
     hosts.record_host(_host_description("tcp://127.0.0.1:1002", "0"))
-    # on CPUs of its own: joins
+    # on CPUs of its own: joins, and its warm-ups add to the planned count (the progress read 110/100)
     hosts = _hosts_with({"tcp://127.0.0.1:1001": first}, live={"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1003"})
+    more = []
+    hosts.on_warmups = more.append
+    hosts.record_host({**first, "nofile_limit_for_programs": {"soft": 1, "hard": 1}})  # a host of the start: none
     hosts.record_host(_host_description("tcp://127.0.0.1:1003", "1"))
     assert set(hosts.by_worker) == {"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1003"}
+    assert more == [len(hosts.warmup_slots)] and more[0] > 0
 
 
 def test_a_host_that_runs_other_harness_code_is_refused():
@@ -1086,3 +1090,32 @@ def test_the_scheduler_stops_the_hosts_plugin_when_the_run_s_client_is_gone(tmp_
         other.close()
     finally:
         cluster.close()
+
+
+def test_a_local_clusters_scratch_left_by_a_killed_client_is_removed_by_the_next(tmp_path, monkeypatch):
+    """kill -9 of a local:N client left /tmp/bench-dask-* behind for good: each is locked by its
+    client, and the next local cluster removes those no live process holds (and only those)."""
+    import tempfile
+
+    from bench_src.run.cluster import engine
+    from bench_src.store.lock import DirLock
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    stale = tmp_path / (engine.SCRATCH_PREFIX + "killed")
+    stale.mkdir()
+    (stale / ".lock").write_text("")  # its client gone: nobody holds it
+    held = tmp_path / (engine.SCRATCH_PREFIX + "running")
+    held.mkdir()
+    lock = DirLock(held / ".lock", "another run's scratch").acquire()
+    said = []
+    hosts = engine.Hosts(parse_cluster("local:1"), small_plan(), SimpleNamespace(), lambda *a: None, set(), said.append)
+    try:
+        hosts.start_cluster()
+        assert not stale.exists() and held.exists()
+        assert any("a local cluster's scratch left by a harness process that was killed" in s for s in said)
+        mine = Path(hosts.scratch)
+        assert mine.exists() and DirLock.held_by(mine / ".lock") is not None
+    finally:
+        hosts.close()
+        lock.release()
+    assert not mine.exists()

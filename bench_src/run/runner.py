@@ -360,6 +360,12 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     hosts.start(binaries={k: binaries.get(k) for k in relevant})
                     bar.hosts = hosts.count
                     hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
+
+                    def more_warmups(n: int) -> None:  # a host that joined takes them: planned, not "110%"
+                        bar.add_planned(n)
+                        report.planned += n
+
+                    hosts.on_warmups = more_warmups
                     if not engines:
                         est.spread_over(hosts.count, hosts.warmup_seconds(seconds), len(hosts.warmup_slots))
                     store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))

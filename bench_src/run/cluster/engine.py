@@ -44,6 +44,7 @@ from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
 from ...store.hosts import host_id, machine_id
+from ...store.lock import DirLock, remove_unheld
 from ..sample import record
 from . import host, watch
 
@@ -77,6 +78,7 @@ HOSTS_EVERY_S = 5.0  # how often it counts the hosts
 NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
+SCRATCH_PREFIX = "bench-dask-"  # a local cluster's scratch directory under $TMPDIR
 RETRY_STATUS = "host_lost"
 # One run per scheduler at a time: the hosts' plugin, its events and acknowledgements have one name
 # on a scheduler, and two runs' samples would run at once on the same hosts.  The run holds a Dask
@@ -211,8 +213,11 @@ class Hosts:
         self.lost: OSError | None = None  # the error that showed the scheduler unreachable
         self.running: dict = {}  # the blocks handed out and not finished: future -> block
         self.scratch: str | None = None  # a local cluster's Dask scratch directory, removed at close
+        self.scratch_lock: DirLock | None = None  # held while it is in use (a killed client's is swept later)
         self.block_host: dict[tuple, str] = {}  # (phase, block) -> the host its last stored sample came from
         self.on_count: Callable[[int], None] = lambda _n: None  # told the hosts' number when it is counted again
+        # told how many warm-ups a worker that joined after the start takes (they add to the planned count)
+        self.on_warmups: Callable[[int], None] = lambda _n: None
         self.lease: Semaphore | None = None  # held while this run uses a scheduler's hosts
         self.watched = False  # the scheduler stops the hosts' servers if this client dies (watch.py)
         self.by_worker: dict[str, dict] = {}  # each worker's host description, by its address
@@ -227,7 +232,11 @@ class Hosts:
                 # neither connect to the scheduler nor hand its workers code to run, nor read a page
                 # Dask's scratch space (its lock files, spilled data) in a temporary directory of
                 # the run's own, removed at close, not in the temporary directory every process shares
-                self.scratch = tempfile.mkdtemp(prefix="bench-dask-")
+                # the scratch of a client killed (kill -9) before its close goes now: each is locked by its client
+                for stale in remove_unheld(tempfile.gettempdir(), SCRATCH_PREFIX):
+                    self.log(f"removed {stale}, a local cluster's scratch left by a harness process that was killed")
+                self.scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+                self.scratch_lock = DirLock(os.path.join(self.scratch, ".lock"), f"the scratch {self.scratch}").acquire()
                 with dask.config.set({**PRIVATE_HTTP, "temporary-directory": self.scratch}):
                     self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
                                                 local_directory=self.scratch,
@@ -370,6 +379,8 @@ class Hosts:
                     self.cluster.close()
             finally:
                 if self.scratch:
+                    if self.scratch_lock is not None:
+                        self.scratch_lock.release()
                     shutil.rmtree(self.scratch, ignore_errors=True)
 
     # --- blocks ---------------------------------------------------------------------------------
@@ -529,6 +540,8 @@ class Hosts:
         # checked against the workers still there (a worker restarted on the same CPUs replaces its old self)
         live = set(self.client.scheduler_info(n_workers=-1)["workers"])
         refuse_shared_cpus({**{a: d for a, d in self.by_worker.items() if a in live}, addr: description})
+        if addr not in self.by_worker:  # a worker that joined (or was restarted) takes the plan's warm-ups too
+            self.on_warmups(len(self.warmup_slots))
         self.by_worker[addr] = description
         if hid not in self.hosts:
             self.log(f"host {hid}: {description['label']} at {description.get('worker')} joined the run")
