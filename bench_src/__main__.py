@@ -247,6 +247,9 @@ def report_command(args: argparse.Namespace) -> int:
 
     try:
         d = check_results_dir(args.results_dir)
+        problem = html.screenshot_problem(args.screenshot, args.width, args.height) if args.screenshot else None
+        if problem:  # before the report is written and Chromium started
+            raise ValueError(problem)
         owner = DirLock.held_by(d / LOCK)
         if owner:  # its samples still change, and the run writes export/ itself at its end
             raise RuntimeError(f"results directory {str(d)!r} is in use by {owner}: a report now would be of part of "

@@ -490,3 +490,18 @@ def test_the_threads_note_of_a_local_cluster_compares_threads_with_a_hosts_cpus(
     assert threads_note(plan, cluster=parse_cluster("local:3")).startswith(
         "threads is 1, below the 2 CPUs of the largest host of cluster local:3, and 2 Rust cells run unpinned")
     assert threads_note(plan).startswith("threads is 1, below this machine's 3 usable CPUs")  # in this process
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"looks": -1}, r"looks must be an integer >= 1"),
+    ({"max_samples": 20000}, r"max_samples must be an integer >= 1 and <= 10000"),
+    ({"variants": {"ping_pong": {"go": ["all", "channels"]}}}, r"'all' stands alone"),
+    ({"params": {"ping_pong": {"buffer": True}}}, r"must be a value or a list of values, got True"),
+    ({"n_range": {"ping_pong": {"mode=lockstep": None, "mode=pipelined": [1, 10]}}},
+     r"a comma separates entries: quote a setting of several parameters"),
+])
+def test_errors_say_what_is_wrong_with_the_value_itself(kwargs, message):
+    # each of these named another problem (looks "only applies to sequential sampling", "unknown
+    # variant 'all'", "must be a list" where one value is allowed, bounds None without why) or none
+    with pytest.raises(ValueError, match=message):
+        make_plan("quick", workloads=["ping_pong"], ns=[10], **kwargs)

@@ -429,3 +429,23 @@ def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritte
     os.utime(page, (old, old))
     assert main(["report", str(out)]) in (0, 1)
     assert page.stat().st_mtime > old + 50, "a page older than the samples is written again"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--width", "-5"], "--width -5: the window's width in pixels, from 100 to 20000"),
+    (["--height", "0"], "--height 0: the window's height in pixels"),
+    ([], "is a directory; give the path of a PNG file to write"),
+])
+def test_a_screenshot_s_bad_arguments_are_one_line_before_chromium_starts(tmp_path, capsys, monkeypatch, extra, message):
+    # --screenshot /etc said "screenshot: /etc" though nothing was written; --height 0 waited 120 s;
+    # a missing directory was created without a word
+    from bench_src.__main__ import main
+    from bench_src.report.export import html
+    out = _small_run(tmp_path)
+    monkeypatch.setattr(html, "find_browser", lambda: pytest.fail("must not start Chromium"))
+    target = str(tmp_path) if not extra else str(tmp_path / "x.png")
+    assert main(["report", str(out), "--screenshot", target, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and message in err, err
+    assert main(["report", str(out), "--screenshot", str(tmp_path / "no" / "such" / "x.png")]) == 2
+    assert "does not exist; create it first" in capsys.readouterr().err and not (tmp_path / "no").exists()

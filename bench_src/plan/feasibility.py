@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..parameters import MAX_SAMPLES_PER_CELL
 from ..values import as_bool, as_int
 from . import design
 from .comparisons import plan_comparisons
@@ -29,13 +30,15 @@ def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: A
         raise ValueError(f"adaptive_target ({adaptive_target!r}) was replaced by the sequential rule: give "
                          "max_samples (the sample budget per cell) and optionally looks")
     budget = 0 if max_samples in (None, 0, "", "0") else as_int(
-        "max_samples", max_samples, 1, default="no sequential rule (so does 0)")
+        "max_samples", max_samples, 1, MAX_SAMPLES_PER_CELL, default="no sequential rule (so does 0)")
     if budget and budget < plan.samples:
         raise ValueError(f"max_samples ({budget}) must be >= samples ({plan.samples})")
     if budget == plan.samples:
         budget = 0
     if looks in (0, "0"):  # no zero (as for threads and mem_limit_mb): refused, naming the default
         as_int("looks", looks, 2, default=f"the default ({design.DEFAULT_LOOKS})")
+    if looks not in (None, ""):  # the value itself first: -1 is no number of looks, with or without max_samples
+        as_int("looks", looks, 1, default=f"the default ({design.DEFAULT_LOOKS})")
     if budget == 0:
         if looks not in (None, 1, "", "1"):
             raise ValueError(f"looks ({looks!r}) only applies to sequential sampling: set max_samples too")

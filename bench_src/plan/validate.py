@@ -37,7 +37,7 @@ def _as_list(name: str, value: Any) -> list:
                          f"'[{', '.join(parts)}]'{number}")
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return [value]
-    raise ValueError(f"{name} must be a list, got {value!r}")
+    raise ValueError(f"{name} must be a value or a list of values, got {value!r}")
 
 
 def languages_parameter(value: Any, name: str = "languages") -> tuple[str, ...]:
@@ -89,6 +89,10 @@ def _validate_variants(w: str, lang: str, values: Any) -> tuple[str, ...]:
     if values in (None, "default", ["default"]):
         return (allowed[0],)
     chosen = _as_list(f"variants[{w}][{lang}]", values)
+    alone = [v for v in ("all", "default") if v in chosen and v not in allowed]
+    if alone and len(chosen) > 1:
+        raise ValueError(f"variants[{w}][{lang}] = {chosen!r}: {alone[0]!r} stands alone (every variant, or the "
+                         f"default one), not in a list with other names; allowed in a list: {', '.join(allowed)}")
     for v in chosen:
         if v not in allowed:
             raise ValueError(f"unknown variant {v!r} of {w} for {lang}; allowed: {', '.join(allowed)}")
@@ -164,7 +168,9 @@ def _validate_n_range(w: str, given: Any, ns: tuple[int, ...], grid: Mapping[str
             pairs.append(f"{key}={value}")
         if bounds is None or isinstance(bounds, (str, bytes)) or not isinstance(bounds, (list, tuple)) \
                 or len(bounds) != 2:
-            raise ValueError(f"{name}[{setting!r}] must be [lowest N, highest N] (null: no bound), got {bounds!r}")
+            flow = (" (in a mapping written in braces a comma separates entries: quote a setting of several "
+                    "parameters, {\"key=a,other=b\": [1, 10]})" if bounds is None else "")
+            raise ValueError(f"{name}[{setting!r}] must be [lowest N, highest N] (null: no bound), got {bounds!r}{flow}")
         low, high = (None if b in (None, "", "null") else as_int(f"{name}[{setting!r}]: N", b) for b in bounds)
         if low is not None and high is not None and low > high:
             raise ValueError(f"{name}[{setting!r}]: the lowest N ({low}) is above the highest ({high})")

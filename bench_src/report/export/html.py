@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .. import findings, tables, units
 from .base import export_dir, written
@@ -270,11 +271,32 @@ def find_browser() -> str:
                             "apt-get install -y chromium")
 
 
+SCREEN_PIXELS = (100, 20_000)  # the window sizes a screenshot may take (Chromium draws nothing at 0)
+
+
+def screenshot_problem(png: str | Path, width: Any, height: Any) -> str | None:
+    """What makes a screenshot's arguments unusable, naming the value and what is allowed, before
+    Chromium starts: a size outside SCREEN_PIXELS, a path that is a directory or whose directory
+    does not exist (it is not created)."""
+    low, high = SCREEN_PIXELS
+    for name, v in (("width", width), ("height", height)):
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+            return f"--{name} {v!r}: the window's {name} in pixels, from {low} to {high}"
+    png = Path(png)
+    if png.is_dir():
+        return f"--screenshot {str(png)!r} is a directory; give the path of a PNG file to write"
+    if not png.resolve().parent.is_dir():
+        return f"--screenshot {str(png)!r}: its directory {str(png.resolve().parent)!r} does not exist; create it first"
+    return None
+
+
 def screenshot(page: Path, png: Path, width: int = 1400, height: int = 3000, timeout_s: float = 120) -> Path:
     """A PNG of the page as headless Chromium renders it (no network, a throw-away profile)."""
+    problem = screenshot_problem(png, width, height)
+    if problem:
+        raise ValueError(problem)
     browser = find_browser()
     png = Path(png).resolve()
-    png.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as profile:
         cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
