@@ -629,3 +629,16 @@ def test_golden_markdown_of_the_idle_wait_modes_table():
                              "alive_at_spawn": 10000, "peak_rss_mib": base * 10 + extra + 0.004 * block,
                              "elapsed_s": seconds + 0.001 * block})
     _golden("idle_wait_modes", tables.readable(memory.wait_modes(pd.DataFrame(rows)), "idle_wait_modes").to_markdown())
+
+
+def test_a_fixed_cost_below_0_says_it_is_none():
+    # a 2-point fit read "fixed cost -12.0 ms", a cost no program can have
+    import report_data
+    from bench_src.analysis import scaling
+
+    costs = scaling.per_task_cost(report_data.frame(), "elapsed_s").reset_index(drop=True)
+    costs.loc[0, "fixed_cost"] = -0.012
+    shown = tables.readable(costs, "per_task_elapsed_s").frame
+    texts = list(shown["fixed cost"])
+    assert texts[0] == "-12.0 ms (below 0: no fixed cost resolved)", texts[:2]
+    assert not any("below 0" in t for t in texts[1:])

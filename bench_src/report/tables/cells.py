@@ -82,7 +82,10 @@ def per_task(table: pd.DataFrame) -> Readable:
         (units.interval(v, lo, hi, units.metric_unit(k)) + f" per {per_unit(w) or 'N'}") if not blank(v) else ""
         for v, lo, hi, k, w in zip(column_of(t, "per_task"), column_of(t, "per_task_ci_low"), column_of(t, "per_task_ci_high"),
                                    metric, column_of(t, "workload", ""))]
-    out["fixed cost"] = metric_values(t, "fixed_cost")
+    # the line's intercept: below 0 (a fit of few N, or a cost that grows faster than linearly) it is
+    # no cost, and says so rather than read as one
+    out["fixed cost"] = [f"{text} (below 0: no fixed cost resolved)" if not blank(v) and float(v) < 0 else text
+                         for text, v in zip(metric_values(t, "fixed_cost"), column_of(t, "fixed_cost"))]
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
     out["noise"] = column_of(t, "noise_power").map(noise_model)
