@@ -164,7 +164,8 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd in ("check", "run"):
             cluster = api.cluster_from_parameter(args.cluster)
             plan = api.plan_from_parameters(cluster=cluster and str(cluster), **cli_plan_parameters(args))
-            out = api.results_dir_for(plan, args.results_dir, repair=getattr(args, "repair", False))
+            given = None if args.results_dir == "None" else args.results_dir  # as papermill's -p results_dir None
+            out = api.results_dir_for(plan, given, repair=getattr(args, "repair", False))
             api.check_servers(plan)
             if args.cmd == "check":
                 print(out)
@@ -240,6 +241,7 @@ def report_command(args: argparse.Namespace) -> int:
 
     from .paths import SAMPLES
     from .report.export import html
+    from .report.export.base import ExportNotWritable
     from .report.full import check_results_dir, full_report
     from .store import CorruptFile, DiskFull  # a full disk while exporting: one line
     from .store.lock import DirLock
@@ -250,16 +252,22 @@ def report_command(args: argparse.Namespace) -> int:
         problem = html.screenshot_problem(args.screenshot, args.width, args.height) if args.screenshot else None
         if problem:  # before the report is written and Chromium started
             raise ValueError(problem)
-        owner = DirLock.held_by(d / LOCK)
-        if owner:  # its samples still change, and the run writes export/ itself at its end
-            raise RuntimeError(f"results directory {str(d)!r} is in use by {owner}: a report now would be of part of "
-                               "the run; wait for the run to finish (it writes its report itself)")
         page = html.page_path(d)
         stale = page.exists() and any(f.exists() and f.stat().st_mtime > page.stat().st_mtime
                                       for f in (d / SAMPLES, d / META))
         if args.rebuild or not page.exists() or stale:  # a page older than the samples is rewritten
-            with store_warnings_in_one_line():
-                full_report(d)
+            owner = DirLock.held_by(d / LOCK)
+            if owner:  # its samples still change: a report now would be of part of the run
+                raise RuntimeError(f"results directory {str(d)!r} is in use by {owner}: a report now would be of part "
+                                   "of the run; wait for the run to finish, then run the report again")
+            try:
+                with store_warnings_in_one_line():
+                    full_report(d)
+            except ExportNotWritable as exc:
+                if not stale or args.rebuild:
+                    raise
+                # a page that cannot be rewritten (a read-only copy whose file times say it is older) is shown
+                print(f"note: {page} is older than the samples, and it is shown as it is: {exc}", file=sys.stderr)
         refs = html.external_references(page.read_text(encoding="utf-8"))
         print(f"{page}: {page.stat().st_size / 2**20:.1f} MiB, "
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
@@ -280,9 +288,9 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
         flag = getattr(args, prm.name, None)
         if flag is None:
             continue
-        if isinstance(flag, str) and flag.strip() in ("None", "none", "null", "~") and prm.type.startswith("Optional"):
+        if isinstance(flag, str) and flag.strip() == "None" and prm.type.startswith("Optional"):
             flag = None  # as papermill's `-p NAME None`: the profile's value, or the rule the help names
-        if prm.name in params and str(params[prm.name]) != str(flag) and flag is not None:
+        if prm.name in params and (flag is None or str(params[prm.name]) != str(flag)):
             raise ValueError(f"{parameters.option(prm)} {flag} contradicts {prm.name}: {params[prm.name]} in --plan; "
                              "give it once")
         params[prm.name] = flag

@@ -33,7 +33,7 @@ def significant(value: float, digits: int = 3) -> str:
 def beside(v: float, edges, digits: int = 3) -> str:
     """`v` with `digits` significant digits, more where rounding would carry it onto one of `edges`
     or across it: the text stays on the side of every edge that `v` is on."""
-    for d in range(digits, digits + 6):
+    for d in range(digits, 18):  # up to a double's 17 significant digits (1.0000001 [1.0000000x, ...])
         text = significant(v, d)
         shown = float(text)
         if all((shown > e) == (v > e) and (shown < e) == (v < e) for e in edges):

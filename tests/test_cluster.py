@@ -1078,7 +1078,7 @@ def test_the_scheduler_stops_the_hosts_plugin_when_the_run_s_client_is_gone(tmp_
         other = Client(cluster, set_as_default=False)  # a second client, to see the scheduler afterwards
         client = Client(cluster, set_as_default=False)
         client.register_plugin(Servers(), name=Servers.name)
-        client.register_plugin(watch.ClientWatch(client.id, Servers.name), name=watch.NAME)
+        client.register_plugin(watch.ClientWatch(client.id, Servers.name, grace_s=0.5), name=watch.NAME)
         client.close()  # gone without unregistering anything
         deadline = time.monotonic() + 20
         while not marker.exists() and time.monotonic() < deadline:
@@ -1119,3 +1119,51 @@ def test_a_local_clusters_scratch_left_by_a_killed_client_is_removed_by_the_next
         hosts.close()
         lock.release()
     assert not mine.exists()
+
+
+def test_the_watch_leaves_the_hosts_alone_when_the_client_comes_back_within_its_grace():
+    """A dropped connection (the client reconnects with the same id) tore the hosts down mid-sample:
+    the watch waits watch.GRACE_S and stops the hosts only if the client has not come back."""
+    import asyncio
+
+    from bench_src.run.cluster import watch
+
+    class Scheduler:
+        def __init__(self, clients):
+            self.clients, self.worker_plugins, self.plugins, self.removed = clients, {"bench-host": 1}, {watch.NAME: 1}, []
+
+        async def unregister_worker_plugin(self, comm, name):
+            self.removed.append(name)
+            self.worker_plugins.pop(name)
+
+        def remove_plugin(self, name):
+            self.plugins.pop(name)
+
+    back, gone = Scheduler({"c1": object()}), Scheduler({})
+    for scheduler in (back, gone):
+        asyncio.run(watch.ClientWatch("c1", "bench-host", grace_s=0.01).stop_hosts(scheduler))
+    assert back.removed == [] and watch.NAME in back.plugins
+    assert gone.removed == ["bench-host"] and watch.NAME not in gone.plugins
+    assert watch.GRACE_S >= 60
+
+
+def test_closing_releases_the_lease_and_closes_the_client_whatever_fails_before():
+    """A full disk while the last samples were stored (drain) skipped the lease's release and the
+    client's close; so did a watch already gone.  Each step is tried whatever the one before did."""
+    from bench_src.run.cluster import engine
+
+    calls = []
+    hosts = engine.Hosts(parse_cluster("tcp://127.0.0.1:1"), small_plan(), SimpleNamespace(), lambda *a: None, set(),
+                         calls.append)
+
+    def failing(*_a, **_k):
+        raise OSError(28, "No space left on device")
+
+    hosts.drain = failing
+    hosts.plugin, hosts.watched = True, True
+    hosts.client = SimpleNamespace(unregister_worker_plugin=lambda name: calls.append("servers"),
+                                   unregister_scheduler_plugin=failing, close=lambda: calls.append("closed"))
+    hosts.lease = SimpleNamespace(release=lambda: calls.append("released"))
+    with pytest.raises(OSError):
+        hosts.close()
+    assert "servers" in calls and "released" in calls and calls[-1] == "closed", calls

@@ -207,3 +207,8 @@ def test_the_command_line_reads_a_whole_number_and_none_as_papermill_does(capsys
     omitted = capsys.readouterr().out.strip()
     assert main(base + ["--threads", "None"]) == 0 and capsys.readouterr().out.strip() == omitted
     assert main(base + ["--samples", "10.0"]) == 0 and capsys.readouterr().out.strip() == omitted  # quick's 10
+    assert main(base + ["--results-dir", "None"]) == 0 and capsys.readouterr().out.strip() == omitted
+    # as papermill: only "None" is None ("null" stays a string), and it never overrides --plan's value
+    assert main(base + ["--threads", "null"]) == 2 and "got 'null'" in capsys.readouterr().err
+    assert main(["check", "--plan", "{workloads: [sleep], ns: [10], threads: 1}", "--threads", "None"]) == 2
+    assert "contradicts threads: 1 in --plan; give it once" in capsys.readouterr().err

@@ -420,15 +420,43 @@ def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritte
     from bench_src.__main__ import main
     from bench_src.store.lock import DirLock
     out = _small_run(tmp_path)
+    import shutil
+    shutil.rmtree(out / "export", ignore_errors=True)
     with DirLock(out / ".lock", "the run"):
         assert main(["report", str(out)]) == 2
-        assert "is in use by PID" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "is in use by PID" in err and "wait for the run to finish, then run the report again" in err
     page = out / "export" / "report.html"
     assert main(["report", str(out)]) in (0, 1) and page.exists()
+    with DirLock(out / ".lock", "the run"):  # a page as new as the samples is only shown: nothing written
+        assert main(["report", str(out)]) in (0, 1)
     old = page.stat().st_mtime - 100
     os.utime(page, (old, old))
     assert main(["report", str(out)]) in (0, 1)
     assert page.stat().st_mtime > old + 50, "a page older than the samples is written again"
+
+
+def test_a_stale_page_that_cannot_be_rewritten_is_shown_with_a_note(tmp_path, capsys, monkeypatch):
+    # a read-only copy whose file times make the page look older than its samples was refused
+    import os
+
+    from bench_src.__main__ import main
+    from bench_src.report import full
+    from bench_src.report.export.base import ExportNotWritable
+    out = _small_run(tmp_path)
+    assert main(["report", str(out)]) in (0, 1)
+    page = out / "export" / "report.html"
+    old = page.stat().st_mtime - 100
+    os.utime(page, (old, old))
+
+    def read_only(*_a, **_k):
+        raise ExportNotWritable("the report cannot write x (Read-only file system)")
+
+    monkeypatch.setattr(full, "full_report", read_only)
+    capsys.readouterr()
+    assert main(["report", str(out)]) in (0, 1)
+    assert "is older than the samples, and it is shown as it is" in capsys.readouterr().err
+    assert main(["report", str(out), "--rebuild"]) == 2  # asked to rewrite it: the error
 
 
 @pytest.mark.parametrize("extra, message", [

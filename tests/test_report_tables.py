@@ -36,6 +36,8 @@ def test_intervals_ratios_and_p_values():
     assert units.ratio(1.0361, 1.0277, 1.0446) == "1.036 [1.028, 1.045]"
     assert units.ratio(0.9975, 0.9961, 0.9983) == "0.9975 [0.9961, 0.9983]"
     assert units.ratio(1.0, 1.0, 1.0) == "1.00 [1.00, 1.00]"
+    # an end that excludes 1 by less than six digits show never reads as 1.00
+    assert units.ratio(1.0000001, 1.00000005, 1.0000002) == "1.0000001 [1.00000005, 1.0000002]"
     # a detectable effect of a factor either way: never "±48%" for 0.68 to 1.48
     assert [units.detectable(v) for v in (0.045, 0.099, 0.48, 2.75)] == ["±4.5%", "±9.9%", "×/÷ 1.48", "×/÷ 3.75"]
     assert [units.short_count(n) for n in (10, 1000, 3000, 1_500_000)] == ["10", "1k", "3k", "1.5M"]

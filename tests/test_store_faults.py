@@ -581,10 +581,13 @@ def test_a_repair_on_a_full_disk_is_one_line_and_moves_nothing_twice(tmp_path, c
     assert len((out / "samples.rejected.jsonl").read_text().splitlines()) == 1
 
 
-def test_a_line_moved_twice_by_an_older_repair_counts_once(tmp_path):
-    store_ = ResultsStore(tmp_path)
-    (tmp_path / "samples.rejected.jsonl").write_text(
-        json.dumps({"line": 5, "why": "x", "text": "garbage", "moved_at": "a"}) + "\n"
-        + json.dumps({"line": 5, "why": "x", "text": "garbage", "moved_at": "b"}) + "\n")
-    lost = store_.lost({"sessions": [{"session": 1, "taken": 3}]}, results_module.Scan())
-    assert lost.found == 1
+def test_a_name_too_long_under_a_directory_still_to_be_made_is_refused_by_check(tmp_path, capsys, monkeypatch):
+    # stat says "no such file" before "too long" under a missing parent: check passed, the run built
+    # and then failed with a traceback, leaving the parent behind
+    from bench_src.__main__ import main
+    monkeypatch.setattr(build, "build", lambda *a, **k: pytest.fail("must not build"))
+    target = tmp_path / "new" / ("b" * 300) / "c"
+    assert main(["check", "--plan", PLAN_TEXT, "--results-dir", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "has 300 bytes, more than the 255 its file system allows" in err, err
+    assert not (tmp_path / "new").exists()

@@ -1083,9 +1083,11 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
 
 
 @pytest.mark.parametrize("change, why", [
-    (lambda rec: {**rec, "lang": "java"}, r"a cell the run's plan does not hold \(workload 'sleep', lang 'java'"),
+    (lambda rec: {**rec, "lang": "java"}, r"a cell the run's plan does not hold \('sleep.*: workload 'sleep', lang 'java'"),
     (lambda rec: {**rec, "n": rec["n"] * 2}, r"a cell the run's plan does not hold"),
     (lambda rec: {**rec, "variant": "nope"}, r"a cell the run's plan does not hold .*variant 'nope'"),
+    # the same workload, language, variant and N, with other threads and parameters: another plan's cell
+    (lambda rec: {**rec, "cell_id": rec["cell_id"] + ",buffer=0"}, r"a cell the run's plan does not hold \('sleep"),
 ])
 def test_a_record_of_no_cell_of_the_plan_is_a_bad_line(tmp_path, change, why):
     """lang "java" crashed the report with a KeyError and a resume counted the sample as taken; a
@@ -1128,3 +1130,7 @@ def test_a_line_that_is_not_utf_8_is_a_bad_line_and_moved_whole_by_a_repair(tmp_
     runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
     assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
     assert all(b"\xff" not in line for line in path.read_bytes().split(b"\n"))
+    # the line moved as it was, so that it can be put back byte for byte
+    import base64
+    moved = json.loads((out / "samples.rejected.jsonl").read_text().splitlines()[0])
+    assert b"\xff\xfe" in base64.b64decode(moved["base64"])

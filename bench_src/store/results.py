@@ -18,6 +18,7 @@ and stop a resume (`MissingSamples`) until `repair` records their loss in meta.j
 """
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import errno
 import json
@@ -189,6 +190,7 @@ class BadLine:
     lineno: int
     text: str
     why: str
+    raw: bytes | None = None  # a line that is not UTF-8, as it was (its text has replacement characters)
 
 
 @dataclass
@@ -224,14 +226,16 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
     return rec, ""
 
 
-def foreign_cell(rec: dict, cells: set[tuple]) -> str:
+def foreign_cell(rec: dict, cells: dict[str, tuple]) -> str:
     """Why a record is of no cell of the run's plan ('' when it is of one): a samples file of
-    another plan, or a name no program of the plan has (a language, a workload, a variant)."""
-    key = (rec["workload"], rec["lang"], rec["variant"], rec["n"])
-    if key in cells:
+    another plan (other N, parameters, threads), or a name no program of the plan has (a language,
+    a workload, a variant).  `cells`: the plan's cell ids, which every record carries, each with its
+    (workload, lang, variant, N), which the record's own fields must repeat."""
+    if cells.get(rec["cell_id"]) == (rec["workload"], rec["lang"], rec["variant"], rec["n"]):
         return ""
-    return (f"a cell the run's plan does not hold (workload {rec['workload']!r}, lang {rec['lang']!r}, "
-            f"variant {rec['variant']!r}, N {rec['n']}): another plan's sample, or a name no program has")
+    return (f"a cell the run's plan does not hold ({rec['cell_id']!r}: workload {rec['workload']!r}, lang "
+            f"{rec['lang']!r}, variant {rec['variant']!r}, N {rec['n']}): another plan's sample, or a name no "
+            "program has")
 
 
 def _non_negative(value: Any) -> bool:
@@ -336,6 +340,28 @@ def refuse_foreign(directory: Path) -> None:
                          f"empty directory, or the directory of an earlier run{hint}")
 
 
+def _refuse_too_long(d: Path) -> None:
+    """A ValueError when a name of `d` still to be created is longer than its file system allows, or
+    the whole path is (stat says "no such file" before it says "too long" under a missing parent)."""
+    existing = d.absolute()
+    missing: list[str] = []
+    while not existing.exists() and existing.parent != existing:
+        missing.append(existing.name)
+        existing = existing.parent
+    try:
+        name_max, path_max = os.pathconf(existing, "PC_NAME_MAX"), os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return
+    long = [n for n in missing if len(os.fsencode(n)) > name_max]
+    if long:
+        raise ValueError(f"results_dir {_shown(d)} cannot be created: its name {_shown(Path(long[0]), 40)} has "
+                         f"{len(os.fsencode(long[0]))} bytes, more than the {name_max} its file system allows; give "
+                         "a shorter one")
+    if len(os.fsencode(str(d.absolute()))) >= path_max:
+        raise ValueError(f"results_dir {_shown(d)} cannot be used: the path has {len(os.fsencode(str(d.absolute())))} "
+                         f"bytes, more than the {path_max - 1} allowed; give a shorter path")
+
+
 def _shown(path: Path, most: int = 120) -> str:
     """A path as an error quotes it: whole up to `most` characters, else its start and end."""
     text = str(path)
@@ -349,10 +375,11 @@ def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     d = Path(directory)
     try:
         d.exists()
-    except OSError as exc:  # a name too long for the file system, a path it cannot look at
-        raise ValueError(f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}; give a shorter path "
-                         "(each name at most 255 bytes)" if exc.errno == errno.ENAMETOOLONG else
+    except OSError as exc:  # a name or a path too long for the file system, a path it cannot look at
+        raise ValueError(f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}; give a shorter path"
+                         if exc.errno == errno.ENAMETOOLONG else
                          f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}") from None
+    _refuse_too_long(d)
     if d.exists() and not d.is_dir():
         raise ValueError(f"results_dir {str(d)!r} is a file, not a directory")
     if d.is_symlink() and not d.exists():  # mkdir would fail on it after the build
@@ -800,7 +827,7 @@ class ResultsStore:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 out.bad.append(BadLine(lineno, raw.decode("utf-8", errors="replace"),
-                                       f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"))
+                                       f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})", raw))
                 continue
             if not line.strip():
                 continue
@@ -814,11 +841,11 @@ class ResultsStore:
                 out.records.append(rec)
         return out
 
-    def _plan_cells(self) -> set[tuple] | None:
-        """The (workload, lang, variant, N) of every cell of the plan meta.json holds; None where it
+    def _plan_cells(self) -> dict[str, tuple] | None:
+        """The cells of the plan meta.json holds, by id: (workload, lang, variant, N); None where it
         holds none that can be read (meta.json missing or corrupt: its own errors say so)."""
         try:
-            return {(c.workload, c.lang, c.variant, c.n) for c in plan_from_dict(self.read_meta()["plan"]).cells()}
+            return {c.id: (c.workload, c.lang, c.variant, c.n) for c in plan_from_dict(self.read_meta()["plan"]).cells()}
         except (CorruptFile, KeyError, TypeError, ValueError):
             return None
 
@@ -834,18 +861,9 @@ class ResultsStore:
             rejected = (self.dir / REJECTED).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             rejected = []
-        seen: set = set()
-        for line in rejected:
+        for line in rejected:  # (a repair that fails moves nothing: no line is listed twice)
             try:
-                moved = json.loads(line)
-                key = (moved.get("line"), moved.get("text"))
-            except (ValueError, AttributeError):
-                moved, key = None, (None, line)
-            if key in seen:  # a line moved twice (by an earlier repair tried again on a full disk) counts once
-                continue
-            seen.add(key)
-            try:
-                session = json.loads(moved["text"]).get("session")
+                session = json.loads(json.loads(line)["text"]).get("session")
             except (ValueError, TypeError, KeyError, AttributeError):
                 session = None  # a line that was never a record: it may have been any session's
             out.found += session in counted or session is None
@@ -884,8 +902,10 @@ class ResultsStore:
             try:
                 with open(rejected, "a", encoding="utf-8", opener=_private_opener) as f:
                     for b in scan.bad:
-                        f.write(json.dumps({"line": b.lineno, "why": b.why, "text": self.scrubber.text(b.text),
-                                            "moved_at": now_utc()}) + "\n")
+                        moved = {"line": b.lineno, "why": b.why, "text": self.scrubber.text(b.text), "moved_at": now_utc()}
+                        if b.raw is not None:  # the bytes as they were, so the line can be put back whole
+                            moved["base64"] = base64.b64encode(b.raw).decode("ascii")
+                        f.write(json.dumps(moved) + "\n")
                     f.flush()
                     os.fsync(f.fileno())
                 kept = [ln for i, ln in enumerate(lines, start=1) if i not in bad_numbers]

@@ -357,22 +357,22 @@ class Hosts:
         return sum(seconds(s.cell) for s in self.warmup_slots.values())
 
     def close(self) -> None:
+        """Every sample that arrived stored, the hosts' servers stopped, the scheduler's plugin and
+        lease given back, the client closed: each step tried whatever the one before did (a full
+        disk while the last samples are stored must not leave the lease held by a notebook's kernel)."""
         try:
             if self.client is not None:
-                self.drain()
                 try:
-                    if self.plugin:  # a run refused before it registered the plugin started no server
-                        self.client.unregister_worker_plugin(host.PLUGIN)  # servers stopped, scratch removed
-                except Exception as exc:  # a host already gone: nothing of it to stop
-                    self.log(f"note: stopping the hosts' servers: {type(exc).__name__}: {exc}")
-                try:
-                    if self.watched:
-                        self.client.unregister_scheduler_plugin(watch.NAME)
-                    if self.lease is not None:
-                        self.lease.release()
-                except Exception as exc:  # noqa: BLE001 - the scheduler gone: it holds nothing of this run
-                    self.log(f"note: releasing the cluster: {type(exc).__name__}: {exc}")
-                self.client.close()
+                    self.drain()
+                finally:
+                    for what, step in (("stopping the hosts' servers", self.stop_hosts),
+                                       ("removing the scheduler's watch", self.stop_watch),
+                                       ("releasing the cluster's lease", self.release_lease)):
+                        try:
+                            step()
+                        except Exception as exc:  # noqa: BLE001 - a host or the scheduler gone: nothing to undo there
+                            self.log(f"note: {what}: {type(exc).__name__}: {exc}")
+                    self.client.close()
         finally:
             try:
                 if self.cluster is not None:
@@ -382,6 +382,19 @@ class Hosts:
                     if self.scratch_lock is not None:
                         self.scratch_lock.release()
                     shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def stop_hosts(self) -> None:
+        if self.plugin:  # a run refused before it registered the plugin started no server
+            self.client.unregister_worker_plugin(host.PLUGIN)  # servers stopped, scratch removed
+
+    def stop_watch(self) -> None:
+        if self.watched:
+            self.client.unregister_scheduler_plugin(watch.NAME)
+
+    def release_lease(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
 
     # --- blocks ---------------------------------------------------------------------------------
     def take_blocks(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:

@@ -1,5 +1,5 @@
 """What the scheduler does for a cluster run: when the run's client is gone (killed, its machine
-down), unregister the hosts' plugin, so that each host stops the private servers it started and
+down) and has not come back within GRACE_S, unregister the hosts' plugin, so that each host stops the private servers it started and
 removes its scratch directory at once, not when the next run registers its own.
 
 Kept apart from `host` and `engine` so that the scheduler, which unpickles this plugin, imports
@@ -14,6 +14,10 @@ import asyncio
 from distributed.diagnostics.plugin import SchedulerPlugin
 
 NAME = "bench-client-watch"
+# How long a client may be away before its run counts as gone: a client whose connection dropped
+# reconnects with the same id (the engine waits for it, engine.CONNECT_S), and its hosts must not
+# be torn down meanwhile.
+GRACE_S = 90.0
 
 
 class ClientWatch(SchedulerPlugin):
@@ -22,8 +26,8 @@ class ClientWatch(SchedulerPlugin):
 
     name = NAME
 
-    def __init__(self, client_id: str, worker_plugin: str):
-        self.client_id, self.worker_plugin = client_id, worker_plugin
+    def __init__(self, client_id: str, worker_plugin: str, grace_s: float = GRACE_S):
+        self.client_id, self.worker_plugin, self.grace_s = client_id, worker_plugin, grace_s
 
     def remove_client(self, scheduler, client: str) -> None:
         if client != self.client_id:
@@ -31,6 +35,9 @@ class ClientWatch(SchedulerPlugin):
         asyncio.get_running_loop().create_task(self.stop_hosts(scheduler))
 
     async def stop_hosts(self, scheduler) -> None:
+        await asyncio.sleep(self.grace_s)
+        if self.client_id in scheduler.clients:  # it came back (a dropped connection): its run goes on
+            return
         try:
             if self.worker_plugin in scheduler.worker_plugins:  # a client that closed unregistered it already
                 await scheduler.unregister_worker_plugin(None, self.worker_plugin)
