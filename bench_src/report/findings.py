@@ -106,6 +106,7 @@ class MetricFindings:
                    f" (smaller than {margin}: its interval clear of 1 and inside ±{margin})" if called == 1 else
                    f" ({small} of them smaller than {margin}: interval{'s' if small > 1 else ''} clear of 1 and "
                    f"inside ±{margin})")
+                + self._short_text()
                 + ", "
                 f"{self.equivalent} equivalent "
                 f"within ±{margin}, {self.open} open"
@@ -113,6 +114,16 @@ class MetricFindings:
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
 
+
+    def _short_text(self) -> str:
+        """The differences of times under SHORT_TIME_S, counted where the list may not reach them (it
+        shows them last): such a ratio can move between runs by more than its interval says."""
+        short = sum(d.short(self.metric) for d in self.differences)
+        if not short:
+            return ""
+        which = "it is" if len(self.differences) == 1 else f"{short} of them {'is' if short == 1 else 'are'}"
+        return (f" ({which} of times under {units.quantity(SHORT_TIME_S, 's')}, listed last: a few wake-ups of the "
+                "scheduler, whose ratio can move between runs by more than its interval says)")
 
     def _open_text(self) -> str:
         """What the open comparisons could have shown: their MDEs' range and how many of them were
