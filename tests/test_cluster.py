@@ -1167,3 +1167,42 @@ def test_closing_releases_the_lease_and_closes_the_client_whatever_fails_before(
     with pytest.raises(OSError):
         hosts.close()
     assert "servers" in calls and "released" in calls and calls[-1] == "closed", calls
+
+
+def test_a_host_that_joins_mid_run_without_programs_gets_the_sessions(built, tmp_path):
+    """A worker added mid-run on a machine without programs ended the run ("build the same commit
+    there, or remove them so that the client ships its own", though it had none): on a scheduler the
+    client's programs go with the plugin to every host, and a host without its own uses them."""
+    from distributed import LocalCluster
+
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                           memory_limit=0, dashboard_address=None)
+    directory = tmp_path / "r"
+    joined = threading.Event()
+
+    def add_a_machine_without_programs_after_the_first_sample():
+        path = directory / "samples.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (path.exists() and path.read_text().strip()):
+            time.sleep(0.05)
+        # another fingerprint (no toolchains on its PATH), so no CPUs shared with the first host's machine
+        cluster.new_spec["options"]["env"] = {"PATH": "/nonexistent", "BENCH_BIN_DIR": str(empty)}
+        cluster.scale(2)
+        joined.set()
+
+    watcher = threading.Thread(target=add_a_machine_without_programs_after_the_first_sample, daemon=True)
+    watcher.start()
+    try:
+        report, logs = run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
+    finally:
+        watcher.join(5)
+        cluster.close()
+    assert joined.is_set()
+    records = ResultsStore(directory).records()
+    took = Counter(r["host"] for r in records)
+    assert len(took) == 2 and all(r["status"] == "ok" for r in records), (took, Counter(r["status"] for r in records))
+    described = ResultsStore(directory).read_meta()["sessions"][-1]["hosts"]
+    late = next(h for h in took if described[h]["toolchains"]["go"] == "missing")
+    assert all("/bench-host-" in r["command"].split()[0] for r in records if r["host"] == late)

@@ -282,13 +282,15 @@ class Hosts:
         self.harness = host.harness()
         for addr, info in found.items():
             self.refuse_other_harness(addr, info.get("harness"))
-        shipped = None
+        # the programs go with the plugin to a host found without them, and on a scheduler to every host
+        # (a worker that joins later, on a machine without them, uses them); a host with its own uses those
+        shipped = ({k: (paths.BIN / k).read_bytes() for k in relevant} if self.spec.kind == "scheduler" else None)
         for addr, info in found.items():
             own = {k: info["binaries"].get(k) for k in relevant}
             if own == binaries:
                 continue
             if all(v is None for v in own.values()):
-                shipped = {k: (paths.BIN / k).read_bytes() for k in relevant}
+                shipped = shipped or {k: (paths.BIN / k).read_bytes() for k in relevant}
                 continue
             differ = "; ".join(f"{k}: {(own[k] or 'missing')[:12]} there, {(binaries[k] or 'none')[:12]} here"
                                for k in relevant if own[k] != binaries[k])

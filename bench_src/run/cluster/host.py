@@ -4,7 +4,8 @@ A worker is one host: one thread, the resource `host=1`, and a block is one task
 benchmark processes ever share a host.  `HostPlugin`, registered by the client, makes the worker
 ready the first time a block arrives: it pins the worker to its CPUs (a local cluster's host),
 checks that its programs are the session's (their sha256; a host without them gets the client's,
-shipped in the plugin; one with other programs is refused), evicts them from the page cache,
+shipped in the plugin: on a scheduler always, so that a worker that joins later has them too; one
+with other programs is refused), evicts them from the page cache,
 prepares the fixtures and servers (`Resources`, in a scratch directory of its own) and takes the
 plan's warm-ups itself; before its first sample it sends the client its description, so that a
 host that joins mid-run (a worker restarted elsewhere, one added) is in meta.json too, and before
@@ -133,7 +134,8 @@ class HostPlugin(WorkerPlugin):
         want = {k: self.binaries.get(k) for k in self.relevant}
         if found == want:
             return own
-        if self.shipped:
+        if self.shipped and all(found[k] is None for k in self.relevant):  # none here: the client's
+            # (a host with other programs is refused, never given the client's in their place)
             target = self.scratch / "bin"
             target.mkdir(exist_ok=True)
             for name, data in self.shipped.items():
@@ -143,11 +145,10 @@ class HostPlugin(WorkerPlugin):
                 return target
         differ = "; ".join(f"{k}: {(found[k] or 'missing')[:12]} here, {(want[k] or 'none')[:12]} in the session"
                            for k in self.relevant if found[k] != want[k])
-        if all(found[k] is None for k in self.relevant):  # none here, and none shipped to this session's plugin
+        if all(found[k] is None for k in self.relevant):  # none here, and none shipped (a local cluster's)
             raise BinariesRefused(
-                f"host {self.worker.address} ({own}) has no programs ({differ}), and this session ships none: the client "
-                "ships its programs only when a host it finds at the start has none; build the same commit there "
-                "(`.venv/bin/python -m bench_src build`), or resume with this host present from the start")
+                f"host {self.worker.address} ({own}) has no programs ({differ}), and this session ships none: build "
+                "the same commit there (`.venv/bin/python -m bench_src build`)")
         raise BinariesRefused(f"host {self.worker.address} ({own}): its programs are not the session's ({differ}); "
                               "build the same commit there, or remove them so that the client ships its own")
 
