@@ -7,6 +7,7 @@ so that a Ctrl-C while it loads is one line too.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -207,25 +208,20 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-class store_warnings_in_one_line:
+@contextlib.contextmanager
+def store_warnings_in_one_line():
     """What the store warns about the samples (unreadable or foreign lines, missing samples) as one
     `warning: ...` line each on stderr, not Python's two lines with a source location."""
+    import warnings
 
-    def __enter__(self):
-        import warnings
+    from .store import CorruptRecordsWarning
 
-        self.catching = warnings.catch_warnings(record=True)
-        self.caught = self.catching.__enter__()
-        warnings.simplefilter("default")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        import warnings
-
-        from .store import CorruptRecordsWarning
-
-        self.catching.__exit__(*exc)
-        for w in self.caught:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            yield
+    finally:
+        for w in caught:
             if issubclass(w.category, CorruptRecordsWarning):
                 print(f"warning: {w.message}", file=sys.stderr)
             else:

@@ -374,33 +374,39 @@ def test_a_host_without_programs_gets_the_sessions(built, tmp_path):
     assert all("/bench-host-" in r["command"].split()[0] and str(empty) not in r["command"] for r in records)
 
 
-def test_a_host_that_joins_mid_run_is_described_in_meta_json(built, tmp_path):
+def run_while_a_host_joins(directory: Path, env: dict) -> tuple[list[dict], list[str]]:
+    """A 12-block run on a one-worker cluster to which a second worker, with `env` (no toolchains on
+    its PATH: another fingerprint, another machine), is added after the first sample is stored;
+    the stored records and the run's log."""
     from distributed import LocalCluster
 
     cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
                            memory_limit=0, dashboard_address=None)
-    directory = tmp_path / "r"
     joined = threading.Event()
 
-    def add_another_machine_after_the_first_sample():
-        """A second worker whose toolchains are not on its PATH: another fingerprint, another host."""
+    def add_a_worker_after_the_first_sample():
         path = directory / "samples.jsonl"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not (path.exists() and path.read_text().strip()):
             time.sleep(0.05)
-        cluster.new_spec["options"]["env"] = {"PATH": "/nonexistent"}
+        cluster.new_spec["options"]["env"] = env
         cluster.scale(2)
         joined.set()
 
-    watcher = threading.Thread(target=add_another_machine_after_the_first_sample, daemon=True)
+    watcher = threading.Thread(target=add_a_worker_after_the_first_sample, daemon=True)
     watcher.start()
     try:
-        report, logs = run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
+        _, logs = run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
     finally:
         watcher.join(5)
         cluster.close()
     assert joined.is_set()
-    records = ResultsStore(directory).records()
+    return ResultsStore(directory).records(), logs
+
+
+def test_a_host_that_joins_mid_run_is_described_in_meta_json(built, tmp_path):
+    directory = tmp_path / "r"
+    records, logs = run_while_a_host_joins(directory, {"PATH": "/nonexistent"})
     took = Counter(r["host"] for r in records)
     assert len(took) == 2, f"the second worker took no block: {took}"
     described = ResultsStore(directory).read_meta()["sessions"][-1]["hosts"]
@@ -1173,34 +1179,10 @@ def test_a_host_that_joins_mid_run_without_programs_gets_the_sessions(built, tmp
     """A worker added mid-run on a machine without programs ended the run ("build the same commit
     there, or remove them so that the client ships its own", though it had none): on a scheduler the
     client's programs go with the plugin to every host, and a host without its own uses them."""
-    from distributed import LocalCluster
-
     empty = tmp_path / "nothing"
     empty.mkdir()
-    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
-                           memory_limit=0, dashboard_address=None)
     directory = tmp_path / "r"
-    joined = threading.Event()
-
-    def add_a_machine_without_programs_after_the_first_sample():
-        path = directory / "samples.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (path.exists() and path.read_text().strip()):
-            time.sleep(0.05)
-        # another fingerprint (no toolchains on its PATH), so no CPUs shared with the first host's machine
-        cluster.new_spec["options"]["env"] = {"PATH": "/nonexistent", "BENCH_BIN_DIR": str(empty)}
-        cluster.scale(2)
-        joined.set()
-
-    watcher = threading.Thread(target=add_a_machine_without_programs_after_the_first_sample, daemon=True)
-    watcher.start()
-    try:
-        report, logs = run(small_plan(samples=12, warmup=0), directory, parse_cluster(cluster.scheduler_address))
-    finally:
-        watcher.join(5)
-        cluster.close()
-    assert joined.is_set()
-    records = ResultsStore(directory).records()
+    records, _ = run_while_a_host_joins(directory, {"PATH": "/nonexistent", "BENCH_BIN_DIR": str(empty)})
     took = Counter(r["host"] for r in records)
     assert len(took) == 2 and all(r["status"] == "ok" for r in records), (took, Counter(r["status"] for r in records))
     described = ResultsStore(directory).read_meta()["sessions"][-1]["hosts"]

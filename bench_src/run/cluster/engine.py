@@ -341,11 +341,10 @@ class Hosts:
         changes): its samples would be taken and checked by code this run does not record."""
         if theirs is not None and theirs.get("digest") == self.harness["digest"]:
             return
-        theirs = theirs or {"git_commit": "an older harness, which does not say"}
-        commit = lambda c: (c or "no git commit")[:12] if c and " " not in c else (c or "no git commit")  # noqa: E731
-        raise HostsError(f"host {addr} runs other harness code than this client (commit {commit(theirs.get('git_commit'))} "
-                         f"there, {commit(self.harness.get('git_commit'))} here; bench_src differs): check out the "
-                         "client's commit there and restart its worker")
+        there = (theirs.get("git_commit") or "no git commit")[:12] if theirs else "an older harness, which does not say"
+        here = (self.harness.get("git_commit") or "no git commit")[:12]
+        raise HostsError(f"host {addr} runs other harness code than this client (commit {there} there, {here} here; "
+                         "bench_src differs): check out the client's commit there and restart its worker")
 
     def describe(self) -> dict:
         """meta.json's `hosts` of this session: each host's description by its id."""
