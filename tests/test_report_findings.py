@@ -210,7 +210,16 @@ def test_a_difference_of_microseconds_comes_after_the_others_and_says_why():
     assert "wake-ups" not in diffs[0].text("elapsed_s")
     # counted in the summary, which a list cut at its first lines may not reach
     summary = findings.findings({"go_vs_rust_elapsed_s": table})[0].summary()
-    assert "(1 of them is of times under 100 µs, listed last: a few wake-ups of the scheduler" in summary
+    assert "1 of them is of times under 100 µs, listed last: a few wake-ups of the scheduler" in summary
+    # with differences inside the margin as well, both notes share one parenthesis: never ") ("
+    small = findings.MetricFindings(
+        metric="elapsed_s", differences=[
+            findings.Difference("sleep", 10, "", 1.01, 1.005, 1.015, "Rust", False, within_margin=True,
+                                medians=(1.0, 0.99)),
+            findings.Difference("sleep", 1, "", 0.5, 0.4, 0.6, "Go", False, medians=(4e-5, 8e-5))],
+        equivalent=0, open=0, open_small=0, level=0.95, family_size=25, all_pairs={}).summary()
+    assert ("2 differences (1 of them smaller than 2%: interval clear of 1 and inside ±2%; 1 of them is of times "
+            "under 100 µs, listed last:") in small and ") (" not in small
     # memory is no time: never flagged
     assert not findings.Difference("idle_tasks", 1, "", 0.5, 0.4, 0.6, "Go", False,
                                    medians=(5e-5, 6e-5)).short("peak_rss_mib")

@@ -101,19 +101,18 @@ class MetricFindings:
         called = len(self.differences)
         small = sum(d.within_margin for d in self.differences)
         margin = f"{self.margin * 100:g}%"
+        notes = [n for n in ("" if not small else
+                             f"smaller than {margin}: its interval clear of 1 and inside ±{margin}" if called == 1 else
+                             f"{small} of them smaller than {margin}: interval{'s' if small > 1 else ''} clear of 1 "
+                             f"and inside ±{margin}", self._short_text()) if n]
         return (f"{name[:1].upper()}{name[1:]}: {called} difference{'' if called == 1 else 's'}"
-                + ("" if not small else
-                   f" (smaller than {margin}: its interval clear of 1 and inside ±{margin})" if called == 1 else
-                   f" ({small} of them smaller than {margin}: interval{'s' if small > 1 else ''} clear of 1 and "
-                   f"inside ±{margin})")
-                + self._short_text()
+                + (f" ({'; '.join(notes)})" if notes else "")
                 + ", "
                 f"{self.equivalent} equivalent "
                 f"within ±{margin}, {self.open} open"
                 + (f" ({self._open_text()})" if self.open else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
-
 
     def _short_text(self) -> str:
         """The differences of times under SHORT_TIME_S, counted where the list may not reach them (it
@@ -122,8 +121,8 @@ class MetricFindings:
         if not short:
             return ""
         which = "it is" if len(self.differences) == 1 else f"{short} of them {'is' if short == 1 else 'are'}"
-        return (f" ({which} of times under {units.quantity(SHORT_TIME_S, 's')}, listed last: a few wake-ups of the "
-                "scheduler, whose ratio can move between runs by more than its interval says)")
+        return (f"{which} of times under {units.quantity(SHORT_TIME_S, 's')}, listed last: a few wake-ups of the "
+                "scheduler, whose ratio can move between runs by more than its interval says")
 
     def _open_text(self) -> str:
         """What the open comparisons could have shown: their MDEs' range and how many of them were
