@@ -263,7 +263,19 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     share = cpus.share_text()
     if share:  # a run pinned to a share of the machine (taskset): a host of its own, as on a cluster
         session["cpu_set"] = share
-    store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
+    # a scheduler's one lease before the results directory is opened: a run refused because another
+    # holds the hosts leaves nothing behind (the hosts adopt the client and lease: Hosts.held)
+    held = None
+    if cluster is not None and cluster.kind == "scheduler":
+        from .cluster import engine  # the default path imports nothing of Dask
+
+        held = engine.hold_scheduler(cluster, log)
+    try:
+        store.open(plan, session, repair=repair, binaries=relevant, new_binaries=new_binaries)
+    except BaseException:
+        if held is not None:
+            held.close()
+        raise
     for note in (store.access_note, store.sources_note, threads_note(plan, cluster=cluster)):
         if note:
             log(f"note: {note}")
@@ -357,6 +369,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     from .cluster import engine  # the default path imports nothing of Dask
 
                     hosts = engine.Hosts(cluster, plan, store, keep, done, log)
+                    hosts.held, held = held, None
                     hosts.start(binaries={k: binaries.get(k) for k in relevant})
                     bar.hosts = hosts.count
                     hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
@@ -460,6 +473,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         context.stop()
                     if hosts is not None:
                         hosts.close()
+                    elif held is not None:  # the run ended before its hosts were started
+                        held.close()
                 finally:
                     measure_module.remove_sample_dirs()
                     report.duration_s = time.monotonic() - started

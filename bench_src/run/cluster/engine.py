@@ -92,6 +92,48 @@ SCHEDULER_LOST_BEFORE = ("the connection to the cluster's scheduler was lost bef
                          "(it may never have started); taken again on the next resume")
 
 
+class HeldScheduler:
+    """A scheduler's client and its one lease (RUN_LEASE), taken before the results directory is
+    opened, so that a run refused because another holds the hosts writes nothing; `Hosts` adopts
+    them (`Hosts.held`), and `close` gives them back where no `Hosts` did."""
+
+    def __init__(self, client: Client, lease: Semaphore):
+        self.client, self.lease = client, lease
+
+    def close(self) -> None:
+        try:
+            self.lease.release()
+        finally:
+            self.client.close()
+
+
+def hold_scheduler(spec: ClusterSpec, log: Callable[[str], None]) -> HeldScheduler:
+    """A client of the scheduler `spec` names, holding its one lease; a HostsError when no scheduler
+    with a worker answers, or when another run holds the lease after LEASE_WAIT_S."""
+    check_scheduler(spec)
+    with dask.config.set(QUIET_WORKERS):
+        try:
+            client = Client(spec.address, timeout=CONNECT_S, set_as_default=False)
+            client.wait_for_workers(1, timeout=CONNECT_S)
+        except (OSError, DaskTimeout) as exc:
+            raise HostsError(f"cluster {spec}: no scheduler with a worker answered within "
+                             f"{CONNECT_S:.0f} s ({type(exc).__name__}: {exc}); start one (docs/cluster.md)"
+                             ) from None
+    try:
+        lease = Semaphore(max_leases=1, name=RUN_LEASE, scheduler_rpc=client.scheduler, loop=client.loop)
+        if not lease.acquire(timeout=1):
+            log(f"note: another run holds the cluster's hosts (or a run whose client was killed, until the "
+                f"scheduler drops its lease); waiting up to {LEASE_WAIT_S:.0f} s")
+            if not lease.acquire(timeout=LEASE_WAIT_S):
+                raise HostsError(f"cluster {spec}: another run is using its hosts (one run per scheduler at a "
+                                 "time: two would take their samples at once on the same hosts); nothing was taken: "
+                                 "wait until it has ended, or start a scheduler and hosts of your own")
+    except BaseException:
+        client.close()
+        raise
+    return HeldScheduler(client, lease)
+
+
 class HostsError(ClusterError):
     """The cluster cannot run the plan (no host, a host refused); the message says what to do."""
 
@@ -222,6 +264,7 @@ class Hosts:
         self.watched = False  # the scheduler stops the hosts' servers if this client dies (watch.py)
         self.by_worker: dict[str, dict] = {}  # each worker's host description, by its address
         self.harness: dict | None = None  # the client's harness (host.harness), which every host must run
+        self.held: HeldScheduler | None = None  # a scheduler's client and lease taken before the store opened
 
     # --- start and stop ---------------------------------------------------------------------------
     def start_cluster(self) -> dict[str, list[int]] | None:
@@ -245,28 +288,10 @@ class Hosts:
                                                 security=Security.temporary(), silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster, set_as_default=False)
                 return {str(i): s for i, s in enumerate(cpus.split(self.spec.workers))}
-            check_scheduler(self.spec)
-            try:
-                self.client = Client(self.spec.address, timeout=CONNECT_S, set_as_default=False)
-                self.client.wait_for_workers(1, timeout=CONNECT_S)
-            except (OSError, DaskTimeout) as exc:
-                raise HostsError(f"cluster {self.spec}: no scheduler with a worker answered within "
-                                 f"{CONNECT_S:.0f} s ({type(exc).__name__}: {exc}); start one (docs/cluster.md)"
-                                 ) from None
-            self.hold_the_scheduler()
+            held = self.held or hold_scheduler(self.spec, self.log)
+            self.held = None
+            self.client, self.lease = held.client, held.lease
             return None
-
-    def hold_the_scheduler(self) -> None:
-        """The scheduler's one lease (RUN_LEASE), or a HostsError when another run holds it."""
-        lease = Semaphore(max_leases=1, name=RUN_LEASE, scheduler_rpc=self.client.scheduler, loop=self.client.loop)
-        if not lease.acquire(timeout=1):
-            self.log(f"note: another run holds the cluster's hosts (or a run whose client was killed, until the "
-                     f"scheduler drops its lease); waiting up to {LEASE_WAIT_S:.0f} s")
-            if not lease.acquire(timeout=LEASE_WAIT_S):
-                raise HostsError(f"cluster {self.spec}: another run is using its hosts (one run per scheduler at a "
-                                 "time: two would take their samples at once on the same hosts); nothing was taken: "
-                                 "wait until it has ended, or start a scheduler and hosts of your own")
-        self.lease = lease
 
     def start(self, binaries: dict[str, str | None]) -> None:
         """The cluster up, every host checked and ready to take blocks (see the module docstring)."""
@@ -362,6 +387,9 @@ class Hosts:
         lease given back, the client closed: each step tried whatever the one before did (a full
         disk while the last samples are stored must not leave the lease held by a notebook's kernel)."""
         try:
+            if self.held is not None:  # taken before the store opened, never adopted
+                self.held.close()
+                self.held = None
             if self.client is not None:
                 try:
                     self.drain()
