@@ -7,6 +7,7 @@ and with the specification, so the four cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 LANGS = ("go", "rust")
 
@@ -323,3 +324,62 @@ def workload(name: str) -> Workload:
         return WORKLOADS[name]
     except KeyError:
         raise ValueError(f"unknown workload {name!r}; allowed: {', '.join(WORKLOADS)}") from None
+
+
+# --- the inputs both programs draw, and the least time a waiting workload can take ---------------
+
+def lcg(seed: int, count: int) -> list[int]:
+    """MINSTD: x[0] = seed, x[k+1] = 48271 x[k] mod (2^31 - 1) (docs/workloads.md, section 2)."""
+    x, out = seed, []
+    for _ in range(count):
+        out.append(x)
+        x = 48271 * x % 2147483647
+    return out
+
+
+SLEEP_MS_MOD = 300  # sleep: task i sleeps lcg(42)[i] mod 300 ms
+TVT_FIRST_US_MOD = 200_000  # threads_vs_tasks: worker i first sleeps (i * 2654435761 mod 2^32) mod 200000 µs
+TVT_TICK_MS = 10  # then `iterations` times 10 ms
+
+
+@lru_cache(maxsize=64)
+def _longest_sleep_ms(n: int) -> int:
+    """The longest of the sleep workload's n sleeps, max over i < n of lcg(42)[i] mod 300 (the walk
+    stops at 299, which no later draw can pass)."""
+    x, best = 42, 0
+    for _ in range(n):
+        best = max(best, x % SLEEP_MS_MOD)
+        if best == SLEEP_MS_MOD - 1:
+            break
+        x = 48271 * x % 2147483647
+    return best
+
+
+@lru_cache(maxsize=64)
+def _longest_first_sleep_us(n: int) -> int:
+    """threads_vs_tasks: the longest first sleep over its n workers."""
+    best = 0
+    for i in range(n):
+        best = max(best, (i * 2654435761 % 2**32) % TVT_FIRST_US_MOD)
+        if best == TVT_FIRST_US_MOD - 1:
+            break
+    return best
+
+
+def least_elapsed_ns(workload_name: str, n: int, params: dict[str, str]) -> int | None:
+    """The least workload time the waits of a work allow: every task is timed from before the first
+    spawn to after the last result, and each wait lasts at least what it asks for (Go's time.Sleep,
+    tokio's sleep, std::thread::sleep), so a sample below it did not wait as the work says, whatever
+    its checksum (which counts the waits asked for, not the waits done).  None for work without
+    waits, or whose waits the timer does not span."""
+    if n < 1 or workload_name not in WORKLOADS:
+        return None
+    w = WORKLOADS[workload_name]
+    value = lambda key: params.get(key, w.param(key).default_for(LANGS[0]))  # noqa: E731
+    if workload_name == "sleep":
+        return _longest_sleep_ms(n) * 1_000_000
+    if workload_name == "threads_vs_tasks":
+        return _longest_first_sleep_us(n) * 1_000 + int(value("iterations")) * TVT_TICK_MS * 1_000_000
+    if workload_name == "idle_tasks" and value("wait") == "sleep":
+        return int(value("duration_ms")) * 1_000_000
+    return None

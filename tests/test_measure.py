@@ -209,3 +209,83 @@ def test_a_hung_launcher_is_killed_and_said_to_be(built, monkeypatch):
                                            r"and was killed$"):
         m.run_launched(["sleep", "2"], timeout_s=0.5, mem_limit_mb=1024)
     stopper.join()
+
+
+# --- waits that were not waited, and the programs' environment ------------------------------------
+def _wrapped_go(tmp_path, body: str):
+    """A bin directory whose gobench runs the real one and then `body` (Python, with `line`: its result
+    as a dict), printing the result line it leaves: a program that does what gobench does, less."""
+    from bench_src import paths
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "benchlaunch").symlink_to(paths.launcher())
+    script = bin_dir / "gobench"
+    script.write_text(f"#!{sys.executable}\nimport json, os, subprocess, sys\n"
+                      f"out = subprocess.run([{str(paths.program('go'))!r}] + sys.argv[1:], capture_output=True, "
+                      "text=True, check=True).stdout\nline = json.loads(out.strip().splitlines()[-1])\n"
+                      f"{body}\nprint(json.dumps(line))\n")
+    script.chmod(0o755)
+    return bin_dir
+
+
+def test_a_sleep_sample_shorter_than_its_longest_sleep_is_too_fast_whatever_its_checksum(built, tmp_path):
+    # a gobench without its time.Sleep printed the checksum of one that slept (the checksum adds the
+    # sleeps asked for) and was stored as ok in 158 ms, where its longest sleep is 299 ms
+    cell = Cell("sleep", "go", "waitgroup", 1000, 2, (("kernel", "xorshift"), ("work", "10")))
+    honest = measure(cell, timeout_s=30, mem_limit_mb=1024)
+    assert honest["status"] == "ok", honest["reason"]
+    assert honest["elapsed_ns"] >= 299_000_000
+    hurried = measure(cell, timeout_s=30, mem_limit_mb=1024,
+                      bin_dir=_wrapped_go(tmp_path, "line['elapsed_ns'] = 158_000_000"))
+    assert hurried["checksum"] == honest["checksum"]
+    assert hurried["status"] == "too_fast"
+    assert hurried["reason"] == ("workload time 158.000 ms, below the longest wait the work asks for (299 ms): "
+                                 "not every task waited as the work says")
+
+
+def test_the_least_time_of_each_waiting_workload_is_its_longest_wait():
+    from bench_src.catalogue import least_elapsed_ns
+    from bench_src.run.measure import waited
+    from tests.reference import lcg
+
+    for n in (1, 2, 10, 100, 5000):
+        assert least_elapsed_ns("sleep", n, {}) == max(x % 300 for x in lcg(42, n)) * 1_000_000
+    # threads_vs_tasks at N = 100, iterations = 100: 198.353 ms (the spec's 198.4) + 100 x 10 ms
+    assert least_elapsed_ns("threads_vs_tasks", 100, {"iterations": "100"}) == 1_198_353_000
+    assert least_elapsed_ns("threads_vs_tasks", 100, {}) == 1_198_353_000  # the default, 100
+    assert least_elapsed_ns("idle_tasks", 10, {"wait": "sleep", "duration_ms": "3000"}) == 3_000_000_000
+    assert least_elapsed_ns("idle_tasks", 10, {"wait": "release", "duration_ms": "3000"}) is None
+    assert least_elapsed_ns("files_read", 10, {}) is None and least_elapsed_ns("cpu_loops", 10, {}) is None
+    cell = Cell("idle_tasks", "rust", "spawn", 10, 2, (("duration_ms", "3000"), ("linger_ms", "0"), ("wait", "sleep")))
+    assert waited(cell, 2_999_999_999)[0] == "too_fast"
+    assert waited(cell, 3_000_000_000) == ("ok", "")
+    assert waited(cell, None) == ("ok", "")  # no workload time: bad_output says so, not this
+
+
+def test_the_programs_run_without_the_variables_that_change_a_runtime_or_the_allocator(built, tmp_path,
+                                                                                       monkeypatch):
+    # MALLOC_MMAP_THRESHOLD_=0 in a user's shell made Rust's files_read 4x slower and 3x larger
+    # while Go's allocator did not read it; nothing in meta.json said it was set
+    from bench_src.run import machine
+    from bench_src.run.measure import default_env
+
+    for var, value in (("MALLOC_MMAP_THRESHOLD_", "0"), ("MALLOC_ARENA_MAX", "1"), ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0"),
+                       ("RUST_MIN_STACK", "65536"), ("LD_PRELOAD", ""), ("GOGC", "off"), ("TOKIO_WORKER_THREADS", "1")):
+        monkeypatch.setenv(var, value)
+    monkeypatch.setenv("BENCH_KEPT", "yes")
+    env = default_env()
+    assert "BENCH_KEPT" in env and not any(k.startswith("MALLOC_") for k in env)
+    assert not {"GLIBC_TUNABLES", "RUST_MIN_STACK", "LD_PRELOAD", "GOGC", "TOKIO_WORKER_THREADS"} & set(env)
+    assert machine.describe()["runtime_variables_removed"] == [
+        "GLIBC_TUNABLES", "GOGC", "LD_PRELOAD", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "RUST_MIN_STACK",
+        "TOKIO_WORKER_THREADS"]
+    # and the program itself sees none of them
+    seen = tmp_path / "env.json"
+    cell = Cell("cpu_loops", "go", "plain", 10, 1, (("inner", "10"), ("u", "10")))
+    rec = measure(cell, timeout_s=30, mem_limit_mb=1024,
+                  bin_dir=_wrapped_go(tmp_path, f"open({str(seen)!r}, 'w').write(json.dumps(sorted(os.environ)))"))
+    assert rec["status"] == "ok", rec["reason"]
+    names = json.loads(seen.read_text())
+    assert "BENCH_KEPT" in names and not [n for n in names if n.startswith("MALLOC_") or n in (
+        "GLIBC_TUNABLES", "RUST_MIN_STACK", "LD_PRELOAD", "GOGC", "TOKIO_WORKER_THREADS")]

@@ -17,18 +17,11 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from ..catalogue import lcg
+
 N_FILES = 20
 N_USERS = 10_000
 USERS_COLUMNS = "id INT PRIMARY KEY NOT NULL, salary INT NOT NULL, age INT NOT NULL, address CHAR(50)"
-
-
-def lcg(seed: int, count: int) -> list[int]:
-    """MINSTD: x[0] = seed, x[k+1] = 48271 x[k] mod (2^31 - 1)."""
-    x, out = seed, []
-    for _ in range(count):
-        out.append(x)
-        x = 48271 * x % 2147483647
-    return out
 
 
 def file_content(k: int) -> bytes:

@@ -11,6 +11,7 @@ import psutil
 
 from ..cpus import usable_cpus
 from ..paths import ROOT
+from .measure import runtime_variables_removed
 
 
 # --- the machine ---------------------------------------------------------------------------------
@@ -67,7 +68,36 @@ def describe() -> dict:
         "load_avg_at_start": os.getloadavg(),
         "git_commit": git_commit(),
         "usable_cpus": usable_cpus(),
+        # the variables set here that the programs run without (measure.RUNTIME_VARIABLES)
+        "runtime_variables_removed": runtime_variables_removed(),
+        "cpu_accounting": cpu_accounting(),
     }
+
+
+def cpu_accounting() -> str | None:
+    """How this kernel splits a process's CPU time into user and system time: "tick" (by what it finds
+    at each timer tick: the sum is exact, the split sampled), "virtual" (at every switch between
+    user and kernel mode), "virtual on CPUs L, tick on the others" (generic virtual accounting acts
+    on the CPUs that run without a tick only), or None where its configuration is not readable
+    (/proc/config.gz, /boot/config-<release>)."""
+    text = None
+    try:
+        import gzip
+        with gzip.open("/proc/config.gz", "rt") as f:
+            text = f.read()
+    except OSError:
+        text = _read(f"/boot/config-{platform.release()}")
+    if not text:
+        return None
+    if "CONFIG_VIRT_CPU_ACCOUNTING_NATIVE=y" in text:
+        return "virtual"
+    # generic virtual accounting acts only on the CPUs that run without a tick (nohz_full=)
+    tickless = (_read("/sys/devices/system/cpu/nohz_full") or "").strip("() \n")
+    if "CONFIG_VIRT_CPU_ACCOUNTING_GEN=y" in text and tickless and tickless != "null":
+        return f"virtual on CPUs {tickless}, tick on the others"
+    if "CONFIG_TICK_CPU_ACCOUNTING=y" in text or "CONFIG_VIRT_CPU_ACCOUNTING_GEN=y" in text:
+        return "tick"
+    return None
 
 
 def cpu_caches(root: str = "/sys/devices/system/cpu/cpu0/cache") -> dict[str, str] | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import cpus, paths
+from ..catalogue import least_elapsed_ns
 from ..plan import Cell
 from ..store.lock import DirLock, remove_unheld
 
@@ -254,6 +255,8 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
                 raise ValueError(f"missing keys {missing}")
         except ValueError as exc:
             status, reason, program = "bad_output", f"no valid JSON result line on stdout ({exc})", {}
+    if status == "ok":
+        status, reason = waited(cell, program.get("elapsed_ns"))
     for k in PROGRAM_KEYS:
         rec[k] = program.get(k)
     if isinstance(rec.get("cpus"), list):  # the CPUs the program says it ran on, as the launcher's list
@@ -267,9 +270,38 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     return rec
 
 
+def waited(cell: Cell, elapsed_ns: Any) -> tuple[str, str]:
+    """("ok", "") or ("too_fast", why): a sample of waiting work (sleep, threads_vs_tasks, idle tasks
+    that sleep) whose workload time is below the longest wait it asks for did not wait as the work
+    says; its checksum counts the waits asked for, not those done (catalogue.least_elapsed_ns)."""
+    least = least_elapsed_ns(cell.workload, cell.n, dict(cell.params))
+    if least is None or not isinstance(elapsed_ns, int) or elapsed_ns >= least:
+        return "ok", ""
+    return "too_fast", (f"workload time {elapsed_ns / 1e6:.3f} ms, below the longest wait the work asks for "
+                        f"({least / 1e6:g} ms): not every task waited as the work says")
+
+
+# What changes how a runtime or the C library runs a program (threads, garbage collector, allocator,
+# stack sizes, code loaded into it): taken out of the programs' environment, so that a variable left
+# in a user's shell cannot make one language slower or larger unseen (MALLOC_MMAP_THRESHOLD_=0 made
+# Rust's files_read 4x slower and 3x larger, Go's allocator unmoved).  Which were set and taken out
+# is recorded in meta.json (`runtime_variables_removed`).
+RUNTIME_VARIABLES = ("GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "TOKIO_WORKER_THREADS", "RUST_LOG",
+                     "RUST_MIN_STACK", "GLIBC_TUNABLES", "LD_PRELOAD", "LD_AUDIT", "LD_BIND_NOW", "LD_BIND_NOT",
+                     "LD_DEBUG", "LD_PROFILE")
+RUNTIME_PREFIXES = ("MALLOC_",)  # glibc's malloc settings (MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_, ...)
+
+
+def is_runtime_variable(name: str) -> bool:
+    return name in RUNTIME_VARIABLES or name.startswith(RUNTIME_PREFIXES)
+
+
+def runtime_variables_removed(environ: dict | None = None) -> list[str]:
+    """The names of the variables set here that `default_env` takes out (their values are not kept)."""
+    return sorted(k for k in (os.environ if environ is None else environ) if is_runtime_variable(k))
+
+
 def default_env() -> dict:
-    """The environment the programs run in: the harness's, minus variables that change a runtime."""
-    env = dict(os.environ)
-    for var in ("GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "TOKIO_WORKER_THREADS", "RUST_LOG", DSN_ENV):
-        env.pop(var, None)
-    return env
+    """The environment the programs run in: the harness's, minus the variables that change a runtime
+    or the C library (RUNTIME_VARIABLES) and any DSN."""
+    return {k: v for k, v in os.environ.items() if not is_runtime_variable(k) and k != DSN_ENV}

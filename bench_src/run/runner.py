@@ -279,6 +279,10 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     for note in (store.access_note, store.sources_note, threads_note(plan, cluster=cluster)):
         if note:
             log(f"note: {note}")
+    removed = session["machine"].get("runtime_variables_removed")
+    if removed:
+        log(f"note: the programs run without {', '.join(removed)} of this environment (each changes a runtime or "
+            "the C library's allocator, which would make one language slower or larger unseen)")
     report = RunReport(store.dir, 0, 0)
     context_started = False
     hosts = None  # the cluster's hosts (cluster runs only)

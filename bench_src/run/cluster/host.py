@@ -42,7 +42,7 @@ from ...store.hosts import fingerprint, host_id, host_label
 from ...store.results import warmup_again_id
 from ...store.secrets import Scrubber
 from .. import build, machine, sample
-from ..measure import default_env, measure, remove_sample_dirs
+from ..measure import default_env, is_runtime_variable, measure, remove_sample_dirs
 from ..resources import Resources, raise_nofile_limit
 
 PLUGIN = "bench-host"
@@ -211,11 +211,14 @@ class HostPlugin(WorkerPlugin):
             self.warm = True
 
     def program_env(self) -> dict:
-        """The programs' environment here: the harness's (measure.default_env) with the variables
-        Dask's nanny sets in a worker's environment given the client's values instead (absent when
-        the client has none): MALLOC_TRIM_THRESHOLD_ would change glibc's malloc, so Rust's memory."""
+        """The programs' environment here: the harness's (measure.default_env, without the variables
+        that change a runtime or the C library, MALLOC_TRIM_THRESHOLD_ of Dask's nanny among them),
+        with the other variables the nanny sets given the client's values instead (absent when the
+        client has none)."""
         env = default_env()
         for key, value in self.client_env.items():
+            if is_runtime_variable(key):  # out of the programs' environment here as in the client's
+                continue
             if value is None:
                 env.pop(key, None)
             else:
