@@ -196,7 +196,7 @@ def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_p
     assert len(rates) == 2 * 2 + 2 * 2  # go: buffers 0 and 1 x 2 modes; rust: 2 flavours x buffer 1 x 2 modes
     assert (rates["round_trips_per_s"] > 0).all()
     tvt = pd.read_csv(out / "export" / "tables" / "threads_vs_tasks.csv")
-    assert set(tvt["metric"]) == {"wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches"}
+    assert set(tvt["metric"]) == {"wall_s", "cpu_s", "user_s", "sys_s", "peak_rss_mib", "context_switches"}
     assert set(tvt["variant"]) == {"goroutine", "thread", "thread-pinned", "tokio"}
 
 

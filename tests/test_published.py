@@ -299,6 +299,11 @@ def test_the_posts_figures_stand_beside_ours_only_for_the_same_work():
     # sleeping tasks only, never pooled with those that wait for a release
     assert idle["our_samples"] == 6 and idle["our_median"] == pytest.approx(2_600_002.5 / 2**20)
     assert idle["note"] == "ours duration_ms=3000, theirs 10000"
+    # user and system CPU: the kernel's split, sampled at its tick, and said to be
+    user = thread[thread["metric"] == "user_cpu"]
+    assert not user.empty and user["note"].str.contains(
+        "our user/system split is sampled at the kernel's tick (their sum is exact)", regex=False).all()
+    assert published.SPLIT_NOTE not in rss["note"] and published.SPLIT_NOTE not in wall["note"]
 
 
 def test_a_posts_figure_is_matched_on_its_parameters_values_not_on_their_text():

@@ -440,20 +440,20 @@ def test_an_interval_beyond_a_log_axis_is_cut_with_an_arrow_and_named_in_the_cap
     with theme.context():
         fig = figures.metrics_side_by_side(_side_by_side())
         fig.canvas.draw()
-    sys_panel = _panel(fig, "system CPU time")
+    sys_panel = _panel(fig, "system CPU time (tick-sampled)")
     assert sys_panel.get_yscale() == "log"
     arrows = [a for a in sys_panel.texts if getattr(a, "arrow_patch", None) is not None]
     assert len(arrows) == 1  # tokio's [0, 22.4 ms]: its low end cannot be on a log axis
     assert arrows[0].xy == (2, 0.0)  # at tokio's position, on the bottom edge of the panel
     assert not [a for a in _panel(fig, "process wall time").texts if getattr(a, "arrow_patch", None) is not None]
     caption = next(t for t in _texts(fig) if "arrow:" in t)
-    assert "arrow: the interval goes on beyond the log axis (rust tokio, system CPU time: 0 to 22.4 ms)" in caption
+    assert "arrow: the interval goes on beyond the log axis (rust tokio, system CPU time (tick-sampled): 0 to 22.4 ms)" in caption
     plt.close(fig)
     whole = _side_by_side()
     whole.loc[whole["ci_low"] == 0, "ci_low"] = 0.004
     fig = figures.metrics_side_by_side(whole)
     assert not any("arrow:" in t for t in _texts(fig))
-    assert not [a for a in _panel(fig, "system CPU time").texts if getattr(a, "arrow_patch", None) is not None]
+    assert not [a for a in _panel(fig, "system CPU time (tick-sampled)").texts if getattr(a, "arrow_patch", None) is not None]
     plt.close(fig)
 
 

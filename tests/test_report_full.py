@@ -362,6 +362,15 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
     clustered = {**meta, "sessions": [{**meta["sessions"][0], "engine": "cluster local:2"}]}
     assert "warm-up sample(s), discarded on each host (every host" in method.design_text(clustered, df)
     assert "cells with a core count (sleep at 1, 2) ran pinned to that many CPUs" in method.measurement(meta)
+    # CPU time's split into user and system time is a sample on a tick-accounting kernel, and the
+    # programs' environment says what was taken out of it (nothing said for a run that recorded neither)
+    assert "split" not in method.measurement(meta).split("never from polling", 1)[1][:3]
+    ticked = {**meta, "sessions": [{**meta["sessions"][0], "machine": {
+        "logical_cpus": 2, "ram_bytes": 2**34, "cpu_accounting": "tick", "runtime_variables_removed": ["MALLOC_ARENA_MAX"]}}]}
+    text = method.measurement(ticked)
+    assert ("; this kernel splits CPU time into user and system time by what the timer tick finds, so that split "
+            "is a sample (coarse for a run of a few ticks) while its sum is exact.") in text
+    assert "of those, MALLOC_ARENA_MAX was set and taken out." in text
     monkeypatch.setattr(rules, "POWER", 0.9)
     tables = {"go_vs_rust_elapsed_s": compare.compare(df, "elapsed_s")}
     assert "at 90% power at the spread measured (the MDE" in method.multiplicity(tables, 0.02, 0.05)

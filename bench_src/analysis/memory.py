@@ -43,7 +43,7 @@ def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:
 
 
 def side_by_side(df: pd.DataFrame, workload: str = "threads_vs_tasks",
-                 metrics=("wall_s", "user_s", "sys_s", "peak_rss_mib", "context_switches")) -> pd.DataFrame:
+                 metrics=("wall_s", "cpu_s", "user_s", "sys_s", "peak_rss_mib", "context_switches")) -> pd.DataFrame:
     """Per cell of a workload, the median and its distribution-free CI (`ci_coverage`: its exact
     coverage, nearest 95%) of several metrics, in long form (one row per cell and metric, with the
     cell's `p_<key>` columns)."""

@@ -577,6 +577,13 @@ METRIC_MAP = {  # their metric and unit -> (our column, factor from our column t
 }
 
 
+# Our user and system CPU times are the kernel's split of the process's CPU time, which it counts
+# exactly; on a kernel with tick-based accounting (the usual one, meta.json's `cpu_accounting`) the
+# split is sampled at each timer tick (4 ms at 250 Hz), so that of a run of a few ticks is coarse.
+SAMPLED_SPLIT = frozenset({"user_cpu", "sys_cpu"})
+SPLIT_NOTE = "our user/system split is sampled at the kernel's tick (their sum is exact)"
+
+
 def join_note(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
@@ -643,5 +650,7 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
                 row["note"] = join_note(row["note"], f"not the same work: ours {key}={','.join(ours)}, theirs {theirs}")
             else:
                 row["note"] = join_note(row["note"], f"ours {key}={','.join(ours)}, theirs {theirs}")
+        if r.metric in SAMPLED_SPLIT:
+            row["note"] = join_note(row["note"], SPLIT_NOTE)
         rows.append(row)
     return pd.DataFrame(rows)

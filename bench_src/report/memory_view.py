@@ -107,8 +107,8 @@ class MemoryView:
         return Section(png, readable)
 
     def threads_vs_tasks(self) -> Section:
-        """Wall time, user and system CPU, peak RSS and context switches per cell (median and its
-        distribution-free CI, its coverage stated)."""
+        """Wall time, CPU time and its split into user and system time, peak RSS and context switches
+        per cell (median and its distribution-free CI, its coverage stated)."""
         tvt = memory.side_by_side(self.df, "threads_vs_tasks") if not self.df.empty else pd.DataFrame()
         if tvt.empty:
             return Section("no valid threads_vs_tasks samples in this run")
@@ -122,7 +122,9 @@ class MemoryView:
         with theme.context():
             png = self._figure(figures.metrics_side_by_side(tvt), "threads_vs_tasks")
         frame, constants = tables.split_constants(pd.DataFrame(wide))
-        caption = (f"median [CI, coverage {units.coverage(tvt['ci_coverage'], tvt['ci_coverage_kind'])}]"
+        caption = (f"median [CI, coverage {units.coverage(tvt['ci_coverage'], tvt['ci_coverage_kind'])}]; "
+                   "CPU time (user + system) is exact, its split into user and system time is sampled at the "
+                   "kernel's timer tick (the Method says how this kernel splits it)"
                    + ("; every row: " + "; ".join(f"{k}: {v}" for k, v in constants.items()) if constants else ""))
         readable = tables.Readable(frame, caption, "Threads vs goroutines vs tokio tasks")
         export.save_table(tvt, self.results_dir, "threads_vs_tasks", readable)

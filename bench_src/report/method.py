@@ -110,9 +110,31 @@ def measurement(meta: dict) -> str:
             f"{tc.get('go')}, {tc.get('rustc')} and the tokio version recorded per sample"
             + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}. "
             "Each sample is a fresh process started by a small launcher; wall time comes from the monotonic clock "
-            "around the process, the workload time from the program's own monotonic timer, and CPU times and peak "
-            "resident memory from the kernel's accounting of the finished process (wait4), never from polling."
+            "around the process, the workload time from the program's own monotonic timer, and CPU time and peak "
+            "resident memory from the kernel's accounting of the finished process (wait4), never from polling"
+            + split_text(m) + ". " + env_text(m)
             + cluster_text(meta))
+
+
+def env_text(machine: dict) -> str:
+    """The programs' environment: what the harness took out of it."""
+    if "runtime_variables_removed" not in machine:  # a run of an older harness: not recorded
+        return ""
+    removed = machine["runtime_variables_removed"]
+    text = ("Both programs ran without the variables that change a runtime or the C library (Go's GOMAXPROCS, "
+            "GOGC, GOMEMLIMIT, GODEBUG; tokio's and Rust's; glibc's MALLOC_*, GLIBC_TUNABLES, LD_PRELOAD)")
+    return text + (f"; of those, {', '.join(removed)} {'was' if len(removed) == 1 else 'were'} set and taken out."
+                   if removed else ".")
+
+
+def split_text(machine: dict) -> str:
+    """How far the split of CPU time into user and system time can be read (its sum is exact)."""
+    how = machine.get("cpu_accounting")
+    if how == "virtual":
+        return "; CPU time's split into user and system time is counted at every switch between the two"
+    where = "this kernel" if how else "most kernels (this one's configuration was not readable)"
+    return (f"; {where} split{'s' if how else ''} CPU time into user and system time by what the timer tick "
+            "finds, so that split is a sample (coarse for a run of a few ticks) while its sum is exact")
 
 
 def cluster_text(meta: dict) -> str:

@@ -23,8 +23,9 @@ METRIC_NAMES = {
     "elapsed_s": "workload time",
     "wall_s": "process wall time",
     "cpu_s": "CPU time (user + system)",
-    "user_s": "user CPU time",
-    "sys_s": "system CPU time",
+    # the kernel's split of the CPU time, sampled at its timer tick on most kernels (the sum is exact)
+    "user_s": "user CPU time (tick-sampled)",
+    "sys_s": "system CPU time (tick-sampled)",
     "setup_s": "setup time",
     "peak_rss_mib": "peak RSS",
     "peak_rss_bytes": "peak RSS",

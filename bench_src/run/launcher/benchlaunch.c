@@ -9,9 +9,11 @@
  * therefore report the harness's size, not the program's.  This launcher is a few hundred KB, so
  * the peak it reports belongs to the program.
  *
- * Measurement is exact and never sampled: wall time is CLOCK_MONOTONIC read just before fork and
- * just after wait4 returns; CPU times, peak RSS, context switches and page faults come from the
- * rusage that wait4 fills in.  The launcher wakes only to enforce the timeout and the memory guard
+ * Nothing here is sampled: wall time is CLOCK_MONOTONIC read just before fork and just after wait4
+ * returns; CPU times, peak RSS, context switches and page faults come from the rusage that wait4
+ * fills in.  The kernel counts a process's CPU time (user + system) exactly, but on a kernel with
+ * tick-based accounting (the usual one) it splits that sum into user and system time by what it
+ * finds at each timer tick, so the split is the kernel's sample, not a measurement.  The launcher wakes only to enforce the timeout and the memory guard
  * (it reads /proc/PID/statm every --guard-ms); neither feeds the measurement.
  *
  * --cpus pins the program to a CPU list (`0,2-3`): the child sets its affinity mask with
