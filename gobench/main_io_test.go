@@ -39,7 +39,7 @@ func TestRunFiles(t *testing.T) {
 	}
 
 	m2 := runResult(t, "files_rw", "--n", "10", "--data-dir", dir)
-	checkResult(t, m2, "files_rw", "000000000000f044", 10)
+	checkResult(t, m2, "files_rw", "000000000000f472", 10)
 
 	// Both report the bound on files open at once: the soft open-file limit,
 	// which run raised to the hard limit, less a reserve.

@@ -63,12 +63,13 @@ APPENDED = b"Appended string\n"
 
 
 def files_rw_checksum(n: int) -> str:
-    """The appends, the final size of the 20 files, and the fixture bytes of every read (a read of
-    file k holds its fixture content and the appends it saw, which the programs take off)."""
+    """The appends, the final size of the 20 files, and for every read its fixture bytes (a read of
+    file k holds its fixture content and the appends it saw, which the programs take off) and its
+    first byte (file k's letter)."""
     picks = [r % 20 for r in lcg(42, n)]
     appends = sum(1 for k in picks if k % 2 == 0)
     sizes = sum(len(fixture_file(k)) for k in range(20)) + appends * len(APPENDED)
-    read = sum(len(fixture_file(k)) for k in picks)
+    read = sum(len(fixture_file(k)) + fixture_file(k)[0] for k in picks)
     return f"{(appends + sizes + read) & MASK64:016x}"
 
 

@@ -1,5 +1,5 @@
 """The oracle itself, against values stated in docs/workloads.md and worked by hand."""
-from reference import cpu_loops_checksum, files_read_checksum, lcg, sleep_checksum, xorshift
+from reference import cpu_loops_checksum, files_read_checksum, files_rw_checksum, lcg, sleep_checksum, xorshift
 
 
 def test_lcg_matches_the_specification():
@@ -27,3 +27,10 @@ def test_files_read_without_digest_is_the_bytes_read():
     # tasks 0..3 read files 2, 2, 7 and 17 (lcg(42) mod 20): 3 (k + 1) = 9, 9, 24 and 54 lines of 64 bytes
     assert int(files_read_checksum(4, digest="off"), 16) == (9 + 9 + 24 + 54) * 64
     assert files_read_checksum(4, digest="off") != files_read_checksum(4)
+
+
+def test_files_rw_by_hand():
+    # tasks 0..3 pick files 2, 2, 7 and 17: 2 appends; the 20 files end with 40,320 + 2 * 16 bytes;
+    # each read adds its fixture bytes (192 (k + 1)) and its first byte, file k's letter 'a' + k
+    reads = 2 * (576 + ord("c")) + (1536 + ord("h")) + (3456 + ord("r"))
+    assert int(files_rw_checksum(4), 16) == 2 + 40_320 + 32 + reads == 46_914

@@ -115,9 +115,10 @@ func TestFilesReadChecksums(t *testing.T) {
 
 func TestFilesRWChecksums(t *testing.T) {
 	// The digest is not part of files_rw's checksum: digest=off gives the same.
-	// Each includes the fixture bytes every task read (0x9dc4, 0xc0b2 and
-	// 0x1e9cc, the appends and final sizes alone, left the reads out).
-	want := map[int]uint64{10: 0xf044, 1000: 0x1f65b2, 10000: 0x134ea4c}
+	// Each includes the fixture bytes and the first byte of every task's read
+	// (0xf044, 0x1f65b2 and 0x134ea4c without the first bytes; 0x9dc4, 0xc0b2
+	// and 0x1e9cc, the appends and final sizes alone, left the reads out).
+	want := map[int]uint64{10: 0xf472, 1000: 0x21058e, 10000: 0x14529a2}
 	for _, variant := range filesRWSpec.Variants {
 		for _, retain := range filesRetains {
 			for _, digest := range filesDigests {
@@ -190,7 +191,8 @@ func TestFilesRWCreates(t *testing.T) {
 			total += uint64(len(fixtureFile(k)))
 		}
 	}
-	if want := 1 + total + uint64(len(filesAppended)); out.Checksum != want {
+	// Task 0's read of the created file begins with the appended string's 'A'.
+	if want := 1 + total + uint64(len(filesAppended)) + 'A'; out.Checksum != want {
 		t.Errorf("checksum %d, want %d", out.Checksum, want)
 	}
 }
@@ -292,9 +294,75 @@ func TestNewFilesRun(t *testing.T) {
 	}
 }
 
+// taskRead is what a files_rw task hands back for content with digest=on.
+func taskRead(content []byte) rwRead {
+	r := rwRead{fileRead: fileRead{size: uint64(len(content)), digest: fnv1a64(content)}}
+	if len(content) > 0 {
+		r.first = content[0]
+	}
+	return r
+}
+
+// TestFilesRWRefusesAnotherFilesRead: file 1's fixture is file 0's plus 192
+// bytes, the size of 12 appends, so once file 0 got 12 appends a read of file
+// 1 has a size of file 0's history. Its first byte ('b', not 'a') refuses it,
+// with digest=off too, where the size alone let it pass.
+func TestFilesRWRefusesAnotherFilesRead(t *testing.T) {
+	dir := writeFilesFixture(t)
+	paths := filesPaths(dir)
+	picks := make([]uint64, 12) // 12 tasks, all of file 0
+	for range picks {
+		if err := appendFile(paths[0], filesAppended, newFileGate(16)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs, err := filesRWHistories(paths, picks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hs[0]
+	right := append(fixtureFile(0), bytes.Repeat(filesAppended, 12)...)
+	wrong := fixtureFile(1)
+	if len(wrong) != len(right) {
+		t.Fatalf("file 1 has %d bytes, file 0 after 12 appends %d", len(wrong), len(right))
+	}
+	for _, digest := range []bool{false, true} {
+		if got, err := h.check(taskRead(right), true, digest); err != nil || got != 192+'a' {
+			t.Errorf("digest=%v, file 0 read: %d, %v; want %d", digest, got, err, 192+'a')
+		}
+		if _, err := h.check(taskRead(wrong), true, digest); err == nil {
+			t.Errorf("digest=%v: a read of file 1 was accepted as file 0's", digest)
+		}
+	}
+}
+
+// TestFilesRWRefusesSwappedFiles: a fixture whose 0.txt and 1.txt hold each
+// other's content fails the run with digest=on and off alike: the histories,
+// taken from the files themselves, fit every read, but the reads do not begin
+// with the files' letters.
+func TestFilesRWRefusesSwappedFiles(t *testing.T) {
+	for _, variant := range filesRWSpec.Variants {
+		for _, digest := range filesDigests {
+			dir := writeFilesFixture(t)
+			paths := filesPaths(dir)
+			if err := os.WriteFile(paths[0], fixtureFile(1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(paths[1], fixtureFile(0), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := runIOWorkload("files_rw", variant, 100, dir, "", kv("digest", digest))
+			if err == nil {
+				t.Errorf("%s digest=%s: swapped files accepted", variant, digest)
+			}
+		}
+	}
+}
+
 // TestFilesRWHistoryChecksEveryRead: a read passes only if its size and
-// digest are those of the file after some number of appends, and a task that
-// appended must see its own append.
+// digest are those of the file after some number of appends and it begins
+// with the file's first letter, and a task that appended must see its own
+// append.
 func TestFilesRWHistoryChecksEveryRead(t *testing.T) {
 	dir := writeFilesFixture(t)
 	paths := filesPaths(dir)
@@ -311,38 +379,42 @@ func TestFilesRWHistoryChecksEveryRead(t *testing.T) {
 	}
 	h := hs[2]
 	base := uint64(len(fixtureFile(2)))
-	if h.base != base || h.appends != 2 || h.size() != base+32 {
+	if h.base != base || h.letter != 'c' || h.appends != 2 || h.size() != base+32 {
 		t.Fatalf("history %+v, want base %d and 2 appends", h, base)
 	}
 	for m := range uint64(3) {
 		content := append(fixtureFile(2), bytes.Repeat(filesAppended, int(m))...)
-		r := fileRead{size: uint64(len(content)), digest: fnv1a64(content)}
-		got, err := h.check(r, m > 0, true)
-		if err != nil || got != base {
-			t.Errorf("m=%d: %d, %v; want %d", m, got, err, base)
+		got, err := h.check(taskRead(content), m > 0, true)
+		if err != nil || got != base+'c' {
+			t.Errorf("m=%d: %d, %v; want %d", m, got, err, base+'c')
 		}
 	}
 	full := append(fixtureFile(2), bytes.Repeat(filesAppended, 2)...)
+	read := func(size uint64, digest uint64, first byte) rwRead {
+		return rwRead{fileRead: fileRead{size: size, digest: digest}, first: first}
+	}
 	bad := map[string]struct {
-		r        fileRead
+		r        rwRead
 		appended bool
 		digest   bool
 	}{
-		"nothing read":          {fileRead{}, false, false},
-		"short read":            {fileRead{size: base + 8}, false, false},
-		"more than the appends": {fileRead{size: base + 48}, false, false},
-		"digest skipped":        {fileRead{size: uint64(len(full))}, true, true},
-		"wrong content":         {fileRead{size: base, digest: fnv1a64(fixtureFile(3)[:base])}, false, true},
-		"own append missing":    {fileRead{size: base, digest: fnv1a64(fixtureFile(2))}, true, true},
+		"nothing read":          {read(0, 0, 0), false, false},
+		"short read":            {read(base+8, 0, 'c'), false, false},
+		"more than the appends": {read(base+48, 0, 'c'), false, false},
+		"digest skipped":        {read(uint64(len(full)), 0, 'c'), true, true},
+		"wrong content":         {read(base, fnv1a64(fixtureFile(3)[:base]), 'd'), false, true},
+		"wrong first byte":      {read(uint64(len(full)), 0, 'd'), true, false},
+		"first byte not handed": {read(uint64(len(full)), 0, 0), true, false},
+		"own append missing":    {taskRead(fixtureFile(2)), true, true},
 	}
 	for name, c := range bad {
 		if _, err := h.check(c.r, c.appended, c.digest); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	// digest=off: the size alone is checked.
-	if _, err := h.check(fileRead{size: uint64(len(full))}, true, false); err != nil {
-		t.Errorf("digest=off: %v", err)
+	// digest=off: the size and the first byte alone are checked.
+	if got, err := h.check(read(uint64(len(full)), 0, 'c'), true, false); err != nil || got != base+'c' {
+		t.Errorf("digest=off: %d, %v", got, err)
 	}
 
 	// A file that does not end in its appends is refused.

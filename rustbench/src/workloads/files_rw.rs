@@ -3,10 +3,11 @@
 //! create, write completely, flush, close; `flush=off` drops the file after
 //! the write as the article did), then every task reads file k whole and
 //! digests it (`digest=on`). After the timer has stopped, every task's read
-//! is checked against the contents its file can have had (`History`).
-//! Checksum: number of appends plus the total size of the 20 files, plus the
-//! fixture bytes of every read (its size less the appended strings it held);
-//! no param changes it.
+//! is checked against the contents its file can have had (`History`), and
+//! its first byte against file k's first letter. Checksum: number of appends
+//! plus the total size of the 20 files, plus for every read its fixture bytes
+//! (its size less the appended strings it held) and its first byte; no param
+//! changes it.
 
 use std::path::Path;
 
@@ -47,12 +48,12 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
         .fold(totals.appends, |sum, h| sum.wrapping_add(h.size()));
     for (i, (read, &k)) in totals.reads.iter().zip(&indices).enumerate() {
         let appended = k % 2 == 0;
-        let base = histories[k]
+        let part = histories[k]
             .check(*read, appended && own_append_seen, digest)
             .map_err(|why| {
                 BenchError::runtime(format!("task {i}, {}: {why}", paths[k].display()))
             })?;
-        checksum = checksum.wrapping_add(base);
+        checksum = checksum.wrapping_add(part);
     }
     ctx.set_extra("appends", totals.appends);
     Ok(Outcome {
@@ -69,6 +70,8 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
 struct History {
     /// Size of the fixture content.
     base: u64,
+    /// First byte of file k's fixture content: `fixture_letter(k)`.
+    letter: u8,
     /// Tasks that appended to the file.
     appends: u64,
     /// `digests[m]`: FNV-1a of the content after m appends.
@@ -77,15 +80,36 @@ struct History {
 
 const STEP: u64 = APPENDED.len() as u64;
 
+/// The first byte of fixture file k: its line 0 is made of the letter
+/// `'a' + k % 26`.
+fn fixture_letter(k: usize) -> u8 {
+    b'a' + (k % 26) as u8
+}
+
 impl History {
     fn size(&self) -> u64 {
         self.base + self.appends * STEP
     }
 
-    /// The fixture bytes of one task's read (its size less the appended
-    /// strings it held), or why no content of the file's history has that
-    /// size (and, with `digest`, that digest), or why a task that appended
-    /// (`own_append`) read the file without its own append.
+    /// The first byte of the file's content at `len` bytes: the fixture's
+    /// letter, or with no fixture content (a file the appends created) the
+    /// appended string's, or 0 for nothing.
+    fn first(&self, len: u64) -> u8 {
+        if self.base > 0 {
+            self.letter
+        } else if len > 0 {
+            APPENDED[0]
+        } else {
+            0
+        }
+    }
+
+    /// What one task's read adds to the checksum: its fixture bytes (its
+    /// size less the appended strings it held) plus its first byte. Or why
+    /// no content of the file's history has that size (and, with `digest`,
+    /// that digest), why the read does not begin with the file's first byte
+    /// (a read of another file), or why a task that appended (`own_append`)
+    /// read the file without its own append.
     fn check(&self, read: TaskRead, own_append: bool, digest: bool) -> Result<u64, String> {
         let extra = read.len.checked_sub(self.base);
         let m = match extra {
@@ -97,6 +121,15 @@ impl History {
                 ));
             }
         };
+        let first = self.first(read.len);
+        if read.first != first {
+            return Err(format!(
+                "read {} bytes beginning with {:?}, but the file begins with {:?}",
+                read.len,
+                char::from(read.first),
+                char::from(first)
+            ));
+        }
         if own_append && m == 0 {
             return Err(format!(
                 "read {} bytes, the file without the task's own append",
@@ -110,7 +143,7 @@ impl History {
                 read.len, read.digest
             ));
         }
-        Ok(self.base)
+        Ok(self.base + u64::from(read.first))
     }
 }
 
@@ -125,11 +158,12 @@ fn histories(paths: &[std::path::PathBuf], indices: &[usize]) -> Result<Vec<Hist
     paths
         .iter()
         .zip(appends)
-        .map(|(path, appends)| history(path, appends))
+        .enumerate()
+        .map(|(k, (path, appends))| history(path, fixture_letter(k), appends))
         .collect()
 }
 
-fn history(path: &Path, appends: u64) -> Result<History, BenchError> {
+fn history(path: &Path, letter: u8, appends: u64) -> Result<History, BenchError> {
     let bytes = std::fs::read(path)
         .map_err(|e| BenchError::runtime(format!("reading {}: {e}", path.display())))?;
     let tail = appends * STEP;
@@ -155,6 +189,7 @@ fn history(path: &Path, appends: u64) -> Result<History, BenchError> {
     }
     Ok(History {
         base,
+        letter,
         appends,
         digests,
     })
@@ -169,14 +204,33 @@ mod tests {
     use crate::workloads::fsshared::{fixture_content, scratch_dir, write_fixture};
     use crate::workloads::spec::{run as run_workload, test_args};
 
-    /// One run on a freshly written fixture.
-    fn files_rw(dir: &std::path::Path, n: u64, variant: &str, params: &[(&str, &str)]) -> Report {
-        write_fixture(dir).unwrap();
+    /// One run on the fixture as it is in `dir`.
+    fn try_files_rw(
+        dir: &std::path::Path,
+        n: u64,
+        variant: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Report, BenchError> {
         let args = RunArgs {
             data_dir: Some(dir.to_path_buf()),
             ..test_args(&SPEC, n, Some(variant), params)
         };
-        run_workload(&SPEC, &args, mono_ns()).unwrap()
+        run_workload(&SPEC, &args, mono_ns())
+    }
+
+    /// One run on a freshly written fixture.
+    fn files_rw(dir: &std::path::Path, n: u64, variant: &str, params: &[(&str, &str)]) -> Report {
+        write_fixture(dir).unwrap();
+        try_files_rw(dir, n, variant, params).unwrap()
+    }
+
+    /// What a task hands back for `content` with digest=on.
+    fn task_read(content: &[u8]) -> TaskRead {
+        TaskRead {
+            len: content.len() as u64,
+            digest: fnv1a64(content),
+            first: content.first().copied().unwrap_or(0),
+        }
     }
 
     #[test]
@@ -186,13 +240,14 @@ mod tests {
             for retain in ["digest", "content"] {
                 for (digest, flush) in [("on", "on"), ("off", "on"), ("on", "off"), ("off", "off")]
                 {
-                    // Each includes the fixture bytes every task read (9dc4,
-                    // c0b2 and 1e9cc, the appends and final sizes alone, left
-                    // the reads out).
+                    // Each includes the fixture bytes and the first byte of
+                    // every task's read (f044, 1f65b2 and 134ea4c without the
+                    // first bytes; 9dc4, c0b2 and 1e9cc, the appends and final
+                    // sizes alone, left the reads out).
                     for (n, expected) in [
-                        (10, "000000000000f044"),
-                        (1000, "00000000001f65b2"),
-                        (10_000, "000000000134ea4c"),
+                        (10, "000000000000f472"),
+                        (1000, "000000000021058e"),
+                        (10_000, "00000000014529a2"),
                     ] {
                         let params = [("retain", retain), ("digest", digest), ("flush", flush)];
                         let report = files_rw(&dir, n, variant, &params);
@@ -225,40 +280,60 @@ mod tests {
         let h = &hs[2];
         let fixture = fixture_content(2);
         let base = fixture.len() as u64;
-        assert_eq!((h.base, h.appends, h.size()), (base, 2, base + 32));
+        assert_eq!(
+            (h.base, h.letter, h.appends, h.size()),
+            (base, b'c', 2, base + 32)
+        );
         for m in 0..3 {
             let content = [fixture.clone(), APPENDED.repeat(m)].concat();
-            let read = TaskRead {
-                len: content.len() as u64,
-                digest: fnv1a64(&content),
-            };
-            assert_eq!(h.check(read, m > 0, true), Ok(base), "m={m}");
+            let got = h.check(task_read(&content), m > 0, true);
+            assert_eq!(got, Ok(base + u64::from(b'c')), "m={m}");
         }
         let full = [fixture.clone(), APPENDED.repeat(2)].concat();
-        let read = |len: u64, digest: u64| TaskRead { len, digest };
+        let read = |len: u64, digest: u64, first: u8| TaskRead { len, digest, first };
         let bad = [
-            ("nothing read", read(0, 0), false, false),
-            ("short read", read(base + 8, 0), false, false),
-            ("more than the appends", read(base + 48, 0), false, false),
-            ("digest skipped", read(full.len() as u64, 0), true, true),
+            ("nothing read", read(0, 0, 0), false, false),
+            ("short read", read(base + 8, 0, b'c'), false, false),
+            (
+                "more than the appends",
+                read(base + 48, 0, b'c'),
+                false,
+                false,
+            ),
+            (
+                "digest skipped",
+                read(full.len() as u64, 0, b'c'),
+                true,
+                true,
+            ),
             (
                 "wrong content",
-                read(base, fnv1a64(&fixture_content(3)[..base as usize])),
+                read(base, fnv1a64(&fixture_content(3)[..base as usize]), b'd'),
                 false,
                 true,
             ),
             (
-                "own append missing",
-                read(base, fnv1a64(&fixture)),
+                "wrong first byte",
+                read(full.len() as u64, 0, b'd'),
                 true,
-                true,
+                false,
             ),
+            (
+                "first byte not handed",
+                read(full.len() as u64, 0, 0),
+                true,
+                false,
+            ),
+            ("own append missing", task_read(&fixture), true, true),
         ];
         for (what, r, own, digest) in bad {
             assert!(h.check(r, own, digest).is_err(), "{what} accepted");
         }
-        // digest=off: the size alone is checked.
-        assert!(h.check(read(full.len() as u64, 0), true, false).is_ok());
+        // digest=off: the size and the first byte alone are checked.
+        assert_eq!(
+            h.check(read(full.len() as u64, 0, b'c'), true, false),
+            Ok(base + u64::from(b'c'))
+        );
 
         // A file that does not end in its appends is refused.
         std::fs::write(
@@ -267,6 +342,76 @@ mod tests {
         )
         .unwrap();
         assert!(histories(&paths, &[4]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// File 1's fixture is file 0's plus 192 bytes, the size of 12 appends,
+    /// so once file 0 got 12 appends a read of file 1 has a size of file 0's
+    /// history. Its first byte (`b`, not `a`) refuses it, with digest=off
+    /// too, where the size alone let it pass.
+    #[test]
+    fn a_read_of_the_next_file_is_refused() {
+        let dir = scratch_dir("files-rw-next");
+        write_fixture(&dir).unwrap();
+        let paths = fsshared::fixture_paths(&dir);
+        let indices = [0; 12]; // 12 tasks, all of file 0
+        for _ in indices {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&paths[0])
+                .unwrap();
+            std::io::Write::write_all(&mut f, APPENDED).unwrap();
+        }
+        let h = &histories(&paths, &indices).unwrap()[0];
+        let right = [fixture_content(0), APPENDED.repeat(12)].concat();
+        let wrong = fixture_content(1);
+        assert_eq!(wrong.len(), right.len());
+        for digest in [false, true] {
+            let got = h.check(task_read(&right), true, digest);
+            assert_eq!(got, Ok(192 + u64::from(b'a')), "digest={digest}");
+            let got = h.check(task_read(&wrong), true, digest);
+            assert!(got.is_err(), "digest={digest}: file 1 read as file 0's");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A fixture whose 0.txt and 1.txt hold each other's content fails the
+    /// run with digest=on and off alike: the histories, taken from the files
+    /// themselves, fit every read, but the reads do not begin with the
+    /// files' letters.
+    #[test]
+    fn swapped_files_fail_the_run() {
+        let dir = scratch_dir("files-rw-swapped");
+        for variant in SPEC.variants {
+            for digest in ["on", "off"] {
+                write_fixture(&dir).unwrap();
+                std::fs::write(dir.join("0.txt"), fixture_content(1)).unwrap();
+                std::fs::write(dir.join("1.txt"), fixture_content(0)).unwrap();
+                let got = try_files_rw(&dir, 100, variant, &[("digest", digest)]);
+                assert!(
+                    got.is_err(),
+                    "{variant} digest={digest}: swapped files accepted"
+                );
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file missing from the fixture is created by its first append: its
+    /// reads begin with the appended string's `A`.
+    #[test]
+    fn a_missing_even_file_is_created() {
+        let dir = scratch_dir("files-rw-created");
+        write_fixture(&dir).unwrap();
+        // Task 0 picks file 2.
+        std::fs::remove_file(dir.join("2.txt")).unwrap();
+        let report = try_files_rw(&dir, 1, "spawn-blocking", &[]).unwrap();
+        let others: u64 = (0..fsshared::FILES)
+            .filter(|&k| k != 2)
+            .map(|k| fixture_content(k).len() as u64)
+            .sum();
+        let want = 1 + others + STEP + u64::from(b'A');
+        assert_eq!(report.checksum, format!("{want:016x}"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -230,6 +230,10 @@ struct Read {
     digest: u64,
     len: u64,
     appended: bool,
+    /// The first byte read (0 if none), which files_rw checks against the
+    /// file's letter; it sits in what was `appended`'s padding, so a `Read`
+    /// is as large as without it.
+    first: u8,
     content: Option<Vec<u8>>,
 }
 
@@ -254,12 +258,14 @@ struct Shared {
 
 impl Options {
     /// What a task hands back for the `content` it read: its digest (0 with
-    /// digest=off) and size, and the content itself with `retain=content`.
+    /// digest=off), size and first byte, and the content itself with
+    /// `retain=content`.
     fn digested(self, content: Vec<u8>, appended: bool) -> Read {
         Read {
             digest: if self.digest { fnv1a64(&content) } else { 0 },
             len: content.len() as u64,
             appended,
+            first: content.first().copied().unwrap_or(0),
             content: self.keep.then_some(content),
         }
     }
@@ -367,11 +373,13 @@ fn append_handle_bound() -> Result<usize, BenchError> {
         .min(Semaphore::MAX_PERMITS))
 }
 
-/// The size and digest (0 with `digest=off`) of one task's read.
+/// The size, digest (0 with `digest=off`) and first byte (0 if none) of one
+/// task's read.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct TaskRead {
     pub len: u64,
     pub digest: u64,
+    pub first: u8,
 }
 
 /// Totals over all tasks.
@@ -401,9 +409,9 @@ fn switch(ctx: &Ctx, key: &str) -> Result<bool, BenchError> {
 /// whose file index is even appends before reading (files_rw, which declares
 /// `flush`). Spawns every task, awaits the handles in spawn order; with
 /// `retain=content` every file content is kept until after the timer has
-/// stopped. With `append_even`, every task's size and digest are kept too
-/// (`Totals::reads`, 16 bytes per task, allocated before the timer), as
-/// gobench keeps every task's result.
+/// stopped. With `append_even`, every task's size, digest and first byte are
+/// kept too (`Totals::reads`, 24 bytes per task with alignment, allocated
+/// before the timer), as gobench keeps every task's result.
 pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchError> {
     let n = ctx.n_usize()?;
     let io = Io::from_variant(ctx.variant)?;
@@ -471,6 +479,7 @@ pub fn run_file_tasks(ctx: &mut Ctx, append_even: bool) -> Result<Totals, BenchE
                 totals.reads.push(TaskRead {
                     len: read.len,
                     digest: read.digest,
+                    first: read.first,
                 });
             }
             totals.tasks_ok += 1;
@@ -537,6 +546,9 @@ mod tests {
         // files_read's tokio-fs task does not carry the append's state machine
         assert!(read <= 128, "tokio-fs read task of {read} bytes");
         assert!(read < append, "{read} vs {append}");
+        // A task's first byte sits in padding: what a task hands back is no
+        // larger than its digest, size, append flag and content alone.
+        assert_eq!(std::mem::size_of::<Read>(), 48);
     }
 
     #[test]
