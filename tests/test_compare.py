@@ -208,3 +208,20 @@ def test_a_variants_verdict_names_each_side_by_what_differs_from_the_other():
     assert _named("tokio", "iterations=10", "iterations=10") == "tokio"
     assert _named("default", "driver=sqlx,pool=64", "driver=sqlx,pool=10") == "default [pool=64]"
     assert _named("default", "", "") == "default"
+
+
+def test_a_block_that_holds_a_cell_more_than_once_counts_the_median_of_its_values():
+    # blocks 0-5: Go 1.0 and Rust 2.0 once each; block 6 holds Go three times (1, 2 and 10) and Rust
+    # once (2.0): its Go value is their median, 2, not their mean (4.33) nor its first value (1)
+    rows = [("go", 10, 1.0), ("rust", 10, 2.0)] * 6 + [("go", 10, v) for v in (1.0, 2.0, 10.0)] + [("rust", 10, 2.0)]
+    df = frame(rows)
+    df["block"] = [b for b in range(6) for _ in (0, 1)] + [6, 6, 6, 6]
+    values = compare.CellValues(df, "elapsed_s")
+    go = next(ref for ref in values.cells if ref.lang == "go")
+    per_block = values.per_block(go)
+    assert list(per_block.index) == list(range(7)) and per_block.loc[6] == 2.0
+    assert (per_block.loc[:5] == 1.0).all()
+    # the paired comparison divides the blocks' values: six ratios of 0.5 and one of 1.0, whose
+    # geometric mean it reports (the mean would give block 6 a ratio of 2.17, the first value 0.5)
+    row = compare.compare(df).iloc[0]
+    assert row["pairs"] == 7 and row["ratio"] == pytest.approx(math.exp(6 * math.log(0.5) / 7), rel=1e-9)
