@@ -3,8 +3,10 @@
 PYTHON  ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
-PROFILE ?= quick
-SEED    ?= 1
+# PROFILE, SEED, RUN_DIR, CLUSTER, THREADS, MEM_LIMIT_MB: given only when set; their defaults are the
+# plan's (bench_src/parameters.py: the quick profile, seed 1), written there once.
+PROFILE ?=
+SEED    ?=
 # RUN_DIR: where `make run` writes (default: data/results/<profile>-<commit>[-dirty]-<plan digest>, so
 # the same command resumes an interrupted run).
 RUN_DIR ?=
@@ -57,7 +59,8 @@ build: venv
 # 5. --engine bench runs the notebook's kernel on Unix sockets in a private directory, not on TCP
 #    ports of 127.0.0.1 (bench_src/run/kernel.py, docs/security.md).
 run: venv
-	@dir=$$($(BIN)/python -m bench_src check --profile "$(PROFILE)" --seed "$(SEED)" $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") \
+	@dir=$$($(BIN)/python -m bench_src check $(if $(PROFILE),--profile "$(PROFILE)") $(if $(SEED),--seed "$(SEED)") \
+	     $(if $(RUN_DIR),--results-dir "$(RUN_DIR)") \
 	     $(if $(CLUSTER),--cluster "$(CLUSTER)") $(if $(THREADS),--threads "$(THREADS)") \
 	     $(if $(MEM_LIMIT_MB),--mem-limit-mb "$(MEM_LIMIT_MB)")) || exit 2; \
 	$(MAKE) --no-print-directory system-deps build || exit 2; \
@@ -65,7 +68,8 @@ run: venv
 	echo "results: $$dir"; \
 	partial="$$dir/run.partial.$$$$.ipynb"; \
 	if $(BIN)/python -m bench_src notebook notebooks/run.ipynb "$$partial" \
-	     -p profile "$(PROFILE)" -p seed "$(SEED)" -p results_dir "$$dir" $(if $(CLUSTER),-p cluster "$(CLUSTER)") \
+	     $(if $(PROFILE),-p profile "$(PROFILE)") $(if $(SEED),-p seed "$(SEED)") -p results_dir "$$dir" \
+	     $(if $(CLUSTER),-p cluster "$(CLUSTER)") \
 	     $(if $(THREADS),-p threads "$(THREADS)") $(if $(MEM_LIMIT_MB),-p mem_limit_mb "$(MEM_LIMIT_MB)") >&2; then \
 	  mv -f "$$partial" "$$dir/run.ipynb"; \
 	else \

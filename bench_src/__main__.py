@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from . import parameters  # the options of `check` and `run`: one per plan parameter
     from .catalogue import LANGS
+    from .store.hosts import FACTORS  # what `hosts --factor` may keep apart
 
     ap = argparse.ArgumentParser(prog="python -m bench_src")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -72,7 +73,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                       "verdicts, combined ratios (tau, I², holds on k of m), forest plots")
     hp.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR")
     hp.add_argument("--out", help="where the tables and figures go (default: data/results/hosts-<plan digest>)")
-    hp.add_argument("--factor", choices=("plan", "commit"),
+    hp.add_argument("--factor", choices=tuple(FACTORS),
                     help="accept directories that differ in this (their plans, or the commit their programs were "
                          "built from) and keep its values apart in the analysis")
     ep = sub.add_parser("engines", help="the A/A check of the cluster engine: the same plan in this process and "

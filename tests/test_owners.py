@@ -139,6 +139,45 @@ def test_a_list_of_names_is_written_in_one_module():
     twice = {k: v for k, v in where.items() if len({w.split(":")[0] for w in v}) > 1}
     assert twice == {}
 
+def _string_lists(tree: ast.AST):
+    """(line, key) of every tuple, list or set written out of three or more strings, at any depth."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 3 and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            values = [e.value for e in node.elts]
+            yield node.lineno, tuple(sorted(values)) if isinstance(node, ast.Set) else tuple(values)
+
+
+def test_a_named_list_is_never_written_out_again_even_inside_a_function():
+    """A list a module names at its top (verdict kinds, a timeline's cell) written out again in
+    another module, inside a function too: the copy would not follow a change of the owner's."""
+    named: dict[tuple, str] = {}
+    for path in sorted(HARNESS.rglob("*.py")):
+        for line, name, value in module_constants(path.read_text()):
+            if isinstance(value, (tuple, list, set, frozenset)) and len(value) >= 3 \
+                    and all(isinstance(v, str) for v in value):
+                key = tuple(sorted(value)) if isinstance(value, (set, frozenset)) else tuple(value)
+                named.setdefault(key, f"{path.relative_to(ROOT)}:{line} {name}")
+    copies = [f"{path.relative_to(ROOT)}:{line} writes out {named[key]}"
+              for path in sorted(HARNESS.rglob("*.py")) for line, key in _string_lists(ast.parse(path.read_text()))
+              if key in named and not named[key].startswith(f"{path.relative_to(ROOT)}:")]
+    assert copies == []
+
+
+def test_the_hosts_factors_are_the_stores(monkeypatch, capsys):
+    """`hosts --factor` takes the store's factors, read from it: a factor added there is taken."""
+    import pytest
+
+    from bench_src.__main__ import parse_args
+    from bench_src.store import hosts
+
+    monkeypatch.setitem(hosts.FACTORS, "machine", lambda meta: "")
+    for factor in hosts.FACTORS:
+        assert parse_args(["hosts", "d", "--factor", factor]).factor == factor
+    with pytest.raises(SystemExit):
+        parse_args(["hosts", "d", "--factor", "nosuch"])
+
+
 # A results directory's files and its export's layout: each name has one owner, which every
 # other module reads (the store's files, the export directory and its folders, the report page).
 RESULT_FILES = {
@@ -276,3 +315,17 @@ def test_a_plans_comparisons_are_listed_by_one_rule(monkeypatch):
     assert len(detectable.plan_mde(plan, pd.DataFrame())) == sum(sizes.values())
     assert len(sequential.plan_comparisons(plan)) == sum(sizes.values())
     assert asked == [plan, plan, plan]
+
+
+def test_the_makefile_writes_no_default_of_a_plan_parameter():
+    """`make run` passes a parameter only when it is given (PROFILE=, SEED=, ...): a default written
+    in the Makefile (SEED ?= 1) would outlive a change of the plan's own, unseen by the checks above."""
+    import re
+
+    from bench_src import parameters
+
+    names = {p.name for p in parameters.notebook_parameters()} | {"run_dir"}
+    written = {m.group(1): m.group(2).strip()
+               for m in re.finditer(r"^([A-Z_]+)\s*\?=(.*)$", (ROOT / "Makefile").read_text(), re.M)}
+    assert {"PROFILE", "SEED", "THREADS"} <= set(written)
+    assert {k: v for k, v in written.items() if k.lower() in names and v} == {}

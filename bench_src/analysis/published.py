@@ -178,7 +178,7 @@ def outcome(said: str, kind: str, article_ratio: float = float("nan"), margin: f
     as its opposite, so that outcome is "unresolved: within the margin", not "not reproduced"."""
     if kind == "failed":
         return "failed"
-    if kind not in ("a", "b", "equivalent", "inconclusive"):
+    if kind not in multiplicity.KINDS:
         return "not measured"
     ours = {"a": "Go", "b": "Rust"}.get(kind, "")
     if not said:

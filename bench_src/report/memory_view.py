@@ -13,7 +13,7 @@ from ..store.timelines import timelines
 from . import export, figures, full, tables, theme, units
 from .notebook import Section
 
-CELL = ["lang", "variant", "n", "params"]  # a timeline's cell: the parameters (wait, linger) included
+CELL = theme.SERIES_KEYS  # a timeline's cell: the parameters (wait, linger) included
 
 
 class MemoryView:

@@ -16,6 +16,9 @@ LANG_COLORS = {"go": "#00ADD8", "rust": "#CE422B"}
 EQUIVALENCE_COLOR = "#7FB77E"
 # Series that are not languages (pairs of variants, parameter values in one panel): dark and far from
 # both languages' colours, so that a series never reads as Go or as Rust.
+# What one series (a line, a bar) of a figure within one workload is: a cell less its threads and A/A
+# arm, its parameters included (wait, linger); tables that list those series group by it too.
+SERIES_KEYS = ["lang", "variant", "n", "params"]
 SERIES_COLORS = ("#222222", "#7B3294", "#A6611A", "#1B7837", "#666666", "#C51B7D")
 
 

@@ -13,7 +13,7 @@ import seaborn as sns
 
 from .. import units
 from ..tables.cores import cores_text, gain_name, gain_title, is_speedup
-from ..theme import EQUIVALENCE_COLOR, LANG_COLORS
+from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, SERIES_KEYS
 
 
 def _log2_axis(ax, values, axis: str = "y") -> None:
@@ -92,7 +92,7 @@ def speedup(table: pd.DataFrame) -> plt.Figure:
         base = int(g["from_cores"].min())
         ks = sorted({base, *(int(k) for k in g["cores"])})
         several_params = g["params"].nunique() > 1
-        for (lang, variant, n, params), s in g.groupby(["lang", "variant", "n", "params"], sort=True):
+        for (lang, variant, n, params), s in g.groupby(SERIES_KEYS, sort=True):
             s = s.sort_values("cores")
             x = [base, *s["cores"]]
             y = [1.0, *s["speedup"]]

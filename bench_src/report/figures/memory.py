@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from .. import units
-from ..theme import LANG_COLORS
+from ..theme import LANG_COLORS, SERIES_KEYS
 from .axes import (LANG_STYLE, figure_header, finite_positive, join_parts, panel_grid, shades,
                    threads_caption, unit_formatter, value_axis)
 
@@ -19,7 +19,7 @@ def rss_timeline(tl: pd.DataFrame) -> plt.Figure:
     their own markers, so that a series of one point is seen too.  The legend sits beside the axes."""
     fig, ax = plt.subplots(figsize=(11, 4.8), layout="constrained")
     ns = sorted(tl["n"].unique())
-    keys = ["lang", "variant", "n", "params"] if "params" in tl.columns else ["lang", "variant", "n"]
+    keys = [k for k in SERIES_KEYS if k in tl.columns]
     pcols = [c for c in tl.columns if c.startswith("p_") and tl[c].nunique(dropna=True) > 1]
     series = tl[keys].drop_duplicates().sort_values(keys)
     colors, markers = {}, {}
