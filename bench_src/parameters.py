@@ -34,6 +34,9 @@ MAX_COOLDOWN_S = 3600.0
 MAX_TIMELINE_MS = 60_000.0
 MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
+# The number of looks of the sequential rule when neither the plan nor its profile gives one (the
+# sampling design, bench_src/plan/design.py, reads it)
+DEFAULT_LOOKS = 3
 
 REQUIRED = object()  # a profile must set this parameter
 
@@ -174,7 +177,8 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
               "above samples, the sequential rule: open cells get more blocks up to this many samples",
               profile=True, profile_default=0),
     Parameter("looks", "Optional[int]", None,
-              "analyses from the pilot to the budget under the sequential rule (default 3)", profile=True),
+              "analyses from the pilot to the budget under the sequential rule "
+              f"({DEFAULT_LOOKS} where the profile gives none)", profile=True),
     Parameter("smoke", "bool", False,
               "allow a run too small for any verdict (otherwise refused before anything runs)"),
     Parameter("time_budget_s", "Optional[float]", None,

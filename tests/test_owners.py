@@ -329,3 +329,18 @@ def test_the_makefile_writes_no_default_of_a_plan_parameter():
                for m in re.finditer(r"^([A-Z_]+)\s*\?=(.*)$", (ROOT / "Makefile").read_text(), re.M)}
     assert {"PROFILE", "SEED", "THREADS"} <= set(written)
     assert {k: v for k, v in written.items() if k.lower() in names and v} == {}
+
+
+def test_the_default_number_of_looks_is_written_once_and_its_help_reads_it():
+    """The help said "(default 3)" beside DEFAULT_LOOKS = 3 of the design: a change of one left the
+    other.  The plan parameters own it; the design and the help read it."""
+    from bench_src import parameters
+    from bench_src.plan import design
+
+    assert design.DEFAULT_LOOKS is parameters.DEFAULT_LOOKS
+    bound = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(HARNESS.rglob("*.py"))
+             for line, name, _ in module_constants(path.read_text()) if name == "DEFAULT_LOOKS"]
+    assert bound == ["bench_src/parameters.py:" + str(next(
+        line for line, name, _ in module_constants((HARNESS / "parameters.py").read_text()) if name == "DEFAULT_LOOKS"))]
+    looks = next(p for p in parameters.PLAN_PARAMETERS if p.name == "looks")
+    assert f"({parameters.DEFAULT_LOOKS} where the profile gives none)" in looks.help

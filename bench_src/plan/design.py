@@ -5,12 +5,13 @@ below them (plan/feasibility.py).  docs/statistics.md explains them.
 """
 from __future__ import annotations
 
+from ..parameters import DEFAULT_LOOKS  # noqa: F401 - the plan parameter's default, read here
+
 # The fewest pairs at which the decision rule's error rate was measured and holds on every shape
 # simulated (tests/test_simulations.py): a plan whose first look has fewer is refused (smoke aside).
 MIN_PAIRS = 6
-# The number of looks when a plan gives a budget but no number of looks, and the share of alpha
-# spent at the pilot look (the rest is split evenly over the later looks).
-DEFAULT_LOOKS = 3
+# The share of alpha spent at the pilot look (the rest is split evenly over the later looks); the
+# number of looks where a plan gives a budget but none is the plan parameter's default.
 PILOT_SPEND = 0.5
 
 
