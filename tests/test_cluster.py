@@ -148,6 +148,9 @@ def test_a_running_scheduler_passes_the_check():
     from bench_src.run.cluster import engine
 
     with LocalCluster(n_workers=0, processes=False, protocol="tcp://", dashboard_address=None, host="127.0.0.1") as cluster:
+        assert engine.check_scheduler(parse_cluster(cluster.scheduler_address)) is None  # no HostsError
+    # and the same check refuses the address once nothing answers there
+    with pytest.raises(engine.HostsError, match="no scheduler answers at 127.0.0.1"):
         engine.check_scheduler(parse_cluster(cluster.scheduler_address))
 
 def test_the_default_path_imports_nothing_of_dask():

@@ -225,3 +225,13 @@ def test_a_block_that_holds_a_cell_more_than_once_counts_the_median_of_its_value
     # geometric mean it reports (the mean would give block 6 a ratio of 2.17, the first value 0.5)
     row = compare.compare(df).iloc[0]
     assert row["pairs"] == 7 and row["ratio"] == pytest.approx(math.exp(6 * math.log(0.5) / 7), rel=1e-9)
+
+
+def test_the_drift_tables_caption_states_the_rules_alpha(monkeypatch):
+    from bench_src.report import tables
+
+    rng = np.random.default_rng(0)
+    rows = [("go", 10, 1 + rng.normal(0, 0.01)) for _ in range(30)] + [("rust", 10, 1 + 0.01 * i) for i in range(30)]
+    monkeypatch.setattr(rules, "ALPHA", 0.1)
+    caption = tables.readable(quality.drift(frame(rows)), "drift_elapsed_s").caption
+    assert "drift: Holm-corrected p < 0.1." in caption and "0.05" not in caption

@@ -28,6 +28,8 @@ def result(lang, *args):
 def test_catalogue_matches_the_program(built, lang):
     listed = result(lang, "list")
     assert listed["lang"] == lang
+    # both ways: a workload a program implements and the catalogue lacks is one the harness never runs
+    assert set(listed["workloads"]) == set(WORKLOADS), f"{lang} lists other workloads than the catalogue"
     for name, w in WORKLOADS.items():
         assert name in listed["workloads"], f"{lang} does not implement {name}"
         got = listed["workloads"][name]

@@ -113,7 +113,7 @@ def drift(table: pd.DataFrame) -> Readable:
     p, p_name = p_column(t)
     out[p_name] = p
     out["drift"] = column_of(t, "drift").map(lambda v: "yes" if v is True or v == 1 else "no")
-    return finish(out, title_of(t, "Drift with the run order"), "drift: Holm-corrected p < 0.05." + _unreachable(t),
+    return finish(out, title_of(t, "Drift with the run order"), f"drift: Holm-corrected p < {rules.ALPHA:g}." + _unreachable(t),
                   keep=("drift",))
 
 
