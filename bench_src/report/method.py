@@ -122,7 +122,7 @@ def env_text(machine: dict) -> str:
         return ""
     removed = machine["runtime_variables_removed"]
     text = ("Both programs ran without the variables that change a runtime or the C library (Go's GOMAXPROCS, "
-            "GOGC, GOMEMLIMIT, GODEBUG; tokio's and Rust's; glibc's MALLOC_*, GLIBC_TUNABLES, LD_PRELOAD)")
+            "GOGC, GOMEMLIMIT, GODEBUG; TOKIO_WORKER_THREADS, RUST_MIN_STACK; glibc's MALLOC_*, GLIBC_TUNABLES; LD_PRELOAD)")
     return text + (f"; of those, {', '.join(removed)} {'was' if len(removed) == 1 else 'were'} set and taken out."
                    if removed else ".")
 
