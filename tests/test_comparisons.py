@@ -75,13 +75,42 @@ def test_pairs_by_block_remove_block_effects():
     assert (paired["ratio_ci_high"] - paired["ratio_ci_low"]) < (unpaired["ratio_ci_high"] - unpaired["ratio_ci_low"]) / 5
 
 
-def test_too_few_shared_blocks_fall_back_to_unpaired_and_say_why():
+def test_cells_of_one_run_that_share_too_few_blocks_get_no_verdict_and_say_why():
+    # failures left Go valid in blocks 0-9 and Rust in 6-15 of one run: the unpaired test that
+    # stood in read a 10% drift over the run as a difference (82% of equal cells "different"
+    # in families of one); now fewer than MIN_PAIRS pairs give no test, no interval, no call
     rng = np.random.default_rng(6)
-    df = simulate.frame(simulate.go_rust_cells([1.0]), 10, rng, simulate.Conditions(cv=0.01))
-    df.loc[df["lang"] == "rust", "block"] += 7  # only blocks 7..9 hold both cells
+    df = simulate.frame(simulate.go_rust_cells([1.0]), 16, rng, simulate.Conditions(cv=0.01, drift=0.10))
+    df = df[((df["lang"] == "go") & (df["block"] < 10)) | ((df["lang"] == "rust") & (df["block"] >= 6))]
     row = compare.compare(df).iloc[0]
-    assert row["pairing"] == "unpaired" and row["pairs"] == 0
-    assert "only 3 blocks hold both cells (paired needs 5)" in row["warning"]
+    assert row["pairing"] == "paired" and row["pairs"] == 4
+    assert row["verdict_kind"] == "inconclusive" and np.isnan(row["ratio"]) and np.isnan(row["ratio_ci_low"])
+    assert np.isnan(row["p_value"]) and np.isnan(row["mde"])
+    assert ("too few pairs: 4 blocks hold both cells, and a verdict needs 6 (the error rate is measured from "
+            "there); not tested") in row["warning"]
+    # cells of different runs (the engines' check) share no block by design: compared unpaired
+    a = df[df["lang"] == "go"].assign(run_id="one")
+    b = df[df["lang"] == "rust"].assign(run_id="two")
+    other = compare.compare(pd.concat([a, b], ignore_index=True)).iloc[0]
+    assert other["pairing"] == "unpaired" and "unpaired: the cells were taken in different runs" in other["warning"]
+    assert not np.isnan(other["ratio"])
+
+
+def test_the_unpaired_stand_in_s_error_under_drift_is_gone(monkeypatch):
+    # 200 equal comparisons sharing 4 of their 10 blocks under a 10% drift: none called now
+    rng = np.random.default_rng(61)
+    called = 0
+    for _ in range(200):
+        df = simulate.frame(simulate.go_rust_cells([1.0]), 16, rng, simulate.Conditions(cv=0.01, drift=0.10))
+        df = df[((df["lang"] == "go") & (df["block"] < 10)) | ((df["lang"] == "rust") & (df["block"] >= 6))]
+        called += compare.compare(df).iloc[0]["verdict_kind"] in ("a", "b")
+    assert called == 0
+
+
+def test_an_infinite_value_is_left_out_and_said_to_be():
+    t = compare.pair_test(np.arange(8), [1.0] * 7 + [np.inf], np.arange(8), [1.1] * 8)
+    assert t.stats["pairs"] == 7 and t.stats["a_samples"] == 7
+    assert "1 value not finite left out" in t.stats["warning"] and "values <= 0" not in t.stats["warning"]
 
 
 def test_cells_that_share_the_fewest_pairs_the_rule_decides_from_are_paired_whatever_else_they_took():

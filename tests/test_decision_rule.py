@@ -409,3 +409,21 @@ def test_a_decision_made_at_a_look_stays_made_when_a_later_block_brings_a_tie():
     assert test_at_look == "signed-rank" and at_look["verdict_kind"] == "b"
     assert final["verdict_kind"] == "b" and final["p_value"] <= at_look["p_value"]
     assert final["ratio_ci_low"] > 1
+
+
+def test_a_p_value_bh_passes_whose_interval_holds_1_is_no_discovery_of_the_family():
+    # a comparison whose looks' intervals did not overlap: p = 1.4e-9, interval shown [0.94, 1.10],
+    # "inconclusive"; BH still counted it in R, which loosened the family's level (and so every
+    # other interval) and stood in the count of differences called
+    from bench_src.analysis import multiplicity
+
+    p = np.array([1e-9, 0.01, 0.5])
+
+    def interval_at(level):
+        lv = float(np.asarray(level).ravel()[0])
+        return (np.array([-0.06, 0.01 if lv >= 0.05 / 3 * 0.999 else -0.01, -0.3]), np.array([0.1, 0.2, 0.3]))
+
+    fv = multiplicity.decide(p, interval_at, 0.05, 0.02)
+    assert list(fv.kind) == ["inconclusive", "b", "inconclusive"]
+    assert int(fv.called) == 1 and float(fv.level) == pytest.approx(0.05 / 3)
+    assert np.isnan(fv.p_adjusted[0]) and fv.p_adjusted[1] == pytest.approx(0.03) and fv.p_value[0] == 1e-9

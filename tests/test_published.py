@@ -368,3 +368,20 @@ def test_an_estimate_outside_its_interval_is_said_beside_it():
     assert ours_text(row, "ours_default").endswith("; the estimate lies outside the interval (the looks disagree)")
     memory = _cell(side, "mysql", 10, "memory")
     assert memory["ours_default_note"] == "" and "; " not in ours_text(memory, "ours_default")
+
+
+def test_the_reproduction_table_reads_peak_rss_on_its_page_grid_as_the_go_vs_rust_table_does():
+    # two peak-RSS cells that never vary, one page apart: the article's path gave a zero-width
+    # interval (p = 0) where the Go-vs-Rust table, which knows the page grid, gave a real one
+    from bench_src.analysis import compare, rules
+
+    rng = np.random.default_rng(1)
+    rows = _both_settings("sleep", 100, {"go": 1.0, "rust": 1.0 + 1 / 2560}, {"go": 1.0, "rust": 1.0 + 1 / 2560}, 8, rng)
+    df = pd.DataFrame(rows)
+    row = _cell(published.side_by_side(df), "sleep", 100, "memory")
+    assert row["ours_default_ratio_ci_high"] > row["ours_default_ratio_ci_low"] * (1 + 1e-5)
+    go, rust = (df[(df["lang"] == lg) & (df["variant"] == published.default_setting("sleep", lg).variant)]
+                for lg in ("go", "rust"))
+    alone = compare.pair_test(go["block"], go["peak_rss_mib"], rust["block"], rust["peak_rss_mib"],
+                              resolution=rules.resolution("peak_rss_mib"))
+    assert alone.tested.interval(0.05)[1] - alone.tested.interval(0.05)[0] > 0

@@ -38,7 +38,7 @@ def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRICS[0],
         for a, b in pairs:
             sd, have = np.nan, 0
             if cv is not None and a in cv.cells and b in cv.cells:
-                s = compare_pair(*cv.cells[a], *cv.cells[b], paired_data=cv.paired_data)
+                s = compare_pair(*cv.cells[a], *cv.cells[b], paired_data=cv.paired_by_design(a, b))
                 sd, have = s["sd_log"], s["pairs"]
             row = {"family": family, "workload": a.workload, "n": a.n, "a": f"{a.lang} {a.variant} {a.params_text}",
                    "b": f"{b.lang} {b.variant} {b.params_text}", "arm": a.arm, "metric": metric,

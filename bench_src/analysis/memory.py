@@ -279,7 +279,8 @@ def wait_modes(df: pd.DataFrame) -> pd.DataFrame:
         sleep, release = g[g["p_wait"] == "sleep"], g[g["p_wait"] == "release"]
         if sleep.empty or release.empty:
             continue
-        r = compare_pair(sleep["block"], sleep["peak_rss_mib"], release["block"], release["peak_rss_mib"])
+        r = compare_pair(sleep["block"], sleep["peak_rss_mib"], release["block"], release["peak_rss_mib"],
+                         resolution=rules.resolution("peak_rss_mib"))
         rows.append({"lang": lang, "variant": variant, "n": n, "threads_requested": threads,
                      "sleep_samples": r["a_samples"], "release_samples": r["b_samples"],
                      "sleep_median_mib": r["a_median"], "release_median_mib": r["b_median"],

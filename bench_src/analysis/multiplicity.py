@@ -168,17 +168,30 @@ def decide(p, interval_at: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
     """BH at rate alpha over the p-values of each family (last axis: its comparisons; `m` its
     planned size when larger), every interval at level max(R, 1) alpha / m (interval_at(level)
     with one level per family, shaped to broadcast against the comparisons), kinds read off the
-    intervals."""
+    intervals.
+
+    R counts only the differences the intervals show: a comparison whose p-value BH rejects but
+    whose interval at the family's level holds 1 (its looks' intervals do not overlap, and the
+    interval shown is the shortest meeting each) is no discovery.  It would loosen every other
+    interval of the family and stand as a call in the count of differences beside a row that reads
+    "inconclusive"; so it is left out of R (its adjusted p-value is blank) and the family is
+    decided again, until every comparison BH calls is a difference."""
     p = np.asarray(p, dtype=float)
     size = max(int(m or 0), p.shape[-1], 1)
-    r, adjusted = benjamini_hochberg(p, alpha, size)
-    level = np.maximum(r, 1) * alpha / size
-    low, high = interval_at(level[..., None])
-    low, high = np.broadcast_to(low, p.shape), np.broadcast_to(high, p.shape)
-    inside = (math.log(1 - margin) <= low) & (high <= math.log(1 + margin))
-    kind = np.where(high < 0, "a", np.where(low > 0, "b", np.where(inside, "equivalent", "inconclusive")))
-    kind = np.where(np.isnan(low) | np.isnan(high), "inconclusive", kind)
-    adjusted = np.where(np.isnan(p), np.nan, adjusted)
+    counted = p.copy()
+    while True:
+        r, adjusted = benjamini_hochberg(counted, alpha, size)
+        level = np.maximum(r, 1) * alpha / size
+        low, high = interval_at(level[..., None])
+        low, high = np.broadcast_to(low, p.shape), np.broadcast_to(high, p.shape)
+        inside = (math.log(1 - margin) <= low) & (high <= math.log(1 + margin))
+        kind = np.where(high < 0, "a", np.where(low > 0, "b", np.where(inside, "equivalent", "inconclusive")))
+        kind = np.where(np.isnan(low) | np.isnan(high), "inconclusive", kind)
+        stray = ~np.isnan(counted) & (adjusted <= alpha * (1 + 1e-12)) & ~np.isin(kind, ["a", "b"])
+        if not stray.any():
+            break
+        counted = np.where(stray, np.nan, counted)
+    adjusted = np.where(np.isnan(counted), np.nan, adjusted)
     return FamilyVerdicts(kind, np.isin(kind, ["a", "b"]) & inside, level, low, high, p, adjusted, r)
 
 

@@ -269,7 +269,7 @@ def _pair(df, workload, n, column, go: Setting, rust: Setting, looks: multiplici
     if gv.size == 0 or rv.size == 0:
         return {"pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
                 "failures": failures}, None
-    t = compare.pair_test(gb, gv, rb, rv, looks=looks, level_min=level_min)
+    t = compare.pair_test(gb, gv, rb, rv, looks=looks, level_min=level_min, resolution=rules.resolution(column))
     return {**t.stats, "failures": failures}, t
 
 
@@ -279,7 +279,7 @@ def _within(df, workload, n, column, lang, article: Setting, default: Setting) -
     db, dv, _ = _values(df, workload, lang, n, default, column)
     if av.size == 0 or dv.size == 0:
         return {"ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan}
-    return compare.compare_pair(ab, av, db, dv)
+    return compare.compare_pair(ab, av, db, dv, resolution=rules.resolution(column))
 
 
 def settings_effect(df: pd.DataFrame, workload: str, n: int, column: str,
@@ -399,7 +399,10 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         kinds, texts = [], []
         for row in out.to_dict("records"):
             kind = row.get(f"{label}_verdict_kind")
-            if not np.isfinite(row[f"{label}_ratio"]) or not isinstance(kind, str):
+            # measured on both sides but not tested (too few pairs): inconclusive, not "not measured"
+            sampled = all(pd.notna(row.get(f"{label}_{s}")) and row.get(f"{label}_{s}", 0) > 0
+                          for s in ("a_samples", "b_samples"))
+            if not isinstance(kind, str) or (not np.isfinite(row[f"{label}_ratio"]) and not sampled):
                 fails = row.get(f"{label}_failures")
                 kind = "failed" if isinstance(fails, str) and fails else "not measured"
             kinds.append(kind)

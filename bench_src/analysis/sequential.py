@@ -119,9 +119,9 @@ def _pair_test(memo: dict | None, metric: str, c: Comparison, data: tuple, cv: C
     steps of the rule finds most comparisons with the pairs the look before had (only one group
     took blocks), and the test of the same values at the same looks is the same."""
     memo = {} if memo is None else memo
-    key = (metric, c, looks, level_min, resolution, cv.paired_data, *(np.ascontiguousarray(x).tobytes() for x in data))
+    key = (metric, c, looks, level_min, resolution, cv.paired_by_design(c[1], c[2]), *(np.ascontiguousarray(x).tobytes() for x in data))
     if key not in memo:
-        memo[key] = pair_test(*data, cv.paired_data, looks, level_min, resolution)
+        memo[key] = pair_test(*data, cv.paired_by_design(c[1], c[2]), looks, level_min, resolution)
     return memo[key]
 
 
@@ -454,7 +454,7 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
                     continue
                 cv = CellValues(df, metric)
                 codes_a, va, codes_b, vb = _first_pairs(cv, a, b, design.looks[0])
-                t = pair_test(codes_a, va, codes_b, vb, cv.paired_data)
+                t = pair_test(codes_a, va, codes_b, vb, cv.paired_by_design(a, b))
                 if t.tested is None or t.stats["pairing"] != "paired" or t.stats["pairs"] < 2:
                     continue
                 d = np.log(va[np.argsort(codes_a)]) - np.log(vb[np.argsort(codes_b)])
