@@ -9,10 +9,13 @@ never by the signs of the differences:
   comparison may be tested at: with n pairs no two-sided p-value of an exact test is below
   2 / 2^n (its floor), so when 2 / 2^n <= that level.  Estimate: the Hodges-Lehmann estimate
   (median of the Walsh averages (d_i + d_j) / 2, i <= j); interval: the Tukey-Moses interval, the
-  Walsh averages at the ranks of the exact null distribution.  Assumption: d is symmetric about
-  its centre.  It is under "no difference", because the order of the cells inside a block is
-  random, so the two sides of a pair are exchangeable.  Nothing else: valid for every shape, and
-  robust to a wild block.
+  Walsh averages at the ranks of the exact null distribution; the estimand is the pseudo-median
+  of d (its centre of symmetry where d is symmetric).  Assumption: "no difference" is d symmetric
+  about 0, which holds where the two cells' values have the same distribution (the order of the
+  cells inside a block is random, so the two sides of a pair are exchangeable), not wherever their
+  medians are equal: cells of different shapes (one with a slow mode) lean d to one side
+  (docs/statistics.md, "One estimand").  Nothing else: valid for every symmetric shape of d, and robust to a
+  wild block.
 - **signed-rank, Student's t below its floor** (`RANK_THEN_T`) where the family needs levels below
   2 / 2^n (every test valid for all symmetric distributions has that floor): at every level from
   the floor up, the signed-rank test and its Tukey-Moses interval, as above; below it, the
@@ -39,7 +42,9 @@ never by the signs of the differences:
   an atom of d with all of its mass: where two cells sit on the same grid point (the truth on an
   atom) the 95% signed-rank intervals of the study's quantized data covered 98-99%.  Student's t
   uses tied values as values.  Which values tie does not depend on which cell of a pair holds
-  which, so the choice leaves the signs, under "no difference" fair coins, untouched.
+  which, so the choice leaves the signs, under "no difference" fair coins, untouched.  Its
+  estimate is the mean of d (the estimand: the log of the ratio of the two cells' geometric means),
+  not the Hodges-Lehmann estimate.
 
 Measurements on a grid (RSS in pages, a coarse clock) carry a rounding error of up to half a step
 that does not average out when the noise is smaller than the step: every sample of a cell may
