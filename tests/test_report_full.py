@@ -347,6 +347,17 @@ def test_the_method_counts_the_cells_whose_values_tie_per_metric():
     assert "at least that where values tie: 3 of the 10 cells in workload time)" in one, one
 
 
+def test_the_method_names_what_the_ratio_estimates():
+    import report_data
+    from bench_src.analysis import compare
+    from bench_src.report import method
+
+    text = method.tests({"go_vs_rust_elapsed_s": compare.compare(report_data.frame(), "elapsed_s")})
+    assert ("The reported ratio is exp of the estimate: the centre of the per-block ratios (Hodges-Lehmann; their "
+            "geometric mean where Student's t alone decides), not the ratio of the two cells' medians") in text, text
+    assert '"no difference" means per-block log ratios symmetric about 0, which equal medians alone do not make' in text
+
+
 def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_mde(monkeypatch):
     import report_data
     from bench_src.analysis import compare, rules

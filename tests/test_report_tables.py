@@ -140,6 +140,37 @@ def test_summary_and_per_task_units():
     assert cpu["per N [95% CI]"].endswith(" per N")  # N is an array length, not a task
 
 
+def test_the_caption_says_what_the_ratio_estimates():
+    """The ratio is exp of the paired estimate, the centre of the per-block log ratios (the
+    Hodges-Lehmann estimate; their mean where Student's t alone decides), not the ratio of the two
+    medians beside it: the caption says which, by the tests the table's rows used."""
+    from bench_src.analysis import paired
+
+    df = report_data.frame()
+    time = compare.compare(df, "elapsed_s")
+    assert set(time["test"]) == {"signed-rank"}
+    caption = tables.comparison(time).caption
+    assert "Go/Rust: the centre of the per-block ratios (Hodges-Lehmann), not the ratio of the medians shown." in caption
+    # what the caption says: one row's ratio is exp of the median of its Walsh averages
+    row = time[(time["workload"] == "sleep") & (time["n"] == 100_000)].iloc[0]
+    cells = df[(df["workload"] == "sleep") & (df["n"] == 100_000) & df["valid"]]
+    per_block = cells.pivot_table(index="block", columns="lang", values="elapsed_s")
+    d = np.log(per_block["go"]) - np.log(per_block["rust"])
+    assert row["ratio"] == pytest.approx(np.exp(float(paired.rank_estimate(paired.walsh(d.to_numpy())))))
+    # peak memory on its page grid: rows whose values tie are tested by Student's t alone, on the mean
+    memory = compare.compare(df, "peak_rss_mib")
+    assert set(memory["test"]) == {"t", "signed-rank"}
+    assert ("Go/Rust: the centre of the per-block ratios (Hodges-Lehmann; their geometric mean where values tie and "
+            "Student's t alone decides), not the ratio of the medians shown.") in tables.comparison(memory).caption
+    tied = memory[memory["test"] == "t"]
+    assert "Go/Rust: the geometric mean of the per-block ratios (Student's t)" in tables.comparison(tied).caption
+    # the other tables of one cell against another say it too
+    for readable in (tables.variants(compare.compare_variants(df, "elapsed_s")),
+                     tables.models(compare.compare_models(df, "elapsed_s"))):
+        assert "ratio: the centre of the per-block ratios (Hodges-Lehmann), not the ratio of the medians shown." \
+            in readable.caption
+
+
 def test_golden_markdown_of_a_comparison_table():
     text = tables.readable(_comparison(), "go_vs_rust_elapsed_s").to_markdown()
     golden = GOLDEN / "go_vs_rust_elapsed_s.md"

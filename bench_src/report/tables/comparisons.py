@@ -13,7 +13,7 @@ from ...analysis import rules
 from ...catalogue import TASK, WORKLOADS
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
-                         params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns,
+                         params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, test_columns,
                          threads_text, title_of, with_params, work_columns)
 from .markup import Readable
 
@@ -42,7 +42,8 @@ def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
     if "robustness" in t:
         out["across variants"] = column_of(t, "robustness", "")
     out["warning"] = column_of(t, "warning", "")
-    return finish(out, title_of(t, f"{a} vs {b}"), f"{a}/{b} < 1: {a} needs less. {level_note(t)}", keep=(ratio,))
+    return finish(out, title_of(t, f"{a} vs {b}"), f"{a}/{b} < 1: {a} needs less. {ratio_note(t, f'{a}/{b}')} {level_note(t)}",
+                  keep=(ratio,))
 
 
 def variants(table: pd.DataFrame) -> Readable:
@@ -72,7 +73,8 @@ def variants(table: pd.DataFrame) -> Readable:
     test_columns(t, out)  # p, effect size and MDE, as the Go vs Rust and models tables
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Variants against the language's default"),
-                   f"ratio < 1: the variant needs less. {level_note(t)}{_in_both(t, 'model', 'models')}", keep=(ratio,))
+                   f"ratio < 1: the variant needs less. {ratio_note(t, 'ratio')} {level_note(t)}"
+                   f"{_in_both(t, 'model', 'models')}", keep=(ratio,))
 
 
 def models(table: pd.DataFrame) -> Readable:
@@ -96,7 +98,8 @@ def models(table: pd.DataFrame) -> Readable:
     test_columns(t, out)
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Other models against tasks"),
-                   f"ratio > 1: the model needs more than the tasks. {level_note(t)}{_in_both(t, 'ref_variant', 'variants')}",
+                   f"ratio > 1: the model needs more than the tasks. {ratio_note(t, 'ratio')} {level_note(t)}"
+                   f"{_in_both(t, 'ref_variant', 'variants')}",
                    keep=(ratio,))
 
 
@@ -173,7 +176,8 @@ def aa(table: pd.DataFrame) -> Readable:
                       for v, p, s in zip(column_of(t, "variant", ""), column_of(t, "params", ""), shared)]
     ratio = paired_columns(t, out, "a", "b", "A", "B", "A/B")
     out["warning"] = column_of(t, "warning", "")
-    return finish(out, title_of(t, "A/A check"), f"A/B < 1: arm A needs less. {level_note(t)}", keep=(ratio,))
+    return finish(out, title_of(t, "A/A check"), f"A/B < 1: arm A needs less. {ratio_note(t, 'A/B')} {level_note(t)}",
+                  keep=(ratio,))
 
 
 def samples_needed(table: pd.DataFrame) -> Readable:
@@ -282,7 +286,8 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
                   "program's own (a program without that runtime can sit below it). "
                   "Above: in each of the blocks that hold both programs and both baselines (\"blocks\"), a "
                   "program's peak less its baseline's; the mean over those blocks, with its "
-                  f"{level or 'stated'} interval (Student's t). Go/Rust above baseline: the ratio of the two means, "
+                  f"{level or 'stated'} interval (Student's t). {ratio_note(t, 'Go/Rust', 'the median peaks shown')} "
+                  "Go/Rust above baseline: the ratio of the two means, "
                   "with Fieller's interval at the same level: every ratio the blocks do not tell from the one "
                   "measured. These intervals describe; they belong to no family and decide no verdict. "
                   "\"not resolved\": the interval reaches 0 (Go's amount is not told from 0) or infinity "

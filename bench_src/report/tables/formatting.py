@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...analysis import multiplicity
+from ...analysis import multiplicity, paired, unpaired
 from ...catalogue import WORKLOADS
 from .. import units
 from .markup import Readable
@@ -212,6 +212,29 @@ def level_note(t: pd.DataFrame) -> str:
     return (f"Intervals at {units.percent(float(levels[0]), digits=3)}: 1 - max(R, 1) x 5% / m with R = {called} "
             f"differences called among m = {m} comparisons (false discovery rate 5%); a verdict is a difference "
             f"exactly when its interval excludes 1.")
+
+
+def ratio_note(t: pd.DataFrame, name: str, medians: str = "the medians shown") -> str:
+    """What the ratio of a comparison table estimates, in one sentence, by the tests its rows used
+    (docs/statistics.md, "One estimand"): exp of the Hodges-Lehmann estimate of the per-block log
+    ratios (the signed-rank tests), of their mean (Student's t alone), or of the shift between two
+    samples (unpaired rows); never the ratio of the two medians beside it."""
+    tests = {str(v) for v in column_of(t, "test", "") if not blank(v)}
+    rank = any(test.startswith(paired.SIGNED_RANK) for test in tests)  # exact, normal approximation, t below the floor
+    by_t = paired.T_TEST in tests
+    apart = bool(tests & {unpaired.WELCH, unpaired.MANN_WHITNEY})
+    if by_t and not rank:
+        what = ["the geometric mean of the per-block ratios (Student's t)"]
+    elif rank and not by_t:
+        what = ["the centre of the per-block ratios (Hodges-Lehmann)"]
+    elif rank or not apart:
+        what = ["the centre of the per-block ratios (Hodges-Lehmann; their geometric mean where values tie and Student's t alone decides)"]
+    else:
+        what = []
+    if apart:
+        what.append(("unpaired rows: " if what else "") + "the shift between the two samples (two-sample "
+                    "Hodges-Lehmann; the ratio of their geometric means where Welch's t is used)")
+    return f"{name}: {'; '.join(what)}, not the ratio of {medians}."
 
 
 def test_columns(t: pd.DataFrame, out: pd.DataFrame) -> None:
