@@ -78,6 +78,61 @@ def test_the_interval_shown_decides_the_verdict(tmp_path):
         assert row["i2"] > 0.9, "the hosts' spread is not sampling noise"
 
 
+def test_a_host_whose_log_ratios_never_vary_leaves_tau_and_i2_unestimated(tmp_path):
+    """A host's own variance of 0 (its per-block log ratios all equal) says nothing about how much
+    of the hosts' spread is noise: tau² and I² are NaN with a note, not tau² = 0 beside I² = 100%
+    (as before, from the variance clipped to 1e-300), which contradict each other."""
+    c = hosts.combine([0.01, 0.05, 0.10], [0.0, 0.0, 0.0])
+    assert c.hosts == 3 and c.estimate == pytest.approx(0.05333333) and c.low < c.estimate < c.high
+    assert np.isnan(c.tau2) and np.isnan(c.i2) and np.isnan(c.tau) and "not estimable" in c.note
+    for variances in ([0.0, 1e-4, 1e-4], [1e-4, np.nan, 1e-4], [1e-4, np.inf, 1e-4]):
+        c = hosts.combine([0.01, 0.05, 0.10], variances)
+        assert c.hosts == 3 and np.isnan(c.tau2) and np.isnan(c.i2) and c.note == hosts.NOT_ESTIMABLE, variances
+    # through the table: one host's samples never vary (so neither do its log ratios), the other's do
+    a = take(tmp_path / "a", 1.0, 2.0, seed=1, the_plan=None)
+    b = tmp_path / "b"
+    runner.run(plan(), b, progress=False, measure_fn=measure_with(1.0, 1.9, seed=2, spread=0.0), log=lambda *_: None)
+    meta = json.loads((b / "meta.json").read_text())
+    for session in meta["sessions"]:
+        session["machine"]["cpu_model"] = "Other CPU"
+    (b / "meta.json").write_text(json.dumps(meta))
+    df = store_hosts.load_hosts([a, b])
+    assert (hosts.host_log_ratios(df).groupby("host")["variance"].max() == 0).sum() == 1
+    table = hosts.across_hosts(df)
+    assert (table["hosts"] == 2).all() and table["tau"].isna().all() and table["i2"].isna().all()
+    assert (table["note"] == hosts.NOT_ESTIMABLE).all()
+    from bench_src.report import tables
+
+    shown = tables.hosts.combined(table).frame
+    assert (shown["tau²"] == "").all() and (shown["I²"] == "").all() and (shown["note"] == hosts.NOT_ESTIMABLE).all()
+    from bench_src.report import hosts_report
+
+    lines = [line for line in hosts_report.summary_lines(hosts_report.analyse(df)) if line.startswith("- ")]
+    assert lines and all("tau and I² not estimable" in line and "nan" not in line for line in lines), lines
+
+
+def test_tau2_and_i2_are_read_off_one_statistic():
+    """I² > 0 exactly where tau² > 0; tau² is Paule and Mandel's (statsmodels' iteration gives the
+    same where it converges), and where the hosts' own variances are tiny against their spread it is
+    that spread (statsmodels' iteration stopped at 1e-15 there, beside an I² of 100%)."""
+    from statsmodels.stats.meta_analysis import combine_effects
+
+    rng = np.random.default_rng(1)
+    for k in (2, 3, 5):
+        for _ in range(200):
+            eff = 0.05 + rng.normal(0, rng.choice([0.0, 0.005, 0.03]), k) + rng.normal(0, 0.01, k)
+            var = rng.uniform(0.2, 3.0, k) * 1e-4
+            c = hosts.combine(eff, var)
+            assert (c.tau2 > 0) == (c.i2 > 0) and c.note == "", (eff, var)
+            ref = combine_effects(eff, var, method_re="iterated")
+            assert c.tau2 == pytest.approx(max(float(ref.tau2), 0.0), rel=1e-3, abs=1e-8)
+            assert c.i2 == pytest.approx(min(1.0, max(0.0, float(ref.i2))), abs=1e-9)
+    c = hosts.combine([0.01, 0.05], [1e-30, 1e-30])
+    assert c.tau2 == pytest.approx(np.var([0.01, 0.05], ddof=1), rel=1e-9) and c.i2 == pytest.approx(1.0)
+    c = hosts.combine([0.02, 0.02, 0.02], [1e-4, 2e-4, 1e-4])
+    assert c.tau2 == 0 and c.i2 == 0 and c.note == ""
+
+
 def test_same_fingerprint_is_one_host_with_the_blocks_of_both_runs(tmp_path):
     a = take(tmp_path / "a", 1.0, 2.0, seed=5)
     b = take(tmp_path / "b", 1.0, 2.0, seed=6)

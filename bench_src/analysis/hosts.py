@@ -11,7 +11,10 @@ estimates and its interval Student's t on their spread with k - 1 degrees of fre
 estimate is one draw from the population of hosts, its own noise included, so the interval is
 exact for normal host estimates of equal precision whatever tau is.  Assumption: the hosts are a
 sample of the machines the claim is about.  tau^2 (Paule and Mandel's estimate) and I^2 (the share
-of the spread between hosts that is not sampling noise) come from statsmodels' combine_effects.
+of the spread between hosts that is not sampling noise) are read off one statistic, Cochran's
+generalised Q (`heterogeneity`), so that I^2 > 0 exactly where tau^2 > 0; where a host's own
+variance is 0 (its per-block log ratios never varied) or not finite, neither can be estimated, and
+both are NaN with a note saying why.
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
 without heterogeneity): hosts of equal precision 94.6-95.4%; hosts whose noise differs up to
 tenfold 95.9-98.9% (conservative, never too narrow), where the inverse-variance weighted
@@ -27,13 +30,11 @@ every comparison, so each of its values has its own per-host verdicts and its ow
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
-from statsmodels.stats.meta_analysis import combine_effects
+from scipy import optimize, stats as sps
 
 from . import multiplicity, rules
 from .compare import CellValues, compare, go_vs_rust_row
@@ -52,22 +53,58 @@ class Combined:
     low: float
     high: float
     p_value: float
-    tau2: float  # between-host variance of the true log ratios
-    i2: float  # share of the between-host spread that is not sampling noise (0..1)
+    tau2: float  # between-host variance of the true log ratios (NaN: not estimable, `note` says why)
+    i2: float  # share of the between-host spread that is not sampling noise (0..1; NaN as tau2)
+    note: str = ""
 
     @property
     def tau(self) -> float:
         return math.sqrt(self.tau2) if self.tau2 >= 0 else math.nan
 
 
-def combine(effects, variances, level: float = rules.ALPHA) -> Combined:
-    """The common log ratio of per-host estimates (their mean) with its 1 - level Student's t
-    interval on k - 1 degrees of freedom and the dual p-value; tau^2 (Paule-Mandel) and I^2 from
-    the per-host variances.  One host: its own estimate, no interval."""
+NOT_ESTIMABLE = ("tau² and I² not estimable: a host's own variance is 0 (its per-block log ratios never varied) "
+                 "or not finite, so the spread between hosts cannot be split into sampling noise and heterogeneity")
+
+
+def heterogeneity(effects, variances) -> tuple[float, float, str]:
+    """tau^2 and I^2 of per-host estimates with their own variances, both read off Cochran's
+    generalised Q(t) = sum w_i (y_i - ybar_w)^2, w_i = 1 / (v_i + t): tau^2 is Paule and Mandel's
+    estimate, the t >= 0 at which Q(t) = k - 1 (0 where Q(0) <= k - 1 already), found by bracketing
+    (Q falls with t, and Q(t) <= sum (y_i - ybar)^2 / t); I^2 = (Q(0) - (k - 1)) / Q(0), clipped at
+    0.  So I^2 > 0 exactly where tau^2 > 0.  A variance of 0 or not finite leaves Q(0) undefined
+    (an estimate with no noise of its own): (NaN, NaN, NOT_ESTIMABLE).  Fewer than two hosts:
+    (NaN, NaN, "")."""
     eff = np.asarray(effects, dtype=float)
     var = np.asarray(variances, dtype=float)
-    ok = np.isfinite(eff) & np.isfinite(var)
-    eff, var = eff[ok], np.maximum(var[ok], 1e-300)
+    k = eff.size
+    if k < 2:
+        return math.nan, math.nan, ""
+    if not (np.isfinite(var).all() and (var > 0).all()):
+        return math.nan, math.nan, NOT_ESTIMABLE
+
+    def q(t: float) -> float:
+        w = 1.0 / (var + t)
+        return float((w * (eff - (w * eff).sum() / w.sum()) ** 2).sum())
+
+    q0 = q(0.0)
+    if not math.isfinite(q0):
+        return math.nan, math.nan, NOT_ESTIMABLE
+    if q0 <= k - 1:
+        return 0.0, 0.0, ""
+    high = 2 * float(((eff - eff.mean()) ** 2).sum()) / (k - 1)  # Q(high) <= (k - 1) / 2
+    tau2 = optimize.brentq(lambda t: q(t) - (k - 1), 0.0, high, xtol=high * 1e-13, rtol=1e-13)
+    return float(tau2), (q0 - (k - 1)) / q0, ""
+
+
+def combine(effects, variances, level: float = rules.ALPHA) -> Combined:
+    """The common log ratio of per-host estimates (their mean) with its 1 - level Student's t
+    interval on k - 1 degrees of freedom and the dual p-value; tau^2 and I^2 from the per-host
+    variances (`heterogeneity`: NaN, with a note, where a host's variance is 0 or not finite).  A
+    host without a finite estimate is left out.  One host: its own estimate, no interval."""
+    eff = np.asarray(effects, dtype=float)
+    var = np.asarray(variances, dtype=float)
+    ok = np.isfinite(eff)
+    eff, var = eff[ok], var[ok]
     k = eff.size
     if k == 0:
         return Combined(0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
@@ -77,11 +114,8 @@ def combine(effects, variances, level: float = rules.ALPHA) -> Combined:
     se = float(eff.std(ddof=1) / math.sqrt(k))
     crit = float(sps.t.isf(level / 2, k - 1))
     p = float(2 * sps.t.sf(abs(est) / se, k - 1)) if se > 0 else (0.0 if est else 1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = combine_effects(eff, var, method_re="iterated")
-    i2 = float(r.i2) if np.isfinite(r.i2) else 0.0
-    return Combined(k, est, est - crit * se, est + crit * se, p, float(max(r.tau2, 0.0)), min(1.0, max(0.0, i2)))
+    tau2, i2, note = heterogeneity(eff, var)
+    return Combined(k, est, est - crit * se, est + crit * se, p, tau2, i2, note)
 
 
 # --- a family of comparisons across hosts ----------------------------------------------------------
@@ -165,7 +199,7 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
             "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on", "holds_on_text",
-            "host_verdicts", "host_verdict_texts"]
+            "host_verdicts", "host_verdict_texts", "note"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
@@ -204,5 +238,6 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
                   "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "within_margin": within,
                   "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
                   "holds_on": holds, "holds_on_text": f"{holds} of {c.hosts}",
-                  "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts)})
+                  "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts),
+                  "note": c.note})
     return _with_factor(pd.DataFrame(rows, columns=cols), df)

@@ -84,10 +84,11 @@ def summary_lines(rep: HostsReport) -> list[str]:
         for _, r in t[t["verdict_kind"].isin(["a", "b"])].iterrows():
             shared = f", {r['shared_params']}" if isinstance(r["shared_params"], str) and r["shared_params"] else ""
             shared += f", {factor} {r[factor]}" if factor in t.columns else ""
+            spread = (f"tau {r['tau']:.3g}, I² {r['i2']:.0%}" if pd.notna(r["tau"]) and pd.notna(r["i2"])
+                      else "tau and I² not estimable (a host's own variance is 0 or not finite)")
             out.append(f"- {r['workload']} N = {units.count(r['n'])} ({r['go_variant']} vs {r['rust_variant']}{shared}): "
                        f"Go/Rust {r['ratio']:.3g} [{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}] "
-                       f"({r['ci_level']:.1%} interval), tau {r['tau']:.3g}, I² {r['i2']:.0%}, "
-                       f"holds on {r['holds_on_text']} hosts")
+                       f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts")
     return out
 
 

@@ -33,7 +33,8 @@ def verdicts(t: pd.DataFrame) -> pd.Series:
 
 def combined(t: pd.DataFrame) -> Readable:
     """The combined table for reading: the ratio across hosts with the interval its verdict is
-    read from, the verdict, tau², I² and on how many hosts it holds."""
+    read from, the verdict, tau², I² (blank where they cannot be estimated, with a note) and on how
+    many hosts it holds."""
     if t.empty or "workload" not in t:  # no comparison on any host (a run of one language, say)
         return Readable(pd.DataFrame(), "no Go-vs-Rust comparison on any host", "Go vs Rust across hosts")
     t = t.reset_index(drop=True)
@@ -48,6 +49,9 @@ def combined(t: pd.DataFrame) -> Readable:
     out["holds on"] = t["holds_on_text"] + " hosts"
     out["hosts' own verdicts"] = (t["host_verdict_texts"] if "host_verdict_texts" in t else t["host_verdicts"].map(
         lambda v: ", ".join(KIND_WORDS.get(k, k) for k in str(v).split(","))))
+    notes = t["note"].fillna("").astype(str) if "note" in t else pd.Series("", index=t.index)
+    if (notes != "").any():  # tau² and I² blank where they cannot be estimated: the note says why
+        out["note"] = notes
     metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
     return Readable(out, "one random-effects combination per comparison (Student's t on hosts - 1 degrees of "
                          "freedom, BH over the comparisons); holds on: the hosts whose own verdict agrees with the "
