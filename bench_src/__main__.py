@@ -170,6 +170,11 @@ def command(args: argparse.Namespace) -> int:
             out = api.results_dir_for(plan, given, repair=getattr(args, "repair", False))
             api.check_servers(plan)
             if args.cmd == "check":
+                from .plan.feasibility import no_comparisons_note
+
+                note = no_comparisons_note(plan)
+                if note:  # on stderr: stdout is the directory alone (make run reads it)
+                    print(f"note: {note}", file=sys.stderr)
                 print(out)
             else:
                 build.build(plan.languages)

@@ -325,6 +325,41 @@ def test_cli_check_validates_a_plan_and_its_directory_without_writing(tmp_path, 
     assert sorted(p.name for p in out.iterdir()) == before
 
 
+def test_a_plan_that_compares_nothing_is_run_with_a_one_line_note(tmp_path, capsys, monkeypatch):
+    """One language, one variant, no A/A arms: no comparison, so no verdict, but its cells' timings
+    and memory are still measured and reported.  `check` and `run` accept it and say so in one line
+    (check on stderr: its stdout is the directory alone); a plan that compares something gets no note."""
+    from bench_src.__main__ import main
+    from bench_src.run import build, runner
+    from bench_src.store import ResultsStore
+    from test_store_runner import fake_measure
+
+    monkeypatch.setattr(build, "build", lambda *a, **k: {})
+    real_run = runner.run
+    monkeypatch.setattr(runner, "run", lambda *a, **k: real_run(*a, measure_fn=fake_measure(),
+                                                                context=runner.NoContext(), **k))
+    note = ("note: this plan compares no two cells (no Go-vs-Rust, model, variant or A/A pair): each cell's timings "
+            "and memory are reported, but no verdict is reached")
+    out = tmp_path / "r"
+    one = ["--workloads", '["sleep"]', "--ns", '{"sleep":[10]}', "--languages", '["go"]', "--results-dir", str(out)]
+    assert main(["check", *one]) == 0
+    shown = capsys.readouterr()
+    assert shown.out.strip() == str(out) and not out.exists()
+    assert [line for line in shown.err.splitlines() if line.startswith("note: ")] == [
+        note + "; to compare, add the other language (languages), a variant (variants) or aa=True"]
+    # a sample budget above samples buys nothing: the one cell stops after its pilot
+    sequential = [*one, "--samples", "6", "--max-samples", "10", "--warmup", "0", "--params", '{"sleep": {"work": 10}}']
+    assert main(["run", "--no-progress", *sequential]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: this plan")]
+    assert lines == [note + "; max_samples (10) has no comparison to decide, so every cell stops at samples (6); to "
+                     "compare, add the other language (languages), a variant (variants) or aa=True"]
+    assert len(ResultsStore(out).records()) == 6
+    for compares in (["--languages", '["go", "rust"]'], ["--languages", '["go"]', "--aa", "true"]):
+        assert main(["check", "--workloads", '["sleep"]', "--ns", '{"sleep":[10]}', *compares,
+                     "--results-dir", str(tmp_path / "other")]) == 0
+        assert "note: this plan compares" not in capsys.readouterr().err, compares
+
+
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_every_profile_makes_a_plan_that_can_reach_a_verdict(name):
     plan = make_plan(name)  # the feasibility check refuses a plan that never could

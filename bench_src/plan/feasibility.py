@@ -7,6 +7,11 @@ analysis/simulate.py covers, from design.MIN_PAIRS pairs per comparison on: fewe
 look would leave verdicts whose error rate nobody measured.  Such a plan is refused with the fix
 named (more samples, or `smoke=True` for a run that is only meant to describe).
 
+A plan that compares no two cells (one language, one variant per workload, no A/A arms) is not
+refused: it reaches no verdict, but its cells' timings and memory are still measured and reported,
+which is what a run of one language is for, and no verdict of it rests on too few pairs.  `check` and
+`run` say so in one line (`no_comparisons_note`).
+
 Also the plan's fields of the stopping rule are validated here (`plan_fields`, which `make_plan`
 calls).
 """
@@ -70,3 +75,17 @@ def check_verdicts(plan: Plan) -> dict[str, int]:
             f"measured from {design.MIN_PAIRS} pairs per comparison on (docs/statistics.md): set {what} >= "
             f"{design.MIN_PAIRS}, or smoke=True for a run that only describes")
     return sizes
+
+
+def no_comparisons_note(plan: Plan) -> str | None:
+    """One line for a plan whose families are all empty (no Go-vs-Rust, model, variant, article or
+    A/A pair of cells): it describes its cells and reaches no verdict, and a sample budget above
+    `samples` buys nothing (a cell without a partner stops after the pilot).  None for a plan that
+    compares something."""
+    if any(family_sizes(plan).values()):
+        return None
+    budget = (f"; max_samples ({plan.max_samples}) has no comparison to decide, so every cell stops at "
+              f"samples ({plan.samples})") if plan.max_samples > plan.samples else ""
+    return ("this plan compares no two cells (no Go-vs-Rust, model, variant or A/A pair): each cell's timings and "
+            f"memory are reported, but no verdict is reached{budget}; to compare, add the other language "
+            "(languages), a variant (variants) or aa=True")

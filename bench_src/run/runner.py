@@ -29,6 +29,7 @@ from ..profiles import PROFILES
 from ..plan.estimate import (Estimate, Speed, default_seconds, earlier_pilot, estimate, format_duration, history,
                              seconds_per_sample, speed_factor)
 from ..plan.dsn import resolve_dsn
+from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
@@ -276,7 +277,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         if held is not None:
             held.close()
         raise
-    for note in (store.access_note, store.sources_note, threads_note(plan, cluster=cluster)):
+    for note in (store.access_note, store.sources_note, threads_note(plan, cluster=cluster), no_comparisons_note(plan)):
         if note:
             log(f"note: {note}")
     removed = session["machine"].get("runtime_variables_removed")
