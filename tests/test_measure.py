@@ -291,3 +291,96 @@ def test_the_programs_run_without_the_variables_that_change_a_runtime_or_the_all
     names = json.loads(seen.read_text())
     assert "BENCH_KEPT" in names and not [n for n in names if n.startswith("MALLOC_") or n in (
         "GLIBC_TUNABLES", "RUST_MIN_STACK", "LD_PRELOAD", "GOGC", "TOKIO_WORKER_THREADS")]
+
+
+# --- a full scratch disk ($TMPDIR) --------------------------------------------------------------------
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """TMPDIR (where a sample's scratch files go) in tmp_path/"scratch" (`scratch.dir`);
+    `scratch.full(True)` makes its disk look full to os.statvfs, as a filled tmpfs does."""
+    import tempfile
+    import types
+
+    from bench_src.run import measure as m
+
+    d = tmp_path / "scratch"
+    d.mkdir()
+    m.remove_sample_dirs()
+    monkeypatch.setattr(tempfile, "tempdir", str(d))
+    real, state = os.statvfs, {"full": False}
+
+    def statvfs(path):
+        st = real(path)
+        if not (state["full"] and str(path).startswith(str(d))):
+            return st
+        return types.SimpleNamespace(f_bavail=0, f_bfree=0, f_frsize=st.f_frsize, f_files=st.f_files,
+                                     f_favail=st.f_favail)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    yield types.SimpleNamespace(dir=d, full=lambda on: state.update(full=on))
+    m.remove_sample_dirs()
+
+
+def _fake_bin(tmp_path, launcher: str | None = None, gobench: str | None = None):
+    """A bin directory with the real launcher and gobench, or scripts (sh) in their place."""
+    from bench_src import paths
+
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    for name, script, real in (("benchlaunch", launcher, paths.launcher()), ("gobench", gobench, paths.program("go"))):
+        if script is None:
+            (bin_dir / name).symlink_to(real)
+        else:
+            (bin_dir / name).write_text(f"#!/bin/sh\n{script}\n")
+            (bin_dir / name).chmod(0o755)
+    return bin_dir
+
+
+SLEEP_CELL = Cell("sleep", "go", "waitgroup", 10, 1, (("kernel", "xorshift"), ("work", "0")))
+
+
+def test_a_launcher_that_cannot_write_its_result_on_a_full_scratch_disk_is_a_full_disk(tmp_path, scratch):
+    # every sample became `harness_error: the launcher failed (exit 3): no message on stderr`, a final
+    # status, and the run finished as if nothing were wrong
+    from bench_src.store import is_disk_full
+
+    bin_dir = _fake_bin(tmp_path, launcher="exit 3")  # what benchlaunch does when it cannot write its result
+    scratch.full(True)
+    with pytest.raises(OSError) as err:
+        measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024, bin_dir=bin_dir)
+    assert is_disk_full(err.value) and err.value.filename == str(scratch.dir), err.value
+    assert "the launcher could not write its result" in str(err.value)
+    scratch.full(False)  # with room, exit 3 is the launcher's own failure, as before
+    with pytest.raises(RuntimeError, match=r"^the launcher failed \(exit 3\): no message on stderr$"):
+        measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024, bin_dir=bin_dir)
+
+
+def test_a_program_output_cut_short_on_a_full_scratch_disk_is_a_full_disk(built, tmp_path, scratch):
+    from bench_src.store import is_disk_full
+
+    bin_dir = _fake_bin(tmp_path, gobench="printf '{\"elapsed_ns\": 12'")  # its result line cut short
+    scratch.full(True)
+    with pytest.raises(OSError) as err:
+        measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024, bin_dir=bin_dir)
+    assert is_disk_full(err.value) and err.value.filename == str(scratch.dir)
+    assert "the program's output came out missing or cut short" in str(err.value)
+    scratch.full(False)
+    rec = measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024, bin_dir=bin_dir)
+    assert rec["status"] == "bad_output", rec
+    scratch.full(True)  # a whole result line is no sign of a full disk
+    rec = measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024)
+    assert rec["status"] == "ok", rec["reason"]
+
+
+def test_a_scratch_disk_is_full_by_its_free_counts_or_by_a_quota(tmp_path, monkeypatch):
+    import errno
+
+    from bench_src.run.measure import SCRATCH_LEAST_BYTES, scratch_full
+    assert os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize > SCRATCH_LEAST_BYTES
+    assert scratch_full(tmp_path) is False and list(tmp_path.iterdir()) == []
+
+    def over_quota(fd, offset, length):
+        raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+
+    monkeypatch.setattr(os, "posix_fallocate", over_quota)  # the free counts do not show a quota
+    assert scratch_full(tmp_path) is True and list(tmp_path.iterdir()) == [], "the probe is removed"

@@ -129,6 +129,51 @@ def test_a_full_disk_outside_the_store_stops_the_run_the_same_way(tmp_path):
     assert sessions(out)[0]["ended"].startswith("error: the disk is full")
 
 
+def test_a_full_scratch_directory_stops_the_run_naming_it_and_the_same_command_resumes(tmp_path, monkeypatch):
+    """$TMPDIR full (where each sample's launcher result and output go): the launcher, unable to
+    write its result, exits 3 with no word on stderr.  Every sample was stored as a final
+    harness_error and the run finished; now the run stops, naming the scratch directory."""
+    import tempfile
+    import types
+
+    from bench_src.run import measure as measure_module
+    scratch, bin_dir = tmp_path / "scratch", tmp_path / "bin"
+    scratch.mkdir()
+    bin_dir.mkdir()
+    (bin_dir / "benchlaunch").write_text("#!/bin/sh\nexit 3\n")  # as the launcher does on a full disk
+    (bin_dir / "benchlaunch").chmod(0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    real_statvfs = os.statvfs
+
+    def statvfs(path):
+        st = real_statvfs(path)
+        if not str(path).startswith(str(scratch)):
+            return st
+        return types.SimpleNamespace(f_bavail=0, f_bfree=0, f_frsize=st.f_frsize, f_files=st.f_files,
+                                     f_favail=st.f_favail)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    plan, out = small_plan(), tmp_path / "r"
+    before = fake_measure()
+
+    def measure(cell, *a, **k):  # the scratch disk fills up after 5 samples
+        if len(before.calls) < 5:
+            return before(cell, *a, **k)
+        return measure_module.measure(cell, *a, bin_dir=bin_dir, **k)
+
+    with pytest.raises(store.DiskFull) as err:
+        runner.run(plan, out, measure_fn=measure, **QUIET)
+    assert str(err.value) == (
+        f"the disk is full: no space left on the device holding {scratch} (writing a sample's scratch files: the "
+        f"harness's temporary directory, TMPDIR); 5 samples are safely stored in {out / 'samples.jsonl'}; free some "
+        "space there or set TMPDIR to a directory on a disk with room, then run the same command again to resume")
+    assert [r["status"] for r in ResultsStore(out).records()] == ["ok"] * 5, "no harness_error sample for it"
+    assert sessions(out)[0]["ended"] == f"error: {err.value.what}"
+    assert not list(scratch.iterdir()), "the sample directory is removed"
+    report = runner.run(plan, out, measure_fn=fake_measure(), **QUIET)  # space again: the same command resumes
+    assert report.already_done == 5 and kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
+
+
 def test_a_full_disk_is_one_line_from_the_cli(tmp_path, monkeypatch, capsys):
     from bench_src.__main__ import main
     monkeypatch.setattr(build, "build", lambda *a, **k: {})
@@ -418,8 +463,9 @@ def small_tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "bench_src", *args], capture_output=True, text=True, timeout=600)
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "bench_src", *args], capture_output=True, text=True, timeout=600,
+                          env=env)
 
 
 ISSUE_PLAN = "{workloads: [sleep], ns: [10, 100], samples: 8, smoke: true}"
@@ -466,6 +512,29 @@ def test_a_real_full_disk_before_the_start_is_one_line_and_leaves_nothing(built,
             f"error: the disk is full: no space left on the device holding {out}; nothing was left behind; free "
             "some space, then run the same command again\n"), proc.stderr
         assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_real_full_tmpdir_stops_the_run_in_one_line_naming_it_then_the_same_command_resumes(built, small_tmpfs,
+                                                                                                tmp_path):
+    """TMPDIR on a filled tmpfs, the results directory elsewhere, as in the report of the fault: every
+    sample was `harness_error: ... the launcher failed (exit 3): no message on stderr`, the run
+    ended with exit 0, and the same command then found every sample taken."""
+    with open(small_tmpfs / "filler", "wb") as f:
+        f.write(b"\0" * (40 * 1024))
+    out, env = tmp_path / "r", {**os.environ, "TMPDIR": str(small_tmpfs)}
+    first = cli("run", "--no-progress", "--plan", ISSUE_PLAN, "--results-dir", str(out), env=env)
+    assert first.returncode == 2 and "Traceback" not in first.stderr, first.stderr[-3000:]
+    assert first.stderr.strip().splitlines()[-1] == (
+        f"error: the disk is full: no space left on the device holding {small_tmpfs} (writing a sample's scratch "
+        "files: the harness's temporary directory, TMPDIR); no sample is stored; free some space there or set TMPDIR "
+        "to a directory on a disk with room, then run the same command again"), first.stderr[-2000:]
+    assert not (out / "samples.jsonl").exists() or not (out / "samples.jsonl").read_text()
+    (small_tmpfs / "filler").unlink()
+    second = cli("run", "--no-progress", "--plan", ISSUE_PLAN, "--results-dir", str(out), env=env)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert {r["status"] for r in ResultsStore(out).records()} == {"ok"}
+    assert sessions(out)[-1]["ended"] == "finished"
 
 
 def test_make_runs_partial_notebook_named_by_its_pid_is_a_runs_own_file(tmp_path):

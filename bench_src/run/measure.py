@@ -12,6 +12,9 @@ command carries `--threads`: the cell's, or the usable CPUs (bench_src/cpus.py).
 The launcher's result and the program's output go to a per-sample directory inside one private
 `bench-sample-*` directory per harness process, locked while the process lives and removed at the
 end of a run; one left by a killed harness is removed by the next run (`remove_stale_sample_dirs`).
+Those scratch files lost to a full disk (the launcher cannot write its result and exits 3, the
+program's output is cut short) are no sample's failure: where the scratch directory is full
+(`scratch_full`) the run stops with one error naming it (ScratchFull, bench_src/store/space.py).
 """
 from __future__ import annotations
 
@@ -32,12 +35,17 @@ from .. import cpus, paths
 from ..catalogue import least_elapsed_ns
 from ..plan import Cell
 from ..store.lock import DirLock, remove_unheld
+from ..store.space import ScratchFull, is_disk_full
 
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
 # How long past a sample's timeout the harness waits for the launcher (which enforces the timeout
 # itself) before it takes the launcher for hung and kills it.
 LAUNCHER_GRACE_S = 120
+# A sample's scratch files (the launcher's result, the program's stdout and stderr) take a few
+# filesystem blocks: a scratch directory with less than this free, after a sample whose files came
+# out missing or short, is full.
+SCRATCH_LEAST_BYTES = 64 * 1024
 
 # The standard keys of the programs' result line, with their types and where a sample keeps them,
 # are listed once, in result_keys.json (the Go and Rust tests check their result line against it).
@@ -92,11 +100,20 @@ class _SampleDirs:
 
     def new(self) -> tempfile.TemporaryDirectory:
         with self.mutex:
-            if self.parent is None or not self.parent.exists():
-                parent = Path(tempfile.mkdtemp(prefix=SAMPLE_DIR_PREFIX))
-                self.lock = DirLock(parent / ".lock", f"the sample directory {parent}").acquire()
-                self.parent = parent
-            return tempfile.TemporaryDirectory(dir=self.parent)
+            try:
+                if self.parent is None or not self.parent.exists():
+                    parent = Path(tempfile.mkdtemp(prefix=SAMPLE_DIR_PREFIX))
+                    try:
+                        self.lock = DirLock(parent / ".lock", f"the sample directory {parent}").acquire()
+                    except BaseException:
+                        shutil.rmtree(parent, ignore_errors=True)
+                        raise
+                    self.parent = parent
+                return tempfile.TemporaryDirectory(dir=self.parent)
+            except OSError as exc:
+                if is_disk_full(exc):
+                    raise ScratchFull(tempfile.gettempdir(), f"making a sample's directory ({exc.strerror})") from exc
+                raise
 
     def remove(self) -> None:
         with self.mutex:
@@ -139,6 +156,32 @@ def failure_line(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     crash = next((ln for ln in lines if _CRASH.match(ln)), None)
     return crash or (lines[-1] if lines else "")
+
+
+def scratch_full(directory: str | os.PathLike) -> bool:
+    """Whether the disk of a scratch directory is full: less than SCRATCH_LEAST_BYTES free to this
+    user (root may also use the blocks a filesystem keeps for it), no free inode, or no room for a
+    file of that size (a quota, which the free counts do not show)."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return False
+    free = (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+    if free < SCRATCH_LEAST_BYTES or (st.f_files and st.f_favail == 0):
+        return True
+    probe = Path(directory) / ".space-probe"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        return is_disk_full(exc)
+    try:
+        os.posix_fallocate(fd, 0, SCRATCH_LEAST_BYTES)
+    except OSError as exc:
+        return is_disk_full(exc)
+    finally:
+        os.close(fd)
+        probe.unlink(missing_ok=True)
+    return False
 
 
 def _sample_rss(launcher: subprocess.Popen, interval_s: float) -> list[tuple[int, int]]:
@@ -198,11 +241,24 @@ def run_launched(cmd: list[str], timeout_s: float, mem_limit_mb: int, env: dict 
         if overdue:
             raise RuntimeError(f"the launcher did not finish within {timeout_s + LAUNCHER_GRACE_S:g} s (the "
                                f"sample's timeout plus {LAUNCHER_GRACE_S} s) and was killed")
-        if proc.returncode != 0 or not result.exists():
+        launched, unread = None, None
+        if proc.returncode == 0 and result.exists():
+            try:
+                launched = json.loads(result.read_text())
+            except ValueError as exc:  # cut short
+                unread = exc
+        # the result line ends the program's stdout: without it (missing, cut short) or without the
+        # launcher's result, a full scratch disk is the likely cause, and no failure of the sample
+        if (launched is None or not stdout.endswith("\n")) and scratch_full(tmp):
+            lost = ("the launcher could not write its result" if launched is None else
+                    "the program's output came out missing or cut short")
+            raise ScratchFull(Path(tmp).parent.parent, lost)
+        if unread is not None:
+            raise RuntimeError(f"the launcher's result {result} is not valid JSON ({unread})")
+        if launched is None:
             how = (f"terminated by signal {-proc.returncode}" if proc.returncode < 0 else
                    f"exit {proc.returncode}")
             raise RuntimeError(f"the launcher failed ({how}): {_last_line(stderr) or 'no message on stderr'}")
-        launched = json.loads(result.read_text())
         if timeline is not None:
             launched["timeline"] = timeline
         return launched, stdout, stderr

@@ -7,6 +7,10 @@ preallocated bytes in its results directory (`Reserve`, the file `.space-reserve
 open; the reserve is given back when the disk fills up, and meta.json is rewritten in that space.
 Given back, the file stays, empty, until the session's end is recorded: a session that could not
 record its end and left an empty reserve was stopped by a full disk (a killed one leaves it whole).
+
+The harness's scratch space (`$TMPDIR`, where bench_src/run/measure.py keeps each sample's launcher
+result and output files) filling up stops a run the same way (`ScratchFull`): the error names that
+directory, not the results directory, and says to free space there or to set TMPDIR elsewhere.
 """
 from __future__ import annotations
 
@@ -41,16 +45,36 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
 
 
+SCRATCH_WRITING = "a sample's scratch files: the harness's temporary directory, TMPDIR"
+SCRATCH_ADVICE = "free some space there or set TMPDIR to a directory on a disk with room"
+
+
+class ScratchFull(OSError):
+    """No space left in the harness's scratch directory (`directory`: $TMPDIR): the OSError of a
+    full disk (ENOSPC), which stops a run like any other; the run's DiskFull names that directory
+    and says what to do about it (SCRATCH_WRITING, SCRATCH_ADVICE)."""
+
+    def __init__(self, directory: str | os.PathLike, detail: str = ""):
+        self.detail = detail
+        super().__init__(errno.ENOSPC, "no space left in the harness's scratch directory (TMPDIR)"
+                         + (f": {detail}" if detail else ""), str(directory))
+
+    def __reduce__(self):  # a host of a cluster sends it back to the client whole
+        return type(self), (self.filename, self.detail)
+
+
 class DiskFull(RuntimeError):
     """No space left where a run writes.  `stored`: samples safely stored in `samples_path` (None:
     the run had not started); `left_nothing`: what the run had made was removed again; `left`:
     what was left, in words, where the writer is no run (an export: the part of a file written
-    was removed); `end_recorded` is set to False when even the session's end could not be written."""
+    was removed); `advice`: what to do before running again; `end_recorded` is set to False when
+    even the session's end could not be written."""
 
     def __init__(self, where: str | os.PathLike, writing: str = "", stored: int | None = None,
-                 samples_path: Path | None = None, left_nothing: bool = False, left: str = ""):
+                 samples_path: Path | None = None, left_nothing: bool = False, left: str = "",
+                 advice: str = "free some space"):
         self.where, self.writing, self.samples_path = Path(where), writing, samples_path
-        self.stored, self.left_nothing, self.left = stored, left_nothing, left
+        self.stored, self.left_nothing, self.left, self.advice = stored, left_nothing, left, advice
         self.end_recorded = True
         super().__init__(self.what)
 
@@ -62,11 +86,11 @@ class DiskFull(RuntimeError):
 
     def __str__(self) -> str:
         if self.stored:
-            text = (f"{self.what}; {self.stored} samples are safely stored in {self.samples_path}; free some "
-                    "space, then run the same command again to resume")
+            text = (f"{self.what}; {self.stored} samples are safely stored in {self.samples_path}; {self.advice}, "
+                    "then run the same command again to resume")
         else:
             left = self.left or ("nothing was left behind" if self.left_nothing else "no sample is stored")
-            text = f"{self.what}; {left}; free some space, then run the same command again"
+            text = f"{self.what}; {left}; {self.advice}, then run the same command again"
         if not self.end_recorded:
             text += ("; the end of this session could not be written to meta.json either (the next run "
                      "records it as stopped by a full disk)")
