@@ -326,7 +326,7 @@ def _fake_bin(tmp_path, launcher: str | None = None, gobench: str | None = None)
     from bench_src import paths
 
     bin_dir = tmp_path / "fakebin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(parents=True)
     for name, script, real in (("benchlaunch", launcher, paths.launcher()), ("gobench", gobench, paths.program("go"))):
         if script is None:
             (bin_dir / name).symlink_to(real)
@@ -384,3 +384,15 @@ def test_a_scratch_disk_is_full_by_its_free_counts_or_by_a_quota(tmp_path, monke
 
     monkeypatch.setattr(os, "posix_fallocate", over_quota)  # the free counts do not show a quota
     assert scratch_full(tmp_path) is True and list(tmp_path.iterdir()) == [], "the probe is removed"
+
+
+def test_a_program_killed_by_a_signal_keeps_the_line_it_printed_on_stderr(built, tmp_path):
+    # a Rust allocation failure prints "memory allocation of 256 bytes failed" and aborts: the reason
+    # was only "terminated by signal 6"
+    bin_dir = _fake_bin(tmp_path, gobench="echo 'memory allocation of 256 bytes failed' >&2\nkill -ABRT $$")
+    rec = measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024, bin_dir=bin_dir)
+    assert rec["status"] == "killed" and rec["signal"] == 6, rec
+    assert rec["reason"] == "terminated by signal 6: memory allocation of 256 bytes failed", rec["reason"]
+    silent = _fake_bin(tmp_path / "silent", gobench="kill -ABRT $$")  # nothing on stderr: the signal alone
+    rec = measure(SLEEP_CELL, timeout_s=30, mem_limit_mb=1024, bin_dir=silent)
+    assert rec["status"] == "killed" and rec["reason"] == "terminated by signal 6", rec["reason"]

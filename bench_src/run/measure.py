@@ -296,6 +296,8 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
         status = "killed"
         reason = f"terminated by signal {launched['signal']}" + (
             " (SIGKILL: possibly the kernel's out-of-memory killer)" if launched["signal"] == 9 else "")
+        if failure_line(stderr):  # what the program said before it died ("memory allocation of ... failed")
+            reason += f": {failure_line(stderr)}"
     elif launched["exit_code"] != 0:
         status = "failed"
         reason = f"exit {launched['exit_code']}: {failure_line(stderr) or 'no message on stderr'}"
