@@ -388,6 +388,17 @@ def test_repair_rebuilds_meta_json_only_from_the_plan_of_its_samples(tmp_path):
     (lambda m: m["plan"]["ns"].update(sleep=["ten"]), "plan.ns.sleep holds 'ten', not an N of 1 to 1,000,000"),
     (lambda m: m["plan"]["ns"].update(sleep=[10.5]), "plan.ns.sleep holds 10.5, not an N of 1 to 1,000,000"),
     (lambda m: m["plan"]["params"]["sleep"]["go"].update(work=["abc"]), "plan.params.sleep.go.work = 'abc': expected"),
+    # a session's fields that a resume or the report reads: a traceback in _changed ("'str' object has
+    # no attribute 'get'"), or "error: could not convert string to float: 'abc'", naming nothing
+    (lambda m: m["sessions"][0].update(binaries="x"), "sessions[0].binaries is 'x', not a mapping"),
+    (lambda m: m["sessions"][0].update(sources=[1]), "sessions[0].sources is [1], not a mapping"),
+    (lambda m: m["sessions"][0]["binaries"].update(gobench=5), "sessions[0].binaries.gobench is 5, not a sha256 digest"),
+    (lambda m: m["sessions"][0].update(duration_s="abc"), "sessions[0].duration_s is 'abc', not a number of seconds"),
+    (lambda m: m["sessions"][0].update(duration_s=-1), "sessions[0].duration_s is -1, not a number of seconds"),
+    (lambda m: m["sessions"][0].update(engine=5), "sessions[0].engine is 5, not text"),
+    (lambda m: m["sessions"][0].update(machine="x"), "sessions[0].machine is 'x', not a mapping"),
+    (lambda m: m["sessions"][0].update(hosts={"h": 1}), "sessions[0].hosts.h is 1, not a mapping"),
+    (lambda m: m["sessions"][0].update(session=[1]), "sessions[0].session is [1], not a session number"),
 ])
 def test_garbage_inside_a_valid_meta_json_is_one_line_naming_the_field(tmp_path, monkeypatch, capsys, change, field):
     from bench_src.__main__ import main

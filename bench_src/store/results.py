@@ -250,14 +250,46 @@ def _unreadable(exc: OSError) -> str:
     return f"reading it failed ({exc.strerror or exc})"
 
 
+# The fields of a session that a resume or the report reads, by what they must be (absent or null
+# is always allowed: older sessions, and the placeholders of a rebuilt meta.json, lack some).
+_SESSION_MAPPINGS = ("binaries", "sources", "machine", "toolchains", "context", "hosts")
+_SESSION_TEXTS = ("engine", "results_dir_access")
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _sessions_problem(sessions: list[Any]) -> str | None:
-    """What makes meta.json's sessions unusable, naming the entry, or None."""
+    """What makes meta.json's sessions unusable, naming the entry and its field, or None."""
     for i, s in enumerate(sessions):
         if not isinstance(s, dict):
             return f"sessions[{i}] is {s!r}, not a mapping"
         taken = s.get("taken")
-        if taken is not None and (not isinstance(taken, int) or isinstance(taken, bool) or taken < 0):
+        if taken is not None and not _is_count(taken):
             return f"sessions[{i}].taken is {taken!r}, not a count of samples"
+        for field in ("session", "pid"):
+            value = s.get(field)
+            if value is not None and not _is_count(value):
+                return f"sessions[{i}].{field} is {value!r}, not a {'session' if field == 'session' else 'process'} number"
+        for field in _SESSION_MAPPINGS:
+            value = s.get(field)
+            if value is not None and not isinstance(value, dict):
+                return f"sessions[{i}].{field} is {value!r}, not a mapping"
+        for field in ("binaries", "sources"):  # {program: sha256, or null where it was not built}
+            for name, digest in (s.get(field) or {}).items():
+                if digest is not None and not isinstance(digest, str):
+                    return f"sessions[{i}].{field}.{name} is {digest!r}, not a sha256 digest"
+        for name, host in (s.get("hosts") or {}).items():
+            if not isinstance(host, dict):
+                return f"sessions[{i}].hosts.{name} is {host!r}, not a mapping"
+        duration = s.get("duration_s")
+        if duration is not None and not _non_negative(duration):
+            return f"sessions[{i}].duration_s is {duration!r}, not a number of seconds"
+        for field in _SESSION_TEXTS:
+            value = s.get(field)
+            if value is not None and not isinstance(value, str):
+                return f"sessions[{i}].{field} is {value!r}, not text"
     return None
 
 
