@@ -340,7 +340,12 @@ def test_a_truncated_meta_json_is_named_with_what_to_do_and_repair_rebuilds_it(t
     assert (out / "samples.jsonl").read_bytes() == samples_before
 
     m = fake_measure()
-    report = runner.run(plan, out, measure_fn=m, repair=True, **QUIET)
+    # cut in its plan, meta.json holds no session whole: the binaries of the samples are unknown
+    with pytest.raises(store.results.BinariesChanged, match=r"holds samples whose binaries are unknown: .*the "
+                       r"record of session 1 was lost with an unreadable meta.json.*--new-binaries"):
+        runner.run(plan, out, measure_fn=m, repair=True, **QUIET)
+    assert m.calls == [] and meta.stat().st_size == 500 and not (out / "meta.json.corrupt").exists()
+    report = runner.run(plan, out, measure_fn=m, repair=True, new_binaries=True, **QUIET)
     # 10 stored: 4 warm-ups, block 0 and half of block 1: the warm-ups again, block 1 whole, block 2
     assert report.already_done == 10 and report.taken == 4 + 4 + 4
     rebuilt = json.loads(meta.read_text())
@@ -418,8 +423,16 @@ def test_garbage_inside_a_valid_meta_json_is_one_line_naming_the_field(tmp_path,
         with pytest.raises(store.CorruptFile, match=re.escape(field)):
             call()
     assert not (out / "export").exists()
-    report = runner.run(plan, out, measure_fn=fake_measure(), repair=True, **QUIET)
+    # a session kept whole, or its binaries alone, tells them: else they are unknown, and a repair needs new_binaries
+    unknown = field.startswith(("sessions[1] is 5", "sessions[0].binaries", "sessions[0].session"))
+    if unknown:
+        with pytest.raises(store.results.BinariesChanged, match="holds samples whose binaries are unknown"):
+            runner.run(plan, out, measure_fn=fake_measure(), repair=True, **QUIET)
+    report = runner.run(plan, out, measure_fn=fake_measure(), repair=True, new_binaries=unknown, **QUIET)
     assert report.already_done == len(plan.schedule()) and (out / "meta.json.corrupt").exists()
+    rebuilt = json.loads((out / "meta.json").read_text())["rebuilt"]
+    if not unknown:  # a bad field of the plan: session 1 kept whole; of a session: its digests alone
+        assert rebuilt.get("recovered_sessions" if field.startswith("plan") else "recovered_digests_of_sessions") == [1]
     assert ResultsStore(out).read_plan() == plan
 
 

@@ -671,6 +671,68 @@ def test_resuming_with_other_binaries_is_refused_or_becomes_a_new_session(tmp_pa
     assert set(api.load(tmp_path / "r")["session"]) == {1, 2}
 
 
+def test_after_a_repair_the_binaries_of_samples_no_session_records_are_unknown_not_accepted(tmp_path, monkeypatch):
+    """A repair rebuilt an unreadable meta.json without the lost sessions' binaries: a rebuilt program
+    then resumed silently, and samples of two gobench binaries were kept together."""
+    from bench_src.run import build
+    from bench_src.store.results import BinariesChanged
+    plan, out = small_plan(), tmp_path / "r"
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g1", "rustbench": "r1"})
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(fail=lambda cell, k: Stop() if k == 7 else None),
+               log=lambda *_: None)
+    (out / "meta.json").write_text('{"oops')
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g2", "rustbench": "r1"})
+    m = fake_measure()
+    with pytest.raises(BinariesChanged) as err:
+        runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None, repair=True)
+    assert str(err.value) == (
+        f"{out} holds samples whose binaries are unknown: no session records the binaries that took them (the record "
+        "of session 1 was lost with an unreadable meta.json), so whether the programs now are those cannot be told; "
+        "nothing was taken. Programs that may differ must not mix with earlier samples: choose another results_dir, "
+        "or resume with new_binaries=True (CLI: --new-binaries) to continue in a new session whose samples carry its "
+        "number in the `session` column (meta.json records the binaries before it as unknown)")
+    assert m.calls == [] and (out / "meta.json").read_text() == '{"oops' and not (out / "meta.json.corrupt").exists(), \
+        "a refused repair leaves the directory as it was"
+    runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None, repair=True, new_binaries=True)
+    meta = json.loads((out / "meta.json").read_text())
+    assert (out / "meta.json.corrupt").read_text() == '{"oops'
+    assert meta["sessions"][1]["binaries_changed"] == {"benchlaunch": {"before": "unknown", "now": "l1"},
+                                                       "gobench": {"before": "unknown", "now": "g2"},
+                                                       "rustbench": {"before": "unknown", "now": "r1"}}
+    assert Counter(r["session"] for r in ResultsStore(out).records())[2] > 0
+    # from now on the binaries are known again: another rebuild is refused as any is
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g3", "rustbench": "r1"})
+    with pytest.raises(BinariesChanged, match=r"gobench: g2 then, g3 now"):
+        runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None)
+
+
+@pytest.mark.parametrize("damage", ["cut short", "bad plan field"])
+def test_a_repair_keeps_the_session_records_the_unreadable_meta_json_still_holds(tmp_path, monkeypatch, damage):
+    from bench_src.run import build
+    from bench_src.store.results import BinariesChanged
+    plan, out = small_plan(), tmp_path / "r"
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g1", "rustbench": "r1"})
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(fail=lambda cell, k: Stop() if k == 7 else None),
+               log=lambda *_: None)
+    text = (out / "meta.json").read_text()
+    first = json.loads(text)["sessions"][0]
+    if damage == "cut short":  # the end of the file lost: the sessions array's closing bracket and after
+        (out / "meta.json").write_text(text[:text.rindex("]")])
+    else:
+        meta = json.loads(text)
+        meta["plan"]["samples"] = "lots"
+        (out / "meta.json").write_text(json.dumps(meta, indent=2))
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g2", "rustbench": "r1"})
+    with pytest.raises(BinariesChanged, match=r"gobench: g1 then, g2 now"):
+        runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "gobench": "g1", "rustbench": "r1"})
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None, repair=True)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["rebuilt"]["recovered_sessions"] == [1]
+    assert meta["sessions"][0] == first and "binaries_changed" not in meta["sessions"][1]
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
+
+
 def test_a_program_replaced_during_a_session_stops_it_before_its_next_sample(tmp_path, monkeypatch):
     """A rebuild during a run went unseen: the session recorded one digest and the later samples
     were taken by another program."""

@@ -293,6 +293,45 @@ def _sessions_problem(sessions: list[Any]) -> str | None:
     return None
 
 
+def _recovered_sessions(text: str) -> dict[int, dict[str, Any]]:
+    """The session records an unreadable meta.json still holds, by number: each element of its
+    `sessions` array read whole before the damage (a file cut short keeps the sessions before the
+    cut; one with a bad field elsewhere keeps them all).  A session with a bad field keeps only its
+    `binaries` and `sources` where those are sound."""
+    found: dict[int, dict[str, Any]] = {}
+    decoder = json.JSONDecoder()
+    for start in re.finditer(r'"sessions"\s*:\s*\[', text):
+        pos = start.end()
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            try:
+                entry, pos = decoder.raw_decode(text, pos)
+            except ValueError:
+                break
+            if not isinstance(entry, dict) or not _is_count(entry.get("session")) or entry["session"] in found:
+                continue
+            if _sessions_problem([entry]) is None:
+                found[entry["session"]] = entry
+                continue
+            sound = {k: entry[k] for k in ("binaries", "sources")
+                     if isinstance(entry.get(k), dict) and _sessions_problem([{k: entry[k]}]) is None}
+            if sound:
+                found[entry["session"]] = sound
+    return found
+
+
+def _lost_records(numbers: list[int | None], rebuilt: bool) -> str:
+    """Why no session records the binaries of these sessions' samples, in words."""
+    known = [str(n) for n in numbers if n is not None]
+    if not known:
+        return "the samples carry no session number"
+    which = f"session {known[0]}" if len(known) == 1 else f"sessions {', '.join(known)}"
+    if rebuilt:
+        return f"the record of {which} was lost with an unreadable meta.json"
+    return f"meta.json records none for {which}"
+
+
 def _write_private(path: Path, text: str | bytes) -> None:
     """Write a file only its owner can read, atomically (temporary file, fsync, rename)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -708,13 +747,14 @@ class ResultsStore:
                                      "then resume with repair=True (CLI: --repair) to move them to "
                                      f"{REJECTED} and take those samples again")
             self.repair_records(scan)
+        rebuilt = False
         if self.meta_path.exists():
             try:
                 meta = self.read_meta()
             except CorruptFile as exc:
                 if not repair:
                     raise
-                meta = self._rebuilt_meta(plan, scan, str(exc))
+                meta, rebuilt = self._rebuilt_meta(plan, scan, str(exc)), True
             lost = self.lost(meta, scan, dropped)
             if lost.unexplained and not repair:
                 self.refuse_lost(meta, scan)
@@ -727,16 +767,30 @@ class ResultsStore:
         else:
             meta = {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest,
                     "created_at": now_utc(), "sessions": []}
-        changed = self._changed(meta, "binaries", session.get("binaries") or {}, binaries) if scan.records else {}
-        if changed:
-            what = "; ".join(f"{k}: {old[:12] if old else 'none'} then, {new[:12] if new else 'none'} now"
-                             for k, (old, new) in changed.items())
+        now_binaries = session.get("binaries") or {}
+        unknown = (self._unrecorded_binaries(meta, scan.records)
+                   if scan.records and any(now_binaries.get(k) for k in binaries) else [])
+        if unknown:  # samples whose binaries no session records: nothing to compare the programs with
             if not new_binaries:
+                raise BinariesChanged(
+                    f"{self.dir} holds samples whose binaries are unknown: no session records the binaries that "
+                    f"took them ({_lost_records(unknown, 'rebuilt' in meta)}), so whether the programs now are "
+                    "those cannot be told; nothing was taken. Programs that may differ must not mix with earlier "
+                    "samples: choose another results_dir, or resume with new_binaries=True (CLI: --new-binaries) "
+                    "to continue in a new session whose samples carry its number in the `session` column "
+                    "(meta.json records the binaries before it as unknown)")
+            changed = {k: ("unknown", now_binaries.get(k)) for k in binaries}
+        else:
+            changed = self._changed(meta, "binaries", now_binaries, binaries) if scan.records else {}
+            if changed and not new_binaries:
+                what = "; ".join(f"{k}: {old[:12] if old else 'none'} then, {new[:12] if new else 'none'} now"
+                                 for k, (old, new) in changed.items())
                 raise BinariesChanged(
                     f"{self.dir} holds samples taken with other binaries ({what}); nothing was taken. Rebuilt "
                     "programs must not mix with earlier samples: choose another results_dir, or resume with "
                     "new_binaries=True (CLI: --new-binaries) to continue in a new session whose samples carry "
                     "its number in the `session` column")
+        if changed:
             session = {**session, "binaries_changed": {k: {"before": o, "now": n} for k, (o, n) in changed.items()}}
         edited = self._changed(meta, "sources", session.get("sources") or {}, binaries) if scan.records else {}
         edited = {k: v for k, v in edited.items() if k not in changed and v[0] is not None}
@@ -757,6 +811,8 @@ class ResultsStore:
                                  "started_at": now_utc()})
         text_size = len(json.dumps(meta, indent=2, sort_keys=True, default=str))
         self._keep_reserve(text_size)  # before the session is written: a full disk changes nothing
+        if rebuilt:  # moved aside only now: a refusal above leaves the directory as it was
+            os.replace(self.meta_path, self.dir / CORRUPT_META)
         self.write_meta(meta)
         self.session = len(meta["sessions"])
         self._run_id = str(meta.get("run_id") or "") or None
@@ -766,24 +822,40 @@ class ResultsStore:
 
     def _rebuilt_meta(self, plan: Plan, scan: Scan, why: str) -> dict[str, Any]:
         """A new meta.json for the samples of an unreadable one, from the plan being resumed: the
-        samples must all belong to it.  The unreadable file is kept as meta.json.corrupt; the
-        sessions it recorded are lost (their numbers stay reserved, the samples keep theirs)."""
+        samples must all belong to it.  The unreadable file is kept as meta.json.corrupt (moved by
+        the caller once the session opens); the sessions it recorded whole are kept, the others
+        lost (their numbers stay reserved, the samples keep theirs)."""
         cells = {c.id for c in plan.cells()}
         strangers = [r["sample_id"] for r in scan.records if r["cell_id"] not in cells]
         if strangers:
             raise CorruptFile(f"{self.meta_path} cannot be read, and meta.json cannot be rebuilt from this plan: "
                               f"{self.samples_path} holds {len(strangers)} samples of other cells (e.g. "
                               f"{strangers[0]}); resume with the plan of that run, or put back a copy of meta.json")
-        os.replace(self.meta_path, self.dir / CORRUPT_META)
         lost = max((int(r.get("session") or 0) for r in scan.records), default=0)
+        try:
+            recovered = _recovered_sessions(self.meta_path.read_bytes().decode("utf-8", errors="replace"))
+        except OSError:  # a directory in its place
+            recovered = {}
         at = now_utc()
         names = Counter(str(r["run_id"]) for r in scan.records if r.get("run_id"))  # the run's own name
         run_id = names.most_common(1)[0][0] if names else self.dir.name
+        sessions = []
+        for k in range(1, lost + 1):
+            found = recovered.get(k, {})
+            if "session" in found:  # its whole record
+                sessions.append(found)
+            else:  # lost, but for the binaries and sources it recorded where those could be read
+                sessions.append({**found, "session": k, "finished_at": None, "interrupted": None,
+                                 "ended": "unknown: its record was lost with an unreadable meta.json"})
+        rebuilt = {"at": at, "from_plan": True, "unreadable_copy": CORRUPT_META, "why": why}
+        whole = [k for k in range(1, lost + 1) if "session" in recovered.get(k, {})]
+        digests = [k for k in range(1, lost + 1) if k in recovered and k not in whole]
+        if whole:
+            rebuilt["recovered_sessions"] = whole
+        if digests:  # of a session whose record is otherwise unusable
+            rebuilt["recovered_digests_of_sessions"] = digests
         return {"run_id": run_id, "plan": plan.to_dict(), "plan_digest": plan.digest, "created_at": at,
-                "rebuilt": {"at": at, "from_plan": True, "unreadable_copy": CORRUPT_META, "why": why},
-                "sessions": [{"session": k, "finished_at": None, "interrupted": None,
-                              "ended": "unknown: its record was lost with an unreadable meta.json"}
-                             for k in range(1, lost + 1)]}
+                "rebuilt": rebuilt, "sessions": sessions}
 
     def end_session(self, **fields: Any) -> None:
         """Record the end of this process's session.  The space reserve is given back first (this
@@ -793,6 +865,20 @@ class ResultsStore:
         self.reserve.release()
         self.update_session(**fields)
         self.reserve.remove()
+
+    @staticmethod
+    def _unrecorded_binaries(meta: dict[str, Any], records: list[dict[str, Any]]) -> list[int | None]:
+        """The sessions holding stored samples whose binaries no session records: every one after the
+        last session that recorded its binaries (a record lost with an unreadable meta.json: samples
+        carry their session's number, not its binaries); [None] for samples when no session records
+        any and they carry no session number."""
+        sessions = meta.get("sessions", [])
+        last = max((s.get("session") or i + 1 for i, s in enumerate(sessions) if s.get("binaries")), default=0)
+        holders = {r.get("session") for r in records}
+        unknown: list[int | None] = sorted(h for h in holders if isinstance(h, int) and h > last)
+        if not last and not unknown and holders:
+            unknown = [None]
+        return unknown
 
     @staticmethod
     def _changed(meta: dict[str, Any], field: str, now: dict[str, Any], names) -> dict[str, tuple]:
