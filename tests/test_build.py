@@ -107,3 +107,23 @@ def test_the_go_commands_count_nothing_in_the_users_configuration_and_keep_their
     # without it, the same call counts into the configuration directory (the check can fail)
     subprocess.run(["go", "version"], capture_output=True, check=True)
     assert list((home / ".config" / "go").rglob("*.count")), "go version counted nothing: the test shows nothing"
+
+
+def test_a_binary_changed_since_its_build_is_built_again(tmp_path, monkeypatch):
+    # bytes appended to data/bin/gobench left `build` saying "up to date" (its stamp held the
+    # sources' hash alone), and a run then took samples with the changed program
+    (tmp_path / "src").write_text("int main(void) { return 0; }\n")
+    made = []
+
+    def make():
+        made.append(1)
+        (tmp_path / "launcher").write_text("built")
+
+    monkeypatch.setattr(build, "TARGETS", {"launcher": (build.Target("launcher", ("cc",), tmp_path / "src",
+                                                                     tmp_path / "launcher"), make)})
+    assert build.build((), log=lambda *_: None)["builds"] == {"launcher": "built"}
+    assert build.build((), log=lambda *_: None)["builds"] == {"launcher": "up to date"}
+    with open(tmp_path / "launcher", "a") as f:
+        f.write("X")
+    assert build.build((), log=lambda *_: None)["builds"] == {"launcher": "built"} and len(made) == 2
+    assert (tmp_path / "launcher").read_text() == "built"

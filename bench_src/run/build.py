@@ -1,7 +1,8 @@
 """Build the launcher and both benchmark programs (release, locked dependencies).
 
-A build is skipped when the sources and the toolchain are unchanged since the last one: a stamp
-file beside each binary holds the hash of both.
+A build is skipped when the sources and the toolchain are unchanged since the last one and the
+binary is the one that build made: a stamp file beside each binary holds the hash of the first two
+and the binary's sha256 (a binary changed since, by hand or on disk, is built again).
 """
 from __future__ import annotations
 
@@ -236,12 +237,13 @@ def build(languages: tuple[str, ...] | list[str] = LANGS, force: bool = False, l
         target, do_build = TARGETS[key]
         stamp = target.output.with_name(target.output.name + ".stamp")
         digest = source_hash(target.sources, " ".join(versions[t] for t in target.tools))
-        if not force and target.output.exists() and stamp.exists() and stamp.read_text() == digest:
+        if not force and target.output.exists() and stamp.exists() \
+                and stamp.read_text() == f"{digest} {file_sha256(target.output)}":
             built[target.name] = "up to date"
             continue
         log(f"building {target.name} ...")
         stamp.unlink(missing_ok=True)  # an interrupted build leaves no stamp: the next one starts again
         do_build()
-        stamp.write_text(digest)
+        stamp.write_text(f"{digest} {file_sha256(target.output)}")
         built[target.name] = "built"
     return {"toolchains": versions, "builds": built}
