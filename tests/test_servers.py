@@ -443,6 +443,98 @@ def test_passwords_never_reach_argv_or_the_server_log(server):
         assert secret not in ps and secret not in log
 
 
+# --- a full disk and other failures to start, in one line -----------------------------------------
+# what mariadb-install-db 10.11 printed on a full 3 MB tmpfs (its stdout's advice shortened)
+INSTALL_DB_FULL = ("2026-11-29 15:41:29 0 [ERROR] InnoDB: preallocating 12582912 bytes for file ./ibdata1 failed "
+                   "with error 28\n2026-11-29 15:41:29 0 [ERROR] InnoDB: Could not set the file size of './ibdata1'. "
+                   "Probably out of disk space\n2026-11-29 15:41:29 0 [ERROR] Aborting\n")
+INSTALL_DB_ADVICE = ("Installing MariaDB/MySQL system tables in '/x/data' ...\n\nInstallation of system tables failed!  "
+                     "Examine the logs in\n/x/data for more information.\n")
+
+
+def _failing_tool(stderr, stdout=""):
+    return ["sh", "-c", 'printf %s "$1"; printf %s "$2" >&2; exit 1', "tool", stdout, stderr]
+
+
+def test_a_set_up_tool_that_finds_the_disk_full_is_said_in_one_line_that_names_the_directory(tmp_path):
+    """mariadb-install-db and initdb on a full disk: the message was their output's last 500
+    characters, cut mid-word ("ata1 failed with error 28") and followed by the rest on lines of their
+    own.  Now it is one line that names the directory to free space in; an OSError of ENOSPC."""
+    from bench_src.store import is_disk_full
+
+    s = servers.MariaDB(root=tmp_path / "mariadb-x")
+    pg_full = ('2026-11-29 15:41:25.607 UTC [9923] FATAL:  could not write to file "pg_wal/xlogtemp.9923": No space '
+               'left on device\nchild process exited with exit code 1\ninitdb: removing contents of data directory '
+               '"/x/data"\n')
+    for what, err, out in (("mariadb-install-db", INSTALL_DB_FULL, INSTALL_DB_ADVICE), ("initdb", pg_full, "")):
+        with pytest.raises(servers.ServerDiskFull) as caught:
+            s._run_as_owner(_failing_tool(err, out), what)
+        msg = str(caught.value)
+        assert msg.startswith(f"{what} failed: the disk is full: no space left on the device holding {tmp_path} ("), msg
+        assert msg.endswith("; free some space there") and "\n" not in msg, msg
+        assert is_disk_full(caught.value), "a full disk for whatever handles one (a restart during a run stops it)"
+
+
+def test_a_set_up_tool_that_fails_otherwise_gives_its_first_error_line_whole(tmp_path):
+    s = servers.MariaDB(root=tmp_path / "mariadb-x")
+    long_error = "[ERROR] " + " ".join(f"word{i:03d}" for i in range(80))
+    with pytest.raises(servers.ServerError) as caught:
+        s._run_as_owner(_failing_tool(f"note: starting\n{long_error}\nsecond error line\n", INSTALL_DB_ADVICE),
+                        "mariadb-install-db")
+    msg = str(caught.value)
+    assert not isinstance(caught.value, OSError) and "\n" not in msg, msg
+    assert msg.startswith("mariadb-install-db failed (exit status 1): [ERROR] word000 word001 "), msg
+    assert msg.endswith(" ...") and len(msg) < 360, msg
+    assert all(w in long_error.split() for w in msg.split(": ", 1)[1].removesuffix(" ...").split()), \
+        "cut between words, never inside one"
+
+
+def test_a_full_disk_where_the_servers_live_skips_their_cells_in_one_line_and_a_resume_takes_them(tmp_path,
+                                                                                                  monkeypatch):
+    """A 3 MB tmpfs as the servers' directory: each kind's cells are skipped with one line that says
+    the disk is full, where, and what to do (before: the tool's output cut mid-word, then its
+    lines); once there is space the same command takes the skipped samples."""
+    from bench_src.plan import make_plan
+    from bench_src.run import runner
+    from bench_src.run.resources import Resources
+    from bench_src.run.servers import managed
+    from bench_src.store import ResultsStore
+    from test_store_runner import fake_measure
+
+    require("mysql")
+    require("postgres")
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt = paths.DATA / f"test-servers-full-{os.getpid()}"
+    mnt.mkdir(parents=True, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0755", "tmpfs", str(mnt)]).returncode != 0:
+        mnt.rmdir()
+        pytest.skip("cannot mount a tmpfs here")
+    monkeypatch.setattr(managed, "SERVERS_DIR", mnt)
+    plan = make_plan("quick", workloads=["mysql", "postgres"], ns=[10], samples=2, warmup=0, smoke=True)
+    lines = []
+    try:
+        runner.run(plan, tmp_path / "r", context=Resources(log=lines.append), measure_fn=fake_measure(),
+                   progress=False, log=lines.append)
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    for kind, tool in (("mysql", "mariadb-install-db"), ("postgres", "initdb")):
+        (line,) = [ln for ln in lines if ln.startswith(f"skipping the {kind} cells: ")]
+        why = line.removeprefix(f"skipping the {kind} cells: ")
+        assert why.startswith(f"the private {kind} server could not be started: {tool} failed: the disk is full: no "
+                              f"space left on the device holding {mnt} ("), why
+        assert why.endswith("; free some space there; its samples are stored as skipped and taken when the same "
+                            "command runs again") and "\n" not in why, why
+        stored = [r for r in ResultsStore(tmp_path / "r").records() if r["workload"] == kind]
+        assert stored and {(r["status"], r["reason"]) for r in stored} == {("skipped", why)}
+    try:  # space again (the plain directory under the mount): the same command takes them
+        report = runner.run(plan, tmp_path / "r", context=Resources(log=lambda *_: None),
+                            measure_fn=fake_measure(), progress=False, log=lambda *_: None)
+    finally:
+        shutil.rmtree(mnt, ignore_errors=True)
+    assert report.statuses == {"ok": 8}, report.statuses
+
+
 # --- exclusive use ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["mysql", "postgres"])
 def test_the_last_instance_to_close_removes_the_servers_directory(kind, monkeypatch):

@@ -4,11 +4,12 @@
 and starts the servers the plan needs; before every sample it restores mutated data (files,
 SQLite database, the server's `users` table) and restarts a server that died; at the end it stops
 the servers, also after an error or an interrupt.  A cell that cannot run here (no server
-installed, a private server that cannot start) raises `SkipSample` with the reason, which the
-runner stores as a `skipped` sample, visibly.  A server the user named (`dsn`) is not skipped: one
-that refuses its credentials stops the run before any sample (servers.ServerError names it).  When
-a server sample fails and the server is found dead afterwards (or hung: no answer within seconds),
-the sample's reason says so and the server is restarted at once.
+installed, a private server that cannot start, a full disk where it would live) raises
+`SkipSample` with the reason in one line, which the runner stores as a `skipped` sample, visibly
+(taken again on resuming).  A server the user named (`dsn`) is not skipped: one that refuses its
+credentials stops the run before any sample (servers.ServerError names it).  When a server sample
+fails and the server is found dead afterwards (or hung: no answer within seconds), the sample's
+reason says so and the server is restarted at once.
 """
 from __future__ import annotations
 
@@ -69,7 +70,9 @@ class Resources:
                 server.close()
                 if dsn:
                     raise  # the user's server: a refusal is an error of the run, not a skip
-                self.unavailable[kind] = f"the private {kind} server could not be started: {exc}"
+                self.unavailable[kind] = f"the private {kind} server could not be started: {exc}" + (
+                    "; its samples are stored as skipped and taken when the same command runs again" if
+                    is_disk_full(exc) else "")
                 self.log(f"skipping the {kind} cells: {self.unavailable[kind]}")
                 continue
             except BaseException:  # interrupted (Ctrl-C, SIGTERM) while starting: leave no files behind

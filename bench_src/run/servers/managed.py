@@ -11,8 +11,10 @@ another file to append to (a link in place of the log), and a recorded home is t
 the harness could have made it."""
 from __future__ import annotations
 
+import errno
 import os
 import pwd
+import re
 import shutil
 import signal
 import stat
@@ -22,9 +24,24 @@ import time
 from pathlib import Path
 
 from ...store.lock import DirLock, LockedError
+from ...store.space import DiskFull, is_disk_full
 from .base import HOME_FILE, LOCK, MAX_SOCKET_DIR, SERVERS_DIR, START_TIMEOUT_S, Conn, Server, ServerError
 from .passwords import new_password
-from .process import free_port, log_tail, popen_logged, server_environment, stop_verified
+from .process import first_error, free_port, log_tail, popen_logged, server_environment, stop_verified
+
+# what a server or its set-up tool prints when the disk is full: the errno's text, MariaDB's "failed
+# with error 28", "Errcode: 28" and "Probably out of disk space", "Disk full"
+_DISK_FULL_TEXT = re.compile(r"no space left on device|\b(?:error|errno|errcode)\W{0,3}28\b|out of disk space|"
+                             r"disk (?:is )?full|\bENOSPC\b", re.IGNORECASE)
+
+
+class ServerDiskFull(OSError):
+    """No space for a private server's files (errno ENOSPC, so that whatever handles a full disk
+    handles it: a server that cannot be restarted during a run stops the run as any full disk does);
+    its text is one line that names the directory and says what to do."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class Managed(Server):
@@ -33,6 +50,9 @@ class Managed(Server):
     dirname = ""      # the prefix of its directory under data/servers
     exe_name = ""     # the server binary's file name
     system_user = ""  # the distribution's account the server runs as when the harness is root
+    # about what a new instance's directory takes (measured after a first restore): a set-up tool
+    # (initdb, mariadb-install-db) that fails where the disk has less free failed for want of space
+    space_needed = 0
 
     def __init__(self, root: str | os.PathLike | None = None, max_connections: int = 200):
         super().__init__()
@@ -175,10 +195,50 @@ class Managed(Server):
         (self.root / HOME_FILE).write_text(str(home) + "\n")
         return home
 
+    # --- a full disk ---------------------------------------------------------------------------
+    def _space_dir(self) -> Path:
+        """The directory whose device holds the instance's files (data/servers, or $TMPDIR for a
+        home there): the one to free space in (the instance's own directory is removed on close)."""
+        home = self.home or self.root
+        return home.parent if home is not None else SERVERS_DIR
+
+    def _out_of_space(self, output: str, setting_up: bool = False) -> bool:
+        """Whether a failure of the server's start is for want of space: its output (a set-up tool's,
+        the server log's) says so, or, for the set-up tool that makes the data directory, the device
+        has less free space than a new instance takes (the tool may remove what it wrote first)."""
+        if _DISK_FULL_TEXT.search(output):
+            return True
+        free = _free_bytes(self._space_dir()) if setting_up else None
+        return free is not None and free < self.space_needed
+
+    def _disk_full(self, doing: str) -> ServerDiskFull:
+        where = self._space_dir()
+        free = _free_bytes(where)
+        room = (f" ({_mib(free)} free; a new {self.kind} server takes about {_mib(self.space_needed)})"
+                if free is not None and self.space_needed else "")
+        return ServerDiskFull(errno.ENOSPC, f"{doing} failed: {DiskFull(where).what}{room}; free some space there",
+                              str(self.home or where))
+
     # --- life cycle ----------------------------------------------------------------------------
     _stop_signal = signal.SIGTERM
 
     def start(self) -> None:
+        """Start the server (make its directory and data first, at a first start).  A full disk is
+        a ServerDiskFull in one line, whatever step found it."""
+        try:
+            self._start()
+        except ServerDiskFull:
+            raise
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise self._disk_full(f"writing {exc.filename or 'its files'}") from None
+            raise
+        except ServerError as exc:  # the accounts or the template table, written by the server
+            if _DISK_FULL_TEXT.search(str(exc)):
+                raise self._disk_full(f"starting the {self.kind} server") from None
+            raise
+
+    def _start(self) -> None:
         if self.lock is None:
             self._claim()
         for d in (self.sockdir, self.filesdir, self.tmpdir):
@@ -239,6 +299,8 @@ class Managed(Server):
         last = ""
         while time.time() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
+                if self._out_of_space(log_tail(self.log, 20)):
+                    raise self._disk_full(f"starting {self.exe_name}")
                 raise ServerError(f"{self.exe_name} exited with status {self.proc.returncode} while starting: "
                                   f"{log_tail(self.log)}")
             try:
@@ -247,12 +309,19 @@ class Managed(Server):
             except ServerError as exc:
                 last = str(exc)
             time.sleep(0.2)
+        if self._out_of_space(log_tail(self.log, 20)):
+            raise self._disk_full(f"starting {self.exe_name}")
         raise ServerError(f"{self.exe_name} did not answer within {START_TIMEOUT_S} s ({last}): {log_tail(self.log)}")
 
     def _run_as_owner(self, cmd: list[str], what: str) -> None:
+        """Run a set-up tool as the server's user; its failure is one line: a full disk said so
+        (ServerDiskFull), else the first line of its output that names an error."""
         proc = subprocess.run(self._as_owner(cmd), capture_output=True, text=True, cwd="/", env=server_environment())
         if proc.returncode != 0:
-            raise ServerError(f"{what} failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+            output = f"{proc.stderr}\n{proc.stdout}"
+            if self._out_of_space(output, setting_up=True):
+                raise self._disk_full(what)
+            raise ServerError(f"{what} failed (exit status {proc.returncode}): {first_error(output)}")
 
     def _init_datadir(self) -> None:
         raise NotImplementedError
@@ -263,6 +332,20 @@ class Managed(Server):
     def _set_up_accounts(self) -> None:
         raise NotImplementedError
 
+
+
+def _free_bytes(path: Path) -> int | None:
+    """The bytes an unprivileged user may still write on the device holding `path` (None when it
+    cannot be read)."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n < 10 * 2**20 else f"{n / 2**20:.0f} MiB"
 
 
 def _new_instance_dir(prefix: str) -> Path:

@@ -15,6 +15,7 @@ from .passwords import mysql_native_hash, new_password
 class MariaDB(Managed):
     kind, scheme = "mysql", "mysql"
     dirname, exe_name, system_user = "mariadb", "mariadbd", "mysql"
+    space_needed = 144 << 20  # MariaDB 10.11: 144 MiB (Managed._out_of_space)
 
     def pidfile(self) -> Path:
         return self.sockdir / "mariadbd.pid"

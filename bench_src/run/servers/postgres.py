@@ -31,6 +31,7 @@ def _newest_installed(program: str) -> Path | None:
 class Postgres(Managed):
     kind, scheme = "postgres", "postgres"
     dirname, exe_name, system_user = "postgres", "postgres", "postgres"
+    space_needed = 43 << 20  # PostgreSQL 15: 43 MiB (Managed._out_of_space)
     _stop_signal = signal.SIGINT  # fast shutdown
     _psql_path: str | None = None  # client(), once looked up (_psql)
 

@@ -1,11 +1,14 @@
 """The processes of the private servers: a free port, a pid file acted on only after checking what
-runs there, a server started in its own session that dies with the harness, its log's last lines."""
+runs there, a server started in its own session that dies with the harness, its log's last lines,
+the one line of a tool's output that says what went wrong."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
+import textwrap
 import time
 from pathlib import Path
 
@@ -112,3 +115,19 @@ def log_tail(path: Path, lines: int = 5) -> str:
         return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
     except OSError:
         return ""
+
+
+# a line of a server's or set-up tool's output that says what went wrong (MariaDB's "[ERROR] ...",
+# PostgreSQL's "FATAL: ...", "initdb: error: ...", "... failed"), rather than its advice around it
+_ERROR_LINE = re.compile(r"\b(error|fatal|panic|failed|could not|cannot|can't|unable|denied)\b", re.IGNORECASE)
+
+
+def first_error(text: str, width: int = 300) -> str:
+    """The first line of `text` that names an error (else its last line), whitespace collapsed and
+    shortened at a word to at most `width` characters: one line for a message that quotes a tool."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return "no output"
+    line = " ".join(next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[-1]).split())
+    short = textwrap.shorten(line, width, placeholder=" ...")
+    return short if short != "..." else line[:width - 4] + " ..."  # one word longer than `width`
