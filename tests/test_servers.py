@@ -5,6 +5,7 @@ files nor run programs); one directory per instance, so that two runs never stop
 server, and a stale pid file never gets an unrelated process signalled; the server's account can
 turn nothing of the harness's against it, nor read its environment; an interrupted start leaves
 nothing behind.  Real servers, never mocks."""
+import json
 import os
 import shutil
 import signal
@@ -137,7 +138,104 @@ def test_before_a_sample_one_client_call_restores_users_and_a_dead_server_is_res
     server.proc.wait()
     assert resources.before_sample(cell) == {"dsn": server.dsn}, "the new password is in the DSN it gives"
     assert "INSERT INTO users SELECT" in calls[-1] and sql("SELECT COUNT(*) FROM users").strip() == "10000"
-    assert lines and "had stopped; restarted it" in lines[0] and server.alive(), lines
+    assert lines and "had stopped (killed by SIGKILL); restarted it at" in lines[0] and server.alive(), lines
+
+
+def _run_with_a_server_event(kind, tmp_path, event, **plan_args):
+    """A run of `kind` through the runner with the real Resources and a stand-in for the programs
+    that, in its first sample, does `event` to the server's process group (between two samples as
+    far as the harness can tell: that sample is ok).  Returns the log, the run's records, its
+    meta.json as text and as data, and every password the servers had."""
+    import json
+
+    from bench_src.plan import make_plan
+    from bench_src.run import runner
+    from bench_src.run.resources import Resources
+    from test_store_runner import fake_measure
+
+    require(kind)
+    plan = make_plan("quick", workloads=[kind], ns=[10], samples=3, warmup=0, smoke=True, **plan_args)
+    lines, passwords = [], set()
+    ctx = Resources(log=lines.append)
+    fake = fake_measure()
+
+    def measure(cell, *args, **kwargs):
+        server = ctx.servers[kind]
+        passwords.update(server.secrets())
+        if len(fake.calls) == 0:
+            event(server)
+        return fake(cell, *args, **kwargs)
+
+    runner.run(plan, tmp_path / "r", context=ctx, measure_fn=measure, progress=False, log=lines.append)
+    records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    text = (tmp_path / "r" / "meta.json").read_text()
+    return lines, records, text, json.loads(text), passwords
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_a_server_killed_between_samples_is_restarted_and_the_next_sample_and_the_session_say_so(kind, tmp_path):
+    """kill -9 of the server between two samples: the next sample's restore finds it stopped and
+    restarts it.  Before, only a log line said so: every sample was ok, meta.json named the first
+    server's port, and nothing stored mentioned a restart."""
+    first = {}
+
+    def kill(server):
+        first["pid"], first["dsn"] = server.proc.pid, servers.redact(server.dsn)
+        os.killpg(server.proc.pid, signal.SIGKILL)
+        server.proc.wait()
+
+    lines, records, text, meta, passwords = _run_with_a_server_event(kind, tmp_path, kill)
+    assert [r["status"] for r in records] == ["ok"] * 6
+    noted = [r for r in records if r.get("note")]
+    assert [r["seq"] for r in noted] == [1], "the sample after the kill carries the note, and no other"
+    described = meta["sessions"][-1]["context"][kind]
+    said = [ln for ln in lines if "restarted it at" in ln]
+    assert len(said) == 1 and said[0].startswith(f"the {kind} server had stopped (killed by SIGKILL); restarted it at "
+                                                 f"{kind}://bench:***@127.0.0.1:"), lines
+    assert noted[0]["note"].startswith(f"before this sample the {kind} server had stopped (killed by SIGKILL); "
+                                       "restarted at "), noted[0]["note"]
+    assert noted[0]["note"].endswith(f"it now runs at {described['dsn']}")
+    assert described["dsn"] != first["dsn"] and described["dsn"].startswith(f"{kind}://bench:***@127.0.0.1:"), \
+        "the session names the server in use, not the first one"
+    (restart,) = described["restarts"]
+    assert restart["seen"] == f"the {kind} server had stopped (killed by SIGKILL)"
+    assert restart["dsn"] == described["dsn"] and restart["at"] in noted[0]["note"]
+    assert restart["when"] == f"before a sample of {noted[0]['cell_id']}"
+    assert len(passwords) >= 2, "a new password at the restart"
+    for secret in passwords:
+        assert secret not in text and all(secret not in json.dumps(r) for r in records)
+    assert not _pid_exists(first["pid"])
+
+
+def test_a_hung_server_holds_the_next_sample_no_longer_than_the_plans_timeout(tmp_path):
+    """A server stopped with SIGSTOP between samples: the restore waited its client's 120 s, then a
+    probe 10 s more, and the log said the server "had stopped".  Now the restore waits the plan's
+    timeout of a sample (at least RESTORE_MIN_TIMEOUT_S), the server is restarted without a probe,
+    and the log says it was not answering."""
+    stopped = []
+
+    def hang(server):
+        stopped.append(server.proc.pid)
+        os.killpg(server.proc.pid, signal.SIGSTOP)
+
+    try:
+        lines, records, text, meta, _ = _run_with_a_server_event("mysql", tmp_path, hang, timeout_s=2)
+    finally:
+        for pid in stopped:
+            try:
+                os.killpg(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+    after = next(r for r in records if r["seq"] == 1)
+    assert after["harness_s"] < 40, f"the sample after the hang waited {after['harness_s']:.0f} s"
+    assert after["status"] == "ok" and [r["seq"] for r in records if r.get("note")] == [1]
+    said = [ln for ln in lines if "restarted it at" in ln]
+    assert len(said) == 1 and said[0].startswith(
+        f"the mysql server was not answering (no answer within {servers.RESTORE_MIN_TIMEOUT_S} s; its process was "
+        "stopped by a signal); restarted it at mysql://bench:***@127.0.0.1:"), lines
+    (restart,) = meta["sessions"][-1]["context"]["mysql"]["restarts"]
+    assert restart["seen"].startswith("the mysql server was not answering (no answer within")
+    assert not _pid_exists(stopped[0])
 
 
 def test_a_failed_sample_on_a_dead_server_says_so_and_the_server_is_restarted_at_once(server):

@@ -873,6 +873,54 @@ def test_a_harness_error_message_holding_a_password_is_masked(tmp_path):
     assert any("***" in line for line in logged)
 
 
+def test_what_the_context_did_before_a_sample_is_that_samples_note(tmp_path):
+    """A context that restarted a server before a sample (resources.Resources) says so through
+    `sample_note`: that sample's record carries it as `note`, and no other record does."""
+
+    class Restarting(runner.NoContext):
+        def __init__(self):
+            self.prepared, self.pending = 0, None
+
+        def before_sample(self, cell):
+            self.prepared += 1
+            if self.prepared == 3:
+                self.pending = "before this sample the mysql server had stopped (killed by SIGKILL); restarted"
+            return {}
+
+        def sample_note(self):
+            note, self.pending = self.pending, None
+            return note
+
+    runner.run(small_plan(), tmp_path / "r", context=Restarting(), progress=False, measure_fn=fake_measure(),
+               log=lambda *_: None)
+    records = sorted(ResultsStore(tmp_path / "r").records(), key=lambda r: r["seq"])
+    assert [r["seq"] for r in records if r.get("note")] == [2]
+    from bench_src import api
+    df = api.load(tmp_path / "r")
+    assert df.loc[df["seq"] == 2, "note"].item().startswith("before this sample the mysql server had stopped")
+
+
+def test_a_full_disk_met_while_a_sample_is_prepared_stops_the_run_rather_than_failing_the_sample(tmp_path):
+    """DiskFull (meta.json could not take a server's restart, say) raised by the context before a
+    sample: not a harness_error of that sample with the run going on, but the run's end."""
+    from bench_src.store import DiskFull
+
+    class Full(runner.NoContext):
+        def __init__(self):
+            self.prepared = 0
+
+        def before_sample(self, cell):
+            self.prepared += 1
+            if self.prepared == 2:
+                raise DiskFull(tmp_path, "meta.json")
+            return {}
+
+    with pytest.raises(DiskFull):
+        runner.run(small_plan(), tmp_path / "r", context=Full(), progress=False, measure_fn=fake_measure(),
+                   log=lambda *_: None)
+    assert [r["status"] for r in ResultsStore(tmp_path / "r").records()] == ["ok"]
+
+
 def test_stale_sample_directories_are_removed_only_when_dead_and_ours(tmp_path):
     from bench_src.run import measure
     from bench_src.store import DirLock

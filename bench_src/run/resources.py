@@ -9,7 +9,11 @@ installed, a private server that cannot start, a full disk where it would live) 
 (taken again on resuming).  A server the user named (`dsn`) is not skipped: one that refuses its
 credentials stops the run before any sample (servers.ServerError names it).  When a server sample
 fails and the server is found dead afterwards (or hung: no answer within seconds), the sample's
-reason says so and the server is restarted at once.
+reason says so and the server is restarted at once.  A server found stopped or not answering
+before a sample (the restore waits at most the plan's timeout of a sample) is restarted then, and
+that sample's `note` says so.  Every restart is listed in the session's record (meta.json:
+`context.<kind>.restarts`: when, what was seen, the server's address after it, passwords masked),
+and `context.<kind>.dsn` names the server in use.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from typing import Any
 from ..catalogue import WORKLOADS
 from ..plan import Cell, Plan
 from ..plan.dsn import resolve_dsn
-from ..store import is_disk_full
+from ..store import is_disk_full, now_utc
 from ..store.secrets import dsn_secrets
 from . import servers
 from .fixtures import Fixtures
@@ -46,11 +50,18 @@ class Resources:
         self.servers: dict[str, servers.Server] = {}
         self.unavailable: dict[str, str] = {}
         self._dsns: dict[str, str] = {}
+        self.info: dict[str, Any] = {}  # what start() returned, kept current (the session's `context`)
+        self._store = None
+        self._notes: list[str] = []
+        self.restore_timeout_s: float = servers.CLIENT_TIMEOUT_S
 
     # --- SampleContext -------------------------------------------------------------------------
     def start(self, plan: Plan, store) -> dict[str, Any]:
         self.fixtures = Fixtures(Path(store.dir) / "fixtures")
+        self._store = store
+        self.restore_timeout_s = min(servers.CLIENT_TIMEOUT_S, max(plan.timeout_s, servers.RESTORE_MIN_TIMEOUT_S))
         info: dict[str, Any] = {"nofile_hard_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[1]}
+        self.info = info
         for w in plan.workloads:
             if WORKLOADS[w].fixture in ("files", "sqlite"):
                 getattr(self.fixtures, f"{WORKLOADS[w].fixture}_template")()
@@ -94,14 +105,65 @@ class Resources:
                 raise SkipSample(self.unavailable[kind])
             server = self.servers[kind]
             try:  # a restore that succeeds is the check that the server answers: one client call, not two
-                server.restore_users()
-            except servers.ServerError:
-                if not server.ensure_running():  # it answers: the restore's own error stands
+                server.restore_users(timeout=self.restore_timeout_s)
+            except servers.ServerError as exc:
+                seen = self._seen(server, exc)
+                if seen is None:  # it answers: the restore's own error stands
                     raise
-                self.log(f"the {kind} server had stopped; restarted it at {servers.redact(server.dsn)}")
-                server.restore_users()
+                if not server.managed:
+                    raise servers.ServerError(f"the {kind} server at {servers.redact(server.dsn)} {seen}") from None
+                try:
+                    server.restart()
+                except (servers.ServerError, OSError) as failed:
+                    self._restarted(kind, seen, f"before a sample of {cell.id}", error=failed)
+                    raise
+                at = self._restarted(kind, seen, f"before a sample of {cell.id}")
+                self.log(f"the {kind} server {seen}; restarted it at {servers.redact(server.dsn)}")
+                self._notes.append(f"before this sample the {kind} server {seen}; restarted at {at}, it now runs "
+                                   f"at {servers.redact(server.dsn)}")
+                server.restore_users(timeout=self.restore_timeout_s)
             return {"dsn": server.dsn}
         return {}
+
+    def _seen(self, server: servers.Server, exc: servers.ServerError) -> str | None:
+        """What a server whose client call failed was seen to be: stopped ("had stopped (killed by
+        SIGKILL)") or not answering (hung: no answer within the call's timeout, or an error while
+        its process runs); None when it answers a probe (the call's own error stands).  A server
+        that got no answer is restarted without a probe, which would wait as long again."""
+        exited = getattr(server, "exited", None) if server.managed else None
+        if exited is not None and exited():
+            return f"had stopped ({exited()})"
+        if isinstance(exc, servers.NoAnswer):
+            stopped = "; its process was stopped by a signal" if getattr(server, "suspended", lambda: False)() else ""
+            return f"was not answering (no answer within {self.restore_timeout_s:g} s{stopped})"
+        if server.alive():
+            return None
+        if exited is not None and exited():  # it ended meanwhile
+            return f"had stopped ({exited()})"
+        return f"was not answering ({str(exc).removeprefix(f'{server.kind}: ')})"
+
+    def _restarted(self, kind: str, seen: str, when: str, error: BaseException | None = None) -> str:
+        """Record a restart (or a failed one) in the session's `context`: when, what was seen, the
+        server's address after it; returns its time.  The address is redacted and the new password
+        given to the store's scrubber before anything is written."""
+        at = now_utc()
+        server = self.servers[kind]
+        entry: dict[str, Any] = {"at": at, "when": when, "seen": f"the {kind} server {seen}"}
+        if error is None:
+            entry["dsn"] = servers.redact(server.dsn)
+        else:
+            entry["failed"] = f"{type(error).__name__}: {error}"
+        described = self.info.setdefault(kind, {})
+        if error is None:
+            described["dsn"] = entry["dsn"]
+        described.setdefault("restarts", []).append(entry)
+        scrubber = getattr(self._store, "scrubber", None)
+        if scrubber is not None:
+            scrubber.add(*self.secrets())
+        update = getattr(self._store, "update_session", None)
+        if update is not None:  # a cluster's host has no store: its samples' notes say it
+            update(context=self.info)
+        return at
 
     def after_sample(self, cell: Cell, record: dict[str, Any]) -> None:
         """A failed server sample: say in its reason whether the server had died meanwhile."""
@@ -118,15 +180,27 @@ class Resources:
                                 "did not answer after this sample; it is yours, not restarted here: the next "
                                 "sample tries it again]").strip()
             return
+        exited = getattr(server, "exited", lambda: None)()
+        seen = f"had stopped ({exited})" if exited else "was not answering (its process runs but answered no probe)"
+        when = f"after sample {record.get('sample_id')} failed"
         try:
             server.restart()
-            then = f"it was restarted at {servers.redact(server.dsn)}"
         except (servers.ServerError, OSError) as exc:
+            self._restarted(kind, seen, when, error=exc)
             if is_disk_full(exc):
                 raise  # every further sample would fail alike: the run stops in one line
             then = f"restarting it failed ({exc}); the next sample tries again"
+        else:
+            self._restarted(kind, seen, when)
+            then = f"it was restarted at {servers.redact(server.dsn)}"
         record["reason"] = (f"{record.get('reason') or ''} [the {kind} server was found dead after this "
                             f"sample; {then}]").strip()
+
+    def sample_note(self) -> str | None:
+        """What this context did before the sample just taken that its record should carry (a
+        server found stopped or not answering, and restarted), once."""
+        notes, self._notes = self._notes, []
+        return "; ".join(notes) or None
 
     def secrets(self) -> list[str]:
         """Every password of the servers in use (to be masked in anything stored or printed)."""

@@ -50,7 +50,8 @@ class SampleContext(Protocol):
 
     def stop(self) -> None: ...
 
-    # optional: after_sample(cell, record) may annotate a failed record; secrets() lists passwords
+    # optional: after_sample(cell, record) may annotate a failed record; secrets() lists passwords;
+    # sample_note() says what it did before the sample just taken (a server restarted: the `note`)
 
 
 class NoContext:

@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable
 
 from ..plan import Plan, Slot
-from ..store import is_disk_full, key_string, now_utc
+from ..store import DiskFull, is_disk_full, key_string, now_utc
 from ..store.secrets import Scrubber
 from .resources import SkipSample
 
@@ -32,7 +32,8 @@ def measure_slot(plan: Plan, context, measure_fn: Callable[..., dict[str, Any]],
     """Take one sample: the context prepares it (fixtures, a server), `measure_fn` runs it, and a
     failure of any kind becomes the sample's status and reason (a full disk excepted: every further
     sample would fail alike).  Returns the record and the RSS timeline (None without one).  The
-    passwords of servers the context (re)started are added to `scrubber`."""
+    passwords of servers the context (re)started are added to `scrubber`; what the context did
+    before the sample (a server restarted) is the record's `note`."""
     began = time.monotonic()
     started_at = now_utc()
     secrets = getattr(context, "secrets", None)
@@ -46,18 +47,22 @@ def measure_slot(plan: Plan, context, measure_fn: Callable[..., dict[str, Any]],
     except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
         measured = {"status": "skipped", "reason": str(exc)}
     except Exception as exc:  # a harness-side failure becomes a failed sample too
-        if is_disk_full(exc):
+        if is_disk_full(exc) or isinstance(exc, DiskFull):
             raise
         measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
     timeline = measured.pop("timeline", None)
     rec = record(slot, seq, run_id, session, measured)
     rec["started_at"] = started_at
+    sample_note = getattr(context, "sample_note", None)
+    note = sample_note() if sample_note is not None else None
+    if note:
+        rec["note"] = note
     after_sample = getattr(context, "after_sample", None)
     if rec["status"] not in ("ok", "skipped") and after_sample is not None:
         try:  # what the context finds out about a failure adds to its reason; it never loses the record
             after_sample(slot.cell, rec)
         except Exception as exc:
-            if is_disk_full(exc):
+            if is_disk_full(exc) or isinstance(exc, DiskFull):
                 raise
             rec["reason"] = f"{rec.get('reason') or ''} [checking the failure: {type(exc).__name__}: {exc}]".strip()
         if secrets is not None:  # a server restarted by after_sample has a new password

@@ -40,16 +40,17 @@ servers' own command-line clients (`mariadb`, `psql`), which come with the serve
 """
 from __future__ import annotations
 
-from .base import SERVERS_DIR, Conn, Server, ServerError, redact
+from .base import CLIENT_TIMEOUT_S, RESTORE_MIN_TIMEOUT_S, SERVERS_DIR, Conn, NoAnswer, Server, ServerError, redact
 from .external import External, ExternalMariaDB, ExternalPostgres
 from .managed import Managed, ServerDiskFull, remove_stale_servers
 from .mariadb import MariaDB
 from .postgres import Postgres
 from .process import free_port, is_server_process
 
-__all__ = ["SERVERS_DIR", "Conn", "External", "ExternalMariaDB", "ExternalPostgres", "Managed", "MariaDB", "Postgres",
-           "Server", "ServerDiskFull", "ServerError", "check_external", "free_port", "is_server_process", "make_server",
-           "missing", "redact", "remove_stale_servers"]
+__all__ = ["CLIENT_TIMEOUT_S", "RESTORE_MIN_TIMEOUT_S", "SERVERS_DIR", "Conn", "External", "ExternalMariaDB",
+           "ExternalPostgres", "Managed", "MariaDB", "NoAnswer", "Postgres", "Server", "ServerDiskFull", "ServerError",
+           "check_external", "free_port", "is_server_process", "make_server", "missing", "redact",
+           "remove_stale_servers"]
 
 
 def make_server(kind: str, dsn: str | None, max_connections: int) -> Server:

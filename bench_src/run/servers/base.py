@@ -19,6 +19,10 @@ START_TIMEOUT_S = 90
 # PROBE_TIMEOUT_S (before, one probe of a stopped server waited 300 s and escaped as a traceback)
 CLIENT_TIMEOUT_S = 120
 PROBE_TIMEOUT_S = 10
+# the restore before a sample waits at most the plan's timeout of a sample (one restore takes 30-50 ms
+# on a 2-core EPYC), but never less than this: a hung server then holds a run for seconds, not the
+# 120 s of CLIENT_TIMEOUT_S and a probe more (resources.Resources.before_sample)
+RESTORE_MIN_TIMEOUT_S = 5
 SERVERS_DIR = paths.DATA / "servers"
 LOCK = ".lock"
 HOME_FILE = "home"          # in a server's root: the path of its home when that is elsewhere
@@ -27,6 +31,10 @@ MAX_SOCKET_DIR = 80         # a Unix socket path must stay under 108 bytes
 
 class ServerError(RuntimeError):
     pass
+
+
+class NoAnswer(ServerError):
+    """The client got no answer within its timeout: the server is hung (or stopped), not refusing."""
 
 
 
@@ -121,8 +129,8 @@ class Server:
     def _has_template(self) -> bool:
         raise NotImplementedError
 
-    def restore_users(self) -> None:
-        self.sql(self._restore_sql())
+    def restore_users(self, timeout: float = CLIENT_TIMEOUT_S) -> None:
+        self.sql(self._restore_sql(), timeout=timeout)
 
     def ensure_running(self) -> bool:
         """Restart a managed server that died; return True when it had to be restarted."""
@@ -143,7 +151,7 @@ class Server:
         try:
             proc = subprocess.run(cmd, input=statements, capture_output=True, text=True, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise ServerError(f"{self.kind}: no answer within {timeout:g} s (the client was stopped)") from None
+            raise NoAnswer(f"{self.kind}: no answer within {timeout:g} s (the client was stopped)") from None
         if proc.returncode != 0:
             msg = (proc.stderr or proc.stdout).strip().splitlines()
             # the error rather than a HINT, DETAIL or indented hint line after it ("psql: error: ... Connection

@@ -27,7 +27,7 @@ from ...store.lock import DirLock, LockedError
 from ...store.space import DiskFull, is_disk_full
 from .base import HOME_FILE, LOCK, MAX_SOCKET_DIR, SERVERS_DIR, START_TIMEOUT_S, Conn, Server, ServerError
 from .passwords import new_password
-from .process import first_error, free_port, log_tail, popen_logged, server_environment, stop_verified
+from .process import first_error, free_port, log_tail, popen_logged, process_state, server_environment, stop_verified
 
 # what a server or its set-up tool prints when the disk is full: the errno's text, MariaDB's "failed
 # with error 28", "Errcode: 28" and "Probably out of disk space", "Disk full"
@@ -222,6 +222,25 @@ class Managed(Server):
     # --- life cycle ----------------------------------------------------------------------------
     _stop_signal = signal.SIGTERM
 
+    def exited(self) -> str | None:
+        """How the server's process ended ("killed by SIGKILL", "exited with status 1"); None while
+        it runs."""
+        if self.proc is None:
+            return "its process is not running"
+        code = self.proc.poll()
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exited with status {code}"
+
+    def suspended(self) -> bool:
+        """Its process is stopped by a signal (kill -STOP): it answers nothing until continued."""
+        return self.proc is not None and self.proc.poll() is None and process_state(self.proc.pid) in ("T", "t")
+
     def start(self) -> None:
         """Start the server (make its directory and data first, at a first start).  A full disk is
         a ServerDiskFull in one line, whatever step found it."""
@@ -301,8 +320,7 @@ class Managed(Server):
             if self.proc is not None and self.proc.poll() is not None:
                 if self._out_of_space(log_tail(self.log, 20)):
                     raise self._disk_full(f"starting {self.exe_name}")
-                raise ServerError(f"{self.exe_name} exited with status {self.proc.returncode} while starting: "
-                                  f"{log_tail(self.log)}")
+                raise ServerError(f"{self.exe_name} {self.exited()} while starting: {log_tail(self.log)}")
             try:
                 if self.sql("SELECT 1", admin=True).strip() == "1":
                     return

@@ -34,6 +34,15 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def process_state(pid: int) -> str | None:
+    """The kernel's one-letter state of a process (R, S, D, T for stopped by a signal, Z, ...), None
+    when it cannot be read."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def is_server_process(pid: int, exe_name: str, datadir: Path) -> bool:
     """Whether `pid` runs the server binary `exe_name` on `datadir` (its executable and its command
     line), so that a PID reused by an unrelated process is never signalled."""
