@@ -488,3 +488,36 @@ def test_robustness_without_a_default_pair_gives_the_best_of_the_one_model_run_a
     shown = tables.readable(rob, "robustness_elapsed_s").frame.iloc[0]
     assert shown["defaults: Go/Rust [CI], verdict"] == "no default pair run"
     assert shown["best of each: Go/Rust [CI], verdict"].startswith("chan-per-task vs join-handles: 0.8")
+
+
+def test_a_pilot_left_short_of_pairs_by_a_failed_sample_takes_the_blocks_that_make_it_testable():
+    # one failed pilot sample left two comparisons at 5 pairs: untested, they were closed as "no
+    # data" (never decidable) and took no more blocks; they are open, and a block later have 6 pairs
+    from bench_src.analysis import sequential
+
+    plan = simulate.sequential_plan(samples=6, max_samples=30, looks=3)
+    centres = {c.id: (simulate.MIXED[c.n] if c.lang == "go" else 1.0) for c in plan.cells()}
+    rng = np.random.default_rng(3)
+    store = simulate._MemoryStore()
+    drop = {c.id for c in plan.cells() if c.lang == "go" and c.n in (40, 100)}
+
+    def take(seq, slot):
+        c = slot.cell
+        if slot.block == 2 and c.id in drop:  # its sample failed
+            return
+        value = centres[c.id] * float(simulate.noise(rng, "lognormal", 1, 0.01)[0])
+        store.rows.append({"run_id": "sim", "seq": seq, "phase": "measured", "block": slot.block, "pos": slot.pos,
+                           "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
+                           "threads_requested": c.threads, "arm": c.arm,
+                           "params": ",".join(f"{k}={v}" for k, v in c.params), **{f"p_{k}": v for k, v in c.params},
+                           "valid": True, "elapsed_s": value, "wall_s": value})
+
+    for seq, slot in enumerate(plan.schedule()):
+        if slot.phase == "measured":
+            take(seq, slot)
+    said = []
+    sequential.run_blocks(plan, store, take, set(), simulate._Bar(), said.append)
+    assert "2 open" in said[0] and "no data" not in said[0]
+    table = compare.compare(store.frame(), design=sequential.design_of(plan))
+    short = table[table["n"].isin([40, 100])]
+    assert (short["pairs"] >= rules.MIN_PAIRS).all() and short["ratio"].notna().all()

@@ -243,3 +243,19 @@ def test_the_open_comparisons_say_plainly_what_they_could_have_shown():
     table.loc[rows, "mde"] = [0.03, 0.6]
     found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
     assert found.open_mde[0] <= 0.03 and found.open_mde[1] >= 0.6
+
+
+def test_a_comparison_with_too_few_pairs_to_be_tested_is_counted_apart_from_the_open_ones():
+    # one failed sample left 5 pairs: the row has no test, no interval, no spread; the summary read
+    # "1 open (none of them precise enough ... at the spread measured)"
+    table = _tables()["go_vs_rust_elapsed_s"].copy()
+    first = table.index[table["go_default"] & table["rust_default"]][0]
+    table.loc[first, ["ratio", "ratio_ci_low", "ratio_ci_high", "mde", "verdict_kind"]] = \
+        [np.nan, np.nan, np.nan, np.nan, "inconclusive"]
+    original = _tables()["go_vs_rust_elapsed_s"]
+    before = findings.findings({"go_vs_rust_elapsed_s": original})[0]
+    f = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    was_open = int(original.loc[first, "verdict_kind"] == "inconclusive")
+    assert f.untested == 1 and before.untested == 0 and f.open == before.open - was_open
+    assert ("1 not tested (fewer than 6 pairs: samples failed or were left out; the failures table says which)"
+            in f.summary())

@@ -161,7 +161,12 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, closed: Mapp
                 continue
             for c, t, d in zip(have, tests, decide_family(tests, rules.ALPHA, rules.MARGIN, m)):
                 kind = d["verdict_kind"]
+                # too few pairs to test yet (a sample failed): open, so that the cells take the blocks
+                # that make it testable, not closed as if it could never be decided
+                short = (t.tested is None and t.stats["pairing"] == "paired" and t.stats["pairs"] < rules.MIN_PAIRS
+                         and t.stats["a_samples"] > 0 and t.stats["b_samples"] > 0)
                 states[c] = ("difference" if kind in ("a", "b") else "equivalent" if kind == "equivalent"
+                             else "open" if short
                              else "no data" if t.tested is None or not t.tested.looks
                              else "precise" if d["mde"] <= rules.PRECISION_TARGET else "open")
                 if states[c] == "open":
@@ -455,7 +460,7 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
                 cv = CellValues(df, metric)
                 codes_a, va, codes_b, vb = _first_pairs(cv, a, b, design.looks[0])
                 t = pair_test(codes_a, va, codes_b, vb, cv.paired_by_design(a, b))
-                if t.tested is None or t.stats["pairing"] != "paired" or t.stats["pairs"] < 2:
+                if t.stats["pairing"] != "paired" or t.stats["pairs"] < 2:  # untested below MIN_PAIRS: projected
                     continue
                 d = np.log(va[np.argsort(codes_a)]) - np.log(vb[np.argsort(codes_b)])
                 scale = max(called[f], 1) * rules.ALPHA / sizes[f]

@@ -88,6 +88,7 @@ class MetricFindings:
     all_pairs: dict  # verdict counts over every like-for-like pair of variants
     margin: float = rules.MARGIN  # the equivalence margin the table's verdicts were decided at
     open_mde: tuple[float, float] = (math.nan, math.nan)  # the open rows' smallest and largest MDE
+    untested: int = 0  # comparisons with too few pairs to be tested (samples failed): no interval, not "open"
 
     def lines(self, limit: int = 10) -> list[str]:
         out = [d.text(self.metric, self.margin) for d in self.differences[:limit]]
@@ -111,6 +112,8 @@ class MetricFindings:
                 f"{self.equivalent} equivalent "
                 f"within ±{margin}, {self.open} open"
                 + (f" ({self._open_text()})" if self.open else "")
+                + (f", {self.untested} not tested (fewer than {rules.MIN_PAIRS} pairs: samples failed or were left "
+                   "out; the failures table says which)" if self.untested else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
 
@@ -179,14 +182,19 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
                                 _text(r.get("arm"))))
     # largest first; times of microseconds after the others (their lines say why)
     diffs.sort(key=lambda d: (d.short(metric), -abs(math.log(d.ratio))))
-    open_rows = rows[rows["verdict_kind"] == "inconclusive"]
+    # an inconclusive row without a ratio had too few pairs to be tested: counted apart, since no
+    # spread was measured that its precision could be read from
+    tested = pd.to_numeric(rows.get("ratio", pd.Series(np.nan, index=rows.index)), errors="coerce").notna()
+    open_rows = rows[(rows["verdict_kind"] == "inconclusive") & tested]
+    untested = int(((rows["verdict_kind"] == "inconclusive") & ~tested).sum())
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
     level = pd.to_numeric(table.get("ci_level", pd.Series(dtype=float)), errors="coerce").dropna()
     return MetricFindings(metric, diffs, int((rows["verdict_kind"] == "equivalent").sum()), len(open_rows),
                           int((mde <= SMALL_MDE).sum()), float(level.iloc[0]) if not level.empty else np.nan,
                           int(table["family_size"].iloc[0]) if "family_size" in table else len(table),
                           table["verdict_kind"].value_counts().to_dict(), margin,
-                          (float(mde.min()), float(mde.max())) if mde.notna().any() else (math.nan, math.nan))
+                          (float(mde.min()), float(mde.max())) if mde.notna().any() else (math.nan, math.nan),
+                          untested)
 
 
 def findings(tables: dict[str, pd.DataFrame], margin: float = rules.MARGIN) -> list[MetricFindings]:
