@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..analysis import paired, ranktests, rules, validity
 from ..plan.comparisons import FAMILY_TITLES
+from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
 from . import units
 
 SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
@@ -121,8 +122,8 @@ def env_text(machine: dict) -> str:
     if "runtime_variables_removed" not in machine:  # a run of an older harness: not recorded
         return ""
     removed = machine["runtime_variables_removed"]
-    text = ("Both programs ran without the variables that change a runtime or the C library (Go's GOMAXPROCS, "
-            "GOGC, GOMEMLIMIT, GODEBUG; TOKIO_WORKER_THREADS, RUST_MIN_STACK; glibc's MALLOC_*, GLIBC_TUNABLES; LD_PRELOAD)")
+    names = [*RUNTIME_VARIABLES, *(f"{prefix}*" for prefix in RUNTIME_PREFIXES)]
+    text = f"Both programs ran without the variables that change a runtime or the C library ({', '.join(names)})"
     return text + (f"; of those, {', '.join(removed)} {'was' if len(removed) == 1 else 'were'} set and taken out."
                    if removed else ".")
 

@@ -30,7 +30,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 
@@ -250,14 +250,20 @@ def _unreadable(exc: OSError) -> str:
     return f"reading it failed ({exc.strerror or exc})"
 
 
-# The fields of a session that a resume or the report reads, by what they must be (absent or null
-# is always allowed: older sessions, and the placeholders of a rebuilt meta.json, lack some).
-_SESSION_MAPPINGS = ("binaries", "sources", "machine", "toolchains", "context", "hosts")
-_SESSION_TEXTS = ("engine", "results_dir_access")
-
-
 def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# The fields of a session that a resume or the report reads, with what each must be (absent or null
+# is always allowed: older sessions, and the placeholders of a rebuilt meta.json, lack some).
+_SESSION_FIELDS: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] = (
+    (("taken",), _is_count, "a count of samples"),
+    (("session",), _is_count, "a session number"),
+    (("pid",), _is_count, "a process number"),
+    (("binaries", "sources", "machine", "toolchains", "context", "hosts"), lambda v: isinstance(v, dict), "a mapping"),
+    (("duration_s",), _non_negative, "a number of seconds"),
+    (("engine", "results_dir_access"), lambda v: isinstance(v, str), "text"),
+)
 
 
 def _sessions_problem(sessions: list[Any]) -> str | None:
@@ -265,17 +271,11 @@ def _sessions_problem(sessions: list[Any]) -> str | None:
     for i, s in enumerate(sessions):
         if not isinstance(s, dict):
             return f"sessions[{i}] is {s!r}, not a mapping"
-        taken = s.get("taken")
-        if taken is not None and not _is_count(taken):
-            return f"sessions[{i}].taken is {taken!r}, not a count of samples"
-        for field in ("session", "pid"):
-            value = s.get(field)
-            if value is not None and not _is_count(value):
-                return f"sessions[{i}].{field} is {value!r}, not a {'session' if field == 'session' else 'process'} number"
-        for field in _SESSION_MAPPINGS:
-            value = s.get(field)
-            if value is not None and not isinstance(value, dict):
-                return f"sessions[{i}].{field} is {value!r}, not a mapping"
+        for fields, fits, what in _SESSION_FIELDS:
+            for field in fields:
+                value = s.get(field)
+                if value is not None and not fits(value):
+                    return f"sessions[{i}].{field} is {value!r}, not {what}"
         for field in ("binaries", "sources"):  # {program: sha256, or null where it was not built}
             for name, digest in (s.get(field) or {}).items():
                 if digest is not None and not isinstance(digest, str):
@@ -283,13 +283,6 @@ def _sessions_problem(sessions: list[Any]) -> str | None:
         for name, host in (s.get("hosts") or {}).items():
             if not isinstance(host, dict):
                 return f"sessions[{i}].hosts.{name} is {host!r}, not a mapping"
-        duration = s.get("duration_s")
-        if duration is not None and not _non_negative(duration):
-            return f"sessions[{i}].duration_s is {duration!r}, not a number of seconds"
-        for field in _SESSION_TEXTS:
-            value = s.get(field)
-            if value is not None and not isinstance(value, str):
-                return f"sessions[{i}].{field} is {value!r}, not text"
     return None
 
 
