@@ -387,6 +387,30 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
     assert "at 90% power at the spread measured (the MDE" in method.multiplicity(tables, 0.02, 0.05)
 
 
+def test_the_method_describes_the_sessions_that_sampled_not_a_re_analysis():
+    """Opening a finished run again to re-analyse it records a session that takes nothing, starts no
+    server and may run elsewhere: the Method still says one session, with the servers and machine
+    of the session that took the samples."""
+    import report_data
+    from bench_src.report import method
+
+    df = report_data.frame()
+    took = {"taken": 572, "machine": {"cpu_model": "CPU A", "logical_cpus": 2, "ram_bytes": 2**34},
+            "toolchains": {"go": "go1.26"},
+            "context": {"mysql": {"kind": "mysql", "version": "10.11.19-MariaDB"}, "restarts": []}}
+    again = {"taken": 0, "machine": {"cpu_model": "CPU B", "logical_cpus": 2, "ram_bytes": 2**34},
+             "toolchains": {"go": "go1.26"}, "context": {}}
+    meta = {"plan": {"samples": 10, "warmup": 1, "workloads": ["sleep", "mysql"], "seed": 1},
+            "sessions": [took, again]}
+    assert "sessions" not in method.design_text(meta, df)
+    text = method.measurement(meta)
+    assert "on CPU A with 2" in text and "database servers: mysql 10.11.19-MariaDB" in text, text
+    # two sessions that sampled are both counted, and the servers of each are named once
+    resumed = {**meta, "sessions": [took, {**took, "taken": 3}, again]}
+    assert "the run took 2 sessions" in method.design_text(resumed, df)
+    assert method.measurement(resumed).count("mysql 10.11.19-MariaDB") == 1
+
+
 def test_the_design_counts_a_cell_whose_every_sample_failed():
     """The Design's samples per cell are those of every cell run: a cell whose every sample failed
     received its samples and has none in the analysis, which the range says."""

@@ -14,6 +14,7 @@ import pandas as pd
 from ..analysis import paired, ranktests, rules, validity
 from ..plan.comparisons import FAMILY_TITLES
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
+from ..store.results import sampling_sessions
 from . import units
 
 SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
@@ -78,7 +79,7 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
                f"warm-up warms only the page cache, fixtures, servers and the CPU's clock, which the other N share)")
     if any(str(s.get("engine", "")).startswith("cluster") for s in meta.get("sessions", []) if isinstance(s, dict)):
         warmups += " on each host (every host of the cluster takes the plan's warm-ups itself before its first block)"
-    sessions = [s for s in meta.get("sessions", []) if isinstance(s, dict)]
+    sessions = sampling_sessions(meta)
     if len(sessions) > 1:
         warmups += (f"; the run took {len(sessions)} sessions, and each resumed session took the warm-ups again "
                     "before its first measured sample and took a block an interruption had cut again whole, so "
@@ -93,11 +94,12 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
 
 def measurement(meta: dict) -> str:
     plan = meta["plan"]
-    session = meta["sessions"][-1]
+    sessions = sampling_sessions(meta) or [{}]
+    session = sessions[-1]
     m, tc = session.get("machine", {}) or {}, session.get("toolchains", {}) or {}
-    servers = session.get("context", {}) or {}
-    server_text = "; ".join(f"{v['kind']} {v['version']}" for v in servers.values()
-                            if isinstance(v, dict) and "version" in v)
+    server_text = "; ".join(dict.fromkeys(f"{v['kind']} {v['version']}" for s in sessions
+                                          for v in (s.get("context", {}) or {}).values()
+                                          if isinstance(v, dict) and "version" in v))
     threads = plan.get("threads")
     threads_text = f"with --threads {threads}" if threads else "with every logical CPU available to each runtime"
     cores = plan.get("cores")

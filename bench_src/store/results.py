@@ -128,6 +128,16 @@ def is_warmup_again(record: dict[str, Any]) -> bool:
     return record.get("phase") == "warmup" and "@" in str(record.get("sample_id", ""))
 
 
+def sampling_sessions(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sessions that took samples, in order: a session that found every sample taken (a finished
+    run opened again to re-analyse it) or was stopped before its first sample is recorded in meta.json
+    but took no part in the measurements the Method describes.  A session without a count (an older
+    harness's) is taken to have sampled; with none that sampled, every session."""
+    sessions = [s for s in meta.get("sessions", []) if isinstance(s, dict)]
+    sampled = [s for s in sessions if not isinstance(s.get("taken"), int) or s["taken"] > 0]
+    return sampled or sessions
+
+
 def taken_per_cell(records: Iterable[dict[str, Any]], done: set[str]) -> Counter:
     """Samples of the plan already taken per cell id: the records whose sample id is `done`
     (ResultsStore.done_ids), what a resumed run and its estimate do not take again (warm-ups taken

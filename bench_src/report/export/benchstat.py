@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..tables import blank, params_dict
+from ...store.results import sampling_sessions
 from .base import written
 
 UNITS = (  # (column of the samples frame, benchmark unit)
@@ -150,7 +151,7 @@ def _header(meta: dict | None, what: str) -> str:
     lines = [f"# {what}", "# Go benchmark format; read with benchstat (golang.org/x/perf/cmd/benchstat)."]
     text = "\n".join(lines) + "\n"
     if meta:
-        session = (meta.get("sessions") or [{}])[-1]
+        session = (sampling_sessions(meta) or [{}])[-1]
         machine = session.get("machine", {}) or {}
         if machine.get("cpu_model"):
             text += f"cpu: {machine['cpu_model']}\n"

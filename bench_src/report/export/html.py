@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import findings, tables, units
+from ...store.results import sampling_sessions
 from .base import export_dir, written
 
 PAGE = "report.html"  # the report's page in the export directory
@@ -166,7 +167,7 @@ def render(rep) -> str:
     meta = rep.meta or {}
     run_id = meta.get("run_id") or rep.results_dir.name
     plan = meta.get("plan", {})
-    session = (meta.get("sessions") or [{}])[-1]
+    session = (sampling_sessions(meta) or [{}])[-1]
     machine = session.get("machine", {}) or {}
     sub = " · ".join(x for x in (
         f"profile {plan.get('profile')}" if plan.get("profile") else "",
