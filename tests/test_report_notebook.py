@@ -136,3 +136,14 @@ def test_a_cells_stderr_is_shown_live_then_kept_and_cleared_only_when_the_cell_s
             print("progress 3/10", file=sys.stderr)
             raise RuntimeError("server gone")
     assert sys.stderr is before and cleared == [True]
+
+
+def test_the_method_renders_its_subsections_as_headings_and_paragraphs(results_dir):
+    """The Method text holds '### heading' blocks: the notebook shows each as a heading and each
+    paragraph on its own, never the raw Markdown run together in one paragraph."""
+    rep = full.describe_method(full.analyse(results_dir))
+    section = nb.method(rep)
+    html = section._repr_html_()
+    assert "###" not in html and "<h3>Design</h3>" in html, html[:300]
+    assert html.count("<p>") == len([b for b in rep.method.split("\n\n") if b.strip() and not b.startswith("###")])
+    assert repr(section).startswith("### Design")

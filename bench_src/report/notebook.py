@@ -198,7 +198,18 @@ def analysis(parameters: AnalysisParameters) -> full.Report | None:
 
 
 def method(rep: full.Report | None) -> "Section":
-    return Section(SEVERAL if rep is None else rep.method)
+    """The Method: its subsections ('### heading' blocks of the text) as headings and paragraphs."""
+    if rep is None:
+        return Section(SEVERAL)
+    blocks = [b.strip() for b in (rep.method or "").split("\n\n") if b.strip()]
+    return Section(*(Heading(b[4:]) if b.startswith("### ") else b for b in blocks))
+
+
+class Heading(str):
+    """A subsection's heading in a Section: <h3> in HTML, '### heading' as text."""
+
+    def __str__(self) -> str:
+        return f"### {str.__str__(self)}"
 
 
 def hosts_summary(hosts: HostsReport | None) -> "Section":
@@ -308,6 +319,8 @@ class Section:
                              "style='max-width:100%'>")
             elif isinstance(item, Path):
                 continue
+            elif isinstance(item, Heading):
+                parts.append(f"<h3>{html.escape(str.__str__(item))}</h3>")
             else:
                 parts.append(f"<p>{html.escape(str(item))}</p>")
         return "\n".join(parts)
