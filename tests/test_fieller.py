@@ -66,3 +66,17 @@ def test_values_that_never_vary_are_allowed_what_the_grid_leaves_in_them():
 def test_too_few_blocks_give_no_interval():
     r = fieller.amount_ratio([1.0, 2.0], [1.0, 1.5])
     assert math.isnan(r.low) and not r.resolved
+
+
+def test_a_set_of_two_rays_gives_the_ratios_it_excludes_between_them():
+    x = np.array([3.0, 2.5, 3.4, 2.8, 3.1, 2.9])
+    y = np.array([0.6, -0.5, 0.9, -0.2, 0.4, 0.1])
+    for sign in (1.0, -1.0):  # the estimate in the upper ray, then in the lower
+        r = fieller.amount_ratio(sign * x, y)
+        a, b = r.gap
+        assert a < 0 < b and (r.low, r.high) == ((b, math.inf) if sign > 0 else (-math.inf, a))
+        assert r.contains(a - 1e-9) and r.contains(b + 1e-9) and not r.contains((a + b) / 2)
+        assert r.contains(-1e9) and r.contains(1e9)
+    # one interval, bounded or the whole line: no gap
+    assert np.isnan(fieller.amount_ratio(y, x).gap).all()
+    assert np.isnan(fieller.amount_ratio(y, y[::-1]).gap).all()

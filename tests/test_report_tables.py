@@ -529,7 +529,7 @@ def test_the_ratio_above_baseline_has_an_interval_that_holds_the_true_ratio():
 def test_a_ratio_over_an_amount_the_size_of_the_baselines_spread_is_flagged_not_resolved():
     """An article run's ping-pong read 1.52 from 158 KiB above over 104 KiB above, with baselines
     whose samples spread by 93 and 75 KiB.  Here 6 blocks with the same means: Go's amount is told
-    from 0, Rust's is not, so the ratio's interval reaches infinity and the table says so."""
+    from 0, Rust's is not, so the ratio's set is unbounded and the table says so."""
     go_base, rust_base = [-120, 60, 140, -32, -88, 40], [-80, 92, 20, -100, 68, 0]
     go_above, rust_above = [300, 20, 252, 60, 208, 108], [260, -60, 212, -40, 148, 104]
     row, readable = _above(_four_cells(go_base, go_above, rust_base, rust_above))
@@ -539,7 +539,7 @@ def test_a_ratio_over_an_amount_the_size_of_the_baselines_spread_is_flagged_not_
     assert row["ratio_above_ci_high"] == np.inf and not row["above_resolved"]
     assert "Rust's amount above its baseline is not told from 0" in row["above_note"]
     cell = readable.frame["Go/Rust above baseline [95% CI]"].iloc[-1]
-    assert cell.startswith("1.52 [") and cell.endswith("∞), not resolved"), cell
+    assert cell.startswith("1.52, not resolved: unbounded (−∞, -") and cell.endswith(", ∞)"), cell
     assert readable.frame["Rust above [95% CI]"].iloc[-1].startswith("104 KiB [-")
     assert "Rust's amount" in readable.frame["note"].iloc[-1]
 
@@ -625,7 +625,34 @@ def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
              "above_resolved": False}
     assert _above_ratio(whole) == "not resolved: every ratio (−∞, ∞)"
     half = {**whole, "ratio_above_baseline": 16.2, "ratio_above_ci_low": 0.799}
-    assert _above_ratio(half) == "16.2 [0.799, ∞), not resolved"
+    assert _above_ratio(half) == "16.2, not resolved: unbounded"
+
+
+def test_an_unbounded_ratio_above_baseline_is_shown_as_its_whole_set_never_as_one_ray():
+    """Where Rust's amount is not told from 0, Fieller's set reaches infinity on both sides: two rays
+    (−∞, a] ∪ [b, ∞).  The table showed only the ray that holds the estimate, "1.52 [1.07, ∞)",
+    which reads as a ratio of at least 1.07 though the set holds every ratio up to a < 0 as well;
+    where neither amount is told from 0, "2.01 [-0.367, ∞)" hid the ray up to -5.95."""
+    from bench_src.analysis import memory
+    from bench_src.report.tables.comparisons import _above_ratio
+
+    go_base, rust_base = [-120, 60, 140, -32, -88, 40], [-80, 92, 20, -100, 68, 0]
+    for go_above, rust_above in (([300, 20, 252, 60, 208, 108], [260, -60, 212, -40, 148, 104]),
+                                 ([20, 124, 308, 448, -100, 452], [260, -60, 212, -40, 148, 104])):
+        gb, rb = (3380 + np.asarray(go_base)) / 1024, (2152 + np.asarray(rust_base)) / 1024  # as _four_cells
+        r = memory.amounts_ratio(gb + np.asarray(go_above) / 1024, gb, rb + np.asarray(rust_above) / 1024, rb)
+        a, b = r.gap
+        assert not r.y_resolved and a < b and r.contains(a - 1e-9) and r.contains(b + 1e-9)
+        assert not r.contains((a + b) / 2) and r.contains(1e6) and r.contains(-1e6)
+        row, readable = _above(_four_cells(go_base, go_above, rust_base, rust_above))
+        assert (row["ratio_above_gap_low"], row["ratio_above_gap_high"]) == pytest.approx((a, b))
+        cell = readable.frame["Go/Rust above baseline [95% CI]"].iloc[-1]
+        assert cell == f"{units.beside(r.ratio, (0.0, 1.0))}, not resolved: unbounded " \
+                       f"(−∞, {units.beside(a, (0.0, 1.0))}] ∪ [{units.beside(b, (0.0, 1.0))}, ∞)", cell
+    # a bounded set is shown as it is, its ends as measured (an amount, so the ratio, may be below 0)
+    bounded = {"ratio_above_baseline": 2.1, "ratio_above_ci_low": -0.3, "ratio_above_ci_high": 5.1,
+               "ratio_above_gap_low": float("nan"), "ratio_above_gap_high": float("nan"), "above_resolved": False}
+    assert _above_ratio(bounded) == "2.10 [-0.300, 5.10], not resolved"
 
 
 def _golden(name: str, text: str) -> None:

@@ -17,8 +17,11 @@ What the set is, read off the two amounts' own intervals (mean +- (t x se + e)) 
 - bounded when the amount below (y) is resolved from 0; when it is not, the set reaches infinity,
   and the ratio says nothing about how much more the first side uses;
 - holding 0 when the amount above (x) is not resolved from 0.
-A ratio is "resolved" only when neither happens.  The set may also be the whole line, or two rays
-(-inf, a] and [b, inf); the interval returned is the piece that holds the estimate.
+A ratio is "resolved" only when neither happens.  The set is one of three shapes: a bounded
+interval (the amount below resolved), the whole line, or two rays (-inf, a] and [b, inf) (the amount
+below not resolved: past every edge the test reads |mean(y)| <= t x se_y + e_y on both sides).  The
+interval returned (`low`, `high`) is the piece that holds the estimate; where the set is two rays,
+`gap` gives the ratios between them that it excludes, (a, b), so that the set is shown whole.
 
 Assumptions:
 - The mean of x - theta y is close enough to normal that the t distribution gives its tails (the
@@ -47,7 +50,8 @@ from . import paired, rules
 @dataclass(frozen=True)
 class AmountRatio:
     """One ratio of amounts: the two mean amounts with their intervals, the ratio and the piece of
-    its confidence set that holds it (low, high may be -inf, inf), and the blocks used."""
+    its confidence set that holds it (low, high may be -inf, inf; the whole set: `gap`), and the
+    blocks used."""
 
     blocks: int
     x: float
@@ -64,6 +68,19 @@ class AmountRatio:
     def contains(self, theta: float) -> bool:
         """Whether the confidence set (all of it, not only the piece `low`, `high`) holds theta."""
         return bool(self.test) and bool(_inside(theta, *self.test))
+
+    @property
+    def gap(self) -> tuple[float, float]:
+        """Where the confidence set is two rays (-inf, a] and [b, inf): (a, b), the ratios it excludes;
+        (NaN, NaN) where it is one interval (bounded, or the whole line) or there is none."""
+        if not self.test or math.isinf(self.low) == math.isinf(self.high):
+            return math.nan, math.nan
+        edges = _candidates(*self.test)
+        if math.isinf(self.high):  # the piece is [b, inf): the other ray lies below every edge
+            start = min(float(edges.min()), self.low)
+            return _piece(start - (1.0 + 2 * abs(start)), self.test)[1], self.low
+        start = max(float(edges.max()), self.high)
+        return self.high, _piece(start + (1.0 + 2 * abs(start)), self.test)[0]
 
     @property
     def x_resolved(self) -> bool:

@@ -187,20 +187,21 @@ def amounts_ratio(go, go_base, rust, rust_base, confidence: float = rules.CONFID
 
 
 def _not_resolved(r: fieller.AmountRatio) -> str:
-    if not r.x_resolved and not r.y_resolved:  # the set shown is the piece holding the estimate: unbounded
+    if not r.x_resolved and not r.y_resolved:
         return ("neither amount above its baseline is told from 0: the ratio's confidence set is unbounded "
-                "(shown: its piece that holds the estimate)")
+                "(it holds 0 and reaches infinity on both sides)")
     parts = []
     if not r.x_resolved:
         parts.append("Go's amount above its baseline is not told from 0 (the ratio's interval reaches 0)")
     if not r.y_resolved:
-        parts.append("Rust's amount above its baseline is not told from 0 (the ratio's interval reaches infinity)")
+        parts.append("Rust's amount above its baseline is not told from 0 (the ratio's confidence set is "
+                     "unbounded: it reaches infinity on both sides)")
     return "; ".join(parts)
 
 
 ABOVE_COLUMNS = ["above_blocks", "go_above_ci_low", "go_above_ci_high", "rust_above_ci_low", "rust_above_ci_high",
-                 "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "above_ci_level",
-                 "above_resolved", "above_note"]
+                 "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "ratio_above_gap_low",
+                 "ratio_above_gap_high", "above_ci_level", "above_resolved", "above_note"]
 
 
 def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFrame | None = None,
@@ -212,7 +213,10 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFram
     baselines (at least rules.MIN_PAIRS), each side's value less its baseline's; the amounts
     (`go_above_mib`, `rust_above_mib`) are the means over those blocks (`above_blocks`) with their
     `confidence` intervals, and `ratio_above_baseline` is the ratio of the two means with Fieller's
-    interval (bench_src.analysis.fieller, whose assumptions it takes).  `above_resolved` is true
+    interval (bench_src.analysis.fieller, whose assumptions it takes): `ratio_above_ci_low` and
+    `_high` the piece of the set that holds the ratio, and where the set is two rays (Rust's amount
+    not told from 0) `ratio_above_gap_low` and `_high` the ratios it excludes between them (NaN
+    elsewhere).  `above_resolved` is true
     only where that interval is bounded and excludes 0, i.e. both amounts are told from 0; where
     not, `above_note` says which is not.  The intervals describe (no family, no verdict).  Without
     the samples, or with fewer such blocks, the amounts are the median less the baseline and the
@@ -247,6 +251,8 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFram
                   "rust_above_ci_low": r.y_low if r else nan, "rust_above_ci_high": r.y_high if r else nan,
                   "ratio_above_baseline": (r.ratio if r else go / rust) if ok else nan,
                   "ratio_above_ci_low": r.low if r and ok else nan, "ratio_above_ci_high": r.high if r and ok else nan,
+                  "ratio_above_gap_low": r.gap[0] if r and ok else nan,
+                  "ratio_above_gap_high": r.gap[1] if r and ok else nan,
                   "above_ci_level": confidence, "above_resolved": bool(r is not None and ok and r.resolved),
                   "above_note": note if ok else ""}
         for k, v in values.items():
@@ -258,8 +264,8 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFram
                         "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "verdict",
                         "go_baseline_mib", "rust_baseline_mib", "above_blocks", "go_above_mib", "go_above_ci_low",
                         "go_above_ci_high", "rust_above_mib", "rust_above_ci_low", "rust_above_ci_high",
-                        "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "above_ci_level",
-                        "above_resolved", "above_note") if c in out.columns]
+                        "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "ratio_above_gap_low",
+                        "ratio_above_gap_high", "above_ci_level", "above_resolved", "above_note") if c in out.columns]
     return out[keep].reset_index(drop=True)
 
 

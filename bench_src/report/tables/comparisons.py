@@ -213,8 +213,14 @@ def _bound(v: float) -> str:
 
 
 def _above_ratio(row: Mapping) -> str:
-    """'1.52 [1.21, 1.90]'; '1.52 [0.310, ∞), not resolved'; 'not resolved: every ratio (−∞, ∞)';
-    'Rust below its baseline'; 'Go within a page of its baseline'."""
+    """A ratio of amounts above baseline with the whole of Fieller's set (memory.above_baseline):
+    bounded, '1.52 [1.21, 1.90]' (with ', not resolved' where it holds 0: Go's amount is not told
+    from 0, and an amount, so the ratio, may be below 0); unbounded where Rust's amount is not told
+    from 0, as the set is, never one ray of it: two rays, '1.52, not resolved: unbounded
+    (−∞, −7.05] ∪ [1.07, ∞)', or the whole line, 'not resolved: every ratio (−∞, ∞)' (no estimate
+    shown: none is excluded); 'not resolved (no interval)' where there is none; and where a side is
+    too close to its baseline for a ratio, 'Rust below its baseline', 'Go within a page of its
+    baseline'."""
     v, lo, hi = row.get("ratio_above_baseline"), row.get("ratio_above_ci_low"), row.get("ratio_above_ci_high")
     if blank(v):
         return "; ".join(_near_baseline(row, lang) for lang in ("go", "rust") if _near_baseline(row, lang)) \
@@ -225,7 +231,11 @@ def _above_ratio(row: Mapping) -> str:
     lo, hi = float(lo), float(hi)
     if math.isinf(lo) and math.isinf(hi):  # no ratio is excluded: the estimate says nothing
         return "not resolved: every ratio (−∞, ∞)"
-    text = f"{point} {'(' if math.isinf(lo) else '['}{_bound(lo)}, {_bound(hi)}{')' if math.isinf(hi) else ']'}"
+    if math.isinf(lo) or math.isinf(hi):  # the set reaches infinity on both sides: two rays
+        a, b = row.get("ratio_above_gap_low"), row.get("ratio_above_gap_high")
+        rays = "" if blank(a) or blank(b) else f" (−∞, {_bound(a)}] ∪ [{_bound(b)}, ∞)"
+        return f"{point}, not resolved: unbounded{rays}"
+    text = f"{point} [{_bound(lo)}, {_bound(hi)}]"
     resolved = row.get("above_resolved")
     return text if (not blank(resolved) and bool(resolved)) else f"{text}, not resolved"
 
@@ -290,9 +300,9 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
                   "Go/Rust above baseline: the ratio of the two means, "
                   "with Fieller's interval at the same level: every ratio the blocks do not tell from the one "
                   "measured. These intervals describe; they belong to no family and decide no verdict. "
-                  "\"not resolved\": the interval reaches 0 (Go's amount is not told from 0) or infinity "
-                  "(Rust's is not; where neither is, the confidence set is unbounded and its piece that holds "
-                  "the estimate is shown), or there is none; such a ratio is no finding, whatever its value, and a "
+                  "\"not resolved\": the interval reaches 0 (Go's amount is not told from 0), the set is "
+                  "\"unbounded\" (Rust's is not: two rays, shown both, or every ratio), or there is none; such a "
+                  "ratio is no finding, whatever its value, and a "
                   "resolved one whose amounts are barely told from 0 misses its true value more often than "
                   "the level says (docs/statistics.md). "
                   f"No ratio where a side is \"within a page of its baseline\" (less than a page, {page}, the "
