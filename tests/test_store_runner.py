@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections import Counter
 
 import pandas as pd
@@ -527,9 +528,16 @@ def test_a_bad_line_is_reported_and_stops_a_resume_until_repaired(tmp_path, garb
     lines[5] = garbage + "\n"  # line 6: a sample overwritten by garbage
     lines.insert(9, garbage + "\n")  # line 10: an extra bad line
     path.write_text("".join(lines))
-    with pytest.warns(CorruptRecordsWarning, match=r"line 6: .*line 10: "):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         df = api.load(tmp_path / "r")
+    assert any(issubclass(w.category, CorruptRecordsWarning) and re.search(r"line 6: .*line 10: ", str(w.message))
+               for w in caught)
     assert len(df) == len(plan.schedule()) - 1 and df.attrs["bad_lines"] == [6, 10]
+    # the overwritten sample is missing, unless its garbage still names a sample (a damaged record)
+    a_record = garbage.startswith('{"sample_id"')
+    assert df.attrs["missing_samples"] == (0 if a_record else 1)
+    assert any("1 are missing" in str(w.message) for w in caught) != a_record
     m = fake_measure()
     with pytest.raises(CorruptRecords, match=r"2 unreadable or incomplete line\(s\): line 6: .*repair=True"):
         runner.run(plan, tmp_path / "r", progress=False, measure_fn=m, log=lambda *_: None)
@@ -597,10 +605,45 @@ def test_samples_missing_from_samples_jsonl_are_named_and_stop_a_resume_until_re
         full.analyse(out)
 
 
+def test_a_line_that_is_no_sample_is_not_counted_as_one_and_hides_no_lost_sample(tmp_path, capsys):
+    """One sample deleted and a line of garbage added: the garbage was counted as a sample found, so
+    the file "held" all 16, the loss was neither said nor recorded, before a repair or after one had
+    moved the garbage to samples.rejected.jsonl.  A damaged record (a sample whose N is text) still
+    stands for its sample: moved aside, it is there, not missing."""
+    from bench_src.__main__ import main
+    from bench_src.store import MissingSamples, MissingSamplesWarning
+    plan, out = small_plan(), tmp_path / "r"
+    runner.run(plan, out, progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = out / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    damaged = json.loads(lines[7])
+    damaged["n"] = "abc"
+    lines[7] = json.dumps(damaged) + "\n"
+    path.write_text("".join(lines[:5] + lines[6:]) + "not a sample\n")
+    said = (f"{path} holds 14 of the 16 samples that meta.json records as taken (1 more there but unreadable, in "
+            "it or in samples.rejected.jsonl): 1 are missing (the file was deleted, emptied or cut); 1 line(s) of it "
+            "or of samples.rejected.jsonl that are no sample record are not counted")
+    for repaired in (False, True):  # before a repair and after it moved both lines aside
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            df = ResultsStore(out).load()
+        said_missing = [str(w.message) for w in caught if issubclass(w.category, MissingSamplesWarning)]
+        assert len(said_missing) == 1 and said_missing[0].startswith(said), said_missing
+        assert df.attrs["missing_samples"] == 1 and len(df) == 14
+        if not repaired:
+            assert main(["repair", str(out)]) == 0 and "2 line(s) moved" in capsys.readouterr().out
+    with pytest.raises(MissingSamples, match=re.escape(said)):
+        ResultsStore(out).check_plan(plan)
+    m = fake_measure()
+    runner.run(plan, out, progress=False, measure_fn=m, log=lambda *_: None, repair=True)
+    assert kept_ids(out) == sorted(s.sample_id for s in plan.schedule())
+    lost = json.loads((out / "meta.json").read_text())["repairs"][-1]
+    assert (lost["lost_samples"], lost["found"], lost["unreadable"], lost["not_samples"]) == (1, 14, 1, 1)
+
+
 def test_a_resume_after_a_kill_is_not_taken_for_lost_samples(tmp_path, monkeypatch):
     """A killed session records no `taken` (its end is never written) and may leave a torn last line;
     a session's count is written only after every sample it counts is stored."""
-    import warnings
     plan, out = small_plan(), tmp_path / "r"
     first = fake_measure(fail=lambda cell, k: KeyboardInterrupt() if k == 5 else None)
     runner.run(plan, out, progress=False, measure_fn=first, log=lambda *_: None)  # taken: 4, recorded

@@ -170,10 +170,15 @@ class Lost:
     """Samples that the sessions of meta.json recorded as taken against what samples.jsonl holds.
     A session writes its `taken` only at its end, after every sample it counts was appended and
     fsync'ed: a killed session records none (it is not counted), and a count is never ahead of
-    the file.  `found`: the lines of those sessions still there (records, unreadable lines, lines
-    a repair moved to samples.rejected.jsonl); `recorded`: losses a repair already noted."""
+    the file.  `found`: the records of those sessions still there, readable; `damaged`: their
+    samples whose line is there but unreadable, in samples.jsonl or moved by a repair to
+    samples.rejected.jsonl (a JSON object with a sample_id: `stands_for_a_sample`), there but not
+    missing; `not_samples`: the lines of either file that stand for no sample (not JSON, no
+    sample_id), counted as neither; `recorded`: losses a repair already noted."""
     taken: int = 0
     found: int = 0
+    damaged: int = 0
+    not_samples: int = 0
     recorded: int = 0
     torn: int = 0  # a torn last line (there, or just dropped): a sample whose write was cut, taken again
 
@@ -184,15 +189,18 @@ class Lost:
 
     @property
     def missing(self) -> int:
-        return max(0, self.taken - self.found)
+        return max(0, self.taken - self.found - self.damaged)
 
     @property
     def unrecorded(self) -> int:
         return max(0, self.missing - self.recorded)
 
     def describe(self, path: Path) -> str:
-        return (f"{path} holds {self.found} of the {self.taken} samples that meta.json records as taken: "
-                f"{self.unexplained} are missing (the file was deleted, emptied or cut)")
+        damaged = (f" ({self.damaged} more there but unreadable, in it or in {REJECTED})" if self.damaged else "")
+        garbage = (f"; {self.not_samples} line(s) of it or of {REJECTED} that are no sample record are not "
+                   "counted" if self.not_samples else "")
+        return (f"{path} holds {self.found} of the {self.taken} samples that meta.json records as taken{damaged}: "
+                f"{self.unexplained} are missing (the file was deleted, emptied or cut){garbage}")
 
 
 @dataclass
@@ -234,6 +242,18 @@ def _why_bad(line: str) -> tuple[dict | None, str]:
     if wrong:
         return None, f"wrong type ({'; '.join(wrong)})"
     return rec, ""
+
+
+def stands_for_a_sample(line: str) -> dict | None:
+    """An unreadable line as the sample it stands for, where it is one: a JSON object with a
+    sample_id (a record with a key missing, of the wrong type or of no cell of the plan); None for
+    a line that is no sample record (not JSON, not an object, no sample_id), which stands for no
+    sample taken."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) and isinstance(rec.get("sample_id"), str) and rec["sample_id"] else None
 
 
 def foreign_cell(rec: dict, cells: dict[str, tuple]) -> str:
@@ -633,8 +653,9 @@ class ResultsStore:
                 raise ValueError(
                     f"{self.dir} already holds a different plan (digest {old.digest}, this one {plan.digest}); "
                     "choose another results_dir to start a new run")
-            if not repair:
-                self.refuse_lost(meta, self.scan())
+            scan = self.scan()
+            if not repair and not scan.bad:  # unreadable lines: open() refuses them first, naming them
+                self.refuse_lost(meta, scan)
 
     def open(self, plan: Plan, session: dict[str, Any], repair: bool = False,
              binaries: list[str] | tuple[str, ...] = (), new_binaries: bool = False) -> dict[str, Any]:
@@ -766,7 +787,8 @@ class ResultsStore:
                        else "a torn last line of a sample recorded as taken was dropped")
                 meta.setdefault("repairs", []).append({
                     "at": now_utc(), "lost_samples": lost.unrecorded, "taken_recorded": lost.taken,
-                    "found": lost.found, "file": SAMPLES, "why": why + "; this session takes them again"})
+                    "found": lost.found, "unreadable": lost.damaged, "not_samples": lost.not_samples,
+                    "file": SAMPLES, "why": why + "; this session takes them again"})
         else:
             meta = {"run_id": self.run_id, "plan": plan.to_dict(), "plan_digest": plan.digest,
                     "created_at": now_utc(), "sessions": []}
@@ -982,17 +1004,23 @@ class ResultsStore:
         out = Lost(taken=sum(s["taken"] for s in meta["sessions"] if isinstance(s.get("taken"), int)))
         # a record without a session number cannot be told apart: it counts as found
         out.found = sum(r.get("session") in counted or r.get("session") is None for r in scan.records)
-        out.found += len(scan.bad)  # there, but unreadable: a repair moves them aside (CorruptRecords)
         try:
             rejected = (self.dir / REJECTED).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             rejected = []
+        moved = []
         for line in rejected:  # (a repair that fails moves nothing: no line is listed twice)
             try:
-                session = json.loads(json.loads(line)["text"]).get("session")
-            except (ValueError, TypeError, KeyError, AttributeError):
-                session = None  # a line that was never a record: it may have been any session's
-            out.found += session in counted or session is None
+                moved.append(str(json.loads(line)["text"]))
+            except (ValueError, TypeError, KeyError):
+                moved.append("")  # not a line a repair wrote: it stands for no sample
+        # unreadable lines, there or moved aside: a damaged sample where one can be told, else no sample
+        for text in [b.text for b in scan.bad] + moved:
+            rec = stands_for_a_sample(text)
+            if rec is None:
+                out.not_samples += 1
+            else:
+                out.damaged += rec.get("session") in counted or rec.get("session") is None
         out.torn = int(bool(scan.torn or dropped))
         out.recorded = sum(r.get("lost_samples", 0) for r in meta.get("repairs", [])
                            if isinstance(r, dict) and isinstance(r.get("lost_samples"), int))
