@@ -127,3 +127,14 @@ def test_golden_samples_as_csv_and_parquet(report):
     pd.testing.assert_frame_equal(back[["sample_id", "elapsed_s"]], report.df[["sample_id", "elapsed_s"]]
                                   .reset_index(drop=True), check_dtype=False)
     assert io.StringIO(text).readline().rstrip("\n").split(",") == list(report.df.columns)
+
+
+def test_an_empty_value_of_the_samples_is_null_in_parquet_never_the_text_na(tmp_path):
+    """The frame fills a declared column no sample has (`host` and `cores` outside a cluster or a
+    pinned plan) with pd.NA, which the Parquet export wrote as the text "<NA>" in every row."""
+    from bench_src.report.export.parquet import save_samples
+    df = pd.DataFrame({"host": [pd.NA, pd.NA], "cores": [pd.NA, "2"], "reason": ["", None],
+                       "cpus": [float("nan"), "0,1"], "at": [pd.NaT, "t"]}, dtype=object)
+    back = pq.read_table(save_samples(df, tmp_path / "samples.parquet")).to_pylist()
+    assert back == [{"host": None, "cores": None, "reason": "", "cpus": None, "at": None},
+                    {"host": None, "cores": "2", "reason": None, "cpus": "0,1", "at": "t"}]

@@ -8,11 +8,15 @@ import pandas as pd
 from .base import written
 
 
+def _empty(value) -> bool:
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
 def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
     flat = df.copy()
     for c in flat.columns:  # Parquet needs one type per column: mixed object columns become text
-        if flat[c].dtype == object:
-            flat[c] = flat[c].map(lambda v: None if v is None or (isinstance(v, float) and pd.isna(v)) else str(v))
+        if flat[c].dtype == object:  # an empty value (None, NaN, pd.NA, NaT) is null, never its repr ("<NA>")
+            flat[c] = flat[c].map(lambda v: None if _empty(v) else str(v))
     with written(path) as path:
         flat.to_parquet(path, index=False)
     return path
