@@ -80,6 +80,30 @@ def test_every_planned_sample_is_stored_once(tmp_path):
     assert "go" in meta["sessions"][0]["toolchains"]
 
 
+def test_a_run_with_a_server_restart_note_and_one_without_have_the_same_columns(tmp_path):
+    """`note` (what the harness did before a sample: a server restarted) is a column of every
+    frame, empty where no sample has one: a run without a restart lacked it, so frames and exports
+    of two runs of one plan differed in their columns."""
+    from bench_src import api
+    from bench_src.store import COLUMNS
+
+    class Restarting(runner.NoContext):
+        taken = 0
+
+        def sample_note(self):
+            self.taken += 1
+            return "postgres was found stopped and restarted" if self.taken == 6 else None
+
+    plan = small_plan()
+    runner.run(plan, tmp_path / "plain", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    runner.run(plan, tmp_path / "noted", context=Restarting(), progress=False, measure_fn=fake_measure(),
+               log=lambda *_: None)
+    plain, noted = api.load(tmp_path / "plain"), api.load(tmp_path / "noted")
+    assert "note" in COLUMNS and list(plain.columns) == list(noted.columns)
+    assert plain["note"].isna().all()
+    assert noted["note"].notna().sum() == 1 and noted["note"].dropna().iloc[0].startswith("postgres was found")
+
+
 class Stop(KeyboardInterrupt):
     pass
 

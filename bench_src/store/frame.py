@@ -10,8 +10,9 @@ import pandas as pd
 # Columns of the tidy frame, in order (documented in the README).
 COLUMNS = [
     "run_id", "sample_id", "seq", "session", "phase", "block", "pos", "cell_id", "workload", "lang", "variant",
-    "n", "threads_requested", "threads", "cores", "cpus", "arm", "params", "started_at", "status", "reason", "checksum",
-    "expected_checksum", "tasks_ok", "elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb",
+    "n", "threads_requested", "threads", "cores", "cpus", "arm", "params", "started_at", "status", "reason",
+    "note",  # what the harness did before the sample (a server restarted); empty in a sample without one
+    "checksum", "expected_checksum", "tasks_ok", "elapsed_ns", "setup_ns", "wall_ns", "user_ns", "sys_ns", "maxrss_kb",
     "peak_rss_bytes", "nvcsw", "nivcsw", "minflt", "majflt", "exit_code", "signal", "t0_mono_ns",
     "spawned_ns", "start_mono_ns", "runtime", "extra", "command", "harness_s", "equiv_key", "timeline_file",
     "host", "attempt",  # a cluster run's: the host that took the sample, the attempt of its block
