@@ -245,17 +245,17 @@ GOLDEN_RATIO_VS_CORES = "\n".join([
     "Benjamini-Hochberg over the changes of this metric, each interval at the level its verdict is read from); "
     "Go/Rust lower or higher: its interval excludes 1, the ratio moved with the cores; blank at 1 core.",
     "",
-    "| N     | cores   | Go median   | Rust median   | Go/Rust [96.2% CI], verdict                      | p (BH)   | "
+    "| N     | cores   | Go median   | Rust median   | Go/Rust [96.2% CI], verdict                       | p (BH)   | "
     "Cliff's δ   | MDE    | change from 1 core [CI], verdict   | change p (BH)   | change pairs   |",
-    "|:------|:--------|:------------|:--------------|:-------------------------------------------------|:---------|"
+    "|:------|:--------|:------------|:--------------|:--------------------------------------------------|:---------|"
     ":------------|:-------|:-----------------------------------|:----------------|:---------------|",
-    "| 10    | 1       | 299 ms      | 301 ms        | 0.996 [0.983, 1.01] equivalent within ±2%        | 0.43     | "
+    "| 10    | 1       | 299 ms      | 301 ms        | 0.996 [0.983, 1.01] equivalent within ±2%         | 0.43     | "
     "-0.26       | ±1.7%  |                                    |                 |                |",
-    "| 10    | 2       | 151 ms      | 239 ms        | 0.629 [0.620, 0.639] Go faster                   | 0.0039   | "
+    "| 10    | 2       | 151 ms      | 239 ms        | 0.629 [0.620, 0.639] Go faster                    | 0.0039   | "
     "-1.00       | ±2.1%  | 0.632 [0.625, 0.640] Go/Rust lower | 0.0020          | 10             |",
-    "| 1,000 | 1       | 309 ms      | 305 ms        | 1.01 [1.004, 1.018] Rust faster, by less than 2% | 0.0078   | "
+    "| 1,000 | 1       | 309 ms      | 305 ms        | 1.012 [1.004, 1.018] Rust faster, by less than 2% | 0.0078   | "
     "+0.78       | ±0.99% |                                    |                 |                |",
-    "| 1,000 | 2       | 155 ms      | 245 ms        | 0.634 [0.627, 0.642] Go faster                   | 0.0039   | "
+    "| 1,000 | 2       | 155 ms      | 245 ms        | 0.634 [0.627, 0.642] Go faster                    | 0.0039   | "
     "-1.00       | ±1.6%  | 0.626 [0.622, 0.634] Go/Rust lower | 0.0020          | 10             |",
     ""])
 
@@ -273,7 +273,7 @@ GOLDEN_PEAK_RSS_WITH_CORES = "\n".join([
     "| go     | waitgroup    | 10    | 0.906 [0.898, 0.913] larger with more cores           | 0.0039   |",
     "| go     | waitgroup    | 1,000 | 0.910 [0.902, 0.918] larger with more cores           | 9.7e-09  |",
     "| rust   | join-handles | 10    | 0.997 [0.983, 1.01] equivalent within ±2%             | 0.92     |",
-    "| rust   | join-handles | 1,000 | 1.00 [0.987, 1.015] equivalent within ±2%             | 0.92     |",
+    "| rust   | join-handles | 1,000 | 1.001 [0.9865, 1.015] equivalent within ±2%           | 0.92     |",
     ""])
 
 
@@ -539,7 +539,7 @@ def test_a_ratio_over_an_amount_the_size_of_the_baselines_spread_is_flagged_not_
     assert row["ratio_above_ci_high"] == np.inf and not row["above_resolved"]
     assert "Rust's amount above its baseline is not told from 0" in row["above_note"]
     cell = readable.frame["Go/Rust above baseline [95% CI]"].iloc[-1]
-    assert cell.startswith("1.52, not resolved: unbounded (−∞, -") and cell.endswith(", ∞)"), cell
+    assert cell.startswith("1.52, not resolved: unbounded (-∞, -") and cell.endswith(", ∞)"), cell
     assert readable.frame["Rust above [95% CI]"].iloc[-1].startswith("104 KiB [-")
     assert "Rust's amount" in readable.frame["note"].iloc[-1]
 
@@ -611,7 +611,7 @@ def test_the_related_posts_table_quotes_each_published_figure_as_printed():
 
 def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
     # cpu_loops has no runtime: Rust's peak sits 929 KiB below its (tokio) baseline, which read
-    # "within a baseline"; a ratio whose Fieller set is the whole line showed its point, "0.650 (−∞, ∞)"
+    # "within a baseline"; a ratio whose Fieller set is the whole line showed its point, "0.650 (-∞, ∞)"
     from bench_src.report.tables.comparisons import _above_ratio
 
     below = {"ratio_above_baseline": float("nan"), "go_above_mib": 3.0, "go_above_ci_high": 3.2,
@@ -623,14 +623,14 @@ def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
         "Rust within a page of its baseline"
     whole = {"ratio_above_baseline": 0.650, "ratio_above_ci_low": float("-inf"), "ratio_above_ci_high": float("inf"),
              "above_resolved": False}
-    assert _above_ratio(whole) == "not resolved: every ratio (−∞, ∞)"
+    assert _above_ratio(whole) == "not resolved: every ratio (-∞, ∞)"
     half = {**whole, "ratio_above_baseline": 16.2, "ratio_above_ci_low": 0.799}
     assert _above_ratio(half) == "16.2, not resolved: unbounded"
 
 
 def test_an_unbounded_ratio_above_baseline_is_shown_as_its_whole_set_never_as_one_ray():
     """Where Rust's amount is not told from 0, Fieller's set reaches infinity on both sides: two rays
-    (−∞, a] ∪ [b, ∞).  The table showed only the ray that holds the estimate, "1.52 [1.07, ∞)",
+    (-∞, a] ∪ [b, ∞).  The table showed only the ray that holds the estimate, "1.52 [1.07, ∞)",
     which reads as a ratio of at least 1.07 though the set holds every ratio up to a < 0 as well;
     where neither amount is told from 0, "2.01 [-0.367, ∞)" hid the ray up to -5.95."""
     from bench_src.analysis import memory
@@ -648,7 +648,7 @@ def test_an_unbounded_ratio_above_baseline_is_shown_as_its_whole_set_never_as_on
         assert (row["ratio_above_gap_low"], row["ratio_above_gap_high"]) == pytest.approx((a, b))
         cell = readable.frame["Go/Rust above baseline [95% CI]"].iloc[-1]
         assert cell == f"{units.beside(r.ratio, (0.0, 1.0))}, not resolved: unbounded " \
-                       f"(−∞, {units.beside(a, (0.0, 1.0))}] ∪ [{units.beside(b, (0.0, 1.0))}, ∞)", cell
+                       f"(-∞, {units.beside(a, (0.0, 1.0))}] ∪ [{units.beside(b, (0.0, 1.0))}, ∞)", cell
     # a bounded set is shown as it is, its ends as measured (an amount, so the ratio, may be below 0)
     bounded = {"ratio_above_baseline": 2.1, "ratio_above_ci_low": -0.3, "ratio_above_ci_high": 5.1,
                "ratio_above_gap_low": float("nan"), "ratio_above_gap_high": float("nan"), "above_resolved": False}
@@ -702,3 +702,14 @@ def test_a_fixed_cost_below_0_says_it_is_none():
     texts = list(shown["fixed cost"])
     assert texts[0] == "-12.0 ms (below 0: no fixed cost resolved)", texts[:2]
     assert not any("below 0" in t for t in texts[1:])
+
+
+def test_a_median_interval_never_collapses_onto_its_centre_and_its_numbers_carry_as_many_digits():
+    """A median of 282.755 ms with its interval [282.538, 283.151] read '283 ms [283, 283]'; and a
+    ratio whose centre was given a digit more read '1.002 [1.001, 1.01]' (its end 1.0106)."""
+    assert units.interval(0.282755, 0.282538, 0.283151, "s") == "282.8 ms [282.5, 283.2]"
+    assert units.interval(12.3e-3, 11.9e-3, 12.8e-3, "s") == "12.3 ms [11.9, 12.8]"
+    assert units.ratio(1.0021, 1.0012, 1.0106) == "1.002 [1.001, 1.011]"
+    # a digit added to a round number says nothing, and values of different sizes keep their own
+    assert units.ratio(0.997, 0.995, 0.9998) == "0.997 [0.995, 0.9998]"
+    assert units.ratio(0.5, 0.0021, 130.0) == "0.500 [0.00210, 130]"

@@ -5,6 +5,8 @@ Tables (`tables`) and figure axes (`figures`) use the same functions, so a value
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import digits as _digits
@@ -92,20 +94,58 @@ def quantity(value: float, unit: str, digits: int = 3) -> str:
 
 def interval(centre: float, low: float, high: float, unit: str, digits: int = 3, edges=()) -> str:
     """'12.3 ms [11.9, 12.8]': the centre and its interval in the centre's unit; each number kept on
-    its side of every value of `edges` (in `unit`) as `beside` keeps it."""
+    its side of every value of `edges` (in `unit`) as `beside` keeps it.  Nor does an end read as the
+    centre where it differs from it: up to three more digits ('282.8 ms [282.5, 283.2]', not
+    '283 ms [283, 283]'), each with as many digits beyond `digits` as the others."""
     if not _finite(centre):
         return ""
     factor, name = _scale(centre, unit)
     base = _TO_BASE.get(unit, 1.0)
     scaled = [float(e) * base / factor for e in edges]
+    if not (_finite(low) and _finite(high)):
+        return f"{beside(float(centre) * base / factor, scaled, digits)} {name}".strip()
+    values = [float(v) * base / factor for v in (centre, low, high)]
+    c, lo, hi = _distinct_ends(values, scaled, digits)
+    return f"{c} {name}".strip() + f" [{lo}, {hi}]"
 
-    def number(v):
-        return beside(float(v) * base / factor, scaled, digits)
 
-    text = f"{number(centre)} {name}".strip()
-    if _finite(low) and _finite(high):
-        text += f" [{number(low)}, {number(high)}]"
-    return text
+def _distinct_ends(values: list[float], edges, digits: int) -> list[str]:
+    """A centre and its two ends (`values`), each kept on its side of every edge, with up to three
+    more digits than `digits` where an end that differs from the centre would read as it, each then
+    with as many more as the others (`_aligned`)."""
+    centre, low, high = values
+    for d in range(digits, digits + 4):
+        texts = [beside(v, edges, d) for v in values]
+        if (texts[1] != texts[0] or low == centre) and (texts[2] != texts[0] or high == centre):
+            break
+    return _aligned(values, texts, edges, digits)
+
+
+def _aligned(values: list[float], texts: list[str], edges, digits: int) -> list[str]:
+    """`texts` (of `values`, written with at least `digits` significant digits) with the same number
+    of digits beyond `digits` each: where one was given more (to keep it off an edge or apart from the
+    centre), the others get as many where they say more by it ('1.002 [1.001, 1.011]', not
+    '1.002 [1.001, 1.01]'; but '0.997 [0.995, 0.9998]', not '0.99700 [0.99500, 0.9998]').  A text is
+    left as it is where more would carry it onto an edge or across it, or where one is written with
+    an exponent."""
+    if any("e" in t or "inf" in t for t in texts) or not all(math.isfinite(v) for v in values):
+        return texts
+
+    def decimals(text: str) -> int:
+        return len(text.split(".")[1]) if "." in text else 0
+
+    def plain(v: float) -> int:  # the decimals of `digits` significant digits, before any rounding up
+        return max(digits - 1 - math.floor(math.log10(abs(v))), 0) if v else 0
+
+    extra = max(decimals(t) - plain(v) for v, t in zip(values, texts))
+    out = []
+    for v, t in zip(values, texts):
+        longer = f"{v:.{plain(v) + extra}f}"
+        shown = float(longer)
+        keeps = all((shown > e) == (v > e) and (shown < e) == (v < e) for e in edges)
+        says_more = len(longer) > len(t) and longer.rstrip("0") != (t if "." in t else t + ".").rstrip("0")
+        out.append(longer if says_more and keeps else t)
+    return out
 
 
 def off_one(v: float, digits: int = 3) -> str:
@@ -132,8 +172,9 @@ def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int =
     """'1.23 [1.10, 1.40]'.  No number reads as if it sat on an edge a verdict is decided against
     (1 and the equivalence margin, `RATIO_EDGES`) or beyond it when it does not: an interval that
     excludes 1 never reads as if it reached it ('1.05 [1.003, 1.13]'), nor one that reaches below
-    the margin as if it were inside ('0.989 [0.9799, 1.02]').  Nor does an end read as the estimate
-    where it differs from it: up to three more digits ('1.036 [1.028, 1.045]', not '1.04 [1.03, 1.04]')."""
+    the margin as if it were inside ('0.9890 [0.9799, 1.0200]').  Nor does an end read as the estimate
+    where it differs from it: up to three more digits ('1.036 [1.028, 1.045]', not '1.04 [1.03, 1.04]').
+    Each gets as many digits beyond `digits` as the others (`_aligned`)."""
     if not _finite(value):
         return ""
     if not (_finite(low) and _finite(high)):
@@ -142,6 +183,7 @@ def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int =
         point, lo, hi = (ratio_point(value, low, high, d), beside(low, RATIO_EDGES, d), beside(high, RATIO_EDGES, d))
         if (lo != point or low == value) and (hi != point or high == value):
             break
+    point, lo, hi = _aligned([value, low, high], [point, lo, hi], RATIO_EDGES, digits)
     return f"{point} [{lo}, {hi}]"
 
 

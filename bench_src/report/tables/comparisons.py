@@ -208,7 +208,7 @@ def _bound(v: float) -> str:
     side of 0 (an amount told from 0 or not) and of 1 (equal amounts)."""
     v = float(v)
     if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
+        return "∞" if v > 0 else "-∞"
     return units.beside(v, (0.0, 1.0))
 
 
@@ -217,7 +217,7 @@ def _above_ratio(row: Mapping) -> str:
     bounded, '1.52 [1.21, 1.90]' (with ', not resolved' where it holds 0: Go's amount is not told
     from 0, and an amount, so the ratio, may be below 0); unbounded where Rust's amount is not told
     from 0, as the set is, never one ray of it: two rays, '1.52, not resolved: unbounded
-    (−∞, −7.05] ∪ [1.07, ∞)', or the whole line, 'not resolved: every ratio (−∞, ∞)' (no estimate
+    (-∞, -7.05] ∪ [1.07, ∞)', or the whole line, 'not resolved: every ratio (-∞, ∞)' (no estimate
     shown: none is excluded); 'not resolved (no interval)' where there is none; and where a side is
     too close to its baseline for a ratio, 'Rust below its baseline', 'Go within a page of its
     baseline'."""
@@ -230,10 +230,10 @@ def _above_ratio(row: Mapping) -> str:
         return f"{point}, not resolved (no interval)"
     lo, hi = float(lo), float(hi)
     if math.isinf(lo) and math.isinf(hi):  # no ratio is excluded: the estimate says nothing
-        return "not resolved: every ratio (−∞, ∞)"
+        return "not resolved: every ratio (-∞, ∞)"
     if math.isinf(lo) or math.isinf(hi):  # the set reaches infinity on both sides: two rays
         a, b = row.get("ratio_above_gap_low"), row.get("ratio_above_gap_high")
-        rays = "" if blank(a) or blank(b) else f" (−∞, {_bound(a)}] ∪ [{_bound(b)}, ∞)"
+        rays = "" if blank(a) or blank(b) else f" (-∞, {_bound(a)}] ∪ [{_bound(b)}, ∞)"
         return f"{point}, not resolved: unbounded{rays}"
     text = f"{point} [{_bound(lo)}, {_bound(hi)}]"
     resolved = row.get("above_resolved")
