@@ -1192,3 +1192,100 @@ def test_a_host_that_joins_mid_run_without_programs_gets_the_sessions(built, tmp
     described = ResultsStore(directory).read_meta()["sessions"][-1]["hosts"]
     late = next(h for h in took if described[h]["toolchains"]["go"] == "missing")
     assert all("/bench-host-" in r["command"].split()[0] for r in records if r["host"] == late)
+
+
+# --- a host's scratch directory full ----------------------------------------------------------------
+def test_a_hosts_full_scratch_directory_stops_the_run_in_the_one_line_of_a_full_disk_naming_the_host(tmp_path):
+    """A host whose TMPDIR filled up ended a cluster run with "a block failed on its host: ScratchFull:
+    ...", where a run on one machine stops with the line of a full disk: the host sends back its
+    ScratchFull naming itself, the client stops the run with it, and the store's line names both."""
+    import errno
+    import pickle
+
+    from bench_src.run.cluster import host
+    from bench_src.store.space import ScratchFull
+
+    plugin = host.HostPlugin({}, "r", 1, {}, [])
+    plugin.worker = SimpleNamespace(address="tls://127.0.0.1:1")
+    plugin.host, plugin.scratch = "h1", tmp_path
+    full = plugin.full_disk(ScratchFull("/scratch", "the launcher could not write its result"))
+    again = pickle.loads(pickle.dumps(full))  # as Dask carries it from the host to the client
+    assert (again.filename, again.host, again.detail) == ("/scratch", "h1 at tls://127.0.0.1:1",
+                                                          "the launcher could not write its result")
+    # a full disk met elsewhere on the host (its fixtures, the programs shipped to it) is its scratch's too
+    other = plugin.full_disk(OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "fixtures" / "f")))
+    assert other.filename == str(tmp_path / "fixtures") and other.host == "h1 at tls://127.0.0.1:1"
+
+    class Failed:  # the block's task, failed on its host with that error
+        status = "error"
+
+        def exception(self):
+            return again
+
+        def release(self):
+            pass
+
+    hosts, stored, block = hosts_without_a_cluster(small_plan())
+    with pytest.raises(ScratchFull) as raised:
+        hosts.finish(Failed(), block)
+    assert stored == [], "no sample of the block is recorded as failed: the resume takes it whole"
+    line = str(ResultsStore(tmp_path / "r").disk_full(raised.value, created=True))
+    assert line.startswith("the disk is full: no space left on the device holding /scratch on host h1 at "
+                           "tls://127.0.0.1:1 (writing a sample's scratch files: the harness's temporary directory, "
+                           "TMPDIR); "), line
+    assert "give that host's worker a TMPDIR on a disk with room" in line and line.endswith("run the same command again")
+
+
+@pytest.fixture
+def small_scratch(tmp_path):
+    """A 2 MB tmpfs for the hosts' TMPDIR (mounting it needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; the test above sends a host's full disk to the client instead")
+    disk = tmp_path / "scratch"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+@pytest.mark.slow
+def test_a_real_full_tmpdir_on_a_host_stops_the_run_in_one_line_naming_it_then_the_same_command_resumes(
+        built, small_scratch, tmp_path):
+    """The hosts' TMPDIR on a 2 MB tmpfs, filled once a few samples are stored: the run ends with the
+    line of a full disk naming the host and the directory, not a generic error, and the same command
+    resumes once there is room."""
+    out = tmp_path / "r"
+    command = [sys.executable, "-m", "bench_src", "run", "--no-progress", "--cluster", "local:1", "--results-dir",
+               str(out), "--plan", "{workloads: [sleep], ns: [10, 100], samples: 8, params: {sleep: {work: 0}}, "
+               "threads: 1, smoke: true}"]
+    env = {**os.environ, "TMPDIR": str(small_scratch)}
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    samples, deadline = out / "samples.jsonl", time.monotonic() + 300
+    while first.poll() is None and time.monotonic() < deadline:
+        if samples.exists() and len(samples.read_text().splitlines()) >= 3:
+            with open(small_scratch / "filler", "wb", buffering=0) as f:
+                try:
+                    while True:
+                        f.write(b"\0" * 65536)
+                except OSError:
+                    pass
+            break
+        time.sleep(0.05)
+    _, err = first.communicate(timeout=300)
+    last = err.strip().splitlines()[-1]
+    assert first.returncode == 2 and "Traceback" not in err, err[-3000:]
+    hid = next(iter(ResultsStore(out).read_meta()["sessions"][-1]["hosts"]))
+    assert last.startswith(f"error: the disk is full: no space left on the device holding {small_scratch} on host "
+                           f"{hid} at tls://127.0.0.1:"), last
+    assert "(writing a sample's scratch files: the harness's temporary directory, TMPDIR)" in last, last
+    assert last.endswith("then run the same command again to resume"), last
+    (small_scratch / "filler").unlink()
+    second = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    sessions = ResultsStore(out).read_meta()["sessions"]
+    assert sessions[0]["ended"].startswith("error: the disk is full") and sessions[-1]["ended"] == "finished"

@@ -40,7 +40,7 @@ from ..plan import Plan, plan_from_dict, stored_plan_problem
 from .lock import DirLock
 from .secrets import Scrubber
 from .frame import samples_frame
-from .space import RESERVE, RESERVE_MARGIN, SCRATCH_ADVICE, SCRATCH_WRITING, DiskFull, Reserve, ScratchFull, is_disk_full
+from .space import RESERVE, RESERVE_MARGIN, SCRATCH_WRITING, DiskFull, Reserve, ScratchFull, is_disk_full
 
 REJECTED = "samples.rejected.jsonl"
 LOCK = ".lock"
@@ -744,11 +744,12 @@ class ResultsStore:
     def disk_full(self, exc: OSError | None = None, writing: str = "", created: bool = False) -> DiskFull:
         """The DiskFull error of this directory: where, what was being written, how many samples are
         safely stored (none and nothing left behind when the directory was created by this run).  A
-        full scratch directory (ScratchFull) is named as such, with what to do about it."""
+        full scratch directory (ScratchFull) is named as such, with its host on a cluster and what to
+        do about it."""
         if isinstance(exc, ScratchFull):
             stored = None if created else len(self.scan().records)
             return DiskFull(exc.filename, SCRATCH_WRITING, stored, self.samples_path, left_nothing=created,
-                            advice=SCRATCH_ADVICE)
+                            advice=exc.advice, host=exc.host)
         where = self.dir
         filename = getattr(exc, "filename", None)
         if filename and not writing:

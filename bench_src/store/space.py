@@ -11,6 +11,8 @@ record its end and left an empty reserve was stopped by a full disk (a killed on
 The harness's scratch space (`$TMPDIR`, where bench_src/run/measure.py keeps each sample's launcher
 result and output files) filling up stops a run the same way (`ScratchFull`): the error names that
 directory, not the results directory, and says to free space there or to set TMPDIR elsewhere.
+On a cluster's host the same error names the host (`ScratchFull.host`): the host sends it back to
+the client, which stops the run with the same one line.
 """
 from __future__ import annotations
 
@@ -47,33 +49,41 @@ def is_disk_full(exc: BaseException) -> bool:
 
 SCRATCH_WRITING = "a sample's scratch files: the harness's temporary directory, TMPDIR"
 SCRATCH_ADVICE = "free some space there or set TMPDIR to a directory on a disk with room"
+SCRATCH_ADVICE_HOST = ("free some space there or give that host's worker a TMPDIR on a disk with room (a local "
+                       "cluster's workers take the run's)")
 
 
 class ScratchFull(OSError):
     """No space left in the harness's scratch directory (`directory`: $TMPDIR): the OSError of a
     full disk (ENOSPC), which stops a run like any other; the run's DiskFull names that directory
-    and says what to do about it (SCRATCH_WRITING, SCRATCH_ADVICE)."""
+    and says what to do about it (SCRATCH_WRITING, SCRATCH_ADVICE).  `host`: the cluster's host
+    whose scratch directory it is (its id and address), empty for this process's own."""
 
-    def __init__(self, directory: str | os.PathLike, detail: str = ""):
-        self.detail = detail
+    def __init__(self, directory: str | os.PathLike, detail: str = "", host: str = ""):
+        self.detail, self.host = detail, host
         super().__init__(errno.ENOSPC, "no space left in the harness's scratch directory (TMPDIR)"
-                         + (f": {detail}" if detail else ""), str(directory))
+                         + (f" of host {host}" if host else "") + (f": {detail}" if detail else ""), str(directory))
 
     def __reduce__(self):  # a host of a cluster sends it back to the client whole
-        return type(self), (self.filename, self.detail)
+        return type(self), (self.filename, self.detail, self.host)
+
+    @property
+    def advice(self) -> str:
+        return SCRATCH_ADVICE_HOST if self.host else SCRATCH_ADVICE
 
 
 class DiskFull(RuntimeError):
     """No space left where a run writes.  `stored`: samples safely stored in `samples_path` (None:
     the run had not started); `left_nothing`: what the run had made was removed again; `left`:
     what was left, in words, where the writer is no run (an export: the part of a file written
-    was removed); `advice`: what to do before running again; `end_recorded` is set to False when
-    even the session's end could not be written."""
+    was removed); `advice`: what to do before running again; `host`: the cluster's host whose disk
+    it is (empty: this machine's); `end_recorded` is set to False when even the session's end could
+    not be written."""
 
     def __init__(self, where: str | os.PathLike, writing: str = "", stored: int | None = None,
                  samples_path: Path | None = None, left_nothing: bool = False, left: str = "",
-                 advice: str = "free some space"):
-        self.where, self.writing, self.samples_path = Path(where), writing, samples_path
+                 advice: str = "free some space", host: str = ""):
+        self.where, self.writing, self.samples_path, self.host = Path(where), writing, samples_path, host
         self.stored, self.left_nothing, self.left, self.advice = stored, left_nothing, left, advice
         self.end_recorded = True
         super().__init__(self.what)
@@ -82,7 +92,8 @@ class DiskFull(RuntimeError):
     def what(self) -> str:
         """The cause alone (what a session records as its end)."""
         writing = f" (writing {self.writing})" if self.writing else ""
-        return f"the disk is full: no space left on the device holding {self.where}{writing}"
+        on = f" on host {self.host}" if self.host else ""
+        return f"the disk is full: no space left on the device holding {self.where}{on}{writing}"
 
     def __str__(self) -> str:
         if self.stored:

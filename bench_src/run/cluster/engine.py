@@ -16,10 +16,12 @@ a block's result repeats them, and a sample is stored once per attempt.  A host 
 Dask runs the block again whole elsewhere (or on the same host when it returns; a host that joins
 mid-run is checked the same way and described in meta.json before its first sample); what the lost
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
-per block.  A block Dask gives up on (its hosts kept dying) is stored as `host_lost` samples with
-the reason (those of its samples that never arrived), taken again on the next resume; no host for
-`NO_HOST_S` seconds ends the run, and so does the scheduler gone (the client gave up reconnecting,
-or a call to it could not connect: `scheduler_unreachable`), each with one line.
+per block.  A host whose scratch directory is full sends back its ScratchFull, which stops the run
+with the one line of a full disk, naming the host (the runner's DiskFull).  A block Dask gives up on
+(its hosts kept dying) is stored as `host_lost` samples with the reason (those of its samples that
+never arrived), taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and
+so does the scheduler gone (the client gave up reconnecting, or a call to it could not connect:
+`scheduler_unreachable`), each with one line.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
 from ...store.hosts import host_id, machine_id
 from ...store.lock import DirLock, remove_unheld
+from ...store.space import ScratchFull
 from ..sample import record
 from . import host, watch
 
@@ -604,6 +607,8 @@ class Hosts:
         if exc is not None and not isinstance(exc, KilledWorker):
             if isinstance(exc, host.BinariesRefused):
                 raise HostsError(str(exc)) from None
+            if isinstance(exc, ScratchFull):  # a host's scratch directory full: the run stops as on one machine
+                raise exc from None
             raise HostsError(f"a block failed on its host: {type(exc).__name__}: {exc}") from None
         reason = (f"the block's host was lost {exc.allowed_failures + 1} times while running it (Dask's "
                   "distributed.scheduler.allowed-failures); taken again on the next resume" if exc is not None

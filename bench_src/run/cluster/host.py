@@ -41,6 +41,7 @@ from ...plan import Slot, plan_from_dict
 from ...store.hosts import fingerprint, host_id, host_label
 from ...store.results import warmup_again_id
 from ...store.secrets import Scrubber
+from ...store.space import ScratchFull, is_disk_full
 from .. import build, machine, sample
 from ..measure import default_env, is_runtime_variable, measure, remove_sample_dirs
 from ..resources import Resources, raise_nofile_limit
@@ -123,6 +124,16 @@ class HostPlugin(WorkerPlugin):
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     # --- the host ----------------------------------------------------------------------------------
+    def full_disk(self, exc: OSError) -> ScratchFull:
+        """A full disk met here (a sample's scratch files: measure's ScratchFull; the host's own
+        scratch: fixtures, shipped programs) as the ScratchFull of this host, naming it, which the
+        client stops the run with in one line, as a run on one machine does."""
+        where = f"{self.host} at {self.worker.address}" if self.host else str(self.worker.address)
+        if isinstance(exc, ScratchFull):
+            return ScratchFull(exc.filename, exc.detail, host=where)
+        directory = Path(exc.filename).parent if exc.filename else self.scratch
+        return ScratchFull(directory, exc.strerror or str(exc), host=where)
+
     def log(self, text: str) -> None:
         self.worker.log_event(TOPIC, {"kind": "log", "host": self.host, "text": self.scrubber.text(text)})
 
@@ -287,6 +298,11 @@ def check(dask_worker) -> dict:
 def run_block(block: list[tuple[int, Slot]]) -> dict:
     """One block, whole, on this host (a Dask task): its samples, with the attempt's token."""
     plugin = get_worker().plugins[PLUGIN]
-    plugin.ready()
-    attempt = uuid.uuid4().hex[:12]
-    return {"attempt": attempt, "host": plugin.host, "samples": plugin.take(block, attempt)}
+    try:
+        plugin.ready()
+        attempt = uuid.uuid4().hex[:12]
+        return {"attempt": attempt, "host": plugin.host, "samples": plugin.take(block, attempt)}
+    except OSError as exc:
+        if is_disk_full(exc):  # no sample's failure: the run stops, naming this host and the directory
+            raise plugin.full_disk(exc) from None
+        raise
