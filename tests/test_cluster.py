@@ -1102,31 +1102,42 @@ def test_the_scheduler_stops_the_hosts_plugin_when_the_run_s_client_is_gone(tmp_
         cluster.close()
 
 
-def test_a_local_clusters_scratch_left_by_a_killed_client_is_removed_by_the_next(tmp_path, monkeypatch):
-    """kill -9 of a local:N client left /tmp/bench-dask-* behind for good: each is locked by its
-    client, and the next local cluster removes those no live process holds (and only those)."""
+def test_a_local_clusters_scratch_left_by_a_killed_client_is_removed_by_the_next_run_of_any_kind(
+        tmp_path, monkeypatch):
+    """kill -9 of a local:N client left /tmp/bench-dask-* behind: each is locked by its client, and it
+    went only when the next run was a local cluster's too (an in-process run or one on a scheduler
+    left it for good).  The next run of any kind removes those no live process holds (and only
+    those), where it removes the sample directories of a killed harness."""
     import tempfile
 
+    from bench_src.run import measure
     from bench_src.run.cluster import engine
     from bench_src.store.lock import DirLock
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    stale = tmp_path / (engine.SCRATCH_PREFIX + "killed")
-    stale.mkdir()
-    (stale / ".lock").write_text("")  # its client gone: nobody holds it
-    held = tmp_path / (engine.SCRATCH_PREFIX + "running")
+    stale = tmp_path / (measure.LOCAL_CLUSTER_PREFIX + "killed")
+    (stale / "dask-scratch-space" / "worker-x").mkdir(parents=True)
+    (stale / ".lock").write_text("999999 2020-01-01\n")  # its client gone: nobody holds it
+    held = tmp_path / (measure.LOCAL_CLUSTER_PREFIX + "running")
     held.mkdir()
     lock = DirLock(held / ".lock", "another run's scratch").acquire()
     said = []
-    hosts = engine.Hosts(parse_cluster("local:1"), small_plan(), SimpleNamespace(), lambda *a: None, set(), said.append)
     try:
-        hosts.start_cluster()
+        runner.run(small_plan(), tmp_path / "r", progress=False, log=said.append, measure_fn=fake_measure(1.0, 1))
         assert not stale.exists() and held.exists()
-        assert any("a local cluster's scratch left by a harness process that was killed" in s for s in said)
-        mine = Path(hosts.scratch)
-        assert mine.exists() and DirLock.held_by(mine / ".lock") is not None
+        assert f"removed {stale}, left by a harness process that was killed" in said, said
+        # a local cluster's own scratch: locked while it runs, removed at its close
+        hosts = engine.Hosts(parse_cluster("local:1"), small_plan(), SimpleNamespace(), lambda *a: None, set(),
+                             said.append)
+        try:
+            hosts.start_cluster()
+            mine = Path(hosts.scratch)
+            assert mine.name.startswith(measure.LOCAL_CLUSTER_PREFIX)
+            assert mine.exists() and DirLock.held_by(mine / ".lock") is not None
+            assert measure.remove_stale_scratch() == [], "a live client's scratch stays"
+        finally:
+            hosts.close()
     finally:
-        hosts.close()
         lock.release()
     assert not mine.exists()
 

@@ -1001,7 +1001,7 @@ def test_stale_sample_directories_are_removed_only_when_dead_and_ours(tmp_path):
     with held_elsewhere(alive / ".lock"):
         if os.geteuid() == 0:
             os.chown(foreign, 65534, 65534)
-        removed = measure.remove_stale_sample_dirs(str(tmp_path))
+        removed = measure.remove_stale_scratch(str(tmp_path))
         assert dead in removed and not dead.exists()
         assert alive.exists() and old_style.exists(), "a live owner's directory, or one without a lock, stays"
         if os.geteuid() == 0:

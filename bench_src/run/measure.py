@@ -11,7 +11,8 @@ command carries `--threads`: the cell's, or the usable CPUs (bench_src/cpus.py).
 
 The launcher's result and the program's output go to a per-sample directory inside one private
 `bench-sample-*` directory per harness process, locked while the process lives and removed at the
-end of a run; one left by a killed harness is removed by the next run (`remove_stale_sample_dirs`).
+end of a run; one left by a killed harness is removed by the next run (`remove_stale_scratch`),
+and so is the scratch of a local cluster whose client was killed (`bench-dask-*`: run/cluster/engine.py).
 Those scratch files lost to a full disk (the launcher cannot write its result and exits 3, the
 program's output is cut short) are no sample's failure: where the scratch directory is full
 (`scratch_full`) the run stops with one error naming it (ScratchFull, bench_src/store/space.py).
@@ -39,6 +40,10 @@ from ..store.space import ScratchFull, is_disk_full
 
 DSN_ENV = "BENCH_DSN"
 SAMPLE_DIR_PREFIX = "bench-sample-"
+# A local cluster's scratch under $TMPDIR (Dask's lock files and the hosts' own scratch: their sample
+# directories, fixtures), made and locked by its client (run/cluster/engine.py): one left by a client
+# that was killed goes at the next run, of whatever kind, with the sample directories
+LOCAL_CLUSTER_PREFIX = "bench-dask-"
 # How long past a sample's timeout the harness waits for the launcher (which enforces the timeout
 # itself) before it takes the launcher for hung and kills it.
 LAUNCHER_GRACE_S = 120
@@ -133,10 +138,13 @@ def remove_sample_dirs() -> None:
     _SAMPLE_DIRS.remove()
 
 
-def remove_stale_sample_dirs(tmp: str | None = None) -> list[Path]:
-    """Remove the sample directories of harness processes that died (kill -9): ours (same owner),
-    with a lock file that no live process holds.  Returns what was removed."""
-    return remove_unheld(tmp or tempfile.gettempdir(), SAMPLE_DIR_PREFIX, keep=_SAMPLE_DIRS.parent)
+def remove_stale_scratch(tmp: str | None = None) -> list[Path]:
+    """Remove the scratch directories of harness processes that died (kill -9): their sample
+    directories and their local clusters' scratch, ours (same owner), with a lock file that no live
+    process holds.  Returns what was removed."""
+    tmp = tmp or tempfile.gettempdir()
+    return (remove_unheld(tmp, SAMPLE_DIR_PREFIX, keep=_SAMPLE_DIRS.parent)
+            + remove_unheld(tmp, LOCAL_CLUSTER_PREFIX))
 
 
 def _last_line(text: str) -> str:

@@ -241,7 +241,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         scrubber.add(*dsn_secrets(resolve_dsn(kind, value)))
     log = scrubber.wrap(log)
     store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
-    for stale in measure_module.remove_stale_sample_dirs():
+    for stale in measure_module.remove_stale_scratch():  # sample directories, a local cluster's scratch
         log(f"removed {stale}, left by a harness process that was killed")
     # a private server's directory left by a killed harness (its data, up to some 120 MB) goes at the
     # next run, whatever that run's workloads

@@ -46,8 +46,9 @@ from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
 from ...store.hosts import host_id, machine_id
-from ...store.lock import DirLock, remove_unheld
+from ...store.lock import DirLock
 from ...store.space import ScratchFull
+from ..measure import LOCAL_CLUSTER_PREFIX
 from ..sample import record
 from . import host, watch
 
@@ -81,7 +82,6 @@ HOSTS_EVERY_S = 5.0  # how often it counts the hosts
 NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
-SCRATCH_PREFIX = "bench-dask-"  # a local cluster's scratch directory under $TMPDIR
 RETRY_STATUS = "host_lost"
 # One run per scheduler at a time: the hosts' plugin, its events and acknowledgements have one name
 # on a scheduler, and two runs' samples would run at once on the same hosts.  The run holds a Dask
@@ -278,10 +278,9 @@ class Hosts:
                 # neither connect to the scheduler nor hand its workers code to run, nor read a page
                 # Dask's scratch space (its lock files, spilled data) in a temporary directory of
                 # the run's own, removed at close, not in the temporary directory every process shares
-                # the scratch of a client killed (kill -9) before its close goes now: each is locked by its client
-                for stale in remove_unheld(tempfile.gettempdir(), SCRATCH_PREFIX):
-                    self.log(f"removed {stale}, a local cluster's scratch left by a harness process that was killed")
-                self.scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+                # locked by its client: one killed (kill -9) before its close leaves it to the next run of
+                # any kind (measure.remove_stale_scratch, at the runner's start)
+                self.scratch = tempfile.mkdtemp(prefix=LOCAL_CLUSTER_PREFIX)
                 self.scratch_lock = DirLock(os.path.join(self.scratch, ".lock"), f"the scratch {self.scratch}").acquire()
                 with dask.config.set({**PRIVATE_HTTP, "temporary-directory": self.scratch}):
                     self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
