@@ -312,6 +312,60 @@ def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp
 
 
 @two_cpus
+def test_a_host_lost_during_its_warm_ups_leaves_the_progress_honest(built, tmp_path, monkeypatch):
+    """A local host killed while it took its warm-ups: its nanny starts it again and it takes them all
+    again.  The progress line never counts more samples than planned, and a finished run ends with
+    as many done as planned (it ended at "57/68 samples (84%)": the warm-ups the lost host never
+    took stayed planned)."""
+    plan = small_plan(samples=8, warmup=3)
+    directory = tmp_path / "r"
+    killed = {}
+    lines = []
+    real_update, real_emit = runner.Progress.update, runner.Progress.emit
+
+    def update(self, cell, note="", counted=True):
+        real_update(self, cell, note, counted)
+        lines.append((self.done, self.planned))
+
+    def emit(self, note="", final=False):
+        if final:
+            lines.append((self.done, self.planned))
+
+    monkeypatch.setattr(runner.Progress, "update", update)
+    monkeypatch.setattr(runner.Progress, "emit", emit)
+
+    def kill_a_host_in_its_warm_ups():
+        deadline = time.monotonic() + 120
+        path = directory / "samples.jsonl"
+        while time.monotonic() < deadline and not killed:
+            text = path.read_text() if path.exists() else ""
+            if "\n" in text:  # the first sample, a warm-up: its host is killed at once
+                first = json.loads(text.split("\n", 1)[0])
+                for p in psutil.Process().children(recursive=True):
+                    try:
+                        if "python" in p.name() and p.cpu_affinity() == [int(first["cpus"])]:
+                            killed.update(pid=p.pid, host=first["host"])
+                            p.send_signal(signal.SIGKILL)
+                            break
+                    except psutil.NoSuchProcess:
+                        continue
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=kill_a_host_in_its_warm_ups, daemon=True)
+    watcher.start()
+    report, _ = run(plan, directory, ClusterSpec("local", workers=2))
+    watcher.join(5)
+    assert killed, "the test found no worker to kill"
+    records = ResultsStore(directory).records()
+    rounds = Counter(r["attempt"] for r in records if r["phase"] == "warmup")
+    per_round = sum(s.phase == "warmup" for s in plan.schedule())
+    assert len(rounds) == 3 and sorted(rounds.values())[0] < per_round, "a round cut short, and one taken again"
+    assert all(done <= planned for done, planned in lines), [x for x in lines if x[0] > x[1]]
+    assert lines[-1][0] == lines[-1][1] == report.planned == report.taken == len(records), (lines[-1], report)
+    assert not report.interrupted
+
+
+@two_cpus
 def test_a_client_killed_mid_block_resumes_with_the_block_whole(built, tmp_path):
     plan = small_plan(samples=6, warmup=0)
     directory = tmp_path / "r"
@@ -1027,6 +1081,8 @@ def _hosts_with(workers: dict[str, dict], live: set[str]):
     hosts.harness = {"git_commit": "abc", "digest": "same"}
     hosts.by_worker = dict(workers)
     hosts.hosts = {store_hosts.host_id(d["fingerprint"]): d for d in workers.values()}
+    hosts.count = hosts.warmup_rounds = len(workers)  # as `start` leaves them
+    hosts.unannounced = set(workers)
     return hosts
 
 
@@ -1051,6 +1107,62 @@ def test_a_worker_joining_on_cpus_another_host_runs_on_is_refused():
     hosts.record_host(_host_description("tcp://127.0.0.1:1003", "1"))
     assert set(hosts.by_worker) == {"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1003"}
     assert more == [len(hosts.warmup_slots)] and more[0] > 0
+
+
+def _hosts_counting(tmp_path, workers: dict[str, dict]):
+    """Hosts with these workers at the start, storing what they receive through the runner's keeper
+    into a progress line and a report planned as the runner plans them; and a function that sends a
+    round of warm-ups as a host takes them, returning (done, planned) after each."""
+    from bench_src.run.sample import record
+    from bench_src.store.results import warmup_again_id
+
+    hosts = _hosts_with(workers, live=set(workers) | {"tcp://127.0.0.1:1003"})
+    report = runner.RunReport(tmp_path, hosts.warmup_samples(), 0)
+    bar = runner.Progress("r", report.planned, 0, enabled=False, seconds=lambda c: 1.0)
+    hosts.on_warmups = bar.add_planned
+    hosts.store = SimpleNamespace(run_id="r", session=1, update_session=lambda **k: None)
+    hosts.keep = runner.SampleKeeper(SimpleNamespace(append=lambda rec: None, write_timeline=None),
+                                     runner.ChecksumBook([]), report, bar, lambda *_: None)
+
+    def warm_ups(attempt, how_many):
+        seen = []
+        for seq, slot in list(enumerate(hosts.warmup_slots.values()))[:how_many]:
+            rec = dict(record(slot, seq, "r", 1, {"status": "failed", "reason": "x"}), host="h1", attempt=attempt)
+            rec["sample_id"] = warmup_again_id(slot.sample_id, f"h1:{attempt}")
+            hosts.receive({"kind": "sample", "record": rec})
+            seen.append((bar.done, bar.planned))
+        return seen
+
+    return hosts, bar, warm_ups
+
+
+def test_a_host_that_starts_again_at_its_old_address_plans_its_warm_ups_again(tmp_path):
+    """A worker started by hand with a fixed port, killed mid-run and restarted by its nanny at the
+    same address, took the plan's warm-ups again without adding them to the planned count: the
+    progress line read "44/40 samples (110%)".  Each time a host says it begins (once per start of
+    its worker) is a round of warm-ups, planned; the warm-ups of a round cut short by the host's
+    loss, and of a host given no block, leave the count once every block has run (a local host
+    killed during its warm-ups left a finished run at "57/68 samples (84%)")."""
+    first = _host_description("tcp://127.0.0.1:1001", "0")
+    hosts, bar, warm_ups = _hosts_counting(tmp_path, {"tcp://127.0.0.1:1001": first})
+    n = len(hosts.warmup_slots)
+    hosts.receive({"kind": "host", "description": first})  # planned at the start
+    seen = warm_ups("warmup-a", 2)  # then its worker is killed, and its nanny starts it again, as it was
+    hosts.receive({"kind": "host", "description": first})
+    seen += warm_ups("warmup-b", n)
+    assert all(done <= planned for done, planned in seen), seen
+    assert bar.done == n + 2 and bar.planned == 2 * n
+    assert hosts.warmups_forgone() == n - 2, "the round cut short"
+    # a worker that joins: a round more
+    hosts.receive({"kind": "host", "description": _host_description("tcp://127.0.0.1:1003", "1")})
+    assert bar.planned == 3 * n and hosts.warmups_forgone() == (n - 2) + n
+
+    # a host of the start given no block takes none of the warm-ups planned for it
+    idle = _host_description("tcp://127.0.0.1:1002", "1")
+    hosts, bar, warm_ups = _hosts_counting(tmp_path, {"tcp://127.0.0.1:1001": first, "tcp://127.0.0.1:1002": idle})
+    hosts.receive({"kind": "host", "description": first})
+    warm_ups("warmup-a", n)
+    assert bar.planned == 2 * n and hosts.warmups_forgone() == n
 
 
 def test_a_host_that_runs_other_harness_code_is_refused():

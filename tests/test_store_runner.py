@@ -1240,11 +1240,14 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
     bar = runner.Progress("r", planned=len(slots), done_before=0, enabled=False, seconds=lambda c: 1.0)
     stored = []
     store = SimpleNamespace(append=stored.append, write_timeline=None)
-    keep = runner.SampleKeeper(store, runner.ChecksumBook([]), runner.RunReport(tmp_path, 0, 0), bar,
-                               lambda *_: None)
+    report = runner.RunReport(tmp_path, planned=len(slots), already_done=0)
+    keep = runner.SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None)
     for slot in (slots[0], slots[1], slots[0]):  # the first one again, from a second attempt
         keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)
     assert len(stored) == 3 and bar.taken == 3 and bar.done == 2 == bar.planned
+    # the closing line says why more were taken than planned (it read "3 samples taken now, ... 2 planned")
+    assert "3 samples taken now (1 of them again: their blocks, left incomplete, were taken whole), 0 kept from " \
+           "before, 2 planned" in str(report), str(report)
 
     # a resume whose host takes an incomplete block whole: the sample done before is taken again,
     # counted once among the samples taken now and not as kept from before

@@ -73,6 +73,8 @@ class RunReport:
     already_done: int
     taken: int = 0
     retaken: int = 0  # samples done in an earlier session taken again (a cluster's host takes a block whole)
+    # samples of this session taken again: the block of a host lost mid-block, run again whole elsewhere
+    retaken_now: int = 0
     # samples of earlier sessions the store keeps at the session's end (None: not counted, read
     # as already_done - retaken); a block taken again and cut again keeps the larger attempt, so
     # an earlier session's samples can stay kept although some of them were taken again
@@ -87,8 +89,8 @@ class RunReport:
         st = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())) or "none"
         head = f"interrupted ({self.ended})" if self.interrupted else "finished"
         est = f" (estimated {format_duration(self.estimate.seconds)})" if self.estimate else ""
-        again = (f" ({self.retaken} of them again: their blocks, left incomplete, were taken whole)"
-                 if self.retaken else "")
+        again = (f" ({self.retaken + self.retaken_now} of them again: their blocks, left incomplete, were taken "
+                 "whole)" if self.retaken + self.retaken_now else "")
         return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now{again}, "
                 f"{self.already_done - self.retaken if self.kept_before is None else self.kept_before} kept from "
                 f"before, {self.planned} planned; statuses of the new "
@@ -380,8 +382,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     bar.hosts = hosts.count
                     hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
 
-                    def more_warmups(n: int) -> None:  # a host that joined takes them: planned, not "110%"
+                    def more_warmups(n: int) -> None:  # a host that joined or started again: planned, not "110%"
                         bar.add_planned(n)
+                        bar.expect([s.cell for s in hosts.warmup_slots.values()])
                         report.planned += n
 
                     hosts.on_warmups = more_warmups
@@ -449,6 +452,10 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
                     sequential.run_blocks(plan, store, take, done, _Growing(bar), log, deadline=deadline,
                                           take_blocks=take_blocks, after_pilot=after_pilot)
+                if hosts is not None:  # every block ran: warm-ups planned and never taken leave the count
+                    forgone = hosts.warmups_forgone()
+                    bar.add_planned(-forgone)
+                    report.planned -= forgone
                 if keep.skipped_cells:
                     log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
                         f"{', '.join(sorted(keep.skipped_cells))}")
@@ -676,6 +683,7 @@ class SampleKeeper:
         self.stored_ids.add(rec["sample_id"])
         again = rec["sample_id"] in self.done_before
         self.report.retaken += first and again
+        self.report.retaken_now += not first
         self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}",
                         counted=first and not again)
 

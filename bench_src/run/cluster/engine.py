@@ -261,8 +261,14 @@ class Hosts:
         self.scratch_lock: DirLock | None = None  # held while it is in use (a killed client's is swept later)
         self.block_host: dict[tuple, str] = {}  # (phase, block) -> the host its last stored sample came from
         self.on_count: Callable[[int], None] = lambda _n: None  # told the hosts' number when it is counted again
-        # told how many warm-ups a worker that joined after the start takes (they add to the planned count)
+        # told how many warm-ups a host takes beyond those planned at the start: a worker that joined,
+        # or one that started again (its nanny restarted it, at its old address or another): each
+        # takes the plan's warm-ups again, and they add to the planned count
         self.on_warmups: Callable[[int], None] = lambda _n: None
+        # the hosts of the start whose warm-ups are planned (warmup_samples) and that have not begun them
+        self.unannounced: set[str] = set()
+        self.warmup_rounds = 0  # the rounds of the plan's warm-ups planned: one per host that begins them
+        self.warmups_stored = 0  # the warm-up samples of this session stored (each id is its round's own)
         self.lease: Semaphore | None = None  # held while this run uses a scheduler's hosts
         self.watched = False  # the scheduler stops the hosts' servers if this client dies (watch.py)
         self.by_worker: dict[str, dict] = {}  # each worker's host description, by its address
@@ -352,6 +358,7 @@ class Hosts:
         self.by_worker = dict(described)
         self.hosts = {host_id(d["fingerprint"]): d for d in described.values()}
         self.count = len(described)
+        self.unannounced, self.warmup_rounds = set(described), len(described)
         for addr, d in described.items():
             self.log(f"host {host_id(d['fingerprint'])}: {d['label']} at {addr}"
                      + (" (programs shipped from here)" if shipped and found[addr]["binaries"] != binaries else ""))
@@ -378,8 +385,14 @@ class Hosts:
         return dict(self.hosts)
 
     def warmup_samples(self) -> int:
-        """The warm-up samples of this session: every host takes all of the plan's."""
+        """The warm-up samples of this session as planned at the start: every host takes all of the plan's."""
         return len(self.warmup_slots) * self.count
+
+    def warmups_forgone(self) -> int:
+        """The warm-ups planned that no host took: those of a host lost while it took them (the
+        host that starts again takes them all again, planned anew) and of a host of the start that
+        was given no block.  Asked once every block has run, when no host begins warm-ups any more."""
+        return max(0, len(self.warmup_slots) * self.warmup_rounds - self.warmups_stored)
 
     def warmup_seconds(self, seconds: Callable) -> float:
         return sum(seconds(s.cell) for s in self.warmup_slots.values())
@@ -550,6 +563,8 @@ class Hosts:
             self.kept.add(key)
             if rec.get("host"):
                 self.block_host[(rec["phase"], rec["block"])] = rec["host"]
+            if rec["phase"] == "warmup":
+                self.warmups_stored += 1
             slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
             self.keep(slot, rec, msg.get("timeline"))
             if rec["status"] != "skipped":
@@ -574,23 +589,32 @@ class Hosts:
     def record_host(self, description: dict) -> None:
         """A host's description into this session's `hosts` in meta.json, the moment it is about to
         take its first sample: one that joined after the start (a worker restarted on another
-        machine, one added to the scheduler) is described there like the others."""
+        machine, one added to the scheduler) is described there like the others.  Then it takes
+        the plan's warm-ups (`begins_warmups`)."""
         hid = host_id(description["fingerprint"])
-        if self.hosts.get(hid) == description:
-            return
         addr = str(description.get("worker", hid))
-        refuse_too_few_cpus(self.plan, {addr: description})
-        self.refuse_other_harness(addr, description.get("harness"))
-        # checked against the workers still there (a worker restarted on the same CPUs replaces its old self)
-        live = set(self.client.scheduler_info(n_workers=-1)["workers"])
-        refuse_shared_cpus({**{a: d for a, d in self.by_worker.items() if a in live}, addr: description})
-        if addr not in self.by_worker:  # a worker that joined (or was restarted) takes the plan's warm-ups too
-            self.on_warmups(len(self.warmup_slots))
-        self.by_worker[addr] = description
-        if hid not in self.hosts:
-            self.log(f"host {hid}: {description['label']} at {description.get('worker')} joined the run")
-        self.hosts[hid] = description
-        self.store.update_session(hosts=self.describe())
+        if self.hosts.get(hid) != description:  # the same description again: a worker restarted as it was
+            refuse_too_few_cpus(self.plan, {addr: description})
+            self.refuse_other_harness(addr, description.get("harness"))
+            # checked against the workers still there (a worker restarted on the same CPUs replaces its old self)
+            live = set(self.client.scheduler_info(n_workers=-1)["workers"])
+            refuse_shared_cpus({**{a: d for a, d in self.by_worker.items() if a in live}, addr: description})
+            self.by_worker[addr] = description
+            if hid not in self.hosts:
+                self.log(f"host {hid}: {description['label']} at {description.get('worker')} joined the run")
+            self.hosts[hid] = description
+            self.store.update_session(hosts=self.describe())
+        self.begins_warmups(addr)
+
+    def begins_warmups(self, addr: str) -> None:
+        """A host is about to take the plan's warm-ups (it says so once per start of its worker,
+        before its first sample): one of the start's, planned then, or a round more (a worker that
+        joined, or one that started again, at its old address or another)."""
+        if addr in self.unannounced:
+            self.unannounced.discard(addr)
+            return
+        self.warmup_rounds += 1
+        self.on_warmups(len(self.warmup_slots))
 
     def finish(self, future, block: list[tuple[int, Slot]]) -> None:
         if future.status == "finished":
