@@ -103,7 +103,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def notebook_command(args: argparse.Namespace) -> int:
     """papermill with the bench engine, its kernel's stderr on ours; a cell that fails ends it with
     that cell's error as the cell showed it (one line for the errors a user can fix), where
-    papermill's own command printed its frames first; exit 1 (130 after a third Ctrl-C)."""
+    papermill's own command printed its frames first; exit 1 (130 after a third Ctrl-C).  Without
+    papermill's bar of cells, which cut into the run's progress lines on the same stream."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -115,7 +116,8 @@ def notebook_command(args: argparse.Namespace) -> int:
         return 2
     try:
         papermill.execute_notebook(args.input, args.output, parameters=dict(args.parameter),
-                                   engine_name=kernel.NAME, stderr_file=sys.stderr)
+                                   engine_name=kernel.NAME, stderr_file=sys.stderr,
+                                   progress_bar=False)  # the run prints its own progress lines
     except PapermillExecutionError as exc:
         print("\n".join(exc.traceback) or f"{exc.ename}: {exc.evalue}", file=sys.stderr)
         return 1

@@ -82,6 +82,7 @@ def test_a_failed_cell_is_its_one_line_not_papermills_traceback(tmp_path):
                            str(tmp_path / "o.ipynb"), "-p", "progress", "maybe", "-p", "results_dir", str(tmp_path / "r")],
                           cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "Executing" not in proc.stderr, "papermill's bar of cells cuts into the run's progress lines"
     assert proc.stderr.rstrip().splitlines()[-1] == ("error: progress must be a boolean (true/false, yes/no, on/off, "
                                                      "1/0), got 'maybe'"), proc.stderr[-2000:]
     executed = json.loads((tmp_path / "o.ipynb").read_text())

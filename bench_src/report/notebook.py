@@ -174,9 +174,12 @@ def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Repo
     """The whole analysis of a results directory with every export; says where the report is."""
     rep = full.full_report(results_dir, margin)
     figures = sum(len(v) for v in rep.figures.values())
+    written = figures + len(rep.files)
+    held = len(export.manifest(rep.results_dir))
     print(f"{len(rep.df):,} samples, {int(rep.df['valid'].sum()) if not rep.df.empty else 0:,} valid; "
-          f"{len(rep.tables)} tables and {len(rep.figures)} figures; {figures + len(rep.files)} files written under "
-          f"{rep.export_dir}")
+          f"{len(rep.tables)} tables and {len(rep.figures)} figures; {written} files written under "
+          f"{rep.export_dir}" + (f" ({held} there in all, with the report page and the executed notebooks: the "
+                                  "manifest lists them)" if held != written else ""))
     print(f"report: {rep.export_dir / html.PAGE}")
     if rep.empty:
         print(rep.method)
