@@ -49,7 +49,11 @@ def test_the_plan_shows_one_row_per_series_with_its_n_values():
 
 def test_missing_tables_and_figures_are_named(results_dir):
     rep = full.analyse(results_dir)
-    assert "not computed for this run" in nb.table(rep, "aa_elapsed_s").caption
+    # a table the plan did not ask for says what would make it (an A/A run, two core counts)
+    assert nb.table(rep, "aa_elapsed_s").caption == ("aa_elapsed_s: not computed: the run has no A/A arms (a plan "
+                                                     "with aa=True runs each program against itself)")
+    assert "one core count" in nb.table(rep, "speedup_peak_rss_mib").caption
+    assert nb.table(rep, "nosuch").caption == "nosuch: not computed for this run"
     section = nb.figures(rep, "verdicts_elapsed_s")
     assert section.items == ["(verdicts_elapsed_s: no figure for this run)"]  # analyse draws none
     shown = nb.table(rep, "go_vs_rust_elapsed_s")

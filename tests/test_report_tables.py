@@ -607,6 +607,12 @@ def test_the_related_posts_table_quotes_each_published_figure_as_printed():
     assert frame["ours [CI]"].iloc[2] == "3,428,000 1/s [807,900, 3,872,000]"
     assert frame["ours [CI]"].iloc[3] == ""
     assert list(frame["CI coverage"])[:3] == ["96.9%"] * 3 and list(frame["ours / theirs"])[:3] == ["0.986", "1.11", "1.55"]
+    assert list(frame["samples"]) == ["6", "6", "6", ""], "a row without a sample of ours shows none, not 0"
+    # a run without any of the posts' experiments: its caption says so, not "Every row: samples: 0"
+    unmeasured = table.assign(our_median=float("nan"), our_ci_low=float("nan"), our_ci_high=float("nan"),
+                              our_samples=0, ours_over_theirs=float("nan"))
+    readable = tables.readable(unmeasured, "reproduce_other_posts")
+    assert "samples: 0" not in readable.caption and "this run took none of these experiments" in readable.caption
 
 
 def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():

@@ -74,6 +74,15 @@ def check_results_dir(results_dir: str | Path) -> Path:
 
 
 ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_", *method.OWN_FAMILIES)
+# The tables a run has only when its plan asks for them: why a run lacks one, for a reader who
+# looks for it (the notebooks' `table`)
+ONLY_WHEN = {
+    "aa_": "the run has no A/A arms (a plan with aa=True runs each program against itself)",
+    "models_": "no workload of the run has a second concurrency model to compare",
+    "ratio_vs_cores_": "the run has one core count (a plan with cores: [1, 2] compares them)",
+    "speedup_": "the run has one core count (a plan with cores: [1, 2] compares them)",
+    "per_host_": "the run's samples come from one host (a cluster run pairs within each host)",
+}
 
 
 def load_with_design(results_dir: str | Path) -> pd.DataFrame:

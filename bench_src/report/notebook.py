@@ -273,7 +273,9 @@ def table(rep: full.Report | None, name: str) -> tables.Readable:
     if rep is None:
         return tables.Readable(pd.DataFrame(), SEVERAL)
     if name not in rep.tables:
-        why = "no sample entered the analysis" if rep.empty else "not computed for this run"
+        why = "no sample entered the analysis" if rep.empty else next(
+            (f"not computed: {w}" for prefix, w in full.ONLY_WHEN.items() if name.startswith(prefix)),
+            "not computed for this run")
         return tables.Readable(pd.DataFrame(), f"{name}: {why}")
     return rep.readable(name)
 

@@ -46,11 +46,14 @@ def other_posts(table: pd.DataFrame) -> Readable:
                       for m, lo, hi, u in zip(table["our_median"], table["our_ci_low"], table["our_ci_high"],
                                               table["unit"])],
         "CI coverage": table["our_ci_coverage"].map(lambda v: "" if blank(v) else units.percent(v, digits=3)),
-        "samples": table["our_samples"].map(units.count),
+        "samples": table["our_samples"].map(lambda v: "" if blank(v) or v == 0 else units.count(v)),
         "ours / theirs": table["ours_over_theirs"].map(lambda v: "" if blank(v) else units.significant(v, 3)),
         "note": table["note"],
     })
+    none = "" if table["our_median"].map(lambda v: not blank(v)).any() else (
+        "; this run took none of these experiments (no sample of ours in any row: the memory and article "
+        "profiles take them)")
     return finish(out, "The related posts' figures beside ours",
                   "theirs: as the post printed it; ours: our median in the post's unit with its distribution-free "
                   "interval, whose exact coverage is given; their machines and versions differ from ours "
-                  "(data/reference/README.md)", keep=("theirs", "ours [CI]"))
+                  f"(data/reference/README.md){none}", keep=("theirs", "ours [CI]"))
