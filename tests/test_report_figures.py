@@ -245,6 +245,10 @@ def test_tick_labels_of_one_axis_never_read_alike():
     labels = unit_formatter("s").format_ticks(close)
     assert labels == ["282 ms", "282.5 ms", "283 ms", "283.5 ms", "284 ms"]
     assert unit_formatter("s").format_ticks([0.1, 0.2, 0.5, 1.0]) == ["100 ms", "200 ms", "500 ms", "1 s"]
+    # ticks 2.5 ms apart read unevenly when rounded to three digits ("282 ms, 285 ms, 288 ms")
+    assert unit_formatter("s").format_ticks([0.2825, 0.285, 0.2875, 0.29]) == \
+        ["282.5 ms", "285 ms", "287.5 ms", "290 ms"]
+    assert unit_formatter("s").format_ticks([1 / 3, 2 / 3, 1]) == ["333 ms", "667 ms", "1 s"]  # not round: distinct
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0.2819, 0.2841])
     ax.yaxis.set_major_formatter(unit_formatter("s"))

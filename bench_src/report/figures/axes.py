@@ -158,7 +158,8 @@ def legend_off_the_data(fig: plt.Figure, axes, fontsize: float = 8) -> None:
 
 class UnitFormatter(mticker.Formatter):
     """Tick labels in a metric's unit with `digits` significant digits, more where the ticks of an
-    axis would otherwise read alike (0.2825 s and 0.2830 s are not both "283 ms")."""
+    axis would otherwise read alike (0.2825 s and 0.2830 s are not both "283 ms") or read rounded
+    (ticks 2.5 ms apart read "282.5 ms, 285 ms, 287.5 ms", not "282 ms, 285 ms, 288 ms")."""
 
     def __init__(self, unit: str, digits: int = 3):
         self.unit, self.digits = unit, digits
@@ -174,6 +175,11 @@ class UnitFormatter(mticker.Formatter):
 
     def format_ticks(self, values) -> list[str]:
         for digits in range(self.digits, self.digits + 5):
+            labels = [self.label(v, digits) for v in values]
+            # distinct, and each as one more digit would write it (a round tick gains nothing by it)
+            if len(set(labels)) == len(labels) and labels == [self.label(v, digits + 1) for v in values]:
+                return labels
+        for digits in range(self.digits, self.digits + 5):  # ticks that are not round numbers: distinct
             labels = [self.label(v, digits) for v in values]
             if len(set(labels)) == len(labels):
                 return labels
