@@ -421,10 +421,13 @@ def test_the_methods_multiplicity_and_tests_are_written_from_the_tables_analysed
     df = simulate.frame(simulate.go_rust_cells([1.2, 1.0, 1.0]), 7, rng, simulate.Conditions(cv=0.001))
     tables = {"go_vs_rust_elapsed_s": compare.compare(df)}
     text = method.multiplicity(tables, rules.MARGIN, rules.ALPHA)
-    assert "3 comparisons, 3 paired (7 pairs each)" in text
+    from bench_src.report.tables import from_markdown
+
+    row = from_markdown(next(b for b in text.split("\n\n") if b.startswith("|"))).frame.iloc[0]
+    assert (row["family"], row["comparisons"], row["pairs each"]) == ("Go vs Rust, like for like", "3", "7")
     # at CV 0.1% even a 0.1% difference is resolved: 2 differences (one within the margin), 1 equivalent
-    assert "Benjamini-Hochberg" in text and "2 differences (1 of them smaller than ±2%)" in text
-    assert "1 equivalent" in text and "intervals at 96.7%" in text  # 1 - 2 x 0.05 / 3
+    assert "Benjamini-Hochberg" in text and row["differences"] == "2 (1 within ±2%)"
+    assert row["equivalent"] == "1" and row["intervals at"] == "96.7%"  # 1 - 2 x 0.05 / 3
     assert "Tests used: signed-rank: 3" in method.tests(tables)  # 7 pairs reach 0.05 / 3 (2 / 128 = 0.016)
 
 

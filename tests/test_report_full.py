@@ -153,7 +153,8 @@ def test_the_method_describes_each_family_once_and_every_table_reads_as_a_table(
     # a file of its own: '# Method', its subsections one level below, no level skipped
     levels = [len(line) - len(line.lstrip("#")) for line in method.splitlines() if line.startswith("#")]
     assert levels[0] == 1 and set(levels[1:]) == {2}, levels
-    described = re.findall(r"([A-Za-z, ]+?) \((elapsed_s|peak_rss_mib|cpu_s)\): \d+ comparisons", method)
+    # the Multiplicity's table: one row per family and metric
+    described = re.findall(r"^\| ([A-Za-z, ]+?) +\| (elapsed_s|peak_rss_mib|cpu_s) +\| \d+ ", method, re.M)
     assert described and len(described) == len(set(described)), described
     # every table has a reading form of its own: no raw column names such as p_holm or go_median
     for name, table in report.tables.items():
@@ -189,10 +190,10 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     open_row = t.index[t["verdict_kind"] == "inconclusive"][0]
     t.loc[open_row, "mde"] = 1.892856
     text = method.multiplicity({"go_vs_rust_elapsed_s": t}, 0.02, 0.05)
-    assert "the inconclusive row could have shown a difference of ×/÷ 2.89." in text
+    assert "| ×/÷ 2.89 " in text, text
     t.loc[t.index[0], ["verdict_kind", "mde"]] = ["inconclusive", 0.04]
     text = method.multiplicity({"go_vs_rust_elapsed_s": t}, 0.02, 0.05)
-    assert "inconclusive rows could have shown differences of ±4.0% to ×/÷ 2.89." in text
+    assert "| ±4.0% to ×/÷ 2.89 " in text and "inconclusive rows' MDE" in text
     assert "Families of their own" not in text
     # the cores' and the hosts' tables are families of their own: named, and not counted as the run's
     own = {**tables, "speedup_elapsed_s": pd.DataFrame({"family": ["go_vs_rust"], "speedup": [1.9]}),
@@ -200,7 +201,7 @@ def test_the_methods_stopping_and_multiplicity_say_what_the_rule_does():
     text = method.multiplicity(own, 0.02, 0.05)
     assert "each program's speed-up with more cores" in text and "from the fewest cores" in text
     assert "tested as a fixed design" in text and "across hosts" not in text
-    assert text.count(tables["go_vs_rust_elapsed_s"]["family_title"].iloc[0] + " (") == 1
+    assert text.count("| " + tables["go_vs_rust_elapsed_s"]["family_title"].iloc[0] + " ") == 1, "one row"
 
 
 # --- a full disk while the exports are written ----------------------------------------------------------
@@ -368,10 +369,10 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
                      "cores": {"sleep": [1, 2]}},
             "sessions": [{"machine": {"logical_cpus": 2, "ram_bytes": 2**34}, "toolchains": {}}]}
     assert "x N x threads x parameters, and the core count and A/A arm" in method.design_text(meta, df)
-    assert "warm-up sample(s), discarded;" in method.design_text(meta, df)
+    assert "warm-up sample, discarded;" in method.design_text(meta, df)
     # on a cluster every host takes the warm-ups itself, and the Method says so
     clustered = {**meta, "sessions": [{**meta["sessions"][0], "engine": "cluster local:2"}]}
-    assert "warm-up sample(s), discarded on each host (every host" in method.design_text(clustered, df)
+    assert "warm-up sample, discarded on each host (every host" in method.design_text(clustered, df)
     assert "cells with a core count (sleep at 1, 2) ran pinned to that many CPUs" in method.measurement(meta)
     # CPU time's split into user and system time is a sample on a tick-accounting kernel, and the
     # programs' environment says what was taken out of it (nothing said for a run that recorded neither)

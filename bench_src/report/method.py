@@ -16,6 +16,7 @@ from ..plan.comparisons import FAMILY_TITLES
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
 from ..store.results import sampling_sessions
 from . import units
+from .tables.markup import Readable
 
 SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
 
@@ -73,9 +74,10 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
     if plan.get("max_samples"):
         sequential = (f" The first {plan['samples']} blocks were the pilot of a sequential rule fixed before the run "
                       f"(see Stopping), up to {plan['max_samples']} samples per cell.")
-    warmups = (f"Each cell received {plan['warmup']} warm-up sample(s), discarded" if plan.get("warmup_scope", "cell")
+    warm = f"{plan['warmup']} warm-up sample{'' if plan['warmup'] == 1 else 's'}"
+    warmups = (f"Each cell received {warm}, discarded" if plan.get("warmup_scope", "cell")
                == "cell" else f"Each program configuration (workload, language, variant, parameters) received "
-               f"{plan['warmup']} warm-up sample(s) at its smallest N, discarded (a sample is a fresh process, so a "
+               f"{warm} at its smallest N, discarded (a sample is a fresh process, so a "
                f"warm-up warms only the page cache, fixtures, servers and the CPU's clock, which the other N share)")
     if any(str(s.get("engine", "")).startswith("cluster") for s in meta.get("sessions", []) if isinstance(s, dict)):
         warmups += " on each host (every host of the cluster takes the plan's warm-ups itself before its first block)"
@@ -248,33 +250,36 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         f"it could have shown at {rules.POWER:.0%} power at the spread measured (the MDE, between the interval's "
         f"half-width and its width; at few pairs the spread is itself uncertain, and the power averaged over it is "
         f"lower: docs/statistics.md)."]
+    rows, notes = [], []
     for name, t in comps:
         fam = t["family_title"].iloc[0] if "family_title" in t.columns else t["family"].iloc[0]
         metric = t["metric"].iloc[0] if "metric" in t.columns else "the metric"
         paired_rows = t[t["pairing"] == "paired"]
         kinds = t["verdict_kind"].value_counts() if "verdict_kind" in t else pd.Series(dtype=int)
         level = t["ci_level"].dropna().iloc[0] if "ci_level" in t and t["ci_level"].notna().any() else np.nan
-        text = (f"{fam} ({metric}): {len(t)} comparisons, {len(paired_rows)} paired "
-                f"({_fmt_range(paired_rows['pairs'])} pairs each)")
         unpaired = t[t["pairing"] != "paired"]
         if len(unpaired):
             reasons = sorted(set(unpaired["warning"].dropna()) - {""}) if "warning" in t.columns else []
-            text += f", {len(unpaired)} unpaired" + (f" ({'; '.join(reasons)})" if reasons else "")
+            notes.append(f"{fam} ({metric}): {len(unpaired)} unpaired" + (f" ({'; '.join(reasons)})" if reasons else ""))
+        row = {"family": fam, "metric": metric, "comparisons": str(len(t)),
+               "pairs each": _fmt_range(paired_rows["pairs"]) + (f" ({len(unpaired)} unpaired)" if len(unpaired) else "")}
         if "verdict_kind" in t:
             inside = int(t["within_margin"].sum()) if "within_margin" in t.columns else 0
-            text += (f"; {int(kinds.get('a', 0) + kinds.get('b', 0))} differences ({inside} of them smaller than "
-                     f"±{margin * 100:g}%), {int(kinds.get('equivalent', 0))} equivalent, "
-                     f"{int(kinds.get('inconclusive', 0))} inconclusive")
-        if np.isfinite(level):
-            text += f"; intervals at {_pct(level)}"
-        if "mde" in t.columns and (t["verdict_kind"] == "inconclusive").any():
-            mde = t.loc[t["verdict_kind"] == "inconclusive", "mde"].dropna()
-            if not mde.empty:
-                low, high = units.detectable(mde.min()), units.detectable(mde.max())
-                text += (f"; the inconclusive row could have shown a difference of {low}" if len(mde) == 1 else
-                         f"; inconclusive rows could have shown differences of {low}" if low == high else
-                         f"; inconclusive rows could have shown differences of {low} to {high}")
-        parts.append(text + ".")
+            called = int(kinds.get('a', 0) + kinds.get('b', 0))
+            row["differences"] = f"{called}" + (f" ({inside} within ±{margin * 100:g}%)" if inside else "")
+            row["equivalent"] = str(int(kinds.get("equivalent", 0)))
+            row["inconclusive"] = str(int(kinds.get("inconclusive", 0)))
+        row["intervals at"] = _pct(level) if np.isfinite(level) else ""
+        mde = (t.loc[t["verdict_kind"] == "inconclusive", "mde"].dropna()
+               if "mde" in t.columns and "verdict_kind" in t else pd.Series(dtype=float))
+        low, high = (units.detectable(mde.min()), units.detectable(mde.max())) if not mde.empty else ("", "")
+        row["inconclusive rows' MDE"] = low if low == high else f"{low} to {high}"
+        rows.append(row)
+    parts.append("Per family (a difference \"within\" the margin is called and smaller than it; the MDE, the "
+                 "smallest difference an inconclusive row could have shown):")
+    parts.append("\n\n" + Readable(pd.DataFrame(rows).fillna("")).to_markdown().strip() + "\n\n")
+    if notes:
+        parts.append(f"Unpaired: {'; '.join(notes)}.")
     parts.append("Tables of different metrics are separate families: reading time and memory together, the "
                  f"error rates add up (at most {2 * alpha:g}).")
     own = _own_families(tables)
@@ -286,7 +291,7 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
                      + (" The change and the speed-up with cores are tested as a fixed design: in a sequential run "
                         "they spend no alpha over the looks, and their rows say so in their warning."
                         if cores_tables else ""))
-    return " ".join(parts)
+    return " ".join(parts).replace(" \n\n", "\n\n").replace("\n\n ", "\n\n")
 
 
 def stopping(meta: dict, design: Mapping | None) -> str:

@@ -201,11 +201,12 @@ def analysis(parameters: AnalysisParameters) -> full.Report | None:
 
 
 def method(rep: full.Report | None) -> "Section":
-    """The Method: its subsections ('### heading' blocks of the text) as headings and paragraphs."""
+    """The Method: its subsections ('### heading' blocks of the text) as headings, paragraphs and tables."""
     if rep is None:
         return Section(SEVERAL)
     blocks = [b.strip() for b in (rep.method or "").split("\n\n") if b.strip()]
-    return Section(*(Heading(b[4:]) if b.startswith("### ") else b for b in blocks))
+    return Section(*(Heading(b[4:]) if b.startswith("### ") else tables.from_markdown(b) if b.startswith("|") else b
+                     for b in blocks))
 
 
 class Heading(str):

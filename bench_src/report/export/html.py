@@ -152,11 +152,13 @@ def _findings(rep, used_figures: set) -> str:
 
 
 def _method(text: str) -> str:
-    """The Method's subsections ('### heading' blocks) as HTML."""
+    """The Method's subsections ('### heading' blocks) as HTML, its tables ('|' blocks) as tables."""
     out = ["<section id='method'><h2>Method</h2>"]
     for block in (b for b in text.split("\n\n") if b.strip()):
         if block.startswith("### "):
             out.append(f"<h3>{html.escape(block[4:].strip())}</h3>")
+        elif block.startswith("|"):
+            out.append(tables.from_markdown(block).to_html())
         else:
             out.append(f"<p class='method'>{html.escape(block)}</p>")
     return "".join(out) + "</section>"

@@ -22,7 +22,7 @@ from .comparisons import aa, comparison, memory_above_baseline, models, robustne
 from . import cores, hosts, posts
 from .formatting import (VERDICT_KINDS, blank, ci_name, finish, param_columns, params_dict, params_text,
                          shared_text, split_constants, threads_text, verdict_kinds)
-from .markup import Readable
+from .markup import Readable, from_markdown
 from .status import CELL, checksums, failure_groups, failures, status, status_counts
 
 __all__ = ["CELL", "FORMATTERS", "Readable", "VERDICT_KINDS", "aa", "blank", "checksums", "ci_name", "comparison", "cores",

@@ -53,3 +53,25 @@ class Readable:
 
     def __len__(self) -> int:
         return len(self.frame)
+
+
+def from_markdown(block: str) -> Readable:
+    """A pipe table written by `Readable.to_markdown` (a header, a line of dashes, the rows; no title
+    or caption) read back, for text that carries a table inside its paragraphs (the Method)."""
+    def cells(line: str) -> list[str]:
+        parts, cell, escaped = [], "", False
+        for ch in line.strip()[1:-1]:  # the text between the outer pipes
+            if escaped:
+                cell, escaped = cell + ch, False
+            elif ch == "\\":
+                escaped = True
+            elif ch == "|":
+                parts.append(cell.strip())
+                cell = ""
+            else:
+                cell += ch
+        return parts + [cell.strip()]
+
+    lines = [line for line in block.strip().splitlines() if line.strip()]
+    header, rows = cells(lines[0]), [cells(line) for line in lines[2:]]
+    return Readable(pd.DataFrame(rows, columns=header))
