@@ -119,6 +119,13 @@ def test_log_value_axes_have_unit_ticks_and_constants_stay_out_of_legends(df):
     legend = [t.get_text() for t in sleep.get_legend().get_texts()]
     assert legend == ["go waitgroup", "rust join-handles"]  # kernel and work are the same for every series
     assert "kernel=xorshift, work=0" in _texts(fig)  # ... and said once, under the panel title
+    # each band's edges are drawn in its series' colour, so that overlapping bands stay apart
+    from matplotlib.colors import to_rgb
+    medians = {line.get_label(): line for line in sleep.get_lines() if line.get_label() in legend}
+    for name, line in medians.items():
+        edges = [other for other in sleep.get_lines() if other is not line and other.get_label().startswith("_")
+                 and to_rgb(other.get_color()) == to_rgb(line.get_color()) and other.get_linewidth() < 1]
+        assert len(edges) == 2, name
     plt.close(fig)
 
 

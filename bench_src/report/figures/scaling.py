@@ -55,6 +55,11 @@ def metric_vs_n(summary: pd.DataFrame, metric: str | None = None, distinct_serie
                 look = looks.get(name, {"color": "0.4", "marker": "o", "ms": 4.5})
                 ax.plot(g["n"], g["median"], label=name, **look)
                 ax.fill_between(g["n"], g["ci_low"], g["ci_high"], color=look["color"], alpha=0.18, linewidth=0)
+                # the band's edges in its series' colour: where two bands overlap, their blend alone
+                # would not tell whose band reaches where
+                for edge in ("ci_low", "ci_high"):
+                    ax.plot(g["n"], g[edge], color=look["color"], linewidth=0.7, alpha=0.7,
+                            linestyle=look.get("linestyle", "-"))
             n_axis(ax, ns, w)
             sub = join_parts(params_caption(constant))
         else:
