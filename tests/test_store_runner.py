@@ -904,7 +904,9 @@ def test_estimate_progress_lines_and_the_real_duration(tmp_path, capsys):
     assert err[0].startswith("warming up first: 4 warm-up samples"), err
     assert err[1].startswith("[r] 1/16 samples (6%), elapsed ") and "ETA" in err[1] and "warmup" in err[1]
     assert err[2].startswith("estimated duration: about") and "an estimate" in err[2], err
-    assert "for 12 samples" in err[2], "the estimate counts what is left after the warm-ups"
+    # the session's samples, the warm-ups it took before the estimate included (as its seconds include
+    # their time): "for 12 samples" was not what the closing line said it took
+    assert "for 16 samples" in err[2] and "the 4 warm-up samples)" in err[2], err[2]
     assert err[-2].startswith("[r] 16/16 samples (100%)") and err[-2].endswith("done")
     assert "ETA" not in err[-2], "the last line has nothing left to estimate"
     assert err[-1].startswith("took ") and "; estimated " in err[-1]
@@ -1314,3 +1316,79 @@ def test_a_line_that_is_not_utf_8_is_a_bad_line_and_moved_whole_by_a_repair(tmp_
     import base64
     moved = json.loads((out / "samples.rejected.jsonl").read_text().splitlines()[0])
     assert b"\xff\xfe" in base64.b64decode(moved["base64"])
+
+
+def _without_lines(results_dir, picks) -> None:
+    """samples.jsonl less the records `picks(records)` names (by index), as a hand edit leaves it."""
+    path = results_dir / "samples.jsonl"
+    lines = path.read_text().splitlines(True)
+    gone = set(picks([json.loads(line) for line in lines]))
+    path.write_text("".join(line for i, line in enumerate(lines) if i not in gone))
+
+
+def _middle_of_block_1(recs):
+    return [next(i for i, r in enumerate(recs) if r["phase"] == "measured" and r["block"] == 1) + 1]
+
+
+def _last_measured(recs):
+    return [max(i for i, r in enumerate(recs) if r["phase"] == "measured")]
+
+
+def _a_warmup(recs):
+    return [next(i for i, r in enumerate(recs) if r["phase"] == "warmup")]
+
+
+@pytest.mark.parametrize("picks, taken", [
+    # the warm-ups again (4), then the cut block whole (4)
+    (_middle_of_block_1, 8),
+    (_last_measured, 8),
+    # the missing warm-up alone: no measured sample, so no warm-up again
+    (_a_warmup, 1),
+    # the missing warm-up, the other 3 again, the cut block whole
+    (lambda recs: _a_warmup(recs) + _middle_of_block_1(recs), 1 + 3 + 4),
+])
+def test_a_resumed_runs_estimate_and_planned_count_are_the_samples_it_takes(tmp_path, capsys, picks, taken):
+    """A finished run less one line of samples.jsonl, resumed: the estimate counted the samples
+    missing, not the block taken again whole around one nor the warm-ups taken again before the
+    first measured sample ("about 4 s for 0 samples" for a session that took one; "for 1 samples"
+    for one that took 104), and the progress line began at "15/16" to end at "19/19"."""
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    _without_lines(tmp_path / "r", picks)
+    capsys.readouterr()
+    report = runner.run(plan, tmp_path / "r", progress=True, measure_fn=fake_measure(), log=lambda *_: None,
+                        repair=True)
+    err = capsys.readouterr().err.splitlines()
+    assert report.taken == taken and not report.interrupted
+    assert report.estimate.samples == taken, (report.estimate.samples, taken)
+    said = [line for line in err if line.startswith("estimated duration: about")]
+    assert len(said) == 1 and f" for {taken} sample" in said[0], said
+    counts = [re.match(r"\[r\] (\d+)/(\d+) samples", line) for line in err]
+    planned = {int(m.group(2)) for m in counts if m}
+    assert planned == {report.planned}, (planned, report.planned)
+    kept = report.kept_before
+    assert kept + taken == report.planned, str(report)
+    assert f"{taken} samples taken now" in str(report) and f"{report.planned} planned" in str(report)
+
+
+def test_a_resumed_sequential_runs_estimates_count_the_warm_ups_it_takes_again(tmp_path):
+    """Session 1 stops between two of the rule's extra blocks; session 2 takes the warm-ups again
+    before its first measured sample, then the extra blocks: its estimate, and the rest estimated
+    after the pilot's look (which comes before them), left the warm-ups out (20 of 24)."""
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], params={"sleep": {"work": 10}}, warmup=1, samples=8,
+                     max_samples=14, looks=3)
+    first = per_sample_measure()
+
+    def stopping(cell, *args, **kwargs):
+        if len(first.calls) == 4 + 8 * 4 + 4:  # the warm-ups, the pilot, one extra block
+            raise Stop()
+        return first(cell, *args, **kwargs)
+
+    assert runner.run(plan, tmp_path / "r", progress=False, measure_fn=stopping, log=lambda *_: None).interrupted
+    lines = []
+    report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=per_sample_measure(first.calls),
+                        log=lines.append)
+    assert report.taken == 4 + 20 and report.retaken == 0 and not report.interrupted
+    assert report.estimate.samples == report.taken, report.estimate
+    rest = [line for line in lines if line.startswith("after the pilot:")]
+    assert len(rest) == 1 and f"for {report.taken} samples" in rest[0], rest

@@ -316,13 +316,37 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 # done before outside the schedule: the sequential rule's extra blocks, warm-ups taken again
                 outside = len(done - {s.sample_id for s in schedule})
                 report.planned, report.already_done = len(schedule) + outside, len(schedule) - len(todo) + outside
+                blocks = sequential.blocks_of(enumerate(schedule))
+                # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
+                # take their own warm-ups, each in its first block)
+                warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
+                # what this session takes of the schedule: a cluster's hosts take whole blocks and their
+                # own warm-ups (Hosts), counted apart
+                takes = session_takes(blocks, done, skipped) if cluster is None else SessionTakes(todo, [], set())
                 measured_s, by_cell = history()
-                done_per_cell = taken_per_cell(kept, done)
                 used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
                 speed = speed_factor(plan, records)
-                est = _estimate(plan, kept, measured_s, expected_samples, done_per_cell, used, spent_before,
-                                store.dir, speed=speed)
+
+                def estimate_now(now_records: list[dict], now_done: set[str], **kw) -> Estimate:
+                    """The samples this session takes from here, priced: a sample done counts as done
+                    unless the session takes it again (in a block an interruption cut, taken whole; a
+                    warm-up, taken again before the first measured sample)."""
+                    def priced(again: set[str]) -> Estimate:
+                        return _estimate(plan, now_records, measured_s, expected_samples,
+                                         taken_per_cell(now_records, now_done - again), used, spent_before,
+                                         store.dir, **kw)
+
+                    est = priced(takes.again)
+                    if takes.warm_again and not takes.measured and plan.max_samples:
+                        # the schedule is taken: the rule's extra blocks bring the measured samples,
+                        # the warm-ups again before them
+                        warm_left = sum(s.phase == "warmup" and s.sample_id not in now_done for _, s in takes.slots)
+                        if est.samples > warm_left:
+                            est = priced(takes.again | {s.sample_id for _, s in takes.warm_again})
+                    return est
+
+                est = estimate_now(kept, done, speed=speed)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                 if not todo and not plan.max_samples:
@@ -335,29 +359,39 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
                 bar = Progress(store.run_id, report.planned, report.already_done, seconds, enabled=progress)
                 keep = SampleKeeper(store, book, report, bar, log, done_before=done)
-                blocks = sequential.blocks_of(enumerate(schedule))
-                # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
-                # take their own warm-ups, each in its first block)
-                warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
                 warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                 calibrate = warmups > 0
                 # a resumed session starts cold as the first did (the programs were just evicted from
                 # the page cache): right before its first measured sample, if it takes one, it takes the
                 # warm-ups done before again, under names of this session's
-                again = [(q, s) for b in warm_first for q, s in b if s.sample_id in done]
+                again = takes.warm_again
+                # whether their count is in the planned one, whether they were taken
+                warm_state = {"planned": False, "taken": False}
 
-                def take_warmups(slots: list[tuple[int, Slot]], retaken: bool = False, say: str = "") -> None:
-                    """Warm-ups this session adds to its count (retaken: under names of its own)."""
+                def plan_warmups(slots: list[tuple[int, Slot]]) -> None:
+                    """Warm-ups this session adds to its count."""
                     bar.add_planned(len(slots))
                     bar.expect([s.cell for _, s in slots])
                     report.planned += len(slots)
+
+                def take_warmups(slots: list[tuple[int, Slot]], retaken: bool = False, say: str = "",
+                                 planned: bool = False) -> None:
+                    """Warm-ups this session takes (retaken: under names of its own; planned: counted
+                    already)."""
+                    if not planned:
+                        plan_warmups(slots)
                     if say:
                         bar.say(say, log)
                     for q, s in slots:
                         take(q, s, again=retaken)
 
+                if again and takes.measured:  # the schedule has a measured sample to take: planned from the start
+                    plan_warmups(again)
+                    warm_state["planned"] = True
+
                 def warm_again() -> None:
-                    take_warmups(again, retaken=True, say=(
+                    warm_state["taken"] = True
+                    take_warmups(again, retaken=True, planned=warm_state["planned"], say=(
                         f"warming up again: this session resumes the run; the {len(again)} warm-up "
                         f"sample{'s' if len(again) != 1 else ''} taken before {'are' if len(again) != 1 else 'is'}"
                         " taken again (discarded) before its first measured sample"))
@@ -414,19 +448,22 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                                              (lambda: take_warmups(again_here, retaken=True)) if again_here else None)
                         take_warmups(fresh)
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
-                bar.expect([s.cell for _, s in todo])
+                # the samples to take (a block an interruption cut, whole) count towards the ETA
+                bar.expect([s.cell for _, s in takes.slots])
                 bar.begin()
                 if calibrate:
                     take_blocks(warm_first, None)
                     now_records = store.latest_records()
                     speed = speed_factor(plan, now_records) or speed
                     spent_now = time.monotonic() - started
-                    est = _estimate(plan, now_records, measured_s, expected_samples,
-                                    taken_per_cell(now_records, store.done_ids()), used, spent_before, store.dir,
-                                    spent_now=spent_now, speed=speed, servers_started=True)
+                    est = estimate_now(now_records, store.done_ids(), spent_now=spent_now, speed=speed,
+                                       servers_started=True)
+                    # the session's estimate: its time so far, and the warm-ups it took in it
                     est.seconds += spent_now
+                    est.samples += report.taken
                     est.notes.append(f"{format_duration(spent_now)} of it spent before the estimate (starting the "
-                                     "servers and fixtures, the warm-ups)")
+                                     f"servers and fixtures, the {report.taken} warm-up "
+                                     f"sample{'s' if report.taken != 1 else ''})")
                     report.estimate = est
                     store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                     bar.say(str(est), log)
@@ -441,6 +478,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         # the pilot's own seconds per sample outrank earlier runs' (a results directory
                         # outside data/results/ is no part of the history)
                         times, own = history()[0], seconds_per_sample(now_records)
+                        # the open comparisons bring measured samples: the warm-ups again before them, if to come
+                        if again and not warm_state["taken"]:
+                            now_done = now_done - {s.sample_id for _, s in again}
                         rest = _estimate(plan, now_records, times, None, taken_per_cell(now_records, now_done), used,
                             spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own, speed=speed,
                             servers_started=True)
@@ -634,6 +674,34 @@ def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
                              + (f", the pilot alone {format_duration(pilot.seconds)}" if pilot.seconds else ""))
         est.seconds = capped
     return est
+
+
+@dataclass
+class SessionTakes:
+    """What a session in this process takes of the plan's schedule: `slots`, block by block
+    (`sequential.block_to_take`: a measured block an interruption cut, whole); `warm_again`, the
+    warm-ups done before that it takes again under names of its own right before its first measured
+    sample, if it takes one; `again`, the samples of `slots` done before."""
+    slots: list[tuple[int, Slot]]
+    warm_again: list[tuple[int, Slot]]
+    again: set[str]
+
+    @property
+    def measured(self) -> bool:
+        """A measured sample of the schedule is to be taken (so the warm-ups again too)."""
+        return any(s.phase == "measured" for _, s in self.slots)
+
+
+def session_takes(blocks: list[list[tuple[int, Slot]]], done: set[str], skipped: set[str]) -> SessionTakes:
+    """What this session takes of `blocks` (the schedule's, in order), given the samples `done`
+    and the `skipped` ones among those not done: what `sequential.blocks_in_order` and the warm-ups
+    again will take, for the estimate and the progress line's count."""
+    slots = [qs for b in blocks for qs in sequential.block_to_take(b, done, skipped)[0]]
+    warm_again = [(q, s) for b in blocks if b[0][1].phase == "warmup" for q, s in b if s.sample_id in done]
+    takes = SessionTakes(slots, warm_again, {s.sample_id for _, s in slots if s.sample_id in done})
+    if takes.measured:
+        takes.again |= {s.sample_id for _, s in warm_again}
+    return takes
 
 
 class _Growing:
