@@ -88,6 +88,19 @@ def test_expected_samples_per_cell_and_samples_already_taken():
     assert est.estimate(p, measured, done={cells[0].id: 4, cells[1].id: 1}).seconds == pytest.approx(0 + 3 + 8)
 
 
+def test_with_every_sample_taken_the_estimate_is_0_s_for_0_samples_resting_on_nothing():
+    """A finished run opened again: its basis named the cells' default times and the warm-ups'
+    factor, for nothing to take."""
+    p = plan(workloads=["sleep", "mysql"], ns=[10], params=None)
+    speed = est.Speed(0.9, 2)
+    e = est.estimate(p, done={c.id: 4 for c in p.cells()}, speed=speed)
+    assert e.seconds == 0 and e.samples == 0 and e.server_start_s == 0
+    assert e.basis == "nothing to take", e.basis
+    assert str(e) == "estimated duration: about 0 s for 0 samples (an estimate, not a promise: nothing to take)"
+    e.notes.append("samples per cell as the sequential rule expects them, from the stored pilot")
+    assert e.basis == "nothing to take; samples per cell as the sequential rule expects them, from the stored pilot"
+
+
 def test_database_servers_add_their_start_up_unless_external():
     p = plan(workloads=["mysql", "postgres"], ns=[10], params=None)
     assert est.estimate(p).server_start_s == 2 * est.SERVER_START_S

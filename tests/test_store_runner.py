@@ -1371,6 +1371,20 @@ def test_a_resumed_runs_estimate_and_planned_count_are_the_samples_it_takes(tmp_
     assert f"{taken} samples taken now" in str(report) and f"{report.planned} planned" in str(report)
 
 
+def test_a_run_with_every_sample_taken_says_so_and_estimates_nothing(tmp_path, capsys):
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    capsys.readouterr()
+    logged, again = [], fake_measure()
+    report = runner.run(plan, tmp_path / "r", progress=True, measure_fn=again, log=logged.append)
+    assert again.calls == [] and report.taken == 0
+    assert logged[0] == f"all 16 planned samples are already in {tmp_path / 'r'}", logged
+    assert report.estimate.samples == 0 and report.estimate.seconds == 0
+    assert "(estimated 0 s): 0 samples taken now, 16 kept from before, 16 planned" in str(report), str(report)
+    session = json.loads((tmp_path / "r" / "meta.json").read_text())["sessions"][-1]
+    assert session["estimate_s"] == 0 and session["estimate_basis"] == "nothing to take"
+
+
 def test_a_resumed_sequential_runs_estimates_count_the_warm_ups_it_takes_again(tmp_path):
     """Session 1 stops between two of the rule's extra blocks; session 2 takes the warm-ups again
     before its first measured sample, then the extra blocks: its estimate, and the rest estimated

@@ -84,6 +84,8 @@ class Estimate:
 
     @property
     def basis(self) -> str:
+        if not self.samples:  # no cell is timed: a finished run's timing of its cells is no basis of 0 s
+            return "; ".join(["nothing to take"] + self.notes)
         parts = []
         if self.cells_from_run:
             parts.append(f"{self.cells_from_run} of {self.cells} cells timed from this run's samples, median seconds "
@@ -100,7 +102,7 @@ class Estimate:
         if self.server_start_s:
             parts.append(f"{self.server_start_s:.0f} s to start the database servers")
         parts += self.notes
-        return "; ".join(parts) or "nothing to take"
+        return "; ".join(parts)
 
     def __str__(self) -> str:
         return (f"estimated duration: about {format_duration(self.seconds)} for {self.samples:,.0f} samples "
