@@ -185,3 +185,9 @@ def test_every_workload_of_the_catalogue_has_a_default_time():
 
     assert sorted(set(WORKLOADS) - set(est.DEFAULT_SAMPLE_S)) == []
     assert all(fixed > 0 and per_n > 0 for fixed, per_n in est.DEFAULT_SAMPLE_S.values())
+
+
+def test_one_sample_reads_as_one():
+    p = plan()
+    e = est.estimate(p, done={c.id: 4 for c in p.cells()[1:]} | {p.cells()[0].id: 3})
+    assert e.samples == 1 and " for 1 sample (an estimate" in str(e), str(e)

@@ -1362,13 +1362,14 @@ def test_a_resumed_runs_estimate_and_planned_count_are_the_samples_it_takes(tmp_
     assert report.taken == taken and not report.interrupted
     assert report.estimate.samples == taken, (report.estimate.samples, taken)
     said = [line for line in err if line.startswith("estimated duration: about")]
-    assert len(said) == 1 and f" for {taken} sample" in said[0], said
+    one = "s" if taken != 1 else ""
+    assert len(said) == 1 and f" for {taken} sample{one} (" in said[0], said
     counts = [re.match(r"\[r\] (\d+)/(\d+) samples", line) for line in err]
     planned = {int(m.group(2)) for m in counts if m}
     assert planned == {report.planned}, (planned, report.planned)
     kept = report.kept_before
     assert kept + taken == report.planned, str(report)
-    assert f"{taken} samples taken now" in str(report) and f"{report.planned} planned" in str(report)
+    assert f": {taken} sample{one} taken now" in str(report) and f"{report.planned} planned" in str(report)
 
 
 def test_a_run_with_every_sample_taken_says_so_and_estimates_nothing(tmp_path, capsys):

@@ -105,7 +105,9 @@ class Estimate:
         return "; ".join(parts)
 
     def __str__(self) -> str:
-        return (f"estimated duration: about {format_duration(self.seconds)} for {self.samples:,.0f} samples "
+        count = f"{self.samples:,.0f}"
+        count += " sample" if count == "1" else " samples"
+        return (f"estimated duration: about {format_duration(self.seconds)} for {count} "
                 f"(an estimate, not a promise: {self.basis})")
 
     def spread_over(self, hosts: int, warmup_s: float, warmups: int = 0) -> None:

@@ -91,7 +91,8 @@ class RunReport:
         est = f" (estimated {format_duration(self.estimate.seconds)})" if self.estimate else ""
         again = (f" ({self.retaken + self.retaken_now} of them again: their blocks, left incomplete, were taken "
                  "whole)" if self.retaken + self.retaken_now else "")
-        return (f"{head} after {format_duration(self.duration_s)}{est}: {self.taken} samples taken now{again}, "
+        taken = f"{self.taken} sample{'s' if self.taken != 1 else ''}"
+        return (f"{head} after {format_duration(self.duration_s)}{est}: {taken} taken now{again}, "
                 f"{self.already_done - self.retaken if self.kept_before is None else self.kept_before} kept from "
                 f"before, {self.planned} planned; statuses of the new "
                 f"samples: {st}; "
