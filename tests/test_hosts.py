@@ -368,3 +368,81 @@ def test_the_combined_table_reads_verdicts_as_the_one_host_tables_do(tmp_path):
     assert set(readable["verdict"]) == {"Go faster"} and set(readable["hosts' own verdicts"]) == {"Go faster; Go faster"}
     own = tables.hosts.per_host(hosts.per_host(df)).frame
     assert set(own["verdict"]) == {"Go faster"}
+
+
+def pages_frame(go_pages, rust_pages):
+    """Peak RSS on the 4 KiB page grid: per host, Go's and Rust's pages in each of its blocks (one
+    sleep comparison, one host per entry)."""
+    import pandas as pd
+
+    from bench_src.analysis import rules, simulate
+
+    page = rules.resolution("peak_rss_mib")
+    parts = []
+    for h, (go, rust) in enumerate(zip(go_pages, rust_pages)):
+        f = simulate.frame(simulate.go_rust_cells([1.0]), len(go), np.random.default_rng(h))
+        per_block = np.where(f["lang"] == "go", np.asarray(go, float)[f["block"]], np.asarray(rust, float)[f["block"]])
+        f["peak_rss_mib"] = per_block * page
+        f["host"], f["host_label"], f["run_id"] = f"h{h}", f"host {h}", f"run{h}"
+        parts.append(f)
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_hosts_whose_means_coincide_on_the_page_grid_are_not_called_from_a_zero_width_interval():
+    """Go at 2,560 pages in every block, Rust one page more in 5 of 10 blocks, other blocks on each
+    of two hosts: each host's mean log ratio is the same, so the hosts' spread is 0.  Each host calls
+    the two equivalent; across hosts the interval keeps the hosts' own noise and their rounding on
+    the grid, holds 1 and says the same (before: a zero-width interval, p = 0, "Go smaller, by less
+    than 2%")."""
+    go = [2560] * 10
+    df = pages_frame([go, go], [[2561] * 5 + [2560] * 5, [2560] * 5 + [2561] * 5])
+    logs = hosts.host_log_ratios(df, "peak_rss_mib")
+    assert logs["log_ratio"].nunique() == 1 and (logs["variance"] > 0).all()
+    assert set(hosts.per_host(df, "peak_rss_mib")["verdict_kind"]) == {"equivalent"}
+    row = hosts.across_hosts(df, "peak_rss_mib").iloc[0]
+    assert row["ratio_ci_low"] < 1 < row["ratio_ci_high"] and row["p_value"] > 0.05, row.to_dict()
+    assert row["verdict_kind"] == "equivalent"
+    # at least the classic random-effects interval on the hosts' own noise, plus the grid's bound
+    half = (np.log(row["ratio_ci_high"]) - np.log(row["ratio_ci_low"])) / 2
+    assert half > 1.96 * np.sqrt(logs["variance"].sum()) / 2 + logs["rounding_u"].mean()
+
+
+def test_hosts_whose_values_never_vary_are_combined_as_each_reads_its_own():
+    """Three hosts whose values never vary (Go one page above Rust in every block): no noise and no
+    spread, so the interval is the grid's rounding bound alone, as each host's own is, and the
+    combined verdict is each host's."""
+    df = pages_frame([[2561] * 10] * 3, [[2560] * 10] * 3)
+    own = hosts.per_host(df, "peak_rss_mib")
+    row = hosts.across_hosts(df, "peak_rss_mib").iloc[0]
+    assert row["ratio_ci_high"] > row["ratio_ci_low"] > 1, row.to_dict()
+    assert set(own["verdict"]) == {row["verdict"]} == {"Rust smaller, by less than 2%"}
+    assert row["ratio_ci_low"] == pytest.approx(own["ratio_ci_low"].iloc[0], rel=1e-3)
+
+
+def test_the_combined_interval_is_the_wider_of_hartung_and_knapps_and_the_classic_one():
+    """Hosts that agree more closely than their own noise: the classic random-effects interval
+    (normal, the hosts' own variances); hosts far apart: Hartung and Knapp's (t on hosts - 1
+    degrees of freedom, their spread).  Either way the p-value is the smallest level whose interval
+    excludes 0, with or without a grid."""
+    from scipy import stats as sps
+
+    from bench_src.analysis import paired
+
+    c = hosts.combine([0.01, 0.01], [1e-4, 1e-4])
+    assert c.high - c.estimate == pytest.approx(sps.norm.isf(0.025) * np.sqrt(2e-4) / 2)
+    assert c.p_value == pytest.approx(2 * sps.norm.sf(0.01 / (np.sqrt(2e-4) / 2)))
+    c = hosts.combine([0.0, 0.1], [1e-6, 1e-6])
+    assert c.high - c.estimate == pytest.approx(sps.t.isf(0.025, 1) * 0.05)
+    assert c.p_value == pytest.approx(2 * sps.t.sf(1.0, 1))
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        k = int(rng.integers(2, 6))
+        eff = 0.01 + rng.normal(0, rng.choice([0.0, 0.002, 0.02]), k)
+        var = rng.uniform(0, 2e-5, k) * rng.choice([0, 1])
+        grid = paired.Rounding(*(rng.uniform(0, 5e-4, k) * rng.choice([0, 1]) for _ in range(3)))
+        c = hosts.combine(eff, var, rounding=grid)
+        assert c.high > c.low or (not grid.any and not var.any() and np.ptp(eff) == 0)
+        for level in (c.p_value * 0.999, c.p_value * 1.001):
+            if 1e-290 < level < 1:  # (the bisection stops at 1e-300)
+                low, high = c.interval(level)
+                assert (low > 0 or high < 0) == (level > c.p_value), (eff, var, level, c)

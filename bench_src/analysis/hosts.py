@@ -7,19 +7,43 @@ within a block, so only within a host.
 Per comparison (`combine`), the per-host log ratios (the mean of the per-block log ratios d, and
 its variance var(d) / n) are combined as a random-effects model: the hosts' true log ratios vary
 around a common mean with variance tau^2.  The combined log ratio is the mean of the hosts'
-estimates and its interval Student's t on their spread with k - 1 degrees of freedom: each host's
-estimate is one draw from the population of hosts, its own noise included, so the interval is
-exact for normal host estimates of equal precision whatever tau is.  Assumption: the hosts are a
-sample of the machines the claim is about.  tau^2 (Paule and Mandel's estimate) and I^2 (the share
-of the spread between hosts that is not sampling noise) are read off one statistic, Cochran's
-generalised Q (`heterogeneity`), so that I^2 > 0 exactly where tau^2 > 0; where a host's own
-variance is 0 (its per-block log ratios never varied) or not finite, neither can be estimated, and
-both are NaN with a note saying why.
+estimates (equal weights), and its interval the wider of two (Wiksten, Ruecker and Schwarzer 2016;
+Jackson, Law, Ruecker and Schwarzer 2017, Stat Med 36:3923):
+
+- Hartung and Knapp's: Student's t with k - 1 degrees of freedom on the hosts' spread, s^2 / k.
+  Each host's estimate is one draw from the population of hosts, its own noise included, so this
+  interval is exact for normal host estimates of equal precision whatever tau is.  But the spread
+  goes to 0 where the hosts' means happen to coincide (on a page grid, or values that never vary),
+  and with it the interval: a zero-width interval and p = 0 from hosts each of which called nothing.
+- the classic random-effects interval: the normal on the model's own variance of that mean,
+  sum (v_i + tau^2) / k^2 (each host's variance v_i, read off its n pairs, plus tau^2), which
+  never falls below what the hosts' own noise allows.
+
+The wider of the two covers at least as often as Hartung and Knapp's alone; it widens only the
+draws whose hosts agree more closely than their noise (where that interval's misses lie), so its
+median width is Hartung and Knapp's.  Hartung and Knapp's variance floored at the model's, q* =
+max(1, q) with t on k - 1 degrees of freedom (Knapp and Hartung 2003; Roever, Knapp and Friede
+2015), was measured too and not taken: it covered 99.5-100% at 2 and 3 hosts without
+heterogeneity, its median interval 1.3 to 1.6 times as wide.  Assumption: the hosts are a sample
+of the machines the claim is about.
+
+A metric on a grid (memory in pages, a clock's tick) carries a rounding error in each host's mean
+that no spread shows (every host may round the same way): the interval at level L is widened, as
+each host's own is (paired.rounding, read off the paired values with the metric's resolution), by
+the mean of the hosts' rounding bounds at L.  Where every host's values round alike (one true
+value on one grid, the case that matters) that is the bound of the combined mean's error; for
+errors independent across hosts it is wider than needed.  The p-value is the smallest level whose
+interval excludes 0 (paired.smallest_level), so the verdict read off the interval and the p-value
+agree.
+
+tau^2 (Paule and Mandel's estimate) and I^2 (the share of the spread between hosts that is not
+sampling noise) are read off one statistic, Cochran's generalised Q (`heterogeneity`), so that
+I^2 > 0 exactly where tau^2 > 0; where a host's own variance is 0 (its per-block log ratios never
+varied) or not finite, neither can be estimated, and both are NaN with a note saying why (the
+model's variance then takes tau^2 as 0, and a host's variance that is not finite adds nothing).
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
-without heterogeneity): hosts of equal precision 94.6-95.4%; hosts whose noise differs up to
-tenfold 95.9-98.9% (conservative, never too narrow), where the inverse-variance weighted
-Hartung-Knapp interval falls to 77.7% (weights from 10 pairs are noisy); docs/statistics.md has
-the table.  With 2 hosts the interval is wide by construction (t on one degree of freedom): two
+without heterogeneity, and on the page grid): docs/statistics.md has the table.  With 2 hosts
+Hartung and Knapp's interval is wide (t on one degree of freedom) unless the two agree closely: two
 machines say little about a third.
 
 Directories that differ by a named factor (store.hosts.load_hosts(..., factor="commit" or
@@ -30,13 +54,13 @@ every comparison, so each of its values has its own per-host verdicts and its ow
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats as sps
 
-from . import multiplicity, rules
+from . import multiplicity, paired, rules
 from .compare import CellValues, compare, go_vs_rust_row
 from ..plan.comparisons import comparisons
 
@@ -56,10 +80,30 @@ class Combined:
     tau2: float  # between-host variance of the true log ratios (NaN: not estimable, `note` says why)
     i2: float  # share of the between-host spread that is not sampling noise (0..1; NaN as tau2)
     note: str = ""
+    se_spread: float = math.nan  # Hartung and Knapp's standard error: the hosts' spread, s / sqrt(k)
+    se_model: float = math.nan  # the model's: sqrt(sum (v_i + tau^2)) / k
+    grid: paired.Rounding = paired.NO_ROUNDING  # each host's rounding on the metric's grid
 
     @property
     def tau(self) -> float:
         return math.sqrt(self.tau2) if self.tau2 >= 0 else math.nan
+
+    def half_width(self, level) -> np.ndarray:
+        """The half-width of the 1 - level interval: the wider of Student's t on hosts - 1 degrees
+        of freedom times `se_spread` and the normal times `se_model`, plus the mean of the hosts'
+        rounding bounds at that level (NaN for one host)."""
+        level = np.asarray(level, dtype=float)
+        if self.hosts < 2:
+            return np.full(level.shape, np.nan)
+        with np.errstate(invalid="ignore"):
+            spread = sps.t.isf(level / 2, self.hosts - 1) * self.se_spread if self.se_spread > 0 else 0.0 * level
+            model = sps.norm.isf(level / 2) * self.se_model if self.se_model > 0 else 0.0 * level
+        rounding = self.grid.half_width(level[..., None]).mean(axis=-1) if self.grid.any else 0.0
+        return np.maximum(spread, model) + rounding
+
+    def interval(self, level) -> tuple[np.ndarray, np.ndarray]:
+        half = self.half_width(level)
+        return self.estimate - half, self.estimate + half
 
 
 NOT_ESTIMABLE = ("tau² and I² not estimable: a host's own variance is 0 (its per-block log ratios never varied) "
@@ -96,11 +140,16 @@ def heterogeneity(effects, variances) -> tuple[float, float, str]:
     return float(tau2), (q0 - (k - 1)) / q0, ""
 
 
-def combine(effects, variances, level: float = rules.ALPHA) -> Combined:
-    """The common log ratio of per-host estimates (their mean) with its 1 - level Student's t
-    interval on k - 1 degrees of freedom and the dual p-value; tau^2 and I^2 from the per-host
-    variances (`heterogeneity`: NaN, with a note, where a host's variance is 0 or not finite).  A
-    host without a finite estimate is left out.  One host: its own estimate, no interval."""
+def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rounding | None = None) -> Combined:
+    """The common log ratio of per-host estimates (their mean) with its 1 - level interval, the
+    wider of Hartung and Knapp's (t on k - 1 degrees of freedom, the hosts' spread) and the classic
+    random-effects one (normal, the model's variance sum (v_i + tau^2) / k^2), and the dual p-value
+    (the smallest level whose interval excludes 0); see the module's docstring.  `rounding`: each
+    host's rounding on the metric's grid (paired.Rounding with one entry per host), whose mean bound
+    widens the interval.  tau^2 and I^2 from the per-host variances (`heterogeneity`: NaN, with a
+    note, where a host's variance is 0 or not finite; the model's variance then takes tau^2 as 0,
+    and a variance that is not finite adds nothing to it).  A host without a finite estimate is
+    left out.  One host: its own estimate, no interval."""
     eff = np.asarray(effects, dtype=float)
     var = np.asarray(variances, dtype=float)
     ok = np.isfinite(eff)
@@ -111,16 +160,32 @@ def combine(effects, variances, level: float = rules.ALPHA) -> Combined:
     est = float(eff.mean())
     if k == 1:
         return Combined(1, est, math.nan, math.nan, math.nan, math.nan, math.nan)
-    se = float(eff.std(ddof=1) / math.sqrt(k))
-    crit = float(sps.t.isf(level / 2, k - 1))
-    p = float(2 * sps.t.sf(abs(est) / se, k - 1)) if se > 0 else (0.0 if est else 1.0)
+    grid = paired.NO_ROUNDING
+    if rounding is not None and rounding.any:
+        u, v, fixed = (np.broadcast_to(np.asarray(x, dtype=float), ok.shape)[ok]
+                       for x in (rounding.u, rounding.v, rounding.fixed))
+        grid = paired.Rounding(u, v, fixed)
     tau2, i2, note = heterogeneity(eff, var)
-    return Combined(k, est, est - crit * se, est + crit * se, p, tau2, i2, note)
+    spread = float(eff.std(ddof=1) / math.sqrt(k))
+    model = math.sqrt(float((np.where(np.isfinite(var), var, 0.0) + (tau2 if math.isfinite(tau2) else 0.0)).sum())) / k
+    c = Combined(k, est, math.nan, math.nan, math.nan, tau2, i2, note, spread, model, grid)
+    low, high = c.interval(level)
+    if grid.any:
+        p = float(paired.smallest_level(np.array(abs(est)), c.half_width))
+    else:  # outside both intervals: the larger of their p-values
+        by_t = 2 * sps.t.sf(abs(est) / spread, k - 1) if spread > 0 else float(est == 0)
+        by_z = 2 * sps.norm.sf(abs(est) / model) if model > 0 else float(est == 0)
+        p = float(max(by_t, by_z))
+    return replace(c, low=float(low), high=float(high), p_value=p)
 
 
 # --- a family of comparisons across hosts ----------------------------------------------------------
 KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant",
        "go_params", "rust_params"]
+
+
+# a host's rounding on the metric's grid, per comparison (paired.Rounding's u, v and fixed)
+ROUNDING = ["rounding_u", "rounding_v", "rounding_fixed"]
 
 
 def key_columns(frame: pd.DataFrame) -> list[str]:
@@ -152,9 +217,11 @@ def per_host(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.
 
 
 def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
-    """Per host and Go-vs-Rust comparison: the mean of the per-block log ratios log(Go / Rust) and
-    its variance var(d) / n (paired blocks only: a comparison without two pairs on a host is left
-    out there)."""
+    """Per host and Go-vs-Rust comparison: the mean of the per-block log ratios log(Go / Rust), its
+    variance var(d) / n, and the rounding of the paired values on the metric's grid
+    (`rounding_u`, `rounding_v`, `rounding_fixed`: paired.rounding, read as the host's own table
+    reads it, off the two cells' values in the paired blocks with the metric's resolution) (paired
+    blocks only: a comparison without two pairs on a host is left out there)."""
     rows = []
     key_cols = key_columns(df)
     factor = key_cols[len(KEY):]
@@ -171,10 +238,15 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
             d = np.log(va[ok]) - np.log(vb[ok])
             if d.size < 2:
                 continue
+            a_pairs = cv.cells[a][1][np.isin(ac, shared[ok])]
+            b_pairs = cv.cells[b][1][np.isin(bc, shared[ok])]
+            grid = paired.rounding(paired.grid_step(a_pairs, b_pairs, rules.resolution(metric)), a_pairs, b_pairs)
             key = {k: v for k, v in go_vs_rust_row(a, b).items() if k in KEY}
             rows.append({**key, **dict(zip(factor, values[1:])), "host": host, "pairs": int(d.size),
-                         "log_ratio": float(d.mean()), "variance": float(d.var(ddof=1) / d.size)})
-    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance"]), df)
+                         "log_ratio": float(d.mean()), "variance": float(d.var(ddof=1) / d.size),
+                         "rounding_u": float(grid.u), "rounding_v": float(grid.v), "rounding_fixed": float(grid.fixed)})
+    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance", *ROUNDING]),
+                        df)
 
 
 def agrees(host_kind: str, host_within: bool, kind: str, within: bool) -> bool:
@@ -204,19 +276,15 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
     for key, g in logs.groupby(key_cols, sort=True, dropna=False):
-        c = combine(g["log_ratio"], g["variance"])
+        c = combine(g["log_ratio"], g["variance"], rounding=paired.Rounding(*(g[col].to_numpy() for col in ROUNDING)))
         combos.append(c)
         rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"])})
-    est = np.array([c.estimate for c in combos])
-    k = np.array([c.hosts for c in combos])
-    # each combination's standard error, read back off its interval at combine's level
-    se = np.array([(c.high - c.low) / (2 * sps.t.isf(rules.ALPHA / 2, c.hosts - 1)) if c.hosts > 1 else np.nan
-                   for c in combos])
     p = np.array([c.p_value for c in combos])
 
     def interval_at(level):
-        crit = np.where(k > 1, sps.t.isf(np.asarray(level) / 2, np.maximum(k - 1, 1)), np.nan)
-        return est - crit * se, est + crit * se
+        level = float(np.asarray(level).ravel()[0])  # one family: one level
+        bounds = [c.interval(level) for c in combos]
+        return np.array([float(lo) for lo, _ in bounds]), np.array([float(hi) for _, hi in bounds])
 
     fam = multiplicity.decide(np.where(np.isnan(p), 1.0, p), interval_at, alpha, margin)
     indexed = own.set_index([*key_cols, "host"]) if not own.empty else pd.DataFrame()

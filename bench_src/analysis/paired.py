@@ -315,7 +315,6 @@ def t_p(mean: np.ndarray, se: np.ndarray, n: int, grid: "Rounding" = None) -> np
         t = np.where(se > 0, t, np.where(beyond > 0, np.inf, 0.0))
         return 2 * sps.t.sf(t, t_dof(n))
     shape = np.broadcast(mean, se, grid.u, grid.fixed).shape
-    target = np.broadcast_to(np.abs(mean), shape)
     se = np.broadcast_to(np.nan_to_num(se, nan=np.inf), shape)
 
     def half(level):
@@ -323,6 +322,16 @@ def t_p(mean: np.ndarray, se: np.ndarray, n: int, grid: "Rounding" = None) -> np
             crit = sps.t.isf(level / 2, t_dof(n))
             return np.where(se > 0, crit * se, 0.0) + np.broadcast_to(grid.half_width(level), shape)
 
+    return smallest_level(np.broadcast_to(np.abs(mean), shape), half)
+
+
+def smallest_level(target: np.ndarray, half) -> np.ndarray:
+    """The smallest level at which an interval estimate +- half(level) excludes 0, where |estimate|
+    = `target` and the half-width falls as the level grows (a t interval widened by a grid's
+    rounding bound): found by bisection on log10 of the level; 1 where even the level 1 interval
+    holds 0."""
+    target = np.asarray(target, dtype=float)
+    shape = target.shape
     lo, hi = np.full(shape, -300.0), np.zeros(shape)  # log10 of the level
     excludes_at_one = half(np.ones(shape)) < target
     for _ in range(64):

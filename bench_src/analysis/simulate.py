@@ -417,12 +417,16 @@ def hosts_coverage(studies: int, rng, hosts: int, tau: float, pairs: int = 10, c
     hosts, each host's true log ratio the common one plus a normal host effect of sd `tau`, each
     measured by `pairs` per-block log ratios with lognormal noise of `cv` per sample, or, with
     `precision_spread` s > 1, of cv to s x cv (geometric steps over the hosts: unequal precision).
-    Beside it, two intervals not taken, on the same draws: inverse-variance weights 1 / (v + tau²)
-    with Hartung and Knapp's variance and t on k - 1 degrees of freedom, and the normal (z) one."""
+    Beside it, on the same draws: Hartung and Knapp's interval of the plain mean alone (t on the
+    hosts' spread, `spread_only`: the interval before the classic one was its floor), and two
+    intervals not taken, inverse-variance weights 1 / (v + tau²) with Hartung and Knapp's variance
+    and t on k - 1 degrees of freedom, and the normal (z) one.  `width_ratio`: the median width of
+    combine's interval over the median width of `spread_only`'s."""
     truth = math.log(true_ratio)
     cvs = cv * precision_spread ** (np.arange(hosts) / max(hosts - 1, 1))
-    hits = {"coverage": 0, "hartung_knapp": 0, "z": 0}
-    widths = []
+    hits = {"coverage": 0, "spread_only": 0, "hartung_knapp": 0, "z": 0}
+    widths, spread_widths = [], []
+    crit = sps.t.isf(0.025, hosts - 1)
     for _ in range(studies):
         per_host = truth + tau * rng.standard_normal(hosts)
         d = per_host[:, None] + (cvs * math.sqrt(2))[:, None] * rng.standard_normal((hosts, pairs))
@@ -430,12 +434,41 @@ def hosts_coverage(studies: int, rng, hosts: int, tau: float, pairs: int = 10, c
         c = hosts_module.combine(eff, var)
         hits["coverage"] += c.low <= truth <= c.high
         widths.append(c.high - c.low)
+        hits["spread_only"] += abs(c.estimate - truth) <= crit * c.se_spread
+        spread_widths.append(2 * crit * c.se_spread)
         w = 1.0 / (var + c.tau2)
         weighted = float((w * eff).sum() / w.sum())
         hk = math.sqrt(float((w * (eff - weighted) ** 2).sum() / ((hosts - 1) * w.sum())))
-        hits["hartung_knapp"] += abs(weighted - truth) <= sps.t.isf(0.025, hosts - 1) * hk
+        hits["hartung_knapp"] += abs(weighted - truth) <= crit * hk
         hits["z"] += abs(weighted - truth) <= sps.norm.isf(0.025) / math.sqrt(float(w.sum()))
-    return {**{k: v / studies for k, v in hits.items()}, "median_width": float(np.median(widths))}
+    return {**{k: v / studies for k, v in hits.items()}, "median_width": float(np.median(widths)),
+            "width_ratio": float(np.median(widths) / np.median(spread_widths))}
+
+
+def hosts_grid_coverage(studies: int, rng, hosts: int, tau_pages: float, sd_pages: float, pairs: int = 10,
+                        rust_pages: float = 2560.0, go_extra: float = 0.6) -> dict:
+    """Coverage of hosts.across_hosts' combination where peak RSS sits on the page grid: Rust's true
+    peak `rust_pages` pages plus a uniform place within a page, Go's `go_extra` pages more, each
+    host moving Go's by a normal host effect of sd `tau_pages` pages; every sample is its true
+    value plus normal noise of sd `sd_pages` pages, rounded to a page, in `pairs` blocks per host.
+    Each host's estimate, variance and rounding are read as `hosts.host_log_ratios` reads them
+    (paired.rounding with the metric's resolution).  `zero_width`: the share of intervals of width
+    0; `called`: the share whose interval excludes 0 (the truth is above 0: a call is right)."""
+    page = rules.resolution("peak_rss_mib")
+    hit = zero = called = 0
+    for _ in range(studies):
+        base = rust_pages + rng.uniform(0, 1)
+        truth = math.log((base + go_extra) / base)
+        go_true = base + go_extra + tau_pages * rng.standard_normal((hosts, 1))
+        a = np.round(go_true + sd_pages * rng.standard_normal((hosts, pairs))) * page
+        b = np.round(base + sd_pages * rng.standard_normal((hosts, pairs))) * page
+        d = np.log(a) - np.log(b)
+        grid = paired.rounding(paired.grid_step(a, b, page), a, b)
+        c = hosts_module.combine(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs, rounding=grid)
+        hit += c.low <= truth <= c.high
+        zero += c.high == c.low
+        called += c.low > 0 or c.high < 0
+    return {"coverage": hit / studies, "zero_width": zero / studies, "called": called / studies}
 
 
 # --- ratios of amounts above a baseline (memory.above_baseline) ----------------------------------

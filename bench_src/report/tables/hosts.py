@@ -53,8 +53,9 @@ def combined(t: pd.DataFrame) -> Readable:
     if (notes != "").any():  # tau² and I² blank where they cannot be estimated: the note says why
         out["note"] = notes
     metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
-    return Readable(out, "one random-effects combination per comparison (Student's t on hosts - 1 degrees of "
-                         "freedom, BH over the comparisons); holds on: the hosts whose own verdict agrees with the "
+    return Readable(out, "one random-effects combination per comparison (the wider of Student's t on hosts - 1 "
+                         "degrees of freedom on the hosts' spread and the normal on their own variances, widened on a "
+                         "grid by the hosts' rounding; BH over the comparisons); holds on: the hosts whose own verdict agrees with the "
                          "combined one (the same verdict, or both within the margin: an equivalence and a difference "
                          "smaller than the margin)", f"Go vs Rust across hosts, {metric}")
 
