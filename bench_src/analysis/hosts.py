@@ -249,29 +249,50 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
                         df)
 
 
-def agrees(host_kind: str, host_within: bool, kind: str, within: bool) -> bool:
-    """Whether a host's own verdict says what the combined one says: the same verdict, or both
-    within the margin (an equivalence and a difference called but smaller than the margin say
-    alike that the two differ by less than it)."""
-    if host_kind == kind:
-        return True
-    return (host_kind == "equivalent" and kind in ("a", "b") and within) or \
-        (kind == "equivalent" and host_kind in ("a", "b") and host_within)
+def holds(kind: str, host_kind: str, host_within: bool) -> bool:
+    """Whether a combined verdict of `kind` holds on a host whose own verdict is `host_kind`
+    (`host_within`: a difference called but smaller than the margin), each read off its interval:
+    a difference ("a", "b") holds where the host's own interval calls the same side (whether or not
+    smaller than the margin); an equivalence where the host's own interval lies inside the margin
+    (its verdict equivalent, or a difference smaller than the margin).  An inconclusive combined
+    verdict claims nothing, so it holds nowhere: across_hosts counts the hosts' own verdicts for it
+    instead (`verdict_counts`)."""
+    if kind in ("a", "b"):
+        return host_kind == kind
+    if kind == "equivalent":
+        return host_kind == "equivalent" or (host_kind in ("a", "b") and host_within)
+    return False
+
+
+# the order in which the hosts' own verdicts are counted
+_KIND_ORDER = {kind: i for i, kind in enumerate(multiplicity.KINDS)}
+
+
+def verdict_counts(verdicts: list[tuple[str, str]]) -> str:
+    """The hosts' own verdicts counted, as (kind, text) pairs: "2 equivalent within ±2%", "1 Go
+    faster; 1 inconclusive" (differences first, then equivalences, inconclusive, not measured)."""
+    counts: dict[tuple[int, str], int] = {}
+    for kind, text in verdicts:
+        key = (_KIND_ORDER.get(kind, len(_KIND_ORDER)), text)
+        counts[key] = counts.get(key, 0) + 1
+    return "; ".join(f"{n} {text}" for (_, text), n in sorted(counts.items()))
 
 
 def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
                  alpha: float = rules.ALPHA) -> pd.DataFrame:
     """One row per Go-vs-Rust comparison measured on at least one host: the combined ratio
     (`combine`) with its interval, tau and I^2, the verdict, and on how many of the hosts that
-    measured it the host's own verdict agrees (`agrees`: "holds on k of m").  The comparisons form one
-    family: Benjamini-Hochberg over their combined p-values, every interval shown at the level
-    max(R, 1) alpha / m, the verdict read off that interval (as in the one-host tables)."""
+    measured it the combined verdict holds (`holds`: "holds on k of m"; blank for an inconclusive
+    row, which claims nothing), with the hosts' own verdicts counted (`host_verdict_counts`).  The
+    comparisons form one family: Benjamini-Hochberg over their combined p-values, every interval
+    shown at the level max(R, 1) alpha / m, the verdict read off that interval (as in the one-host
+    tables)."""
     logs = host_log_ratios(df, metric)
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
             "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on", "holds_on_text",
-            "host_verdicts", "host_verdict_texts", "note"]
+            "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
@@ -298,14 +319,16 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
             theirs.append((str(row["verdict_kind"]), bool(row["within_margin"])) if row is not None
                           else ("not measured", False))
             texts.append(str(row["verdict"]) if row is not None else "not measured")
-        holds = sum(agrees(v, w, kind, within) for v, w in theirs)
+        decided = kind != "inconclusive"
+        holding = sum(holds(kind, v, w) for v, w in theirs) if decided else math.nan
         r.update({"ratio": math.exp(c.estimate), "ratio_ci_low": math.exp(fam.low[i]) if c.hosts > 1 else math.nan,
                   "ratio_ci_high": math.exp(fam.high[i]) if c.hosts > 1 else math.nan,
                   "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
                   "p_adjusted": float(fam.p_adjusted[i]) if c.hosts > 1 else math.nan,
                   "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "within_margin": within,
                   "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
-                  "holds_on": holds, "holds_on_text": f"{holds} of {c.hosts}",
+                  "holds_on": holding, "holds_on_text": f"{holding} of {c.hosts}" if decided else "",
                   "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts),
+                  "host_verdict_counts": verdict_counts([(v, t) for (v, _), t in zip(theirs, texts)]),
                   "note": c.note})
     return _with_factor(pd.DataFrame(rows, columns=cols), df)

@@ -61,7 +61,8 @@ def analyse(df: pd.DataFrame, metrics=hosts.METRICS, margin: float = rules.MARGI
 
 def summary_lines(rep: HostsReport) -> list[str]:
     """The answer first: how many machines stand behind the directories, then per metric the
-    combined verdicts counted and each difference with its ratio, interval and hosts."""
+    combined verdicts counted and each difference with its ratio, interval and the hosts it holds on
+    (analysis.hosts.holds: those whose own interval calls the same side)."""
     out = [f"{rep.directories} results directories from {rep.distinct_machines} distinct machine(s) (a machine is a "
            "fingerprint: CPU, caches, memory, kernel, toolchains, the programs' sha256)."]
     if rep.distinct_machines < rep.machines:
@@ -88,7 +89,8 @@ def summary_lines(rep: HostsReport) -> list[str]:
                       else "tau and I² not estimable (a host's own variance is 0 or not finite)")
             out.append(f"- {r['workload']} N = {units.count(r['n'])} ({r['go_variant']} vs {r['rust_variant']}{shared}): "
                        f"Go/Rust {r['ratio']:.3g} [{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}] "
-                       f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts")
+                       f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts (those whose own "
+                       "interval calls the same side)")
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import units
+from .formatting import blank, column_of
 from .markup import Readable
 
 # a verdict's kind in words, where a table has no verdict text of its own
@@ -22,6 +23,20 @@ def _comparison_columns(t: pd.DataFrame) -> pd.DataFrame:
     if factor and factor in t.columns:
         out[factor] = t[factor].astype(str)
     return out
+
+
+# what "holds on k of m" counts (analysis.hosts.holds), for the captions and the summary
+HOLDS_ON = ("for a difference, the hosts whose own interval calls the same side; for an equivalence, the hosts "
+            "whose own interval lies inside the margin (equivalent, or a difference smaller than the margin); an "
+            "inconclusive row claims nothing to hold, and the hosts' own verdicts are counted instead")
+
+
+def holds_on_text(holds: str, counts: str) -> str:
+    """"2 of 2 hosts" for a decided row; for an inconclusive one (no count to hold), the hosts'
+    own verdicts counted: "no verdict to hold; hosts: 2 equivalent within ±2%"."""
+    if not blank(holds):
+        return f"{holds} hosts"
+    return f"no verdict to hold; hosts: {counts}" if not blank(counts) else "no verdict to hold"
 
 
 def verdicts(t: pd.DataFrame) -> pd.Series:
@@ -46,7 +61,8 @@ def combined(t: pd.DataFrame) -> Readable:
     out["verdict"] = verdicts(t)
     out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
     out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
-    out["holds on"] = t["holds_on_text"] + " hosts"
+    out["holds on"] = [holds_on_text(text, counts) for text, counts in
+                       zip(t["holds_on_text"].fillna(""), column_of(t, "host_verdict_counts", ""))]
     out["hosts' own verdicts"] = (t["host_verdict_texts"] if "host_verdict_texts" in t else t["host_verdicts"].map(
         lambda v: ", ".join(KIND_WORDS.get(k, k) for k in str(v).split(","))))
     notes = t["note"].fillna("").astype(str) if "note" in t else pd.Series("", index=t.index)
@@ -55,9 +71,8 @@ def combined(t: pd.DataFrame) -> Readable:
     metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
     return Readable(out, "one random-effects combination per comparison (the wider of Student's t on hosts - 1 "
                          "degrees of freedom on the hosts' spread and the normal on their own variances, widened on a "
-                         "grid by the hosts' rounding; BH over the comparisons); holds on: the hosts whose own verdict agrees with the "
-                         "combined one (the same verdict, or both within the margin: an equivalence and a difference "
-                         "smaller than the margin)", f"Go vs Rust across hosts, {metric}")
+                         "grid by the hosts' rounding; BH over the comparisons); holds on: " + HOLDS_ON,
+                    f"Go vs Rust across hosts, {metric}")
 
 
 def per_host(t: pd.DataFrame) -> Readable:
