@@ -492,3 +492,31 @@ def test_the_combined_interval_is_the_wider_of_hartung_and_knapps_and_the_classi
             if 1e-290 < level < 1:  # (the bisection stops at 1e-300)
                 low, high = c.interval(level)
                 assert (low > 0 or high < 0) == (level > c.p_value), (eff, var, level, c)
+
+
+def test_the_hosts_tables_name_every_part_of_a_comparisons_key():
+    """Rows of the across-hosts and per-host tables that differ only in the threads or in one
+    side's own parameters (a driver) read apart, as the Go-vs-Rust table's do: their key's columns
+    are that table's (before, workload, N, the variants and the shared parameters only: two rows
+    looked the same)."""
+    import pandas as pd
+
+    from bench_src.report import tables
+
+    base = {"workload": "mysql", "n": 1000, "threads_requested": 2, "arm": "", "shared_params": "pool=151",
+            "go_variant": "pool", "rust_variant": "pool", "go_params": "driver=go-sql,pool=151",
+            "rust_params": "driver=sqlx,pool=151", "metric": "elapsed_s", "ratio": 1.05, "ratio_ci_low": 1.01,
+            "ratio_ci_high": 1.1, "ci_level": 0.95, "verdict_kind": "b", "verdict": "Rust faster", "hosts": 2,
+            "tau": 0.01, "i2": 0.1, "holds_on_text": "2 of 2", "host_verdicts": "b,b", "host_label": "a CPU",
+            "host": "h0"}
+    rows = [base, {**base, "threads_requested": 4}, {**base, "go_params": "driver=other,pool=151"}]
+    t = pd.DataFrame(rows)
+    for shown in (tables.hosts.combined(t).frame, tables.hosts.per_host(t).frame):
+        key = shown[[c for c in shown.columns if c in ("workload", "N", "threads", "arm", "parameters", "Go", "Rust")]]
+        assert not key.duplicated().any(), key
+        assert list(shown["threads"]) == ["2", "4", "2"] and "arm" not in shown.columns
+        assert list(shown["Go"]) == ["pool (driver=go-sql)", "pool (driver=go-sql)", "pool (driver=other)"]
+        assert set(shown["Rust"]) == {"pool (driver=sqlx)"} and set(shown["parameters"]) == {"pool=151"}
+    # the Go-vs-Rust table names them alike
+    one = tables.comparisons.comparison(t).frame
+    assert list(one["Go"]) == ["pool (driver=go-sql)", "pool (driver=go-sql)", "pool (driver=other)"]

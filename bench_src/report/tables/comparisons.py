@@ -13,8 +13,8 @@ from ...analysis import rules
 from ...catalogue import TASK, WORKLOADS
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
-                         params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, test_columns,
-                         threads_text, title_of, with_params, work_columns)
+                         params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
+                         test_columns, threads_text, title_of, with_params, work_columns)
 from .markup import Readable
 
 
@@ -24,10 +24,7 @@ def comparison(table: pd.DataFrame, a: str = "Go", b: str = "Rust") -> Readable:
     shared = shared_text(t)
     out = pd.DataFrame(index=t.index)
     work_columns(t, out, shared)
-    out[a] = [with_params(v, own_params(p, s))
-              for v, p, s in zip(column_of(t, "go_variant", ""), column_of(t, "go_params", ""), shared)]
-    out[b] = [with_params(v, own_params(p, s))
-              for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
+    side_columns(t, out, shared, a, b)
     if "go_model" in t or "rust_model" in t:
         out["model"] = [gm if gm == rm else f"{gm} / {rm}"
                         for gm, rm in zip(column_of(t, "go_model", ""), column_of(t, "rust_model", ""))]
@@ -268,10 +265,7 @@ def memory_above_baseline(table: pd.DataFrame) -> Readable:
     shared = shared_text(t)
     out = pd.DataFrame(index=t.index)
     work_columns(t, out, shared)  # the parameters too: rows of one workload and N differ by them alone
-    out["Go"] = [with_params(v, own_params(p, s))
-                 for v, p, s in zip(column_of(t, "go_variant", ""), column_of(t, "go_params", ""), shared)]
-    out["Rust"] = [with_params(v, own_params(p, s))
-                   for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
+    side_columns(t, out, shared)
     out["Go peak"] = column_of(t, "go_median").map(mib)
     out["Rust peak"] = column_of(t, "rust_median").map(mib)
     ratio = f"Go/Rust [{ci_name(t)}], verdict"

@@ -9,9 +9,8 @@ import pandas as pd
 
 from ...analysis import rules
 from .. import units
-from .formatting import (blank, ci_name, column_of, finish, metric_of, metric_values, n_text, own_params, paired_columns,
-                         params_dict, params_text, ratio_cells, samples_column, shared_text, test_columns, title_of,
-                         with_params)
+from .formatting import (blank, ci_name, column_of, finish, metric_of, n_text, paired_columns,
+                         params_dict, params_text, shared_text, side_columns, title_of)
 from .markup import Readable
 
 # the side that needs more, beside the side that needs less of rules.word
@@ -82,10 +81,7 @@ def ratio_vs_cores(table: pd.DataFrame) -> Readable:
     out["cores"] = column_of(t, "cores").map(lambda k: "" if blank(k) else units.count(k))
     out["arm"] = column_of(t, "arm", "")
     out["parameters"] = shared
-    out["Go"] = [with_params(v, own_params(p, s))
-                 for v, p, s in zip(column_of(t, "go_variant", ""), column_of(t, "go_params", ""), shared)]
-    out["Rust"] = [with_params(v, own_params(p, s))
-                   for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
+    side_columns(t, out, shared)
     out["model"] = [gm if gm == rm else f"{gm} / {rm}"
                     for gm, rm in zip(column_of(t, "go_model", ""), column_of(t, "rust_model", ""))]
     ratio = paired_columns(t, out, "go", "rust", "Go", "Rust", "Go/Rust")

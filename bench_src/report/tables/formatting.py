@@ -194,6 +194,16 @@ def work_columns(t: pd.DataFrame, out: pd.DataFrame, shared: pd.Series) -> None:
     out["parameters"] = shared
 
 
+def side_columns(t: pd.DataFrame, out: pd.DataFrame, shared: pd.Series, a: str = "Go", b: str = "Rust") -> None:
+    """The columns that name the two sides of a Go-vs-Rust row: each side's variant with its own
+    parameters (those the two do not share, a driver, say; `go_params`, `rust_params`), headed `a`
+    and `b`.  With `work_columns` they name the row's comparison (its key)."""
+    out[a] = [with_params(v, own_params(p, s))
+              for v, p, s in zip(column_of(t, "go_variant", ""), column_of(t, "go_params", ""), shared)]
+    out[b] = [with_params(v, own_params(p, s))
+              for v, p, s in zip(column_of(t, "rust_variant", ""), column_of(t, "rust_params", ""), shared)]
+
+
 def samples_column(t: pd.DataFrame, left: str, right: str) -> list[str]:
     """"k pairs" for a paired row, else the samples of each side ("a / b")."""
     paired = column_of(t, "pairing", "").astype(str).eq("paired")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import units
-from .formatting import blank, column_of
+from .formatting import blank, column_of, shared_text, side_columns, work_columns
 from .markup import Readable
 
 # a verdict's kind in words, where a table has no verdict text of its own
@@ -14,11 +14,15 @@ KIND_WORDS = {"a": "Go lower", "b": "Rust lower", "equivalent": "equivalent", "i
 
 
 def _comparison_columns(t: pd.DataFrame) -> pd.DataFrame:
-    """What a reader needs to know which comparison a row is: workload, N, the two sides, the
-    parameters they share, and the named factor."""
-    out = pd.DataFrame({"workload": t["workload"], "N": t["n"].map(units.count),
-                        "Go": t["go_variant"], "Rust": t["rust_variant"],
-                        "shared parameters": t["shared_params"].fillna("")}, index=t.index)
+    """What a reader needs to know which comparison a row is, named as the Go-vs-Rust table names
+    it (`work_columns`, `side_columns`: workload, N, threads, arm, the parameters both sides share,
+    each side's variant with its own parameters), and the named factor.  A column empty in every
+    row (the arm outside an A/A run) is left out."""
+    out = pd.DataFrame(index=t.index)
+    shared = shared_text(t)
+    work_columns(t, out, shared)
+    side_columns(t, out, shared)
+    out = out.drop(columns=[c for c in out.columns if out[c].map(blank).all()])
     factor = t.attrs.get("factor")
     if factor and factor in t.columns:
         out[factor] = t[factor].astype(str)
