@@ -72,6 +72,33 @@ def test_equal_scaling_gives_no_change(tmp_path):
     assert two["change_ci_low"] < 1 < two["change_ci_high"] and two["change_kind"] != "lower"
 
 
+def test_the_change_keeps_the_level_of_its_interval_and_the_table_shows_it(tmp_path):
+    """Two changes, one called (Go gains from the second core at N = 10 only): each change's interval
+    is at 1 - max(R, 1) x 5% / m = 97.5%, kept in `change_ci_level` and named in the column's header
+    as the other comparison tables name theirs (before, "change from 1 core [CI]", no level)."""
+    from bench_src.report import tables
+
+    rng = np.random.default_rng(5)
+
+    def measure(cell, *args, **kwargs):
+        power = 1.0 if cell.lang == "go" and cell.n == 10 else 0.3
+        t = cell.cores ** -power * (1 + 0.01 * rng.standard_normal())
+        return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
+                "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
+                "tasks_ok": cell.n, "threads": cell.threads, "cpus": ",".join(map(str, range(cell.cores)))}
+
+    two_ns = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=8, warmup=0, params={"sleep": {"work": 10}},
+                       cores=[1, 2])
+    runner.run(two_ns, tmp_path / "r", progress=False, measure_fn=measure, log=lambda *_: None)
+    t = cores.ratio_vs_cores(load(tmp_path / "r"))
+    changed = t[t["cores"] == 2].set_index("n")
+    assert changed.loc[10, "change_kind"] == "lower" and changed.loc[100, "change_kind"] not in ("lower", "higher")
+    assert list(changed["change_ci_level"]) == [pytest.approx(0.975)] * 2
+    assert t.loc[t["cores"] == 1, "change_ci_level"].isna().all()
+    header = [c for c in tables.readable(t, "ratio_vs_cores_elapsed_s").frame.columns if c.startswith("change from")]
+    assert header == ["change from 1 core [97.5% CI], verdict"], header
+
+
 @pytest.mark.parametrize("bad, message", [([3], "more than the 2 usable CPUs"), (["x"], "not a core count"),
                                           ([0], "not a core count")])
 def test_core_counts_the_machine_lacks_are_refused_before_anything(bad, message):

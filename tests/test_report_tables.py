@@ -246,17 +246,17 @@ GOLDEN_RATIO_VS_CORES = "\n".join([
     "Go/Rust lower or higher: its interval excludes 1, the ratio moved with the cores; blank at 1 core.",
     "",
     "| N     | cores   | Go median   | Rust median   | Go/Rust [96.2% CI], verdict                       | p (BH)   | "
-    "Cliff's δ   | MDE    | change from 1 core [CI], verdict   | change p (BH)   | change pairs   |",
+    "Cliff's δ   | MDE    | change from 1 core [95.0% CI], verdict   | change p (BH)   | change pairs   |",
     "|:------|:--------|:------------|:--------------|:--------------------------------------------------|:---------|"
-    ":------------|:-------|:-----------------------------------|:----------------|:---------------|",
+    ":------------|:-------|:-----------------------------------------|:----------------|:---------------|",
     "| 10    | 1       | 299 ms      | 301 ms        | 0.996 [0.983, 1.01] equivalent within ±2%         | 0.43     | "
-    "-0.26       | ±1.7%  |                                    |                 |                |",
+    "-0.26       | ±1.7%  |                                          |                 |                |",
     "| 10    | 2       | 151 ms      | 239 ms        | 0.629 [0.620, 0.639] Go faster                    | 0.0039   | "
-    "-1.00       | ±2.1%  | 0.632 [0.625, 0.640] Go/Rust lower | 0.0020          | 10             |",
+    "-1.00       | ±2.1%  | 0.632 [0.625, 0.640] Go/Rust lower       | 0.0020          | 10             |",
     "| 1,000 | 1       | 309 ms      | 305 ms        | 1.012 [1.004, 1.018] Rust faster, by less than 2% | 0.0078   | "
-    "+0.78       | ±0.99% |                                    |                 |                |",
+    "+0.78       | ±0.99% |                                          |                 |                |",
     "| 1,000 | 2       | 155 ms      | 245 ms        | 0.634 [0.627, 0.642] Go faster                    | 0.0039   | "
-    "-1.00       | ±1.6%  | 0.626 [0.622, 0.634] Go/Rust lower | 0.0020          | 10             |",
+    "-1.00       | ±1.6%  | 0.626 [0.622, 0.634] Go/Rust lower       | 0.0020          | 10             |",
     ""])
 
 GOLDEN_PEAK_RSS_WITH_CORES = "\n".join([

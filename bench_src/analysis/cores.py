@@ -46,8 +46,8 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
                    alpha: float = rules.ALPHA) -> pd.DataFrame:
     """One row per Go-vs-Rust comparison and core count: the ratio with its interval and verdict
     from the Go-vs-Rust table, and the change of the ratio against the fewest cores
-    (`change`, `change_ci_low`, `change_ci_high`, `change_p_adjusted`, `change_kind`; empty at the
-    fewest cores)."""
+    (`change`, `change_ci_low`, `change_ci_high` at the level `change_ci_level` of the changes'
+    family, `change_p_adjusted`, `change_kind`; empty at the fewest cores)."""
     every = df
     df = pinned(df)
     if df.empty:
@@ -84,7 +84,7 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
             changes.append((key, k, cores[0]))
     decided = decide_family(tests, alpha, margin) if tests else []
     table["change"] = np.nan
-    for col in ("change_ci_low", "change_ci_high", "change_p_adjusted"):
+    for col in ("change_ci_low", "change_ci_high", "change_ci_level", "change_p_adjusted"):
         table[col] = np.nan
     table["change_kind"] = ""
     table["change_pairs"] = 0
@@ -93,8 +93,8 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
     keys = table[KEY].astype(str).apply(tuple, axis=1)
     for (key, k, k0), t, d in zip(changes, tests, decided):
         hit = (keys == key) & (table["cores"] == k)
-        table.loc[hit, ["change", "change_ci_low", "change_ci_high", "change_p_adjusted"]] = (
-            d["ratio"], d["ratio_ci_low"], d["ratio_ci_high"], d["p_adjusted"])
+        table.loc[hit, ["change", "change_ci_low", "change_ci_high", "change_ci_level", "change_p_adjusted"]] = (
+            d["ratio"], d["ratio_ci_low"], d["ratio_ci_high"], d["ci_level"], d["p_adjusted"])
         table.loc[hit, "change_kind"] = {"a": "lower", "b": "higher"}.get(d["verdict_kind"], d["verdict_kind"])
         table.loc[hit, "change_pairs"] = t.stats["pairs"]
         table.loc[hit, "change_from_cores"] = k0

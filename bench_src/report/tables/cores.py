@@ -86,7 +86,8 @@ def ratio_vs_cores(table: pd.DataFrame) -> Readable:
                     for gm, rm in zip(column_of(t, "go_model", ""), column_of(t, "rust_model", ""))]
     ratio = paired_columns(t, out, "go", "rust", "Go", "Rust", "Go/Rust")
     fewest = _fewest(t, "change_from_cores")
-    change = f"change from {cores_text(fewest) if fewest else 'the fewest cores'} [CI], verdict"
+    change = (f"change from {cores_text(fewest) if fewest else 'the fewest cores'} "
+              f"[{ci_name(t, 'change_ci_level')}], verdict")
     out[change] = [
         "" if blank(v) else f"{units.ratio(v, lo, hi)} {_CHANGE_WORDS.get(str(kind), str(kind))}".strip()
         for v, lo, hi, kind in zip(column_of(t, "change"), column_of(t, "change_ci_low"),

@@ -146,12 +146,13 @@ def add_effect(table: pd.DataFrame, out: pd.DataFrame) -> None:
             return
 
 
-def ci_name(table: pd.DataFrame) -> str:
+def ci_name(table: pd.DataFrame, column: str = "ci_level") -> str:
     """The name of a comparison table's intervals: their confidence ("99.7% CI") when the table
     holds one level (the family's, adjusted for its comparisons), their range where its rows come
     from families of different levels ("CI at 95.1–99.7%, each at its family's level"), "CI" when no row
-    has a level."""
-    levels = pd.to_numeric(column_of(table, "ci_level"), errors="coerce").dropna().unique()
+    has a level.  `column`: where the levels are (another family's intervals in the same table, as
+    the cores table's changes)."""
+    levels = pd.to_numeric(column_of(table, column), errors="coerce").dropna().unique()
     if len(levels) == 1:
         return f"{units.percent(float(levels[0]), digits=3)} CI"
     return f"CI at {units.coverage(levels)}, each at its family's level" if len(levels) else "CI"
