@@ -95,6 +95,33 @@ def test_a_per_task_fit_says_which_n_it_left_out_for_want_of_a_valid_sample():
     assert "no valid sample" not in whole["warning"]
 
 
+def idle_frame(alive_short_at=None, blocks=8, seed=7):
+    """idle_tasks (Go) at N = 1, 1,000 and 10,000 in `blocks` blocks: 1 ms + 1 us per task, 2 MiB +
+    2 KiB per task; at N = `alive_short_at` ten tasks of every sample had finished before the last
+    was spawned."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for b in range(blocks):
+        for n in (1, 1000, 10000):
+            f = float(np.exp(0.01 * rng.standard_normal()))
+            rows.append({"workload": "idle_tasks", "lang": "go", "variant": "goroutine", "threads_requested": None,
+                         "params": "wait=sleep", "p_wait": "sleep", "arm": "", "n": n, "block": b, "valid": True,
+                         "alive_at_spawn": n - 10 if n == alive_short_at else n,
+                         "elapsed_s": (1e-3 + 1e-6 * n) * f, "peak_rss_mib": (2 + 2 / 1024 * n) * f})
+    return pd.DataFrame(rows)
+
+
+def test_a_per_task_fit_reads_the_samples_that_count_for_its_metric():
+    # every sample at N = 10,000 had ten tasks finished early: its time counts (the workload it timed
+    # is its cell's), its memory does not (validity.counted), and the memory row names that N
+    df = idle_frame(alive_short_at=10000)
+    time_row = scaling.per_task_cost(df, "elapsed_s").iloc[0]
+    assert time_row["ns"] == "1,1000,10000" and time_row["warning"] == ""
+    memory_row = scaling.per_task_cost(df, "peak_rss_mib").iloc[0]
+    assert memory_row["ns"] == "1,1000"
+    assert "no sample with every task alive at N = 10,000: fitted without it" in memory_row["warning"]
+
+
 def test_drift_is_flagged_only_when_present():
     rng = np.random.default_rng(5)
     steady = [("go", 10, x) for x in rng.normal(1, 0.01, 30)]

@@ -75,14 +75,15 @@ METRIC = "peak_rss_mib"
 
 def bytes_per_task(df: pd.DataFrame, metric: str = "peak_rss_bytes") -> tuple[pd.DataFrame, int]:
     """Per idle_tasks series, bytes per task (the slope of peak memory over N, bench_src.analysis.
-    scaling) from the samples in which all N tasks were alive at once; and how many valid samples
-    were left out because early tasks had already finished."""
+    scaling) from the samples in which all N tasks were alive at once (validity.counted, which
+    per_task_cost reads: an N where none was is named in the row's warning); and how many valid
+    samples were left out because early tasks had already finished."""
     from .scaling import per_task_cost
 
     idle = df[df["workload"] == "idle_tasks"]
     live = all_alive(idle)
     left_out = int((idle["valid"] & ~live).sum()) if "valid" in idle else int((~live).sum())
-    return per_task_cost(idle[live], metric), left_out
+    return per_task_cost(idle, metric), left_out
 
 
 def is_baseline(ref: CellRef) -> bool:

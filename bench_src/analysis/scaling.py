@@ -31,6 +31,7 @@ from scipy import stats as sps
 from .families import param_columns, with_param_columns
 from .ranktests import walsh_averages
 from .rules import CONFIDENCE
+from .validity import counted
 
 SERIES = ["workload", "lang", "variant", "threads_requested", "arm", "params"]
 MIN_N_VALUES = 3
@@ -126,14 +127,29 @@ def _spread(values: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(v - np.median(v)))) if v.size > 2 else np.nan
 
 
+def _lost_note(lost, valid) -> str:
+    """Why the fit goes without some N the run took: no valid sample there, or (memory of idle
+    tasks) valid samples of which none had every task alive at once."""
+    def ns(group):
+        return ", ".join(f"{int(n):,}" for n in group)
+
+    none = [n for n in lost if n not in valid]
+    short = [n for n in lost if n in valid]
+    parts = ([f"no valid sample at N = {ns(none)}"] if none else []) + (
+        [f"no sample with every task alive at N = {ns(short)}"] if short else [])
+    return f"{'; '.join(parts)}: fitted without {'it' if len(lost) == 1 else 'them'}"
+
+
 def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Per series: the marginal cost of one more task (slope of the metric's typical value per N
     vs N) with its interval, the fixed cost (intercept), and the exponent b of metric ~ N^b with its
-    interval (see the module's docstring)."""
+    interval (see the module's docstring), from the samples that count for the metric
+    (validity.counted: for memory, idle tasks only where every task was alive at once).  An N the
+    run took without a sample that counts is left out, and the row says so."""
     taken = with_param_columns(df)
     if "arm" not in taken.columns:
         taken = taken.assign(arm="")
-    valid = taken[taken["valid"].astype(bool)] if "valid" in taken.columns else taken
+    valid = counted(taken, metric)
     pcols = param_columns(taken)
     cols = [*SERIES, "metric", "ns", "n_values", "samples", "per_task", "per_task_ci_low", "per_task_ci_high",
             "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "noise_power", "method", "warning"]
@@ -147,6 +163,9 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
     # and the row says so (a line through the others is not the series the plan asked for)
     taken_ns = {_series_key(k): set(pd.to_numeric(g["n"]).tolist())
                 for k, g in taken.groupby(keys, dropna=False, sort=False)}
+    ok = taken[taken["valid"].astype(bool)] if "valid" in taken.columns else taken
+    valid_ns = {_series_key(k): set(pd.to_numeric(g["n"]).tolist())
+                for k, g in ok.groupby(keys, dropna=False, sort=False)}
     for key, idx in valid.groupby(keys, dropna=False, sort=True).indices.items():
         n_here = ns[idx]
         points = sorted(set(n_here.tolist()))
@@ -157,11 +176,10 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
         key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
         params = ",".join(f"{c[2:]}={v}" for c, v in ((c, key[c]) for c in pcols) if v is not None and not pd.isna(v))
         fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta)
-        lost = sorted(taken_ns.get(_series_key(tuple(key[k] for k in keys)), set()) - set(points))
+        here = _series_key(tuple(key[k] for k in keys))
+        lost = sorted(taken_ns.get(here, set()) - set(points))
         if lost:
-            note = (f"no valid sample at N = {', '.join(f'{int(n):,}' for n in lost)}: fitted without "
-                    f"{'it' if len(lost) == 1 else 'them'}")
-            fit["warning"] = "; ".join(filter(None, [fit["warning"], note]))
+            fit["warning"] = "; ".join(filter(None, [fit["warning"], _lost_note(lost, valid_ns.get(here, set()))]))
         rows.append({**{k: key[k] for k in SERIES if k != "params"}, "params": params, "metric": metric,
                      "ns": ",".join(str(int(n)) for n in points), "n_values": len(points),
                      "samples": len(idx), **fit,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats, validity
+from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats
 from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
 from ..store.results import META
 from . import figures, findings, method, tables, theme
@@ -120,8 +120,9 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         if not models.empty:
             rep.tables[f"models_{m}"] = models
         rep.tables[f"variants_{m}"] = compare.compare_variants(df, m, margin=margin)
-        # idle tasks count only where every task was alive at once (validity.all_alive)
-        rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df[validity.all_alive(df)], m)
+        # the samples that count for the metric (validity.counted: for memory, idle tasks only where
+        # every task was alive at once; their time counts either way)
+        rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df, m)
         if (df["arm"].fillna("") != "").any():
             rep.tables[f"aa_{m}"] = compare.compare_arms(df, m, margin=margin)
     if "cores" in df.columns and df["cores"].dropna().nunique() > 1:  # a plan with several core counts
