@@ -64,23 +64,52 @@ def test_aa_run_has_no_significant_difference_after_correction():
     assert summary["significant_after_correction"] == 0 and "A/A check" in summary["text"]
 
 
-def test_theil_sen_recovers_a_known_per_task_cost():
+def in_blocks(df: pd.DataFrame) -> pd.DataFrame:
+    """The k-th sample of every cell taken in block k (a run's design: every block holds every cell)."""
+    return df.assign(block=df.groupby(["lang", "n", "arm"]).cumcount())
+
+
+def test_a_known_per_task_cost_is_recovered_from_the_blocks_whatever_one_wild_block_does():
     rng = np.random.default_rng(4)
     rows = []
     for n in (1000, 10000, 100000, 1000000):
-        for _ in range(20):  # 2.5 MiB fixed + 2 KiB per task, 1% noise, plus one wild outlier per N
+        for _ in range(20):  # 2.5 MiB fixed + 2 KiB per task, 1% noise, plus one wild block
             rows.append(("go", n, (2.5 * 2**20 + 2048 * n) * rng.normal(1, 0.01)))
         rows.append(("go", n, 50 * 2**20 + 2048 * n * 3))
-    df = frame(rows)
+    df = in_blocks(frame(rows))
     df["peak_rss_bytes"] = df["elapsed_s"]
     t = scaling.per_task_cost(df, "peak_rss_bytes")
     row = t.iloc[0]
-    assert row["per_task_ci_low"] <= 2048 <= row["per_task_ci_high"]
+    assert row["blocks"] == 21 and row["per_task_ci_low"] <= 2048 <= row["per_task_ci_high"]
     assert row["per_task"] == pytest.approx(2048, rel=0.02)
     # a fixed cost bends the log-log line below 1; a pure power law gives its exponent back
-    pure = frame([("go", n, 3e-6 * n ** 0.5 * rng.normal(1, 0.01)) for n in (10, 100, 1000, 10000) for _ in range(10)])
+    pure = in_blocks(frame([("go", n, 3e-6 * n ** 0.5 * rng.normal(1, 0.01)) for n in (10, 100, 1000, 10000)
+                            for _ in range(10)]))
     p = scaling.per_task_cost(pure, "elapsed_s").iloc[0]
     assert p["exponent_ci_low"] <= 0.5 <= p["exponent_ci_high"] and p["exponent"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_a_condition_shared_by_every_n_of_a_block_shows_in_the_per_task_interval():
+    # each block runs 10% faster or slower as a whole (the machine that hour): the per-N typical values
+    # lie on a line whatever the blocks did, so a fit to them had no residual and gave an interval of no
+    # width; the blocks' own lines differ by their 10%, and the interval says so
+    factors = [0.9, 1.1, 0.9, 1.1, 0.9, 1.1, 1.0]
+    rows = [("go", n, (0.01 + 1e-4 * n) * f) for b, f in enumerate(factors) for n in (10, 100, 1000, 10000)]
+    df = in_blocks(frame(rows))
+    row = scaling.per_task_cost(df, "elapsed_s").iloc[0]
+    assert row["blocks"] == 7 and row["per_task"] == pytest.approx(1e-4)
+    assert row["per_task_ci_low"] <= 0.92e-4 and row["per_task_ci_high"] >= 1.08e-4
+
+
+def test_the_per_task_interval_is_read_off_the_blocks_that_hold_every_n():
+    # a sequential run stopped N = 10,000 after 6 blocks and took 34 more of the others: the line of a
+    # block needs every N, so 6 blocks give the interval (and the largest N's 6 samples weigh as 6)
+    rng = np.random.default_rng(8)
+    rows = [("go", n, (1 + 1e-4 * n) * float(np.exp(0.05 * rng.standard_normal())))
+            for b in range(40) for n in (10, 100, 1000, 10000) if b < 6 or n < 10000]
+    row = scaling.per_task_cost(in_blocks(frame(rows)), "elapsed_s").iloc[0]
+    assert row["blocks"] == 6 and row["samples"] == 126
+    assert row["per_task_ci_low"] <= 1e-4 * np.exp(0.05 ** 2 / 2) <= row["per_task_ci_high"]
 
 
 def test_a_per_task_fit_says_which_n_it_left_out_for_want_of_a_valid_sample():

@@ -166,10 +166,11 @@ def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_p
     from bench_src.plan import make_plan
 
     out = tmp_path / "results"
-    # three values of N: the per-task interval needs at least three (scaling.per_task_cost); the
-    # tasks wait for their release, so all N are alive at once however loaded the machine is
+    # six samples: the per-task interval is read off the blocks that hold every N and needs six of
+    # them (scaling.per_task_cost); the tasks wait for their release, so all N are alive at once
+    # however loaded the machine is
     plan = make_plan("memory", ns={"idle_tasks": [1000, 3000, 10000], "threads_vs_tasks": [200], "ping_pong": [2000]},
-                     samples=2, smoke=True, warmup=0,
+                     samples=6, smoke=True, warmup=0,
                      variants={"idle_tasks": {"go": "all", "rust": ["spawn", "join-all"]}},
                      params={"idle_tasks": {"wait": "release", "linger_ms": 300},
                              "threads_vs_tasks": {"iterations": 2},

@@ -296,20 +296,21 @@ def test_the_per_task_legend_stays_off_the_data(df):
 def test_the_per_task_caption_says_which_rows_have_no_interval(df):
     everything = scaling.per_task_cost(df, "elapsed_s")
     fig = figures.per_task(everything)
-    assert any("95% CI from 3 or more values of N" in t for t in _texts(fig))
+    assert any("95% CI from the blocks that hold every N" in t for t in _texts(fig))
     assert not any("no interval" in t for t in _texts(fig))
     plt.close(fig)
-    # Go's sleep cells at 2 values of N only: a line through 2 points has no interval
-    fewer = df[~((df["workload"] == "sleep") & (df["lang"] == "go") & (df["n"] == 100000))]
+    # Go's sleep cell at N = 100,000 lost 5 of its 10 samples: 5 blocks hold every N, too few for an interval
+    fewer = df[~((df["workload"] == "sleep") & (df["lang"] == "go") & (df["n"] == 100000) & (df["block"] < 5))]
     costs = scaling.per_task_cost(fewer, "elapsed_s")
     costs = costs[costs["workload"] != "cpu_loops"]
     assert costs.loc[costs["lang"] == "go", "per_task_ci_low"].isna().all()
     fig = figures.per_task(costs)
-    caption = next(t for t in _texts(fig) if "values of N" in t)
-    assert "95% CI from 3 or more values of N; no interval for the row with only 2 values of N" in caption
+    caption = next(t for t in _texts(fig) if "every N" in t)
+    assert ("95% CI from the blocks that hold every N; no interval for the row (fewer than 6 blocks hold every N)"
+            in caption)
     plt.close(fig)
     fig = figures.per_task(costs[costs["lang"] == "go"])
-    assert any("no interval for every row with only 2 values of N" in t for t in _texts(fig))
+    assert any("no interval for every row (fewer than 6 blocks hold every N)" in t for t in _texts(fig))
     assert not any("95% CI" in t for t in _texts(fig))
     plt.close(fig)
 
@@ -528,19 +529,19 @@ def _idle_costs(rel_half_width: float):
 def test_the_per_task_caption_says_where_an_interval_is_narrower_than_its_marker():
     def caption(costs):
         fig = figures.per_task(costs)
-        text = next(t for t in _texts(fig) if "values of N" in t).splitlines()[-1]
+        text = next(t for t in _texts(fig) if "every N" in t).splitlines()[-1]
         plt.close(fig)
         return text
 
     tight = _idle_costs(0.004)  # ± 0.4%, as the slopes of peak memory are: no bar shows beside the point
-    assert caption(tight) == "95% CI from 3 or more values of N, each narrower than its marker"
+    assert caption(tight) == "95% CI from the blocks that hold every N, each narrower than its marker"
     one_wide = tight.copy()
     one_wide.loc[0, ["per_task_ci_low", "per_task_ci_high"]] = [1400, 5600]
-    assert caption(one_wide) == ("95% CI from 3 or more values of N, narrower than the marker where no bar "
+    assert caption(one_wide) == ("95% CI from the blocks that hold every N, narrower than the marker where no bar "
                                  "shows (3 of 4 rows)")
-    assert caption(_idle_costs(0.5)) == "95% CI from 3 or more values of N"  # every bar shows
-    none = tight.copy()  # a row fitted from 2 values of N has no interval: not counted as a narrow one
-    none.loc[0, ["per_task_ci_low", "per_task_ci_high", "n_values"]] = [np.nan, np.nan, 2]
+    assert caption(_idle_costs(0.5)) == "95% CI from the blocks that hold every N"  # every bar shows
+    none = tight.copy()  # a row with too few blocks has no interval: not counted as a narrow one
+    none.loc[0, ["per_task_ci_low", "per_task_ci_high"]] = [np.nan, np.nan]
     assert "(3 of 3 rows)" not in caption(none) and "each narrower than its marker" in caption(none)
     assert figures.per_task(tight[tight["workload"] == "cpu_loops"]) is None
 
@@ -667,14 +668,14 @@ def test_the_per_task_caption_says_which_intervals_go_on_to_zero_or_below():
     end with an arrow; the caption says what the arrow means and how many rows have one."""
     def caption(costs):
         fig = figures.per_task(costs)
-        text = next(t for t in _texts(fig) if "values of N" in t).splitlines()[-1]
+        text = next(t for t in _texts(fig) if "every N" in t).splitlines()[-1]
         plt.close(fig)
         return text
 
     costs = _idle_costs(0.5)
     assert "arrow" not in caption(costs)
     costs.loc[[0, 2], "per_task_ci_low"] = [-800.0, 0.0]
-    assert caption(costs) == ("95% CI from 3 or more values of N; arrow: the interval goes on to 0 or below "
+    assert caption(costs) == ("95% CI from the blocks that hold every N; arrow: the interval goes on to 0 or below "
                               "(2 of 4 rows)")
 
 

@@ -1,60 +1,66 @@
 """How cost grows with N: the marginal cost per task and the log-log exponent per series
 (workload, language, variant, threads, arm and parameters other than N).
 
-Both are fitted to one typical value per N, not to the samples: the samples at one N share
-whatever that N does to the machine (caches, allocator, scheduler), so they are not independent
-evidence about the slope, and a fit over them would give intervals far too narrow.  The typical
-value is exp of the Hodges-Lehmann location of the log values (the median of their Walsh
-averages): as robust as the median to a wild sample (breakdown 29%) but smoother, which keeps
-the intervals' coverage nominal on bimodal samples too; for noise symmetric in logs it is the
-median.  With these per-N values as the data points:
-- per-task cost: weighted least squares of median ~ fixed + per_task * N with weights
-  1 / fitted^(2 theta), refitted once from the first fit's values.  theta is read off the samples
-  (variance_power: how their spread grows with the value over the values of N): 1 for errors
-  relative to the value, as timing and memory noise usually are, 0 for additive noise.  The
-  interval's width comes from the residuals either way, but weights that contradict the noise
-  make it far too wide (relative weights under additive noise covered 99.2-99.98% instead of 95%);
-  the table says which model each series was fitted with (`noise_power`);
-- exponent: ordinary least squares of log(median) ~ log(N);
-each with a t interval on (number of N values - 2) degrees of freedom.  Fewer than 3 values of N
-leave no degree of freedom: the estimate through 2 points is given, without an interval, and a
-warning says why.  A series with a single N has no slope and no row.
+Both are read off the blocks.  A block holds every cell once, in a random order, so the values at
+every N of one block were taken under the same conditions (the machine's state that hour, a
+frequency, a neighbour): a condition shared by a block moves the whole line of that block, and the
+block's line, not its single values, is the unit of evidence about a slope.  So, per series:
+- the blocks that hold every N of the series (a sample that counts at each N: `blocks`).  In a
+  sequential run the pilot's blocks hold every cell, and a cell that stopped early leaves the later
+  blocks without it: the fit then uses fewer blocks and its interval is wider, as it should be
+  (whether a block holds every N is settled before that block is taken, so the choice does not
+  lean on its values).  A block that holds a cell twice gives it the median (CellValues.per_block);
+- per block, the line through its values by weighted least squares: its slope is the block's cost
+  per task, its intercept the block's fixed cost.  The weights are 1 / typical^(2 theta), the same
+  in every block: typical is the series' typical value at each N over all its samples (exp of the
+  Hodges-Lehmann location of the log values), theta is read off the samples (variance_power: 1 for
+  spreads that grow with the value, as timing and memory noise usually do, 0 for additive noise).
+  The weights set only how precise the slope is (relative weights under additive noise made the
+  interval up to 35 times wider on N = 1e3..1e6), never whether its interval holds its level: the
+  interval comes from the blocks.  The table says which model each series was weighted with
+  (`noise_power`);
+- the per-task cost: the centre of the blocks' slopes with its interval, by the very test and
+  interval of a comparison's per-block log ratios (paired.Location: the Hodges-Lehmann estimate
+  and the exact signed-rank (Tukey-Moses) interval from MIN_PAIRS blocks on, robust to one wild
+  block); the fixed cost the centre of their intercepts;
+- the exponent b of value ~ N^b: per block, least squares of log value on log N; the same centre
+  and interval;
+- straightness (`lack_of_fit_p`): where the series has 3 or more values of N, Hotelling's T^2 test
+  that the k - 2 contrasts of a block's values orthogonal to every line have mean 0 (exact for
+  normal values whatever their covariance across N, so a block effect or a spread that differs by
+  N leaves it valid); the table's rows are corrected together (Holm) and a row whose per-N values
+  leave the line says so.
+Fewer than MIN_PAIRS blocks holding every N (failed samples, a frame without blocks): the line
+through the per-N typical values, with no interval, and a warning says why.  A series with a single
+N has no slope and no row.
+
+Assumptions, each measured (docs/statistics.md, "Per-task cost and exponent"):
+- the blocks are independent and their slopes symmetric about their centre (the signed-rank test's
+  assumption): the centre is then the mean slope, the slope of the line through the mean values at
+  the run's N.  Noise across N adds up in a block's slope, which makes it close to symmetric for
+  every shape measured (log-normal, heavy-tailed, two modes);
+- the estimand is the line through this run's values of N: where the cost is not a line in N, no
+  single cost per task exists, the slope depends on the N chosen, and what the interval holds is
+  that line's slope, not one of a curve elsewhere.  The straightness test is what tells the two
+  apart; it needs 3 values of N (2 give a line and its interval, untested).
 """
 from __future__ import annotations
-
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .families import param_columns, with_param_columns
+from . import paired
+from .compare import CellValues, holm
+from .families import key_params, key_text, key_threads, param_columns, with_param_columns
 from .ranktests import walsh_averages
-from .rules import CONFIDENCE
-from .validity import counted
+from .rules import ALPHA, CONFIDENCE, MIN_PAIRS
 
 SERIES = ["workload", "lang", "variant", "threads_requested", "arm", "params"]
-MIN_N_VALUES = 3
-
-
-@lru_cache(maxsize=256)
-def _t_quantile(q: float, dof: int) -> float:
-    return float(sps.t.ppf(q, dof))
-
-
-def _wls_line(x: np.ndarray, y: np.ndarray, w: np.ndarray, confidence: float) -> tuple[float, float, float, float]:
-    """Intercept, slope and the slope's t interval of a weighted least-squares line."""
-    sw = np.sqrt(w)
-    design = np.column_stack([np.ones_like(x), x]) * sw[:, None]
-    coef, *_ = np.linalg.lstsq(design, y * sw, rcond=None)
-    dof = x.size - 2
-    if dof < 1:
-        return (float(coef[0]), float(coef[1]), np.nan, np.nan)
-    resid = y * sw - design @ coef
-    sigma2 = float(resid @ resid) / dof
-    cov = sigma2 * np.linalg.inv(design.T @ design)
-    half = _t_quantile(0.5 + confidence / 2, dof) * np.sqrt(cov[1, 1])
-    return (float(coef[0]), float(coef[1]), float(coef[1] - half), float(coef[1] + half))
+MIN_N_VALUES = 3  # the values of N a test of straightness needs (2 only give a line)
+COLUMNS = [*SERIES, "metric", "ns", "n_values", "samples", "blocks", "per_task", "per_task_ci_low",
+           "per_task_ci_high", "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "noise_power",
+           "lack_of_fit_p", "method", "warning"]
 
 
 def typical(values) -> float:
@@ -82,49 +88,121 @@ def variance_power(ns, spreads, typicals) -> float:
     return float(np.clip(slope, 0.0, 1.0))
 
 
-def per_task_fit(ns, medians, confidence: float = CONFIDENCE, theta: float = 1.0) -> dict:
-    """The per-task cost and exponent with their intervals from one typical value per N; the line's
-    weights are 1 / fitted^(2 theta) (theta: variance_power, 1 = relative errors)."""
+def line_weights(typicals, theta: float) -> np.ndarray:
+    """The weights of every block's line: 1 / typical^(2 theta) (equal where a typical value is <= 0)."""
+    ty = np.asarray(typicals, dtype=float)
+    if not np.all(ty > 0):
+        return np.ones_like(ty)
+    w = ty ** (-2 * theta)
+    return w / w.max()
+
+
+def line_coefficients(ns, weights) -> np.ndarray:
+    """(2, k): the intercept and the slope of the weighted least-squares line through k values at
+    `ns`, each as a linear combination of the values (the same combination in every block)."""
     x = np.asarray(ns, dtype=float)
-    y = np.asarray(medians, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    design = np.column_stack([np.ones_like(x), x / x.max()])
+    rows = np.linalg.solve(design.T @ (design * w[:, None]), design.T * w)
+    return rows * np.array([[1.0], [1.0 / x.max()]])
+
+
+def straightness_p(ns, blocks) -> float:
+    """The p-value of "the values of every N lie on one line" from the blocks ((k, b): k values of N,
+    b blocks): Hotelling's T^2 of the k - 2 contrasts orthogonal to every line.  NaN with fewer than
+    MIN_N_VALUES values of N, too few blocks for the contrasts (b <= k - 2), or contrasts that never
+    vary."""
+    x = np.asarray(ns, dtype=float)
+    y = np.asarray(blocks, dtype=float)
+    k, b = y.shape
+    p = k - 2
+    if k < MIN_N_VALUES or b <= p:
+        return np.nan
+    basis, _ = np.linalg.qr(np.column_stack([np.ones_like(x), x / x.max()]), mode="complete")
+    z = (basis[:, 2:].T @ (y / np.abs(y).max())).T  # (b, p)
+    mean = z.mean(axis=0)
+    cov = np.atleast_2d(np.cov(z, rowvar=False))
+    if np.linalg.matrix_rank(cov) < p:
+        return np.nan
+    t2 = b * float(mean @ np.linalg.solve(cov, mean))
+    return float(sps.f.sf((b - p) / (p * (b - 1)) * t2, p, b - p))
+
+
+def _centre(values: np.ndarray, confidence: float) -> tuple[float, float, float, str]:
+    """The centre of per-block values with its interval, as a comparison's (paired.Location)."""
+    level = 1 - confidence
+    loc = paired.Location.of(values, level)
+    low, high = loc.interval(level)
+    return float(loc.estimate), float(low), float(high), paired.TEST_NAMES[str(np.asarray(loc.test_at(level)).ravel()[0])]
+
+
+def per_task_fit(ns, typicals, confidence: float = CONFIDENCE, theta: float = 1.0, blocks=None) -> dict:
+    """The per-task cost, fixed cost and exponent of one series (see the module's docstring):
+    `typicals` its typical value at each N, `theta` the noise model its lines are weighted by, and
+    `blocks` (k values of N x b blocks) the values of the blocks that hold every N (None: the frame
+    has no blocks).  From MIN_PAIRS blocks on: the centre of the blocks' lines with its interval;
+    with fewer, the line through the typical values, without one."""
+    x = np.asarray(ns, dtype=float)
+    y = np.asarray(typicals, dtype=float)
     out = {"per_task": np.nan, "per_task_ci_low": np.nan, "per_task_ci_high": np.nan, "fixed_cost": np.nan,
            "exponent": np.nan, "exponent_ci_low": np.nan, "exponent_ci_high": np.nan, "noise_power": theta,
-           "warning": ""}
+           "blocks": 0, "lack_of_fit_p": np.nan, "warning": "", "method": ""}
     if x.size < 2:
         out["warning"] = "a single value of N: no slope"
         return out
-    if np.all(y > 0):
-        w = 1 / y ** (2 * theta)
-        icpt, slope, _, _ = _wls_line(x, y, w, confidence)
-        fitted = icpt + slope * x
-        if np.all(fitted > 0):
-            w = 1 / fitted ** (2 * theta)
-        icpt, slope, lo, hi = _wls_line(x, y, w, confidence)
-        b_icpt, b, blo, bhi = _wls_line(np.log(x), np.log(y), np.ones_like(x), confidence)
-        out.update(per_task=slope, per_task_ci_low=lo, per_task_ci_high=hi, fixed_cost=icpt,
-                   exponent=b, exponent_ci_low=blo, exponent_ci_high=bhi)
+    w = line_weights(y, theta)
+    coef = line_coefficients(x, w)
+    logs = line_coefficients(np.log(x), np.ones_like(x)) if x.min() > 0 else None
+    weights = f"weights 1 / typical^{2 * theta:.2g}, the samples' spread growing as value^{theta:.2g}"
+    notes = [] if np.all(y > 0) else ["typical values <= 0: unweighted lines and no exponent"]
+    b = 0 if blocks is None else np.asarray(blocks).shape[1]
+    if b >= MIN_PAIRS:
+        v = np.asarray(blocks, dtype=float)
+        icpt, slope = coef @ v
+        out["per_task"], out["per_task_ci_low"], out["per_task_ci_high"], test = _centre(slope, confidence)
+        out["fixed_cost"] = _centre(icpt, confidence)[0]
+        if logs is not None and np.all(v > 0) and np.all(y > 0):
+            out["exponent"], out["exponent_ci_low"], out["exponent_ci_high"], _ = _centre(
+                (logs @ np.log(v))[1], confidence)
+        out["lack_of_fit_p"] = straightness_p(x, v)
+        out["blocks"] = b
+        out["method"] = (f"per block, the WLS line through its values ({weights}); the Hodges-Lehmann centre "
+                         f"of the {b} blocks' slopes with the {test} interval")
     else:
-        icpt, slope, lo, hi = _wls_line(x, y, np.ones_like(x), confidence)
-        out.update(per_task=slope, per_task_ci_low=lo, per_task_ci_high=hi, fixed_cost=icpt)
-        out["warning"] = "medians <= 0: unweighted fit and no exponent"
-    if x.size < MIN_N_VALUES:
-        note = (f"only {x.size} values of N: a line through {x.size} points leaves no degree of freedom "
-                f"for an interval (needs >= {MIN_N_VALUES})")
-        out["warning"] = "; ".join(filter(None, [out["warning"], note]))
-        for k in ("per_task_ci_low", "per_task_ci_high", "exponent_ci_low", "exponent_ci_high"):
-            out[k] = np.nan
+        out["fixed_cost"], out["per_task"] = coef @ y
+        if logs is not None and np.all(y > 0):
+            out["exponent"] = float((logs @ np.log(y))[1])
+        out["blocks"] = b
+        out["method"] = f"the WLS line through the per-N typical values ({weights}); no interval"
+        notes.append("no blocks in the frame: no interval" if blocks is None else
+                     f"only {b} block{'s' if b != 1 else ''} hold{'s' if b == 1 else ''} every N: no interval "
+                     f"(needs >= {MIN_PAIRS})")
+    out["warning"] = "; ".join(notes)
     return out
-
-
-def _series_key(key) -> tuple:
-    """A series' group key with its missing values as None (NaN != NaN would lose the match)."""
-    return tuple(None if pd.isna(v) else v for v in (key if isinstance(key, tuple) else (key,)))
 
 
 def _spread(values: np.ndarray) -> float:
     """A robust spread of one N's samples (the normal-consistent MAD)."""
     v = values[~np.isnan(values)]
     return float(1.4826 * np.median(np.abs(v - np.median(v)))) if v.size > 2 else np.nan
+
+
+def _series_ns(frame: pd.DataFrame) -> dict[tuple, set]:
+    """The values of N of each series in `frame`, keyed as the cells' keys are (CellRef without N)."""
+    if frame.empty:
+        return {}
+    frame = with_param_columns(frame)
+    for c, empty in (("arm", ""), ("threads_requested", None)):
+        if c not in frame.columns:
+            frame = frame.assign(**{c: empty})
+    pcols = param_columns(frame)
+    keys = ["workload", "lang", "variant", "threads_requested", "arm", *pcols]
+    out: dict[tuple, set] = {}
+    for key, g in frame.groupby(keys, dropna=False, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        k = (key[0], key[1], key[2], key_threads(key[3]), key_text(key[4]), key_params(pcols, key[5:]))
+        out.setdefault(k, set()).update(int(n) for n in pd.to_numeric(g["n"]))
+    return out
 
 
 def _lost_note(lost, valid) -> str:
@@ -140,49 +218,56 @@ def _lost_note(lost, valid) -> str:
     return f"{'; '.join(parts)}: fitted without {'it' if len(lost) == 1 else 'them'}"
 
 
+def _order(key: tuple) -> tuple:
+    w, lang, variant, threads, arm, params = key
+    return (w, lang, variant, threads is None, threads or 0, arm, params)
+
+
 def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """Per series: the marginal cost of one more task (slope of the metric's typical value per N
-    vs N) with its interval, the fixed cost (intercept), and the exponent b of metric ~ N^b with its
-    interval (see the module's docstring), from the samples that count for the metric
-    (validity.counted: for memory, idle tasks only where every task was alive at once).  An N the
-    run took without a sample that counts is left out, and the row says so."""
-    taken = with_param_columns(df)
-    if "arm" not in taken.columns:
-        taken = taken.assign(arm="")
-    valid = counted(taken, metric)
-    pcols = param_columns(taken)
-    cols = [*SERIES, "metric", "ns", "n_values", "samples", "per_task", "per_task_ci_low", "per_task_ci_high",
-            "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "noise_power", "method", "warning"]
+    """Per series: the marginal cost of one more task with its interval, the fixed cost, and the
+    exponent b of metric ~ N^b with its interval, read off the blocks that hold every N (see the
+    module's docstring), from the samples that count for the metric (validity.counted, through
+    CellValues: for memory, idle tasks only where every task was alive at once).  An N the run
+    took without a sample that counts is left out, and the row says so; a row whose per-N values
+    leave a straight line (Holm over the table) says that too."""
+    if df.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    values = CellValues(df, metric)
+    series: dict[tuple, dict[int, object]] = {}
+    for ref in values.refs():
+        series.setdefault((ref.workload, ref.lang, ref.variant, ref.threads, ref.arm, ref.params), {})[ref.n] = ref
+    taken_ns = _series_ns(df)
+    valid_ns = _series_ns(df[df["valid"].astype(bool)] if "valid" in df.columns else df)
     rows = []
-    keys = ["workload", "lang", "variant", "threads_requested", "arm", *pcols]
-    if valid.empty:
-        return pd.DataFrame(columns=cols)
-    values = pd.to_numeric(valid[metric], errors="coerce").to_numpy(dtype=float)
-    ns = pd.to_numeric(valid["n"]).to_numpy()
-    # the N of each series that the run took but where no sample is valid: left out of the fit,
-    # and the row says so (a line through the others is not the series the plan asked for)
-    taken_ns = {_series_key(k): set(pd.to_numeric(g["n"]).tolist())
-                for k, g in taken.groupby(keys, dropna=False, sort=False)}
-    ok = taken[taken["valid"].astype(bool)] if "valid" in taken.columns else taken
-    valid_ns = {_series_key(k): set(pd.to_numeric(g["n"]).tolist())
-                for k, g in ok.groupby(keys, dropna=False, sort=False)}
-    for key, idx in valid.groupby(keys, dropna=False, sort=True).indices.items():
-        n_here = ns[idx]
-        points = sorted(set(n_here.tolist()))
+    for key in sorted(series, key=_order):
+        cells = series[key]
+        points = sorted(cells)
         if len(points) < 2:
             continue
-        typ = np.array([typical(values[idx][n_here == n]) for n in points])
-        theta = variance_power(points, [_spread(values[idx][n_here == n]) for n in points], typ)
-        key = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
-        params = ",".join(f"{c[2:]}={v}" for c, v in ((c, key[c]) for c in pcols) if v is not None and not pd.isna(v))
-        fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta)
-        here = _series_key(tuple(key[k] for k in keys))
-        lost = sorted(taken_ns.get(here, set()) - set(points))
+        samples = [values.cells[cells[n]][1] for n in points]
+        typ = np.array([typical(v) for v in samples])
+        theta = variance_power(points, [_spread(v) for v in samples], typ)
+        blocks = None
+        if values.paired_data:
+            per = [values.per_block(cells[n]) for n in points]
+            common = per[0].index
+            for p in per[1:]:
+                common = common.intersection(p.index)
+            blocks = np.array([p.loc[common].to_numpy(dtype=float) for p in per]).reshape(len(points), len(common))
+        fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta, blocks)
+        lost = sorted(taken_ns.get(key, set()) - set(points))
         if lost:
-            fit["warning"] = "; ".join(filter(None, [fit["warning"], _lost_note(lost, valid_ns.get(here, set()))]))
-        rows.append({**{k: key[k] for k in SERIES if k != "params"}, "params": params, "metric": metric,
-                     "ns": ",".join(str(int(n)) for n in points), "n_values": len(points),
-                     "samples": len(idx), **fit,
-                     "method": (f"WLS over per-N Hodges-Lehmann values, weights 1 / fitted^{2 * theta:.2g} "
-                                f"(the samples' spread grows as value^{theta:.2g}), t interval on n_values - 2 df")})
-    return pd.DataFrame(rows, columns=cols)
+            fit["warning"] = "; ".join(filter(None, [fit["warning"], _lost_note(lost, valid_ns.get(key, set()))]))
+        w, lang, variant, threads, arm, params = key
+        rows.append({"workload": w, "lang": lang, "variant": variant, "threads_requested": threads, "arm": arm,
+                     "params": ",".join(f"{k}={v}" for k, v in params), "metric": metric,
+                     "ns": ",".join(str(n) for n in points), "n_values": len(points),
+                     "samples": int(sum(v.size for v in samples)), **fit})
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if not table.empty:
+        adjusted = holm(table["lack_of_fit_p"].to_numpy(dtype=float))
+        for i in np.flatnonzero(adjusted < ALPHA):
+            note = (f"the per-N values leave a straight line (Holm-corrected p = {adjusted[i]:.2g}): the cost of "
+                    "one more task changes with N, and the slope is the line's through these N")
+            table.at[i, "warning"] = "; ".join(filter(None, [table.at[i, "warning"], note]))
+    return table

@@ -20,6 +20,11 @@ them with the very functions the tables use (`paired`, `multiplicity`); `previou
 rule this package used until it was replaced (exact signed-rank test, Holm's correction, 95%
 intervals beside the verdicts), kept here so the study can set the two side by side.
 
+`scaling_frame` builds series of a cost over N in blocks (a grid of N, how many blocks hold each N,
+effects shared by a block or by an N), scored by `scaling_coverage` through the per-task table's own
+code; `previous_per_task_fit` is the construction that table used until the blocks replaced it (a
+line through the per-N typical values, its interval from their residuals), kept for the same reason.
+
 `study()` runs the simulations whose results docs/statistics.md reports:
 `python -m bench_src.analysis.simulate [replications]`.
 """
@@ -640,34 +645,205 @@ def mde_power(shape: str, pairs: int, reps: int, rng, level: float = rules.ALPHA
     return {k: float(np.mean(v)) for k, v in got.items()}
 
 
-def scaling_coverage(series: int, rng, shape: str = "lognormal", per_n_sd: float = 0.0, cv: float = 0.05,
-                     ns=(1000, 10000, 100000, 1000000), samples: int = 10, additive: bool = False) -> dict:
-    """Coverage of the per-task cost (truth: 2e6 + 2000 N) and of the exponent (truth: N^0.7) over
-    `series` series, each with `samples` samples per N and, optionally, a multiplicative effect
-    shared by the samples of one N (lognormal, sd `per_n_sd`).  `additive`: the noise is added
-    with the same absolute spread at every N (cv times the value at the middle N) instead of
-    multiplied."""
-    ns = np.asarray(ns, dtype=float)
-    shared = np.exp(per_n_sd * rng.standard_normal((series, ns.size, 1)))
-    factor = shared * noise(rng, shape, (series, ns.size, samples), cv)
-    n_grid = np.broadcast_to(ns[None, :, None], factor.shape)
-    linear, power_law = 2e6 + 2000 * n_grid, 3e-6 * n_grid ** 0.7
-    if additive:
-        mid = float(np.median(ns))
-        linear = linear + (2e6 + 2000 * mid) * (factor - 1)
-        power_law = power_law + 3e-6 * mid ** 0.7 * (factor - 1)
-    else:
-        linear, power_law = linear * factor, power_law * factor
+# --- the per-task cost and exponent --------------------------------------------------------------
+# The grids of N of the scaling study, each with the fixed cost and the cost per task of its linear
+# series: the sleep workload's (a fixed cost that dominates: 1 s and 100 us per task, so the largest
+# N costs twice the smallest), idle tasks' (N = 1, 1,000 and 10,000 or 100,000, the same costs) and
+# the grid 1e3..1e6 (2e6 fixed and 2,000 per task: the cost per task dominates from 1e4 on).
+SCALING_GRIDS = {
+    "sleep": ((10, 100, 1000, 10000), 1.0, 1e-4),
+    "idle": ((1, 1000, 10000), 1.0, 1e-4),
+    "idle to 100,000": ((1, 1000, 100000), 1.0, 1e-4),
+    "1e3..1e6": ((1000, 10000, 100000, 1000000), 2e6, 2000.0),
+}
+POWER_LAW = (3e-6, 0.7)  # the exponent's series: 3e-6 N^0.7
+
+
+def true_mean(shape: str, cv: float) -> float:
+    """The mean of `noise` (a log-t has no mean: for "heavy", its bulk's to second order, exp(cv^2 / 2),
+    which is the log-normal's)."""
+    m = math.exp(cv * cv / 2)
+    return m * (1 + BIMODAL_GAP / 2) if shape == "bimodal" else m
+
+
+@dataclass(frozen=True)
+class ScalingCase:
+    """The series of one cell of the scaling study: the grid of N (SCALING_GRIDS), the blocks that
+    hold each N (one number: every N in that many; several: N by N, each N in the first so many
+    blocks, as a sequential run leaves a cell that stopped early), the noise (multiplicative of a
+    shape and CV, or `additive`: the same absolute spread at every N, cv times the value at the
+    middle N), a block effect shared by every N of a block (multiplicative, lognormal sd
+    `block_sd`) and an effect shared by every sample of one N (`per_n_sd`: the cost is then not a
+    line in N)."""
+
+    grid: str = "1e3..1e6"
+    blocks: int | tuple[int, ...] = 10
+    shape: str = "lognormal"
+    cv: float = 0.05
+    additive: bool = False
+    block_sd: float = 0.0
+    per_n_sd: float = 0.0
+
+    def counts(self) -> np.ndarray:
+        k = len(SCALING_GRIDS[self.grid][0])
+        counts = np.broadcast_to(np.asarray(self.blocks, dtype=int), (k,))
+        return counts
+
+
+def scaling_frame(series: int, rng: np.random.Generator, case: ScalingCase) -> tuple[pd.DataFrame, dict]:
+    """`series` series of `case` as a run's frame (idle_tasks, one series per value of `p_series`;
+    `linear`: fixed + per task x N, `power`: POWER_LAW) and each series' mean value at each N
+    (`linear_mean`, `power_mean`: per-N effects included, series x N) with the typical value's
+    per-task cost (`typical_slope`) the construction used until the blocks replaced it reads off."""
+    ns, fixed, per_task = SCALING_GRIDS[case.grid]
+    x = np.asarray(ns, dtype=float)
+    counts = case.counts()
+    nb = int(counts.max())
+    u = np.exp(case.per_n_sd * rng.standard_normal((series, x.size, 1)))
+    g = np.exp(case.block_sd * rng.standard_normal((series, 1, nb)))
+    f = noise(rng, case.shape, (series, x.size, nb), case.cv)
+    c, b = POWER_LAW
+    out = {}
+    for name, mu in (("linear", fixed + per_task * x), ("power", c * x ** b)):
+        mu = mu[None, :, None] * u
+        if case.additive:
+            values = mu * g + float(np.median(mu[..., 0])) * (f - 1)
+            out[f"{name}_mean"] = mu[..., 0] * math.exp(case.block_sd ** 2 / 2)
+        else:
+            values = mu * g * f
+            out[f"{name}_mean"] = mu[..., 0] * math.exp(case.block_sd ** 2 / 2) * true_mean(case.shape, case.cv)
+        out[name] = values
+    out["typical_slope"] = per_task * (1.0 if case.additive else true_median(case.shape))
+    taken = np.arange(nb)[None, :] < counts[:, None]  # N by N: the blocks that hold it
+    s_idx, n_idx, b_idx = np.nonzero(np.broadcast_to(taken, (series, x.size, nb)))
     df = pd.DataFrame({"workload": "idle_tasks", "lang": "go", "variant": "goroutine", "threads_requested": None,
-                       "arm": "", "valid": True, "n": n_grid.ravel().astype(int),
-                       "p_series": np.broadcast_to(np.arange(series)[:, None, None], factor.shape).ravel().astype(str),
-                       "linear": linear.ravel(), "power": power_law.ravel()})
-    lin = scaling.per_task_cost(df, "linear")
-    pw = scaling.per_task_cost(df, "power")
-    truth = 2000 * (1.0 if additive else true_median(shape))  # the fit is to the typical value per N
-    return {"per_task": float(((lin["per_task_ci_low"] <= truth) & (truth <= lin["per_task_ci_high"])).mean()),
-            "exponent": float(((pw["exponent_ci_low"] <= 0.7) & (0.7 <= pw["exponent_ci_high"])).mean()),
-            "noise_power": float(lin["noise_power"].median())}
+                       "arm": "", "valid": True, "n": x[n_idx].astype(int), "block": b_idx,
+                       "p_series": s_idx.astype(str), "linear": out["linear"][s_idx, n_idx, b_idx],
+                       "power": out["power"][s_idx, n_idx, b_idx]})
+    return df, out
+
+
+def previous_per_task_fit(ns, typicals, theta: float, confidence: float = rules.CONFIDENCE) -> dict:
+    """The construction this package used until the blocks replaced it, kept for the study: weighted
+    least squares through the per-N typical values, weights 1 / fitted^(2 theta) (refitted once
+    from a first fit weighted by the typical values), Student's t on (values of N - 2) degrees of
+    freedom from the residuals (unweighted where a typical value is <= 0); the exponent by ordinary
+    least squares of log typical value on log N, the same t.  Returns the two intervals."""
+    x, y = np.asarray(ns, dtype=float), np.asarray(typicals, dtype=float)
+    dof = x.size - 2
+    q = float(sps.t.ppf(0.5 + confidence / 2, dof)) if dof > 0 else math.nan
+
+    def line(xs, ys, w):
+        sw = np.sqrt(w)
+        design = np.column_stack([np.ones_like(xs), xs]) * sw[:, None]
+        coef, *_ = np.linalg.lstsq(design, ys * sw, rcond=None)
+        resid = ys * sw - design @ coef
+        cov = float(resid @ resid) / max(dof, 1) * np.linalg.inv(design.T @ design)
+        half = q * math.sqrt(cov[1, 1])
+        return coef, (coef[1] - half, coef[1] + half)
+
+    if not np.all(y > 0):  # unweighted, and no exponent
+        return {"per_task": line(x, y, np.ones_like(x))[1], "exponent": (math.nan, math.nan)}
+    coef, _ = line(x, y, 1 / y ** (2 * theta))
+    fitted = coef[0] + coef[1] * x
+    _, per_task = line(x, y, 1 / fitted ** (2 * theta) if np.all(fitted > 0) else 1 / y ** (2 * theta))
+    _, exponent = line(np.log(x), np.log(y), np.ones_like(x))
+    return {"per_task": per_task, "exponent": exponent}
+
+
+def _typicals(df: pd.DataFrame, metric: str, series: int, ns) -> np.ndarray:
+    """series x N: each series' typical value at each N over all its samples (scaling.typical)."""
+    got = df.groupby(["p_series", "n"])[metric].agg(scaling.typical)
+    return np.array([[got[(str(i), int(n))] for n in ns] for i in range(series)])
+
+
+def scaling_coverage(series: int, rng: np.random.Generator, case: ScalingCase = ScalingCase(),
+                     previous: bool = False) -> dict:
+    """How often the per-task table's 95% intervals (scaling.per_task_cost, the table's own code)
+    hold their truth over `series` series of `case`: `per_task`, the slope of the series' weighted
+    line (its own weights) through its mean values at each N; `exponent`, the log-log slope through
+    them (the power law's 0.7 where the cost is one); `noise_power`, the median theta read off;
+    `straightness`, the share of series whose straightness test has p < ALPHA (no correction: the
+    rate a single row is flagged at).  With `previous`, `previous_per_task` and `previous_exponent`:
+    the coverage of the construction replaced (`previous_per_task_fit`) of the per-task cost of the
+    typical value and of 0.7, on the same series.  Under additive noise the exponent is not scored."""
+    df, truth = scaling_frame(series, rng, case)
+    ns = np.asarray(SCALING_GRIDS[case.grid][0], dtype=float)
+    keys = [f"series={i}" for i in range(series)]
+    lin = scaling.per_task_cost(df, "linear").set_index("params").loc[keys]
+    typ = _typicals(df, "linear", series, ns)
+    slopes = np.array([scaling.line_coefficients(ns, scaling.line_weights(t, theta))[1] @ m
+                       for t, theta, m in zip(typ, lin["noise_power"], truth["linear_mean"])])
+    out = {"per_task": float(((lin["per_task_ci_low"] <= slopes) & (slopes <= lin["per_task_ci_high"])).mean()),
+           "noise_power": float(lin["noise_power"].median()),
+           "straightness": float((lin["lack_of_fit_p"] < rules.ALPHA).mean())}
+    if not case.additive:
+        pw = scaling.per_task_cost(df, "power").set_index("params").loc[keys]
+        b = scaling.line_coefficients(np.log(ns), np.ones_like(ns))[1] @ np.log(truth["power_mean"]).T
+        out["exponent"] = float(((pw["exponent_ci_low"] <= b) & (b <= pw["exponent_ci_high"])).mean())
+    if previous:
+        fits = [previous_per_task_fit(ns, t, theta) for t, theta in zip(typ, lin["noise_power"])]
+        out["previous_per_task"] = float(np.mean([lo <= truth["typical_slope"] <= hi
+                                                  for lo, hi in (f["per_task"] for f in fits)]))
+        if not case.additive:
+            fits = [previous_per_task_fit(ns, t, 1.0) for t in _typicals(df, "power", series, ns)]
+            out["previous_exponent"] = float(np.mean([lo <= POWER_LAW[1] <= hi for lo, hi in (f["exponent"] for f in fits)]))
+    return out
+
+
+# The conditions of the scaling study (docs/statistics.md, "Per-task cost and exponent").
+SCALING_CONDITIONS = {
+    "log-normal CV 1%": {"cv": 0.01},
+    "log-normal CV 5%": {"cv": 0.05},
+    "heavy tails CV 5%": {"shape": "heavy", "cv": 0.05},
+    "bimodal CV 1%": {"shape": "bimodal", "cv": 0.01},
+    "additive CV 5%": {"cv": 0.05, "additive": True},
+    "CV 2%, block effect 2%": {"cv": 0.02, "block_sd": 0.02},
+    "CV 2%, block effect 5%": {"cv": 0.02, "block_sd": 0.05},
+    "additive CV 2%, block effect 5%": {"cv": 0.02, "additive": True, "block_sd": 0.05},
+    "CV 2%, per-N effect 5%": {"cv": 0.02, "per_n_sd": 0.05},
+}
+SCALING_BLOCKS = (6, 10, 40, "unequal")  # "unequal": every N in 40 blocks but the largest, in 6
+
+
+def scaling_report(table: pd.DataFrame, series: int, seed: int = 1, out=print) -> None:
+    """scaling_study's table for reading: per noise and blocks, each grid's coverage (%) of the
+    per-task and exponent intervals, the construction replaced in brackets; and how often a series
+    was flagged as not straight."""
+    out(f"# per-task cost and exponent, {series} series per cell (seed {seed}): 95% intervals' coverage, "
+        "blocks (previous construction)")
+    for what, old in (("per_task", "previous_per_task"), ("exponent", "previous_exponent")):
+        shown = table.assign(cell=[("" if pd.isna(r.get(what)) else f"{_pct(r[what])} ({_pct(r[old])})")
+                                   for _, r in table.iterrows()])
+        out(f"\n## {what} (%)\n")
+        out(shown.pivot_table(index=["noise", "blocks"], columns="grid", values="cell", aggfunc="first", sort=False)
+                 .reset_index().to_markdown(index=False))
+    flagged = table.groupby("noise", sort=False)["straightness"]
+    out("\nstraightness flagged (p < alpha, per series), by noise: " + ", ".join(
+        f"{k} {_pct(lo)}-{_pct(hi)}%" for (k, lo), hi in zip(flagged.min().items(), flagged.max())))
+
+
+def scaling_study(series: int = 2000, seed: int = 1, out=print, grids=tuple(SCALING_GRIDS),
+                  conditions=tuple(SCALING_CONDITIONS), blocks=SCALING_BLOCKS) -> pd.DataFrame:
+    """The scaling study of docs/statistics.md: `series` series per cell of grid x blocks x
+    condition, each cell seeded by its place in the three lists, scored by scaling_coverage with the
+    construction replaced beside it.  `python -m bench_src.analysis.simulate scaling [series]`."""
+    rows = []
+    t0 = time.time()
+    for g in grids:
+        k = len(SCALING_GRIDS[g][0])
+        for b in blocks:
+            counts = (40,) * (k - 1) + (6,) if b == "unequal" else b
+            for label in conditions:
+                rng = np.random.default_rng([seed, list(SCALING_GRIDS).index(g), list(SCALING_BLOCKS).index(b),
+                                             list(SCALING_CONDITIONS).index(label)])
+                case = ScalingCase(grid=g, blocks=counts, **SCALING_CONDITIONS[label])
+                rows.append({"grid": g, "blocks": "40, 6 at the largest N" if b == "unequal" else str(b),
+                             "noise": label, **scaling_coverage(series, rng, case, previous=True)})
+    table = pd.DataFrame(rows)
+    scaling_report(table, series, seed, out)
+    out(f"# {time.time() - t0:.0f} s")
+    return table
 
 
 def decision_study(families: int, seed: int = 1, sizes=(30, 72), pairs=(6, 10, 13, 20),
@@ -716,14 +892,7 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
     out("median_ci coverage on a 1% grid (ties; labelled 'at least'): " + ", ".join(
         f"n={n}: {median_coverage('lognormal', n, replications * 10, rng, grid=0.01):.4f} "
         f"(at least {stats.median_ci_coverage(n):.3f})" for n in (7, 10, 15, 21, 40)))
-    for label, kw in (("multiplicative noise", {}), ("shared per-N effect 5%", {"per_n_sd": 0.05}),
-                      ("heavy-tailed", {"shape": "heavy"}), ("bimodal", {"shape": "bimodal"}),
-                      ("bimodal, narrow modes (CV 1%)", {"shape": "bimodal", "cv": 0.01}),
-                      ("additive noise", {"additive": True}),
-                      ("additive noise, shared per-N effect 5%", {"additive": True, "per_n_sd": 0.05})):
-        c = scaling_coverage(replications, rng, **kw)
-        out(f"scaling, 4 values of N, 10 samples each, {label}: per-task cost coverage {c['per_task']:.3f}, "
-            f"exponent coverage {c['exponent']:.3f} (noise power read off the samples: median {c['noise_power']:.2f})")
+    scaling_study(replications, seed, out)
     for pairs in (6, 10, 14, 20):
         out(f"power at the mde each sample reports, {pairs} pairs, level 0.05 / 30, {replications // 10} samples: "
             + ", ".join(f"{shape} {_pct(r['mde'])}% (off the half-width {_pct(r['half_width'])}%, "
@@ -746,5 +915,7 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "above-baseline":
         above_baseline_study(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
+    elif len(sys.argv) > 1 and sys.argv[1] == "scaling":
+        scaling_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     else:
         study(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 
 from ...analysis import stats
+from ...analysis.rules import MIN_PAIRS
 from ...catalogue import WORKLOADS
 from .. import units
 from ..tables import per_unit
@@ -144,8 +145,8 @@ def _median_ci_level(summary: pd.DataFrame) -> tuple[str, str]:
 
 
 def per_task(costs: pd.DataFrame, one_n=()) -> plt.Figure | None:
-    """The marginal cost of one more task (the slope of the per-N typical values over N, 95% t interval
-    where the series has 3 or more values of N) of every series, on a log
+    """The marginal cost of one more task (the centre of the slopes of the blocks that hold every N,
+    with its 95% interval where MIN_PAIRS or more such blocks give one) of every series, on a log
     axis; only workloads where N counts tasks, workers or messages (not cpu_loops, whose N is an array
     length).  `one_n`: the run's workloads taken at a single N, which have no slope and which the
     caption names with those left out.  None when no such series exists."""
@@ -198,7 +199,7 @@ def per_task(costs: pd.DataFrame, one_n=()) -> plt.Figure | None:
                loc="outside lower center", ncols=2, fontsize=8.5, frameon=False)
     fig.canvas.draw()  # the final layout, to measure the bars against the markers
     figure_header(fig, f"Cost of one more task: {units.metric_name(metric)}",
-            join_parts("slope of the per-N typical values over N", threads_caption(c),
+            join_parts("slope over N of each block that holds every N: their centre", threads_caption(c),
                        f"{', '.join(left_out)} left out (N is not a count of tasks)" if left_out else "",
                        f"{', '.join(single)} run at one N (no slope)" if single else "") + "\n"
             + _interval_caption(c, _narrower_than_marker(ax, intervals), cut))
@@ -217,13 +218,13 @@ def _narrower_than_marker(ax, intervals) -> int:
                if abs(ax.transData.transform((high, 0))[0] - ax.transData.transform((low, 0))[0]) <= marker_px)
 
 
-SLOPE_INTERVAL = "95% CI from 3 or more values of N"
+SLOPE_INTERVAL = "95% CI from the blocks that hold every N"
 
 
 def _interval_caption(c: pd.DataFrame, narrow: int = 0, cut: int = 0) -> str:
-    """What the bars are: the 95% t interval of the slope, which needs 3 or more values of N (a line
-    through 2 points leaves no degree of freedom); rows fitted from fewer have none, and the caption
-    says so; where `narrow` of the intervals are narrower than their markers, it says that too; and
+    """What the bars are: the 95% interval of the slope from the blocks that hold every N, which
+    needs MIN_PAIRS of them; rows with fewer have none, and the caption says so; where `narrow` of
+    the intervals are narrower than their markers, it says that too; and
     where `cut` of them go on to 0 or below (no cost resolved at their lower end, which a log axis
     cannot show), that their arrow says so."""
     has = c["per_task_ci_low"].notna() & c["per_task_ci_high"].notna()
@@ -237,9 +238,8 @@ def _interval_caption(c: pd.DataFrame, narrow: int = 0, cut: int = 0) -> str:
         words += f"; arrow: the interval goes on to 0 or below ({cut} of {shown} rows)"
     if missing == 0:
         return words
-    few = sorted({int(v) for v in c.loc[~has, "n_values"].dropna()}) if "n_values" in c else []
     rows = "every row" if missing == len(c) else f"the {missing} rows" if missing > 1 else "the row"
-    none = f"no interval for {rows}" + (f" with only {' or '.join(map(str, few))} values of N" if few else "")
+    none = f"no interval for {rows} (fewer than {MIN_PAIRS} blocks hold every N)"
     return none if missing == len(c) else f"{words}; {none}"
 
 

@@ -70,14 +70,16 @@ def per_unit(workload: str) -> str | None:
 
 
 def per_task(table: pd.DataFrame) -> Readable:
-    """Marginal cost per task (the slope of the per-N typical values over N) with its CI, the fixed cost
-    and the exponent."""
+    """Marginal cost per task (the centre of the slopes of the blocks that hold every N) with its CI,
+    the fixed cost and the exponent."""
     t = table.reset_index(drop=True)
     metric = metric_of(t)
     out = _cell_columns(t, with_n=False)
     out["N values"] = column_of(t, "ns", "").map(lambda s: ", ".join(units.short_count(int(x)) for x in str(s).split(",")
                                                                if x.strip().isdigit()))
     out["samples"] = column_of(t, "samples").map(units.count)
+    # the blocks that hold every N: what the intervals are read off
+    out["blocks"] = column_of(t, "blocks").map(lambda v: "" if blank(v) else units.count(v))
     out["per N [95% CI]"] = [
         (units.interval(v, lo, hi, units.metric_unit(k)) + f" per {per_unit(w) or 'N'}") if not blank(v) else ""
         for v, lo, hi, k, w in zip(column_of(t, "per_task"), column_of(t, "per_task_ci_low"), column_of(t, "per_task_ci_high"),
@@ -89,17 +91,23 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
     out["noise"] = column_of(t, "noise_power").map(noise_model)
-    # what the fit left out or could not give; the reason a line through 2 points has no interval is
-    # the caption's, not every such row's
+    # what the fit left out or could not give; the reason a row has no interval is its own (too few
+    # blocks hold every N), the rule is the caption's
     out["note"] = column_of(t, "warning", "").fillna("").map(
-        lambda v: re.sub(r"only (\d+) values of N: a line through \d+ points leaves no degree of freedom for an "
-                         r"interval \(needs >= \d+\)", r"no interval: only \1 values of N", str(v)))
+        lambda v: re.sub(r"only (\d+) blocks? holds? every N: no interval \(needs >= \d+\)",
+                         r"no interval: every N in only \1 blocks", str(v)))
     return finish(out, title_of(t, "Cost of one more N"),
-                   "exponent b of value ~ N^b, fitted to the whole value, fixed cost included: 1 = linear, below 1 "
-                   "where a fixed cost (the program's own, a sleep) dominates the smaller N however linear the per-N "
-                   "cost is (read the per-N cost for that); per N: the weighted least-squares slope of the per-N typical "
-                   "values over N (t interval from 3 values of N; none from 2), weighted by the noise model the "
-                   "samples show (relative: spread ~ value; additive: the same spread at every N).",
+                   "per N: in each block that holds every N (blocks), the weighted least-squares line through its "
+                   "values; the centre of the blocks' slopes (Hodges-Lehmann) with the signed-rank interval a "
+                   f"comparison has (none from fewer than {rules.MIN_PAIRS} such blocks). The weights follow the "
+                   "noise model the samples show (relative: spread ~ value; additive: the same spread at every N): "
+                   "they set the interval's width, not its level. A condition shared by a block (the machine that "
+                   "hour) moves that block's line and so widens the interval, as it should. exponent b of value ~ "
+                   "N^b, read off the blocks alike and fitted to the whole value, fixed cost included: 1 = linear, "
+                   "below 1 where a fixed cost (the program's own, a sleep) dominates the smaller N however linear "
+                   "the per-N cost is (read the per-N cost for that). The note says where the per-N values leave a "
+                   "straight line (from 3 values of N, Holm-corrected over the table): the cost of one more task "
+                   "then changes with N, and the slope is the line's through the N shown.",
                    keep=("per N [95% CI]",))
 
 
