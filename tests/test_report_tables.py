@@ -719,3 +719,22 @@ def test_a_median_interval_never_collapses_onto_its_centre_and_its_numbers_carry
     # a digit added to a round number says nothing, and values of different sizes keep their own
     assert units.ratio(0.997, 0.995, 0.9998) == "0.997 [0.995, 0.9998]"
     assert units.ratio(0.5, 0.0021, 130.0) == "0.500 [0.00210, 130]"
+
+
+def test_a_per_task_interval_that_reaches_0_says_no_cost_is_resolved():
+    # "3.56 µs [-5.75, 12.9] per task" read as a cost that may be negative, where the figure drew an
+    # arrow and a fixed cost below 0 said "no fixed cost resolved": the table says it the same way
+    import report_data
+    from bench_src.analysis import scaling
+
+    costs = scaling.per_task_cost(report_data.frame(), "elapsed_s").reset_index(drop=True)
+    sleep = costs.index[costs["workload"] == "sleep"]
+    costs.loc[sleep[0], ["per_task", "per_task_ci_low", "per_task_ci_high"]] = [3.56e-6, -5.75e-6, 12.9e-6]
+    costs.loc[sleep[1], ["per_task", "per_task_ci_low", "per_task_ci_high"]] = [-1.2e-6, np.nan, np.nan]
+    texts = tables.readable(costs, "per_task_elapsed_s").frame["per N [95% CI]"].tolist()
+    assert texts[sleep[0]] == "3.56 µs [≤ 0, 12.9] per task (interval reaches 0: no cost resolved)"
+    assert texts[sleep[1]] == "-1.20 µs per task (below 0: no cost resolved)"
+    assert sum("resolved" in t for t in texts) == 2
+    falling = costs.assign(per_task=-3e-6, per_task_ci_low=-5e-6, per_task_ci_high=-1e-6)
+    assert tables.readable(falling, "per_task_elapsed_s").frame["per N [95% CI]"].iloc[sleep[0]] == (
+        "-3.00 µs [-5.00, -1.00] per task (below 0: falls as N grows)")

@@ -92,11 +92,13 @@ def quantity(value: float, unit: str, digits: int = 3) -> str:
     return f"{number} {name}".strip()
 
 
-def interval(centre: float, low: float, high: float, unit: str, digits: int = 3, edges=()) -> str:
+def interval(centre: float, low: float, high: float, unit: str, digits: int = 3, edges=(), floor=None) -> str:
     """'12.3 ms [11.9, 12.8]': the centre and its interval in the centre's unit; each number kept on
     its side of every value of `edges` (in `unit`) as `beside` keeps it.  Nor does an end read as the
     centre where it differs from it: up to three more digits ('282.8 ms [282.5, 283.2]', not
-    '283 ms [283, 283]'), each with as many digits beyond `digits` as the others."""
+    '283 ms [283, 283]'), each with as many digits beyond `digits` as the others.  With a `floor`
+    (in `unit`: a value the quantity cannot go below), a lower end at or below it reads '≤ floor':
+    '3.56 µs [≤ 0, 12.9]'."""
     if not _finite(centre):
         return ""
     factor, name = _scale(centre, unit)
@@ -106,6 +108,8 @@ def interval(centre: float, low: float, high: float, unit: str, digits: int = 3,
         return f"{beside(float(centre) * base / factor, scaled, digits)} {name}".strip()
     values = [float(v) * base / factor for v in (centre, low, high)]
     c, lo, hi = _distinct_ends(values, scaled, digits)
+    if floor is not None and float(low) <= floor:
+        lo = f"≤ {beside(float(floor) * base / factor, scaled, digits)}"
     return f"{c} {name}".strip() + f" [{lo}, {hi}]"
 
 

@@ -69,6 +69,27 @@ def per_unit(workload: str) -> str | None:
     return PER_UNIT.get(w.n_meaning) if w else None
 
 
+def unresolved(text: str, why: str, what: str) -> str:
+    """A cost the table cannot tell from 0, said so beside its figures: '-12.0 ms (below 0: no fixed
+    cost resolved)', '3.56 µs [≤ 0, 12.9] per task (interval reaches 0: no cost resolved)'."""
+    return f"{text} ({why}: no {what} resolved)"
+
+
+def per_n_cost(v, low, high, unit: str, per: str) -> str:
+    """The cost of one more N with its interval: '2.94 µs [2.20, 3.68] per task'.  A cost is not
+    below 0, so an interval that reaches 0 tells none from 0: its lower end reads '≤ 0' and the cell
+    says so (unresolved), as a fixed cost below 0 does; an estimate below 0 without an interval
+    says so too.  An interval wholly below 0 is a value that falls as N grows, shown as it is."""
+    if blank(v):
+        return ""
+    if not blank(high) and float(high) < 0:
+        return f"{units.interval(v, low, high, unit)} per {per} (below 0: falls as N grows)"
+    text = f"{units.interval(v, low, high, unit, floor=0.0)} per {per}"
+    if not blank(low) and float(low) <= 0:
+        return unresolved(text, "interval reaches 0", "cost")
+    return unresolved(text, "below 0", "cost") if blank(low) and float(v) < 0 else text
+
+
 def per_task(table: pd.DataFrame) -> Readable:
     """Marginal cost per task (the centre of the slopes of the blocks that hold every N) with its CI,
     the fixed cost and the exponent."""
@@ -80,13 +101,13 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["samples"] = column_of(t, "samples").map(units.count)
     # the blocks that hold every N: what the intervals are read off
     out["blocks"] = column_of(t, "blocks").map(lambda v: "" if blank(v) else units.count(v))
-    out["per N [95% CI]"] = [
-        (units.interval(v, lo, hi, units.metric_unit(k)) + f" per {per_unit(w) or 'N'}") if not blank(v) else ""
-        for v, lo, hi, k, w in zip(column_of(t, "per_task"), column_of(t, "per_task_ci_low"), column_of(t, "per_task_ci_high"),
-                                   metric, column_of(t, "workload", ""))]
+    out["per N [95% CI]"] = [per_n_cost(v, lo, hi, units.metric_unit(k), per_unit(w) or "N")
+                             for v, lo, hi, k, w in zip(column_of(t, "per_task"), column_of(t, "per_task_ci_low"),
+                                                        column_of(t, "per_task_ci_high"), metric,
+                                                        column_of(t, "workload", ""))]
     # the line's intercept: below 0 (a fit of few N, or a cost that grows faster than linearly) it is
     # no cost, and says so rather than read as one
-    out["fixed cost"] = [f"{text} (below 0: no fixed cost resolved)" if not blank(v) and float(v) < 0 else text
+    out["fixed cost"] = [unresolved(text, "below 0", "fixed cost") if not blank(v) and float(v) < 0 else text
                          for text, v in zip(metric_values(t, "fixed_cost"), column_of(t, "fixed_cost"))]
     out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
@@ -99,7 +120,9 @@ def per_task(table: pd.DataFrame) -> Readable:
     return finish(out, title_of(t, "Cost of one more N"),
                    "per N: in each block that holds every N (blocks), the weighted least-squares line through its "
                    "values; the centre of the blocks' slopes (Hodges-Lehmann) with the signed-rank interval a "
-                   f"comparison has (none from fewer than {rules.MIN_PAIRS} such blocks). The weights follow the "
+                   f"comparison has (none from fewer than {rules.MIN_PAIRS} such blocks); a cost is not below 0, so "
+                   "an interval that reaches 0 shows '≤ 0' and tells no cost from 0 (no cost resolved). The weights "
+                   "follow the "
                    "noise model the samples show (relative: spread ~ value; additive: the same spread at every N): "
                    "they set the interval's width, not its level. A condition shared by a block (the machine that "
                    "hour) moves that block's line and so widens the interval, as it should. exponent b of value ~ "
