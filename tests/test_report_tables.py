@@ -453,15 +453,15 @@ def test_half_a_page_above_a_baseline_is_within_it():
     assert "not each program's own" in readable.caption
 
 
-def test_the_noise_model_of_a_per_task_fit_reads_relative_or_additive_only_at_1_and_0():
-    # an article run's fit weighted by 1 / fitted^1.9 read "relative" beside one of 0.9 that read
-    # "spread ~ value^0.9": the label names the exponent unless it prints as 1 or 0
+def test_the_noise_model_of_a_per_task_fit_names_the_weights_and_the_spread_read_off():
+    # the lines are weighted as relative errors or as additive noise (scaling.weight_power); the spread's
+    # exponent read off the samples is named beside the model unless it prints as 1 or 0
     from bench_src.report.tables.cells import noise_model
     assert noise_model(1.0) == "relative" and noise_model(0.999) == "relative"
-    assert noise_model(0.9448) == "spread ~ value^0.94"
-    assert noise_model(0.8958) == "spread ~ value^0.9"
+    assert noise_model(0.9448) == "relative (spread ~ value^0.94)"
+    assert noise_model(0.5) == "relative (spread ~ value^0.5)"
     assert noise_model(0.0) == "additive" and noise_model(0.004) == "additive"
-    assert noise_model(0.083) == "spread ~ value^0.083"
+    assert noise_model(0.083) == "additive (spread ~ value^0.083)"
     assert noise_model(float("nan")) == ""
 
 

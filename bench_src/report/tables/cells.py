@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from ...analysis import quality, rules
+from ...analysis import quality, rules, scaling
 from ...catalogue import WORKLOADS
 from .. import units
 from .formatting import (blank, column_of, finish, metric_of, metric_values, n_text, p_column, params_dict,
@@ -15,14 +15,15 @@ from .markup import Readable
 
 
 def noise_model(theta) -> str:
-    """How a per-task fit weighted its points: the samples' spread grows as value^theta."""
+    """How a per-task fit weighted its lines (scaling.weight_power): as relative errors or as
+    additive noise, chosen by how the samples' spread grows with the value (value^theta), which is
+    named beside the model unless it reads 1 or 0 to two decimals."""
     if blank(theta):
         return ""
     theta = float(theta)
-    # "relative" and "additive" only where the exponent reads 1 or 0 to two decimals
-    if round(theta, 2) >= 1:
-        return "relative"
-    return "additive" if round(theta, 2) <= 0 else f"spread ~ value^{theta:.2g}"
+    model = "relative" if scaling.weight_power(theta) else "additive"
+    exact = round(theta, 2) >= 1 if model == "relative" else round(theta, 2) <= 0
+    return model if exact else f"{model} (spread ~ value^{theta:.2g})"
 
 
 def _cell_columns(t: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
@@ -122,9 +123,9 @@ def per_task(table: pd.DataFrame) -> Readable:
                    "values; the centre of the blocks' slopes (Hodges-Lehmann) with the signed-rank interval a "
                    f"comparison has (none from fewer than {rules.MIN_PAIRS} such blocks); a cost is not below 0, so "
                    "an interval that reaches 0 shows '≤ 0' and tells no cost from 0 (no cost resolved). The weights "
-                   "follow the "
-                   "noise model the samples show (relative: spread ~ value; additive: the same spread at every N): "
-                   "they set the interval's width, not its level. A condition shared by a block (the machine that "
+                   "follow the noise model the samples show (relative, 1 / value², where their spread grows as "
+                   f"value^{scaling.RELATIVE_FROM:g} or faster; else additive, equal weights): they set the "
+                   "interval's width, not its level. A condition shared by a block (the machine that "
                    "hour) moves that block's line and so widens the interval, as it should. exponent b of value ~ "
                    "N^b, read off the blocks alike and fitted to the whole value, fixed cost included: 1 = linear, "
                    "below 1 where a fixed cost (the program's own, a sleep) dominates the smaller N however linear "
