@@ -302,3 +302,30 @@ def test_the_drift_tables_caption_states_the_rules_alpha(monkeypatch):
     monkeypatch.setattr(rules, "ALPHA", 0.1)
     caption = tables.readable(quality.drift(frame(rows)), "drift_elapsed_s").caption
     assert "drift: Holm-corrected p < 0.1." in caption and "0.05" not in caption
+
+
+def test_a_per_task_interval_on_a_page_grid_allows_for_the_rounding_and_never_has_zero_width():
+    """Peak RSS on 4 KiB pages with noise below a page: every block's line was the same, and the
+    interval collapsed onto its centre (2.05 KiB [2.05, 2.05]), missing the true cost every time.
+    A rounded N now widens it by half a step carried through the line."""
+    from bench_src.analysis import scaling
+
+    true = 2100.3  # bytes per task
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        rows = [("go", n, 4096 * np.round((2.5 * 2**20 + true * n + rng.normal(0, 50)) / 4096))
+                for _ in range(10) for n in (1000, 10000, 100000, 1000000)]
+        df = in_blocks(frame(rows))
+        df["peak_rss_bytes"] = df["elapsed_s"]
+        r = scaling.per_task_cost(df, "peak_rss_bytes").iloc[0]
+        assert r.per_task_ci_low < true < r.per_task_ci_high, (seed, r.per_task_ci_low, r.per_task_ci_high)
+        assert "rounded on a grid of 4096" in r.warning
+
+
+def test_the_straightness_check_of_values_that_are_all_zero_or_not_finite_is_not_estimable():
+    from bench_src.analysis import scaling
+
+    assert np.isnan(scaling.straightness_p([10, 100, 1000], np.zeros((3, 8))))
+    y = np.ones((3, 8))
+    y[1, 2] = np.nan
+    assert np.isnan(scaling.straightness_p([10, 100, 1000], y))

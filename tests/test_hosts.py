@@ -520,3 +520,26 @@ def test_the_hosts_tables_name_every_part_of_a_comparisons_key():
     # the Go-vs-Rust table names them alike
     one = tables.comparisons.comparison(t).frame
     assert list(one["Go"]) == ["pool (driver=go-sql)", "pool (driver=go-sql)", "pool (driver=other)"]
+
+
+def test_the_summary_names_each_difference_by_its_whole_key_and_keeps_its_interval_off_1():
+    """Two differences that differ only in threads read alike, and a called interval [1.0004, 1.05]
+    read '[1, 1.05]' beside 'Rust faster' (formatted with :.3g)."""
+    import pandas as pd
+
+    from bench_src.analysis import rules
+    from bench_src.report import hosts_report as hr
+
+    row = dict(workload="spawn", n=1000, go_variant="goroutines", rust_variant="tokio-spawn", shared_params="",
+               go_params="", rust_params="", arm="", metric="elapsed_s", hosts=3, ratio=1.02, ratio_ci_low=1.0004,
+               ratio_ci_high=1.05, ci_level=0.95, tau=0.01, i2=0.2, verdict_kind="b", within_margin=False,
+               verdict=rules.verdict_text("b", False, "Go", "Rust", "elapsed_s", 0.02), holds_on=3,
+               holds_on_text="3 of 3", host_verdicts="b,b,b", host_verdict_texts="x", host_verdict_counts="3 x", note="")
+    t = pd.DataFrame([{**row, "threads_requested": 1}, {**row, "threads_requested": 4}])
+    rep = hr.HostsReport(df=pd.DataFrame(), overview=pd.DataFrame({"machine": ["a", "b", "c"],
+                                                                   "results_dirs": ["r1", "r2", "r3"]}),
+                         combined={"elapsed_s": t})
+    lines = [line for line in hr.summary_lines(rep) if line.startswith("- ")]
+    assert len(set(lines)) == 2, lines
+    assert "threads 1" in lines[0] and "threads 4" in lines[1]
+    assert all("[1.0004, 1.05]" in line for line in lines), lines

@@ -738,3 +738,12 @@ def test_a_per_task_interval_that_reaches_0_says_no_cost_is_resolved():
     falling = costs.assign(per_task=-3e-6, per_task_ci_low=-5e-6, per_task_ci_high=-1e-6)
     assert tables.readable(falling, "per_task_elapsed_s").frame["per N [95% CI]"].iloc[sleep[0]] == (
         "-3.00 µs [-5.00, -1.00] per task (below 0: falls as N grows)")
+
+
+def test_a_per_task_note_counts_one_block_in_the_singular():
+    from bench_src.report.tables import cells
+
+    t = pd.DataFrame([{"workload": "sleep", "lang": "go", "variant": "waitgroup", "metric": "elapsed_s", "ns": "10,100",
+                       "n_values": 2, "samples": 9, "blocks": 1, "per_task": 1e-4, "fixed_cost": 0.01,
+                       "warning": "only 1 block holds every N: no interval (needs >= 6)"}])
+    assert cells.per_task(t).frame["note"].iloc[0] == "no interval: every N in only 1 block"

@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from . import paired
+from . import paired, rules
 from .compare import CellValues, holm
 from .families import key_params, key_text, key_threads, param_columns, with_param_columns
 from .ranktests import walsh_averages
@@ -123,13 +123,15 @@ def line_coefficients(ns, weights) -> np.ndarray:
 def straightness_p(ns, blocks) -> float:
     """The p-value of "the values of every N lie on one line" from the blocks ((k, b): k values of N,
     b blocks): Hotelling's T^2 of the k - 2 contrasts orthogonal to every line.  NaN with fewer than
-    MIN_N_VALUES values of N, too few blocks for the contrasts (b <= k - 2), or contrasts that never
-    vary."""
+    MIN_N_VALUES values of N, too few blocks for the contrasts (b <= k - 2), values that are not
+    finite or all 0, or contrasts that never vary."""
     x = np.asarray(ns, dtype=float)
     y = np.asarray(blocks, dtype=float)
     k, b = y.shape
     p = k - 2
     if k < MIN_N_VALUES or b <= p:
+        return np.nan
+    if not np.all(np.isfinite(y)) or np.abs(y).max() == 0:
         return np.nan
     basis, _ = np.linalg.qr(np.column_stack([np.ones_like(x), x / x.max()]), mode="complete")
     z = (basis[:, 2:].T @ (y / np.abs(y).max())).T  # (b, p)
@@ -149,12 +151,30 @@ def _centre(values: np.ndarray, confidence: float) -> tuple[float, float, float,
     return float(loc.estimate), float(low), float(high), paired.TEST_NAMES[str(np.asarray(loc.test_at(level)).ravel()[0])]
 
 
-def per_task_fit(ns, typicals, confidence: float = CONFIDENCE, theta: float = 1.0, blocks=None) -> dict:
+def grid_allowance(coefficients, blocks, step: float, scale=None) -> float:
+    """How far a grid of `step` (paired.grid_step: pages, clock ticks; 0: none) can move a linear
+    combination of the per-N values (`coefficients`, one per N) in every block alike: an N whose
+    values lie on one or two grid points (its noise below the step) is taken as rounded, its mean off
+    its true value by up to half a step, as `paired.rounding` takes such a cell; an N whose values
+    spread over three or more points is dithered by its own noise (its rounding error averages out
+    over the blocks).  The bound is the worst case, |coefficient| x half a step summed over the
+    rounded N (x 1 / `scale`, each N's typical value, for a combination of log values)."""
+    if not step or not np.isfinite(step) or blocks is None:
+        return 0.0
+    v = np.asarray(blocks, dtype=float)
+    rounded = np.array([np.unique(row[np.isfinite(row)]).size <= 2 for row in v])
+    half = step / 2 / (np.asarray(scale, dtype=float) if scale is not None else 1.0)
+    return float(np.sum(np.abs(np.asarray(coefficients, dtype=float)) * half * rounded))
+
+
+def per_task_fit(ns, typicals, confidence: float = CONFIDENCE, theta: float = 1.0, blocks=None,
+                 step: float = 0.0) -> dict:
     """The per-task cost, fixed cost and exponent of one series (see the module's docstring):
     `typicals` its typical value at each N, `theta` the noise model its lines are weighted by, and
     `blocks` (k values of N x b blocks) the values of the blocks that hold every N (None: the frame
     has no blocks).  From MIN_PAIRS blocks on: the centre of the blocks' lines with its interval;
-    with fewer, the line through the typical values, without one."""
+    with fewer, the line through the typical values, without one.  `step`: the grid the values lie
+    on (paired.grid_step, 0: none); an N rounded on it widens the intervals by `grid_allowance`."""
     x = np.asarray(ns, dtype=float)
     y = np.asarray(typicals, dtype=float)
     out = {"per_task": np.nan, "per_task_ci_low": np.nan, "per_task_ci_high": np.nan, "fixed_cost": np.nan,
@@ -174,10 +194,19 @@ def per_task_fit(ns, typicals, confidence: float = CONFIDENCE, theta: float = 1.
         v = np.asarray(blocks, dtype=float)
         icpt, slope = coef @ v
         out["per_task"], out["per_task_ci_low"], out["per_task_ci_high"], test = _centre(slope, confidence)
+        grid = grid_allowance(coef[1], v, step)
+        out["per_task_ci_low"] -= grid
+        out["per_task_ci_high"] += grid
         out["fixed_cost"] = _centre(icpt, confidence)[0]
         if logs is not None and np.all(v > 0) and np.all(y > 0):
             out["exponent"], out["exponent_ci_low"], out["exponent_ci_high"], _ = _centre(
                 (logs @ np.log(v))[1], confidence)
+            log_grid = grid_allowance(logs[1], v, step, y)
+            out["exponent_ci_low"] -= log_grid
+            out["exponent_ci_high"] += log_grid
+        if grid:
+            notes.append(f"values rounded on a grid of {step:.4g}: the interval widened by up to ±{grid:.3g} "
+                         "(half a step at each rounded N, carried through the line)")
         out["lack_of_fit_p"] = straightness_p(x, v)
         out["blocks"] = b
         out["method"] = (f"per block, the WLS line through its values ({weights}); the Hodges-Lehmann centre "
@@ -268,7 +297,9 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
             for p in per[1:]:
                 common = common.intersection(p.index)
             blocks = np.array([p.loc[common].to_numpy(dtype=float) for p in per]).reshape(len(points), len(common))
-        fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta, blocks)
+        every = np.concatenate(samples)
+        step = float(paired.grid_step(every, every, rules.resolution(metric))) if every.size else 0.0
+        fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta, blocks, step)
         lost = sorted(taken_ns.get(key, set()) - set(points))
         if lost:
             fit["warning"] = "; ".join(filter(None, [fit["warning"], _lost_note(lost, valid_ns.get(key, set()))]))

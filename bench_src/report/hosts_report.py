@@ -14,6 +14,7 @@ from ..store.results import META
 from . import figures, tables, theme, units
 from .export import images
 from .export.base import written as writing
+from .tables.formatting import side_columns, work_columns
 
 
 
@@ -82,16 +83,36 @@ def summary_lines(rep: HostsReport) -> list[str]:
             out.append(f"  {alone} of them measured with pairs on one host only: no interval across hosts, so "
                        "inconclusive across hosts whatever that host's own verdict (the per-host table has it)")
         factor = t.attrs.get("factor")
-        for _, r in t[t["verdict_kind"].isin(["a", "b"])].iterrows():
-            shared = f", {r['shared_params']}" if isinstance(r["shared_params"], str) and r["shared_params"] else ""
-            shared += f", {factor} {r[factor]}" if factor in t.columns else ""
+        called = t[t["verdict_kind"].isin(["a", "b"])]
+        keys = _key_texts(called)
+        for i, r in called.iterrows():
+            shared = f", {factor} {r[factor]}" if factor in t.columns else ""
             spread = (f"tau {r['tau']:.3g}, I² {r['i2']:.0%}" if pd.notna(r["tau"]) and pd.notna(r["i2"])
                       else "tau and I² not estimable (a host's own variance is 0 or not finite)")
-            out.append(f"- {r['workload']} N = {units.count(r['n'])} ({r['go_variant']} vs {r['rust_variant']}{shared}): "
-                       f"Go/Rust {r['ratio']:.3g} [{r['ratio_ci_low']:.3g}, {r['ratio_ci_high']:.3g}] "
+            out.append(f"- {keys[i]}{shared}): "
+                       f"Go/Rust {units.ratio(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])} "
                        f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts (those whose own "
                        "interval calls the same side)")
     return out
+
+
+def _key_texts(t: pd.DataFrame) -> pd.Series:
+    """Each row's comparison in words, from the columns that name it in the tables (work_columns,
+    side_columns: threads, arm, each side's own parameters): 'sleep N = 1,000 (waitgroup vs
+    join-handles, threads 2, kernel=xorshift' (the caller closes it)."""
+    if t.empty:
+        return pd.Series(dtype=str)
+    shared = t["shared_params"].map(lambda v: v if isinstance(v, str) else "") if "shared_params" in t else \
+        pd.Series("", index=t.index)
+    cols = pd.DataFrame(index=t.index)
+    work_columns(t, cols, shared)
+    side_columns(t, cols, shared)
+    texts = {}
+    for i, c in cols.iterrows():
+        extra = [f"threads {c['threads']}" if c["threads"] else "", f"arm {c['arm']}" if c["arm"] else "",
+                 str(c["parameters"] or "")]
+        texts[i] = f"{c['workload']} N = {c['N']} ({c['Go']} vs {c['Rust']}" + "".join(f", {e}" for e in extra if e)
+    return pd.Series(texts)
 
 
 # The names `save` writes: a directory holding anything else (a run's results, someone's files) is

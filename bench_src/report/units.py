@@ -176,7 +176,7 @@ def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int =
     """'1.23 [1.10, 1.40]'.  No number reads as if it sat on an edge a verdict is decided against
     (1 and the equivalence margin, `RATIO_EDGES`) or beyond it when it does not: an interval that
     excludes 1 never reads as if it reached it ('1.05 [1.003, 1.13]'), nor one that reaches below
-    the margin as if it were inside ('0.9890 [0.9799, 1.0200]').  Nor does an end read as the estimate
+    the margin as if it were inside ('0.989 [0.9799, 1.02]').  Nor does an end read as the estimate
     where it differs from it: up to three more digits ('1.036 [1.028, 1.045]', not '1.04 [1.03, 1.04]').
     Each gets as many digits beyond `digits` as the others (`_aligned`)."""
     if not _finite(value):

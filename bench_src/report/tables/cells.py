@@ -117,7 +117,7 @@ def per_task(table: pd.DataFrame) -> Readable:
     # blocks hold every N), the rule is the caption's
     out["note"] = column_of(t, "warning", "").fillna("").map(
         lambda v: re.sub(r"only (\d+) blocks? holds? every N: no interval \(needs >= \d+\)",
-                         r"no interval: every N in only \1 blocks", str(v)))
+                         lambda m: f"no interval: every N in only {m[1]} block{'' if m[1] == '1' else 's'}", str(v)))
     return finish(out, title_of(t, "Cost of one more N"),
                    "per N: in each block that holds every N (blocks), the weighted least-squares line through its "
                    "values; the centre of the blocks' slopes (Hodges-Lehmann) with the signed-rank interval a "
