@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 import psutil
 import pytest
+import tmpfs
 
 from bench_src.cluster_spec import ClusterError, ClusterSpec, parse_cluster
 from bench_src.plan import make_plan
@@ -259,6 +260,19 @@ def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path, monk
     assert len({e["machine"] for e in df.attrs["hosts"].values()}) == 1, "two shares of one machine"
 
 
+def kill_the_worker_on(cpu: int) -> int | None:
+    """SIGKILL the local cluster's worker process pinned to `cpu` (a Python child of this process);
+    its pid, or None where none is found."""
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "python" in p.name() and p.cpu_affinity() == [cpu]:
+                p.send_signal(signal.SIGKILL)
+                return p.pid
+        except psutil.NoSuchProcess:
+            continue
+    return None
+
+
 @two_cpus
 def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp_path):
     plan = small_plan(samples=8, warmup=0)
@@ -274,16 +288,9 @@ def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp
             for line in lines:
                 r = json.loads(line)
                 if r["phase"] == "measured" and r["block"] >= 3 and r["pos"] == 0:
-                    cpu = int(r["cpus"])
-                    me = psutil.Process()
-                    for p in me.children(recursive=True):
-                        try:
-                            if "python" in p.name() and p.cpu_affinity() == [cpu]:
-                                killed.update(pid=p.pid, block=r["block"], host=r["host"], attempt=r["attempt"])
-                                p.send_signal(signal.SIGKILL)
-                                break
-                        except psutil.NoSuchProcess:
-                            continue
+                    pid = kill_the_worker_on(int(r["cpus"]))
+                    if pid:
+                        killed.update(pid=pid, block=r["block"], host=r["host"], attempt=r["attempt"])
                     break
             time.sleep(0.05)
 
@@ -341,14 +348,9 @@ def test_a_host_lost_during_its_warm_ups_leaves_the_progress_honest(built, tmp_p
             text = path.read_text() if path.exists() else ""
             if "\n" in text:  # the first sample, a warm-up: its host is killed at once
                 first = json.loads(text.split("\n", 1)[0])
-                for p in psutil.Process().children(recursive=True):
-                    try:
-                        if "python" in p.name() and p.cpu_affinity() == [int(first["cpus"])]:
-                            killed.update(pid=p.pid, host=first["host"])
-                            p.send_signal(signal.SIGKILL)
-                            break
-                    except psutil.NoSuchProcess:
-                        continue
+                pid = kill_the_worker_on(int(first["cpus"]))
+                if pid:
+                    killed.update(pid=pid, host=first["host"])
             time.sleep(0.02)
 
     watcher = threading.Thread(target=kill_a_host_in_its_warm_ups, daemon=True)
@@ -1361,19 +1363,10 @@ def test_a_hosts_full_scratch_directory_stops_the_run_in_the_one_line_of_a_full_
 
 @pytest.fixture
 def small_scratch(tmp_path):
-    """A 2 MB tmpfs for the hosts' TMPDIR (mounting it needs root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root; the test above sends a host's full disk to the client instead")
-    disk = tmp_path / "scratch"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    """A 2 MB tmpfs for the hosts' TMPDIR."""
+    with tmpfs.mounted(tmp_path / "scratch", "2m", "the test above sends a host's full disk to the client instead") \
+            as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 @pytest.mark.slow

@@ -300,16 +300,11 @@ def test_a_real_full_disk_while_exporting_is_one_line(tmp_path):
     import shutil
     import subprocess
     import sys
+    import tmpfs
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root; the test above injects ENOSPC instead")
     run = _small_run(tmp_path)
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs.mounted(tmp_path / "disk", "2m", "the test above injects ENOSPC instead") as disk:
         out = disk / "r"
         shutil.copytree(run, out)
         free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
@@ -324,8 +319,6 @@ def test_a_real_full_disk_while_exporting_is_one_line(tmp_path):
         assert line.endswith("free some space, then run the same command again")
         assert not any(p.name == written for p in (out / "export").rglob("*"))
         assert [p for p in (out / "export").rglob("*") if p.is_file() and p.stat().st_size == 0] == []
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def test_the_method_counts_the_cells_whose_values_tie_per_metric():

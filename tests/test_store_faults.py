@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+import tmpfs
 
 from bench_src import store
 from bench_src.run import build, runner
@@ -473,18 +474,8 @@ def test_a_directory_in_place_of_a_runs_file_is_one_line(tmp_path, monkeypatch, 
 # --- a real full disk: a 48 KiB tmpfs, as in the report of the fault --------------------------------
 @pytest.fixture
 def small_tmpfs(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a 48 KiB tmpfs needs root; the tests above inject ENOSPC instead")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(disk)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs.mounted(tmp_path / "disk", "48k", "the tests above inject ENOSPC instead") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 def cli(*args, env=None):
