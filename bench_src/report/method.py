@@ -6,13 +6,17 @@ saying so instead.
 """
 from __future__ import annotations
 
+import json
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ..analysis import paired, ranktests, rules, validity
+from ..digits import significant
 from ..plan.comparisons import FAMILY_TITLES
+from ..plan.estimate import format_duration
+from ..run import other_load
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
 from ..store.results import sampling_sessions
 from . import units
@@ -94,7 +98,89 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
             f"cells; two cells of one block form a pair.{sequential}")
 
 
-def measurement(meta: dict) -> str:
+def _gib(n_bytes: float) -> str:
+    """A machine's memory as its owner would read it: 24 GiB, 23.5 GiB."""
+    gib = n_bytes / 2**30
+    return f"{gib:.0f} GiB" if abs(gib - round(gib)) < 0.05 else f"{gib:.1f} GiB"
+
+
+def _utc(stamp: object) -> pd.Timestamp | None:
+    try:
+        t = pd.Timestamp(str(stamp))
+    except (ValueError, TypeError):
+        return None
+    if pd.isna(t):
+        return None
+    return t.tz_convert("UTC") if t.tzinfo else t.tz_localize("UTC")
+
+
+def when_text(meta: dict) -> str:
+    """When the samples were taken: the sessions that took them, their span in UTC and the time
+    they took, and the 1-minute load average each found at its start (which also counts the minute
+    before it: a build just finished shows there)."""
+    sessions = sampling_sessions(meta)
+    starts = [t for t in (_utc(s.get("started_at")) for s in sessions) if t is not None]
+    ends = [t for t in (_utc(s.get("finished_at")) for s in sessions) if t is not None]
+    if not starts:
+        return ""
+    first, last = min(starts), max(ends) if ends else None
+    day = first.strftime("%Y-%m-%d")
+    span = (f"on {day} from {first:%H:%M} to {last:%H:%M} UTC" if last is not None and last.date() == first.date()
+            else f"from {day} {first:%H:%M} to {last:%Y-%m-%d %H:%M} UTC" if last is not None
+            else f"from {day} {first:%H:%M} UTC (no session recorded its end)")
+    spent = sum(float(s["duration_s"]) for s in sessions if isinstance(s.get("duration_s"), (int, float)))
+    count = "one session" if len(sessions) == 1 else f"{len(sessions)} sessions"
+    loads = [(s.get("machine") or {}).get("load_avg_at_start") for s in sessions]
+    loads = [float(v[0]) for v in loads if isinstance(v, (list, tuple)) and v and isinstance(v[0], (int, float))]
+    cpus = (sessions[-1].get("machine") or {}).get("logical_cpus")
+    load = ""
+    if loads:
+        load = (f"; the 1-minute load average {'was' if len(loads) == 1 else 'was at most'} "
+                f"{significant(max(loads), 3)} when "
+                f"{'the session' if len(loads) == 1 else 'a session'} started"
+                + (f", on {cpus} logical CPUs" if cpus else "")
+                + " (it counts the minute before, a build included)")
+    return f"The samples were taken {span}, in {count} of {format_duration(spent)} in all{load}. " + other_text(sessions)
+
+
+def other_text(sessions: list[dict]) -> str:
+    """What other processes took of the CPUs while the sessions measured, summed over those that
+    recorded it (`other_cpu`, run/other_load.py)."""
+    uses = [s["other_cpu"] for s in sessions if isinstance(s.get("other_cpu"), dict)]
+    if not uses:
+        return ""
+    total = {k: sum(float(u.get(k, 0.0)) for u in uses) for k in ("other_s", "steal_s", "capacity_s", "span_s")}
+    if total["capacity_s"] <= 0:
+        return ""
+    use = {**total, "cpus": uses[-1].get("cpus", 0), "share": total["other_s"] / total["capacity_s"],
+           "steal_share": total["steal_s"] / total["capacity_s"]}
+    text = other_load.words(use)
+    text = text[0].upper() + text[1:]
+    if len(uses) < len(sessions):
+        text += f" (in the {len(uses)} of {len(sessions)} sessions that recorded it)"
+    if other_load.competed(use):
+        text += ("; they competed with the samples for the CPUs, which widens the intervals, and a cell measured "
+                 "while they ran is slower than it would be alone (the pairs cancel only what the two cells of a "
+                 "block share)")
+    return text + ". "
+
+
+def runtime_versions(df: pd.DataFrame | None) -> str:
+    """The tokio versions the Rust samples recorded (their `runtime` field), or "" where none did."""
+    if df is None or "runtime" not in df:
+        return ""
+    found = set()
+    for value in df.loc[df.get("lang", pd.Series(dtype=str)) == "rust", "runtime"].dropna().unique():
+        try:
+            version = json.loads(value).get("tokio") if isinstance(value, str) else None
+        except (ValueError, AttributeError):
+            version = None
+        if version:
+            found.add(str(version))
+    return ", ".join(f"tokio {v}" for v in sorted(found))
+
+
+def measurement(meta: dict, df: pd.DataFrame | None = None) -> str:
     plan = meta["plan"]
     sessions = sampling_sessions(meta) or [{}]
     session = sessions[-1]
@@ -110,9 +196,10 @@ def measurement(meta: dict) -> str:
                   if isinstance(cores, Mapping) else ", ".join(map(str, cores)))
         threads_text += (f"; cells with a core count ({counts}) ran pinned to that many CPUs, with as many "
                          "threads")
-    return (f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with {m.get('logical_cpus')} "
-            f"logical CPUs and {m.get('ram_bytes', 0) / 2**30:.0f} GiB of RAM, Linux {m.get('kernel')}, using "
-            f"{tc.get('go')}, {tc.get('rustc')} and the tokio version recorded per sample"
+    tokio = runtime_versions(df) or "the tokio version recorded per sample"
+    return (when_text(meta) + f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with "
+            f"{m.get('logical_cpus')} logical CPUs and {_gib(m.get('ram_bytes', 0))} of RAM, Linux {m.get('kernel')}, "
+            f"using {tc.get('go')}, {tc.get('rustc')} and {tokio}"
             + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}. "
             "Each sample is a fresh process started by a small launcher; wall time comes from the monotonic clock "
             "around the process, the workload time from the program's own monotonic timer, and CPU time and peak "
@@ -367,7 +454,7 @@ def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | 
     if empty:
         return [("Method", empty)]
     tables = tables or {}
-    out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta)), ("Tests", tests(tables)),
+    out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta, df)), ("Tests", tests(tables)),
             ("Multiplicity", multiplicity(tables, margin, alpha)), ("Stopping", stopping(meta, design)),
             ("What was excluded", excluded(df)), ("Results directory", access_text(meta))]
     return [(h, t) for h, t in out if t]

@@ -35,7 +35,7 @@ from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
 from ..store.results import RETRY_STATUSES, BinariesChanged, in_process_attempt, taken_per_cell, warmup_again_id
 from ..store.secrets import Scrubber, dsn_secrets
-from . import build, machine, sample, servers
+from . import build, machine, other_load, sample, servers
 from . import measure as measure_module
 from .measure import default_env, measure
 from .resources import Resources, raise_nofile_limit
@@ -84,6 +84,7 @@ class RunReport:
     ended: str = "finished"
     duration_s: float = 0.0
     estimate: Estimate | None = None
+    other_cpu: dict | None = None  # other processes' use of the CPUs meanwhile (other_load.other_use)
 
     def __str__(self) -> str:
         st = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())) or "none"
@@ -289,6 +290,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         log(f"note: the programs run without {', '.join(removed)} of this environment (each changes a runtime or "
             "the C library's allocator, which would make one language slower or larger unseen)")
     report = RunReport(store.dir, 0, 0)
+    # what other processes take of this machine's CPUs meanwhile (a cluster's hosts are elsewhere)
+    clock = other_load.read_clock() if cluster is None else None
     context_started = False
     hosts = None  # the cluster's hosts (cluster runs only)
     bar: Progress | None = None
@@ -532,9 +535,12 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 finally:
                     measure_module.remove_sample_dirs()
                     report.duration_s = time.monotonic() - started
+                    end_clock = other_load.read_clock() if clock is not None else None
+                    report.other_cpu = other_load.other_use(clock, end_clock) if end_clock is not None else None
                     try:
                         store.end_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
-                                          ended=report.ended, duration_s=round(report.duration_s, 1))
+                                          ended=report.ended, duration_s=round(report.duration_s, 1),
+                                          **({"other_cpu": report.other_cpu} if report.other_cpu else {}))
                     except DiskFull:
                         if not isinstance(failure, DiskFull):
                             raise
@@ -543,6 +549,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         store.close()
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
+    if other_load.competed(report.other_cpu):
+        log(f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, which "
+            "widens the intervals; for figures to publish, run on a machine with nothing else running")
     return report
 
 

@@ -1,0 +1,127 @@
+"""What other processes take of the CPUs while a session measures: counted from the kernel's CPU
+times less the harness tree's own, stated in the Method and warned of at the end of a run."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bench_src.run import other_load, runner
+from bench_src.report import method
+from bench_src.store import ResultsStore
+
+from test_store_runner import fake_measure, small_plan
+
+BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
+
+
+def stat_text(busy: int, steal: int = 0, idle: int = 1000) -> str:
+    """A /proc/stat of two CPUs, each with `busy` ticks of user time."""
+    head = f"cpu  {2 * busy} 0 0 {2 * idle} 0 0 0 {2 * steal} 0 0\n"
+    return head + "".join(f"cpu{i} {busy} 0 0 {idle} 0 0 0 {steal} 0 0\n" for i in range(2)) + "intr 1 2 3\n"
+
+
+def test_the_cpu_lines_are_those_of_the_cpus_asked_for_and_not_the_total():
+    rows = other_load.cpu_lines(stat_text(5), {1})
+    assert rows == [[5, 0, 0, 1000, 0, 0, 0, 0, 0, 0]]
+    assert other_load.cpu_lines(stat_text(5), {0, 1, 7}) == [[5, 0, 0, 1000, 0, 0, 0, 0, 0, 0]] * 2
+
+
+def test_other_use_is_the_busy_time_less_the_harness_trees_and_steal_apart():
+    a = other_load.CpuClock(at=10.0, busy_s=100.0, steal_s=1.0, own_s=5.0, cpus=2)
+    b = other_load.CpuClock(at=20.0, busy_s=112.0, steal_s=1.5, own_s=11.0, cpus=2)
+    use = other_load.other_use(a, b)
+    assert use == {"other_s": 6.0, "steal_s": 0.5, "capacity_s": 20.0, "span_s": 10.0, "cpus": 2, "share": 0.3,
+                   "steal_share": 0.025}
+    assert other_load.competed(use)
+    # a session shorter than WARN_SPAN_S: its share is a moment's, said but not warned of
+    short = other_load.other_use(a, other_load.CpuClock(at=19.0, busy_s=112.0, steal_s=1.5, own_s=11.0, cpus=2))
+    assert short["share"] > other_load.WARN_SHARE and not other_load.competed(short)
+    assert "30.0% of the CPU time of the 2 CPUs" in other_load.words(use)
+    assert "the hypervisor took 2.5%" in other_load.words(use)
+    # the harness's own work is no competition, and rounding never gives a negative share
+    quiet = other_load.other_use(a, other_load.CpuClock(at=20.0, busy_s=110.9, steal_s=1.0, own_s=16.0, cpus=2))
+    assert quiet["other_s"] == 0.0 and not other_load.competed(quiet)
+    assert "hypervisor" not in other_load.words(quiet)
+    assert other_load.other_use(a, a) is None
+
+
+def test_read_clock_reads_the_affine_cpus_of_a_stat_file(tmp_path):
+    f = tmp_path / "stat"
+    f.write_text(stat_text(busy=300, steal=40))
+    clock = other_load.read_clock(str(f))
+    tick = os.sysconf("SC_CLK_TCK")
+    mine = [c for c in os.sched_getaffinity(0) if c < 2]
+    assert clock.cpus == len(mine)
+    assert clock.busy_s == pytest.approx(300 * len(mine) / tick)
+    assert clock.steal_s == pytest.approx(40 * len(mine) / tick)
+    assert other_load.read_clock(str(tmp_path / "missing")) is None
+
+
+def test_a_child_of_the_harness_counts_as_its_own_and_a_stranger_as_other():
+    """A process the harness started (and reaped) is its own work; one outside its tree (a
+    grandchild whose parent has gone, adopted by init) is another's."""
+    before = other_load.read_clock()
+    subprocess.run([sys.executable, "-c", BURN.format(s=0.6)], check=True)
+    own = other_load.read_clock()
+    assert own.own_s - before.own_s >= 0.55
+    # a stranger: started by a shell that exits at once, so that init adopts it
+    subprocess.run(["sh", "-c", f"{sys.executable} -c '{BURN.format(s=0.6)}' >/dev/null 2>&1 &"], check=True)
+    time.sleep(0.05)
+    start = other_load.read_clock()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # until the stranger has burnt its 0.6 s
+        time.sleep(0.1)
+        if other_load.read_clock().busy_s - start.busy_s >= 0.6 and not _stranger_alive():
+            break
+    end = other_load.read_clock()
+    use = other_load.other_use(start, end)
+    assert use["other_s"] >= 0.5, use
+    assert end.own_s - start.own_s < 0.3  # the harness only slept
+
+
+def _stranger_alive() -> bool:
+    out = subprocess.run(["pgrep", "-f", "process_time() - t < 0.6"], capture_output=True, text=True).stdout
+    return bool(out.strip())
+
+
+def test_a_session_records_other_use_and_the_method_says_it(tmp_path):
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    meta = ResultsStore(tmp_path / "r").read_meta()
+    use = meta["sessions"][-1]["other_cpu"]
+    assert set(use) == {"other_s", "steal_s", "capacity_s", "span_s", "cpus", "share", "steal_share"}
+    assert use["cpus"] == len(os.sched_getaffinity(0)) and use["capacity_s"] > 0
+    text = method.when_text(meta)
+    assert "The samples were taken on " in text and "in one session of " in text
+    assert "Other processes used " in text
+
+
+def session(share: float, other_s: float = 1.0, **kw) -> dict:
+    return {"started_at": "2026-11-29T15:25:10.079+00:00", "finished_at": "2026-11-29T15:27:23.235+00:00",
+            "duration_s": 133.4, "taken": 572, "machine": {"logical_cpus": 2, "load_avg_at_start": [4.49, 1, 1]},
+            "other_cpu": {"other_s": other_s, "steal_s": 0.0, "capacity_s": other_s / share,
+                          "span_s": other_s / share / 2, "cpus": 2,
+                          "share": share, "steal_share": 0.0}, **kw}
+
+
+def test_the_method_warns_when_other_processes_competed_and_not_when_they_did_not():
+    busy = method.when_text({"sessions": [session(0.35, other_s=93.0)]})
+    assert "on 2026-11-29 from 15:25 to 15:27 UTC, in one session of 2 min 13 s" in busy
+    assert "load average was 4.49 when the session started, on 2 logical CPUs" in busy
+    assert "Other processes used 35.0% of the CPU time of the 2 CPUs" in busy and "competed" in busy
+    quiet = method.when_text({"sessions": [session(0.004, other_s=1.0)]})
+    assert "Other processes used 0.4%" in quiet and "competed" not in quiet
+    # two sessions: the shares are summed over the CPU seconds, not averaged
+    two = method.when_text({"sessions": [session(0.5, other_s=100.0), session(0.01, other_s=3.0)]})
+    assert "in 2 sessions" in two and "Other processes used 20.6%" in two
+    older = session(0.5)
+    del older["other_cpu"]
+    assert "in the 1 of 2 sessions that recorded it" in method.when_text({"sessions": [older, session(0.01)]})
+
+
+def test_memory_is_shown_as_the_machine_has_it():
+    assert method._gib(24 * 2**30) == "24 GiB"
+    assert method._gib(23.54 * 2**30) == "23.5 GiB"
