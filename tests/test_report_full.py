@@ -532,3 +532,23 @@ def test_the_per_task_tables_keep_the_time_of_samples_whose_tasks_were_not_all_a
     assert go["elapsed_s"]["ns"] == "1,1000,10000" and "N = 10,000" not in go["elapsed_s"]["warning"]
     assert go["peak_rss_mib"]["ns"] == "1,1000"
     assert "no sample with every task alive at N = 10,000: fitted without it" in go["peak_rss_mib"]["warning"]
+
+
+def test_the_design_names_a_plan_value_no_cell_ran_with():
+    """idle_tasks with wait=release never sleeps, so its cells run with duration_ms 0 whatever the plan
+    lists: the Method says so, where the plan record alone reads as if they slept 1000 ms."""
+    import report_data
+    from bench_src.report import method
+
+    released = {"duration_ms": "0", "linger_ms": "0", "wait": "release"}
+    df = report_data.frame(samples=6, warmup=0, cells=[("idle_tasks", "go", "goroutine", 100, released, 2, 0.01, 3.0),
+                                                       ("idle_tasks", "rust", "spawn", 100, released, 2, 0.01, 2.0)])
+    listed = {"duration_ms": ["1000"], "linger_ms": ["0"], "wait": ["release"]}
+    meta = {"plan": {"samples": 6, "warmup": 0, "workloads": ["idle_tasks"], "seed": 1,
+                     "params": {"idle_tasks": {"go": listed, "rust": listed}}}}
+    text = method.design_text(meta, df)
+    assert ("The plan lists parameter values no cell ran with, because the cell's other parameters make them unused "
+            "(idle tasks released at once never sleep): idle_tasks duration_ms=1000 (go, rust; its cells ran with 0)."
+            ) in text, text
+    meta["plan"]["params"]["idle_tasks"] = {"go": {**listed, "duration_ms": ["0"]}, "rust": {**listed, "duration_ms": ["0"]}}
+    assert "no cell ran with" not in method.design_text(meta, df)
