@@ -206,6 +206,7 @@ def test_the_command_lines_defaults_are_the_plan_parameters_and_the_catalogues_l
 
     from bench_src import catalogue, parameters
     from bench_src.__main__ import parse_args
+    from bench_src.plan.validate import languages_parameter  # imported before LANGS is patched below
     from bench_src.run import build
 
     monkeypatch.setattr(parameters, "default", lambda name: {"profile": "memory", "seed": 7}[name])
@@ -215,7 +216,6 @@ def test_the_command_lines_defaults_are_the_plan_parameters_and_the_catalogues_l
     # build's default is the plan's: no languages given (None) is every language of the catalogue
     assert parse_args(["build"]).languages is None
     monkeypatch.undo()
-    from bench_src.plan.validate import languages_parameter
     assert languages_parameter(None) == catalogue.LANGS
     for function in (build.build, build.check_tools):
         assert inspect.signature(function).parameters["languages"].default is catalogue.LANGS
