@@ -19,7 +19,7 @@ import tmpfs
 from bench_src import store
 from bench_src.run import build, runner
 from bench_src.store import ResultsStore
-from bench_src.store import results as results_module
+from bench_src.store import files as results_module
 from test_store_runner import fake_measure, kept_ids, small_plan
 
 QUIET = {"progress": False, "log": lambda *_: None}

@@ -37,6 +37,7 @@ import pandas as pd
 from .. import paths
 from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
+from . import files
 from .lock import DirLock
 from .secrets import Scrubber
 from .frame import samples_frame
@@ -357,42 +358,6 @@ def _lost_records(numbers: list[int | None], rebuilt: bool) -> str:
     return f"meta.json records none for {which}"
 
 
-def _write_private(path: Path, text: str | bytes) -> None:
-    """Write a file only its owner can read, atomically (temporary file, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    data = text if isinstance(text, bytes) else text.encode("utf-8")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        _write_all(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)  # a partial copy (a full disk) must not stay behind
-        raise
-    os.close(fd)
-    os.replace(tmp, path)
-
-
-def _claim(fd: int, size: int) -> None:
-    """Make the file `size` bytes of allocated space (ENOSPC if the disk has not that much free): a
-    filesystem that cannot preallocate gets the bytes written."""
-    try:
-        os.posix_fallocate(fd, 0, size)
-    except OSError as exc:
-        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-            raise
-        os.lseek(fd, 0, os.SEEK_END)
-        _write_all(fd, b"\0" * max(0, size - os.fstat(fd).st_size))
-        os.fsync(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def is_run_record(meta: Any) -> bool:
     """Whether parsed meta.json content is the record of a run (the one test of it)."""
     return isinstance(meta, dict) and isinstance(meta.get("plan"), dict) and isinstance(meta.get("sessions"), list)
@@ -492,10 +457,10 @@ def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     try:  # really try (access() says yes to root even where nothing can be written), a block's worth
         fd, name = tempfile.mkstemp(prefix=WRITE_PROBE, dir=probe)
         try:
-            _write_all(fd, b"\0" * 4096)
+            files._write_all(fd, b"\0" * 4096)
             os.fsync(fd)
             if need > 4096:
-                _claim(fd, need)
+                files._claim(fd, need)
         finally:
             os.close(fd)
             os.unlink(name)
@@ -613,13 +578,13 @@ class ResultsStore:
         or not: no reserve is left)."""
         text = json.dumps(self.scrubber.data(meta), indent=2, sort_keys=True, default=str)
         try:
-            _write_private(self.meta_path, text)
+            files._write_private(self.meta_path, text)
         except OSError as exc:
             if not is_disk_full(exc):
                 raise
             self.reserve.release()
             try:
-                _write_private(self.meta_path, text)
+                files._write_private(self.meta_path, text)
             except OSError as again:
                 if is_disk_full(again):
                     raise self.disk_full(again, writing=META) from None
@@ -1057,7 +1022,7 @@ class ResultsStore:
             rejected = self.dir / REJECTED
             before = rejected.stat().st_size if rejected.exists() else None
             try:
-                with open(rejected, "a", encoding="utf-8", opener=_private_opener) as f:
+                with open(rejected, "a", encoding="utf-8", opener=files._private_opener) as f:
                     for b in scan.bad:
                         moved = {"line": b.lineno, "why": b.why, "text": self.scrubber.text(b.text), "moved_at": now_utc()}
                         if b.raw is not None:  # the bytes as they were, so the line can be put back whole
@@ -1066,7 +1031,7 @@ class ResultsStore:
                     f.flush()
                     os.fsync(f.fileno())
                 kept = [ln for i, ln in enumerate(lines, start=1) if i not in bad_numbers]
-                _write_private(self.samples_path, b"".join(ln + b"\n" for ln in kept))
+                files._write_private(self.samples_path, b"".join(ln + b"\n" for ln in kept))
             except OSError as exc:
                 # nothing moved: samples.jsonl is as it was, and samples.rejected.jsonl too (a repair
                 # tried again must not list the same lines twice)
@@ -1111,7 +1076,7 @@ class ResultsStore:
         try:
             size = os.fstat(fd).st_size
             try:
-                _write_all(fd, data)
+                files._write_all(fd, data)
                 os.fsync(fd)
             except OSError as exc:
                 if not is_disk_full(exc):
@@ -1177,7 +1142,7 @@ class ResultsStore:
         name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sample_id) + ".csv"
         try:
             d.mkdir(mode=0o700, exist_ok=True)
-            with open(d / name, "w", opener=_private_opener) as f:
+            with open(d / name, "w", opener=files._private_opener) as f:
                 f.write("t_mono_ns,rss_bytes\n")
                 f.writelines(f"{t},{r}\n" for t, r in points)
         except OSError as exc:
@@ -1198,7 +1163,3 @@ class CorruptRecordsWarning(UserWarning):
 
 class MissingSamplesWarning(CorruptRecordsWarning):
     """Samples recorded as taken are missing from samples.jsonl."""
-
-
-def _private_opener(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_CLOEXEC, 0o600)
