@@ -21,7 +21,8 @@ from .run import build, runner, servers
 from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
-from .store.results import META, REJECTED, taken_per_cell
+from .store.ledger import taken_per_cell
+from .store.results import META, REJECTED
 from .store.space import start_bytes
 
 

@@ -947,7 +947,7 @@ def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resu
     hosts.finish(GaveUp(), block)
     assert [r["sample_id"] for r in stored] == [s.sample_id for _, s in block]
     assert all(r["status"] == "host_lost" and "lost" in r["reason"] and "next resume" in r["reason"] for r in stored)
-    from bench_src.store.results import RETRY_STATUSES
+    from bench_src.store.ledger import RETRY_STATUSES
 
     assert "host_lost" in RETRY_STATUSES, "a resume takes them again"
 
@@ -1116,7 +1116,7 @@ def _hosts_counting(tmp_path, workers: dict[str, dict]):
     into a progress line and a report planned as the runner plans them; and a function that sends a
     round of warm-ups as a host takes them, returning (done, planned) after each."""
     from bench_src.run.sample import record
-    from bench_src.store.results import warmup_again_id
+    from bench_src.store.ledger import warmup_again_id
 
     hosts = _hosts_with(workers, live=set(workers) | {"tcp://127.0.0.1:1003"})
     report = runner.RunReport(tmp_path, hosts.warmup_samples(), 0)

@@ -252,7 +252,7 @@ def test_the_samples_a_run_has_taken_per_cell_are_counted_by_the_store(monkeypat
     from bench_src import api
     from bench_src.plan import estimate as estimate_module
     from bench_src.run import runner
-    from bench_src.store import results
+    from bench_src.store import ledger as results
 
     records = [{"sample_id": "m:0:a", "cell_id": "a"}, {"sample_id": "m:1:a", "cell_id": "a"},
                {"sample_id": "m:0:b", "cell_id": "b"}]

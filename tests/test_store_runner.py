@@ -17,7 +17,7 @@ from bench_src.run import runner
 from bench_src.plan import make_plan
 from bench_src.plan.model import Cell
 from bench_src.store import ResultsStore
-from bench_src.store.results import is_warmup_again
+from bench_src.store.ledger import is_warmup_again
 
 
 def fake_measure(checksums=None, fail=None):

@@ -18,7 +18,7 @@ from ..plan.comparisons import FAMILY_TITLES
 from ..plan.estimate import format_duration
 from ..run import other_load
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
-from ..store.results import sampling_sessions
+from ..store.ledger import sampling_sessions
 from . import units
 from .tables.markup import Readable
 

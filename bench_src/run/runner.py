@@ -33,7 +33,8 @@ from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.results import RETRY_STATUSES, BinariesChanged, in_process_attempt, taken_per_cell, warmup_again_id
+from ..store.ledger import RETRY_STATUSES, in_process_attempt, taken_per_cell, warmup_again_id
+from ..store.results import BinariesChanged
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, sample, servers
 from . import measure as measure_module

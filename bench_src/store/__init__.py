@@ -9,9 +9,10 @@ import pandas as pd
 
 from .equivalence import ChecksumBook, check, key_string, mark_valid
 from .frame import COLUMNS, samples_frame
+from .ledger import current_attempts
 from .lock import DirLock, LockedError
 from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, MissingSamples, MissingSamplesWarning,
-                      NotAResultsDirectory, ResultsStore, check_results_dir, current_attempts, latest_results_dir, now_utc)
+                      NotAResultsDirectory, ResultsStore, check_results_dir, latest_results_dir, now_utc)
 from .secrets import Scrubber
 from .space import DiskFull, is_disk_full
 

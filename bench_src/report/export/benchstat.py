@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..tables import blank, params_dict
-from ...store.results import sampling_sessions
+from ...store.ledger import sampling_sessions
 from .base import written
 
 UNITS = (  # (column of the samples frame, benchmark unit)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import findings, tables, units
-from ...store.results import sampling_sessions
+from ...store.ledger import sampling_sessions
 from .base import export_dir, written
 
 PAGE = "report.html"  # the report's page in the export directory

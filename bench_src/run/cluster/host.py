@@ -15,7 +15,7 @@ and sent back at once as an event on `TOPIC`; the host starts the next sample on
 client has stored it (a Dask `Event` the client sets), so no sending, receiving or fsync overlaps
 a sample.  The block's return value repeats the samples, so none is lost when an event is late.
 A block carries an `attempt` token: when a host is lost mid-block Dask runs the block again whole, and the
-store keeps per block one complete attempt (store/results.py `current_attempts`).
+store keeps per block one complete attempt (store/ledger.py `current_attempts`).
 
 While a sample runs the worker does nothing but wait for it: the client starts workers with
 Dask's profiler, GIL monitor and fast system monitors off (`engine.QUIET_WORKERS`), and this
@@ -39,7 +39,7 @@ from distributed.utils import thread_state
 from ... import cpus, paths
 from ...plan import Slot, plan_from_dict
 from ...store.hosts import fingerprint, host_id, host_label
-from ...store.results import warmup_again_id
+from ...store.ledger import warmup_again_id
 from ...store.secrets import Scrubber
 from ...store.space import ScratchFull, is_disk_full
 from .. import build, machine, sample
