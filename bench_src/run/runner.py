@@ -33,7 +33,7 @@ from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.ledger import RETRY_STATUSES, in_process_attempt, taken_per_cell, warmup_again_id
+from ..store.ledger import in_process_attempt, not_taken_again, taken_per_cell, warmup_again_id
 from ..store.results import BinariesChanged
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, sample, servers
@@ -560,8 +560,7 @@ def kept_from_before(store: ResultsStore) -> int | None:
     """The samples of earlier sessions the store keeps now (done ones: the closing line's "kept
     from before"); None when the store cannot be read (the session's error says why)."""
     try:
-        return sum(r.get("session") != store.session for r in store.latest_records()
-                   if r.get("status") not in RETRY_STATUSES)
+        return sum(r.get("session") != store.session for r in not_taken_again(store.latest_records()))
     except (OSError, ValueError):
         return None
 

@@ -56,6 +56,20 @@ def current_attempts(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, 
 
 
 
+def latest(kept: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per sample id: the last one written (a skipped sample taken again later) of
+    the block's kept attempt (the kept records of `current_attempts`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in kept:
+        out[r["sample_id"]] = r
+    return list(out.values())
+
+
+def not_taken_again(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records whose status is final: a resumed run does not take their sample again."""
+    return [r for r in records if r.get("status") not in RETRY_STATUSES]
+
+
 def warmup_again_id(sample_id: str, tag: str) -> str:
     """The name of a warm-up taken again, outside the plan's schedule: by a resumed session
     (tag `in_process_attempt`) or by each host of a cluster (tag "<host>:<attempt>")."""

@@ -38,7 +38,7 @@ from .. import paths
 from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
-from .ledger import RETRY_STATUSES, current_attempts
+from .ledger import current_attempts, latest, not_taken_again
 from .lock import DirLock
 from .secrets import Scrubber
 from .frame import samples_frame
@@ -982,7 +982,7 @@ class ResultsStore:
         """The samples not to take again: those of each block's kept attempt (`latest_records`)
         whose status is final.  A sample of an abandoned attempt is not done: its block was taken
         again whole, and that attempt's sample stands (skipped, say, where the abandoned one was ok)."""
-        return {r["sample_id"] for r in self.latest_records() if r.get("status") not in RETRY_STATUSES}
+        return {r["sample_id"] for r in not_taken_again(self.latest_records())}
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one sample and fsync it.  On a full disk the file is cut back to its last whole
@@ -1012,10 +1012,7 @@ class ResultsStore:
     def latest_records(self) -> list[dict[str, Any]]:
         """One record per sample id: the last one written (a skipped sample taken again later) of
         the block's kept attempt (`current_attempts`)."""
-        latest: dict[str, dict[str, Any]] = {}
-        for r in current_attempts(self.records())[0]:
-            latest[r["sample_id"]] = r
-        return list(latest.values())
+        return latest(current_attempts(self.records())[0])
 
     def load(self) -> pd.DataFrame:
         """The tidy frame.  Unreadable or incomplete lines and samples stored twice are reported
@@ -1040,17 +1037,13 @@ class ResultsStore:
                           "them again", MissingSamplesWarning, stacklevel=2)
         records, abandoned = current_attempts(scan.records)
         counts: dict[str, int] = {}
-        for r in records:
-            if r.get("status") not in RETRY_STATUSES:
-                counts[r["sample_id"]] = counts.get(r["sample_id"], 0) + 1
+        for r in not_taken_again(records):
+            counts[r["sample_id"]] = counts.get(r["sample_id"], 0) + 1
         twice = sorted(k for k, v in counts.items() if v > 1)
         if twice:
             warnings.warn(f"{self.samples_path}: {len(twice)} sample(s) stored more than once (the last copy is "
                           f"used), e.g. {twice[0]}", CorruptRecordsWarning, stacklevel=2)
-        latest: dict[str, dict[str, Any]] = {}
-        for r in records:
-            latest[r["sample_id"]] = r
-        df = samples_frame(latest.values())
+        df = samples_frame(latest(records))
         df.attrs["bad_lines"] = [b.lineno for b in scan.bad]
         df.attrs["missing_samples"] = lost.missing
         # samples of a block whose host was lost mid-block (the block ran again whole): kept on disk
