@@ -249,7 +249,8 @@ def report_command(args: argparse.Namespace) -> int:
     from .report.full import check_results_dir, full_report
     from .store import CorruptFile, DiskFull  # a full disk while exporting: one line
     from .store.lock import DirLock
-    from .store.results import LOCK, META
+    from .store.meta import META
+    from .store.results import LOCK
 
     try:
         d = check_results_dir(args.results_dir)

@@ -22,8 +22,8 @@ from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, ch
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
 from .store.ledger import taken_per_cell
+from .store.meta import META
 from .store.records import REJECTED
-from .store.results import META
 from .store.space import start_bytes
 
 

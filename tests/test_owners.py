@@ -181,7 +181,7 @@ def test_the_hosts_factors_are_the_stores(monkeypatch, capsys):
 # A results directory's files and its export's layout: each name has one owner, which every
 # other module reads (the store's files, the export directory and its folders, the report page).
 RESULT_FILES = {
-    "meta.json": {"bench_src/store/results.py"},
+    "meta.json": {"bench_src/store/meta.py"},
     "samples.rejected.jsonl": {"bench_src/store/records.py"},
     "export": {"bench_src/report/export/base.py"},
     "report.html": {"bench_src/report/export/html.py"},

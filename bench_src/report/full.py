@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats
 from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
-from ..store.results import META
+from ..store.meta import META
 from . import figures, findings, method, tables, theme
 from .export import images
 from .export.base import FIGURES, export_dir

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import hosts, rules
-from ..store.results import META
+from ..store.meta import META
 from . import figures, tables, theme, units
 from .export import images
 from .export.base import written as writing

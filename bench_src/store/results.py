@@ -28,7 +28,7 @@ import tempfile
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -38,14 +38,13 @@ from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
 from .ledger import current_attempts, latest, not_taken_again
 from .lock import DirLock
-from .records import REJECTED, BadLine, Lost, Scan, foreign_cell, is_count, non_negative, stands_for_a_sample, why_bad
+from .meta import CORRUPT_META, META, recovered_sessions, sessions_problem
+from .records import REJECTED, BadLine, Lost, Scan, foreign_cell, stands_for_a_sample, why_bad
 from .secrets import Scrubber
 from .frame import samples_frame
 from .space import RESERVE, RESERVE_MARGIN, SCRATCH_WRITING, DiskFull, Reserve, ScratchFull, is_disk_full
 
 LOCK = ".lock"
-META = "meta.json"
-CORRUPT_META = "meta.json.corrupt"
 # What a run of this package may leave in a directory before its meta.json exists: the lock, the
 # space reserve, a meta.json being written, and the notebook `make run` writes first (named by the
 # make process's PID, so that a second `make run` into the same directory, refused by the lock,
@@ -83,66 +82,6 @@ def _unreadable(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "it is a directory"
     return f"reading it failed ({exc.strerror or exc})"
-
-
-# The fields of a session that a resume or the report reads, with what each must be (absent or null
-# is always allowed: older sessions, and the placeholders of a rebuilt meta.json, lack some).
-_SESSION_FIELDS: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] = (
-    (("taken",), is_count, "a count of samples"),
-    (("session",), is_count, "a session number"),
-    (("pid",), is_count, "a process number"),
-    (("binaries", "sources", "machine", "toolchains", "context", "hosts"), lambda v: isinstance(v, dict), "a mapping"),
-    (("duration_s",), non_negative, "a number of seconds"),
-    (("engine", "results_dir_access"), lambda v: isinstance(v, str), "text"),
-)
-
-
-def _sessions_problem(sessions: list[Any]) -> str | None:
-    """What makes meta.json's sessions unusable, naming the entry and its field, or None."""
-    for i, s in enumerate(sessions):
-        if not isinstance(s, dict):
-            return f"sessions[{i}] is {s!r}, not a mapping"
-        for fields, fits, what in _SESSION_FIELDS:
-            for field in fields:
-                value = s.get(field)
-                if value is not None and not fits(value):
-                    return f"sessions[{i}].{field} is {value!r}, not {what}"
-        for field in ("binaries", "sources"):  # {program: sha256, or null where it was not built}
-            for name, digest in (s.get(field) or {}).items():
-                if digest is not None and not isinstance(digest, str):
-                    return f"sessions[{i}].{field}.{name} is {digest!r}, not a sha256 digest"
-        for name, host in (s.get("hosts") or {}).items():
-            if not isinstance(host, dict):
-                return f"sessions[{i}].hosts.{name} is {host!r}, not a mapping"
-    return None
-
-
-def _recovered_sessions(text: str) -> dict[int, dict[str, Any]]:
-    """The session records an unreadable meta.json still holds, by number: each element of its
-    `sessions` array read whole before the damage (a file cut short keeps the sessions before the
-    cut; one with a bad field elsewhere keeps them all).  A session with a bad field keeps only its
-    `binaries` and `sources` where those are sound."""
-    found: dict[int, dict[str, Any]] = {}
-    decoder = json.JSONDecoder()
-    for start in re.finditer(r'"sessions"\s*:\s*\[', text):
-        pos = start.end()
-        while True:
-            while pos < len(text) and text[pos] in " \t\r\n,":
-                pos += 1
-            try:
-                entry, pos = decoder.raw_decode(text, pos)
-            except ValueError:
-                break
-            if not isinstance(entry, dict) or not is_count(entry.get("session")) or entry["session"] in found:
-                continue
-            if _sessions_problem([entry]) is None:
-                found[entry["session"]] = entry
-                continue
-            sound = {k: entry[k] for k in ("binaries", "sources")
-                     if isinstance(entry.get(k), dict) and _sessions_problem([{k: entry[k]}]) is None}
-            if sound:
-                found[entry["session"]] = sound
-    return found
 
 
 def _lost_records(numbers: list[int | None], rebuilt: bool) -> str:
@@ -346,7 +285,7 @@ class ResultsStore:
             if not is_run_record(meta):
                 why = "it is JSON but not a run's record (no plan or no sessions)"
             else:
-                why = stored_plan_problem(meta["plan"]) or _sessions_problem(meta["sessions"])
+                why = stored_plan_problem(meta["plan"]) or sessions_problem(meta["sessions"])
                 if why is None:
                     return meta
         raise CorruptFile(self._corrupt_meta(why))
@@ -624,7 +563,7 @@ class ResultsStore:
                               f"{strangers[0]}); resume with the plan of that run, or put back a copy of meta.json")
         lost = max((int(r.get("session") or 0) for r in scan.records), default=0)
         try:
-            recovered = _recovered_sessions(self.meta_path.read_bytes().decode("utf-8", errors="replace"))
+            recovered = recovered_sessions(self.meta_path.read_bytes().decode("utf-8", errors="replace"))
         except OSError:  # a directory in its place
             recovered = {}
         at = now_utc()
