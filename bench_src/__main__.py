@@ -248,9 +248,8 @@ def report_command(args: argparse.Namespace) -> int:
     from .report.export.base import ExportNotWritable
     from .report.full import check_results_dir, full_report
     from .store import CorruptFile, DiskFull  # a full disk while exporting: one line
-    from .store.lock import DirLock
+    from .store.lock import LOCK_NAME, DirLock
     from .store.meta import META
-    from .store.results import LOCK
 
     try:
         d = check_results_dir(args.results_dir)
@@ -261,7 +260,7 @@ def report_command(args: argparse.Namespace) -> int:
         stale = page.exists() and any(f.exists() and f.stat().st_mtime > page.stat().st_mtime
                                       for f in (d / SAMPLES, d / META))
         if args.rebuild or not page.exists() or stale:  # a page older than the samples is rewritten
-            owner = DirLock.held_by(d / LOCK)
+            owner = DirLock.held_by(d / LOCK_NAME)
             if owner:  # its samples still change: a report now would be of part of the run
                 raise RuntimeError(f"results directory {str(d)!r} is in use by {owner}: a report now would be of part "
                                    "of the run; wait for the run to finish, then run the report again")

@@ -22,7 +22,7 @@ import threading
 from jupyter_client.manager import AsyncKernelManager
 from papermill.engines import NBClientEngine
 
-from ..store.lock import DirLock, remove_unheld
+from ..store.lock import LOCK_NAME, DirLock, remove_unheld
 
 NAME = "bench"
 # SIGINT (Ctrl-C) and SIGTERM reach papermill, not the kernel (jupyter_client starts it in a session
@@ -81,7 +81,7 @@ class PrivateKernelEngine(NBClientEngine):
     def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
         remove_unheld(tempfile.gettempdir(), KERNEL_DIR_PREFIX)  # those of engines that were killed
         with tempfile.TemporaryDirectory(prefix=KERNEL_DIR_PREFIX) as private, \
-                DirLock(os.path.join(private, ".lock"), f"the kernel directory {private}"):  # mode 0700
+                DirLock(os.path.join(private, LOCK_NAME), f"the kernel directory {private}"):  # mode 0700
             os.chmod(private, 0o700)
 
             kernels: list = []

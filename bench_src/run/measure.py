@@ -35,7 +35,7 @@ from typing import Any
 from .. import cpus, paths
 from ..catalogue import least_elapsed_ns
 from ..plan import Cell
-from ..store.lock import DirLock, remove_unheld
+from ..store.lock import LOCK_NAME, DirLock, remove_unheld
 from ..store.space import ScratchFull, is_disk_full
 
 DSN_ENV = "BENCH_DSN"
@@ -109,7 +109,7 @@ class _SampleDirs:
                 if self.parent is None or not self.parent.exists():
                     parent = Path(tempfile.mkdtemp(prefix=SAMPLE_DIR_PREFIX))
                     try:
-                        self.lock = DirLock(parent / ".lock", f"the sample directory {parent}").acquire()
+                        self.lock = DirLock(parent / LOCK_NAME, f"the sample directory {parent}").acquire()
                     except BaseException:
                         shutil.rmtree(parent, ignore_errors=True)
                         raise

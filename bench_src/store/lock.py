@@ -9,6 +9,11 @@ import os
 import time
 from pathlib import Path
 
+# The lock of a directory: the file in it that a DirLock holds (a results directory, a server's, a
+# sample's, a local cluster's scratch, the notebook kernel's), read by whoever asks whether the
+# directory is in use (remove_unheld, check_results_dir, the report).
+LOCK_NAME = ".lock"
+
 
 class LockedError(RuntimeError):
     """Another live process holds the lock."""
@@ -118,7 +123,7 @@ class DirLock:
 
 
 def remove_unheld(parent: str | os.PathLike, prefix: str, keep: Path | None = None) -> list[Path]:
-    """Remove the directories `parent/prefix*` of this user whose `.lock` no live process holds:
+    """Remove the directories `parent/prefix*` of this user whose lock (LOCK_NAME) no live process holds:
     those of harness processes that died (kill -9) before removing them.  A directory without a
     lock file, another user's, or `keep` stays.  Returns what was removed."""
     import shutil
@@ -130,7 +135,7 @@ def remove_unheld(parent: str | os.PathLike, prefix: str, keep: Path | None = No
                 continue
         except OSError:
             continue
-        if (d / ".lock").exists() and DirLock.held_by(d / ".lock") is None and d != keep:
+        if (d / LOCK_NAME).exists() and DirLock.held_by(d / LOCK_NAME) is None and d != keep:
             shutil.rmtree(d, ignore_errors=True)
             removed.append(d)
     return removed

@@ -37,20 +37,19 @@ from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
 from .ledger import current_attempts, latest, not_taken_again
-from .lock import DirLock
+from .lock import LOCK_NAME, DirLock
 from .meta import CORRUPT_META, META, recovered_sessions, sessions_problem
 from .records import REJECTED, BadLine, Lost, Scan, foreign_cell, stands_for_a_sample, why_bad
 from .secrets import Scrubber
 from .frame import samples_frame
 from .space import RESERVE, RESERVE_MARGIN, SCRATCH_WRITING, DiskFull, Reserve, ScratchFull, is_disk_full
 
-LOCK = ".lock"
 # What a run of this package may leave in a directory before its meta.json exists: the lock, the
 # space reserve, a meta.json being written, and the notebook `make run` writes first (named by the
 # make process's PID, so that a second `make run` into the same directory, refused by the lock,
 # writes its failed notebook beside the first one's instead of over it).  A directory without
 # meta.json that holds anything else is someone else's, and is never written into.
-OWN_BEFORE_META = (LOCK, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb")
+OWN_BEFORE_META = (LOCK_NAME, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb")
 PARTIAL_NOTEBOOK = re.compile(r"run\.partial\.\d+\.ipynb")
 WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an instant (as a lock's temporary)
 def now_utc() -> str:
@@ -119,7 +118,7 @@ def foreign_entries(directory: Path) -> list[str]:
         return []
     return sorted(p.name for p in directory.iterdir()
                   if p.name not in OWN_BEFORE_META and not PARTIAL_NOTEBOOK.fullmatch(p.name)
-                  and not p.name.startswith((WRITE_PROBE, LOCK + ".")))
+                  and not p.name.startswith((WRITE_PROBE, LOCK_NAME + ".")))
 
 
 def refuse_foreign(directory: Path) -> None:
@@ -207,10 +206,10 @@ def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
             raise store.disk_full(None, created=not store.samples_path.exists()) from None
         what = "is" if probe == d else f"cannot be created: {str(probe)!r} is"
         raise ValueError(f"results_dir {str(d)!r} {what} not writable ({exc.strerror})") from None
-    owner = DirLock.held_by(d / LOCK)
+    owner = DirLock.held_by(d / LOCK_NAME)
     if owner:
         raise ValueError(f"results_dir {str(d)!r} is in use by {owner}; wait for that run to finish or stop it")
-    for name in (LOCK, SAMPLES):  # files a run opens to write: their own mode may refuse it
+    for name in (LOCK_NAME, SAMPLES):  # files a run opens to write: their own mode may refuse it
         if (d / name).is_file():
             try:
                 os.close(os.open(d / name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
@@ -236,7 +235,7 @@ class ResultsStore:
         self.samples_path = self.dir / SAMPLES
         self.meta_path = self.dir / META
         self.scrubber = scrubber or Scrubber()
-        self.lock = DirLock(self.dir / LOCK, f"the results directory {self.dir}")
+        self.lock = DirLock(self.dir / LOCK_NAME, f"the results directory {self.dir}")
         self.reserve = Reserve(self.dir / RESERVE)
         self.session: int | None = None  # 1-based number of the session this process opened
         self._run_id: str | None = None  # meta.json's, once read (run_id)
@@ -390,7 +389,7 @@ class ResultsStore:
                 self.lock.acquire()
             except OSError as exc:
                 if is_disk_full(exc):
-                    raise self.disk_full(exc, writing=LOCK, created=bool(created)) from None
+                    raise self.disk_full(exc, writing=LOCK_NAME, created=bool(created)) from None
                 raise
             try:
                 return self._open_locked(plan, session, repair, binaries, new_binaries)
@@ -434,7 +433,7 @@ class ResultsStore:
     def _remove_created(self, created: list[Path]) -> None:
         """Undo a failed first open: the files a run makes before its first sample, then the
         directories this process created (only when empty)."""
-        for name in (LOCK, RESERVE, META, META + ".tmp", SAMPLES):
+        for name in (LOCK_NAME, RESERVE, META, META + ".tmp", SAMPLES):
             try:
                 (self.dir / name).unlink(missing_ok=True)
             except OSError:

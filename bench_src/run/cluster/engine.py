@@ -46,7 +46,7 @@ from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
 from ...store.hosts import host_id, machine_id
-from ...store.lock import DirLock
+from ...store.lock import LOCK_NAME, DirLock
 from ...store.space import ScratchFull
 from ..measure import LOCAL_CLUSTER_PREFIX
 from ..sample import record
@@ -287,7 +287,7 @@ class Hosts:
                 # locked by its client: one killed (kill -9) before its close leaves it to the next run of
                 # any kind (measure.remove_stale_scratch, at the runner's start)
                 self.scratch = tempfile.mkdtemp(prefix=LOCAL_CLUSTER_PREFIX)
-                self.scratch_lock = DirLock(os.path.join(self.scratch, ".lock"), f"the scratch {self.scratch}").acquire()
+                self.scratch_lock = DirLock(os.path.join(self.scratch, LOCK_NAME), f"the scratch {self.scratch}").acquire()
                 with dask.config.set({**PRIVATE_HTTP, "temporary-directory": self.scratch}):
                     self.cluster = LocalCluster(n_workers=self.spec.workers, threads_per_worker=1, processes=True,
                                                 local_directory=self.scratch,

@@ -24,7 +24,6 @@ PROBE_TIMEOUT_S = 10
 # 120 s of CLIENT_TIMEOUT_S and a probe more (resources.Resources.before_sample)
 RESTORE_MIN_TIMEOUT_S = 5
 SERVERS_DIR = paths.DATA / "servers"
-LOCK = ".lock"
 HOME_FILE = "home"          # in a server's root: the path of its home when that is elsewhere
 MAX_SOCKET_DIR = 80         # a Unix socket path must stay under 108 bytes
 

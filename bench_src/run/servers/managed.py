@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ...store.lock import DirLock, LockedError
+from ...store.lock import LOCK_NAME, DirLock, LockedError
 from ...store.space import DiskFull, is_disk_full
-from .base import HOME_FILE, LOCK, MAX_SOCKET_DIR, SERVERS_DIR, START_TIMEOUT_S, Conn, Server, ServerError
+from .base import HOME_FILE, MAX_SOCKET_DIR, SERVERS_DIR, START_TIMEOUT_S, Conn, Server, ServerError
 from .passwords import new_password
 from .process import first_error, free_port, log_tail, popen_logged, process_state, server_environment, stop_verified
 
@@ -144,7 +144,7 @@ class Managed(Server):
         if self.root is None:
             self.root = _new_instance_dir(self.dirname)
         self.root.mkdir(parents=True, exist_ok=True)
-        lock = DirLock(self.root / LOCK, f"the {self.kind} server directory {self.root}")
+        lock = DirLock(self.root / LOCK_NAME, f"the {self.kind} server directory {self.root}")
         try:
             lock.acquire()
         except LockedError as exc:
@@ -301,7 +301,7 @@ class Managed(Server):
             for name in ("data", "run", "files", "tmp", "server.log", "initdb.pw", HOME_FILE):
                 p = self.root / name
                 shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-            (self.root / LOCK).unlink(missing_ok=True)
+            (self.root / LOCK_NAME).unlink(missing_ok=True)
             self.lock.release()
             self.lock = None
             try:
@@ -386,7 +386,7 @@ def remove_stale_servers(base: Path = SERVERS_DIR) -> list[Path]:
     removed = []
     for cls in Managed.__subclasses__():  # the managed kinds: MariaDB, Postgres
         for root in sorted(base.glob(f"{cls.dirname}-*")):
-            if not (root / LOCK).exists() or DirLock.held_by(root / LOCK) is not None:
+            if not (root / LOCK_NAME).exists() or DirLock.held_by(root / LOCK_NAME) is not None:
                 continue
             leftover = cls(root=root)
             try:
