@@ -162,6 +162,7 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
 
 def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_path):
     from bench_src.analysis import memory
+    from bench_src.store.timelines import timelines
     from bench_src.run import runner
     from bench_src.plan import make_plan
 
@@ -188,7 +189,7 @@ def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_p
     assert set(zip(costs["lang"], costs["variant"])) == {("go", "goroutine"), ("rust", "spawn"), ("rust", "join-all")}
     assert (costs["per_task"] > 0).all()
     assert (costs["per_task_ci_low"] <= costs["per_task"]).all() and (costs["per_task"] <= costs["per_task_ci_high"]).all()
-    tl = memory.timelines(out)
+    tl = timelines(out)
     assert not tl.empty and (tl["rss_mib"] > 0).all()
     # the phases are on the timeline's clock: the points span the linger after the tasks finished
     for _, g in tl.groupby("sample_id"):

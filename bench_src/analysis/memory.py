@@ -7,9 +7,6 @@ import pandas as pd
 
 from ..catalogue import WORKLOADS
 from ..plan.comparisons import CellRef, comparisons
-# The RSS timelines are read from a results directory, as one long frame, by the store; the names
-# stay importable from here for the callers that read them with this module's views.
-from ..store.timelines import PHASES, timelines  # noqa: F401
 from . import fieller, rules
 from .compare import CellValues, go_vs_rust_row
 from .families import key_text, key_threads
