@@ -674,7 +674,18 @@ class ScalingCase:
     shape and CV, or `additive`: the same absolute spread at every N, cv times the value at the
     middle N), a block effect shared by every N of a block (multiplicative, lognormal sd
     `block_sd`) and an effect shared by every sample of one N (`per_n_sd`: the cost is then not a
-    line in N)."""
+    line in N).
+
+    Shaped like peak RSS or a coarse clock: `costs`, per series a fixed cost and a cost per task
+    drawn uniformly from these two ranges (in place of the grid's); `sd`, additive normal noise of
+    this sd in the values' units (beside the multiplicative noise of `cv`, which may be 0);
+    `grid_step`, the values rounded to this step in the values' units (4096: bytes on 4 KiB pages);
+    `metric`, the name the series' column takes (its resolution is the one per_task_cost reads:
+    "peak_rss_bytes" for pages).
+
+    Drift: every value of block b multiplied by 1 + drift_rise at the block's middle, (b + 1/2) /
+    blocks of the run (`drift` and `drift_shape`, the decision rule's study's shapes: "steady",
+    "warm-up", "shift")."""
 
     grid: str = "1e3..1e6"
     blocks: int | tuple[int, ...] = 10
@@ -683,42 +694,74 @@ class ScalingCase:
     additive: bool = False
     block_sd: float = 0.0
     per_n_sd: float = 0.0
+    costs: tuple[tuple[float, float], tuple[float, float]] | None = None
+    sd: float = 0.0
+    grid_step: float = 0.0
+    metric: str = "linear"
+    drift: float = 0.0
+    drift_shape: str = "steady"
 
     def counts(self) -> np.ndarray:
         k = len(SCALING_GRIDS[self.grid][0])
         counts = np.broadcast_to(np.asarray(self.blocks, dtype=int), (k,))
         return counts
 
+    def drift_factors(self) -> np.ndarray:
+        """Each block's drift factor, 1 + drift_rise at the block's middle of the run."""
+        nb = int(self.counts().max())
+        cond = Conditions(drift=self.drift, drift_shape=self.drift_shape)
+        return 1 + np.asarray(drift_rise(cond, (np.arange(nb) + 0.5) / nb), dtype=float)
+
+
+def _linear_costs(series: int, rng: np.random.Generator, case: ScalingCase) -> tuple[np.ndarray, np.ndarray]:
+    """Each series' fixed cost and cost per task (series x 1): the grid's, or drawn from `case.costs`."""
+    _, fixed, per_task = SCALING_GRIDS[case.grid]
+    if case.costs is None:
+        return np.full((series, 1), fixed), np.full((series, 1), per_task)
+    (f_lo, f_hi), (p_lo, p_hi) = case.costs
+    return rng.uniform(f_lo, f_hi, (series, 1)), rng.uniform(p_lo, p_hi, (series, 1))
+
 
 def scaling_frame(series: int, rng: np.random.Generator, case: ScalingCase) -> tuple[pd.DataFrame, dict]:
     """`series` series of `case` as a run's frame (idle_tasks, one series per value of `p_series`;
-    `linear`: fixed + per task x N, `power`: POWER_LAW) and each series' mean value at each N
-    (`linear_mean`, `power_mean`: per-N effects included, series x N) with the typical value's
-    per-task cost (`typical_slope`) the construction used until the blocks replaced it reads off."""
-    ns, fixed, per_task = SCALING_GRIDS[case.grid]
+    `linear` (named `case.metric` in the frame): fixed + per task x N, `power`: POWER_LAW) and each
+    series' mean value at each N over the blocks that hold every N (`linear_mean`, `power_mean`:
+    per-N effects and drift included, series x N; before any rounding on `grid_step`) with the
+    typical value's per-task cost (`typical_slope`) the construction used until the blocks
+    replaced it reads off.  On a grid only the linear series is rounded (the power law's values
+    are not on its scale)."""
+    ns = SCALING_GRIDS[case.grid][0]
     x = np.asarray(ns, dtype=float)
     counts = case.counts()
     nb = int(counts.max())
     u = np.exp(case.per_n_sd * rng.standard_normal((series, x.size, 1)))
     g = np.exp(case.block_sd * rng.standard_normal((series, 1, nb)))
     f = noise(rng, case.shape, (series, x.size, nb), case.cv)
+    fixed, per_task = _linear_costs(series, rng, case)
+    extra = case.sd * rng.standard_normal((series, x.size, nb)) if case.sd else 0.0
+    drift = case.drift_factors()
     c, b = POWER_LAW
     out = {}
-    for name, mu in (("linear", fixed + per_task * x), ("power", c * x ** b)):
-        mu = mu[None, :, None] * u
+    for name, mu in (("linear", fixed + per_task * x[None, :]), ("power", np.broadcast_to(c * x ** b, (series, x.size)))):
+        mu = mu[:, :, None] * u
         if case.additive:
             values = mu * g + float(np.median(mu[..., 0])) * (f - 1)
             out[f"{name}_mean"] = mu[..., 0] * math.exp(case.block_sd ** 2 / 2)
         else:
             values = mu * g * f
             out[f"{name}_mean"] = mu[..., 0] * math.exp(case.block_sd ** 2 / 2) * true_mean(case.shape, case.cv)
+        values = (values + extra) * drift
+        out[f"{name}_mean"] = out[f"{name}_mean"] * drift[:int(counts.min())].mean()
+        if case.grid_step and name == "linear":
+            values = np.round(values / case.grid_step) * case.grid_step
         out[name] = values
-    out["typical_slope"] = per_task * (1.0 if case.additive else true_median(case.shape))
+    out["typical_slope"] = per_task[:, 0] * (1.0 if case.additive else true_median(case.shape))
     taken = np.arange(nb)[None, :] < counts[:, None]  # N by N: the blocks that hold it
     s_idx, n_idx, b_idx = np.nonzero(np.broadcast_to(taken, (series, x.size, nb)))
     df = pd.DataFrame({"workload": "idle_tasks", "lang": "go", "variant": "goroutine", "threads_requested": None,
-                       "arm": "", "valid": True, "n": x[n_idx].astype(int), "block": b_idx,
-                       "p_series": s_idx.astype(str), "linear": out["linear"][s_idx, n_idx, b_idx],
+                       "arm": "", "valid": True, "n": x[n_idx].astype(int), "alive_at_spawn": x[n_idx].astype(int),
+                       "block": b_idx,
+                       "p_series": s_idx.astype(str), case.metric: out["linear"][s_idx, n_idx, b_idx],
                        "power": out["power"][s_idx, n_idx, b_idx]})
     return df, out
 
@@ -762,29 +805,33 @@ def scaling_coverage(series: int, rng: np.random.Generator, case: ScalingCase = 
     """How often the per-task table's 95% intervals (scaling.per_task_cost, the table's own code)
     hold their truth over `series` series of `case`: `per_task`, the slope of the series' weighted
     line (its own weights) through its mean values at each N; `exponent`, the log-log slope through
-    them (the power law's 0.7 where the cost is one); `noise_power`, the median theta read off;
-    `straightness`, the share of series whose straightness test has p < ALPHA (no correction: the
-    rate a single row is flagged at).  With `previous`, `previous_per_task` and `previous_exponent`:
-    the coverage of the construction replaced (`previous_per_task_fit`) of the per-task cost of the
-    typical value and of 0.7, on the same series.  Under additive noise the exponent is not scored."""
+    them (the power law's 0.7 where the cost is one; on a grid, `grid_step`, the linear series'
+    own); `noise_power`, the median theta read off; `straightness`, the share of series whose
+    straightness test has p < ALPHA (no correction: the rate a single row is flagged at);
+    `zero_width`, the share of per-task intervals of width 0.  With `previous`,
+    `previous_per_task` and `previous_exponent`: the coverage of the construction replaced
+    (`previous_per_task_fit`) of the per-task cost of the typical value and of 0.7, on the same
+    series.  Under additive noise the exponent is not scored."""
     df, truth = scaling_frame(series, rng, case)
     ns = np.asarray(SCALING_GRIDS[case.grid][0], dtype=float)
     keys = [f"series={i}" for i in range(series)]
-    lin = scaling.per_task_cost(df, "linear").set_index("params").loc[keys]
-    typ = _typicals(df, "linear", series, ns)
+    lin = scaling.per_task_cost(df, case.metric).set_index("params").loc[keys]
+    typ = _typicals(df, case.metric, series, ns)
     slopes = np.array([scaling.line_coefficients(ns, scaling.line_weights(t, theta))[1] @ m
                        for t, theta, m in zip(typ, lin["noise_power"], truth["linear_mean"])])
     out = {"per_task": float(((lin["per_task_ci_low"] <= slopes) & (slopes <= lin["per_task_ci_high"])).mean()),
+           "zero_width": float((lin["per_task_ci_high"] == lin["per_task_ci_low"]).mean()),
            "noise_power": float(lin["noise_power"].median()),
            "straightness": float((lin["lack_of_fit_p"] < rules.ALPHA).mean())}
     if not case.additive:
-        pw = scaling.per_task_cost(df, "power").set_index("params").loc[keys]
-        b = scaling.line_coefficients(np.log(ns), np.ones_like(ns))[1] @ np.log(truth["power_mean"]).T
+        series_of_exponent = "linear" if case.grid_step else "power"
+        pw = lin if case.grid_step else scaling.per_task_cost(df, "power").set_index("params").loc[keys]
+        b = scaling.line_coefficients(np.log(ns), np.ones_like(ns))[1] @ np.log(truth[f"{series_of_exponent}_mean"]).T
         out["exponent"] = float(((pw["exponent_ci_low"] <= b) & (b <= pw["exponent_ci_high"])).mean())
     if previous:
         fits = [previous_per_task_fit(ns, t, theta) for t, theta in zip(typ, lin["noise_power"])]
-        out["previous_per_task"] = float(np.mean([lo <= truth["typical_slope"] <= hi
-                                                  for lo, hi in (f["per_task"] for f in fits)]))
+        out["previous_per_task"] = float(np.mean([lo <= truth_slope <= hi for (lo, hi), truth_slope
+                                                  in zip((f["per_task"] for f in fits), truth["typical_slope"])]))
         if not case.additive:
             fits = [previous_per_task_fit(ns, t, 1.0) for t in _typicals(df, "power", series, ns)]
             out["previous_exponent"] = float(np.mean([lo <= POWER_LAW[1] <= hi for lo, hi in (f["exponent"] for f in fits)]))
@@ -802,6 +849,12 @@ SCALING_CONDITIONS = {
     "CV 2%, block effect 5%": {"cv": 0.02, "block_sd": 0.05},
     "additive CV 2%, block effect 5%": {"cv": 0.02, "additive": True, "block_sd": 0.05},
     "CV 2%, per-N effect 5%": {"cv": 0.02, "per_n_sd": 0.05},
+    # appended, so that every cell above keeps its seed (scaling_study seeds a cell by its place here)
+    "heavy tails CV 1%": {"shape": "heavy", "cv": 0.01},
+    "bimodal CV 5%": {"shape": "bimodal", "cv": 0.05},
+    "CV 1%, drift +10% steady": {"cv": 0.01, "drift": 0.1},
+    "CV 1%, drift +10% warm-up": {"cv": 0.01, "drift": 0.1, "drift_shape": "warm-up"},
+    "CV 1%, drift +10% shift": {"cv": 0.01, "drift": 0.1, "drift_shape": "shift"},
 }
 SCALING_BLOCKS = (6, 10, 40, "unequal")  # "unequal": every N in 40 blocks but the largest, in 6
 
@@ -827,7 +880,8 @@ def scaling_study(series: int = 2000, seed: int = 1, out=print, grids=tuple(SCAL
                   conditions=tuple(SCALING_CONDITIONS), blocks=SCALING_BLOCKS) -> pd.DataFrame:
     """The scaling study of docs/statistics.md: `series` series per cell of grid x blocks x
     condition, each cell seeded by its place in the three lists, scored by scaling_coverage with the
-    construction replaced beside it.  `python -m bench_src.analysis.simulate scaling [series]`."""
+    construction replaced beside it.  `python -m bench_src.analysis.simulate scaling [series] [condition ...]`
+    (the conditions by their labels in SCALING_CONDITIONS; all of them by default)."""
     rows = []
     t0 = time.time()
     for g in grids:
@@ -842,6 +896,48 @@ def scaling_study(series: int = 2000, seed: int = 1, out=print, grids=tuple(SCAL
                              "noise": label, **scaling_coverage(series, rng, case, previous=True)})
     table = pd.DataFrame(rows)
     scaling_report(table, series, seed, out)
+    out(f"# {time.time() - t0:.0f} s")
+    return table
+
+
+# Values on a grid (docs/statistics.md, "A grid"): peak RSS in bytes on 4 KiB pages, per series a
+# baseline of 2-3 MiB and a cost of 100-4,000 B per task, normal noise of 50 B (the grid coarse against
+# it), 1,200 B or a whole page (the noise dithers the grid), on the idle grid (N = 1, 1,000, 10,000)
+# and 1e3..1e6; and the sleep grid timed by a 1 ms clock, at CV 1% (noise of 10 ms and more: ten ticks)
+# and 0.1% (about one tick).  Each condition with the grids it is run on.
+MEMORY_COSTS = ((2 * 2 ** 20, 3 * 2 ** 20), (100.0, 4000.0))
+_PAGES = {"costs": MEMORY_COSTS, "cv": 0.0, "grid_step": float(rules.PAGE_BYTES), "metric": "peak_rss_bytes"}
+SCALING_GRID_CONDITIONS = {
+    "pages, noise 50 B": (("idle", "1e3..1e6"), {**_PAGES, "sd": 50.0}),
+    "pages, noise 1,200 B": (("idle", "1e3..1e6"), {**_PAGES, "sd": 1200.0}),
+    "pages, noise 4,096 B": (("idle", "1e3..1e6"), {**_PAGES, "sd": 4096.0}),
+    "1 ms clock, CV 1%": (("sleep",), {"cv": 0.01, "grid_step": 1e-3, "metric": "elapsed_s"}),
+    "1 ms clock, CV 0.1%": (("sleep",), {"cv": 0.001, "grid_step": 1e-3, "metric": "elapsed_s"}),
+}
+SCALING_GRID_BLOCKS = (6, 10)
+
+
+def scaling_grid_study(series: int = 2000, seed: int = 1, out=print, conditions=tuple(SCALING_GRID_CONDITIONS),
+                       blocks=SCALING_GRID_BLOCKS) -> pd.DataFrame:
+    """The scaling study on a grid (docs/statistics.md, "A grid"): `series` series per cell of
+    condition x its grids x blocks, each cell seeded by (seed, grid, blocks, 100 + the condition's
+    place), scored by scaling_coverage: the per-task and exponent intervals' coverage and the share
+    of per-task intervals of width 0.  `python -m bench_src.analysis.simulate scaling-grid [series]`."""
+    rows = []
+    t0 = time.time()
+    for label in conditions:
+        grids, kwargs = SCALING_GRID_CONDITIONS[label]
+        for g in grids:
+            for b in blocks:
+                rng = np.random.default_rng([seed, list(SCALING_GRIDS).index(g), b,
+                                             100 + list(SCALING_GRID_CONDITIONS).index(label)])
+                rows.append({"noise": label, "grid": g, "blocks": b,
+                             **scaling_coverage(series, rng, ScalingCase(grid=g, blocks=b, **kwargs))})
+    table = pd.DataFrame(rows)
+    out(f"# per-task cost and exponent on a grid, {series} series per cell (seed {seed}): 95% intervals' "
+        "coverage (%) and intervals of width 0 (%)")
+    shown = table.assign(**{c: table[c].map(_pct) for c in ("per_task", "exponent", "zero_width", "straightness")})
+    out(shown[["noise", "grid", "blocks", "per_task", "exponent", "zero_width", "straightness"]].to_markdown(index=False))
     out(f"# {time.time() - t0:.0f} s")
     return table
 
@@ -915,7 +1011,10 @@ def study(replications: int = 2000, seed: int = 1, out=print) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "above-baseline":
         above_baseline_study(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
-    elif len(sys.argv) > 1 and sys.argv[1] == "scaling":
-        scaling_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
+    elif len(sys.argv) > 1 and sys.argv[1] == "scaling":  # scaling [series] [condition ...]
+        scaling_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000,
+                      conditions=tuple(sys.argv[3:]) or tuple(SCALING_CONDITIONS))
+    elif len(sys.argv) > 1 and sys.argv[1] == "scaling-grid":
+        scaling_grid_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     else:
         study(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
