@@ -364,7 +364,8 @@ def sequential_run(plan, centres: Mapping[str, float], rng: np.random.Generator,
         store.rows.append({"run_id": "sim", "seq": seq, "phase": "measured", "block": slot.block, "pos": slot.pos,
                            "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
                            "threads_requested": c.threads, "arm": c.arm, "params": ",".join(f"{k}={v}" for k, v in c.params),
-                           **{f"p_{k}": v for k, v in c.params}, "valid": True, "elapsed_s": value, "wall_s": value})
+                           **{f"p_{k}": v for k, v in c.params}, "valid": True, "elapsed_s": value, "wall_s": value,
+                           **({"cores": c.cores} if getattr(c, "cores", None) else {})})
 
     seq = 0
     for slot in plan.schedule():
@@ -474,6 +475,163 @@ def hosts_grid_coverage(studies: int, rng, hosts: int, tau_pages: float, sd_page
         zero += c.high == c.low
         called += c.low > 0 or c.high < 0
     return {"coverage": hit / studies, "zero_width": zero / studies, "called": called / studies}
+
+
+def hosts_sequential_frame(plan, go_over_rust: Mapping[int, float], hosts: int, rng, cond: Conditions,
+                           tau: float = 0.0) -> pd.DataFrame:
+    """Samples of `hosts` hosts, each a sequential run of its own (sequential_run) of `plan`'s
+    Go-vs-Rust comparisons, a `host` column naming it: on each host Go's true median over Rust's (= 1)
+    is go_over_rust[N] times a host effect, lognormal of sd `tau` per host and N."""
+    frames = []
+    for h in range(hosts):
+        effect = {n: r * math.exp(tau * rng.standard_normal()) for n, r in go_over_rust.items()}
+        centres = {c.id: (effect[c.n] if c.lang == "go" else 1.0) for c in plan.cells()}
+        frames.append(sequential_run(plan, centres, rng, cond).assign(host=f"host{h}", host_label=f"host{h}"))
+    return sequential.attach(pd.concat(frames, ignore_index=True), plan)
+
+
+def hosts_sequential_study(sets: int, rng, go_over_rust: Mapping[int, float], hosts: int, cond: Conditions,
+                           tau: float = 0.0, plan=None) -> dict:
+    """The family across hosts (hosts.across_hosts, the hosts table's own code) on `sets` sets of
+    hosts_sequential_frame: `false_sets` and `fwer` the sets with a false call (a difference where
+    the common truth is 1, or the wrong direction), `error` the false discovery rate (the mean over
+    sets of false calls / calls), `coverage` of the shown intervals (at the family's level) of the
+    common truth, `called` the share of true differences called in their direction, and how far the
+    hosts' pair counts of one comparison differ (`pairs_spread_median`, `pairs_spread_max`: the
+    largest less the smallest)."""
+    plan = plan or sequential_plan(samples=6, max_samples=20, looks=3)
+    false_sets, shares, hits, total, called, real, spreads = 0, [], 0, 0, 0, 0, []
+    for _ in range(sets):
+        df = hosts_sequential_frame(plan, go_over_rust, hosts, rng, cond, tau)
+        t = hosts_module.across_hosts(df)
+        truth = t["n"].map(go_over_rust)
+        kind = t["verdict_kind"]
+        calls = kind.isin(["a", "b"])
+        false = calls & ((truth == 1.0) | ((kind == "a") & (truth > 1)) | ((kind == "b") & (truth < 1)))
+        false_sets += bool(false.any())
+        shares.append(false.sum() / calls.sum() if calls.any() else 0.0)
+        hits += int(((t["ratio_ci_low"] <= truth) & (truth <= t["ratio_ci_high"])).sum())
+        total += len(t)
+        real += int((truth != 1.0).sum())
+        called += int((calls & ~false & (truth != 1.0)).sum())
+        pairs = hosts_module.host_log_ratios(df).groupby("n")["pairs"]
+        spreads.extend(pairs.max() - pairs.min())
+    return {"sets": sets, "false_sets": false_sets, "fwer": false_sets / sets, "error": float(np.mean(shares)),
+            "error_se": float(np.std(shares, ddof=1) / math.sqrt(sets)), "coverage": hits / total,
+            "called": called / real if real else math.nan, "pairs_spread_median": float(np.median(spreads)),
+            "pairs_spread_max": int(max(spreads))}
+
+
+# The cases of the hosts' family under the sequential rule (docs/statistics.md, "Several hosts"):
+# pilot 6, looks at 6/11/20, CV 2%, drift +10%; every ratio 1 and the hosts alike, or the sequential
+# study's mixed ratios with host effects of sd 0.005.
+HOSTS_SEQUENTIAL_CASES = {
+    "all equal, hosts alike": (dict.fromkeys(SEQUENTIAL_NS, 1.0), 0.0),
+    "mixed, host effects 0.005": (MIXED, 0.005),
+}
+
+
+def hosts_sequential_report(sets: int = 300, seed: int = 1, out=print, host_counts=(2, 3)) -> pd.DataFrame:
+    """hosts_sequential_study on every case of HOSTS_SEQUENTIAL_CASES at 2 and 3 hosts, `sets` sets
+    each, each case seeded by (seed, its place, hosts).
+    `python -m bench_src.analysis.simulate hosts-sequential [sets]`."""
+    rows = []
+    t0 = time.time()
+    cond = Conditions(cv=0.02, drift=0.1)
+    for i, (label, (truth, tau)) in enumerate(HOSTS_SEQUENTIAL_CASES.items()):
+        for hosts in host_counts:
+            rng = np.random.default_rng([seed, i, hosts])
+            rows.append({"case": label, "hosts": hosts,
+                         **hosts_sequential_study(sets, rng, truth, hosts, cond, tau)})
+    table = pd.DataFrame(rows)
+    out(f"# the hosts' family under the sequential rule (pilot 6, looks at 6/11/20, CV 2%, drift +10%), seed {seed}")
+    out(table.to_markdown(index=False, floatfmt=".4f"))
+    out(f"# {time.time() - t0:.0f} s")
+    return table
+
+
+# --- cores under the sequential rule --------------------------------------------------------------
+CORES_NS = (10, 20, 30, 40, 50, 60)
+# (Go, Rust) true time at 2 cores over 1 core, per N (every time 1 at 1 core): nothing changes, or 5 of
+# the 12 cells gain from the cores (x1/1.4) and with them 3 of the 6 Go/Rust ratios change
+CORES_NONE = dict.fromkeys(CORES_NS, (1.0, 1.0))
+CORES_MIXED = dict(zip(CORES_NS, [(1 / 1.4, 1 / 1.4), (1.0, 1 / 1.4), (1 / 1.4, 1.0), (1 / 1.4, 1.0),
+                                  (1.0, 1.0), (1.0, 1.0)]))
+
+
+def cores_plan(samples: int = 6, max_samples: int = 20, looks: int = 3):
+    """A plan of the sleep workload at 6 N, every cell at 1 and 2 cores, under the sequential rule."""
+    return make_plan("quick", workloads=["sleep"], ns=list(CORES_NS), params={"sleep": {"work": 10}},
+                     cores=[1, 2], samples=samples, max_samples=max_samples, looks=looks, warmup=0)
+
+
+def _false_calls(kind: pd.Series, truth: pd.Series, above: str, below: str) -> tuple[int, int]:
+    """Calls and false calls (the truth 1, or on the other side of 1) of a table whose kind `above`
+    says the value is above 1 and `below` below it."""
+    calls = kind.isin([above, below])
+    false = calls & ((truth == 1.0) | ((kind == above) & (truth < 1)) | ((kind == below) & (truth > 1)))
+    return int(calls.sum()), int(false.sum())
+
+
+def cores_study(runs: int, rng, times: Mapping[int, tuple[float, float]], cond: Conditions, plan=None) -> dict:
+    """Runs of the sequential rule on cores_plan (sequential_run), read by the cores tables' own code
+    (cores.ratio_vs_cores, cores.speedup): for the changes of the Go/Rust ratio from 1 to 2 cores
+    and for the speed-ups, the false discovery rate (mean over runs of false calls / calls; a call
+    false where the truth is 1 or on the other side), its standard error, and the coverage of the
+    shown intervals; the pairs each change and speed-up had (`pairs`: their largest over every
+    run), and the mean samples a run took beyond the pilot (`extra_samples`)."""
+    from . import cores as cores_module
+
+    plan = plan or cores_plan()
+    centres = {c.id: (times[c.n][0 if c.lang == "go" else 1] if c.cores == 2 else 1.0) for c in plan.cells()}
+    pilot = len(plan.cells()) * plan.samples
+    got = {"change": ([], 0, 0), "speedup": ([], 0, 0)}
+    pairs, extra = 0, []
+    for _ in range(runs):
+        df = sequential.attach(sequential_run(plan, centres, rng, cond), plan)
+        extra.append(len(df) - pilot)
+        r = cores_module.ratio_vs_cores(df)
+        r = r[r["cores"] == 2]
+        change_truth = r["n"].map(lambda n: times[n][0] / times[n][1])
+        s = cores_module.speedup(df)
+        speed_truth = [1 / times[n][0 if lang == "go" else 1] for n, lang in zip(s["n"], s["lang"])]
+        for what, kind, low, high, truth, above, below, n_pairs in (
+                ("change", r["change_kind"], r["change_ci_low"], r["change_ci_high"], change_truth, "higher", "lower",
+                 r["change_pairs"]),
+                ("speedup", s["verdict_kind"], s["speedup_ci_low"], s["speedup_ci_high"],
+                 pd.Series(speed_truth, index=s.index), "less with more cores", "more with more cores", s["pairs"])):
+            shares, hits, total = got[what]
+            calls, false = _false_calls(kind, truth, above, below)
+            shares.append(false / calls if calls else 0.0)
+            got[what] = (shares, hits + int(((low <= truth) & (truth <= high)).sum()), total + len(truth))
+            pairs = max(pairs, int(n_pairs.max()))
+    out = {"runs": runs, "extra_samples": float(np.mean(extra)), "pairs": pairs}
+    for what, (shares, hits, total) in got.items():
+        out[f"{what}_error"] = float(np.mean(shares))
+        out[f"{what}_error_se"] = float(np.std(shares, ddof=1) / math.sqrt(runs))
+        out[f"{what}_coverage"] = hits / total
+    return out
+
+
+# The cases of the cores study (docs/statistics.md, "Cores"): pilot 6, looks at 6/11/20, drift +10%.
+CORES_CASES = {
+    "nothing changes, CV 2%": (CORES_NONE, Conditions(cv=0.02, drift=0.1)),
+    "mixed, CV 1%": (CORES_MIXED, Conditions(cv=0.01, drift=0.1)),
+    "mixed, CV 3%": (CORES_MIXED, Conditions(cv=0.03, drift=0.1)),
+}
+
+
+def cores_report(runs: int = 300, seed: int = 1, out=print) -> pd.DataFrame:
+    """cores_study on every case of CORES_CASES, `runs` runs each, each case seeded by (seed, its
+    place).  `python -m bench_src.analysis.simulate cores [runs]`."""
+    t0 = time.time()
+    rows = [{"case": label, **cores_study(runs, np.random.default_rng([seed, i]), times, cond)}
+            for i, (label, (times, cond)) in enumerate(CORES_CASES.items())]
+    table = pd.DataFrame(rows)
+    out(f"# changes of the Go/Rust ratio and speed-ups, 1 to 2 cores, under the sequential rule (seed {seed})")
+    out(table.to_markdown(index=False, floatfmt=".4f"))
+    out(f"# {time.time() - t0:.0f} s")
+    return table
 
 
 # --- ratios of amounts above a baseline (memory.above_baseline) ----------------------------------
@@ -1014,6 +1172,10 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "scaling":  # scaling [series] [condition ...]
         scaling_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000,
                       conditions=tuple(sys.argv[3:]) or tuple(SCALING_CONDITIONS))
+    elif len(sys.argv) > 1 and sys.argv[1] == "hosts-sequential":
+        hosts_sequential_report(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
+    elif len(sys.argv) > 1 and sys.argv[1] == "cores":
+        cores_report(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
     elif len(sys.argv) > 1 and sys.argv[1] == "scaling-grid":
         scaling_grid_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     else:
