@@ -25,8 +25,14 @@ effects shared by a block or by an N), scored by `scaling_coverage` through the 
 code; `previous_per_task_fit` is the construction that table used until the blocks replaced it (a
 line through the per-N typical values, its interval from their residuals), kept for the same reason.
 
+`hosts_sequential_study` runs the hosts' family (hosts.across_hosts) on hosts that each ran the
+sequential rule on their own, and `cores_study` the cores tables (cores.ratio_vs_cores,
+cores.speedup) on runs of the sequential rule over a plan with core counts.
+
 `study()` runs the simulations whose results docs/statistics.md reports:
-`python -m bench_src.analysis.simulate [replications]`.
+`python -m bench_src.analysis.simulate [replications]`; the studies it does not run have commands
+of their own: `scaling [series] [condition ...]`, `scaling-grid [series]`, `above-baseline [runs]`,
+`hosts-sequential [sets]` and `cores [runs]` (`python -m bench_src.analysis.simulate scaling 2000`).
 """
 from __future__ import annotations
 
