@@ -537,15 +537,16 @@ HOSTS_SEQUENTIAL_CASES = {
 }
 
 
-def hosts_sequential_report(sets: int = 300, seed: int = 1, out=print, host_counts=(2, 3)) -> pd.DataFrame:
+def hosts_sequential_report(sets: int = 300, seed: int = 1, out=print, host_counts=(2, 3),
+                            cases=tuple(HOSTS_SEQUENTIAL_CASES)) -> pd.DataFrame:
     """hosts_sequential_study on every case of HOSTS_SEQUENTIAL_CASES at 2 and 3 hosts, `sets` sets
-    each, each case seeded by (seed, its place, hosts).
+    each, each case seeded by (seed, its place, hosts) (so a case run alone repeats its rows).
     `python -m bench_src.analysis.simulate hosts-sequential [sets]`."""
     rows = []
     t0 = time.time()
     cond = Conditions(cv=0.02, drift=0.1)
     for i, (label, (truth, tau)) in enumerate(HOSTS_SEQUENTIAL_CASES.items()):
-        for hosts in host_counts:
+        for hosts in (host_counts if label in cases else ()):
             rng = np.random.default_rng([seed, i, hosts])
             rows.append({"case": label, "hosts": hosts,
                          **hosts_sequential_study(sets, rng, truth, hosts, cond, tau)})
@@ -627,12 +628,12 @@ CORES_CASES = {
 }
 
 
-def cores_report(runs: int = 300, seed: int = 1, out=print) -> pd.DataFrame:
+def cores_report(runs: int = 300, seed: int = 1, out=print, cases=tuple(CORES_CASES)) -> pd.DataFrame:
     """cores_study on every case of CORES_CASES, `runs` runs each, each case seeded by (seed, its
-    place).  `python -m bench_src.analysis.simulate cores [runs]`."""
+    place) (so a case run alone repeats its row).  `python -m bench_src.analysis.simulate cores [runs]`."""
     t0 = time.time()
     rows = [{"case": label, **cores_study(runs, np.random.default_rng([seed, i]), times, cond)}
-            for i, (label, (times, cond)) in enumerate(CORES_CASES.items())]
+            for i, (label, (times, cond)) in enumerate(CORES_CASES.items()) if label in cases]
     table = pd.DataFrame(rows)
     out(f"# changes of the Go/Rust ratio and speed-ups, 1 to 2 cores, under the sequential rule (seed {seed})")
     out(table.to_markdown(index=False, floatfmt=".4f"))
