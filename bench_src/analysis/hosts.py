@@ -42,7 +42,8 @@ I^2 > 0 exactly where tau^2 > 0; where a host's own variance is 0 (its per-block
 varied) or not finite, neither can be estimated, and both are NaN with a note saying why (the
 model's variance then takes tau^2 as 0, and a host's variance that is not finite adds nothing).
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
-without heterogeneity, and on the page grid): docs/statistics.md has the table.  With 2 hosts
+without heterogeneity, and on the page grid): docs/statistics.md has the table; the family across
+hosts that each ran the sequential rule on their own: `simulate.hosts_sequential_study`.  With 2 hosts
 Hartung and Knapp's interval is wide (t on one degree of freedom) unless the two agree closely: two
 machines say little about a third.
 
