@@ -31,8 +31,9 @@ block's line, not its single values, is the unit of evidence about a slope.  So,
 - straightness (`lack_of_fit_p`): where the series has 3 or more values of N, Hotelling's T^2 test
   that the k - 2 contrasts of a block's values orthogonal to every line have mean 0 (exact for
   normal values whatever their covariance across N, so a block effect or a spread that differs by
-  N leaves it valid); the table's rows are corrected together (Holm) and a row whose per-N values
-  leave the line says so.
+  N leaves it valid); on a grid, at the rounding errors within half a step at each rounded N that
+  bring the contrasts nearest 0 (a rounded N is off its line alike in every block); the table's rows
+  are corrected together (Holm) and a row whose per-N values leave the line says so.
 Fewer than MIN_PAIRS blocks holding every N (failed samples, a frame without blocks): the line
 through the per-N typical values, with no interval, and a warning says why.  A series with a single
 N has no slope and no row.
@@ -52,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
+from scipy.optimize import lsq_linear
 
 from . import paired, rules
 from .compare import CellValues, holm
@@ -120,11 +122,16 @@ def line_coefficients(ns, weights) -> np.ndarray:
     return rows * np.array([[1.0], [1.0 / x.max()]])
 
 
-def straightness_p(ns, blocks) -> float:
+def straightness_p(ns, blocks, step: float = 0.0) -> float:
     """The p-value of "the values of every N lie on one line" from the blocks ((k, b): k values of N,
-    b blocks): Hotelling's T^2 of the k - 2 contrasts orthogonal to every line.  NaN with fewer than
-    MIN_N_VALUES values of N, too few blocks for the contrasts (b <= k - 2), values that are not
-    finite or all 0, or contrasts that never vary."""
+    b blocks): Hotelling's T^2 of the k - 2 contrasts orthogonal to every line.  On a grid of `step`
+    (0: none), an N rounded on it (`rounded`) has a mean off its true value by up to half a step in
+    every block alike, which the contrasts would read as a bend: T^2 is then taken at the rounding
+    errors within those bounds that bring the contrasts' mean nearest 0 (bounded least squares in
+    the metric of their covariance), the test's worst case for "not straight", as the comparisons
+    test against a grid's whole bound.  NaN with fewer than MIN_N_VALUES values of N, too few blocks
+    for the contrasts (b <= k - 2), values that are not finite or all 0, or contrasts that never
+    vary."""
     x = np.asarray(ns, dtype=float)
     y = np.asarray(blocks, dtype=float)
     k, b = y.shape
@@ -133,14 +140,35 @@ def straightness_p(ns, blocks) -> float:
         return np.nan
     if not np.all(np.isfinite(y)) or np.abs(y).max() == 0:
         return np.nan
+    scale = np.abs(y).max()
     basis, _ = np.linalg.qr(np.column_stack([np.ones_like(x), x / x.max()]), mode="complete")
-    z = (basis[:, 2:].T @ (y / np.abs(y).max())).T  # (b, p)
+    contrasts = basis[:, 2:].T  # (p, k)
+    z = (contrasts @ (y / scale)).T  # (b, p)
     mean = z.mean(axis=0)
     cov = np.atleast_2d(np.cov(z, rowvar=False))
     if np.linalg.matrix_rank(cov) < p:
         return np.nan
-    t2 = b * float(mean @ np.linalg.solve(cov, mean))
+    off = rounded(y) if step and np.isfinite(step) else np.zeros(k, dtype=bool)
+    if off.any():
+        try:
+            root = np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            return np.nan
+        half = step / 2 / scale
+        fit = lsq_linear(np.linalg.solve(root, contrasts[:, off]), np.linalg.solve(root, mean), bounds=(-half, half))
+        distance = 2 * float(fit.cost)
+    else:
+        distance = float(mean @ np.linalg.solve(cov, mean))
+    t2 = b * distance
     return float(sps.f.sf((b - p) / (p * (b - 1)) * t2, p, b - p))
+
+
+def rounded(blocks) -> np.ndarray:
+    """Per N (rows of `blocks`): whether its values lie on one or two grid points, its noise below the
+    step, so that its mean is off its true value by up to half a step (as `paired.rounding` takes
+    such a cell); an N whose values spread over three or more points is dithered by its own noise."""
+    v = np.asarray(blocks, dtype=float)
+    return np.array([np.unique(row[np.isfinite(row)]).size <= 2 for row in v])
 
 
 def _centre(values: np.ndarray, confidence: float) -> tuple[float, float, float, str]:
@@ -161,10 +189,8 @@ def grid_allowance(coefficients, blocks, step: float, scale=None) -> float:
     rounded N (x 1 / `scale`, each N's typical value, for a combination of log values)."""
     if not step or not np.isfinite(step) or blocks is None:
         return 0.0
-    v = np.asarray(blocks, dtype=float)
-    rounded = np.array([np.unique(row[np.isfinite(row)]).size <= 2 for row in v])
     half = step / 2 / (np.asarray(scale, dtype=float) if scale is not None else 1.0)
-    return float(np.sum(np.abs(np.asarray(coefficients, dtype=float)) * half * rounded))
+    return float(np.sum(np.abs(np.asarray(coefficients, dtype=float)) * half * rounded(blocks)))
 
 
 def per_task_fit(ns, typicals, confidence: float = CONFIDENCE, theta: float = 1.0, blocks=None,
@@ -207,7 +233,7 @@ def per_task_fit(ns, typicals, confidence: float = CONFIDENCE, theta: float = 1.
         if grid:
             notes.append(f"values rounded on a grid of {step:.4g}: the interval widened by up to ±{grid:.3g} "
                          "(half a step at each rounded N, carried through the line)")
-        out["lack_of_fit_p"] = straightness_p(x, v)
+        out["lack_of_fit_p"] = straightness_p(x, v, step)
         out["blocks"] = b
         out["method"] = (f"per block, the WLS line through its values ({weights}); the Hodges-Lehmann centre "
                          f"of the {b} blocks' slopes with the {test} interval")
@@ -266,6 +292,22 @@ def _order(key: tuple) -> tuple:
     return (w, lang, variant, threads is None, threads or 0, arm, params)
 
 
+def series_step(samples, resolution: float = 0.0) -> float:
+    """The grid a series' values lie on: each N's own step read as a cell's is (paired.grid_step,
+    with the metric's `resolution`), the coarsest of them on which every value of every N lies; 0
+    for none.  Each N alone: where every N sits on one or two points, the gaps between two N's
+    levels are no step (pages 597, 802 and 2,647 are 205 and 9 x 205 pages apart, and a pooled
+    reading took 205 pages for the grid)."""
+    groups = [np.asarray(v, dtype=float) for v in samples if np.asarray(v).size]
+    if not groups:
+        return 0.0
+    every = np.concatenate(groups)
+    for step in sorted({float(paired.grid_step(v, v, resolution)) for v in groups}, reverse=True):
+        if step > 0 and bool(paired.on_grid(every, step)):
+            return step
+    return 0.0
+
+
 def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Per series: the marginal cost of one more task with its interval, the fixed cost, and the
     exponent b of metric ~ N^b with its interval, read off the blocks that hold every N (see the
@@ -297,8 +339,7 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
             for p in per[1:]:
                 common = common.intersection(p.index)
             blocks = np.array([p.loc[common].to_numpy(dtype=float) for p in per]).reshape(len(points), len(common))
-        every = np.concatenate(samples)
-        step = float(paired.grid_step(every, every, rules.resolution(metric))) if every.size else 0.0
+        step = series_step(samples, rules.resolution(metric))
         fit = per_task_fit(np.array(points, dtype=float), typ, confidence, theta, blocks, step)
         lost = sorted(taken_ns.get(key, set()) - set(points))
         if lost:
