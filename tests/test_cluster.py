@@ -23,6 +23,7 @@ import tmpfs
 from bench_src.cluster_spec import ClusterError, ClusterSpec, parse_cluster
 from bench_src.plan import make_plan
 from bench_src.run import runner
+from bench_src.run.progress import Progress
 from bench_src.store import ResultsStore, current_attempts, hosts as store_hosts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -328,7 +329,7 @@ def test_a_host_lost_during_its_warm_ups_leaves_the_progress_honest(built, tmp_p
     directory = tmp_path / "r"
     killed = {}
     lines = []
-    real_update, real_emit = runner.Progress.update, runner.Progress.emit
+    real_update, real_emit = Progress.update, Progress.emit
 
     def update(self, cell, note="", counted=True):
         real_update(self, cell, note, counted)
@@ -338,8 +339,8 @@ def test_a_host_lost_during_its_warm_ups_leaves_the_progress_honest(built, tmp_p
         if final:
             lines.append((self.done, self.planned))
 
-    monkeypatch.setattr(runner.Progress, "update", update)
-    monkeypatch.setattr(runner.Progress, "emit", emit)
+    monkeypatch.setattr(Progress, "update", update)
+    monkeypatch.setattr(Progress, "emit", emit)
 
     def kill_a_host_in_its_warm_ups():
         deadline = time.monotonic() + 120
@@ -1120,7 +1121,7 @@ def _hosts_counting(tmp_path, workers: dict[str, dict]):
 
     hosts = _hosts_with(workers, live=set(workers) | {"tcp://127.0.0.1:1003"})
     report = runner.RunReport(tmp_path, hosts.warmup_samples(), 0)
-    bar = runner.Progress("r", report.planned, 0, enabled=False, seconds=lambda c: 1.0)
+    bar = Progress("r", report.planned, 0, enabled=False, seconds=lambda c: 1.0)
     hosts.on_warmups = bar.add_planned
     hosts.store = SimpleNamespace(run_id="r", session=1, update_session=lambda **k: None)
     hosts.keep = runner.SampleKeeper(SimpleNamespace(append=lambda rec: None, write_timeline=None),

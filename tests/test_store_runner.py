@@ -14,6 +14,7 @@ import pytest
 
 from bench_src import paths
 from bench_src.run import runner
+from bench_src.run.progress import Progress
 from bench_src.plan import make_plan
 from bench_src.plan.model import Cell
 from bench_src.store import ResultsStore
@@ -1041,12 +1042,12 @@ def test_the_eta_counts_the_samples_the_sequential_rule_adds(tmp_path, monkeypat
     in what the ETA is made of: the blocks the sequential rule adds after the pilot as well (they
     were counted, their seconds were not, and the ETA read 0 s with a tenth of the run to go)."""
     seen = []
-    real_update = runner.Progress.update
+    real_update = Progress.update
 
     def update(self, cell, note="", counted=True):
         real_update(self, cell, note, counted)
         seen.append((self.done, self.planned, self.remaining_estimate, self.seconds(cell)))
-    monkeypatch.setattr(runner.Progress, "update", update)
+    monkeypatch.setattr(Progress, "update", update)
     loose = sequential_plan(samples=8, max_samples=14, looks=3)
     runner.run(loose, tmp_path / "r", progress=True, measure_fn=noisy_measure(0.2, {"go": 1.0, "rust": 1.0}),
                log=lambda *_: None)
@@ -1213,7 +1214,7 @@ def test_the_eta_reprices_what_remains_when_the_warm_ups_time_the_machine():
     factor = {"now": 1.0}
     go, rust = (Cell(workload="sleep", lang=lang, variant="default", n=10, threads=None, params=())
                 for lang in ("go", "rust"))
-    bar = runner.Progress("r", planned=6, done_before=0, enabled=False,
+    bar = Progress("r", planned=6, done_before=0, enabled=False,
                           seconds=lambda c: factor["now"] * (1.0 if c.lang == "go" else 3.0))
     bar.expect([go, rust] * 3)
     bar.begin()
@@ -1239,7 +1240,7 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
 
     plan = small_plan()
     slots = [s for s in plan.schedule() if s.phase == "measured"][:2]
-    bar = runner.Progress("r", planned=len(slots), done_before=0, enabled=False, seconds=lambda c: 1.0)
+    bar = Progress("r", planned=len(slots), done_before=0, enabled=False, seconds=lambda c: 1.0)
     stored = []
     store = SimpleNamespace(append=stored.append, write_timeline=None)
     report = runner.RunReport(tmp_path, planned=len(slots), already_done=0)
@@ -1253,7 +1254,7 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
 
     # a resume whose host takes an incomplete block whole: the sample done before is taken again,
     # counted once among the samples taken now and not as kept from before
-    bar = runner.Progress("r", planned=2, done_before=1, enabled=False, seconds=lambda c: 1.0)
+    bar = Progress("r", planned=2, done_before=1, enabled=False, seconds=lambda c: 1.0)
     report = runner.RunReport(tmp_path, planned=2, already_done=1)
     keep = runner.SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None,
                                done_before={slots[0].sample_id})
