@@ -23,6 +23,7 @@ import tmpfs
 from bench_src.cluster_spec import ClusterError, ClusterSpec, parse_cluster
 from bench_src.plan import make_plan
 from bench_src.run import runner
+from bench_src.run.engines import engines_take_blocks
 from bench_src.run.progress import Progress
 from bench_src.store import ResultsStore, current_attempts, hosts as store_hosts
 
@@ -998,7 +999,7 @@ def test_the_engines_check_takes_a_block_cut_in_either_part_again_whole_in_both(
     arm_a_done = {s.sample_id for _, s in blocks[0] if s.cell.arm != "B"}  # block 0: arm A only
     every_done = {s.sample_id for _, s in blocks[1]}  # block 1: whole
     here, there = [], []
-    take_blocks = runner.engines_take_blocks(plan, lambda q, s, **kw: here.append((s.block, kw)),
+    take_blocks = engines_take_blocks(plan, lambda q, s, **kw: here.append((s.block, kw)),
                                              lambda parts, deadline: there.extend(s.block for part in parts
                                                                                   for _, s in part),
                                              arm_a_done | every_done)
