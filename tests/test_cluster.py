@@ -24,6 +24,7 @@ from bench_src.cluster_spec import ClusterError, ClusterSpec, parse_cluster
 from bench_src.plan import make_plan
 from bench_src.run import runner
 from bench_src.run.engines import engines_take_blocks
+from bench_src.run.keeper import SampleKeeper
 from bench_src.run.progress import Progress
 from bench_src.store import ResultsStore, current_attempts, hosts as store_hosts
 
@@ -1125,7 +1126,7 @@ def _hosts_counting(tmp_path, workers: dict[str, dict]):
     bar = Progress("r", report.planned, 0, enabled=False, seconds=lambda c: 1.0)
     hosts.on_warmups = bar.add_planned
     hosts.store = SimpleNamespace(run_id="r", session=1, update_session=lambda **k: None)
-    hosts.keep = runner.SampleKeeper(SimpleNamespace(append=lambda rec: None, write_timeline=None),
+    hosts.keep = SampleKeeper(SimpleNamespace(append=lambda rec: None, write_timeline=None),
                                      runner.ChecksumBook([]), report, bar, lambda *_: None)
 
     def warm_ups(attempt, how_many):

@@ -14,6 +14,7 @@ import pytest
 
 from bench_src import paths
 from bench_src.run import runner
+from bench_src.run.keeper import SampleKeeper
 from bench_src.run.progress import Progress
 from bench_src.plan import make_plan
 from bench_src.plan.model import Cell
@@ -1244,7 +1245,7 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
     stored = []
     store = SimpleNamespace(append=stored.append, write_timeline=None)
     report = runner.RunReport(tmp_path, planned=len(slots), already_done=0)
-    keep = runner.SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None)
+    keep = SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None)
     for slot in (slots[0], slots[1], slots[0]):  # the first one again, from a second attempt
         keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)
     assert len(stored) == 3 and bar.taken == 3 and bar.done == 2 == bar.planned
@@ -1256,7 +1257,7 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
     # counted once among the samples taken now and not as kept from before
     bar = Progress("r", planned=2, done_before=1, enabled=False, seconds=lambda c: 1.0)
     report = runner.RunReport(tmp_path, planned=2, already_done=1)
-    keep = runner.SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None,
+    keep = SampleKeeper(store, runner.ChecksumBook([]), report, bar, lambda *_: None,
                                done_before={slots[0].sample_id})
     for slot in slots:
         keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)

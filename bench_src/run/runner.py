@@ -31,12 +31,12 @@ from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.ledger import in_process_attempt, not_taken_again, taken_per_cell, warmup_again_id
-from ..store.results import BinariesChanged
+from ..store.ledger import taken_per_cell
 from ..store.secrets import Scrubber, dsn_secrets
-from . import build, machine, other_load, sample, servers
+from . import build, machine, other_load, servers
 from . import measure as measure_module
-from .measure import default_env, measure
+from .measure import measure
+from .keeper import SampleKeeper, kept_from_before, sample_taker
 from .engines import engine_name, engines_take_blocks, refuse_other_engine
 from .progress import Growing, Progress
 from .resources import Resources, raise_nofile_limit
@@ -310,7 +310,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
                             "which also time this machine for the estimate that follows them" if calibrate
                             else str(est), log)
-                    take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
+                    take = sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
                                          warm_again if again else None)
                     take_blocks = sequential.blocks_in_order(take, done, skipped)
                     context_started = True
@@ -354,7 +354,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         fresh = [(seq, s) for seq, s in here if s.sample_id not in done]
                         again_here = [(seq, s) for seq, s in here if s.sample_id in done]
 
-                        take = _sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
+                        take = sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
                                              (lambda: take_warmups(again_here, retaken=True)) if again_here else None)
                         take_warmups(fresh)
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
@@ -461,15 +461,6 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     return report
 
 
-def kept_from_before(store: ResultsStore) -> int | None:
-    """The samples of earlier sessions the store keeps now (done ones: the closing line's "kept
-    from before"); None when the store cannot be read (the session's error says why)."""
-    try:
-        return sum(r.get("session") != store.session for r in not_taken_again(store.latest_records()))
-    except (OSError, ValueError):
-        return None
-
-
 def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
               expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
               used: list[str], spent_before: float, results_dir: Path | None = None,
@@ -557,83 +548,3 @@ def session_takes(blocks: list[list[tuple[int, Slot]]], done: set[str], skipped:
     if takes.measured:
         takes.again |= {s.sample_id for _, s in warm_again}
     return takes
-
-
-class SampleKeeper:
-    """keep(slot, record, timeline): a taken sample checked and stored at once: its timeline file,
-    the checksum verdict (the first ok sample of a work key sets the checksum every other must
-    match), the append, the run's counts, a line for a failure, the progress line."""
-
-    def __init__(self, store: ResultsStore, book: ChecksumBook, report: RunReport, bar: Progress, log,
-                 done_before: set[str] | frozenset[str] = frozenset()):
-        self.store, self.book, self.report, self.bar, self.log = store, book, report, bar, log
-        self.skipped_cells: set[str] = set()
-        # Progress counts a sample once it is newly done: a cluster's host that takes a block whole
-        # again (its first attempt lost, or left incomplete by an earlier session) stores samples
-        # already done; they cost time but are no more done
-        self.done_before = frozenset(done_before)
-        self.stored_ids: set[str] = set()  # the samples stored in this session
-
-    def __call__(self, slot: Slot, rec: dict[str, Any], timeline) -> None:
-        if timeline is not None:
-            rec["timeline_file"] = self.store.write_timeline(rec["sample_id"], timeline)
-        if rec["status"] == "ok":
-            want, problem = self.book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
-            rec["expected_checksum"] = want
-            if problem:
-                rec["status"], rec["reason"] = "checksum_mismatch", problem
-        self.store.append(rec)
-        self.report.taken += 1
-        self.report.statuses[rec["status"]] += 1
-        if rec["status"] == "skipped":
-            self.skipped_cells.add(slot.cell.id)
-        elif rec["status"] != "ok":
-            self.log(f"sample {rec['sample_id']}: {rec['status']}: {rec['reason']}"
-                     + (f" (host {rec['host']})" if rec.get("host") else ""))
-        first = rec["sample_id"] not in self.stored_ids
-        self.stored_ids.add(rec["sample_id"])
-        again = rec["sample_id"] in self.done_before
-        self.report.retaken += first and again
-        self.report.retaken_now += not first
-        self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}",
-                        counted=first and not again)
-
-
-def _sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper,
-                  watch: build.BinaryWatch | None = None, attempt_of: Mapping[tuple, str] | None = None,
-                  before_first_measured: Callable[[], None] | None = None):
-    """take(seq, slot, again=False): one sample, measured here, checked and stored at once."""
-    env = default_env()
-
-    first_measured = [before_first_measured]
-
-    def take(seq: int, slot: Slot, again: bool = False, alone: bool = False) -> None:
-        """again: a warm-up taken once more by a resumed session, stored under a name of its own;
-        alone: a measured sample taken again without its block (it was skipped), which joins the
-        attempt its block's other samples belong to."""
-        if slot.phase == "measured" and first_measured[0] is not None:
-            warm, first_measured[0] = first_measured[0], None
-            warm()
-        replaced = watch.changed() if watch is not None else []
-        if replaced:
-            names = ", ".join(str(p) for p in replaced)
-            raise BinariesChanged(
-                f"{names} changed during this session (rebuilt or replaced): its samples would be recorded under "
-                f"the digest of the program the session started with; every sample taken so far is stored, "
-                f"and the same command resumes (refused unless new_binaries / --new-binaries, which starts a "
-                f"session of the new programs)")
-        rec, timeline = sample.measure_slot(plan, context, measure_fn, env, slot, seq, store.run_id, store.session,
-                                            store.scrubber)
-        if slot.phase == "measured":  # one attempt per block and session (store.current_attempts)
-            joined = (attempt_of or {}).get((slot.phase, slot.block)) if alone else None
-            if joined is None:
-                rec["attempt"] = in_process_attempt(store.session)
-            elif joined:
-                rec["attempt"] = joined  # (a block written without attempts keeps none)
-        elif again:
-            rec["sample_id"] = warmup_again_id(slot.sample_id, in_process_attempt(store.session))
-        keep(slot, rec, timeline)
-        if plan.cooldown_s:
-            time.sleep(plan.cooldown_s)
-
-    return take

@@ -1,7 +1,7 @@
 """One sample taken and turned into a record: the part of taking a sample that needs no results
 directory, so that a host of a cluster (bench_src/run/cluster/host.py) runs the very code the
 in-process runner runs.  Storing the record (the checksum verdict, the timeline file, the append)
-is the runner's (`runner.SampleKeeper`), in the one process that owns the results directory."""
+is the keeper's (`keeper.SampleKeeper`), in the one process that owns the results directory."""
 from __future__ import annotations
 
 import json
