@@ -251,7 +251,7 @@ def test_the_samples_a_run_has_taken_per_cell_are_counted_by_the_store(monkeypat
     one rule, the store's taken_per_cell."""
     from bench_src import api
     from bench_src.plan import estimate as estimate_module
-    from bench_src.run import runner
+    from bench_src.run import session_estimate
     from bench_src.store import ledger as results
 
     records = [{"sample_id": "m:0:a", "cell_id": "a"}, {"sample_id": "m:1:a", "cell_id": "a"},
@@ -274,7 +274,7 @@ def test_the_samples_a_run_has_taken_per_cell_are_counted_by_the_store(monkeypat
     (tmp_path / "meta.json").write_text("{}")
     assert api.estimate(None, results_dir=tmp_path) == "estimate"
     assert counted == [1] and seen["done"] == {"a": 2}
-    assert runner.taken_per_cell is results.taken_per_cell
+    assert session_estimate.taken_per_cell is results.taken_per_cell
 
 
 def test_the_notebooks_margin_is_the_rules():

@@ -16,6 +16,7 @@ from bench_src import paths
 from bench_src.run import runner
 from bench_src.run.keeper import SampleKeeper
 from bench_src.run.progress import Progress
+from bench_src.run.session_estimate import estimate_remaining
 from bench_src.plan import make_plan
 from bench_src.plan.model import Cell
 from bench_src.store import ResultsStore
@@ -1126,15 +1127,15 @@ def test_before_any_pilot_the_estimate_states_what_the_profiles_measured_shares_
     low, high = PROFILES["article"].sequential_share_measured
     share = PROFILES["article"].sequential_share
     assert low < share < high
-    e = runner._estimate(plan, [], {}, None, {}, [], 0.0, results_dir=tmp_path / "r")
+    e = estimate_remaining(plan, [], {}, None, {}, [], 0.0, results_dir=tmp_path / "r")
     pilot = estimate(plan, {}, {c.id: float(plan.samples) for c in plan.cells()}, {}, [], servers_started=True).seconds
     extra = share * pilot
     assert f"{format_duration(extra)} for the sequential rule's extra blocks (50% of the pilot" in e.basis, e.basis
     assert (f"in measured runs of the profile they took {low:.0%} to {high:.0%} of the pilot: "
             f"{format_duration(e.seconds - extra + low * pilot)} to {format_duration(e.seconds - extra + high * pilot)} "
             "in all") in e.basis, e.basis
-    quick = runner._estimate(make_plan("quick", samples=6, max_samples=12), [], {}, None, {}, [], 0.0,
-                             results_dir=tmp_path / "r")
+    quick = estimate_remaining(make_plan("quick", samples=6, max_samples=12), [], {}, None, {}, [], 0.0,
+                               results_dir=tmp_path / "r")
     assert "in measured runs" not in quick.basis, "a profile without measured shares states none"
 
 

@@ -23,15 +23,12 @@ from typing import Any, Callable, Mapping, Protocol
 from .. import cpus, paths
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
-from ..profiles import PROFILES
-from ..plan.estimate import (Estimate, Speed, default_seconds, earlier_pilot, estimate, format_duration, history,
-                             seconds_per_sample, speed_factor)
+from ..plan.estimate import Estimate, format_duration
 from ..plan.dsn import resolve_dsn
 from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
 from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
-from ..store.ledger import taken_per_cell
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, servers
 from . import measure as measure_module
@@ -40,6 +37,7 @@ from .keeper import SampleKeeper, kept_from_before, sample_taker
 from .engines import engine_name, engines_take_blocks, refuse_other_engine
 from .progress import Growing, Progress
 from .resources import Resources, raise_nofile_limit
+from .session_estimate import SessionEstimate, SessionTakes, session_takes
 
 
 class SampleContext(Protocol):
@@ -233,41 +231,16 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 # what this session takes of the schedule: a cluster's hosts take whole blocks and their
                 # own warm-ups (Hosts), counted apart
                 takes = session_takes(blocks, done, skipped) if cluster is None else SessionTakes(todo, [], set())
-                measured_s, by_cell = history()
-                used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
                 spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
-                speed = speed_factor(plan, records)
-
-                def estimate_now(now_records: list[dict], now_done: set[str], **kw) -> Estimate:
-                    """The samples this session takes from here, priced: a sample done counts as done
-                    unless the session takes it again (in a block an interruption cut, taken whole; a
-                    warm-up, taken again before the first measured sample)."""
-                    def priced(again: set[str]) -> Estimate:
-                        return _estimate(plan, now_records, measured_s, expected_samples,
-                                         taken_per_cell(now_records, now_done - again), used, spent_before,
-                                         store.dir, **kw)
-
-                    est = priced(takes.again)
-                    if takes.warm_again and not takes.measured and plan.max_samples:
-                        # the schedule is taken: the rule's extra blocks bring the measured samples,
-                        # the warm-ups again before them
-                        warm_left = sum(s.phase == "warmup" and s.sample_id not in now_done for _, s in takes.slots)
-                        if est.samples > warm_left:
-                            est = priced(takes.again | {s.sample_id for _, s in takes.warm_again})
-                    return est
-
-                est = estimate_now(kept, done, speed=speed)
+                estimates = SessionEstimate.read(plan, takes, records, expected_samples, spent_before, store.dir)
+                est = estimates.now(kept, done)
                 report.estimate = est
                 store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                 if not todo and not plan.max_samples:
                     log(f"all {len(schedule)} planned samples are already in {store.dir}")
                     return report
 
-                def seconds(cell: Cell) -> float:
-                    default = default_seconds(cell) * (speed.factor if speed else 1.0)
-                    return min(measured_s.get(cell.id, default), plan.timeout_s + 1.0) + plan.cooldown_s
-
-                bar = Progress(store.run_id, report.planned, report.already_done, seconds, enabled=progress)
+                bar = Progress(store.run_id, report.planned, report.already_done, estimates.seconds, enabled=progress)
                 keep = SampleKeeper(store, book, report, bar, log, done_before=done)
                 warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                 calibrate = warmups > 0
@@ -333,7 +306,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
                     hosts.on_warmups = more_warmups
                     if not engines:
-                        est.spread_over(hosts.count, hosts.warmup_seconds(seconds), len(hosts.warmup_slots))
+                        est.spread_over(hosts.count, hosts.warmup_seconds(estimates.seconds), len(hosts.warmup_slots))
                     store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
                     bar.add_planned(hosts.warmup_samples())
                     bar.expect([s.cell for s in hosts.warmup_slots.values()] * hosts.count)
@@ -363,17 +336,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 bar.begin()
                 if calibrate:
                     take_blocks(warm_first, None)
-                    now_records = store.latest_records()
-                    speed = speed_factor(plan, now_records) or speed
-                    spent_now = time.monotonic() - started
-                    est = estimate_now(now_records, store.done_ids(), spent_now=spent_now, speed=speed,
-                                       servers_started=True)
-                    # the session's estimate: its time so far, and the warm-ups it took in it
-                    est.seconds += spent_now
-                    est.samples += report.taken
-                    est.notes.append(f"{format_duration(spent_now)} of it spent before the estimate (starting the "
-                                     f"servers and fixtures, the {report.taken} warm-up "
-                                     f"sample{'s' if report.taken != 1 else ''})")
+                    est = estimates.after_warmups(store.latest_records(), store.done_ids(),
+                                                  time.monotonic() - started, report.taken)
                     report.estimate = est
                     store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
                     bar.say(str(est), log)
@@ -384,16 +348,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
 
                     def after_pilot() -> None:
                         # what remains, projected from this run's own pilot and the times measured so far
-                        now_records, now_done = store.latest_records(), store.done_ids()
-                        # the pilot's own seconds per sample outrank earlier runs' (a results directory
-                        # outside data/results/ is no part of the history)
-                        times, own = history()[0], seconds_per_sample(now_records)
-                        # the open comparisons bring measured samples: the warm-ups again before them, if to come
-                        if again and not warm_state["taken"]:
-                            now_done = now_done - {s.sample_id for _, s in again}
-                        rest = _estimate(plan, now_records, times, None, taken_per_cell(now_records, now_done), used,
-                            spent_before, store.dir, spent_now=time.monotonic() - started, own_s=own, speed=speed,
-                            servers_started=True)
+                        rest = estimates.after_pilot(store.latest_records(), store.done_ids(),
+                                                     time.monotonic() - started,
+                                                     warm_again_to_come=bool(again) and not warm_state["taken"])
                         if hosts is not None:
                             rest.spread_over(hosts.count, 0.0)
                         bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
@@ -459,92 +416,3 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         log(f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, which "
             "widens the intervals; for figures to publish, run on a machine with nothing else running")
     return report
-
-
-def _estimate(plan: Plan, records: list[dict], measured_s: Mapping[str, float],
-              expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
-              used: list[str], spent_before: float, results_dir: Path | None = None,
-              spent_now: float = 0.0, own_s: Mapping[str, float] | None = None,
-              speed: Speed | None = None, servers_started: bool = False) -> Estimate:
-    """The duration estimate of what remains.  Under the sequential rule the samples per cell are
-    the rule's expectation (from the stored pilot when there is one, else the budget); a time
-    budget caps the estimate, but never below the pilot, which always runs whole."""
-    pilot_from = "the stored pilot"
-    share = 0.0
-    measured_shares: tuple[float, float] | None = None
-    if expected_samples is None and plan.max_samples:
-        pilot = [r for r in records if r.get("phase") == "measured" and int(r.get("block", 0)) < plan.samples]
-        if not pilot:  # before this run's pilot: the decisions of an earlier run of the same cells
-            pilot, where = earlier_pilot(plan, exclude=results_dir)
-            pilot_from = f"the pilot of an earlier run ({where})" if pilot else ""
-        if not pilot:  # no pilot at all: the pilot, plus what the extra blocks took in a measured run
-            profile = PROFILES.get(plan.profile)
-            share = profile.sequential_share if profile else 0.0
-            measured_shares = profile.sequential_share_measured if profile else None
-        expected = sequential.expected_samples(plan, pilot)
-        warmups = plan.warmups()
-        expected_samples = {cid: v + warmups[cid] for cid, v in expected.items()}
-    est = estimate(plan, measured_s, expected_samples, done_per_cell, used, own_s, speed, servers_started)
-    if plan.max_samples and pilot_from:
-        est.notes.append(f"samples per cell as the sequential rule expects them, from {pilot_from}")
-    elif plan.max_samples:
-        pilot_only = estimate(plan, measured_s, {c.id: float(plan.samples) for c in plan.cells()}, {}, used, own_s,
-                              speed, servers_started=True)
-        extra = share * pilot_only.seconds
-        est.seconds += extra
-
-        def at_share(other: float) -> str:
-            return format_duration(est.seconds + (other - share) * pilot_only.seconds)
-
-        est.notes.append("no pilot yet: the pilot's samples, plus "
-                         + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
-                            f"pilot, as measured or projected for the {plan.profile} profile)" if share else
-                            "the sequential rule's extra blocks, which cannot be projected before a pilot")
-                         + (f"; in measured runs of the profile they took {measured_shares[0]:.0%} to "
-                            f"{measured_shares[1]:.0%} of the pilot: "
-                            f"{at_share(measured_shares[0])} to {at_share(measured_shares[1])} in all"
-                            if share and measured_shares else "")
-                         + "; estimated again after the pilot's look")
-    if plan.time_budget_s:
-        pilot = estimate(plan, measured_s, None, done_per_cell, used, own_s, speed, servers_started)
-        remaining = max(0.0, plan.time_budget_s - spent_before - spent_now)
-        capped = max(pilot.seconds, min(est.seconds, remaining))
-        if capped < est.seconds:
-            # the capped figure is the budget by construction: the two it lies between are stated,
-            # so a reader can tell the estimate's own content from the cap
-            spent = [f"{format_duration(spent_before)} spent in earlier sessions"] if spent_before else []
-            spent += [f"{format_duration(spent_now)} in this one"] if spent_now else []
-            est.notes.append(f"capped by the time budget of {format_duration(plan.time_budget_s)}"
-                             + (f" ({', '.join(spent)})" if spent else "")
-                             + f"; uncapped {format_duration(est.seconds)}"
-                             + (f", the pilot alone {format_duration(pilot.seconds)}" if pilot.seconds else ""))
-        est.seconds = capped
-    return est
-
-
-@dataclass
-class SessionTakes:
-    """What a session in this process takes of the plan's schedule: `slots`, block by block
-    (`sequential.block_to_take`: a measured block an interruption cut, whole); `warm_again`, the
-    warm-ups done before that it takes again under names of its own right before its first measured
-    sample, if it takes one; `again`, the samples of `slots` done before."""
-    slots: list[tuple[int, Slot]]
-    warm_again: list[tuple[int, Slot]]
-    again: set[str]
-
-    @property
-    def measured(self) -> bool:
-        """A measured sample of the schedule is to be taken (so the warm-ups again too)."""
-        return any(s.phase == "measured" for _, s in self.slots)
-
-
-def session_takes(blocks: list[list[tuple[int, Slot]]], done: set[str], skipped: set[str]) -> SessionTakes:
-    """What this session takes of `blocks` (the schedule's, in order), given the samples `done`
-    and the `skipped` ones among those not done: what `sequential.blocks_in_order` and the warm-ups
-    again will take, for the estimate and the progress line's count."""
-    slots = [qs for b in blocks for qs in sequential.block_to_take(b, done, skipped)[0]]
-    warm_again = [(q, s) for b in blocks if b[0][1].phase == "warmup" for q, s in b if s.sample_id in done]
-    takes = SessionTakes(slots, warm_again, {s.sample_id for _, s in slots if s.sample_id in done})
-    if takes.measured:
-        takes.again |= {s.sample_id for _, s in warm_again}
-    return takes
