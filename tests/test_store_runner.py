@@ -741,6 +741,21 @@ def test_resuming_with_other_binaries_is_refused_or_becomes_a_new_session(tmp_pa
     assert set(api.load(tmp_path / "r")["session"]) == {1, 2}
 
 
+def test_the_programs_checked_for_a_change_are_named_as_paths_names_them(tmp_path, monkeypatch):
+    """A resume compares the programs' digests under the names bench_src/paths.py gives them: a
+    renamed program is still checked."""
+    from bench_src.run import build
+    from bench_src.store.results import BinariesChanged
+    program = paths.program
+    monkeypatch.setattr(paths, "program", lambda lang: program(lang).with_name(f"{lang}-renamed"))
+    plan = small_plan()
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "go-renamed": "g1", "rust-renamed": "r1"})
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    monkeypatch.setattr(build, "binary_digests", lambda: {"benchlaunch": "l1", "go-renamed": "g2", "rust-renamed": "r1"})
+    with pytest.raises(BinariesChanged, match=r"go-renamed: g1 then, g2 now"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+
+
 def test_after_a_repair_the_binaries_of_samples_no_session_records_are_unknown_not_accepted(tmp_path, monkeypatch):
     """A repair rebuilt an unreadable meta.json without the lost sessions' binaries: a rebuilt program
     then resumed silently, and samples of two gobench binaries were kept together."""

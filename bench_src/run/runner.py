@@ -166,7 +166,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     # the programs as this session found them, before their digests: one replaced later stops it
     watch = build.BinaryWatch([paths.launcher()] + [paths.program(lang) for lang in plan.languages])
     binaries = build.binary_digests()
-    relevant = ["benchlaunch"] + [{"go": "gobench", "rust": "rustbench"}[lang] for lang in plan.languages]
+    relevant = [paths.launcher().name] + [paths.program(lang).name for lang in plan.languages]
     session = {"toolchains": build.toolchains(), "machine": machine.describe(),
                "nofile_limit_for_programs": {"soft": nofile[0], "hard": nofile[1]}, "binaries": binaries,
                "sources": build.source_digests(), "engine": engine_name(cluster, engines)}
