@@ -12,7 +12,6 @@ from . import parameters, paths
 from .cluster_spec import ClusterError, ClusterSpec, host_threads, parse_cluster
 from .analysis import compare, engines, rules, sequential, stats
 from .plan import Plan, make_plan
-from .plan import estimate as estimate_module
 from .plan.dsn import resolve_dsn
 from .values import as_bool, from_papermill
 from .report import figures
@@ -21,8 +20,6 @@ from .run import build, runner, servers
 from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
 from .store import load as load_results, repair as repair_results
-from .store.ledger import taken_per_cell
-from .store.meta import META
 from .store.records import REJECTED
 from .store.space import start_bytes
 
@@ -151,19 +148,6 @@ def check_servers(plan: Plan) -> None:
     credentials (a ServerError names the server, its password masked)."""
     for kind, value in plan.dsn.items():
         servers.check_external(kind, resolve_dsn(kind, value))
-
-
-def estimate(plan: Plan, expected_samples: Any = None, results_dir: str | Path | None = None
-             ) -> estimate_module.Estimate:
-    """The estimated duration of the plan (of what `results_dir` does not hold yet), from earlier
-    runs under data/results/ or default per-workload times; printed with what it rests on."""
-    done = None
-    if results_dir is not None and (Path(results_dir) / META).exists():
-        store = ResultsStore(results_dir)
-        done = taken_per_cell(store.records(), store.done_ids())
-    est = estimate_module.estimate_from_history(plan, expected_samples=expected_samples, done=done)
-    print(est)
-    return est
 
 
 def build_programs(plan: Plan, force: Any = False) -> dict:

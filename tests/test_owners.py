@@ -246,34 +246,11 @@ def test_per_block_values_are_taken_by_one_rule(monkeypatch):
     assert cores.ratio_vs_cores(df[df["host"] == "h1"])["change"].notna().sum() == 1 and len(taken) == 4
 
 
-def test_the_samples_a_run_has_taken_per_cell_are_counted_by_the_store(monkeypatch, tmp_path):
-    """A resumed run and the estimate of a directory's remaining samples count what is taken by
-    one rule, the store's taken_per_cell."""
-    from bench_src import api
-    from bench_src.plan import estimate as estimate_module
+def test_the_samples_a_run_has_taken_per_cell_are_counted_by_the_store():
+    """A resumed run and its estimate count what is taken by one rule, the store's taken_per_cell."""
     from bench_src.run import session_estimate
     from bench_src.store import ledger as results
 
-    records = [{"sample_id": "m:0:a", "cell_id": "a"}, {"sample_id": "m:1:a", "cell_id": "a"},
-               {"sample_id": "m:0:b", "cell_id": "b"}]
-
-    class Store:
-        def __init__(self, directory):
-            pass
-
-        def records(self):
-            return records
-
-        def done_ids(self):
-            return {"m:0:a", "m:1:a"}  # m:0:b is to be taken again (skipped, say)
-
-    counted, seen = [], {}
-    monkeypatch.setattr(api, "ResultsStore", Store)
-    monkeypatch.setattr(api, "taken_per_cell", lambda r, d: counted.append(1) or results.taken_per_cell(r, d))
-    monkeypatch.setattr(estimate_module, "estimate_from_history", lambda plan, **kw: seen.update(kw) or "estimate")
-    (tmp_path / "meta.json").write_text("{}")
-    assert api.estimate(None, results_dir=tmp_path) == "estimate"
-    assert counted == [1] and seen["done"] == {"a": 2}
     assert session_estimate.taken_per_cell is results.taken_per_cell
 
 
