@@ -4,11 +4,12 @@ here, arm B on the cluster's host)."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Callable
 
 from ..analysis import sequential
 from ..cluster_spec import ClusterSpec
-from ..plan import Plan
+from ..plan import Plan, Slot
 from ..store import CorruptFile, ResultsStore
 
 

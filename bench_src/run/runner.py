@@ -28,7 +28,7 @@ from ..plan.dsn import resolve_dsn
 from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
-from ..store import ChecksumBook, CorruptFile, DiskFull, ResultsStore, is_disk_full, now_utc
+from ..store import ChecksumBook, DiskFull, ResultsStore, is_disk_full, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, servers
 from . import measure as measure_module

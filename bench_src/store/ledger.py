@@ -94,7 +94,7 @@ def sampling_sessions(meta: dict[str, Any]) -> list[dict[str, Any]]:
 def taken_per_cell(records: Iterable[dict[str, Any]], done: set[str]) -> Counter:
     """Samples of the plan already taken per cell id: the records whose sample id is `done`
     (ResultsStore.done_ids, less those a resumed session takes again: the rest of a block an
-    interruption cut, the warm-ups before its first measured sample; bench_src/run/runner.py,
+    interruption cut, the warm-ups before its first measured sample; bench_src/run/session_estimate.py,
     `session_takes`), what a resumed run and its estimate do not take again (warm-ups taken again
     under names of their own are no sample of the plan's)."""
     return Counter(r["cell_id"] for r in records if r["sample_id"] in done and not is_warmup_again(r))
