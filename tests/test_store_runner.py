@@ -1425,3 +1425,17 @@ def test_a_resumed_sequential_runs_estimates_count_the_warm_ups_it_takes_again(t
     assert report.estimate.samples == report.taken, report.estimate
     rest = [line for line in lines if line.startswith("after the pilot:")]
     assert len(rest) == 1 and f"for {report.taken} samples" in rest[0], rest
+
+
+def test_the_engines_check_takes_no_block_past_its_deadline():
+    """The engines' A/A check reads the clock before each block: past the deadline it takes none."""
+    import time as clock
+
+    from bench_src.run.engines import engines_take_blocks
+
+    plan = small_plan(aa=True)
+    taken = []
+    take_blocks = engines_take_blocks(plan, lambda q, s: taken.append(s), lambda parts, d: taken.append(parts), set())
+    blocks = runner.sequential.blocks_of(enumerate(plan.schedule()))
+    assert take_blocks(blocks, clock.monotonic() - 1) is False
+    assert taken == []
