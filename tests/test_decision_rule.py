@@ -240,6 +240,75 @@ def test_a_drift_that_walks_the_values_a_third_of_a_step_per_block_leaves_them_r
     assert float(paired.rounding(1.0, noisy, noisy).u) == 0.0
 
 
+def test_a_dithered_cells_bound_is_its_relative_step_times_the_fourier_bound_of_its_noise():
+    """The dithered cells' bound is added to every interval on a grid; halving it narrows them all."""
+    a = np.array([30.0, 30, 31, 31, 30, 30, 29, 29, 30, 30, 31, 31])
+    # the noise variance as documented: the smaller of the successive differences about their mean,
+    # on 2 ((n - 1) - 1 / (n - 1)), and the pooled variance of the stretches either side of the
+    # largest move (here the first +1), on n - 2
+    n, moves = a.size, np.diff(a)
+    every = ((moves - moves.mean()) ** 2).sum() / (2 * ((n - 1) - 1 / (n - 1)))
+    first, rest = a[:2], a[2:]
+    stretches = (((first - first.mean()) ** 2).sum() + ((rest - rest.mean()) ** 2).sum()) / (n - 2)
+    sd = math.sqrt(min(every, stretches) - 1 / 12)  # in steps, less Sheppard's h^2 / 12
+    assert sd >= paired.DITHER_SD_STEPS
+    bound = sum(math.exp(-2 * math.pi ** 2 * k ** 2 * sd ** 2) / (math.pi * k) for k in range(1, 50))
+    grid = paired.rounding(1.0, a, a)
+    # both cells dithered, each off by at most (step / median) x bound
+    assert float(grid.u) == 0.0
+    assert float(grid.fixed) == pytest.approx(2 * bound / 30, rel=1e-6)
+    assert float(grid.fixed) == pytest.approx(0.0012952, rel=1e-4)
+
+
+def test_a_walsh_average_of_zero_counts_against_a_difference():
+    """A zero Walsh average must not count for a difference, or the p-value falls below the level whose interval holds 0."""
+    location = paired.Location(np.arange(6.0), paired.SIGNED_RANK)
+    # one Walsh average (0 + 0) / 2 is 0: W = 1, p = 2 P(W <= 1) = 2 x 2 / 64
+    assert float(location.p_value()) == 0.0625
+    low, high = location.interval(0.05)
+    assert low <= 0 <= high
+
+
+def test_the_normal_approximation_above_400_pairs_matches_scipys_continuity_corrected_wilcoxon():
+    """Above the exact range the p-value is the corrected normal approximation, not one made smaller by the correction."""
+    d = np.random.default_rng(1).normal(0.002, 0.02, 450)
+    assert 450 > ranktests.EXACT_MAX
+    expected = sps.wilcoxon(d, correction=True, method="approx").pvalue
+    assert float(paired.rank_p(paired.walsh(d), 450)) == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_normal_approximation_counts_the_grids_whole_bound_of_both_cells():
+    """Above 400 pairs a grid's bound is both cells' half steps plus the dithered part; dropping v calls a difference rounding can explain."""
+    d = np.random.default_rng(2).normal(0.004, 0.01, 450)
+    grid = paired.Rounding(u=np.array(0.002), v=np.array(0.002), fixed=np.array(0.0))
+    # the centre (about 0.004) does not clear the whole bound u + v = 0.004
+    assert float(paired.rank_p(paired.walsh(d), 450, grid)) == 1.0
+
+
+def test_the_tukey_moses_coverage_is_the_exact_signed_rank_distributions():
+    """The coverage the tables state for the rank interval must be its exact one, not the nominal level."""
+    def exact_coverage(n, level):
+        import itertools
+        sums = np.array([sum(r for r, s in zip(range(1, n + 1), signs) if s)
+                         for signs in itertools.product((0, 1), repeat=n)])
+        cdf = [np.mean(sums <= c) for c in range(n * (n + 1) // 2 + 1)]
+        c = max(c for c in range(len(cdf)) if 2 * cdf[c] <= level)
+        return 1 - 2 * cdf[c]
+
+    assert exact_coverage(6, 0.05) == 62 / 64
+    assert paired.rank_coverage(6, 0.05) == pytest.approx(62 / 64, rel=1e-12)
+    assert exact_coverage(10, 0.05) == 0.951171875
+    assert paired.rank_coverage(10, 0.05) == pytest.approx(0.951171875, rel=1e-12)
+
+
+def test_signed_rank_then_t_p_value_at_the_floor_is_the_floor_when_t_says_more():
+    """At the signed-rank floor the p-value is min(t, floor): a wild block that weakens t must not lift it above the floor."""
+    d = np.array([0.01, 0.02, 0.03, 0.04, 0.05, 1.0])
+    location = paired.Location(d, paired.RANK_THEN_T)
+    assert float(location._t_p()) > 2 / 64  # the wild block weakens Student's t
+    assert float(location.p_value()) == pytest.approx(2 / 64, rel=1e-12)
+
+
 def test_unpaired_interval_is_dual_to_its_p_value():
     rng = np.random.default_rng(3)
     for _ in range(200):
