@@ -342,6 +342,13 @@ def test_benjamini_hochberg_matches_statsmodels():
     assert r == 0, "0.02 > 0.0125 and 0.03 > 0.025"
 
 
+def test_benjamini_hochberg_calls_a_p_value_equal_to_its_step():
+    """BH rejects at p <= r q / m: a p-value exactly at its step (2/64 at r = 5 of 8) is called."""
+    r, _ = multiplicity.benjamini_hochberg(np.array([2 / 64] * 5 + [0.5] * 3), 0.05)
+    assert 5 * 0.05 / 8 == 2 / 64
+    assert int(r) == 5
+
+
 def test_every_interval_is_at_the_familys_level_and_agrees_with_its_verdict():
     rng = np.random.default_rng(5)
     for _ in range(40):
