@@ -494,6 +494,76 @@ def test_the_combined_interval_is_the_wider_of_hartung_and_knapps_and_the_classi
                 assert (low > 0 or high < 0) == (level > c.p_value), (eff, var, level, c)
 
 
+def test_the_classic_interval_with_heterogeneity_adds_paule_and_mandels_tau2_to_each_hosts_variance():
+    """With tau² > 0 the classic interval is the wider one; leaving tau² out of it narrows every heterogeneous row."""
+    from scipy import optimize, stats as sps
+
+    eff = np.array([0.0096, -0.0049, 0.0177, 0.0043, 0.0097])
+    var = np.array([5.07e-6, 1.28e-7, 1.165e-6, 2.8e-4, 4.14e-4])
+    k = eff.size
+
+    def q(t):  # Cochran's generalised Q
+        w = 1 / (var + t)
+        return (w * (eff - (w * eff).sum() / w.sum()) ** 2).sum()
+
+    tau2 = optimize.bisect(lambda t: q(t) - (k - 1), 0.0, 1.0, xtol=1e-18, rtol=1e-14)  # Paule and Mandel
+    hartung_knapp = sps.t.isf(0.025, k - 1) * eff.std(ddof=1) / np.sqrt(k)
+    # the mean of the hosts' estimates (equal weights): its variance is sum (v_i + tau²) / k²
+    classic = sps.norm.isf(0.025) * np.sqrt((var + tau2).sum()) / k
+    c = hosts.combine(eff, var)
+    assert c.tau2 == pytest.approx(tau2, rel=1e-9) and tau2 > 0
+    assert classic > hartung_knapp
+    assert c.high - c.estimate == pytest.approx(max(hartung_knapp, classic), rel=1e-9)
+    assert c.estimate - c.low == pytest.approx(max(hartung_knapp, classic), rel=1e-9)
+
+
+def test_the_combined_interval_adds_the_mean_of_the_hosts_rounding_bounds():
+    """The grid's part of the combined interval is the hosts' mean bound, not the largest host's."""
+    from scipy import stats as sps
+
+    from bench_src.analysis import paired
+
+    grid = paired.Rounding(u=np.array([2e-4, 8e-4]), v=np.array([0.0, 0.0]), fixed=np.array([0.0, 0.0]))
+    c = hosts.combine([0.01, 0.011], [1e-6, 1e-6], rounding=grid)
+    hartung_knapp = sps.t.isf(0.025, 1) * np.std([0.01, 0.011], ddof=1) / np.sqrt(2)
+    classic = sps.norm.isf(0.025) * np.sqrt(2e-6) / 2  # tau² = 0: Q(0) = 0.5 <= 1
+    # each host's error uniform on [-u, u]: its 95% bound is 0.95 u
+    mean_bound = 0.95 * (2e-4 + 8e-4) / 2
+    assert c.high - c.estimate == pytest.approx(max(hartung_knapp, classic) + mean_bound, rel=1e-9)
+
+
+def test_a_hosts_variance_is_the_sample_variance_of_its_log_ratios_over_its_pairs():
+    """Each host's variance (ddof = 1, over n) weighs it in the classic interval; ddof = 0 understates it."""
+    go = [2560] * 10
+    rust = [[2561] * 5 + [2560] * 5, [2560] * 5 + [2561] * 5]
+    logs = hosts.host_log_ratios(pages_frame([go, go], rust), "peak_rss_mib").sort_values("host")
+    for h in range(2):
+        d = np.log(np.array(go, float)) - np.log(np.array(rust[h], float))
+        assert logs["variance"].iloc[h] == pytest.approx(np.var(d, ddof=1) / d.size, rel=1e-12)
+
+
+def test_a_combined_equivalence_holds_on_a_host_that_calls_a_difference_inside_the_margin():
+    """A host whose own interval lies inside the margin supports a combined "equivalent", whatever side it calls."""
+    import pandas as pd
+
+    from bench_src.analysis import simulate
+
+    parts = []
+    for h, (ratio, cv) in enumerate([(1.005, 0.001), (1.005, 0.01)]):
+        f = simulate.frame(simulate.go_rust_cells([ratio]), 10, np.random.default_rng(10 + h),
+                           simulate.Conditions(cv=cv))
+        f["host"], f["host_label"], f["run_id"] = f"h{h}", f"host {h}", f"run{h}"
+        parts.append(f)
+    df = pd.concat(parts, ignore_index=True)
+    own = hosts.per_host(df).set_index("host")
+    assert own.loc["h0", "verdict_kind"] == "b" and bool(own.loc["h0", "within_margin"])
+    assert own.loc["h0", "ratio_ci_low"] > 1 and own.loc["h0", "ratio_ci_high"] < 1.02
+    assert own.loc["h1", "verdict_kind"] == "equivalent"
+    row = hosts.across_hosts(df).iloc[0]
+    assert row["verdict_kind"] == "equivalent"
+    assert row["holds_on"] == 2 and row["holds_on_text"] == "2 of 2"
+
+
 def test_the_hosts_tables_name_every_part_of_a_comparisons_key():
     """Rows of the across-hosts and per-host tables that differ only in the threads or in one
     side's own parameters (a driver) read apart, as the Go-vs-Rust table's do: their key's columns
