@@ -80,3 +80,19 @@ def test_a_set_of_two_rays_gives_the_ratios_it_excludes_between_them():
     # one interval, bounded or the whole line: no gap
     assert np.isnan(fieller.amount_ratio(y, x).gap).all()
     assert np.isnan(fieller.amount_ratio(y, y[::-1]).gap).all()
+
+
+def test_each_amounts_own_interval_is_widened_by_its_grid_bound():
+    """An amount that never varies is told from 0 by its grid bound alone: its own interval is mean ± that bound."""
+    r = fieller.amount_ratio(np.full(6, 10.0), np.full(6, 5.0), ex=1.0, ey=1.0)
+    assert (r.x_low, r.x_high) == pytest.approx((9.0, 11.0))
+    assert (r.y_low, r.y_high) == pytest.approx((4.0, 6.0))
+
+
+def test_a_grid_on_the_baseline_amount_leaves_the_set_symmetric_under_a_change_of_sign():
+    """Negating x must negate the confidence set: the grid's allowance on y scales with |ratio|, whatever its sign."""
+    x = np.array([3.0, 2.5, 3.4, 2.8, 3.1, 2.9])
+    y = np.array([0.6, -0.5, 0.9, -0.2, 0.4, 0.1])
+    r, mirrored = fieller.amount_ratio(x, y, ey=0.05), fieller.amount_ratio(-x, y, ey=0.05)
+    assert (mirrored.low, mirrored.high) == pytest.approx((-r.high, -r.low), rel=1e-9)
+    assert tuple(mirrored.gap) == pytest.approx((-r.gap[1], -r.gap[0]), rel=1e-9)
