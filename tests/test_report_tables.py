@@ -634,6 +634,25 @@ def test_a_side_below_its_baseline_and_an_unbounded_ratio_say_so():
     assert _above_ratio(half) == "16.2, not resolved: unbounded"
 
 
+def test_values_that_never_vary_bound_the_ratio_above_baseline_by_each_cells_half_page():
+    """Each of the four cells may be half a page off, so each amount a page: the interval is the box those bounds make."""
+    from bench_src.analysis import memory
+
+    page = 4096 / 2**20
+    go, go_base, rust, rust_base = (np.full(6, pages * page) for pages in (3000, 1000, 2000, 1000))
+    r = memory.amounts_ratio(go, go_base, rust, rust_base)
+    assert (r.low, r.high) == pytest.approx((1999 / 1001, 2001 / 999), rel=1e-9)
+
+
+def test_fewer_blocks_than_the_rule_needs_give_the_ratio_above_baseline_no_interval():
+    """The amounts' interval needs as many blocks as a comparison (6): 4 blocks get a note, not a Fieller interval."""
+    go_base, rust_base = [-120, 60, 140, -32], [-80, 92, 20, -100]
+    go_above, rust_above = [2048, 2100, 1996, 2052], [1024, 1080, 972, 1028]
+    row, _ = _above(_four_cells(go_base, go_above, rust_base, rust_above))
+    assert row["above_blocks"] == 0 and np.isnan(row["ratio_above_ci_low"]) and not row["above_resolved"]
+    assert row["above_note"] == "no interval: 4 blocks hold both programs and both baselines (it needs 6)"
+
+
 def test_an_unbounded_ratio_above_baseline_is_shown_as_its_whole_set_never_as_one_ray():
     """Where Rust's amount is not told from 0, Fieller's set reaches infinity on both sides: two rays
     (-∞, a] ∪ [b, ∞).  The table showed only the ray that holds the estimate, "1.52 [1.07, ∞)",
