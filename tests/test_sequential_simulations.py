@@ -247,3 +247,29 @@ def test_a_cell_whose_samples_stop_counting_stops_at_the_budget_of_blocks():
     sequential.run_blocks(plan, Store(), take, set(), Bar(), lines.append)
     assert given[gone.id] == plan.max_samples, "the open comparison was given its whole budget, and no more"
     assert "1 of them with fewer pairs" in lines[-1], lines[-1]
+
+
+def test_a_look_reads_only_the_blocks_before_its_boundary():
+    """A look at boundary 6 must not see block 6, or a later sample could change an earlier look."""
+    import report_data
+
+    recs = report_data.records(samples=8, warmup=0)
+    assert {r["block"] for r in recs} == set(range(8))
+    assert set(sequential._frame(recs, 6)["block"]) == set(range(6))
+
+
+def test_a_look_is_reached_when_the_pairs_equal_its_count():
+    """A comparison with exactly a look's pairs takes that look; a strict count would skip it."""
+    from types import SimpleNamespace
+
+    design = SimpleNamespace(looks=(6, 10, 14))
+    assert sequential.reached_look(design, 10) == 1
+    assert sequential.reached_look(design, 9) == 0 and sequential.reached_look(design, 5) == -1
+
+
+def test_the_pilot_spread_is_the_smaller_of_the_sd_and_the_scaled_mad():
+    """One wild block must not inflate the projected spread: 1.4826 x MAD, not the SD, when smaller."""
+    d = np.array([0.01, 0.02, 0.03, 0.02, 0.01, 1.0])
+    # median 0.02; absolute deviations 0.01, 0, 0.01, 0, 0.01, 0.98: their median 0.01
+    assert np.std(d, ddof=1) > 0.4
+    assert sequential.pilot_spread(d) == pytest.approx(1.4826 * 0.01, rel=1e-9)
