@@ -540,3 +540,41 @@ def test_errors_say_what_is_wrong_with_the_value_itself(kwargs, message):
     # variant 'all'", "must be a list" where one value is allowed, bounds None without why) or none
     with pytest.raises(ValueError, match=message):
         make_plan("quick", workloads=["ping_pong"], ns=[10], **kwargs)
+
+
+def test_the_size_check_counts_the_samples_a_sequential_plan_may_take():
+    """A plan is sized by its budget (max_samples), not its first look's samples: 52 cells x 10,001 is refused."""
+    ns = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400]
+    assert len(make_plan("quick", workloads=["sleep"], ns=ns, samples=6).cells()) == 52
+    with pytest.raises(ValueError, match="more than 100,000"):
+        make_plan("quick", workloads=["sleep"], ns=ns, samples=6, max_samples=10000)
+
+
+def test_an_n_range_bound_equal_to_an_n_keeps_that_n():
+    """n_range bounds are inclusive: [10, 10] runs the setting at N = 10 and nowhere else."""
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], n_range={"sleep": {"work=0": [10, 10]}})
+    kept = {(c.lang, c.n, dict(c.params)["work"]) for c in plan.cells()}
+    assert kept == {(lang, n, work) for lang in ("go", "rust") for n, work in
+                    ((10, "0"), (10, "50000"), (100, "50000"))}
+    assert len(plan.cells()) == 6
+
+
+def test_a_profiles_core_count_equal_to_the_usable_cpus_is_kept(monkeypatch):
+    """A core count the machine has exactly (2 of 2) must run, not be dropped as above the usable CPUs."""
+    from bench_src import cpus
+
+    monkeypatch.setattr(cpus, "usable_cpus", lambda: 2)
+    assert make_plan("article-full").cores_of("sleep") == (1, 2)
+
+
+def test_an_aa_plans_cell_bound_counts_both_arms():
+    """The size check's bound must hold every cell an A/A plan lists (two arms per cell)."""
+    from bench_src.plan.validate import cell_bound
+
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], aa=True)
+    assert cell_bound(plan) == len(plan.cells()) == 8
+
+
+def test_ns_are_sorted_and_deduplicated():
+    """A repeated or unordered N must not make duplicate cells or change the plan's identity."""
+    assert make_plan("quick", workloads=["sleep"], ns=[100, 10, 10]).ns == {"sleep": (10, 100)}
