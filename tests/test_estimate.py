@@ -191,3 +191,53 @@ def test_one_sample_reads_as_one():
     p = plan()
     e = est.estimate(p, done={c.id: 4 for c in p.cells()[1:]} | {p.cells()[0].id: 3})
     assert e.samples == 1 and " for 1 sample (an estimate" in str(e), str(e)
+
+
+def test_spread_over_hosts_divides_the_measured_part_and_keeps_the_warm_ups_and_server_start():
+    """Hosts share the measured blocks only: each still takes its warm-ups and starts its servers."""
+    e = est.Estimate(seconds=12.88, samples=16, cells=4, cells_from_history=0)
+    e.spread_over(2, warmup_s=10)
+    assert e.seconds == pytest.approx(10 + (12.88 - 10) / 2) and e.seconds == pytest.approx(11.44)
+    e = est.Estimate(seconds=100.0, samples=16, cells=4, cells_from_history=0, server_start_s=15.0)
+    e.spread_over(4, warmup_s=10, warmups=2)
+    assert e.seconds == pytest.approx(25 + 75 / 4) and e.samples == 16 + 2 * 3
+    e = est.Estimate(seconds=8.0, samples=16, cells=4, cells_from_history=0)
+    e.spread_over(2, warmup_s=10)
+    assert e.seconds == pytest.approx(8.0), "no more than the whole run is fixed"
+
+
+def test_a_cell_pinned_to_one_core_scales_its_per_n_part_by_the_fitted_cpus_over_its_cores():
+    """The defaults were fitted on 2 CPUs: one core makes sleep's per-N part (2/1)^0.93 as long."""
+    from bench_src.plan import Cell
+
+    cell = Cell("sleep", "go", "waitgroup", 100_000, 1, (("kernel", "xorshift"), ("work", "0")), cores=1)
+    want = 0.46 + 1.4e-6 * 2 ** 0.93 * 100_000
+    assert want == pytest.approx(0.727, abs=5e-4)
+    assert est.default_seconds(cell) == pytest.approx(want, rel=1e-12)
+
+
+def test_sleeps_work_per_task_scales_with_the_cores_as_its_per_n_part_does():
+    """The kernel's work is CPU work: on one core it takes (2/1)^0.93 as long as on the fitted two."""
+    from bench_src.plan import Cell
+
+    cell = Cell("sleep", "rust", "join-handles", 1000, 1, (("kernel", "xorshift"), ("work", "50000")), cores=1)
+    want = 0.46 + (1.4e-6 + 6.1e-10 * 50_000) * 2 ** 0.93 * 1000
+    assert est.default_seconds(cell) == pytest.approx(want, rel=1e-12)
+
+
+def test_threads_vs_tasks_time_grows_with_its_iterations():
+    """Each iteration is a 10 ms sleep and N wake-ups (fitted at 100 iterations): 1,000 at N = 1,000 take 13.5 s."""
+    from bench_src.plan import Cell
+
+    cell = Cell("threads_vs_tasks", "go", "goroutine", 1000, None, (("iterations", "1000"),))
+    want = 0.1 + 0.01 * 1000 + 3.4e-4 * (1000 / 100) * 1000
+    assert want == pytest.approx(13.5)
+    assert est.default_seconds(cell) == pytest.approx(want, rel=1e-12)
+
+
+def test_a_cell_with_more_samples_taken_than_expected_has_none_left_not_fewer_than_none():
+    """A cell past its expected samples must not subtract from the other cells' time."""
+    p = plan()
+    cells = p.cells()
+    e = est.estimate(p, {c.id: 1.0 for c in cells}, expected_samples=3, done={cells[0].id: 7})
+    assert e.samples == 9 and e.seconds == pytest.approx(9.0)
