@@ -259,3 +259,42 @@ def test_a_comparison_with_too_few_pairs_to_be_tested_is_counted_apart_from_the_
     assert f.untested == 1 and before.untested == 0 and f.open == before.open - was_open
     assert ("1 not tested (fewer than 6 pairs: samples failed or were left out; the failures table says which)"
             in f.summary())
+
+
+def test_the_summarys_level_is_the_tables_ci_level():
+    """The level the findings name must be the one the table's intervals were computed at."""
+    table = _tables()["go_vs_rust_elapsed_s"].copy()
+    table["ci_level"] = 0.99
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    assert found.level == 0.99
+    assert f"intervals at {units.percent(0.99, digits=3)}, adjusted" in found.summary()
+
+
+def test_an_open_row_whose_mde_is_at_most_the_target_counts_as_precise_enough():
+    """An MDE of 4% (or exactly 5%) could have shown a 5% difference: it counts among the precise open rows."""
+    table = _tables()["go_vs_rust_elapsed_s"].copy()
+    sqlite = table.index[(table["workload"] == "sqlite") & table["go_default"] & table["rust_default"]]
+    table.loc[sqlite, "mde"] = 0.04
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    assert found.open == 1 and found.open_small == 1
+    table.loc[sqlite, "mde"] = 0.05
+    assert findings.findings({"go_vs_rust_elapsed_s": table})[0].open_small == 1
+    table.loc[sqlite, "mde"] = 0.06
+    assert findings.findings({"go_vs_rust_elapsed_s": table})[0].open_small == 0
+
+
+def test_the_family_size_is_the_tables_not_its_row_count():
+    """The family BH adjusted over may hold comparisons the table does not show: its size is the column's."""
+    table = _tables()["go_vs_rust_elapsed_s"].copy()
+    assert len(table) == 9
+    table["family_size"] = 12
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    assert found.family_size == 12 and "adjusted over the family's 12 comparisons" in found.summary()
+
+
+def test_a_ratio_of_at_least_one_and_a_half_either_way_reads_as_a_factor():
+    """From 1.5x a difference reads as a factor: Go at 0.6 of Rust is 1.67x, not 67%; 1.25 stays 25%."""
+    assert findings.Difference("sleep", 10, "", 0.6, 0.55, 0.65, "Go", False).size() == "1.67x"
+    assert findings.Difference("sleep", 10, "", 1.8, 1.7, 1.9, "Rust", False).size() == "1.80x"
+    assert findings.Difference("sleep", 10, "", 1.5, 1.45, 1.55, "Rust", False).size() == "1.50x"
+    assert findings.Difference("sleep", 10, "", 1.25, 1.2, 1.3, "Rust", False).size() == "25%"
