@@ -44,6 +44,23 @@ def test_intervals_ratios_and_p_values():
     assert units.count(1_000_000) == "1,000,000"
 
 
+def test_a_p_value_of_zero_reads_as_below_the_smallest_shown():
+    """A p-value that underflowed to 0 must not read as "0.0": it is below 1e-300, not nothing."""
+    assert units.p_value(0.0) == "< 1e-300"
+    assert units.p_value(1e-300) == "1.0e-300"
+
+
+def test_a_lower_end_at_the_floor_reads_as_at_most_the_floor():
+    """A time's interval reaching 0 reads "≤ 0": the quantity cannot be below it, and "0" alone would read as measured."""
+    assert units.interval(3.56e-6, 0.0, 1.29e-5, "s", floor=0) == "3.56 µs [≤ 0, 12.9]"
+
+
+def test_a_ratio_whose_interval_lies_below_the_margin_keeps_its_estimate_off_the_margin():
+    """0.97996 with its interval under 0.98 must not read "0.980", the margin's own edge."""
+    assert units.ratio_point(0.97996, 0.975, 0.97999) == "0.97996"
+    assert units.ratio_point(0.97996) == "0.980"
+
+
 def _comparison() -> pd.DataFrame:
     return compare.compare(report_data.frame(), "elapsed_s")
 
