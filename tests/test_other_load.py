@@ -125,3 +125,18 @@ def test_the_method_warns_when_other_processes_competed_and_not_when_they_did_no
 def test_memory_is_shown_as_the_machine_has_it():
     assert method._gib(24 * 2**30) == "24 GiB"
     assert method._gib(23.54 * 2**30) == "23.5 GiB"
+
+
+def test_the_competed_warning_goes_where_the_duration_goes(tmp_path, monkeypatch, capsys):
+    """make run shows the notebook's stderr only: with progress lines on, the warning is on stderr
+    beside "took ...; estimated ...", not in the log (a notebook cell's stdout); without, in the log."""
+    busy = {"other_s": 30.0, "steal_s": 0.0, "capacity_s": 60.0, "span_s": 30.0, "cpus": 2, "share": 0.5,
+            "steal_share": 0.0}
+    monkeypatch.setattr(other_load, "other_use", lambda start, end: busy)
+    logged = []
+    runner.run(small_plan(), tmp_path / "r", progress=True, measure_fn=fake_measure(), log=logged.append)
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("warning: other processes used 50.0% of the CPU time of the 2 CPUs"), err[-1]
+    assert not any(line.startswith("warning: other") for line in logged)
+    runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
+    assert logged[-1].startswith("warning: other processes used 50.0%")

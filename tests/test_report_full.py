@@ -534,21 +534,28 @@ def test_the_per_task_tables_keep_the_time_of_samples_whose_tasks_were_not_all_a
     assert "no sample with every task alive at N = 10,000: fitted without it" in go["peak_rss_mib"]["warning"]
 
 
-def test_the_design_names_a_plan_value_no_cell_ran_with():
+def test_the_design_names_a_plan_value_no_cell_runs_with_from_the_plans_cells():
     """idle_tasks with wait=release never sleeps, so its cells run with duration_ms 0 whatever the plan
-    lists: the Method says so, where the plan record alone reads as if they slept 1000 ms."""
+    lists: the Method says so, where the plan record alone reads as if they slept 1000 ms.  Read off
+    the plan's cells, not the samples: a value whose cells are not sampled yet (an interrupted run)
+    is no unused value."""
     import report_data
+    from bench_src.plan import make_plan
     from bench_src.report import method
 
+    plan = make_plan("quick", workloads=["idle_tasks", "sleep"], ns=[10, 100], samples=3, smoke=True,
+                     params={"idle_tasks": {"wait": "release", "duration_ms": 1000}, "sleep": {"work": [0, 10]}})
     released = {"duration_ms": "0", "linger_ms": "0", "wait": "release"}
+    # a run cut short: sleep's work=0 cells have no sample yet
     df = report_data.frame(samples=6, warmup=0, cells=[("idle_tasks", "go", "goroutine", 100, released, 2, 0.01, 3.0),
-                                                       ("idle_tasks", "rust", "spawn", 100, released, 2, 0.01, 2.0)])
-    listed = {"duration_ms": ["1000"], "linger_ms": ["0"], "wait": ["release"]}
-    meta = {"plan": {"samples": 6, "warmup": 0, "workloads": ["idle_tasks"], "seed": 1,
-                     "params": {"idle_tasks": {"go": listed, "rust": listed}}}}
-    text = method.design_text(meta, df)
+                                                       ("idle_tasks", "rust", "spawn", 100, released, 2, 0.01, 2.0),
+                                                       ("sleep", "go", "goroutine", 100, {"work": "10"}, 2, 0.3, 5.0)])
+    text = method.design_text({"plan": plan.to_dict()}, df)
     assert ("The plan lists parameter values no cell ran with, because the cell's other parameters make them unused "
-            "(idle tasks released at once never sleep): idle_tasks duration_ms=1000 (go, rust; its cells ran with 0)."
+            "(idle tasks released at once never sleep): idle_tasks duration_ms=1000 (go, rust; its cells run with 0)."
             ) in text, text
-    meta["plan"]["params"]["idle_tasks"] = {"go": {**listed, "duration_ms": ["0"]}, "rust": {**listed, "duration_ms": ["0"]}}
-    assert "no cell ran with" not in method.design_text(meta, df)
+    assert "work=0" not in text
+    plain = make_plan("quick", workloads=["idle_tasks"], ns=[10, 100], samples=3, smoke=True,
+                      params={"idle_tasks": {"wait": "release", "duration_ms": 0}})
+    assert "no cell ran with" not in method.design_text({"plan": plain.to_dict()}, df)
+    assert method.unused_values({"workloads": "not a plan"}) == []

@@ -15,6 +15,7 @@ import pandas as pd
 from ..analysis import paired, ranktests, rules, validity
 from ..digits import significant
 from ..plan.comparisons import FAMILY_TITLES
+from ..plan import plan_from_dict
 from ..plan.estimate import format_duration
 from ..run import other_load
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
@@ -95,34 +96,39 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
             f"parameters, and the core count and A/A arm where the plan sets them) of the "
             f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "
             f"order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
-            f"cells; two cells of one block form a pair.{sequential}{unused_text(plan, df)}")
+            f"cells; two cells of one block form a pair.{sequential}{unused_text(plan)}")
 
 
-def unused_values(plan: dict, df: pd.DataFrame) -> list[str]:
-    """The parameter values the plan lists that no cell of its workload and language ran with (a value
-    the cell's other parameters make unused is replaced by a fixed one: plan/model.py), each as
-    "workload key=value (lang, ...; its cells ran with ...)"."""
+def unused_values(plan: dict) -> list[str]:
+    """The parameter values the plan lists that none of its cells of that workload and language runs
+    with (a value the cell's other parameters make unused is replaced by a fixed one: plan/model.py),
+    each as "workload key=value (lang, ...; its cells run with ...)"; read off the plan's own cells,
+    so that a cell not sampled yet is no unused value.  None for a plan that does not rebuild."""
+    try:
+        cells = plan_from_dict(plan).cells()
+    except (KeyError, TypeError, ValueError):
+        return []
+    ran: dict[tuple[str, str, str], set[str]] = {}
+    for cell in cells:
+        for key, value in cell.params:
+            ran.setdefault((cell.workload, cell.lang, key), set()).add(str(value))
     out = []
     for workload, per_lang in sorted((plan.get("params") or {}).items()):
         found: dict[tuple[str, str], list[str]] = {}
         for lang, keys in sorted((per_lang or {}).items()):
-            rows = df[(df["workload"] == workload) & (df["lang"] == lang)] if not df.empty else df
-            if rows.empty:
-                continue
             for key, values in sorted((keys or {}).items()):
-                column = f"p_{key}"
-                if column not in rows:
+                used = ran.get((workload, lang, key))
+                if not used:
                     continue
-                ran = sorted({str(v) for v in rows[column].dropna()})
                 for value in values:
-                    if str(value) not in ran:
-                        found.setdefault((f"{workload} {key}={value}", ", ".join(ran)), []).append(lang)
-        out += [f"{what} ({', '.join(langs)}; its cells ran with {ran})" for (what, ran), langs in found.items()]
+                    if str(value) not in used:
+                        found.setdefault((f"{workload} {key}={value}", ", ".join(sorted(used))), []).append(lang)
+        out += [f"{what} ({', '.join(langs)}; its cells run with {used})" for (what, used), langs in found.items()]
     return out
 
 
-def unused_text(plan: dict, df: pd.DataFrame) -> str:
-    unused = unused_values(plan, df)
+def unused_text(plan: dict) -> str:
+    unused = unused_values(plan)
     if not unused:
         return ""
     why = " (idle tasks released at once never sleep)" if any(u.startswith("idle_tasks ") for u in unused) else ""

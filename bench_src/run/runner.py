@@ -412,7 +412,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         store.close()
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
-    if other_load.competed(report.other_cpu):
-        log(f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, which "
-            "widens the intervals; for figures to publish, run on a machine with nothing else running")
+    if other_load.competed(report.other_cpu):  # on the terminal under make run too (its stderr), as the duration
+        warning = (f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, "
+                   "which widens the intervals; for figures to publish, run on a machine with nothing else running")
+        bar.say(warning, log) if bar is not None else log(warning)
     return report
