@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from bench_src.cpus import usable_cpus
@@ -29,3 +31,15 @@ def synthetic_report(tmp_path_factory):
     d = report_data.write_results_dir(tmp_path_factory.mktemp("run") / "synthetic",
                                        report_data.records(failing=(("sqlite", "rust", "pool", 100),)))
     return full.full_report(d)
+
+
+@pytest.fixture(autouse=True)
+def environment_as_it_was():
+    """Each test ends with this process's environment as it began: Dask's nanny sets its pre-spawn
+    variables (MALLOC_TRIM_THRESHOLD_) in the parent process it starts workers from, and a run
+    taken later in the same test process then strips them and says so in one more note line."""
+    before = dict(os.environ)
+    yield
+    if os.environ != before:
+        os.environ.clear()
+        os.environ.update(before)
