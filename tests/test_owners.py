@@ -321,3 +321,71 @@ def test_the_default_number_of_looks_is_written_once_and_its_help_reads_it():
         line for line, name, _ in module_constants((HARNESS / "parameters.py").read_text()) if name == "DEFAULT_LOOKS"))]
     looks = next(p for p in parameters.PLAN_PARAMETERS if p.name == "looks")
     assert f"({parameters.DEFAULT_LOOKS} where the profile gives none)" in looks.help
+
+
+# The rules' constants as a reader sees them ("95%", "5%", "2%", "80%"), written out in the text
+# a reader gets.  The one allowed: the notation of a margin given by hand, explained by an example.
+READER_TEXT = ("bench_src/report", "bench_src/api.py", "bench_src/__main__.py")
+PERCENT_EXAMPLES = {("bench_src/report/notebook.py", "0.02 means ±2%")}
+
+
+def percent_literals(source: str, percents: set[str]) -> list[tuple[int, str]]:
+    """(line, text) of every string (f-strings' literal parts included, docstrings aside) that
+    writes one of `percents` ("95", "5") as a percentage: "95%", "95.0%", not "0.95%" or "195%"."""
+    import re
+
+    pattern = re.compile(r"(?<![\d.])(?:" + "|".join(re.escape(p) for p in sorted(percents)) + r")(?:\.0+)?%")
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            and pattern.search(node.value)]
+
+
+def test_the_check_sees_a_level_written_into_a_header():
+    source = ('def f(t, alpha):\n    """At 95%."""\n    t["per N [95% CI]"] = 1\n'
+              '    return f"x {alpha} / m (false discovery rate 5%)", "0.95% and 195% are not"\n')
+    assert percent_literals(source, {"95", "5"}) == [(3, "per N [95% CI]"), (4, " / m (false discovery rate 5%)")]
+
+
+def test_the_rules_levels_are_not_written_into_report_text():
+    """A header "[95% CI]" or a note "false discovery rate 5%" beside intervals computed at
+    rules.CONFIDENCE and rules.ALPHA keeps the old words when a rule changes: the text formats them."""
+    from bench_src.analysis import rules
+
+    percents = {f"{value * 100:g}" for value in (rules.CONFIDENCE, rules.ALPHA, rules.MARGIN, rules.POWER,
+                                                  rules.PRECISION_TARGET)}
+    files = [p for where in READER_TEXT for p in sorted((ROOT / where).rglob("*.py") if (ROOT / where).is_dir()
+                                                         else [ROOT / where])]
+    written = [f"{path.relative_to(ROOT)}:{line} {text!r}" for path in files
+               for line, text in percent_literals(path.read_text(), percents)
+               if not any(str(path.relative_to(ROOT)) == f and example in text for f, example in PERCENT_EXAMPLES)]
+    assert written == []
+
+
+def test_the_reports_interval_texts_follow_the_rules(monkeypatch):
+    """The lone intervals' headers and captions and the comparison tables' note read CONFIDENCE and
+    ALPHA when they are written: set to 90% and 10%, every one says so."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from bench_src.analysis import rules, scaling
+    from bench_src.report import tables
+    from bench_src.report.figures import scaling as scaling_figure
+    from bench_src.report.tables import formatting
+    from tests import report_data
+
+    monkeypatch.setattr(rules, "CONFIDENCE", 0.9)
+    monkeypatch.setattr(rules, "ALPHA", 0.1)
+    df = report_data.frame()
+    costs = scaling.per_task_cost(df, "elapsed_s", confidence=0.9)
+    columns = list(tables.per_task(costs).frame.columns)
+    assert "per N [90% CI]" in columns and "exponent [90% CI]" in columns
+    modes = pd.DataFrame([{"lang": "go", "variant": "goroutine", "n": 10, "threads_requested": 1, "ratio": 1.0,
+                           "ratio_ci_low": 0.9, "ratio_ci_high": 1.1}])
+    assert "sleep/release [90% CI]" in tables.idle_wait_modes(modes).frame.columns
+    assert scaling_figure._interval_caption(costs).startswith("90% CI from the blocks that hold every N")
+    plt.close("all")
+    note = formatting.level_note(pd.DataFrame({"ci_level": [0.95, 0.95], "verdict_kind": ["a", "equivalent"],
+                                               "family_size": [2, 2]}))
+    assert "x 10% / m" in note and "(false discovery rate 10%)" in note and "5%" not in note

@@ -230,6 +230,12 @@ def detectable(mde: float) -> str:
     return f"×/÷ {significant(factor, 3)}" if factor >= DETECTABLE_FACTOR_FROM else "±" + percent(mde)
 
 
+def lone_ci() -> str:
+    """The name of a lone interval (a cell's slope, one comparison on its own), at the rules'
+    confidence: "95% CI" at rules.CONFIDENCE = 0.95."""
+    return f"{rules.CONFIDENCE * 100:.3g}% CI"
+
+
 def coverage(values, kinds=()) -> str:
     """The exact coverage of intervals of a table or figure, as one text: '93.5%', '93.5–96.1%'
     where cells differ, '≥ ' before it where any is a lower bound (values that tie; `kinds` holds

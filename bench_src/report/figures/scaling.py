@@ -218,11 +218,13 @@ def _narrower_than_marker(ax, intervals) -> int:
                if abs(ax.transData.transform((high, 0))[0] - ax.transData.transform((low, 0))[0]) <= marker_px)
 
 
-SLOPE_INTERVAL = "95% CI from the blocks that hold every N"
+def slope_interval() -> str:
+    """What a slope's bar is: its interval at the rules' confidence, from the blocks that hold every N."""
+    return f"{units.lone_ci()} from the blocks that hold every N"
 
 
 def _interval_caption(c: pd.DataFrame, narrow: int = 0, cut: int = 0) -> str:
-    """What the bars are: the 95% interval of the slope from the blocks that hold every N, which
+    """What the bars are: the interval of the slope (at rules.CONFIDENCE) from the blocks that hold every N, which
     needs MIN_PAIRS of them; rows with fewer have none, and the caption says so; where `narrow` of
     the intervals are narrower than their markers, it says that too; and
     where `cut` of them go on to 0 or below (no cost resolved at their lower end, which a log axis
@@ -230,7 +232,7 @@ def _interval_caption(c: pd.DataFrame, narrow: int = 0, cut: int = 0) -> str:
     has = c["per_task_ci_low"].notna() & c["per_task_ci_high"].notna()
     missing = int((~has).sum())
     shown = int(has.sum())
-    words = SLOPE_INTERVAL
+    words = slope_interval()
     if narrow:
         words += (", each narrower than its marker" if narrow == shown else
                   f", narrower than the marker where no bar shows ({narrow} of {shown} rows)")

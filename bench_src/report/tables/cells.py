@@ -102,7 +102,7 @@ def per_task(table: pd.DataFrame) -> Readable:
     out["samples"] = column_of(t, "samples").map(units.count)
     # the blocks that hold every N: what the intervals are read off
     out["blocks"] = column_of(t, "blocks").map(lambda v: "" if blank(v) else units.count(v))
-    out["per N [95% CI]"] = [per_n_cost(v, lo, hi, units.metric_unit(k), per_unit(w) or "N")
+    out[f"per N [{units.lone_ci()}]"] = [per_n_cost(v, lo, hi, units.metric_unit(k), per_unit(w) or "N")
                              for v, lo, hi, k, w in zip(column_of(t, "per_task"), column_of(t, "per_task_ci_low"),
                                                         column_of(t, "per_task_ci_high"), metric,
                                                         column_of(t, "workload", ""))]
@@ -110,7 +110,7 @@ def per_task(table: pd.DataFrame) -> Readable:
     # no cost, and says so rather than read as one
     out["fixed cost"] = [unresolved(text, "below 0", "fixed cost") if not blank(v) and float(v) < 0 else text
                          for text, v in zip(metric_values(t, "fixed_cost"), column_of(t, "fixed_cost"))]
-    out["exponent [95% CI]"] = [units.ratio(b, lo, hi) for b, lo, hi in
+    out[f"exponent [{units.lone_ci()}]"] = [units.ratio(b, lo, hi) for b, lo, hi in
                                 zip(column_of(t, "exponent"), column_of(t, "exponent_ci_low"), column_of(t, "exponent_ci_high"))]
     out["noise"] = column_of(t, "noise_power").map(noise_model)
     # what the fit left out or could not give; the reason a row has no interval is its own (too few
@@ -132,7 +132,7 @@ def per_task(table: pd.DataFrame) -> Readable:
                    "the per-N cost is (read the per-N cost for that). The note says where the per-N values leave a "
                    "straight line (from 3 values of N, Holm-corrected over the table): the cost of one more task "
                    "then changes with N, and the slope is the line's through the N shown.",
-                   keep=("per N [95% CI]",))
+                   keep=(f"per N [{units.lone_ci()}]",))
 
 
 def drift(table: pd.DataFrame) -> Readable:
@@ -179,7 +179,7 @@ def idle_wait_modes(table: pd.DataFrame) -> Readable:
                                         for a, b in zip(column_of(t, "sleep_samples"), column_of(t, "release_samples"))]
     out["peak, sleeping"] = column_of(t, "sleep_median_mib").map(mib)
     out["peak, released"] = column_of(t, "release_median_mib").map(mib)
-    out["sleep/release [95% CI]"] = [units.ratio(r, lo, hi) for r, lo, hi in
+    out[f"sleep/release [{units.lone_ci()}]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                      zip(column_of(t, "ratio"), column_of(t, "ratio_ci_low"), column_of(t, "ratio_ci_high"))]
     out["time, sleeping"] = column_of(t, "sleep_elapsed_s").map(sec)
     out["time, released"] = column_of(t, "release_elapsed_s").map(sec)
@@ -187,4 +187,4 @@ def idle_wait_modes(table: pd.DataFrame) -> Readable:
     out["warning"] = column_of(t, "warning", "")
     return finish(out, "Idle tasks: peak memory sleeping vs released after the last spawn",
                    "Sleeping samples count only where every task was alive at once.",
-                   keep=("sleep/release [95% CI]",))
+                   keep=(f"sleep/release [{units.lone_ci()}]",))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...analysis import multiplicity, paired, unpaired
+from ...analysis import multiplicity, paired, rules, unpaired
 from ...catalogue import WORKLOADS
 from .. import units
 from .markup import Readable
@@ -220,8 +220,9 @@ def level_note(t: pd.DataFrame) -> str:
     called = int(column_of(t, "verdict_kind", "").isin(["a", "b"]).sum())
     size = column_of(t, "family_size").dropna()
     m = int(size.iloc[0]) if not size.empty else len(t)
-    return (f"Intervals at {units.percent(float(levels[0]), digits=3)}: 1 - max(R, 1) x 5% / m with R = {called} "
-            f"differences called among m = {m} comparisons (false discovery rate 5%); a verdict is a difference "
+    alpha = f"{rules.ALPHA * 100:.3g}%"
+    return (f"Intervals at {units.percent(float(levels[0]), digits=3)}: 1 - max(R, 1) x {alpha} / m with R = {called} "
+            f"differences called among m = {m} comparisons (false discovery rate {alpha}); a verdict is a difference "
             f"exactly when its interval excludes 1.")
 
 
