@@ -102,7 +102,9 @@ class Workload:
     variants: per language, the first is the default: the code the language's own documentation
     recommends for the task (docs/workloads.md cites the source of every default).
     max_n: the largest N the harness accepts (the article's grid ends at 1,000,000).
-    fixture: what the harness must prepare before a sample (None, "files", "sqlite", ...).
+    fixture: the files the harness must prepare before a sample (None, "files", "sqlite").
+    server: the kind of database server its samples need (None, or a kind of bench_src/run/servers/:
+    "mysql", "postgres"), which is also the key of the plan's `dsn` for it.
     n_meaning: what --n counts, for tables and axis labels.
     section: the section of docs/workloads.md that specifies it (3: the 2022 article's workloads,
     4: the related posts' experiments).
@@ -114,6 +116,7 @@ class Workload:
     params: tuple[Param, ...] = ()
     max_n: int = 10_000_000
     fixture: str | None = None
+    server: str | None = None
     n_meaning: str = "concurrent tasks"
     summary: str = ""
     # The 2022 article's own settings (its collection, drivers, kernel, journal, pool, retained
@@ -256,7 +259,7 @@ WORKLOADS: dict[str, Workload] = {
                 Param("pool", "64", minimum=1, checksum=False, doc="connection pool size"),
             ),
             max_n=1_000_000,
-            fixture="server",
+            server="mysql",
             summary="the sqlite queries on a private MariaDB server; users table restored before every sample",
             # the article: 151 connections on both sides (the server's default max_connections)
             article={"go": ("chan-per-task", {"pool": "151"}), "rust": ("pool", {"driver": "sqlx", "pool": "151"})},
@@ -271,7 +274,7 @@ WORKLOADS: dict[str, Workload] = {
                 Param("pool", "64", minimum=1, checksum=False, doc="connection pool size"),
             ),
             max_n=1_000_000,
-            fixture="server",
+            server="postgres",
             summary="the sqlite queries on a private PostgreSQL server; users table restored before every sample",
         ),
         Workload(

@@ -58,7 +58,7 @@ def test_the_plan_accepts_only_values_the_program_accepts(built, lang):
                                  f"{lang} [{got['min']}, {got['max']}]")
                 if got["min"] != p.minimum_for(lang):
                     minimums.append(f"{name} {p.name}: plan from {p.minimum_for(lang)}, {lang} lists {got['min']}")
-                if w.fixture is None:  # needs no files or server: run it at the minimum it lists
+                if w.fixture is None and w.server is None:  # needs no files or server: run it at the minimum it lists
                     done = run_program(lang, name, "--n", "1", "--param", f"{p.name}={got['min']}")
                     if done.returncode != 0:
                         refused.append(f"{name} {p.name}={got['min']}: {done.stderr.strip()[:200]}")

@@ -876,3 +876,39 @@ def test_an_interrupt_while_a_server_starts_leaves_none_of_its_files(kind, step,
     assert server_dirs() <= before, sorted(map(str, server_dirs() - before))
     assert (len(started) == 1) == (step == "_wait_until_ready")
     assert not any(_pid_exists(pid) for pid in started), "the half-started server is stopped"
+
+
+def test_every_server_workload_names_a_kind_the_servers_and_the_dsn_know():
+    """A workload's server is declared once, in the catalogue: the kind the servers package starts
+    (and a user's `dsn` names), never a second table of workloads to kinds beside it."""
+    from bench_src.catalogue import WORKLOADS
+    from bench_src.plan.dsn import DSN_SCHEMES
+
+    kinds = {name: w.server for name, w in WORKLOADS.items() if w.server is not None}
+    assert kinds, "the catalogue has server workloads"
+    assert {name: kind for name, kind in kinds.items() if kind not in servers.KINDS or kind not in DSN_SCHEMES} == {}
+    assert set(servers.KINDS) == set(DSN_SCHEMES)
+    assert not any(w.fixture == "server" for w in WORKLOADS.values()), "the server is `server`, not a fixture"
+
+
+def test_a_new_server_workload_is_served_by_its_kind(monkeypatch, tmp_path):
+    """A workload of the catalogue with a server, under a name of its own: its server is started
+    with room for its pools, and its samples are skipped with the reason when the server is not
+    installed (not a KeyError for a name no second table lists)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from bench_src.catalogue import WORKLOADS
+    from bench_src.plan import make_plan
+    from bench_src.run import resources as resources_module
+    from bench_src.run.resources import Resources, SkipSample
+
+    monkeypatch.setitem(WORKLOADS, "pg_again", replace(WORKLOADS["postgres"], name="pg_again"))
+    plan = make_plan("quick", workloads=["pg_again"], ns=[10], samples=6, warmup=0, params={"pg_again": {"pool": ["7"]}})
+    assert resources_module.max_pool(plan, {"pg_again"}) == 7
+    monkeypatch.setattr(servers, "missing", lambda kind: f"no {kind} here")
+    resources = Resources(log=lambda *_: None)
+    info = resources.start(plan, SimpleNamespace(dir=tmp_path))
+    assert info["unavailable"] == {"postgres": "no postgres here"}
+    with pytest.raises(SkipSample, match="no postgres here"):
+        resources.before_sample(plan.cells()[0])

@@ -302,11 +302,10 @@ def test_every_catalogue_workload_does_the_same_work_in_both_languages(built, tm
     """Whatever its own tests check, a workload of the catalogue (a new one included) runs in both
     languages through the harness at its defaults, and the two print one checksum per work
     identity: the run's proof of equal work (store.equivalence) holds."""
-    from bench_src.run.resources import SERVER_WORKLOADS
     from bench_src.store import equivalence
 
-    if workload in SERVER_WORKLOADS:
-        need_servers(SERVER_WORKLOADS[workload])
+    if WORKLOADS[workload].server:
+        need_servers(WORKLOADS[workload].server)
     plan = make_plan("quick", workloads=[workload], ns=[10], samples=1, smoke=True, warmup=0)
     df = run_and_load(plan, tmp_path / "r")
     bad = df[df["status"] != "ok"]

@@ -61,7 +61,7 @@ def validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
     if not isinstance(dsn, Mapping):
         raise ValueError(f"dsn must be a mapping of server to URL, like "
                          f"{{'mysql': 'mysql://user:password@host:3306/db'}}, got {redact_text(repr(dsn))}")
-    servers_used = {w for w in workloads if WORKLOADS[w].fixture == "server"}
+    servers_used = {WORKLOADS[w].server for w in workloads if WORKLOADS[w].server}
     out = {}
     for kind, value in dsn.items():
         if kind not in DSN_SCHEMES:

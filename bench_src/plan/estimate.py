@@ -317,8 +317,8 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
         secs = min(secs, plan.timeout_s + 1.0) + plan.cooldown_s
         total_s += n * secs
         total_n += n
-    servers = {w for w in plan.workloads if WORKLOADS[w].fixture == "server"}
-    start_s = SERVER_START_S * len([w for w in servers if w not in plan.dsn]) if total_n and not servers_started else 0.0
+    servers = {WORKLOADS[w].server for w in plan.workloads if WORKLOADS[w].server}
+    start_s = SERVER_START_S * len([k for k in servers if k not in plan.dsn]) if total_n and not servers_started else 0.0
     defaults_used = len(cells) - from_history - from_run
     return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []),
                     cells_from_run=from_run, speed=speed if defaults_used else None)

@@ -29,17 +29,15 @@ from ..store.secrets import dsn_secrets
 from . import servers
 from .fixtures import Fixtures
 
-SERVER_WORKLOADS = {"mysql": "mysql", "postgres": "postgres"}
-
 
 class SkipSample(Exception):
     """The cell cannot run on this machine; the message says why and what to do."""
 
 
-def max_pool(plan: Plan, workload: str) -> int:
-    """The largest connection pool any cell of `workload` opens (the article preset's fixed pools
-    included), so that the server admits it."""
-    pools = [int(dict(c.params).get("pool", 0)) for c in plan.cells() if c.workload == workload]
+def max_pool(plan: Plan, workloads: set[str]) -> int:
+    """The largest connection pool any cell of `workloads` opens (the article preset's fixed pools
+    included), so that their server admits it."""
+    pools = [int(dict(c.params).get("pool", 0)) for c in plan.cells() if c.workload in workloads]
     return max(pools, default=64) or 64
 
 
@@ -65,7 +63,7 @@ class Resources:
         for w in plan.workloads:
             if WORKLOADS[w].fixture in ("files", "sqlite"):
                 getattr(self.fixtures, f"{WORKLOADS[w].fixture}_template")()
-        kinds = sorted({SERVER_WORKLOADS[w] for w in plan.workloads if w in SERVER_WORKLOADS})
+        kinds = sorted({WORKLOADS[w].server for w in plan.workloads if WORKLOADS[w].server})
         self._dsns = {k: resolve_dsn(k, v) for k, v in plan.dsn.items()}
         for kind in kinds:
             dsn = self._dsns.get(kind)
@@ -74,7 +72,8 @@ class Resources:
                 self.unavailable[kind] = why
                 self.log(f"skipping the {kind} cells: {why}")
                 continue
-            server = servers.make_server(kind, dsn, max_connections=max_pool(plan, kind) + 50)
+            served = {w for w in plan.workloads if WORKLOADS[w].server == kind}
+            server = servers.make_server(kind, dsn, max_connections=max_pool(plan, served) + 50)
             try:
                 server.start()
             except (servers.ServerError, OSError) as exc:
@@ -99,8 +98,8 @@ class Resources:
         w = WORKLOADS[cell.workload]
         if w.fixture in ("files", "sqlite"):
             return {"data_dir": self.fixtures.for_sample(cell.workload)}
-        if w.fixture == "server":
-            kind = SERVER_WORKLOADS[cell.workload]
+        if w.server:
+            kind = w.server
             if kind in self.unavailable:
                 raise SkipSample(self.unavailable[kind])
             server = self.servers[kind]
@@ -167,7 +166,7 @@ class Resources:
 
     def after_sample(self, cell: Cell, record: dict[str, Any]) -> None:
         """A failed server sample: say in its reason whether the server had died meanwhile."""
-        kind = SERVER_WORKLOADS.get(cell.workload)
+        kind = WORKLOADS[cell.workload].server
         if kind is None or record.get("status") == "ok" or kind not in self.servers:
             return
         server = self.servers[kind]

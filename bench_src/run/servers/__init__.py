@@ -48,21 +48,26 @@ from .postgres import Postgres
 from .process import free_port, is_server_process
 
 __all__ = ["CLIENT_TIMEOUT_S", "RESTORE_MIN_TIMEOUT_S", "SERVERS_DIR", "Conn", "External", "ExternalMariaDB",
-           "ExternalPostgres", "Managed", "MariaDB", "NoAnswer", "Postgres", "Server", "ServerDiskFull", "ServerError",
+           "ExternalPostgres", "EXTERNAL", "KINDS", "MANAGED", "Managed", "MariaDB", "NoAnswer", "Postgres", "Server", "ServerDiskFull", "ServerError",
            "check_external", "free_port", "is_server_process", "make_server", "missing", "redact",
            "remove_stale_servers"]
 
 
+# The kinds of server (a workload's `server` in the catalogue, a key of the plan's `dsn`): the
+# private server the harness starts, and the class for a user's.
+MANAGED: dict[str, type[Managed]] = {"mysql": MariaDB, "postgres": Postgres}
+EXTERNAL: dict[str, type[External]] = {"mysql": ExternalMariaDB, "postgres": ExternalPostgres}
+KINDS = tuple(MANAGED)
+
+
 def make_server(kind: str, dsn: str | None, max_connections: int) -> Server:
-    if kind == "mysql":
-        return ExternalMariaDB(dsn) if dsn else MariaDB(max_connections=max_connections)
-    if kind == "postgres":
-        return ExternalPostgres(dsn) if dsn else Postgres(max_connections=max_connections)
-    raise ValueError(f"unknown server kind {kind!r}; allowed: mysql, postgres")
+    if kind not in MANAGED:
+        raise ValueError(f"unknown server kind {kind!r}; allowed: {', '.join(KINDS)}")
+    return EXTERNAL[kind](dsn) if dsn else MANAGED[kind](max_connections=max_connections)
 
 
 def missing(kind: str) -> str | None:
-    return MariaDB.missing() if kind == "mysql" else Postgres.missing()
+    return MANAGED[kind].missing()
 
 
 def check_external(kind: str, dsn: str) -> None:
