@@ -389,3 +389,20 @@ def test_the_reports_interval_texts_follow_the_rules(monkeypatch):
     note = formatting.level_note(pd.DataFrame({"ci_level": [0.95, 0.95], "verdict_kind": ["a", "equivalent"],
                                                "family_size": [2, 2]}))
     assert "x 10% / m" in note and "(false discovery rate 10%)" in note and "5%" not in note
+
+
+def test_every_metric_named_for_readers_is_a_column_of_the_samples_frame():
+    """A metric's derived column is computed once, in store/frame.py: the units, the rules' kinds of
+    metric and the published figures' map name columns the samples frame has, never one another
+    module computes (or nothing does)."""
+    from bench_src.analysis import published, rules
+    from bench_src.report import units
+    from bench_src.store import samples_frame
+    from tests import report_data
+
+    columns = set(samples_frame(report_data.records(samples=2)).columns)
+    named = {"units.METRIC_UNITS": set(units.METRIC_UNITS), "units.METRIC_NAMES": set(units.METRIC_NAMES),
+             "rules.TIME_METRICS": set(rules.TIME_METRICS), "rules.CPU_METRICS": set(rules.CPU_METRICS),
+             "rules.MEMORY_METRICS": set(rules.MEMORY_METRICS), "rules.RESOLUTION": set(rules.RESOLUTION),
+             "published.METRIC_MAP": {column for column, _ in published.METRIC_MAP.values()}}
+    assert {where: sorted(names - columns) for where, names in named.items()} == {where: [] for where in named}

@@ -14,7 +14,7 @@ ALPHA = 0.05  # false discovery rate of the "faster"/"smaller" verdicts of one t
 MARGIN = 0.02  # equivalence margin on the ratio: [1 - MARGIN, 1 + MARGIN]
 CONFIDENCE = 0.95  # confidence of a lone interval (a cell's median, one comparison on its own)
 POWER = 0.8  # the power at which the minimum detectable effect is stated
-TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s", "setup_s"})
+TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s"})
 CPU_METRICS = frozenset({"cpu_s", "user_s", "sys_s"})  # the CPU a program used, not how long it took
 MEMORY_METRICS = frozenset({"peak_rss_mib", "peak_rss_bytes", "maxrss_kb"})
 # The grid a metric is measured on, where it is known: the clocks count nanoseconds, the kernel

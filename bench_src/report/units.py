@@ -15,9 +15,9 @@ from ..digits import beside, significant  # noqa: F401  (the report's formatters
 
 # The unit of each metric column of the samples frame (and of the tables computed from it).
 METRIC_UNITS = {
-    "elapsed_s": "s", "wall_s": "s", "cpu_s": "s", "user_s": "s", "sys_s": "s", "setup_s": "s",
-    "peak_rss_mib": "MiB", "peak_rss_bytes": "B", "peak_rss_kib": "KiB",
-    "context_switches": "count", "per_s": "/s", "round_trips_per_s": "/s",
+    "elapsed_s": "s", "wall_s": "s", "cpu_s": "s", "user_s": "s", "sys_s": "s",
+    "peak_rss_mib": "MiB", "peak_rss_bytes": "B", "maxrss_kb": "KiB",
+    "context_switches": "count", "per_s": "/s",
 }
 
 # What a metric measures, for axis labels and captions.
@@ -28,13 +28,11 @@ METRIC_NAMES = {
     # the kernel's split of the CPU time, sampled at its timer tick on most kernels (the sum is exact)
     "user_s": "user CPU time (tick-sampled)",
     "sys_s": "system CPU time (tick-sampled)",
-    "setup_s": "setup time",
     "peak_rss_mib": "peak RSS",
     "peak_rss_bytes": "peak RSS",
-    "peak_rss_kib": "peak RSS",
+    "maxrss_kb": "peak RSS",
     "context_switches": "context switches",
     "per_s": "tasks or messages per second",
-    "round_trips_per_s": "round trips per second",
 }
 
 _TIME = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
