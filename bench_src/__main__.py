@@ -243,12 +243,12 @@ def report_command(args: argparse.Namespace) -> int:
     store warns about the samples (unreadable lines, missing samples) is one line each, `warning: ...`."""
     import subprocess
 
+    from . import api  # USER_ERRORS: a full disk while exporting, a corrupt file, a directory in use... one line
     from .paths import SAMPLES
     from .report.export import html
     from .report.export.base import ExportNotWritable
     from .report.full import check_results_dir, full_report
-    from .store import CorruptFile, DiskFull  # a full disk while exporting: one line
-    from .store.lock import LOCK_NAME, DirLock
+    from .store.lock import LOCK_NAME, DirLock, LockedError
     from .store.meta import META
 
     try:
@@ -262,8 +262,8 @@ def report_command(args: argparse.Namespace) -> int:
         if args.rebuild or not page.exists() or stale:  # a page older than the samples is rewritten
             owner = DirLock.held_by(d / LOCK_NAME)
             if owner:  # its samples still change: a report now would be of part of the run
-                raise RuntimeError(f"results directory {str(d)!r} is in use by {owner}: a report now would be of part "
-                                   "of the run; wait for the run to finish, then run the report again")
+                raise LockedError(f"results directory {str(d)!r} (a report now would be of part of its run)",
+                                  d / LOCK_NAME, owner)
             try:
                 with store_warnings_in_one_line():
                     full_report(d)
@@ -277,7 +277,7 @@ def report_command(args: argparse.Namespace) -> int:
               + ("self-contained" if not refs else f"{len(refs)} external references: {refs[:5]}"))
         if args.screenshot:
             print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
-    except (FileNotFoundError, RuntimeError, ValueError, subprocess.TimeoutExpired, CorruptFile, DiskFull) as exc:
+    except api.USER_ERRORS + (html.BrowserError, subprocess.TimeoutExpired) as exc:
         print(f"error: {exc}", file=sys.stderr)  # ValueError: export.base.ExportNotWritable among them
         return 2
     return 1 if refs else 0

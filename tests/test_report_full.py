@@ -463,7 +463,8 @@ def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritte
     with DirLock(out / ".lock", "the run"):
         assert main(["report", str(out)]) == 2
         err = capsys.readouterr().err
-        assert "is in use by PID" in err and "wait for the run to finish, then run the report again" in err
+        assert "is in use by PID" in err and "a report now would be of part of its run" in err
+        assert "wait for it to finish" in err and "(lock " in err, "the store's LockedError says it"
     page = out / "export" / "report.html"
     assert main(["report", str(out)]) in (0, 1) and page.exists()
     with DirLock(out / ".lock", "the run"):  # a page as new as the samples is only shown: nothing written
@@ -559,3 +560,31 @@ def test_the_design_names_a_plan_value_no_cell_runs_with_from_the_plans_cells():
                       params={"idle_tasks": {"wait": "release", "duration_ms": 0}})
     assert "no cell ran with" not in method.design_text({"plan": plain.to_dict()}, df)
     assert method.unused_values({"workloads": "not a plan"}) == []
+
+
+def test_every_user_error_of_the_report_is_one_line(tmp_path, capsys, monkeypatch):
+    """`report` shows the errors the notebooks' calls own (api.USER_ERRORS), a screenshot that
+    Chromium could not take and a timeout as one line `error: ...`, exit 2: no traceback."""
+    import subprocess
+
+    from bench_src import api
+    from bench_src.__main__ import main
+
+    out = _small_run(tmp_path)
+
+    def one_of(cls):
+        """An instance of `cls` (or of a subclass) that reads `cls`'s name, whatever its own arguments."""
+        return type(cls.__name__, (cls,), {"__init__": lambda self: Exception.__init__(self, f"it was {cls.__name__}"),
+                                           "__str__": lambda self: self.args[0]})()
+
+    errors = [one_of(cls) for cls in api.USER_ERRORS] + [one_of(html.BrowserError),
+                                                         subprocess.TimeoutExpired(["chromium"], 120)]
+    for exc in errors:
+        def fail(*_a, exc=exc, **_k):
+            raise exc
+
+        monkeypatch.setattr(full, "full_report", fail)
+        capsys.readouterr()
+        assert main(["report", str(out), "--rebuild"]) == 2, exc
+        err = capsys.readouterr().err.strip()
+        assert err == f"error: {exc}" and "\n" not in err, err

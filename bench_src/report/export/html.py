@@ -265,12 +265,16 @@ def external_references(text: str) -> list[str]:
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
+class BrowserError(RuntimeError):
+    """No Chromium to take a screenshot with, or Chromium failed: the page is written, its picture not."""
+
+
 def find_browser() -> str:
     for name in BROWSERS:
         path = shutil.which(name)
         if path:
             return path
-    raise FileNotFoundError(f"no Chromium found (looked for {', '.join(BROWSERS)}); on Debian/Ubuntu: "
+    raise BrowserError(f"no Chromium found (looked for {', '.join(BROWSERS)}); on Debian/Ubuntu: "
                             "apt-get install -y chromium")
 
 
@@ -308,5 +312,5 @@ def screenshot(page: Path, png: Path, width: int = 1400, height: int = 3000, tim
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
                               env={**os.environ, "HOME": profile})
     if proc.returncode != 0 or not png.exists():
-        raise RuntimeError(f"{browser} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+        raise BrowserError(f"{browser} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
     return png
