@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from . import parameters  # the options of `check` and `run`: one per plan parameter
+    from .analysis.engines import MARGIN as ENGINES_MARGIN  # what `engines` calls equivalent
     from .catalogue import LANGS
     from .store.hosts import FACTORS  # what `hosts --factor` may keep apart
 
@@ -77,7 +78,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="accept directories that differ in this (their plans, or the commit their programs were "
                          "built from) and keep its values apart in the analysis")
     ep = sub.add_parser("engines", help="the A/A check of the cluster engine: the same plan in this process and "
-                                         "through a cluster's host on this machine, equivalent within ±1%%?")
+                                         f"through a cluster's host on this machine, equivalent within ±{ENGINES_MARGIN * 100:g}%%?")
     ep.add_argument("--paired", metavar="DIR",
                     help="the paired check (the one to use): an A/A run whose arm A is taken in this process and arm "
                          "B on one local host, block by block, in DIR; with --plan its samples are taken first")

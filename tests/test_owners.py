@@ -406,3 +406,17 @@ def test_every_metric_named_for_readers_is_a_column_of_the_samples_frame():
              "rules.MEMORY_METRICS": set(rules.MEMORY_METRICS), "rules.RESOLUTION": set(rules.RESOLUTION),
              "published.METRIC_MAP": {column for column, _ in published.METRIC_MAP.values()}}
     assert {where: sorted(names - columns) for where, names in named.items()} == {where: [] for where in named}
+
+
+def test_the_engines_help_states_the_engines_margin(monkeypatch, capsys):
+    """`engines`'s help says the margin the check uses, read from analysis/engines.py's MARGIN."""
+    import pytest
+
+    from bench_src.__main__ import parse_args
+    from bench_src.analysis import engines
+
+    for margin, said in ((engines.MARGIN, f"±{engines.MARGIN * 100:g}%?"), (0.03, "±3%?")):
+        monkeypatch.setattr(engines, "MARGIN", margin)
+        with pytest.raises(SystemExit):
+            parse_args(["--help"])
+        assert f"equivalent within {said}" in " ".join(capsys.readouterr().out.split())
