@@ -33,6 +33,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from . import parameters  # the options of `check` and `run`: one per plan parameter
     from .analysis.engines import MARGIN as ENGINES_MARGIN  # what `engines` calls equivalent
     from .catalogue import LANGS
+    from .profiles import PROFILES  # the names the `profile` option's help lists
     from .store.hosts import FACTORS  # what `hosts --factor` may keep apart
 
     ap = argparse.ArgumentParser(prog="python -m bench_src")
@@ -50,8 +51,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                        ("run", "run a plan without the notebook")):
         p = sub.add_parser(name, help=text)
         for prm in parameters.cli_parameters():  # give one option or the same key in --plan, not both
+            text = parameters.cli_help(prm)
+            if prm.name == "profile":
+                text += f"; one of {', '.join(PROFILES)}"
             p.add_argument(parameters.option(prm), dest=prm.name, default=None, metavar=parameters.metavar(prm),
-                           help=parameters.cli_help(prm).replace("%", "%%"))
+                           help=text.replace("%", "%%"))
         p.add_argument("--results-dir")
         p.add_argument("--plan", default="{}", help="plan parameters: a YAML/JSON mapping, inline or in a file")
         p.add_argument("--cluster", default=None, metavar="CLUSTER",

@@ -139,7 +139,7 @@ def _warmup_scope(value: Any, profile: Any) -> str:
 
 PLAN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("profile", "str", "quick",
-              "a profile of bench_src/profiles.py: quick, article, article-full, memory, kernel-article"),
+              "a profile of bench_src/profiles.py (`python -m bench_src list` names them)"),
     Parameter("workloads", "Optional[list[str]]", None, 'workloads to run, e.g. ["sleep", "cpu_loops"]'),
     Parameter("languages", "Optional[list[str]]", None, '["go", "rust"] by default'),
     Parameter("ns", "Union[list[int], dict[str, list[int]], None]", None,

@@ -74,7 +74,7 @@ def test_the_check_sees_an_upward_import_inside_a_function():
     found = [t for _, t in imports(source, "bench_src.plan.probe")]
     table = floors()
     assert found == ["bench_src.analysis.rules", "bench_src.api", "bench_src.run.build"]
-    assert [floor_of(t, table) for t in found] == [4, 6, 5] and floor_of("bench_src.plan.probe", table) == 2
+    assert [floor_of(t, table) for t in found] == [5, 7, 6] and floor_of("bench_src.plan.probe", table) == 3
 
 
 def test_every_path_the_map_names_exists():
@@ -184,3 +184,11 @@ def test_the_map_lists_every_file_of_the_harness():
     listed = listed_files()
     assert sorted(files - listed) == [], "files docs/code-map.md does not list"
     assert sorted(listed - files) == [], "files docs/code-map.md lists that do not exist"
+
+
+def test_the_profiles_sit_above_the_parameters_they_set():
+    """profiles.py reads the parameters' table (which parameters a profile may set): it is a floor
+    above parameters.py, so that the parameters never read the profiles (not even for a help text)."""
+    table = floors()
+    assert floor_of("bench_src.profiles", table) > floor_of("bench_src.parameters", table)
+    assert floor_of("bench_src.plan", table) > floor_of("bench_src.profiles", table), "validation reads the profiles"

@@ -420,3 +420,19 @@ def test_the_engines_help_states_the_engines_margin(monkeypatch, capsys):
         with pytest.raises(SystemExit):
             parse_args(["--help"])
         assert f"equivalent within {said}" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_profile_options_help_names_the_profiles_of_the_owner(monkeypatch, capsys):
+    """The names of the profiles are profiles.PROFILES's: the parameters' help writes none of them,
+    the command line's lists them as they are."""
+    import pytest
+
+    from bench_src import parameters, profiles
+    from bench_src.__main__ import parse_args
+
+    monkeypatch.setitem(profiles.PROFILES, "newgrid", profiles.PROFILES["quick"])
+    profile = next(p for p in parameters.PLAN_PARAMETERS if p.name == "profile")
+    assert not [name for name in profiles.PROFILES if name in profile.help.replace("profiles.py", "")]
+    with pytest.raises(SystemExit):
+        parse_args(["run", "--help"])
+    assert f"one of {', '.join(profiles.PROFILES)}" in " ".join(capsys.readouterr().out.split())
