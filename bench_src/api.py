@@ -13,6 +13,7 @@ from .cluster_spec import ClusterError, ClusterSpec, host_threads, parse_cluster
 from .analysis import compare, engines, rules, sequential, stats
 from .plan import Plan, make_plan
 from .plan.dsn import resolve_dsn
+from .statuses import OK
 from .values import as_bool, from_papermill
 from .report import figures
 from .report import hosts_report as hosts_report_module
@@ -304,7 +305,7 @@ def status_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:
-    return df.loc[df["status"] != "ok", ["sample_id", "status", "reason"]]
+    return df.loc[df["status"] != OK, ["sample_id", "status", "reason"]]
 
 
 def summary(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:

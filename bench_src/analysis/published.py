@@ -50,6 +50,7 @@ import pandas as pd
 
 from .. import digits, paths
 from ..catalogue import LANGS, WORKLOADS
+from ..statuses import OK
 from . import compare, multiplicity, paired, rules
 from .families import with_param_columns
 from ..plan import comparisons
@@ -251,7 +252,7 @@ def _values(df: pd.DataFrame, workload: str, lang: str, n: int, setting: Setting
 
 def _failures(sel: pd.DataFrame) -> str:
     measured = sel[sel["phase"] == "measured"] if "phase" in sel else sel
-    bad = measured[measured["status"] != "ok"]
+    bad = measured[measured["status"] != OK]
     if bad.empty:
         return ""
     reason = bad["reason"].dropna().astype(str)

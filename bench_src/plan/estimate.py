@@ -22,6 +22,7 @@ from typing import Iterator, Mapping
 
 from .. import paths
 from ..catalogue import WORKLOADS
+from ..statuses import OK
 from .model import Cell, Plan
 
 # seconds per sample = fixed + per_n * N (process start, fixtures or table restore included), fitted
@@ -179,7 +180,7 @@ def speed_factor(plan: Plan, records: list[dict]) -> Speed | None:
     taken = default = 0.0
     count = 0
     for rec in records:
-        if not isinstance(rec, dict) or rec.get("phase") != "warmup" or rec.get("status") != "ok":
+        if not isinstance(rec, dict) or rec.get("phase") != "warmup" or rec.get("status") != OK:
             continue
         cell, secs = cells.get(str(rec.get("cell_id"))), _sample_seconds(rec)
         if cell is None or secs is None:
@@ -203,7 +204,7 @@ def _ok_times(records, into: dict[str, list[float]]) -> set[str]:
     ids seen.  A failed sample may have ended early: it says little of a good one."""
     seen: set[str] = set()
     for rec in records:
-        if isinstance(rec, dict) and rec.get("status") == "ok" and "cell_id" in rec:
+        if isinstance(rec, dict) and rec.get("status") == OK and "cell_id" in rec:
             secs = _sample_seconds(rec)
             if secs is not None:
                 into.setdefault(str(rec["cell_id"]), []).append(secs)

@@ -7,6 +7,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from ..plan import Plan, Slot
+from ..statuses import CHECKSUM_MISMATCH, OK, SKIPPED
 from ..store import ChecksumBook, ResultsStore
 from ..store.ledger import in_process_attempt, not_taken_again, warmup_again_id
 from ..store.results import BinariesChanged
@@ -34,17 +35,17 @@ class SampleKeeper:
     def __call__(self, slot: Slot, rec: dict[str, Any], timeline) -> None:
         if timeline is not None:
             rec["timeline_file"] = self.store.write_timeline(rec["sample_id"], timeline)
-        if rec["status"] == "ok":
+        if rec["status"] == OK:
             want, problem = self.book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
             rec["expected_checksum"] = want
             if problem:
-                rec["status"], rec["reason"] = "checksum_mismatch", problem
+                rec["status"], rec["reason"] = CHECKSUM_MISMATCH, problem
         self.store.append(rec)
         self.report.taken += 1
         self.report.statuses[rec["status"]] += 1
-        if rec["status"] == "skipped":
+        if rec["status"] == SKIPPED:
             self.skipped_cells.add(slot.cell.id)
-        elif rec["status"] != "ok":
+        elif rec["status"] != OK:
             self.log(f"sample {rec['sample_id']}: {rec['status']}: {rec['reason']}"
                      + (f" (host {rec['host']})" if rec.get("host") else ""))
         first = rec["sample_id"] not in self.stored_ids

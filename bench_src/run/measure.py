@@ -35,6 +35,7 @@ from typing import Any
 from .. import cpus, paths
 from ..catalogue import least_elapsed_ns
 from ..plan import Cell
+from ..statuses import BAD_OUTPUT, FAILED, KILLED, MEMORY_LIMIT, OK, TIMEOUT, TOO_FAST
 from ..store.lock import LOCK_NAME, DirLock, remove_unheld
 from ..store.space import ScratchFull, is_disk_full
 
@@ -289,29 +290,30 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     rec["peak_rss_bytes"] = launched["maxrss_kb"] * 1024
     rec["command"] = " ".join(cmd)
 
-    status, reason = "ok", ""
+    status, reason = OK, ""
+    # the launcher's own words for what it killed (killed_by), not the statuses they become
     if launched.get("killed_by") == "timeout":
-        status, reason = "timeout", f"killed after the timeout of {timeout_s:g} s"
+        status, reason = TIMEOUT, f"killed after the timeout of {timeout_s:g} s"
     elif launched.get("killed_by") == "memory_limit":
-        status, reason = "memory_limit", (f"killed: RSS passed the memory limit of {mem_limit_mb} MiB "
+        status, reason = MEMORY_LIMIT, (f"killed: RSS passed the memory limit of {mem_limit_mb} MiB "
                                           f"(last seen {launched.get('guard_peak_rss_kb', 0) // 1024} MiB)")
     elif mem_limit_mb and launched["maxrss_kb"] > mem_limit_mb * 1024:
         # the guard reads RSS every few milliseconds: a peak between two reads ends no sample, but
         # wait4's exact peak says the limit was passed, and the sample is judged by the same rule
-        status, reason = "memory_limit", (f"peak RSS {launched['maxrss_kb'] / 1024:.1f} MiB passed the memory limit of "
+        status, reason = MEMORY_LIMIT, (f"peak RSS {launched['maxrss_kb'] / 1024:.1f} MiB passed the memory limit of "
                                           f"{mem_limit_mb} MiB between two reads of the guard (wait4's exact peak)")
     elif launched["signal"]:
-        status = "killed"
+        status = KILLED
         reason = f"terminated by signal {launched['signal']}" + (
             " (SIGKILL: possibly the kernel's out-of-memory killer)" if launched["signal"] == 9 else "")
         if failure_line(stderr):  # what the program said before it died ("memory allocation of ... failed")
             reason += f": {failure_line(stderr)}"
     elif launched["exit_code"] != 0:
-        status = "failed"
+        status = FAILED
         reason = f"exit {launched['exit_code']}: {failure_line(stderr) or 'no message on stderr'}"
 
     program: dict[str, Any] = {}
-    if status == "ok":
+    if status == OK:
         try:
             program = json.loads(_last_line(stdout))
             if not isinstance(program, dict):
@@ -320,8 +322,8 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
             if missing:
                 raise ValueError(f"missing keys {missing}")
         except ValueError as exc:
-            status, reason, program = "bad_output", f"no valid JSON result line on stdout ({exc})", {}
-    if status == "ok":
+            status, reason, program = BAD_OUTPUT, f"no valid JSON result line on stdout ({exc})", {}
+    if status == OK:
         status, reason = waited(cell, program.get("elapsed_ns"))
     for k in PROGRAM_KEYS:
         rec[k] = program.get(k)
@@ -342,8 +344,8 @@ def waited(cell: Cell, elapsed_ns: Any) -> tuple[str, str]:
     says; its checksum counts the waits asked for, not those done (catalogue.least_elapsed_ns)."""
     least = least_elapsed_ns(cell.workload, cell.n, dict(cell.params))
     if least is None or not isinstance(elapsed_ns, int) or elapsed_ns >= least:
-        return "ok", ""
-    return "too_fast", (f"workload time {elapsed_ns / 1e6:.3f} ms, below the longest wait the work asks for "
+        return OK, ""
+    return TOO_FAST, (f"workload time {elapsed_ns / 1e6:.3f} ms, below the longest wait the work asks for "
                         f"({least / 1e6:g} ms): not every task waited as the work says")
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from ..catalogue import WORKLOADS
 from ..plan import Cell, Plan
 from ..plan.dsn import resolve_dsn
+from ..statuses import OK
 from ..store import is_disk_full, now_utc
 from ..store.secrets import dsn_secrets
 from . import servers
@@ -167,7 +168,7 @@ class Resources:
     def after_sample(self, cell: Cell, record: dict[str, Any]) -> None:
         """A failed server sample: say in its reason whether the server had died meanwhile."""
         kind = WORKLOADS[cell.workload].server
-        if kind is None or record.get("status") == "ok" or kind not in self.servers:
+        if kind is None or record.get("status") == OK or kind not in self.servers:
             return
         server = self.servers[kind]
         if server.alive():

@@ -28,6 +28,7 @@ from ..plan.dsn import resolve_dsn
 from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
 from ..cluster_spec import ClusterSpec
+from ..statuses import SKIPPED
 from ..store import ChecksumBook, DiskFull, ResultsStore, is_disk_full, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, servers
@@ -212,7 +213,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 records = store.records()
                 done = store.done_ids()
                 kept = store.latest_records()  # one record per sample, of each block's kept attempt
-                skipped = {r["sample_id"] for r in kept if r.get("status") == "skipped"}
+                skipped = {r["sample_id"] for r in kept if r.get("status") == SKIPPED}
                 # the attempt each measured block's kept samples belong to: a skipped sample taken
                 # again alone joins it (a block taken again whole is an attempt of this session's)
                 attempt_of = {(r["phase"], r.get("block")): r.get("attempt") or ""

@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable
 
 from ..plan import Plan, Slot
+from ..statuses import HARNESS_ERROR, OK, SKIPPED
 from ..store import DiskFull, is_disk_full, key_string, now_utc
 from ..store.secrets import Scrubber
 from .resources import SkipSample
@@ -45,11 +46,11 @@ def measure_slot(plan: Plan, context, measure_fn: Callable[..., dict[str, Any]],
             extra_args["timeline_ms"] = plan.timeline_ms
         measured = measure_fn(slot.cell, plan.timeout_s, plan.mem_limit_mb, env=env, **measure_args, **extra_args)
     except SkipSample as exc:  # cannot run here: stored visibly, taken again on the next resume
-        measured = {"status": "skipped", "reason": str(exc)}
+        measured = {"status": SKIPPED, "reason": str(exc)}
     except Exception as exc:  # a harness-side failure becomes a failed sample too
         if is_disk_full(exc) or isinstance(exc, DiskFull):
             raise
-        measured = {"status": "harness_error", "reason": f"{type(exc).__name__}: {exc}"}
+        measured = {"status": HARNESS_ERROR, "reason": f"{type(exc).__name__}: {exc}"}
     timeline = measured.pop("timeline", None)
     rec = record(slot, seq, run_id, session, measured)
     rec["started_at"] = started_at
@@ -58,7 +59,7 @@ def measure_slot(plan: Plan, context, measure_fn: Callable[..., dict[str, Any]],
     if note:
         rec["note"] = note
     after_sample = getattr(context, "after_sample", None)
-    if rec["status"] not in ("ok", "skipped") and after_sample is not None:
+    if rec["status"] not in (OK, SKIPPED) and after_sample is not None:
         try:  # what the context finds out about a failure adds to its reason; it never loses the record
             after_sample(slot.cell, rec)
         except Exception as exc:

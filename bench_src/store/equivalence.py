@@ -13,6 +13,7 @@ import json
 import pandas as pd
 
 from ..plan import Cell
+from ..statuses import CHECKSUM_MISMATCH, OK
 
 
 def key_string(cell: Cell) -> str:
@@ -26,7 +27,7 @@ class ChecksumBook:
     def __init__(self, records=()):
         self.expected: dict[str, tuple[str, str]] = {}
         for r in records:
-            if r.get("status") == "ok" and r.get("checksum"):
+            if r.get("status") == OK and r.get("checksum"):
                 self.expected.setdefault(r["equiv_key"], (r["checksum"], r["cell_id"]))
 
     def verdict(self, equiv_key: str, checksum: str, cell_id: str) -> tuple[str | None, str]:
@@ -54,7 +55,7 @@ def identity_params(equiv_key: str) -> str:
 def check(df: pd.DataFrame) -> pd.DataFrame:
     """One row per equivalence key: the checksums seen, by whom, and whether they agree; `params`
     the key's work-identity parameters (`identity_params`)."""
-    ok = df[df["status"].isin(["ok", "checksum_mismatch"])]
+    ok = df[df["status"].isin([OK, CHECKSUM_MISMATCH])]
     if ok.empty:
         return pd.DataFrame(columns=["equiv_key", "workload", "n", "params", "checksums", "langs", "cells",
                                      "samples", "agree"])
@@ -80,5 +81,5 @@ def mark_valid(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     table = check(out)
     bad = set(table.loc[~table["agree"], "equiv_key"]) if not table.empty else set()
-    out["valid"] = (out["status"] == "ok") & (out["phase"] == "measured") & ~out["equiv_key"].isin(bad)
+    out["valid"] = (out["status"] == OK) & (out["phase"] == "measured") & ~out["equiv_key"].isin(bad)
     return out

@@ -7,6 +7,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from ..statuses import OK
+
 # Columns of the tidy frame, in order (documented in the README).
 COLUMNS = [
     "run_id", "sample_id", "seq", "session", "phase", "block", "pos", "cell_id", "workload", "lang", "variant",
@@ -47,5 +49,5 @@ def samples_frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     # idle_tasks: how many tasks were still alive when the last one had been spawned
     extra = df["extra"].map(lambda s: json.loads(s) if isinstance(s, str) else {})
     df["alive_at_spawn"] = pd.to_numeric(extra.map(lambda e: e.get("alive_at_spawn")), errors="coerce")
-    df["ok"] = df["status"] == "ok"
+    df["ok"] = df["status"] == OK
     return df.sort_values("seq", kind="stable").reset_index(drop=True)

@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable
 
+from ..statuses import HOST_LOST, SKIPPED
+
 # Samples with these statuses did not run (the cell could not run here); a resumed run takes them
 # again, and the newer record replaces the older one.
-RETRY_STATUSES = ("skipped", "host_lost")  # taken again when the run resumes
+RETRY_STATUSES = (SKIPPED, HOST_LOST)  # taken again when the run resumes
 IN_PROCESS_ATTEMPT = "session:"  # an in-process session's attempt of a block: "session:<n>"
 
 

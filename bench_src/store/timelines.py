@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..statuses import OK
 from .results import ResultsStore
 
 PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
@@ -22,7 +23,7 @@ def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> p
     if "timeline_file" not in df or df["timeline_file"].isna().all():
         return pd.DataFrame(columns=["sample_id", "cell_id", "lang", "variant", "n", "params", "t_s", "rss_mib",
                                      *PHASES])
-    rows = df[df["timeline_file"].notna() & (df["status"] == "ok")]
+    rows = df[df["timeline_file"].notna() & (df["status"] == OK)]
     if workload:
         rows = rows[rows["workload"] == workload]
     param_keys = [c for c in rows.columns if c.startswith("p_") and rows[c].notna().any()]

@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import findings, tables, units
 from ...store.ledger import sampling_sessions
+from ...statuses import OK
 from .base import export_dir, written
 
 PAGE = "report.html"  # the report's page in the export directory
@@ -121,7 +122,7 @@ def _facts(rep) -> str:
     total = len(df)
     measured = int((df["phase"] == "measured").sum()) if total else 0
     valid = int(df["valid"].sum()) if total else 0
-    not_ok = int((df["status"] != "ok").sum()) if total else 0
+    not_ok = int((df["status"] != OK).sum()) if total else 0
     cells = int(df["cell_id"].nunique()) if total else 0
     items = [("samples", units.count(total)), ("measured", units.count(measured)), ("valid", units.count(valid)),
              ("not ok", units.count(not_ok)), ("cells", units.count(cells))]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...catalogue import WORKLOADS
+from ...statuses import OK
 from ...store.equivalence import identity_params
 from .. import units
 from .formatting import column_of, finish, n_text, params_dict, params_text, threads_text
@@ -52,7 +53,7 @@ def _sort_cells(t: pd.DataFrame) -> pd.DataFrame:
 def failure_groups(df: pd.DataFrame) -> pd.DataFrame:
     """Raw: every sample that is not ok, grouped by cell, status and reason, with the phases and count."""
     cols = [*CELL, "status", "reason", "samples", "phases", "first_sample"]
-    bad = df[df["status"] != "ok"] if not df.empty else df
+    bad = df[df["status"] != OK] if not df.empty else df
     if bad.empty:
         return pd.DataFrame(columns=cols)
     rows = []
@@ -69,7 +70,7 @@ def status(counts: pd.DataFrame) -> Readable:
         return Readable(pd.DataFrame(), "no samples", "Samples by status")
     c = counts.copy()
     c["_cell"] = c[CELL].map(str).agg("|".join, axis=1)
-    statuses = list(dict.fromkeys(["ok", *sorted(set(c["status"]) - {"ok"})]))
+    statuses = list(dict.fromkeys([OK, *sorted(set(c["status"]) - {OK})]))
     cells = c.drop_duplicates("_cell")
     out = pd.DataFrame({"workload": cells["workload"].values, "lang": cells["lang"].values,
                         "variant": cells["variant"].values, "N": cells["n"].map(units.count).values,
@@ -84,14 +85,14 @@ def status(counts: pd.DataFrame) -> Readable:
             texts.append((str(measured) if measured or not warm else "") + (f" +{warm} w" if warm else "")
                          if measured or warm else "")
         out[s] = [t.strip() for t in texts]
-    bad = [s for s in statuses if s != "ok"]
+    bad = [s for s in statuses if s != OK]
     if bad:  # cells with a problem first
         order = out[bad].ne("").any(axis=1)
         out = pd.concat([out[order], out[~order]])
     total = int(counts["samples"].sum())
-    not_ok = int(counts.loc[counts["status"] != "ok", "samples"].sum())
+    not_ok = int(counts.loc[counts["status"] != OK, "samples"].sum())
     note = (f"{total:,} samples, {not_ok:,} not ok. Counts of measured samples; '+k w': k warm-up samples.")
-    return finish(out, "Samples by status", note, keep=("ok",))
+    return finish(out, "Samples by status", note, keep=(OK,))
 
 
 def failures(groups: pd.DataFrame) -> Readable:

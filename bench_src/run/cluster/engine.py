@@ -45,6 +45,7 @@ from distributed.security import Security
 from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
+from ...statuses import HOST_LOST, SKIPPED
 from ...store.hosts import host_id, machine_id
 from ...store.lock import LOCK_NAME, DirLock
 from ...store.space import ScratchFull
@@ -82,7 +83,6 @@ HOSTS_EVERY_S = 5.0  # how often it counts the hosts
 NO_HOST_S = 120.0  # a run with no host for this long ends
 CONNECT_S = 60.0
 REACH_S = 5.0  # how long the check before the build waits for a scheduler's port to take a connection
-RETRY_STATUS = "host_lost"
 # One run per scheduler at a time: the hosts' plugin, its events and acknowledgements have one name
 # on a scheduler, and two runs' samples would run at once on the same hosts.  The run holds a Dask
 # `Semaphore` of one lease; a client killed keeps it until the scheduler drops its lease (Dask's
@@ -458,14 +458,14 @@ class Hosts:
         return SCHEDULER_LOST if arrived else SCHEDULER_LOST_BEFORE
 
     def scheduler_lost(self, exc: BaseException | None = None) -> HostsError:
-        """The samples not delivered of the blocks still running stored as `RETRY_STATUS` samples
+        """The samples not delivered of the blocks still running stored as `HOST_LOST` samples
         with the reason (`record_lost`), and the one-line error that says so."""
         for block in self.running.values():
             self.record_lost(block, self.scheduler_lost_reason(block))
         self.running = {}
         why = f" ({type(exc).__name__}: {exc})" if exc is not None else ""
         return HostsError(f"cluster {self.spec}: the scheduler is gone{why}; every sample delivered is stored, the "
-                          f"rest of the blocks it was running as {RETRY_STATUS}: start the scheduler and its hosts, "
+                          f"rest of the blocks it was running as {HOST_LOST}: start the scheduler and its hosts, "
                           "and resume")
 
     def take_blocks_on_the_scheduler(self, blocks: list[list[tuple[int, Slot]]], deadline: float | None) -> bool:
@@ -567,7 +567,7 @@ class Hosts:
                 self.warmups_stored += 1
             slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
             self.keep(slot, rec, msg.get("timeline"))
-            if rec["status"] != "skipped":
+            if rec["status"] != SKIPPED:
                 self.done.add(rec["sample_id"])
         if msg.get("ack") and not replayed:
             self.acknowledge(msg["ack"])
@@ -641,7 +641,7 @@ class Hosts:
 
     def record_lost(self, block: list[tuple[int, Slot]], reason: str) -> None:
         """The samples of a block that did not complete and that no attempt delivered, stored as an
-        attempt of `RETRY_STATUS` samples with the reason; the next resume takes the block again.
+        attempt of `HOST_LOST` samples with the reason; the next resume takes the block again.
         A delivered sample gets no such record: a block whose every sample arrived before its task
         was lost is complete, and a lost attempt as long as it would be the one the store keeps
         (`current_attempts`: of equally long attempts, the last written)."""
@@ -650,7 +650,7 @@ class Hosts:
             if slot.sample_id in self.done:
                 continue
             rec = record(slot, seq, self.store.run_id, self.store.session,
-                         {"status": RETRY_STATUS, "reason": reason})
+                         {"status": HOST_LOST, "reason": reason})
             rec["attempt"] = attempt
             host_of_block = self.block_host.get((slot.phase, slot.block))
             if host_of_block:  # the host that delivered the block's other samples
