@@ -90,7 +90,7 @@ def test_the_analysis_notebook_takes_a_list_of_directories(results_dir, tmp_path
 @pytest.mark.parametrize("what", ["missing", "empty", "file", "no run under data/results"])
 def test_a_path_that_holds_no_run_is_an_error_a_user_can_fix(tmp_path, monkeypatch, what):
     # one of api.USER_ERRORS, so that the notebooks show it as one line, as the command line does
-    from bench_src.store import results
+    from bench_src.store import directory as results
     given = {"missing": tmp_path / "nosuch", "empty": tmp_path, "file": tmp_path / "f.txt",
              "no run under data/results": None}[what]
     (tmp_path / "f.txt").write_text("x") if what == "file" else None

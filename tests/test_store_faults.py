@@ -555,7 +555,7 @@ def test_a_real_full_tmpdir_stops_the_run_in_one_line_naming_it_then_the_same_co
 def test_make_runs_partial_notebook_named_by_its_pid_is_a_runs_own_file(tmp_path):
     """`make run` writes its notebook as run.partial.<PID>.ipynb before the first sample: the run
     takes the directory as its own; any other name there is someone else's."""
-    from bench_src.store.results import foreign_entries
+    from bench_src.store.directory import foreign_entries
     out = tmp_path / "r"
     out.mkdir()
     (out / "run.partial.4242.ipynb").write_text("{}")

@@ -11,8 +11,9 @@ from .equivalence import ChecksumBook, check, key_string, mark_valid
 from .frame import COLUMNS, samples_frame
 from .ledger import current_attempts
 from .lock import DirLock, LockedError
+from .directory import NotAResultsDirectory, latest_results_dir
 from .results import (CorruptFile, CorruptRecords, CorruptRecordsWarning, MissingSamples, MissingSamplesWarning,
-                      NotAResultsDirectory, ResultsStore, check_results_dir, latest_results_dir, now_utc)
+                      ResultsStore, check_results_dir, now_utc)
 from .secrets import Scrubber
 from .space import DiskFull, is_disk_full
 

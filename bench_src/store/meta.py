@@ -69,3 +69,8 @@ def recovered_sessions(text: str) -> dict[int, dict[str, Any]]:
             if sound:
                 found[entry["session"]] = sound
     return found
+
+
+def is_run_record(meta: Any) -> bool:
+    """Whether parsed meta.json content is the record of a run (the one test of it)."""
+    return isinstance(meta, dict) and isinstance(meta.get("plan"), dict) and isinstance(meta.get("sessions"), list)

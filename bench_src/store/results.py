@@ -23,7 +23,6 @@ import datetime as dt
 import errno
 import json
 import os
-import re
 import tempfile
 import warnings
 from collections import Counter
@@ -32,32 +31,21 @@ from typing import Any
 
 import pandas as pd
 
-from .. import paths
 from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
+from .directory import WRITE_PROBE, NotAResultsDirectory, quoted_path, refuse_foreign, refuse_too_long
 from .ledger import current_attempts, latest, not_taken_again
 from .lock import LOCK_NAME, DirLock
-from .meta import CORRUPT_META, META, recovered_sessions, sessions_problem
+from .meta import CORRUPT_META, META, is_run_record, recovered_sessions, sessions_problem
 from .records import REJECTED, BadLine, Lost, Scan, foreign_cell, stands_for_a_sample, why_bad
 from .secrets import Scrubber
 from .frame import samples_frame
 from .space import RESERVE, RESERVE_MARGIN, SCRATCH_WRITING, DiskFull, Reserve, ScratchFull, is_disk_full
 
-# What a run of this package may leave in a directory before its meta.json exists: the lock, the
-# space reserve, a meta.json being written, and the notebook `make run` writes first (named by the
-# make process's PID, so that a second `make run` into the same directory, refused by the lock,
-# writes its failed notebook beside the first one's instead of over it).  A directory without
-# meta.json that holds anything else is someone else's, and is never written into.
-OWN_BEFORE_META = (LOCK_NAME, RESERVE, META + ".tmp", "run.partial.ipynb", "run.ipynb")
-PARTIAL_NOTEBOOK = re.compile(r"run\.partial\.\d+\.ipynb")
-WRITE_PROBE = ".bench-write-test-"  # check_results_dir's probe, there for an instant (as a lock's temporary)
+
 def now_utc() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-class NotAResultsDirectory(FileNotFoundError):
-    """A directory (or path) that holds no run: no meta.json."""
 
 
 class BinariesChanged(ValueError):
@@ -94,77 +82,6 @@ def _lost_records(numbers: list[int | None], rebuilt: bool) -> str:
     return f"meta.json records none for {which}"
 
 
-def is_run_record(meta: Any) -> bool:
-    """Whether parsed meta.json content is the record of a run (the one test of it)."""
-    return isinstance(meta, dict) and isinstance(meta.get("plan"), dict) and isinstance(meta.get("sessions"), list)
-
-
-def _holds_run_record(directory: Path) -> bool:
-    try:
-        return is_run_record(json.loads((directory / META).read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-
-
-def foreign_entries(directory: Path) -> list[str]:
-    """The names in a directory that no run of this package leaves there, when it is not a run's:
-    empty for a directory that does not exist, holds the record of a run (meta.json), or holds
-    samples beside an unreadable meta.json (a run's, to repair).  An unreadable meta.json with no
-    samples.jsonl beside it is no run's record: it counts as foreign, so that neither a run nor a
-    repair writes there or moves the file."""
-    if not directory.is_dir():
-        return []
-    if (directory / META).exists() and (_holds_run_record(directory) or (directory / SAMPLES).exists()):
-        return []
-    return sorted(p.name for p in directory.iterdir()
-                  if p.name not in OWN_BEFORE_META and not PARTIAL_NOTEBOOK.fullmatch(p.name)
-                  and not p.name.startswith((WRITE_PROBE, LOCK_NAME + ".")))
-
-
-def refuse_foreign(directory: Path) -> None:
-    """Refuse a directory that holds something else than a run of this package: a run writes only
-    into a new or empty directory, or into one of its own (with meta.json)."""
-    foreign = foreign_entries(directory)
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        record = ("holds a meta.json that is not the record of a run and no samples"
-                  if META in foreign else "holds no meta.json")
-        notebooks = all(name.endswith(".ipynb") for name in foreign) and META not in foreign
-        hint = ("; if it is papermill's output notebook of this run, write that outside results_dir or name it "
-                "run.partial.ipynb (make run names it run.partial.<PID>.ipynb)") if notebooks else ""
-        raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and {record}: it is "
-                         "not a results directory of this package, and nothing is written into it; give a new or "
-                         f"empty directory, or the directory of an earlier run{hint}")
-
-
-def _refuse_too_long(d: Path) -> None:
-    """A ValueError when a name of `d` still to be created is longer than its file system allows, or
-    the whole path is (stat says "no such file" before it says "too long" under a missing parent)."""
-    existing = d.absolute()
-    missing: list[str] = []
-    while not existing.exists() and existing.parent != existing:
-        missing.append(existing.name)
-        existing = existing.parent
-    try:
-        name_max, path_max = os.pathconf(existing, "PC_NAME_MAX"), os.pathconf(existing, "PC_PATH_MAX")
-    except (OSError, ValueError):
-        return
-    long = [n for n in missing if len(os.fsencode(n)) > name_max]
-    if long:
-        raise ValueError(f"results_dir {_shown(d)} cannot be created: its name {_shown(Path(long[0]), 40)} has "
-                         f"{len(os.fsencode(long[0]))} bytes, more than the {name_max} its file system allows; give "
-                         "a shorter one")
-    if len(os.fsencode(str(d.absolute()))) >= path_max:
-        raise ValueError(f"results_dir {_shown(d)} cannot be used: the path has {len(os.fsencode(str(d.absolute())))} "
-                         f"bytes, more than the {path_max - 1} allowed; give a shorter path")
-
-
-def _shown(path: Path, most: int = 120) -> str:
-    """A path as an error quotes it: whole up to `most` characters, else its start and end."""
-    text = str(path)
-    return repr(text) if len(text) <= most else repr(text[:60] + " … " + text[-40:]) + f" ({len(text)} characters)"
-
-
 def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     """Refuse, before anything is built, a results directory that cannot be used: a path that is a
     file, a directory (or the nearest existing parent) that is not writable or has not `need` bytes
@@ -173,10 +90,10 @@ def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
     try:
         d.exists()
     except OSError as exc:  # a name or a path too long for the file system, a path it cannot look at
-        raise ValueError(f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}; give a shorter path"
+        raise ValueError(f"results_dir {quoted_path(d)} cannot be used: {exc.strerror or exc}; give a shorter path"
                          if exc.errno == errno.ENAMETOOLONG else
-                         f"results_dir {_shown(d)} cannot be used: {exc.strerror or exc}") from None
-    _refuse_too_long(d)
+                         f"results_dir {quoted_path(d)} cannot be used: {exc.strerror or exc}") from None
+    refuse_too_long(d)
     if d.exists() and not d.is_dir():
         raise ValueError(f"results_dir {str(d)!r} is a file, not a directory")
     if d.is_symlink() and not d.exists():  # mkdir would fail on it after the build
@@ -218,15 +135,6 @@ def check_results_dir(directory: str | os.PathLike, need: int = 4096) -> Path:
                                  f"user write permission on it (chmod u+w), and nothing in the directory changes "
                                  "before then") from None
     return d
-
-
-def latest_results_dir(root: str | os.PathLike | None = None) -> Path:
-    """The results directory under `root` (default data/results/) whose meta.json was written last."""
-    base = Path(root) if root is not None else paths.RESULTS
-    runs = [p for p in base.glob("*") if (p / META).exists()]
-    if not runs:
-        raise NotAResultsDirectory(f"no results under {base}; run notebooks/run.ipynb first")
-    return max(runs, key=lambda p: (p / META).stat().st_mtime)
 
 
 class ResultsStore:
