@@ -11,6 +11,7 @@ from ..statuses import CHECKSUM_MISMATCH, OK, SKIPPED
 from ..store import ChecksumBook, ResultsStore
 from ..store.ledger import in_process_attempt, not_taken_again, warmup_again_id
 from ..store.results import BinariesChanged
+from ..store.timelines import write_timeline
 from . import build, sample
 from .measure import default_env
 from .progress import Progress
@@ -34,7 +35,7 @@ class SampleKeeper:
 
     def __call__(self, slot: Slot, rec: dict[str, Any], timeline) -> None:
         if timeline is not None:
-            rec["timeline_file"] = self.store.write_timeline(rec["sample_id"], timeline)
+            rec["timeline_file"] = write_timeline(self.store, rec["sample_id"], timeline)
         if rec["status"] == OK:
             want, problem = self.book.verdict(rec["equiv_key"], rec["checksum"], rec["cell_id"])
             rec["expected_checksum"] = want

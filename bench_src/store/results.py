@@ -772,27 +772,6 @@ class ResultsStore:
         df.attrs["abandoned_samples"] = len(abandoned)
         return df
 
-    # --- memory timelines ----------------------------------------------------------------------
-    def write_timeline(self, sample_id: str, points) -> str:
-        """Store one sample's RSS timeline as CSV (t_mono_ns, rss_bytes); return its relative path."""
-        d = self.dir / "timelines"
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sample_id) + ".csv"
-        try:
-            d.mkdir(mode=0o700, exist_ok=True)
-            with open(d / name, "w", opener=files._private_opener) as f:
-                f.write("t_mono_ns,rss_bytes\n")
-                f.writelines(f"{t},{r}\n" for t, r in points)
-        except OSError as exc:
-            if not is_disk_full(exc):
-                raise
-            (d / name).unlink(missing_ok=True)
-            self.reserve.release()
-            raise self.disk_full(exc, writing=f"timelines/{name}") from None
-        return f"timelines/{name}"
-
-    def read_timeline(self, relative: str) -> pd.DataFrame:
-        return pd.read_csv(self.dir / relative)
-
 
 class CorruptRecordsWarning(UserWarning):
     pass

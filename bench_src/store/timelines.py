@@ -1,6 +1,6 @@
-"""A results directory's RSS timelines (`timelines/<sample>.csv`, written by
-`ResultsStore.write_timeline` while a run with `timeline_ms` takes its samples) as one long frame,
-in the units of the samples frame (seconds, MiB)."""
+"""A results directory's RSS timelines (`timelines/<sample>.csv`): one sample's written while a run
+with `timeline_ms` takes its samples (`write_timeline`), read back (`read_timeline`), and all of
+them as one long frame, in the units of the samples frame (seconds, MiB)."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,33 @@ from pathlib import Path
 import pandas as pd
 
 from ..statuses import OK
+from . import files
 from .results import ResultsStore
+from .space import is_disk_full
 
 PHASES = ("spawned_ns", "finished_ns", "linger_end_ns")
+
+
+def write_timeline(store: ResultsStore, sample_id: str, points) -> str:
+    """Store one sample's RSS timeline as CSV (t_mono_ns, rss_bytes); return its relative path."""
+    d = store.dir / "timelines"
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in sample_id) + ".csv"
+    try:
+        d.mkdir(mode=0o700, exist_ok=True)
+        with open(d / name, "w", opener=files._private_opener) as f:
+            f.write("t_mono_ns,rss_bytes\n")
+            f.writelines(f"{t},{r}\n" for t, r in points)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        (d / name).unlink(missing_ok=True)
+        store.reserve.release()
+        raise store.disk_full(exc, writing=f"timelines/{name}") from None
+    return f"timelines/{name}"
+
+
+def read_timeline(store: ResultsStore, relative: str) -> pd.DataFrame:
+    return pd.read_csv(store.dir / relative)
 
 
 def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> pd.DataFrame:
@@ -29,7 +53,7 @@ def timelines(results_dir: str | Path, workload: str | None = "idle_tasks") -> p
     param_keys = [c for c in rows.columns if c.startswith("p_") and rows[c].notna().any()]
     parts = []
     for r in rows.itertuples():
-        tl = store.read_timeline(r.timeline_file)
+        tl = read_timeline(store, r.timeline_file)
         tl = tl[tl["rss_bytes"] > 0]  # a point read as the process exited holds nothing
         extra = json.loads(r.extra) if isinstance(r.extra, str) else {}
         t0 = r.t0_mono_ns
