@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .. import paths
-from ..catalogue import WORKLOADS
+from ..catalogue import TVT_TICK_MS, WORKLOADS
 from ..statuses import OK
 from .model import Cell, Plan
 
@@ -155,8 +155,8 @@ def default_seconds(cell: Cell) -> float:
         units *= int(p["inner"])
     elif cell.workload == "idle_tasks":
         fixed += (0 if p["wait"] == "release" else int(p["duration_ms"]) / 1000) + int(p["linger_ms"]) / 1000
-    elif cell.workload == "threads_vs_tasks":  # each iteration a 10 ms sleep, and N wake-ups (fitted at 100)
-        fixed += 0.01 * int(p["iterations"])
+    elif cell.workload == "threads_vs_tasks":  # each iteration a tick's sleep (TVT_TICK_MS), and N wake-ups (fitted at 100)
+        fixed += TVT_TICK_MS / 1000 * int(p["iterations"])
         per_n *= int(p["iterations"]) / 100
     return fixed + per_n * units
 
