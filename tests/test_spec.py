@@ -124,8 +124,8 @@ def test_each_workload_sits_in_the_section_its_catalogue_entry_names(name):
 
 
 def test_the_readmes_workload_table_is_the_catalogues():
-    """The README's table of workloads names every workload with its variants, the default first,
-    as the catalogue has them."""
+    """The README's table of workloads names every workload with what its N counts, its variants, the
+    default first, and its parameters, as the catalogue has them."""
     readme = (paths.ROOT / "README.md").read_text()
     table = readme[readme.index("| workload | what N counts |"):].split("\n\n")[0]
     rows = {cells[0].strip("`"): cells for cells in table_rows(table)[1:]}
@@ -134,3 +134,6 @@ def test_the_readmes_workload_table_is_the_catalogues():
         for lang, column in (("go", 2), ("rust", 3)):
             listed = [v.strip() for v in cells[column].split(",")]
             assert listed == list(WORKLOADS[name].variants[lang]), (name, lang, listed)
+        assert cells[1].strip() == WORKLOADS[name].n_meaning, (name, cells[1])
+        named = re.findall(r"`([a-z_]+)`", cells[4])
+        assert named == [p.name for p in WORKLOADS[name].params], (name, named)
