@@ -117,3 +117,27 @@ def test_bad_arguments_exit_2_with_a_message(built, lang, args):
     out = run_program(lang, *args)
     assert out.returncode == 2, (args, out.stdout, out.stderr)
     assert out.stderr.strip(), "a usage error must say what is wrong"
+
+
+@pytest.mark.parametrize("lang", ["go", "rust"])
+def test_a_parameter_changes_the_checksum_exactly_when_the_catalogue_says_it_changes_the_work(built, lang):
+    """`checksum=True` in the catalogue puts a parameter in the Go/Rust equivalence key: it must
+    change the checksum, or the check compares different work as if it were the same; `False` must
+    not, or every sample of such a plan would read as a checksum mismatch.  Each integer parameter
+    of a workload without files or a server, at two small values in the program's default variant.
+    A wait's length is work no checksum can count (the least workload time proves it instead:
+    `catalogue.least_elapsed_ns`), so idle tasks' `duration_ms` is in the key with an equal sum."""
+    waits = {("idle_tasks", "duration_ms")}
+    wrong = []
+    for name, w in WORKLOADS.items():
+        if w.fixture is not None or w.server is not None:
+            continue
+        for p in w.params_for(lang):
+            if p.kind != "int":
+                continue
+            low = max(p.minimum_for(lang), 1)
+            sums = [result(lang, name, "--n", "3", "--threads", "1", "--param", f"{p.name}={v}")["checksum"]
+                    for v in (low, low + 1)]
+            if (sums[0] != sums[1]) != (p.checksum and (name, p.name) not in waits):
+                wrong.append(f"{name} {p.name}={low}/{low + 1}: checksums {sums}, catalogue checksum={p.checksum}")
+    assert wrong == []
