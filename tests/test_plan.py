@@ -406,10 +406,15 @@ def test_article_profile_runs_the_article_settings_and_the_defaults_of_every_cla
 def test_the_private_server_admits_the_largest_pool_of_any_cell():
     from bench_src.run.resources import max_pool
 
-    assert max_pool(make_plan("quick", workloads=["mysql"]), "mysql") == 64
+    assert max_pool(make_plan("quick", workloads=["mysql"]), {"mysql"}) == 64
     # the article preset opens 151 connections, a pool no grid value names
-    assert max_pool(make_plan("article"), "mysql") == 151
-    assert max_pool(make_plan("quick", workloads=["mysql"], params={"mysql": {"pool": [8, 200]}}), "mysql") == 200
+    assert max_pool(make_plan("article"), {"mysql"}) == 151
+    assert max_pool(make_plan("quick", workloads=["mysql"], params={"mysql": {"pool": [8, 200]}}), {"mysql"}) == 200
+    # the workloads a server serves, taken whole: no workload name inside another's
+    both = make_plan("quick", workloads=["mysql", "sqlite"], params={"mysql": {"pool": [8, 200]}})
+    assert max_pool(both, {"sqlite"}) < 200 and max_pool(both, {"mysql", "sqlite"}) == 200
+    with pytest.raises(TypeError, match="a set of workloads"):
+        max_pool(both, "mysql")
 
 
 def test_warmup_per_program_configuration_at_its_smallest_n():

@@ -159,6 +159,9 @@ def resolution() -> pd.DataFrame:
 # floating point alone (mysql N = 10, memory: 3.83 / 3.54 against the noise between the article's
 # two Rust figures, 3.54 and 3.83: 1.4e-17 apart); such a ratio is at its threshold, not beyond it.
 CLAIM_TOLERANCE = 1e-9
+# the verdict kind and outcome of a claim every sample of whose side failed: a recorded failure, not a
+# measurement (a word of the reproduction table, not a sample's status)
+CLAIM_FAILED = "failed"
 
 
 def claim(ratio: float, threshold_log: float) -> str:
@@ -177,8 +180,8 @@ def outcome(said: str, kind: str, article_ratio: float = float("nan"), margin: f
     (our interval inside 1 -/+ margin) refutes a claimed direction only where the claimed
     difference is at least the margin: a claim of 1.7% with a 2% margin is as consistent with it
     as its opposite, so that outcome is "unresolved: within the margin", not "not reproduced"."""
-    if kind == "failed":
-        return "failed"
+    if kind == CLAIM_FAILED:
+        return CLAIM_FAILED
     if kind not in multiplicity.KINDS:
         return "not measured"
     ours = {"a": "Go", "b": "Rust"}.get(kind, "")
@@ -405,10 +408,10 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
                           for s in ("a_samples", "b_samples"))
             if not isinstance(kind, str) or (not np.isfinite(row[f"{label}_ratio"]) and not sampled):
                 fails = row.get(f"{label}_failures")
-                kind = "failed" if isinstance(fails, str) and fails else "not measured"
+                kind = CLAIM_FAILED if isinstance(fails, str) and fails else "not measured"
             kinds.append(kind)
             word_metric = "elapsed_s" if row["metric"] == "time" else "peak_rss_mib"
-            texts.append(f"failed: {row[f'{label}_failures']}" if kind == "failed" else
+            texts.append(f"failed: {row[f'{label}_failures']}" if kind == CLAIM_FAILED else
                          "not measured" if kind == "not measured" else
                          rules.verdict_text(kind, bool(row.get(f"{label}_within_margin")), "Go", "Rust", word_metric,
                                             margin))
@@ -451,7 +454,7 @@ def across_cores_text(side: pd.DataFrame, label: str) -> list[str]:
             text = "no claim"
         else:
             outcomes = dict(zip(ks, g[f"{label}_outcome"]))
-            measured = [k for k in ks if outcomes[k] not in ("not measured", "failed")]
+            measured = [k for k in ks if outcomes[k] not in ("not measured", CLAIM_FAILED)]
             held = [k for k in measured if outcomes[k] == "reproduced"]
             if not measured:
                 text = "not measured"
@@ -505,7 +508,7 @@ def _cause(df: pd.DataFrame, row: dict) -> tuple[str, str]:
     failed = isinstance(fails, str) and bool(fails)
     lo, hi = row.get("settings_effect_ci_low", np.nan), row.get("settings_effect_ci_high", np.nan)
     moved_ratio = bool(np.isfinite(lo) and np.isfinite(hi) and (hi < 1 or lo > 1))
-    differ = moved_ratio or (failed and row["ours_article_outcome"] == "failed")
+    differ = moved_ratio or (failed and row["ours_article_outcome"] == CLAIM_FAILED)
     if differ and w in CAUSES:
         kinds.insert(0, CAUSES[w][0])
         moved = []

@@ -66,6 +66,11 @@ LAUNCHER_KEYS = ("wall_ns", "start_mono_ns", "user_ns", "sys_ns", "maxrss_kb", "
                  "exit_code", "signal")
 
 
+
+# the launcher's own words for what it killed (`killed_by`, benchlaunch.c), not the statuses they become
+KILLED_BY_TIMEOUT = "timeout"
+KILLED_BY_MEMORY_GUARD = "memory_limit"
+
 def command(cell: Cell, data_dir: Path | None = None, bin_dir: Path | None = None) -> list[str]:
     """The program's command line for a cell (the contract in docs/workloads.md).  It never holds
     a DSN: see `program_env`.  `bin_dir`: where the programs are (default data/bin)."""
@@ -291,10 +296,9 @@ def measure(cell: Cell, timeout_s: float, mem_limit_mb: int, data_dir: Path | No
     rec["command"] = " ".join(cmd)
 
     status, reason = OK, ""
-    # the launcher's own words for what it killed (killed_by), not the statuses they become
-    if launched.get("killed_by") == "timeout":
+    if launched.get("killed_by") == KILLED_BY_TIMEOUT:
         status, reason = TIMEOUT, f"killed after the timeout of {timeout_s:g} s"
-    elif launched.get("killed_by") == "memory_limit":
+    elif launched.get("killed_by") == KILLED_BY_MEMORY_GUARD:
         status, reason = MEMORY_LIMIT, (f"killed: RSS passed the memory limit of {mem_limit_mb} MiB "
                                           f"(last seen {launched.get('guard_peak_rss_kb', 0) // 1024} MiB)")
     elif mem_limit_mb and launched["maxrss_kb"] > mem_limit_mb * 1024:

@@ -38,6 +38,8 @@ class SkipSample(Exception):
 def max_pool(plan: Plan, workloads: set[str]) -> int:
     """The largest connection pool any cell of `workloads` opens (the article preset's fixed pools
     included), so that their server admits it."""
+    if isinstance(workloads, str):  # a name would be read letter by letter ("my" in "mysql")
+        raise TypeError(f"max_pool takes a set of workloads, not the name {workloads!r}")
     pools = [int(dict(c.params).get("pool", 0)) for c in plan.cells() if c.workload in workloads]
     return max(pools, default=64) or 64
 
