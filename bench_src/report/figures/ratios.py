@@ -157,7 +157,6 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     kinds = verdict_kinds(ratios)
     ratios = ratios.assign(vkind=kinds.values)
     limit = ratio_limit(ratios, margin or 0.0)
-    ends = pd.concat([ratios["ratio_ci_low"], ratios["ratio_ci_high"]])
     # the rows whose interval the axis cuts, named with their interval in the header
     beyond = ratios[[any(finite_positive(v) and abs(math.log2(v)) > limit for v in (lo, hi))
                      for lo, hi in zip(ratios["ratio_ci_low"], ratios["ratio_ci_high"])]]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-import numpy as np
 import pandas as pd
 
 from ...analysis import rules
