@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "bench_src"
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
+def docstring_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants of a module, its functions and classes."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
@@ -24,7 +25,7 @@ def path_constants(source: str) -> list[tuple[int, str]]:
     """(line, text) of every string constant of a module that reads as a path (no whitespace, so
     not a message or a help text), docstrings aside; f-strings' literal parts included."""
     tree = ast.parse(source)
-    docs = _docstrings(tree)
+    docs = docstring_nodes(tree)
     return [(node.lineno, node.value) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
             and node.value and not any(c.isspace() for c in node.value)]
@@ -336,7 +337,7 @@ def percent_literals(source: str, percents: set[str]) -> list[tuple[int, str]]:
 
     pattern = re.compile(r"(?<![\d.])(?:" + "|".join(re.escape(p) for p in sorted(percents)) + r")(?:\.0+)?%")
     tree = ast.parse(source)
-    docs = _docstrings(tree)
+    docs = docstring_nodes(tree)
     return [(node.lineno, node.value) for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
             and pattern.search(node.value)]

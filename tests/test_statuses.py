@@ -9,6 +9,8 @@ from bench_src import statuses
 from bench_src.run.measure import LAUNCHER_KEYS, RESULT_KEYS
 from bench_src.store.ledger import RETRY_STATUSES
 
+from test_owners import docstring_nodes
+
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "bench_src"
 OWNER = "bench_src/statuses.py"
@@ -33,14 +35,7 @@ def status_literals(source: str) -> list[tuple[int, str]]:
     """(line, name) of every string constant that is a status's name, docstrings and subscript keys
     (a column or a dict's key of that name, such as the frame's `ok` column) aside."""
     tree = ast.parse(source)
-    skip = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                skip.add(id(first.value))
-        if isinstance(node, ast.Subscript):
-            skip.add(id(node.slice))
+    skip = docstring_nodes(tree) | {id(node.slice) for node in ast.walk(tree) if isinstance(node, ast.Subscript)}
     return sorted((node.lineno, node.value) for node in ast.walk(tree)
                   if isinstance(node, ast.Constant) and isinstance(node.value, str)
                   and node.value in statuses.MEANINGS and id(node) not in skip)
