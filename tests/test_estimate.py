@@ -1,7 +1,5 @@
 """The duration estimate: per-cell seconds from earlier runs, else the stated defaults; expected
 samples per cell; what a resumed run still has to take."""
-import json
-
 import pytest
 
 from bench_src.plan import make_plan
@@ -108,59 +106,10 @@ def test_database_servers_add_their_start_up_unless_external():
     assert est.estimate(q).server_start_s == 0
 
 
-def test_history_reads_earlier_results_directories(tmp_path):
-    p = plan()
-    cells = p.cells()
-    for name, secs in (("a", [1.0, 3.0]), ("b", [2.0])):
-        d = tmp_path / name
-        d.mkdir()
-        lines = [json.dumps({"cell_id": cells[0].id, "status": "ok", "harness_s": s}) for s in secs]
-        lines.append(json.dumps({"cell_id": cells[1].id, "status": "skipped", "harness_s": 99.0}))
-        lines.append(json.dumps({"cell_id": cells[1].id, "status": "failed", "harness_s": 0.01}))
-        lines.append(json.dumps({"cell_id": cells[1].id, "status": "ok", "wall_ns": 4_000_000_000}))
-        lines.append("{not json")
-        (d / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    seconds, sources = est.history(tmp_path)
-    assert seconds[cells[0].id] == 2.0 and seconds[cells[1].id] == 4.0
-    assert sources[cells[0].id] == {str(tmp_path / "a"), str(tmp_path / "b")}
-    e = est.estimate_from_history(p, tmp_path)
-    assert e.cells_from_history == 2 and len(e.sources) == 2
-    assert "2 of 4 cells timed from earlier runs (2 results directories" in e.basis
-    assert est.history(tmp_path, exclude=tmp_path / "a")[0][cells[0].id] == 2.0
-
-
 def test_durations_read_well():
     assert est.format_duration(42) == "42 s"
     assert est.format_duration(125) == "2 min 05 s"
     assert est.format_duration(3 * 3600 + 7 * 60) == "3 h 07 min"
-
-
-def test_before_its_pilot_a_run_expects_what_an_earlier_run_of_the_same_cells_decided(tmp_path):
-    p = plan(samples=6, max_samples=12, smoke=False)
-    cells = p.cells()
-
-    def write(name, cell_ids, blocks):
-        d = tmp_path / name
-        d.mkdir()
-        rows = [{"cell_id": cid, "phase": "measured", "block": b, "status": "ok"} for cid in cell_ids for b in blocks]
-        rows.append({"cell_id": cell_ids[0], "phase": "warmup", "block": 0, "status": "ok"})
-        (d / "samples.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-        return d
-
-    write("partial", [cells[0].id], range(6))
-    write("short", [c.id for c in cells], range(3))
-    full = write("full", [c.id for c in cells], range(9))
-    write("other", ["sleep|go|waitgroup|n=5|t=2|x"] * 1, range(6))
-    records, where = est.earlier_pilot(p, tmp_path)
-    assert where == str(full), "the directory whose pilot holds every cell, with most samples"
-    assert {r["block"] for r in records} == set(range(6)), "only its pilot's blocks, measured"
-    assert all(r["phase"] == "measured" for r in records)
-    assert est.earlier_pilot(p, tmp_path, exclude=full)[1] == str(tmp_path / "short"), \
-        "a shorter pilot of every cell before one of some cells"
-    (tmp_path / "short" / "samples.jsonl").unlink()
-    assert est.earlier_pilot(p, tmp_path, exclude=full) == ([], None), \
-        "a directory missing some of the plan's cells is no guide"
-    assert est.earlier_pilot(p, tmp_path / "nothing") == ([], None)
 
 
 def test_a_cell_without_a_parameter_is_timed_at_the_catalogues_default():

@@ -1,10 +1,10 @@
 """How long a plan will take: an estimate, said to be one, with what it rests on.
 
-Seconds per sample come, per cell, from earlier runs (`history`: the median time the harness spent
-on a sample of the same cell id in any results directory under `data/results/`), else from a
-default per workload (`default_seconds`: a fixed part plus a part per unit of N, fitted to the
-samples of every cell of the article profile on a 2-core machine; an order of magnitude for a cell,
-within a few percent for the sum of many cells on a machine like it, not a measurement of this
+Seconds per sample come, per cell, from earlier runs (given by the caller: `history` of
+`bench_src/store/history.py`, the median time the harness spent on a sample of the same cell id in
+any results directory under `data/results/`), else from a default per workload (`default_seconds`:
+a fixed part plus a part per unit of N, fitted to the samples of every cell of the article profile
+on a 2-core machine; an order of magnitude for a cell, within a few percent for the sum of many cells on a machine like it, not a measurement of this
 machine).  A run measures this machine before it estimates: its warm-ups come first, and the
 defaults are scaled by what the warm-ups took of their own defaults (`speed_factor`).  Each sample
 is capped at the plan's timeout, the cooldown is added after every sample, and a fixed start-up
@@ -13,12 +13,10 @@ the caller expects another (a sequential stopping rule knows its own expected nu
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Mapping
 
 from .. import paths
 from ..catalogue import TVT_TICK_MS, WORKLOADS
@@ -199,7 +197,7 @@ def _sample_seconds(rec: dict) -> float | None:
     return None
 
 
-def _ok_times(records, into: dict[str, list[float]]) -> set[str]:
+def ok_times(records, into: dict[str, list[float]]) -> set[str]:
     """Add the seconds of every sample with status ok in `records` to `into` (by cell id); the cell
     ids seen.  A failed sample may have ended early: it says little of a good one."""
     seen: set[str] = set()
@@ -216,63 +214,8 @@ def seconds_per_sample(records: list[dict]) -> dict[str, float]:
     """Median seconds per sample of every cell id in `records` (samples with status ok only): a
     run's own times, which outrank any earlier run's."""
     times: dict[str, list[float]] = {}
-    _ok_times(records, times)
+    ok_times(records, times)
     return {k: statistics.median(v) for k, v in times.items()}
-
-
-def earlier_runs(results_root: str | Path | None = None, exclude: str | Path | None = None
-                 ) -> Iterator[tuple[Path, list]]:
-    """Every results directory under `results_root` (default data/results/) but `exclude`, with
-    the lines of its samples file that are JSON, in order: what `history` and `earlier_pilot` read
-    of earlier runs.  A directory whose file cannot be read is passed over; a line that is not JSON
-    is left out (each reader keeps the records it can use)."""
-    root = Path(results_root) if results_root is not None else paths.RESULTS
-    excluded = Path(exclude).resolve() if exclude is not None else None
-    for samples in sorted(root.glob(f"*/{paths.SAMPLES}")):
-        if excluded is not None and samples.parent.resolve() == excluded:
-            continue
-        try:
-            lines = samples.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        records = []
-        for line in lines:
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-        yield samples.parent, records
-
-
-def history(results_root: str | Path | None = None, exclude: str | Path | None = None
-            ) -> tuple[dict[str, float], dict[str, set[str]]]:
-    """Median seconds per sample of every cell id found in the results directories under
-    `results_root` (samples with status ok only), and per cell id the directories it came from."""
-    times: dict[str, list[float]] = {}
-    sources: dict[str, set[str]] = {}
-    for directory, records in earlier_runs(results_root, exclude):
-        for cid in _ok_times(records, times):
-            sources.setdefault(cid, set()).add(str(directory))
-    return {k: statistics.median(v) for k, v in times.items()}, sources
-
-
-def earlier_pilot(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None
-                  ) -> tuple[list[dict], str | None]:
-    """The measured samples (of its first `samples` blocks) of an earlier results directory whose
-    pilot holds every cell of the plan, and that directory: what the sequential rule decided there
-    is the best guess of what it will decide here before this run has a pilot of its own.  A
-    directory missing some of the plan's cells is no guide: the rule would count each comparison
-    it cannot see at the budget (a run of a smaller profile shares cells with a larger one, and
-    made the larger one's estimate many times too long).  Of several, the one with most samples."""
-    wanted = {c.id for c in plan.cells()}
-    best: tuple[int, list[dict], str | None] = (0, [], None)
-    for directory, records in earlier_runs(results_root, exclude):
-        kept = [rec for rec in records
-                if (isinstance(rec, dict) and rec.get("cell_id") in wanted and rec.get("phase") == "measured"
-                    and isinstance(rec.get("block"), int) and rec["block"] < plan.samples)]
-        if {r["cell_id"] for r in kept} == wanted and len(kept) > best[0]:
-            best = (len(kept), kept, str(directory))
-    return best[1], best[2]
 
 
 def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
@@ -282,7 +225,7 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
              servers_started: bool = False) -> Estimate:
     """The estimated duration of `plan`.
 
-    per_cell_seconds: seconds per sample by cell id (from `history`); cells without one use
+    per_cell_seconds: seconds per sample by cell id (from `bench_src/store/history.py`'s `history`); cells without one use
         `default_seconds`.
     own_seconds: the run's own seconds per sample by cell id (`seconds_per_sample` of its
         records), which outrank `per_cell_seconds`.
@@ -324,11 +267,3 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
     return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []),
                     cells_from_run=from_run, speed=speed if defaults_used else None)
 
-
-def estimate_from_history(plan: Plan, results_root: str | Path | None = None, exclude: str | Path | None = None,
-                          expected_samples: Mapping[str, float] | float | None = None,
-                          done: Mapping[str, int] | None = None) -> Estimate:
-    """`estimate` with per-cell seconds from the results directories under `results_root`."""
-    seconds, by_cell = history(results_root, exclude)
-    used = sorted({d for c in plan.cells() for d in by_cell.get(c.id, ())})
-    return estimate(plan, seconds, expected_samples, done, used)

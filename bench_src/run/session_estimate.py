@@ -10,9 +10,9 @@ from typing import Mapping
 
 from ..analysis import sequential
 from ..plan import Cell, Plan, Slot
-from ..plan.estimate import (Estimate, Speed, default_seconds, earlier_pilot, estimate, format_duration, history,
-                             seconds_per_sample, speed_factor)
+from ..plan.estimate import Estimate, Speed, default_seconds, estimate, format_duration, seconds_per_sample, speed_factor
 from ..profiles import PROFILES
+from ..store.history import earlier_pilot, history
 from ..store.ledger import taken_per_cell
 
 
