@@ -254,7 +254,48 @@ def test_an_idle_task_sample_whose_early_tasks_had_finished_counts_for_time_not_
     assert cells.loc["go", "samples"] == 7 and cells.loc["go", "min"] > 2500
     assert stats.summarize(df, "elapsed_s").set_index("lang").loc["go", "samples"] == 8
     # a sample without the count (an older program) is not trusted for memory either
-    assert compare.compare(df.assign(alive_at_spawn=np.nan), "peak_rss_mib").empty
+    untrusted = compare.compare(df.assign(alive_at_spawn=np.nan), "peak_rss_mib")
+    assert len(untrusted) == 1 and untrusted["verdict_kind"].iloc[0] == "inconclusive"
+    assert np.isnan(untrusted["ratio"].iloc[0]) and (untrusted["pairs"].iloc[0], untrusted["go_samples"].iloc[0]) == (0, 0)
+
+
+def test_a_planned_comparison_of_a_cell_whose_values_do_not_count_is_a_row_that_says_why():
+    """Go's 1,000,000 sleeping idle tasks were never all alive at once on a slow machine (spawning
+    took longer than the sleep), so no Go sample measured the memory of N tasks: the comparison
+    had no row in the peak-RSS tables, and the findings counted one comparison fewer than the
+    workload time's without a word.  It is a row, untested, whose warning says why; a cell whose
+    samples all failed is one too, in every metric."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for block in range(6):
+        for lang, variant in (("go", "goroutine"), ("rust", "spawn")):
+            for n, alive in ((100_000, 100_000), (1_000_000, 677_083 if lang == "go" else 1_000_000)):
+                rows.append({"workload": "idle_tasks", "lang": lang, "variant": variant, "n": n, "threads_requested": 2,
+                             "arm": "", "block": block, "phase": "measured", "valid": True,
+                             "params": "duration_ms=3000,linger_ms=0,wait=sleep", "alive_at_spawn": alive,
+                             "elapsed_s": 4.0 * float(np.exp(rng.normal(0, 0.02))),
+                             "peak_rss_mib": 300.0 * float(np.exp(rng.normal(0, 0.005)))})
+    df = pd.DataFrame(rows)
+    memory = compare.compare(df, "peak_rss_mib").set_index("n")
+    assert sorted(memory.index) == [100_000, 1_000_000], "both planned comparisons are rows"
+    row = memory.loc[1_000_000]
+    assert row["verdict_kind"] == "inconclusive" and np.isnan(row["ratio"]) and row["go_samples"] == 0
+    assert "no value of the Go goroutine cell counts for peak_rss_mib" in row["warning"]
+    assert "none of its 6 valid samples had every task alive at once" in row["warning"]
+    assert memory.loc[100_000, "verdict_kind"] in ("a", "b", "equivalent", "inconclusive")
+    assert np.isfinite(memory.loc[100_000, "ratio"])
+    time = compare.compare(df, "elapsed_s").set_index("n")
+    assert np.isfinite(time.loc[1_000_000, "ratio"]), "its time counts: the workload its cell defines"
+    failed = df.assign(valid=~((df["lang"] == "go") & (df["n"] == 1_000_000)))
+    for metric in ("elapsed_s", "peak_rss_mib"):
+        t = compare.compare(failed, metric).set_index("n")
+        assert np.isnan(t.loc[1_000_000, "ratio"]), metric
+        assert "none of its 6 measured samples is valid (the failures and checksums tables say why)" in \
+            t.loc[1_000_000, "warning"], metric
+    # warm-ups are no measured cell: a cell the frame holds only as a warm-up makes no row
+    warm = df[~((df["lang"] == "go") & (df["n"] == 1_000_000))].copy()
+    extra = df[(df["lang"] == "go") & (df["n"] == 1_000_000)].head(1).assign(phase="warmup", valid=False)
+    assert sorted(compare.compare(pd.concat([warm, extra]), "elapsed_s")["n"]) == [100_000]
 
 
 def test_above_the_exact_limit_the_signed_rank_test_is_labelled_as_its_normal_approximation():

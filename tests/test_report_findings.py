@@ -257,8 +257,8 @@ def test_a_comparison_with_too_few_pairs_to_be_tested_is_counted_apart_from_the_
     f = findings.findings({"go_vs_rust_elapsed_s": table})[0]
     was_open = int(original.loc[first, "verdict_kind"] == "inconclusive")
     assert f.untested == 1 and before.untested == 0 and f.open == before.open - was_open
-    assert ("1 not tested (fewer than 6 pairs: samples failed or were left out; the failures table says which)"
-            in f.summary())
+    assert ("1 not tested (fewer than 6 pairs of values that count: samples failed, were left out, or for memory "
+            "had tasks finish before the last was spawned; the table's warning says which)" in f.summary())
 
 
 def test_the_summarys_level_is_the_tables_ci_level():

@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
 from .families import KEY_COLUMNS, key_params, key_text, key_threads, param_columns, with_param_columns
-from .validity import counted
+from .validity import all_alive, counted
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
@@ -117,10 +117,6 @@ class CellValues:
             raise ValueError(f"unknown metric {metric!r}; the frame has no such column")
         valid = with_param_columns(counted(df, metric))
         self.paired_data = "block" in valid.columns
-        keys = list(CELL_COLUMNS) + param_columns(valid)
-        for k in CELL_COLUMNS:
-            if k not in valid.columns:
-                valid = valid.assign(**{k: "" if k == "arm" else None})
         if self.paired_data and not valid.empty:
             blocks = pd.to_numeric(valid["block"], errors="coerce").fillna(-1).to_numpy(dtype=np.int64)
             if "run_id" in valid.columns and valid["run_id"].nunique(dropna=False) > 1:
@@ -134,19 +130,13 @@ class CellValues:
         self.cells: dict[CellRef, tuple[np.ndarray, np.ndarray]] = {}
         self.runs: dict[CellRef, frozenset] = {}  # the runs a cell's values were taken in
         self.params: dict[CellRef, str] = {}
-        if valid.empty:
-            return
-        pcols = param_columns(valid)
-        if "cell_id" in valid.columns:  # one group per cell id, its key read from the first row
-            groups = list(valid.groupby("cell_id", sort=False).indices.values())
-            first = valid[keys].iloc[[idx[0] for idx in groups]].to_numpy(dtype=object)
-            items = ((tuple(row), idx) for row, idx in zip(first, groups))
-        else:
-            items = valid.groupby(keys, dropna=False, sort=False).indices.items()
-        for key, idx in items:
-            key = key if isinstance(key, tuple) else (key,)
-            w, lang, variant, n, t, arm = key[:6]
-            ref = CellRef(w, lang, variant, int(n), key_threads(t), key_text(arm), key_params(pcols, key[6:]))
+        # every cell the frame measured, whether or not a value of it counts for the metric (all
+        # its samples failed; for memory, none had every task alive at once): a comparison of such a
+        # cell is still one of the plan's, shown untested with the reason
+        measured = with_param_columns(df[df["phase"] == "measured"] if "phase" in df.columns else df)
+        self.taken: dict[CellRef, str] = {ref: _none_counted(measured.iloc[idx], metric)
+                                          for ref, idx in _cell_groups(measured)}
+        for ref, idx in _cell_groups(valid):
             v, c = values[idx], codes[idx]
             keep = np.isfinite(v)  # an infinite value is no measurement either
             order = np.argsort(c[keep], kind="stable")
@@ -155,6 +145,10 @@ class CellValues:
 
     def refs(self) -> list[CellRef]:
         return list(self.cells)
+
+    def uncounted(self) -> dict[CellRef, str]:
+        """The cells the frame measured of which no value counts for the metric, with why."""
+        return {ref: why for ref, why in self.taken.items() if ref not in self.cells}
 
     def paired_by_design(self, a: CellRef, b: CellRef) -> bool:
         """Whether the blocks pair two cells: the frame has blocks and the cells were taken in one
@@ -169,6 +163,48 @@ class CellValues:
         cell more than once), in block order: what per-block ratios of two cells divide."""
         codes, values = _block_values(*self.cells[ref])
         return pd.Series(values, index=codes).sort_index()
+
+
+def _none_counted(rows: pd.DataFrame, metric: str) -> str:
+    """Why no sample of a cell's measured `rows` would count for `metric` (validity.counted): none
+    valid (failed, or a checksum against the other language's), or, for memory, none with every
+    task alive at once."""
+    valid = rows["valid"].astype(bool) if "valid" in rows.columns else pd.Series(True, index=rows.index)
+    if not valid.any():
+        return (f"none of its {len(rows)} measured sample{'s' if len(rows) != 1 else ''} is valid "
+                "(the failures and checksums tables say why)")
+    if metric in rules.MEMORY_METRICS and not (valid & all_alive(rows)).any():
+        return (f"none of its {int(valid.sum())} valid sample{'s' if int(valid.sum()) != 1 else ''} had every task "
+                "alive at once (the last task was spawned after the first had finished), so none measured the "
+                "memory of its N tasks")
+    return "no finite value"
+
+
+def _cell_name(ref: CellRef) -> str:
+    """A cell as a warning names it: 'Go goroutine', 'Rust spawn'."""
+    return f"{'Go' if ref.lang == 'go' else 'Rust' if ref.lang == 'rust' else ref.lang} {ref.variant}"
+
+
+def _cell_groups(frame: pd.DataFrame):
+    """(CellRef, row positions) of every cell of `frame`: one group per cell id where the frame has
+    them (its key read from the first row), else per key."""
+    if frame.empty:
+        return
+    for k in CELL_COLUMNS:
+        if k not in frame.columns:
+            frame = frame.assign(**{k: "" if k == "arm" else None})
+    pcols = param_columns(frame)
+    keys = list(CELL_COLUMNS) + pcols
+    if "cell_id" in frame.columns:
+        groups = list(frame.groupby("cell_id", sort=False).indices.values())
+        first = frame[keys].iloc[[idx[0] for idx in groups]].to_numpy(dtype=object)
+        items = ((tuple(row), idx) for row, idx in zip(first, groups))
+    else:
+        items = frame.groupby(keys, dropna=False, sort=False).indices.items()
+    for key, idx in items:
+        key = key if isinstance(key, tuple) else (key,)
+        w, lang, variant, n, t, arm = key[:6]
+        yield CellRef(w, lang, variant, int(n), key_threads(t), key_text(arm), key_params(pcols, key[6:])), idx
 
 
 def _block_values(codes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -375,16 +411,22 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
            a_label, b_label, margin: float, alpha: float, tests: bool, design,
            baseline: str | None = None) -> pd.DataFrame:
     cv = CellValues(df, metric)
-    pairs = comparisons(cv.refs(), family, baseline=baseline)
+    uncounted = cv.uncounted()
+    pairs = comparisons([*cv.refs(), *uncounted], family, baseline=baseline)
     design = _design(df, design)
     m = design.size(family, len(pairs)) if design is not None else len(pairs)
     looks = design.plan_looks() if design is not None else multiplicity.Looks((0,))
     level_min = alpha / max(m, 1)
     rows: list[dict] = []
     tested: list[PairTest] = []
+    none = (np.array([], dtype=np.int64), np.array([], dtype=float))
     for a, b in pairs:
-        t = pair_test(*cv.cells[a], *cv.cells[b], cv.paired_by_design(a, b), looks, level_min, rules.resolution(metric),
-                      cv.unpaired_reason(a, b))
+        t = pair_test(*cv.cells.get(a, none), *cv.cells.get(b, none), cv.paired_by_design(a, b), looks, level_min,
+                      rules.resolution(metric), cv.unpaired_reason(a, b))
+        missing = [f"not tested: no value of the {_cell_name(ref)} cell counts for {metric}: {uncounted[ref]}"
+                   for ref in (a, b) if ref in uncounted]
+        if missing:  # the design pairs them; no pair counts
+            t.stats.update(warning="; ".join(missing), pairing="paired" if cv.paired_data else "unpaired")
         rows.append({**describe_pair(a, b), "metric": metric})
         tested.append(t)
     if rows:

@@ -119,7 +119,8 @@ def headline(rob: pd.DataFrame) -> list[str]:
         for r in g.sort_values("n").itertuples():
             label = f"N={int(r.n)}" + (f" [{r.shared_params}]" if r.shared_params else "") + (
                 f" arm {r.arm}" if r.arm else "")
-            verdict = r.default_verdict if isinstance(r.default_verdict, str) else "not measured with the defaults"
+            verdict = ("not measured with the defaults" if not isinstance(r.default_verdict, str)
+                       else "not tested (no pair of values counts)" if pd.isna(r.default_ratio) else r.default_verdict)
             by_verdict.setdefault(verdict, []).append(label)
         text = f"{w} ({metric}), default variants: " + "; ".join(f"{v} at {', '.join(ns)}" for v, ns in by_verdict.items())
         dep = g[g["depends_on_variant"]]

@@ -112,8 +112,9 @@ class MetricFindings:
                 f"{self.equivalent} equivalent "
                 f"within ±{margin}, {self.open} open"
                 + (f" ({self._open_text()})" if self.open else "")
-                + (f", {self.untested} not tested (fewer than {rules.MIN_PAIRS} pairs: samples failed or were left "
-                   "out; the failures table says which)" if self.untested else "")
+                + (f", {self.untested} not tested (fewer than {rules.MIN_PAIRS} pairs of values that count: samples "
+                   "failed, were left out, or for memory had tasks finish before the last was spawned; the table's "
+                   "warning says which)" if self.untested else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
 

@@ -125,6 +125,10 @@ def _pair_text(row: Mapping, prefix: str) -> str:
     has none, why: the defaults were not both run at these parameters (the pairs run are other
     variants, counted beside it), or no pair holds each language's best of one model."""
     ratio = row.get(f"{prefix}_ratio")
+    if blank(ratio) and not blank(row.get(f"{prefix}_go_variant")):  # run, but no pair counts: untested
+        return (f"{with_params(row.get(f'{prefix}_go_variant', ''), '')} vs "
+                f"{with_params(row.get(f'{prefix}_rust_variant', ''), '')}: not tested (the comparison's warning "
+                "says why)")
     if blank(ratio):
         return "no default pair run" if prefix == "default" else "no pair of each language's best of one model"
     go = with_params(row.get(f"{prefix}_go_variant", ""), "")
