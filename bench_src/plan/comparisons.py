@@ -146,6 +146,17 @@ def _baseline(cells: list[CellRef], workload: str, lang: str, variant: str | Non
     return candidates[0]
 
 
+def unequal_work(c: CellRef) -> str:
+    """The parameter setting under which the cell's program does not do the same work as the
+    other language's (`Param.unequal`: `kernel=article`, a dead loop Rust's compiler removes), or
+    ''.  Such a cell is no like-for-like Go-vs-Rust comparison; the article family compares it."""
+    w = WORKLOADS.get(c.workload)
+    if w is None:
+        return ""
+    values = c.params_dict
+    return next((f"{p.name}={values[p.name]}" for p in w.params if p.unequal and values.get(p.name) in p.unequal), "")
+
+
 def comparisons(cells: Iterable[CellRef], family: str, baseline: str | None = None) -> list[tuple[CellRef, CellRef]]:
     """The (a, b) pairs of cells compared in a family; a is the side the verdict "a" names: Go,
     the other model, the variant, arm A."""
@@ -172,7 +183,7 @@ def comparisons(cells: Iterable[CellRef], family: str, baseline: str | None = No
         return out
     groups: dict[tuple, list[CellRef]] = defaultdict(list)
     for c in cells:
-        if c.workload in WORKLOADS:
+        if c.workload in WORKLOADS and not (family == "go_vs_rust" and unequal_work(c)):
             groups[c.work_but_switches() if family == "variants" else c.work()].append(c)
     for key, members in sorted(groups.items(), key=lambda kv: repr(kv[0])):
         if family == "go_vs_rust":
