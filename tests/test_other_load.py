@@ -140,3 +140,26 @@ def test_the_competed_warning_goes_where_the_duration_goes(tmp_path, monkeypatch
     assert not any(line.startswith("warning: other") for line in logged)
     runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
     assert logged[-1].startswith("warning: other processes used 50.0%")
+
+
+def test_the_method_states_each_sessions_estimates_beside_what_it_took_and_a_changed_budget():
+    """A run of the article profile took 1 h 03 min where its start estimate said 31 min 42 s, with
+    its budget raised from the profile's 3600 s to 7200 s; the Method said neither."""
+    meta = {"plan": {"profile": "article", "time_budget_s": 7200.0},
+            "sessions": [{"started_at": "2026-11-30T00:25:25+00:00", "finished_at": "2026-11-30T01:28:55+00:00",
+                          "duration_s": 3810.0, "estimate_s": 1901.9, "estimate_after_pilot_s": 4559.0}]}
+    text = method.when_text(meta)
+    assert ("The session's duration estimate at its start said 31 min 42 s (-50% against the 1 h 03 min it took), "
+            "the one after the pilot's look 1 h 15 min (+20%).") in text
+    two = {"sessions": [{**meta["sessions"][0]}, {"started_at": "2026-11-30T02:00:00+00:00",
+                                                  "finished_at": "2026-11-30T02:10:00+00:00", "duration_s": 600.0,
+                                                  "estimate_s": 660.0}]}
+    assert "session 2's duration estimate at its start said 11 min 00 s (+10% against the 10 min 00 s it took)" \
+        in method.when_text(two)
+    assert "estimate" not in method.when_text({"sessions": [{"started_at": "2026-11-30T00:25:25+00:00",
+                                                            "duration_s": 10.0}]})
+    design = {"looks": [6, 9, 14], "family_sizes": {}}
+    assert "A time budget of 7200 s started no block after it (the article profile's own budget is 3600 s: this " \
+           "run changed it)." in method.stopping(meta, design)
+    same = {"plan": {**meta["plan"], "time_budget_s": 3600.0}}
+    assert "A time budget of 3600 s started no block after it." in method.stopping(same, design)

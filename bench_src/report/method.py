@@ -17,6 +17,7 @@ from ..digits import significant
 from ..plan.comparisons import FAMILY_TITLES
 from ..plan import plan_from_dict
 from ..plan.estimate import format_duration
+from ..profiles import PROFILES
 from ..run import other_load
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
 from ..store.ledger import sampling_sessions
@@ -178,7 +179,28 @@ def when_text(meta: dict) -> str:
                 f"{'the session' if len(loads) == 1 else 'a session'} started"
                 + (f", on {cpus} logical CPUs" if cpus else "")
                 + " (it counts the minute before, a build included)")
-    return f"The samples were taken {span}, in {count} of {format_duration(spent)} in all{load}. " + other_text(sessions)
+    return (f"The samples were taken {span}, in {count} of {format_duration(spent)} in all{load}. "
+            + estimate_text(sessions) + other_text(sessions))
+
+
+def estimate_text(sessions: list[dict]) -> str:
+    """What each session's duration estimate said beside what it took: the one printed before its
+    first measured sample (`estimate_s`) and, under the sequential rule, the one after its pilot's
+    look (`estimate_after_pilot_s`); empty where no session recorded one."""
+    parts = []
+    for i, s in enumerate(sessions, 1):
+        start, after, took = s.get("estimate_s"), s.get("estimate_after_pilot_s"), s.get("duration_s")
+        if not isinstance(start, (int, float)) or not isinstance(took, (int, float)) or took <= 0:
+            continue
+        text = (f"{'the session' if len(sessions) == 1 else f'session {i}'}'s duration estimate at its start said "
+                f"{format_duration(start)} ({(start - took) / took:+.0%} against the {format_duration(took)} it took)")
+        if isinstance(after, (int, float)):
+            text += f", the one after the pilot's look {format_duration(after)} ({(after - took) / took:+.0%})"
+        parts.append(text)
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + ". "
 
 
 def other_text(sessions: list[dict]) -> str:
@@ -442,7 +464,18 @@ def stopping(meta: dict, design: Mapping | None) -> str:
             f"floor, off that interval's longer side about the estimate, since a difference either way must clear "
             f"it; never beyond the width of the interval shown)."
             + (f" Planned family sizes: {_count_text(sizes)}." if sizes else "")
-            + (f" A time budget of {budget:g} s started no block after it." if budget else ""))
+            + (f" A time budget of {budget:g} s started no block after it{_budget_against_profile(plan)}."
+               if budget else ""))
+
+
+def _budget_against_profile(plan: Mapping) -> str:
+    """', where the article profile's own budget is 3600 s' when a run changed its profile's
+    budget; '' otherwise."""
+    profile = PROFILES.get(str(plan.get("profile")))
+    own = profile.settings.get("time_budget_s") if profile is not None else None
+    if not isinstance(own, (int, float)) or own == plan.get("time_budget_s"):
+        return ""
+    return f" (the {profile.name} profile's own budget is {own:g} s: this run changed it)"
 
 
 def access_text(meta: dict) -> str:
