@@ -298,3 +298,22 @@ def test_a_ratio_of_at_least_one_and_a_half_either_way_reads_as_a_factor():
     assert findings.Difference("sleep", 10, "", 1.8, 1.7, 1.9, "Rust", False).size() == "1.80x"
     assert findings.Difference("sleep", 10, "", 1.5, 1.45, 1.55, "Rust", False).size() == "1.50x"
     assert findings.Difference("sleep", 10, "", 1.25, 1.2, 1.3, "Rust", False).size() == "25%"
+
+
+def test_a_difference_says_where_the_other_variant_pairs_of_its_work_read_otherwise():
+    """cpu_loops at N = 10,000: the plain loop (both defaults) "Rust faster 1.18", the local and
+    unrolled loops inconclusive; no pair reverses it, so the robustness flag did not say "depends",
+    and the finding read as if every way of writing the loop agreed."""
+    base = {"workload": "cpu_loops", "n": 10_000, "threads_requested": 2, "arm": "", "shared_params": "inner=100000,u=10",
+            "pairing": "paired", "pairs": 9, "ci_level": 0.96, "family_size": 3, "within_margin": False,
+            "robustness": "no reversal, 3 pairs (1 Rust, 2 inconclusive)", "go_median": 2.8, "rust_median": 2.35}
+    rows = [{**base, "go_variant": v, "rust_variant": v, "go_params": "", "rust_params": "", "go_default": v == "plain",
+             "rust_default": v == "plain", "ratio": r, "ratio_ci_low": lo, "ratio_ci_high": hi, "verdict_kind": k,
+             "mde": m}
+            for v, r, lo, hi, k, m in (("plain", 1.18, 1.08, 1.30, "b", 0.05), ("local", 0.995, 0.958, 1.021,
+                                       "inconclusive", 0.04), ("unrolled", 1.0, 0.967, 1.03, "inconclusive", 0.04))]
+    found = findings.metric_findings(pd.DataFrame(rows), "elapsed_s")
+    assert found.lines()[0].endswith("; the other variant pairs of this work read otherwise: 2 inconclusive")
+    agree = pd.DataFrame([{**r, "verdict_kind": "b", "ratio": 1.2, "ratio_ci_low": 1.1, "ratio_ci_high": 1.3}
+                          for r in rows])
+    assert "otherwise" not in findings.metric_findings(agree, "elapsed_s").lines()[0]

@@ -45,6 +45,10 @@ class Difference:
     samples: str = ""  # what the interval rests on: "10 pairs", or "10 Go and 9 Rust samples, unpaired"
     medians: tuple[float, float] = (math.nan, math.nan)  # Go's and Rust's cell medians, in the metric's unit
     arm: str = ""  # the arm of an A/A run ("A", "B"), where the same work was compared once in each
+    # the verdicts of the other like-for-like pairs of variants of the same work, where one differs
+    # from this one's (cpu_loops: "Rust faster" with the plain loop, inconclusive with the others):
+    # {"Go": k, "Rust": k, "equivalent": k, "inconclusive": k}, the kinds present only
+    others: tuple[tuple[str, int], ...] = ()
 
     def size(self) -> str:
         """How much less the side that needs less needs: a factor from 1.5x, else a percentage
@@ -61,6 +65,9 @@ class Difference:
         where = (f"{self.workload}, N = {units.count(self.n)}" + (f" ({self.params})" if self.params else "")
                  + (f", arm {self.arm}" if self.arm else ""))
         note = "; the verdict depends on the variants chosen" if self.depends_on_variant else ""
+        if self.others and not self.depends_on_variant:
+            note += ("; the other variant pairs of this work read otherwise: "
+                     + ", ".join(f"{k} {_OTHER_WORDS[w]}" for w, k in self.others))
         if self.short(metric):
             note += (f"; both times under {units.quantity(SHORT_TIME_S, 's')}, a few wake-ups of the scheduler: such "
                      "a ratio can move between runs by more than its interval says")
@@ -139,6 +146,28 @@ class MetricFindings:
                 f"have been called with {rules.POWER:.0%} power at the spread measured")
 
 
+_OTHER_WORDS = {"a": "Go", "b": "Rust", "equivalent": "equivalent", "inconclusive": "inconclusive"}
+# the columns that name one work of a Go-vs-Rust table (its robustness groups its rows by the same)
+_WORK = ["workload", "n", "threads_requested", "arm", "shared_params"]
+
+
+def _others(table: pd.DataFrame, row: dict) -> tuple[tuple[str, int], ...]:
+    """The verdict kinds (with counts) of the other rows of `row`'s work, where some differ from
+    its own; () where every other row agrees or there is none."""
+    if not set(_WORK) <= set(table.columns):
+        return ()
+    same = pd.Series(True, index=table.index)
+    for c in _WORK:
+        v = row.get(c)
+        same &= table[c].isna() if v is None or (isinstance(v, float) and math.isnan(v)) else table[c] == v
+    mine = (table["go_variant"] == row.get("go_variant")) & (table["rust_variant"] == row.get("rust_variant")) & \
+        (table["go_params"] == row.get("go_params")) & (table["rust_params"] == row.get("rust_params"))
+    kinds = table.loc[same & ~mine, "verdict_kind"].value_counts()
+    if not (kinds.index != row.get("verdict_kind")).any():
+        return ()
+    return tuple((k, int(kinds[k])) for k in _OTHER_WORDS if k in kinds.index)
+
+
 def _samples(row: dict) -> str:
     """How many pairs (or, unpaired, samples of each language) a row's interval rests on: a run of
     the sequential rule gives its comparisons from 6 to hundreds of pairs."""
@@ -180,7 +209,7 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
                                 "Go" if r["verdict_kind"] == "a" else "Rust",
                                 "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1),
                                 _samples(r), (_number(r.get("go_median")), _number(r.get("rust_median"))),
-                                _text(r.get("arm"))))
+                                _text(r.get("arm")), _others(table, r)))
     # largest first; times of microseconds after the others (their lines say why)
     diffs.sort(key=lambda d: (d.short(metric), -abs(math.log(d.ratio))))
     # an inconclusive row without a ratio had too few pairs to be tested: counted apart, since no
