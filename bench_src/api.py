@@ -87,7 +87,12 @@ def refuse_unknown_parameters(namespace: dict[str, Any], known: list[str] | tupl
 
 def parse_bool(name: str, value: Any) -> bool:
     """A notebook's boolean parameter, papermill strings included: "false", "no", "0" are False,
-    "true", "yes", "1" True; anything else is an error naming the value."""
+    "true", "yes", "1" True; None or "" (papermill's `-p NAME None`) the parameter's default, as
+    the first cell's check reads it (bench_src/parameters.py: `-p progress None` passed that check
+    and was refused after the build); anything else is an error naming the value."""
+    if value in (None, ""):
+        given = next((p for p in parameters.RUN_PARAMETERS if p.name == name), None)
+        value = given.default if given is not None else value
     return as_bool(name, value)
 
 

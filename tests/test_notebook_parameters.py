@@ -85,3 +85,17 @@ def test_no_heading_claims_a_coverage_the_median_intervals_do_not_have(name):
         if cell.cell_type == "markdown" and "distribution-free" in cell.source:
             heading = [line for line in cell.source.splitlines() if "distribution-free" in line][0]
             assert "95%" not in heading.replace("a nominal 95%", ""), heading
+
+
+@pytest.mark.parametrize("name, default", [("progress", True), ("repair", False), ("new_binaries", False),
+                                           ("force_build", False)])
+def test_a_run_parameter_given_as_none_is_its_default_where_it_is_used_as_in_the_first_cells_check(name, default):
+    """`-p progress None` passed run.ipynb's first cell (its check reads None as the default) and was
+    refused after the build, where the run read it ("progress must be a boolean ..., got None")."""
+    from bench_src import api
+
+    api.check_run_parameters({name: None})
+    assert api.parse_bool(name, None) is default and api.parse_bool(name, "") is default
+    assert api.parse_bool(name, "no") is False and api.parse_bool(name, "yes") is True
+    with pytest.raises(ValueError, match=f"{name} must be a boolean"):
+        api.parse_bool(name, "maybe")
