@@ -13,9 +13,15 @@ def plan(**kw):
     return make_plan("quick", **base)
 
 
+def full(rec: dict) -> dict:
+    """A sample record with every key a line needs (records.REQUIRED) around the given ones."""
+    return {"seq": 0, "phase": "measured", "block": 0, "workload": "sleep", "lang": "go", "variant": "waitgroup",
+            "n": 10, **rec}
+
+
 def write(directory, rows, extra_lines=()):
     directory.mkdir()
-    lines = [json.dumps(r) for r in rows] + list(extra_lines)
+    lines = [json.dumps(full(r)) for r in rows] + list(extra_lines)
     (directory / "samples.jsonl").write_text("\n".join(lines) + "\n")
     return directory
 
@@ -24,14 +30,19 @@ def test_history_reads_earlier_results_directories(tmp_path):
     p = plan()
     cells = p.cells()
     for name, secs in (("a", [1.0, 3.0]), ("b", [2.0])):
-        rows = [{"sample_id": f"s{i}", "cell_id": cells[0].id, "status": "ok", "harness_s": s} for i, s in enumerate(secs)]
-        rows += [{"sample_id": "k", "cell_id": cells[1].id, "status": "skipped", "harness_s": 99.0},
-                 {"sample_id": "f", "cell_id": cells[1].id, "status": "failed", "harness_s": 0.01},
-                 {"sample_id": "w", "cell_id": cells[1].id, "status": "ok", "wall_ns": 4_000_000_000}]
-        write(tmp_path / name, rows, ["{not json", json.dumps({"cell_id": cells[1].id, "status": "ok", "harness_s": 7.0})])
+        rows = [{"sample_id": f"s{i}", "cell_id": cells[0].id, "status": "ok", "harness_s": s, "block": i}
+                for i, s in enumerate(secs)]
+        rows += [{"sample_id": "k", "cell_id": cells[1].id, "status": "skipped", "harness_s": 99.0, "block": 0},
+                 {"sample_id": "f", "cell_id": cells[1].id, "status": "failed", "harness_s": 0.01, "block": 1},
+                 {"sample_id": "w", "cell_id": cells[1].id, "status": "ok", "wall_ns": 4_000_000_000, "block": 2}]
+        write(tmp_path / name, rows, ["{not json", json.dumps({"cell_id": cells[1].id, "status": "ok", "harness_s": 7.0}),
+                                      json.dumps(full({"sample_id": "t", "cell_id": cells[1].id, "status": "ok",
+                                                       "harness_s": 8.0, "block": [3]})),
+                                      json.dumps(full({"sample_id": "u", "cell_id": cells[1].id, "status": "ok",
+                                                       "harness_s": 9.0, "block": 4, "attempt": 7}))])
     seconds, sources = hist.history(tmp_path)
     assert seconds[cells[0].id] == 2.0 and seconds[cells[1].id] == 4.0, \
-        "ok samples only; a line that is not JSON or names no sample is left out"
+        "ok samples only; a line that is no sample record (not JSON, a key missing or of the wrong type) is left out"
     assert sources[cells[0].id] == {str(tmp_path / "a"), str(tmp_path / "b")}
     used = sorted({d for c in cells for d in sources.get(c.id, ())})
     e = est.estimate(p, seconds, sources=used)

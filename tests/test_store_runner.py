@@ -1182,6 +1182,31 @@ def test_a_record_whose_keys_have_the_wrong_type_is_a_bad_line(tmp_path):
         runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
 
 
+@pytest.mark.parametrize("key, value, said", [("attempt", 7, "attempt is 7, not a string"),
+                                              ("session", [1], "session is [1], not an integer"),
+                                              ("extra", "[1]", "extra is '[1]', not a JSON object"),
+                                              ("params", '{"kernel" "xorshift"}',
+                                               """params is '{"kernel" "xorshift"}', not a JSON object""")])
+def test_an_optional_key_of_the_wrong_type_is_a_bad_line(tmp_path, key, value, said):
+    """attempt 7, session [1], extra "[1]" or params that are no JSON object passed the line check and
+    stopped the report, the notebook and a resume with a traceback (or an error naming no file):
+    such a line is a bad line, named when read and refused by a resume until repaired."""
+    from bench_src import api
+    from bench_src.store import CorruptRecords, CorruptRecordsWarning
+    plan = small_plan()
+    runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    path = tmp_path / "r" / "samples.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    rec = json.loads(lines[5])
+    lines[5] = json.dumps({**rec, key: value}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.warns(CorruptRecordsWarning, match=re.escape(f"line 6: wrong type ({said})")):
+        df = api.load(tmp_path / "r")
+    assert df.attrs["bad_lines"] == [6]
+    with pytest.raises(CorruptRecords, match="line 6: wrong type"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+
+
 @pytest.mark.parametrize("value", ["abc", -5, True])
 def test_a_measurement_that_is_not_a_number_at_or_above_0_is_a_bad_line(tmp_path, value):
     """elapsed_ns "abc" was read as a missing value (the sample left its cell without a word and a

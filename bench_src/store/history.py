@@ -10,7 +10,6 @@ here, not two: its abandoned samples would pair with the retaken ones and give t
 sequential rule pairs the run never had."""
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Iterator
@@ -19,14 +18,16 @@ from .. import paths
 from ..plan import Plan
 from ..plan.estimate import ok_times
 from .ledger import current_attempts, latest
+from .records import why_bad
 
 
 def earlier_runs(results_root: str | Path | None = None, exclude: str | Path | None = None
                  ) -> Iterator[tuple[Path, list[dict]]]:
     """Every results directory under `results_root` (default data/results/) but `exclude`, with
     the records its analysis would keep, in the order written.  A directory whose samples file
-    cannot be read is passed over; a line that is no JSON object with a sample_id is left out (an
-    estimate is no place to report a damaged file: `load` does)."""
+    cannot be read is passed over; a line that is no sample record (`records.why_bad`: torn, a key
+    missing or of the wrong type) is left out: an estimate is no place to report a damaged file
+    (`load` does), and one such line in another directory stopped every later run."""
     root = Path(results_root) if results_root is not None else paths.RESULTS
     excluded = Path(exclude).resolve() if exclude is not None else None
     for samples in sorted(root.glob(f"*/{paths.SAMPLES}")):
@@ -36,14 +37,7 @@ def earlier_runs(results_root: str | Path | None = None, exclude: str | Path | N
             lines = samples.read_text(errors="replace").splitlines()
         except OSError:
             continue
-        records = []
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("sample_id"), str):
-                records.append(rec)
+        records = [rec for rec in map(lambda line: why_bad(line)[0], lines) if rec is not None]
         yield samples.parent, latest(current_attempts(records)[0])
 
 

@@ -80,6 +80,34 @@ class Scan:
         return f"{path} has {len(self.bad)} unreadable or incomplete line(s): {shown}{more}"
 
 
+def _json_object(value: Any) -> bool:
+    """A dict, or a string holding a JSON object (or nothing: '')."""
+    if isinstance(value, dict) or value == "":
+        return True
+    if not isinstance(value, str):
+        return False
+    try:
+        return isinstance(json.loads(value), dict)
+    except ValueError:
+        return False
+
+
+def optional_wrong(rec: dict) -> list[str]:
+    """The keys a record may lack but, where it has them, the store and the analysis read with a
+    type: the attempt of its block (a string), its session (an integer), its parameters and the
+    program's extra figures (JSON objects).  A torn edit that made `attempt` 7 or `session` [1]
+    passed the line check and stopped the report, the notebook, a resume and every later run's
+    estimate with a traceback."""
+    wrong = []
+    if rec.get("attempt") is not None and not isinstance(rec["attempt"], str):
+        wrong.append(f"attempt is {rec['attempt']!r}, not a string")
+    if rec.get("session") is not None and not (isinstance(rec["session"], int) and not isinstance(rec["session"], bool)):
+        wrong.append(f"session is {rec['session']!r}, not an integer")
+    wrong += [f"{k} is {rec[k]!r}, not a JSON object" for k in ("params", "extra")
+              if rec.get(k) is not None and not _json_object(rec[k])]
+    return wrong
+
+
 def why_bad(line: str) -> tuple[dict | None, str]:
     try:
         rec = json.loads(line)
@@ -95,6 +123,7 @@ def why_bad(line: str) -> tuple[dict | None, str]:
                      else isinstance(rec[k], str))]
     wrong += [f"{k} is {rec[k]!r}, not a number >= 0" for k in MEASURED
               if rec.get(k) is not None and not non_negative(rec[k])]
+    wrong += optional_wrong(rec)
     if wrong:
         return None, f"wrong type ({'; '.join(wrong)})"
     return rec, ""

@@ -632,7 +632,9 @@ class ResultsStore:
             if rec is None:
                 out.not_samples += 1
             else:
-                out.damaged += rec.get("session") in counted or rec.get("session") is None
+                session = rec.get("session")  # of a damaged line: any value, a list included
+                known = isinstance(session, int) and not isinstance(session, bool)
+                out.damaged += session in counted if known else True
         out.torn = int(bool(scan.torn or dropped))
         out.recorded = sum(r.get("lost_samples", 0) for r in meta.get("repairs", [])
                            if isinstance(r, dict) and isinstance(r.get("lost_samples"), int))
