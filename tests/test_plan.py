@@ -583,3 +583,14 @@ def test_an_aa_plans_cell_bound_counts_both_arms():
 def test_ns_are_sorted_and_deduplicated():
     """A repeated or unordered N must not make duplicate cells or change the plan's identity."""
     assert make_plan("quick", workloads=["sleep"], ns=[100, 10, 10]).ns == {"sleep": (10, 100)}
+
+
+def test_an_unknown_variant_of_a_language_the_plan_leaves_out_is_refused_not_ignored():
+    """`--languages '[rust]' --variants '{sleep: {go: [nonexistent-variant]}}'` was accepted, the bad
+    name silently dropped; a known one for the left-out language still is accepted."""
+    with pytest.raises(ValueError, match="unknown variant 'nonexistent-variant' of sleep for go"):
+        make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=6, languages=["rust"],
+                  variants={"sleep": {"go": ["nonexistent-variant"]}}, smoke=True)
+    plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=6, languages=["rust"],
+                     variants={"sleep": {"go": ["waitgroup"], "rust": ["joinset"]}}, smoke=True)
+    assert {c.lang for c in plan.cells()} == {"rust"}

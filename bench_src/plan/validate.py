@@ -318,6 +318,9 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         if bad:
             raise ValueError(f"variants[{w}]: unknown language {bad[0]!r}; allowed: go, rust")
         plan_variants[w] = {lang: _validate_variants(w, lang, per.get(lang)) for lang in langs}
+        for lang in per:  # given for a language the plan leaves out: checked all the same, never ignored
+            if lang not in langs and w in var_given:
+                _validate_variants(w, lang, per[lang])
 
     par_given = _per_workload("params", params, wl) if params is not None else {}
     plan_params: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {}
