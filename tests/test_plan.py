@@ -594,3 +594,12 @@ def test_an_unknown_variant_of_a_language_the_plan_leaves_out_is_refused_not_ign
     plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=6, languages=["rust"],
                      variants={"sleep": {"go": ["waitgroup"], "rust": ["joinset"]}}, smoke=True)
     assert {c.lang for c in plan.cells()} == {"rust"}
+
+
+def test_a_profile_that_is_no_name_is_refused_with_the_names_allowed():
+    """papermill's `-p profile None` read "profile must be a name, got None" without the names the
+    command line's --profile lists."""
+    from bench_src.profiles import PROFILES
+
+    with pytest.raises(ValueError, match=f"profile must be a name, got None; allowed: {', '.join(PROFILES)}$"):
+        make_plan(None)

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from .. import cpus, parameters
 from ..catalogue import LANGS, WORKLOADS, workload
+from ..profiles import PROFILES
 from ..profiles import profile as get_profile
 from ..values import as_int, colon_hint
 from . import feasibility
@@ -277,7 +278,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
     workloads, languages, ns, variants, params = (value[k] for k in ("workloads", "languages", "ns", "variants",
                                                                       "params"))
     if not isinstance(profile, str):
-        raise ValueError(f"profile must be a name, got {profile!r}")
+        raise ValueError(f"profile must be a name, got {profile!r}; allowed: {', '.join(PROFILES)}")
     prof = get_profile(profile)
     wl = _as_list("workloads", workloads) if workloads is not None else prof.workloads
     if not wl:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..analysis import rules
+from ..analysis import robustness, rules
 from . import units
 
 FINDING_METRICS = rules.HEADLINE_METRICS
@@ -147,17 +147,15 @@ class MetricFindings:
 
 
 _OTHER_WORDS = {"a": "Go", "b": "Rust", "equivalent": "equivalent", "inconclusive": "inconclusive"}
-# the columns that name one work of a Go-vs-Rust table (its robustness groups its rows by the same)
-_WORK = ["workload", "n", "threads_requested", "arm", "shared_params"]
 
 
 def _others(table: pd.DataFrame, row: dict) -> tuple[tuple[str, int], ...]:
     """The verdict kinds (with counts) of the other rows of `row`'s work, where some differ from
     its own; () where every other row agrees or there is none."""
-    if not set(_WORK) <= set(table.columns):
+    if not set(robustness.GROUP) <= set(table.columns):
         return ()
     same = pd.Series(True, index=table.index)
-    for c in _WORK:
+    for c in robustness.GROUP:
         v = row.get(c)
         same &= table[c].isna() if v is None or (isinstance(v, float) and math.isnan(v)) else table[c] == v
     mine = (table["go_variant"] == row.get("go_variant")) & (table["rust_variant"] == row.get("rust_variant")) & \
