@@ -133,9 +133,8 @@ class CellValues:
         # every cell the frame measured, whether or not a value of it counts for the metric (all
         # its samples failed; for memory, none had every task alive at once): a comparison of such a
         # cell is still one of the plan's, shown untested with the reason
-        measured = with_param_columns(df[df["phase"] == "measured"] if "phase" in df.columns else df)
-        self.taken: dict[CellRef, str] = {ref: _none_counted(measured.iloc[idx], metric)
-                                          for ref, idx in _cell_groups(measured)}
+        # (read when asked: the sequential rule builds CellValues at every look and never asks)
+        self._frame, self._metric = df, metric
         for ref, idx in _cell_groups(valid):
             v, c = values[idx], codes[idx]
             keep = np.isfinite(v)  # an infinite value is no measurement either
@@ -148,7 +147,10 @@ class CellValues:
 
     def uncounted(self) -> dict[CellRef, str]:
         """The cells the frame measured of which no value counts for the metric, with why."""
-        return {ref: why for ref, why in self.taken.items() if ref not in self.cells}
+        df = self._frame
+        measured = with_param_columns(df[df["phase"] == "measured"] if "phase" in df.columns else df)
+        return {ref: _none_counted(measured.iloc[idx], self._metric) for ref, idx in _cell_groups(measured)
+                if ref not in self.cells}
 
     def paired_by_design(self, a: CellRef, b: CellRef) -> bool:
         """Whether the blocks pair two cells: the frame has blocks and the cells were taken in one
