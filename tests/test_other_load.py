@@ -1,6 +1,5 @@
 """What other processes take of the CPUs while a session measures: counted from the kernel's CPU
 times less the harness tree's own, stated in the Method and warned of at the end of a run."""
-import json
 import os
 import subprocess
 import sys

@@ -469,8 +469,8 @@ def stopping(meta: dict, design: Mapping | None) -> str:
 
 
 def _budget_against_profile(plan: Mapping) -> str:
-    """', where the article profile's own budget is 3600 s' when a run changed its profile's
-    budget; '' otherwise."""
+    """' (the article profile's own budget is 3600 s: this run changed it)' when a run's budget is
+    not its profile's; '' otherwise."""
     profile = PROFILES.get(str(plan.get("profile")))
     own = profile.settings.get("time_budget_s") if profile is not None else None
     if not isinstance(own, (int, float)) or own == plan.get("time_budget_s"):

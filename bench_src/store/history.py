@@ -37,7 +37,7 @@ def earlier_runs(results_root: str | Path | None = None, exclude: str | Path | N
             lines = samples.read_text(errors="replace").splitlines()
         except OSError:
             continue
-        records = [rec for rec in map(lambda line: why_bad(line)[0], lines) if rec is not None]
+        records = [rec for rec, _ in map(why_bad, lines) if rec is not None]
         yield samples.parent, latest(current_attempts(records)[0])
 
 
