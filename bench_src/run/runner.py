@@ -129,6 +129,56 @@ class _SigtermAsInterrupt:
             signal.signal(signal.SIGTERM, self.old)
 
 
+class _WarmUps:
+    """The warm-ups a session takes in this process, and how they count.  A resumed session starts
+    cold as the first did (the programs were just evicted from the page cache): right before its
+    first measured sample, if it takes one, it takes the warm-ups done before (`again`) again, under
+    names of its own.  `take` is the session's taker, given once it is made (the taker calls
+    `take_again` before its first measured sample)."""
+
+    def __init__(self, takes: SessionTakes, bar: Progress, report: RunReport, log: Callable[[str], None]):
+        self.bar, self.report, self.log = bar, report, log
+        self.again = takes.warm_again
+        # whether their count is in the planned one, whether they were taken
+        self.planned = False
+        self.taken = False
+        self.take: Callable[..., None] | None = None
+        if self.again and takes.measured:  # the schedule has a measured sample to take: planned from the start
+            self.plan(self.again)
+            self.planned = True
+
+    def plan(self, slots: list[tuple[int, Slot]]) -> None:
+        """Warm-ups this session adds to its count."""
+        self.bar.add_planned(len(slots))
+        self.bar.expect([s.cell for _, s in slots])
+        self.report.planned += len(slots)
+
+    def take_slots(self, slots: list[tuple[int, Slot]], retaken: bool = False, say: str = "",
+                   planned: bool = False) -> None:
+        """Warm-ups this session takes (retaken: under names of its own; planned: counted
+        already)."""
+        if not planned:
+            self.plan(slots)
+        if say:
+            self.bar.say(say, self.log)
+        for q, s in slots:
+            self.take(q, s, again=retaken)
+
+    def take_again(self) -> None:
+        """The warm-ups done before, taken again right before the session's first measured sample."""
+        self.taken = True
+        again = self.again
+        self.take_slots(again, retaken=True, planned=self.planned, say=(
+            f"warming up again: this session resumes the run; the {len(again)} warm-up "
+            f"sample{'s' if len(again) != 1 else ''} taken before {'are' if len(again) != 1 else 'is'}"
+            " taken again (discarded) before its first measured sample"))
+
+    @property
+    def again_to_come(self) -> bool:
+        """Warm-ups done before are still to be taken again (the estimate after the pilot counts them)."""
+        return bool(self.again) and not self.taken
+
+
 def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
         progress: bool = True, log: Callable[[str], None] = print,
         measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
@@ -245,47 +295,15 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                 keep = SampleKeeper(store, book, report, bar, log, done_before=done)
                 warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                 calibrate = warmups > 0
-                # a resumed session starts cold as the first did (the programs were just evicted from
-                # the page cache): right before its first measured sample, if it takes one, it takes the
-                # warm-ups done before again, under names of this session's
-                again = takes.warm_again
-                # whether their count is in the planned one, whether they were taken
-                warm_state = {"planned": False, "taken": False}
-
-                def plan_warmups(slots: list[tuple[int, Slot]]) -> None:
-                    """Warm-ups this session adds to its count."""
-                    bar.add_planned(len(slots))
-                    bar.expect([s.cell for _, s in slots])
-                    report.planned += len(slots)
-
-                def take_warmups(slots: list[tuple[int, Slot]], retaken: bool = False, say: str = "",
-                                 planned: bool = False) -> None:
-                    """Warm-ups this session takes (retaken: under names of its own; planned: counted
-                    already)."""
-                    if not planned:
-                        plan_warmups(slots)
-                    if say:
-                        bar.say(say, log)
-                    for q, s in slots:
-                        take(q, s, again=retaken)
-
-                if again and takes.measured:  # the schedule has a measured sample to take: planned from the start
-                    plan_warmups(again)
-                    warm_state["planned"] = True
-
-                def warm_again() -> None:
-                    warm_state["taken"] = True
-                    take_warmups(again, retaken=True, planned=warm_state["planned"], say=(
-                        f"warming up again: this session resumes the run; the {len(again)} warm-up "
-                        f"sample{'s' if len(again) != 1 else ''} taken before {'are' if len(again) != 1 else 'is'}"
-                        " taken again (discarded) before its first measured sample"))
+                warm = _WarmUps(takes, bar, report, log)
 
                 if cluster is None:
                     bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
                             "which also time this machine for the estimate that follows them" if calibrate
                             else str(est), log)
                     take = sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
-                                         warm_again if again else None)
+                                         warm.take_again if warm.again else None)
+                    warm.take = take
                     take_blocks = sequential.blocks_in_order(take, done, skipped)
                     context_started = True
                     info = context.start(plan, store)
@@ -329,8 +347,9 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         again_here = [(seq, s) for seq, s in here if s.sample_id in done]
 
                         take = sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
-                                             (lambda: take_warmups(again_here, retaken=True)) if again_here else None)
-                        take_warmups(fresh)
+                                             (lambda: warm.take_slots(again_here, retaken=True)) if again_here else None)
+                        warm.take = take
+                        warm.take_slots(fresh)
                         take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
                 # the samples to take (a block an interruption cut, whole) count towards the ETA
                 bar.expect([s.cell for _, s in takes.slots])
@@ -351,7 +370,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         # what remains, projected from this run's own pilot and the times measured so far
                         rest = estimates.after_pilot(store.latest_records(), store.done_ids(),
                                                      time.monotonic() - started,
-                                                     warm_again_to_come=bool(again) and not warm_state["taken"])
+                                                     warm_again_to_come=warm.again_to_come)
                         if hosts is not None:
                             rest.spread_over(hosts.count, 0.0)
                         bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
