@@ -179,22 +179,37 @@ class _WarmUps:
         return bool(self.again) and not self.taken
 
 
-def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
-        progress: bool = True, log: Callable[[str], None] = print,
-        measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
-        expected_samples: Mapping[str, float] | float | None = None, cluster: ClusterSpec | None = None,
-        engines: bool = False) -> RunReport:
-    """Take every sample of the plan that the results directory does not hold yet.
+@dataclass
+class _Session:
+    """A session of a run as its parts share it: the results directory opened for it, the log that
+    masks its secrets, the report it fills, and what its end stops or closes (the context once
+    started, the cluster's hosts, a scheduler's lease its hosts have not adopted yet)."""
+    plan: Plan
+    cluster: ClusterSpec | None
+    engines: bool
+    started: float  # time.monotonic() at the start of run()
+    scrubber: Scrubber
+    log: Callable[[str], None]
+    store: ResultsStore
+    context: SampleContext
+    watch: build.BinaryWatch
+    binaries: dict[str, str | None]
+    relevant: list[str]  # the names of the programs whose change refuses a resume
+    held: Any  # a scheduler's one lease (cluster/engine.hold_scheduler) until the hosts adopt it
+    report: RunReport
+    clock: Any  # other_load.read_clock() at the start; None on a cluster (its hosts are elsewhere)
+    context_started: bool = False
+    hosts: Any = None  # the cluster's hosts (cluster runs only)
+    bar: Progress | None = None
+    failure: BaseException | None = None  # the error that stopped the session
 
-    repair: move unreadable or incomplete lines of samples.jsonl aside (else such lines stop the run).
-    new_binaries: continue a run whose programs were rebuilt, in a new session (else refused).
-    expected_samples: samples per cell the estimate assumes (default warmup + samples).
-    cluster: run the blocks on the hosts of a Dask cluster (bench_src/run/cluster/); None: here.
-    engines: the engines' own A/A check (analysis/engines.py), paired: an A/A plan whose arm A is
-        taken here and arm B on the cluster's one host on this machine, both arms of a block one
-        after the other, in an order drawn per block (`engines_take_blocks`).
-    """
-    started = time.monotonic()
+
+def _open_session(plan: Plan, results_dir: str | Path | None, context: SampleContext | None,
+                  log: Callable[[str], None], repair: bool, new_binaries: bool, cluster: ClusterSpec | None,
+                  engines: bool, started: float) -> _Session:
+    """Open a session: the plan's secrets masked in the log, what killed harness processes left
+    removed, the arguments checked, the results directory opened with the session's entry in
+    meta.json (the programs, the machine, the engine), and the notes said."""
     scrubber = Scrubber()
     for kind, value in plan.dsn.items():
         scrubber.add(*dsn_secrets(resolve_dsn(kind, value)))
@@ -247,10 +262,100 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     report = RunReport(store.dir, 0, 0)
     # what other processes take of this machine's CPUs meanwhile (a cluster's hosts are elsewhere)
     clock = other_load.read_clock() if cluster is None else None
-    context_started = False
-    hosts = None  # the cluster's hosts (cluster runs only)
-    bar: Progress | None = None
-    failure: BaseException | None = None
+    return _Session(plan, cluster, engines, started, scrubber, log, store, context, watch, binaries, relevant,
+                    held, report, clock)
+
+
+def _interrupted(sess: _Session, exc: KeyboardInterrupt) -> None:
+    """SIGINT or SIGTERM ended the session: every sample taken so far is stored."""
+    report = sess.report
+    report.interrupted = True
+    report.ended = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+    sess.log(f"interrupted ({report.ended}): every sample taken so far is stored; "
+             "run the same plan again to resume")
+
+
+def _failed(sess: _Session, exc: BaseException) -> DiskFull | None:
+    """An error ended the session: recorded as the session's end.  Returns the DiskFull error to
+    raise in its place when it means a full disk outside the store (fixtures, scratch files: the
+    same error as the store's own), else None (the error is raised as it is)."""
+    report, store = sess.report, sess.store
+    report.interrupted = True
+    if is_disk_full(exc):  # outside the store (fixtures, scratch files): the same error
+        store.reserve.release()
+        failure = sess.failure = store.disk_full(exc)
+        report.ended = f"error: {failure.what}"
+        return failure
+    sess.failure = exc
+    report.ended = (f"error: {exc.what}" if isinstance(exc, DiskFull)
+                    else f"error: {type(exc).__name__}: {exc}")
+    return None
+
+
+def _end_session(sess: _Session) -> None:
+    """End the session, however it ended: the last progress line, the context stopped, the hosts
+    (or a scheduler's lease they never adopted) closed, the sample directories removed, what other
+    processes took of the CPUs read, and the session's end written into meta.json (unless the disk
+    that stopped the session is full: its empty reserve tells the next run why)."""
+    report, store, bar = sess.report, sess.store, sess.bar
+    if bar is not None:
+        bar.emit("interrupted" if report.interrupted else "done", final=True)
+        report.planned = max(report.planned, bar.planned)  # with the sequential rule's blocks
+        if report.already_done:
+            report.kept_before = kept_from_before(store)
+    try:
+        if sess.context_started:
+            sess.context.stop()
+        if sess.hosts is not None:
+            sess.hosts.close()
+        elif sess.held is not None:  # the run ended before its hosts were started
+            sess.held.close()
+    finally:
+        measure_module.remove_sample_dirs()
+        report.duration_s = time.monotonic() - sess.started
+        end_clock = other_load.read_clock() if sess.clock is not None else None
+        report.other_cpu = other_load.other_use(sess.clock, end_clock) if end_clock is not None else None
+        try:
+            store.end_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
+                              ended=report.ended, duration_s=round(report.duration_s, 1),
+                              **({"other_cpu": report.other_cpu} if report.other_cpu else {}))
+        except DiskFull:
+            if not isinstance(sess.failure, DiskFull):
+                raise
+            sess.failure.end_recorded = False  # the empty reserve tells the next run why
+
+
+def _say_the_end(sess: _Session) -> None:
+    """After the session: its real duration beside the estimate, and a warning when other processes
+    competed with the samples for the CPUs."""
+    report, bar, log = sess.report, sess.bar, sess.log
+    if bar is not None and report.estimate is not None:
+        bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
+    if other_load.competed(report.other_cpu):  # on the terminal under make run too (its stderr), as the duration
+        warning = (f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, "
+                   "which widens the intervals; for figures to publish, run on a machine with nothing else running")
+        bar.say(warning, log) if bar is not None else log(warning)
+
+
+def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
+        progress: bool = True, log: Callable[[str], None] = print,
+        measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
+        expected_samples: Mapping[str, float] | float | None = None, cluster: ClusterSpec | None = None,
+        engines: bool = False) -> RunReport:
+    """Take every sample of the plan that the results directory does not hold yet.
+
+    repair: move unreadable or incomplete lines of samples.jsonl aside (else such lines stop the run).
+    new_binaries: continue a run whose programs were rebuilt, in a new session (else refused).
+    expected_samples: samples per cell the estimate assumes (default warmup + samples).
+    cluster: run the blocks on the hosts of a Dask cluster (bench_src/run/cluster/); None: here.
+    engines: the engines' own A/A check (analysis/engines.py), paired: an A/A plan whose arm A is
+        taken here and arm B on the cluster's one host on this machine, both arms of a block one
+        after the other, in an order drawn per block (`engines_take_blocks`).
+    """
+    started = time.monotonic()
+    sess = _open_session(plan, results_dir, context, log, repair, new_binaries, cluster, engines, started)
+    scrubber, log, store, context, watch = sess.scrubber, sess.log, sess.store, sess.context, sess.watch
+    report = sess.report
     try:
         with _SigtermAsInterrupt():
             try:
@@ -291,7 +396,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     log(f"all {len(schedule)} planned samples are already in {store.dir}")
                     return report
 
-                bar = Progress(store.run_id, report.planned, report.already_done, estimates.seconds, enabled=progress)
+                bar = sess.bar = Progress(store.run_id, report.planned, report.already_done, estimates.seconds,
+                                          enabled=progress)
                 keep = SampleKeeper(store, book, report, bar, log, done_before=done)
                 warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
                 calibrate = warmups > 0
@@ -305,16 +411,16 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                                          warm.take_again if warm.again else None)
                     warm.take = take
                     take_blocks = sequential.blocks_in_order(take, done, skipped)
-                    context_started = True
+                    sess.context_started = True
                     info = context.start(plan, store)
                     scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
                     store.update_session(context=info)
                 else:
                     from .cluster import engine  # the default path imports nothing of Dask
 
-                    hosts = engine.Hosts(cluster, plan, store, keep, done, log)
-                    hosts.held, held = held, None
-                    hosts.start(binaries={k: binaries.get(k) for k in relevant})
+                    hosts = sess.hosts = engine.Hosts(cluster, plan, store, keep, done, log)
+                    hosts.held, sess.held = sess.held, None
+                    hosts.start(binaries={k: sess.binaries.get(k) for k in sess.relevant})
                     bar.hosts = hosts.count
                     hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
 
@@ -334,8 +440,8 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                     take = None
                     take_blocks = hosts.take_blocks
                     if engines:  # arm A here: its own resources and warm-ups, as an in-process run has them
-                        context = Resources(log=log)
-                        context_started = True
+                        context = sess.context = Resources(log=log)
+                        sess.context_started = True
                         store.update_session(context=context.start(plan, store))
                         scrubber.add(*context.secrets())
                         # arm A's warm-ups: those not done now; those done before again (under names of
@@ -371,69 +477,31 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
                         rest = estimates.after_pilot(store.latest_records(), store.done_ids(),
                                                      time.monotonic() - started,
                                                      warm_again_to_come=warm.again_to_come)
-                        if hosts is not None:
-                            rest.spread_over(hosts.count, 0.0)
+                        if sess.hosts is not None:
+                            rest.spread_over(sess.hosts.count, 0.0)
                         bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
                                 f"{rest}".replace("estimated duration:", "estimated rest:"), log)
                         store.update_session(estimate_after_pilot_s=round(time.monotonic() - started + rest.seconds, 1))
 
                     sequential.run_blocks(plan, store, take, done, Growing(bar), log, deadline=deadline,
                                           take_blocks=take_blocks, after_pilot=after_pilot)
-                if hosts is not None:  # every block ran: warm-ups planned and never taken leave the count
-                    forgone = hosts.warmups_forgone()
+                if sess.hosts is not None:  # every block ran: warm-ups planned and never taken leave the count
+                    forgone = sess.hosts.warmups_forgone()
                     bar.add_planned(-forgone)
                     report.planned -= forgone
                 if keep.skipped_cells:
                     log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
                         f"{', '.join(sorted(keep.skipped_cells))}")
             except KeyboardInterrupt as exc:
-                report.interrupted = True
-                report.ended = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-                log(f"interrupted ({report.ended}): every sample taken so far is stored; "
-                    "run the same plan again to resume")
+                _interrupted(sess, exc)
             except BaseException as exc:
-                report.interrupted = True
-                if is_disk_full(exc):  # outside the store (fixtures, scratch files): the same error
-                    store.reserve.release()
-                    failure = store.disk_full(exc)
-                    report.ended = f"error: {failure.what}"
-                    raise failure from None
-                failure = exc
-                report.ended = (f"error: {exc.what}" if isinstance(exc, DiskFull)
-                                else f"error: {type(exc).__name__}: {exc}")
+                full = _failed(sess, exc)
+                if full is not None:
+                    raise full from None
                 raise
             finally:
-                if bar is not None:
-                    bar.emit("interrupted" if report.interrupted else "done", final=True)
-                    report.planned = max(report.planned, bar.planned)  # with the sequential rule's blocks
-                    if report.already_done:
-                        report.kept_before = kept_from_before(store)
-                try:
-                    if context_started:
-                        context.stop()
-                    if hosts is not None:
-                        hosts.close()
-                    elif held is not None:  # the run ended before its hosts were started
-                        held.close()
-                finally:
-                    measure_module.remove_sample_dirs()
-                    report.duration_s = time.monotonic() - started
-                    end_clock = other_load.read_clock() if clock is not None else None
-                    report.other_cpu = other_load.other_use(clock, end_clock) if end_clock is not None else None
-                    try:
-                        store.end_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
-                                          ended=report.ended, duration_s=round(report.duration_s, 1),
-                                          **({"other_cpu": report.other_cpu} if report.other_cpu else {}))
-                    except DiskFull:
-                        if not isinstance(failure, DiskFull):
-                            raise
-                        failure.end_recorded = False  # the empty reserve tells the next run why
+                _end_session(sess)
     finally:
         store.close()
-    if bar is not None and report.estimate is not None:
-        bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
-    if other_load.competed(report.other_cpu):  # on the terminal under make run too (its stderr), as the duration
-        warning = (f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, "
-                   "which widens the intervals; for figures to publish, run on a machine with nothing else running")
-        bar.say(warning, log) if bar is not None else log(warning)
+    _say_the_end(sess)
     return report
