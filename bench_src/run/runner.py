@@ -215,12 +215,7 @@ def _open_session(plan: Plan, results_dir: str | Path | None, context: SampleCon
         scrubber.add(*dsn_secrets(resolve_dsn(kind, value)))
     log = scrubber.wrap(log)
     store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
-    for stale in measure_module.remove_stale_scratch():  # sample directories, a local cluster's scratch
-        log(f"removed {stale}, left by a harness process that was killed")
-    # a private server's directory left by a killed harness (its data, up to some 120 MB) goes at the
-    # next run, whatever that run's workloads
-    for stale in servers.remove_stale_servers():
-        log(f"removed {stale}, a database server's directory left by a harness process that was killed")
+    _remove_stale(log)
     if cluster is not None and context is not None and not engines:
         raise ValueError("a cluster run prepares its samples on each host: give no context")
     if engines and (cluster is None or not plan.aa or cluster.kind != "local" or cluster.workers != 1):
@@ -252,6 +247,29 @@ def _open_session(plan: Plan, results_dir: str | Path | None, context: SampleCon
         if held is not None:
             held.close()
         raise
+    _say_notes(plan, store, session, cluster, log)
+    report = RunReport(store.dir, 0, 0)
+    # what other processes take of this machine's CPUs meanwhile (a cluster's hosts are elsewhere)
+    clock = other_load.read_clock() if cluster is None else None
+    return _Session(plan, cluster, engines, started, scrubber, log, store, context, watch, binaries, relevant,
+                    held, report, clock)
+
+
+def _remove_stale(log: Callable[[str], None]) -> None:
+    """What harness processes that were killed left behind, removed."""
+    for stale in measure_module.remove_stale_scratch():  # sample directories, a local cluster's scratch
+        log(f"removed {stale}, left by a harness process that was killed")
+    # a private server's directory left by a killed harness (its data, up to some 120 MB) goes at the
+    # next run, whatever that run's workloads
+    for stale in servers.remove_stale_servers():
+        log(f"removed {stale}, a database server's directory left by a harness process that was killed")
+
+
+def _say_notes(plan: Plan, store: ResultsStore, session: Mapping[str, Any], cluster: ClusterSpec | None,
+               log: Callable[[str], None]) -> None:
+    """The notes of a session just opened: a results directory other users can read, a program's
+    source changed while its binary did not, the threads, a plan that compares nothing, and the
+    variables of this environment the programs run without."""
     for note in (store.access_note, store.sources_note, threads_note(plan, cluster=cluster), no_comparisons_note(plan)):
         if note:
             log(f"note: {note}")
@@ -259,11 +277,6 @@ def _open_session(plan: Plan, results_dir: str | Path | None, context: SampleCon
     if removed:
         log(f"note: the programs run without {', '.join(removed)} of this environment (each changes a runtime or "
             "the C library's allocator, which would make one language slower or larger unseen)")
-    report = RunReport(store.dir, 0, 0)
-    # what other processes take of this machine's CPUs meanwhile (a cluster's hosts are elsewhere)
-    clock = other_load.read_clock() if cluster is None else None
-    return _Session(plan, cluster, engines, started, scrubber, log, store, context, watch, binaries, relevant,
-                    held, report, clock)
 
 
 def _interrupted(sess: _Session, exc: KeyboardInterrupt) -> None:
@@ -337,6 +350,213 @@ def _say_the_end(sess: _Session) -> None:
         bar.say(warning, log) if bar is not None else log(warning)
 
 
+@dataclass
+class _SessionWork:
+    """The plan's schedule as a session finds it in the results directory: what is done, what it
+    takes, and the estimates of its duration."""
+    schedule: list[Slot]  # a cluster's without the warm-ups (every host takes them itself)
+    done: set[str]
+    kept: list[dict[str, Any]]  # one record per sample, of each block's kept attempt
+    skipped: set[str]
+    attempt_of: dict[tuple, str]
+    book: ChecksumBook
+    todo: list[tuple[int, Slot]]
+    blocks: list[list[tuple[int, Slot]]]
+    warm_first: list[list[tuple[int, Slot]]]
+    takes: SessionTakes
+    spent_before: float  # the seconds of the earlier sessions
+    estimates: SessionEstimate
+
+
+def _read_work(sess: _Session, expected_samples: Mapping[str, float] | float | None) -> _SessionWork:
+    """What the session takes of the plan's schedule, read from the results directory; the report's
+    planned and already done samples are counted from it."""
+    plan, store, report, cluster = sess.plan, sess.store, sess.report, sess.cluster
+    schedule = plan.schedule()
+    records = store.records()
+    done = store.done_ids()
+    kept = store.latest_records()  # one record per sample, of each block's kept attempt
+    skipped = {r["sample_id"] for r in kept if r.get("status") == SKIPPED}
+    # the attempt each measured block's kept samples belong to: a skipped sample taken
+    # again alone joins it (a block taken again whole is an attempt of this session's)
+    attempt_of = {(r["phase"], r.get("block")): r.get("attempt") or ""
+                  for r in kept if r.get("phase") == "measured"}
+    book = ChecksumBook(records)
+    if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
+        schedule = [s for s in schedule if s.phase != "warmup"]
+    todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
+    # done before outside the schedule: the sequential rule's extra blocks, warm-ups taken again
+    outside = len(done - {s.sample_id for s in schedule})
+    report.planned, report.already_done = len(schedule) + outside, len(schedule) - len(todo) + outside
+    blocks = sequential.blocks_of(enumerate(schedule))
+    # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
+    # take their own warm-ups, each in its first block)
+    warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
+    # what this session takes of the schedule: a cluster's hosts take whole blocks and their
+    # own warm-ups (Hosts), counted apart
+    takes = session_takes(blocks, done, skipped) if cluster is None else SessionTakes(todo, [], set())
+    spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
+    estimates = SessionEstimate.read(plan, takes, records, expected_samples, spent_before, store.dir)
+    return _SessionWork(schedule, done, kept, skipped, attempt_of, book, todo, blocks, warm_first, takes,
+                        spent_before, estimates)
+
+
+def _taker_here(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: SampleKeeper,
+                measure_fn: Callable[..., dict[str, Any]], est: Estimate,
+                warmups: int) -> tuple[Callable[..., None], Callable[[list, float | None], bool]]:
+    """The samples taken in this process: the session's first line (the warm-ups to come, or the
+    estimate when there are none), its taker and its blocks one after the other, and its context
+    started.  Returns (take, take_blocks)."""
+    plan, store, context, bar = sess.plan, sess.store, sess.context, sess.bar
+    bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
+            "which also time this machine for the estimate that follows them" if warmups > 0
+            else str(est), sess.log)
+    take = sample_taker(plan, store, context, measure_fn, keep, sess.watch, work.attempt_of,
+                        warm.take_again if warm.again else None)
+    warm.take = take
+    take_blocks = sequential.blocks_in_order(take, work.done, work.skipped)
+    sess.context_started = True
+    info = context.start(plan, store)
+    sess.scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
+    store.update_session(context=info)
+    return take, take_blocks
+
+
+def _taker_on_hosts(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: SampleKeeper,
+                    measure_fn: Callable[..., dict[str, Any]],
+                    est: Estimate) -> tuple[Callable[..., None] | None, Callable[[list, float | None], bool]]:
+    """The samples taken on the hosts of a Dask cluster (cluster/engine.Hosts): the hosts started
+    (they adopt a scheduler's lease), their warm-ups counted, the estimate spread over them and
+    said; the engines' A/A check takes arm A here (_arm_a_here).  Returns (take, take_blocks): take
+    is None where every sample is a host's."""
+    from .cluster import engine  # the default path imports nothing of Dask
+
+    plan, store, report, bar = sess.plan, sess.store, sess.report, sess.bar
+    hosts = sess.hosts = engine.Hosts(sess.cluster, plan, store, keep, work.done, sess.log)
+    hosts.held, sess.held = sess.held, None
+    hosts.start(binaries={k: sess.binaries.get(k) for k in sess.relevant})
+    bar.hosts = hosts.count
+    hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
+
+    def more_warmups(n: int) -> None:  # a host that joined or started again: planned, not "110%"
+        bar.add_planned(n)
+        bar.expect([s.cell for s in hosts.warmup_slots.values()])
+        report.planned += n
+
+    hosts.on_warmups = more_warmups
+    if not sess.engines:
+        est.spread_over(hosts.count, hosts.warmup_seconds(work.estimates.seconds), len(hosts.warmup_slots))
+    store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
+    bar.add_planned(hosts.warmup_samples())
+    bar.expect([s.cell for s in hosts.warmup_slots.values()] * hosts.count)
+    report.planned += hosts.warmup_samples()
+    bar.say(str(est), sess.log)
+    if not sess.engines:
+        return None, hosts.take_blocks
+    take = _arm_a_here(sess, work, warm, keep, measure_fn)
+    return take, engines_take_blocks(plan, take, hosts.take_blocks, work.done, work.skipped)
+
+
+def _arm_a_here(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: SampleKeeper,
+                measure_fn: Callable[..., dict[str, Any]]) -> Callable[..., None]:
+    """Arm A of the engines' A/A check, taken here: its own resources and warm-ups, as an
+    in-process run has them (its fresh warm-ups taken now).  Returns its taker."""
+    plan, store = sess.plan, sess.store
+    context = sess.context = Resources(log=sess.log)
+    sess.context_started = True
+    store.update_session(context=context.start(plan, store))
+    sess.scrubber.add(*context.secrets())
+    # arm A's warm-ups: those not done now; those done before again (under names of
+    # this session's) right before this session's first measured arm A sample, if
+    # it takes one: each session starts cold, as the host of arm B does
+    here = [(seq, s) for seq, s in enumerate(plan.schedule())
+            if s.phase == "warmup" and s.cell.arm == "A"]
+    fresh = [(seq, s) for seq, s in here if s.sample_id not in work.done]
+    again_here = [(seq, s) for seq, s in here if s.sample_id in work.done]
+
+    take = sample_taker(plan, store, context, measure_fn, keep, sess.watch, work.attempt_of,
+                        (lambda: warm.take_slots(again_here, retaken=True)) if again_here else None)
+    warm.take = take
+    warm.take_slots(fresh)
+    return take
+
+
+def _sequential(sess: _Session, work: _SessionWork, warm: _WarmUps, take: Callable[..., None] | None,
+                take_blocks: Callable[[list, float | None], bool]) -> None:
+    """The sequential rule: blocks for the open cells after the pilot, within the plan's time
+    budget; once the pilot is in, the estimate of the rest is said and recorded."""
+    plan, store, bar, log, started = sess.plan, sess.store, sess.bar, sess.log, sess.started
+    deadline = started + plan.time_budget_s - work.spent_before if plan.time_budget_s else None
+
+    def after_pilot() -> None:
+        # what remains, projected from this run's own pilot and the times measured so far
+        rest = work.estimates.after_pilot(store.latest_records(), store.done_ids(),
+                                          time.monotonic() - started,
+                                          warm_again_to_come=warm.again_to_come)
+        if sess.hosts is not None:
+            rest.spread_over(sess.hosts.count, 0.0)
+        bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
+                f"{rest}".replace("estimated duration:", "estimated rest:"), log)
+        store.update_session(estimate_after_pilot_s=round(time.monotonic() - started + rest.seconds, 1))
+
+    sequential.run_blocks(plan, store, take, work.done, Growing(bar), log, deadline=deadline,
+                          take_blocks=take_blocks, after_pilot=after_pilot)
+
+
+def _take_samples(sess: _Session, progress: bool, measure_fn: Callable[..., dict[str, Any]],
+                  expected_samples: Mapping[str, float] | float | None) -> bool:
+    """The session's samples: the programs evicted from the page cache, the estimate, the warm-ups
+    first (they time the machine for a better estimate), then every block with a sample missing,
+    then the sequential rule's blocks.  Returns False when every planned sample was there already
+    (nothing taken)."""
+    plan, store, report, log = sess.plan, sess.store, sess.report, sess.log
+    # every session starts with the programs out of the page cache (their RSS depends on it)
+    not_evicted = build.evict_from_page_cache([paths.launcher()]
+                                              + [paths.program(lang) for lang in plan.languages])
+    store.update_session(page_cache="binaries evicted at the start of the session"
+                         + (f" except: {'; '.join(not_evicted)}" if not_evicted else ""))
+    work = _read_work(sess, expected_samples)
+    est = work.estimates.now(work.kept, work.done)
+    report.estimate = est
+    store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
+    if not work.todo and not plan.max_samples:
+        log(f"all {len(work.schedule)} planned samples are already in {store.dir}")
+        return False
+
+    bar = sess.bar = Progress(store.run_id, report.planned, report.already_done, work.estimates.seconds,
+                              enabled=progress)
+    keep = SampleKeeper(store, work.book, report, bar, log, done_before=work.done)
+    warmups = sum(s.sample_id not in work.done for b in work.warm_first for _, s in b)
+    calibrate = warmups > 0
+    warm = _WarmUps(work.takes, bar, report, log)
+    if sess.cluster is None:
+        take, take_blocks = _taker_here(sess, work, warm, keep, measure_fn, est, warmups)
+    else:
+        take, take_blocks = _taker_on_hosts(sess, work, warm, keep, measure_fn, est)
+    # the samples to take (a block an interruption cut, whole) count towards the ETA
+    bar.expect([s.cell for _, s in work.takes.slots])
+    bar.begin()
+    if calibrate:
+        take_blocks(work.warm_first, None)
+        est = work.estimates.after_warmups(store.latest_records(), store.done_ids(),
+                                           time.monotonic() - sess.started, report.taken)
+        report.estimate = est
+        store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
+        bar.say(str(est), log)
+    # every block with a sample missing (one process skips those it has; a host runs it whole)
+    take_blocks([b for b in work.blocks if b[0][1].phase != "warmup"] if calibrate else work.blocks, None)
+    if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
+        _sequential(sess, work, warm, take, take_blocks)
+    if sess.hosts is not None:  # every block ran: warm-ups planned and never taken leave the count
+        forgone = sess.hosts.warmups_forgone()
+        bar.add_planned(-forgone)
+        report.planned -= forgone
+    if keep.skipped_cells:
+        log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
+            f"{', '.join(sorted(keep.skipped_cells))}")
+    return True
+
+
 def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContext | None = None,
         progress: bool = True, log: Callable[[str], None] = print,
         measure_fn: Callable[..., dict[str, Any]] = measure, repair: bool = False, new_binaries: bool = False,
@@ -354,144 +574,11 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     """
     started = time.monotonic()
     sess = _open_session(plan, results_dir, context, log, repair, new_binaries, cluster, engines, started)
-    scrubber, log, store, context, watch = sess.scrubber, sess.log, sess.store, sess.context, sess.watch
-    report = sess.report
     try:
         with _SigtermAsInterrupt():
             try:
-                # every session starts with the programs out of the page cache (their RSS depends on it)
-                not_evicted = build.evict_from_page_cache([paths.launcher()]
-                                                          + [paths.program(lang) for lang in plan.languages])
-                store.update_session(page_cache="binaries evicted at the start of the session"
-                                     + (f" except: {'; '.join(not_evicted)}" if not_evicted else ""))
-                schedule = plan.schedule()
-                records = store.records()
-                done = store.done_ids()
-                kept = store.latest_records()  # one record per sample, of each block's kept attempt
-                skipped = {r["sample_id"] for r in kept if r.get("status") == SKIPPED}
-                # the attempt each measured block's kept samples belong to: a skipped sample taken
-                # again alone joins it (a block taken again whole is an attempt of this session's)
-                attempt_of = {(r["phase"], r.get("block")): r.get("attempt") or ""
-                              for r in kept if r.get("phase") == "measured"}
-                book = ChecksumBook(records)
-                if cluster is not None:  # every host takes the warm-ups itself (cluster/host.py)
-                    schedule = [s for s in schedule if s.phase != "warmup"]
-                todo = [(seq, s) for seq, s in enumerate(schedule) if s.sample_id not in done]
-                # done before outside the schedule: the sequential rule's extra blocks, warm-ups taken again
-                outside = len(done - {s.sample_id for s in schedule})
-                report.planned, report.already_done = len(schedule) + outside, len(schedule) - len(todo) + outside
-                blocks = sequential.blocks_of(enumerate(schedule))
-                # here the warm-ups come first, and time this machine for the estimate (a cluster's hosts
-                # take their own warm-ups, each in its first block)
-                warm_first = [b for b in blocks if b[0][1].phase == "warmup"] if cluster is None else []
-                # what this session takes of the schedule: a cluster's hosts take whole blocks and their
-                # own warm-ups (Hosts), counted apart
-                takes = session_takes(blocks, done, skipped) if cluster is None else SessionTakes(todo, [], set())
-                spent_before = sum(float(s.get("duration_s") or 0) for s in store.read_meta()["sessions"][:-1])
-                estimates = SessionEstimate.read(plan, takes, records, expected_samples, spent_before, store.dir)
-                est = estimates.now(kept, done)
-                report.estimate = est
-                store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
-                if not todo and not plan.max_samples:
-                    log(f"all {len(schedule)} planned samples are already in {store.dir}")
-                    return report
-
-                bar = sess.bar = Progress(store.run_id, report.planned, report.already_done, estimates.seconds,
-                                          enabled=progress)
-                keep = SampleKeeper(store, book, report, bar, log, done_before=done)
-                warmups = sum(s.sample_id not in done for b in warm_first for _, s in b)
-                calibrate = warmups > 0
-                warm = _WarmUps(takes, bar, report, log)
-
-                if cluster is None:
-                    bar.say(f"warming up first: {warmups} warm-up sample{'s' if warmups != 1 else ''}, discarded, "
-                            "which also time this machine for the estimate that follows them" if calibrate
-                            else str(est), log)
-                    take = sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
-                                         warm.take_again if warm.again else None)
-                    warm.take = take
-                    take_blocks = sequential.blocks_in_order(take, done, skipped)
-                    sess.context_started = True
-                    info = context.start(plan, store)
-                    scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
-                    store.update_session(context=info)
-                else:
-                    from .cluster import engine  # the default path imports nothing of Dask
-
-                    hosts = sess.hosts = engine.Hosts(cluster, plan, store, keep, done, log)
-                    hosts.held, sess.held = sess.held, None
-                    hosts.start(binaries={k: sess.binaries.get(k) for k in sess.relevant})
-                    bar.hosts = hosts.count
-                    hosts.on_count = lambda n: setattr(bar, "hosts", max(n, 1))  # the progress line's "on N hosts"
-
-                    def more_warmups(n: int) -> None:  # a host that joined or started again: planned, not "110%"
-                        bar.add_planned(n)
-                        bar.expect([s.cell for s in hosts.warmup_slots.values()])
-                        report.planned += n
-
-                    hosts.on_warmups = more_warmups
-                    if not engines:
-                        est.spread_over(hosts.count, hosts.warmup_seconds(estimates.seconds), len(hosts.warmup_slots))
-                    store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
-                    bar.add_planned(hosts.warmup_samples())
-                    bar.expect([s.cell for s in hosts.warmup_slots.values()] * hosts.count)
-                    report.planned += hosts.warmup_samples()
-                    bar.say(str(est), log)
-                    take = None
-                    take_blocks = hosts.take_blocks
-                    if engines:  # arm A here: its own resources and warm-ups, as an in-process run has them
-                        context = sess.context = Resources(log=log)
-                        sess.context_started = True
-                        store.update_session(context=context.start(plan, store))
-                        scrubber.add(*context.secrets())
-                        # arm A's warm-ups: those not done now; those done before again (under names of
-                        # this session's) right before this session's first measured arm A sample, if
-                        # it takes one: each session starts cold, as the host of arm B does
-                        here = [(seq, s) for seq, s in enumerate(plan.schedule())
-                                if s.phase == "warmup" and s.cell.arm == "A"]
-                        fresh = [(seq, s) for seq, s in here if s.sample_id not in done]
-                        again_here = [(seq, s) for seq, s in here if s.sample_id in done]
-
-                        take = sample_taker(plan, store, context, measure_fn, keep, watch, attempt_of,
-                                             (lambda: warm.take_slots(again_here, retaken=True)) if again_here else None)
-                        warm.take = take
-                        warm.take_slots(fresh)
-                        take_blocks = engines_take_blocks(plan, take, hosts.take_blocks, done, skipped)
-                # the samples to take (a block an interruption cut, whole) count towards the ETA
-                bar.expect([s.cell for _, s in takes.slots])
-                bar.begin()
-                if calibrate:
-                    take_blocks(warm_first, None)
-                    est = estimates.after_warmups(store.latest_records(), store.done_ids(),
-                                                  time.monotonic() - started, report.taken)
-                    report.estimate = est
-                    store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
-                    bar.say(str(est), log)
-                # every block with a sample missing (one process skips those it has; a host runs it whole)
-                take_blocks([b for b in blocks if b[0][1].phase != "warmup"] if calibrate else blocks, None)
-                if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
-                    deadline = started + plan.time_budget_s - spent_before if plan.time_budget_s else None
-
-                    def after_pilot() -> None:
-                        # what remains, projected from this run's own pilot and the times measured so far
-                        rest = estimates.after_pilot(store.latest_records(), store.done_ids(),
-                                                     time.monotonic() - started,
-                                                     warm_again_to_come=warm.again_to_come)
-                        if sess.hosts is not None:
-                            rest.spread_over(sess.hosts.count, 0.0)
-                        bar.say(f"after the pilot: {format_duration(time.monotonic() - started)} spent; "
-                                f"{rest}".replace("estimated duration:", "estimated rest:"), log)
-                        store.update_session(estimate_after_pilot_s=round(time.monotonic() - started + rest.seconds, 1))
-
-                    sequential.run_blocks(plan, store, take, done, Growing(bar), log, deadline=deadline,
-                                          take_blocks=take_blocks, after_pilot=after_pilot)
-                if sess.hosts is not None:  # every block ran: warm-ups planned and never taken leave the count
-                    forgone = sess.hosts.warmups_forgone()
-                    bar.add_planned(-forgone)
-                    report.planned -= forgone
-                if keep.skipped_cells:
-                    log(f"{len(keep.skipped_cells)} cells were skipped (see the status table): "
-                        f"{', '.join(sorted(keep.skipped_cells))}")
+                if not _take_samples(sess, progress, measure_fn, expected_samples):
+                    return sess.report
             except KeyboardInterrupt as exc:
                 _interrupted(sess, exc)
             except BaseException as exc:
@@ -502,6 +589,6 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
             finally:
                 _end_session(sess)
     finally:
-        store.close()
+        sess.store.close()
     _say_the_end(sess)
-    return report
+    return sess.report
