@@ -784,6 +784,35 @@ def test_the_paired_engine_check_takes_arm_a_here_and_arm_b_on_the_host_in_every
         run(plan, tmp_path / "r", ClusterSpec("local", workers=1))
 
 
+def test_the_engines_check_uses_the_callers_context_and_one_that_fails_to_stop_leaves_no_host(built, tmp_path):
+    """Arm A is prepared by the context the caller gives (before, the check made its own and ignored
+    it); a context whose stop fails still lets the session close its host (before, the local
+    cluster's worker process outlived the run)."""
+    plan = make_plan("quick", workloads=["sleep"], ns=[10], samples=3, warmup=1, params={"sleep": {"work": 0}},
+                     aa=True, smoke=True)
+
+    class Failing(runner.NoContext):
+        started = 0
+
+        def start(self, plan, store):
+            self.started += 1
+            return {"prepared_by": "the caller"}
+
+        def stop(self):
+            raise RuntimeError("the context failed to stop")
+
+    context = Failing()
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with pytest.raises(RuntimeError, match="failed to stop"):
+        run(plan, tmp_path / "r", ClusterSpec("local", workers=1), engines=True, context=context)
+    assert context.started == 1
+    assert ResultsStore(tmp_path / "r").read_meta()["sessions"][-1]["context"] == {"prepared_by": "the caller"}
+    # multiprocessing's resource tracker lives as long as this process does: not a host
+    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]
+    assert left == [], [p.cmdline() for p in left]
+
+
 def test_the_engines_check_takes_arm_a_warm_ups_again_only_before_a_measured_sample(built, tmp_path):
     """A finished sequential check run again looks again and takes nothing: before, it took every
     warm-up of arm A again in each such session (the host of arm B takes its own in its first block)."""

@@ -514,6 +514,22 @@ def test_a_second_run_into_a_locked_directory_fails_at_once_naming_the_holder(tm
     assert len(m.calls) == len(plan.schedule())
 
 
+def test_a_session_that_fails_right_after_opening_its_directory_leaves_it_unlocked(tmp_path, monkeypatch):
+    """An error between the store's opening and the samples (its notes, the CPU clock) closes the
+    store: the same process can run into the directory again (before, its lock stayed held)."""
+    plan = small_plan()
+
+    def failing(*_, **__):
+        raise RuntimeError("the notes failed")
+
+    monkeypatch.setattr(runner, "threads_note", failing)
+    with pytest.raises(RuntimeError, match="the notes failed"):
+        runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    monkeypatch.undo()
+    report = runner.run(plan, tmp_path / "r", progress=False, measure_fn=fake_measure(), log=lambda *_: None)
+    assert report.taken == len(plan.schedule())
+
+
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
     dead = subprocess.Popen(["true"])
     dead.wait()

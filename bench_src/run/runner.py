@@ -247,10 +247,16 @@ def _open_session(plan: Plan, results_dir: str | Path | None, context: SampleCon
         if held is not None:
             held.close()
         raise
-    _say_notes(plan, store, session, cluster, log)
+    try:
+        _say_notes(plan, store, session, cluster, log)
+        # what other processes take of this machine's CPUs meanwhile (a cluster's hosts are elsewhere)
+        clock = other_load.read_clock() if cluster is None else None
+    except BaseException:  # the store (its lock) and the lease are not left open
+        store.close()
+        if held is not None:
+            held.close()
+        raise
     report = RunReport(store.dir, 0, 0)
-    # what other processes take of this machine's CPUs meanwhile (a cluster's hosts are elsewhere)
-    clock = other_load.read_clock() if cluster is None else None
     return _Session(plan, cluster, engines, started, scrubber, log, store, context, watch, binaries, relevant,
                     held, report, clock)
 
@@ -317,12 +323,14 @@ def _end_session(sess: _Session) -> None:
         if report.already_done:
             report.kept_before = kept_from_before(store)
     try:
-        if sess.context_started:
-            sess.context.stop()
-        if sess.hosts is not None:
-            sess.hosts.close()
-        elif sess.held is not None:  # the run ended before its hosts were started
-            sess.held.close()
+        try:
+            if sess.context_started:
+                sess.context.stop()
+        finally:  # a context that fails to stop leaves no host or lease open
+            if sess.hosts is not None:
+                sess.hosts.close()
+            elif sess.held is not None:  # the run ended before its hosts were started
+                sess.held.close()
     finally:
         measure_module.remove_sample_dirs()
         report.duration_s = time.monotonic() - sess.started
@@ -459,13 +467,13 @@ def _taker_on_hosts(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: Sa
 
 def _arm_a_here(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: SampleKeeper,
                 measure_fn: Callable[..., dict[str, Any]]) -> Callable[..., None]:
-    """Arm A of the engines' A/A check, taken here: its own resources and warm-ups, as an
-    in-process run has them (its fresh warm-ups taken now).  Returns its taker."""
-    plan, store = sess.plan, sess.store
-    context = sess.context = Resources(log=sess.log)
+    """Arm A of the engines' A/A check, taken here: the session's context (the caller's, else its
+    own resources) and warm-ups, as an in-process run has them (its fresh warm-ups taken now).
+    Returns its taker."""
+    plan, store, context = sess.plan, sess.store, sess.context
     sess.context_started = True
     store.update_session(context=context.start(plan, store))
-    sess.scrubber.add(*context.secrets())
+    sess.scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
     # arm A's warm-ups: those not done now; those done before again (under names of
     # this session's) right before this session's first measured arm A sample, if
     # it takes one: each session starts cold, as the host of arm B does
@@ -578,6 +586,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
         with _SigtermAsInterrupt():
             try:
                 if not _take_samples(sess, progress, measure_fn, expected_samples):
+                    # nothing taken: no duration to set beside an estimate, no sample competed
                     return sess.report
             except KeyboardInterrupt as exc:
                 _interrupted(sess, exc)
