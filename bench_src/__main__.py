@@ -45,7 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "or one name; default: every language")
     r = sub.add_parser("results-dir", help="print the default results directory of a profile's plan")
     r.add_argument("--profile", default=parameters.default("profile"))
-    r.add_argument("--seed", type=int, default=parameters.default("seed"))
+    r.add_argument("--seed", default=parameters.default("seed"))  # read as the plan reads it (None: the default)
     for name, text in (("check", "validate a plan and its results directory (nothing is built or written); "
                                  "print the directory"),
                        ("run", "run a plan without the notebook")):
@@ -173,8 +173,7 @@ def command(args: argparse.Namespace) -> int:
         elif args.cmd in ("check", "run"):
             cluster = api.cluster_from_parameter(args.cluster)
             plan = api.plan_from_parameters(cluster=cluster and str(cluster), **cli_plan_parameters(args))
-            given = None if args.results_dir == "None" else args.results_dir  # as papermill's -p results_dir None
-            out = api.results_dir_for(plan, given, repair=getattr(args, "repair", False))
+            out = api.results_dir_for(plan, args.results_dir, repair=getattr(args, "repair", False))
             api.check_servers(plan)
             if args.cmd == "check":
                 from .plan.feasibility import no_comparisons_note
@@ -291,14 +290,14 @@ def report_command(args: argparse.Namespace) -> int:
 def cli_plan_parameters(args: argparse.Namespace) -> dict:
     """--plan's mapping, with every plan parameter given as an option (none may contradict it)."""
     from . import parameters
+    from .values import read_none
 
     params = plan_parameters(args.plan)
     for prm in parameters.cli_parameters():
         flag = getattr(args, prm.name, None)
         if flag is None:
             continue
-        if isinstance(flag, str) and flag.strip() == "None" and prm.type.startswith("Optional"):
-            flag = None  # as papermill's `-p NAME None`: the profile's value, or the rule the help names
+        flag = read_none(flag)  # as papermill's `-p NAME None`: its default, the profile's value, or the help's rule
         if prm.name in params and (flag is None or str(params[prm.name]) != str(flag)):
             raise ValueError(f"{parameters.option(prm)} {flag} contradicts {prm.name}: {params[prm.name]} in --plan; "
                              "give it once")

@@ -14,7 +14,7 @@ from .analysis import compare, engines, rules, sequential, stats
 from .plan import Plan, make_plan
 from .plan.dsn import resolve_dsn
 from .statuses import OK
-from .values import as_bool, from_papermill
+from .values import as_bool, from_papermill, read_none
 from .report import figures
 from .report import hosts_report as hosts_report_module
 from .run import build, runner, servers
@@ -87,9 +87,10 @@ def refuse_unknown_parameters(namespace: dict[str, Any], known: list[str] | tupl
 
 def parse_bool(name: str, value: Any) -> bool:
     """A notebook's boolean parameter, papermill strings included: "false", "no", "0" are False,
-    "true", "yes", "1" True; None or "" (papermill's `-p NAME None`) the parameter's default, as
-    the first cell's check reads it (bench_src/parameters.py: `-p progress None` passed that check
-    and was refused after the build); anything else is an error naming the value."""
+    "true", "yes", "1" True; None, "" or the word None (papermill's `-p NAME None`) the parameter's
+    default, as the first cell's check reads it (bench_src/parameters.py: `-p progress None` passed
+    that check and was refused after the build); anything else is an error naming the value."""
+    value = read_none(value)
     if value in (None, ""):
         given = next((p for p in parameters.RUN_PARAMETERS if p.name == name), None)
         value = given.default if given is not None else value
@@ -103,10 +104,11 @@ def plan_from_parameters(cluster: Any = None, **given: Any) -> Plan:
     sets them (each cell as many as its cores, which must fit in one host's CPUs)."""
     spec = parse_cluster(cluster)
     per_host = host_threads(spec)
+    given = {k: from_papermill(k, v) for k, v in given.items()}  # the word None too: not given
     cores_given = given.get("cores") not in (None, "", [], ())
     if per_host is not None and given.get("threads") in (None, "") and not cores_given:
         given["threads"] = per_host
-    plan = make_plan(**{k: from_papermill(k, v) for k, v in given.items()})
+    plan = make_plan(**given)
     if per_host is not None and cores_given:
         most = max((c.cores or 0 for c in plan.cells()), default=0)
         if most > per_host:
@@ -126,7 +128,7 @@ def check_run_parameters(namespace: dict[str, Any]) -> None:
     only where each is used, a bad `progress` was refused after the build."""
     for p in parameters.RUN_PARAMETERS:
         if p.check is not None:
-            p.check(namespace.get(p.name, p.default), None)
+            p.check(read_none(namespace.get(p.name, p.default)), None)
 
 
 def plan_from_notebook(namespace: dict[str, Any]) -> Plan:
@@ -139,8 +141,10 @@ def plan_from_notebook(namespace: dict[str, Any]) -> Plan:
 def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: Any = False) -> Path:
     """The results directory of a plan (the given one, or the default name), checked before
     anything is built: not a file, writable, on a disk with space, not in use by another run, not
-    holding anything but a run of this package, and not holding a different plan.  With `repair`
-    an unreadable meta.json is left for the run to rebuild from the plan."""
+    holding anything but a run of this package, and not holding a different plan.  None or the word
+    None: the default name.  With `repair` an unreadable meta.json is left for the run to rebuild
+    from the plan."""
+    results_dir = read_none(results_dir)
     if results_dir is not None and not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir must be a path, got {results_dir!r}")
     d = Path(results_dir) if results_dir else runner.default_results_dir(plan)

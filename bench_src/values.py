@@ -1,7 +1,7 @@
 """Reading a user's value with its type: a YAML/JSON document (`read_yaml`, a key given twice
-refused), papermill's strings (`from_papermill`), booleans, whole and real numbers within bounds.
-Each raises a ValueError naming the parameter, the value and what is allowed; never Python's
-truthiness."""
+refused), papermill's strings (`from_papermill`; its word None, the parameter not given: `read_none`),
+booleans, whole and real numbers within bounds.  Each raises a ValueError naming the parameter, the
+value and what is allowed; never Python's truthiness."""
 from __future__ import annotations
 
 import math
@@ -59,9 +59,22 @@ def colon_hint(keys) -> str:
             if any(":" in str(k) for k in keys) else "")
 
 
+# papermill's `-p NAME None` gives the parameter None: not given (its default, the profile's value,
+# or the rule its help names).  The same word as a string (`--NAME None` on the command line, a value
+# papermill passes as it is) is read by `read_none`.  Only this word: "null" or "none" stay strings, as
+# papermill's -p leaves them.
+NONE_WORD = "None"
+
+
+def read_none(value: Any) -> Any:
+    """The value as the user gave it, or None for papermill's word None (the parameter not given)."""
+    return None if isinstance(value, str) and value.strip() == NONE_WORD else value
+
+
 def from_papermill(name: str, value: Any) -> Any:
     """papermill's `-p` passes lists and mappings as strings: read such a string as YAML (JSON is
-    YAML); anything else is returned as it is."""
+    YAML); the word None is None (`read_none`); anything else is returned as it is."""
+    value = read_none(value)
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         return read_yaml(value, f"{name}={value!r}")
     return value

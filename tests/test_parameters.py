@@ -212,3 +212,64 @@ def test_the_command_line_reads_a_whole_number_and_none_as_papermill_does(capsys
     assert main(base + ["--threads", "null"]) == 2 and "got 'null'" in capsys.readouterr().err
     assert main(["check", "--plan", "{workloads: [sleep], ns: [10], threads: 1}", "--threads", "None"]) == 2
     assert "contradicts threads: 1 in --plan; give it once" in capsys.readouterr().err
+
+
+def _check_command(tmp_path, *args):
+    """`python -m bench_src check --results-dir <tmp_path>/r ARGS...` in a process of its own: its
+    result and the results directory it names."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r"
+    done = subprocess.run([sys.executable, "-m", "bench_src", "check", "--results-dir", str(out), *args],
+                          capture_output=True, text=True, timeout=300, cwd=str(paths.ROOT))
+    return done, out
+
+
+def _refused_in_one_line(done, out) -> str:
+    """The one `error: ...` line of a refused command that wrote nothing."""
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert not out.exists() and done.stdout == ""
+    return lines[0]
+
+
+@pytest.mark.parametrize("option", ["ns", "cores", "seed", "cooldown_s", "smoke", "aa", "allow_large", "variants",
+                                    "samples"])
+def test_every_option_given_as_none_is_not_given_as_papermills_none(option):
+    """`--ns None`, `--cores None` and `--seed None` were the string "None" (an error about 'None'),
+    where papermill's `-p NAME None` is the parameter not given; only options of an Optional type
+    read the word.  The command line, papermill's None and the word None as a string (a value
+    papermill passes as it is) now make one plan, the plan of the option left out."""
+    omitted = ["check", "--workloads", "[sleep]"]
+    plan = cli.cli_plan_parameters(cli.parse_args(omitted + ["--" + option.replace("_", "-"), "None"]))
+    assert plan[option] is None
+    digest = api.plan_from_parameters(**cli.cli_plan_parameters(cli.parse_args(omitted))).digest
+    assert api.plan_from_parameters(**plan).digest == digest
+    assert api.plan_from_parameters(profile="quick", workloads="[sleep]", **{option: "None"}).digest == digest
+    assert api.plan_from_parameters(profile="quick", workloads="[sleep]", **{option: None}).digest == digest
+
+
+def test_the_word_none_on_the_command_line_is_read_as_papermills_none(tmp_path):
+    done, out = _check_command(tmp_path, "--workloads", "[sleep]", "--ns", "[10]", "--seed", "None", "--cores", "None")
+    assert done.returncode == 0 and done.stdout.strip() == str(out) and not out.exists(), done.stderr
+    # the profile has no "not given" but its default's name: refused as papermill's None is, in one line
+    done, out = _check_command(tmp_path, "--workloads", "[sleep]", "--ns", "[10]", "--profile", "None")
+    assert _refused_in_one_line(done, out).startswith("error: profile must be a name, got None; allowed: quick")
+    # None given as an option never overrides --plan's value
+    done, out = _check_command(tmp_path, "--plan", "{workloads: [sleep], ns: [10], seed: 2}", "--seed", "None")
+    assert "--seed None contradicts seed: 2 in --plan" in _refused_in_one_line(done, out)
+    assert cli.main(["results-dir", "--seed", "None"]) == 0 and cli.main(["results-dir", "--seed", "x"]) == 2
+
+
+def test_the_run_parameters_read_the_word_none_as_papermills_none(tmp_path):
+    """A run parameter papermill passes as the string "None" (`python -m bench_src notebook -p
+    progress None`) was refused by the first cell's check, and `results_dir` "None" was a directory
+    of that name."""
+    namespace = {"progress": "None", "repair": "None", "force_build": "None", "new_binaries": "None",
+                 "cluster": "None"}
+    api.check_run_parameters(namespace)
+    assert api.parse_bool("progress", "None") is True and api.parse_bool("repair", "None") is False
+    plan = make_plan("quick", workloads=["sleep"], ns=[10])
+    assert api.results_dir_for(plan, "None") == api.results_dir_for(plan, None) != paths.ROOT / "None"
