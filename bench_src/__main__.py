@@ -50,7 +50,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                  "print the directory"),
                        ("run", "run a plan without the notebook")):
         p = sub.add_parser(name, help=text)
-        for prm in parameters.cli_parameters():  # give one option or the same key in --plan, not both
+        for prm in parameters.cli_parameters():  # an option and the same key in --plan must give one value
             text = parameters.cli_help(prm)
             if prm.name == "profile":
                 text += f"; one of {', '.join(PROFILES)}"
@@ -288,7 +288,8 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def cli_plan_parameters(args: argparse.Namespace) -> dict:
-    """--plan's mapping, with every plan parameter given as an option (none may contradict it)."""
+    """--plan's mapping, with every plan parameter given as an option (none may give another value
+    than --plan's: parameters.same_value)."""
     from . import parameters
     from .values import read_none
 
@@ -298,7 +299,7 @@ def cli_plan_parameters(args: argparse.Namespace) -> dict:
         if flag is None:
             continue
         flag = read_none(flag)  # as papermill's `-p NAME None`: its default, the profile's value, or the help's rule
-        if prm.name in params and (flag is None or str(params[prm.name]) != str(flag)):
+        if prm.name in params and not parameters.same_value(prm, flag, params[prm.name]):
             raise ValueError(f"{parameters.option(prm)} {flag} contradicts {prm.name}: {params[prm.name]} in --plan; "
                              "give it once")
         params[prm.name] = flag

@@ -15,6 +15,7 @@ keeps it (make_plan stores every checked value whose name is a Plan field), and 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ import psutil
 
 from . import cpus
 from .cluster_spec import parse_cluster
-from .values import as_bool, as_float, as_int
+from .values import as_bool, as_float, as_int, from_papermill
 
 # Caps that hold always (a sample count or a value no run can reach).
 MAX_SAMPLES_PER_CELL = 10_000
@@ -259,10 +260,52 @@ def option(p: Parameter) -> str:
     return "--" + p.name.replace("_", "-")
 
 
+def _scalar(p: Parameter) -> str | None:
+    """"str", "int", "float" or "bool" for a scalar parameter (Optional or not); None for a list or a mapping."""
+    inner = p.type.removeprefix("Optional[").removesuffix("]") if p.type.startswith("Optional[") else p.type
+    return inner if inner in ("str", "int", "float", "bool") else None
+
+
 def metavar(p: Parameter) -> str:
     """INT, FLOAT, BOOL or STR for a scalar; YAML for a list or a mapping (JSON is YAML)."""
-    inner = p.type.removeprefix("Optional[").removesuffix("]") if p.type.startswith("Optional[") else p.type
-    return inner.upper() if inner in ("str", "int", "float", "bool") else "YAML"
+    return (_scalar(p) or "YAML").upper()
+
+
+# How a scalar of each type is read, its bounds aside (the check applies them)
+_READERS: dict[str, Callable[[str, Any], Any]] = {
+    "int": lambda name, v: as_int(name, v, -math.inf),
+    "float": lambda name, v: as_float(name, v, -math.inf, math.inf),
+    "bool": as_bool,
+}
+
+
+def same_value(p: Parameter, one: Any, other: Any) -> bool:
+    """Whether two givings of a parameter are one value (an option of the command line and the same
+    key in --plan: only different values contradict).  Each is read as the plan reads it: papermill's
+    strings (a list or a mapping in YAML, the word None: values.from_papermill), and a number or a
+    boolean with its type (`1`, "1" and "1.0" are one seed; "yes" and true one boolean).  Otherwise
+    equal values are one, a boolean never equal to a number; and a string given as an option is the
+    plan's scalar written out ("10" and 10, "all" and all)."""
+    one, other = from_papermill(p.name, one), from_papermill(p.name, other)
+    if one is None or other is None:
+        return one is other
+    read = _READERS.get(_scalar(p) or "")
+    if read is not None:
+        try:
+            return read(p.name, one) == read(p.name, other)
+        except ValueError:  # not of its type: the check names it, unless another value contradicts it
+            pass
+    return _equal(one, other) or (isinstance(one, str) and not isinstance(other, (list, tuple, dict))
+                                  and one.strip() == str(other))
+
+
+def _equal(one: Any, other: Any) -> bool:
+    """Python's == over YAML's values, except that a boolean is never a number (True == 1 in Python)."""
+    if isinstance(one, dict) and isinstance(other, dict):
+        return one.keys() == other.keys() and all(_equal(one[k], other[k]) for k in one)
+    if isinstance(one, (list, tuple)) and isinstance(other, (list, tuple)):
+        return len(one) == len(other) and all(_equal(a, b) for a, b in zip(one, other))
+    return isinstance(one, bool) == isinstance(other, bool) and one == other
 
 
 def cli_help(p: Parameter) -> str:

@@ -273,3 +273,40 @@ def test_the_run_parameters_read_the_word_none_as_papermills_none(tmp_path):
     assert api.parse_bool("progress", "None") is True and api.parse_bool("repair", "None") is False
     plan = make_plan("quick", workloads=["sleep"], ns=[10])
     assert api.results_dir_for(plan, "None") == api.results_dir_for(plan, None) != paths.ROOT / "None"
+
+
+@pytest.mark.parametrize("option, value, planned", [
+    ("ns", "[10, 100]", "[10,100]"), ("ns", "[10,100]", "[10, 100]"), ("ns", "10", "10"), ("seed", "1", "1"),
+    ("seed", "1.0", "1"), ("samples", "6.0", "6"), ("smoke", "yes", "true"), ("timeout_s", "30", "30.0"),
+    ("workloads", "sleep", "sleep"), ("workloads", "[sleep]", "[sleep]"),
+    ("cores", "[1]", "[1]"), ("variants", "{sleep: {go: [waitgroup]}}", "{sleep: {go: [waitgroup]}}"),
+    ("threads", "None", "null"), ("profile", "quick", "quick"),
+])
+def test_a_value_given_both_as_an_option_and_in_the_plan_is_one_value(option, value, planned):
+    """`--ns '[10, 100]'` with `ns: [10,100]` in --plan, or `--seed 1` with `seed: 1`, was refused as a
+    contradiction: the option's string was compared with str() of the plan's value.  Each is read
+    as the plan reads it; the plan is the plan of the value given once."""
+    given = {"workloads": "[sleep]", "ns": "[10]", option: planned}
+    plan = "{" + ", ".join(f"{k}: {v}" for k, v in given.items()) + "}"
+    both = cli.cli_plan_parameters(cli.parse_args(["check", "--" + option.replace("_", "-"), value, "--plan", plan]))
+    once = cli.cli_plan_parameters(cli.parse_args(["check", "--plan", plan]))
+    assert api.plan_from_parameters(**both).digest == api.plan_from_parameters(**once).digest
+
+
+@pytest.mark.parametrize("option, value, planned", [
+    ("seed", "2", "1"), ("ns", "[10, 100]", "[10]"), ("samples", "6.5", "6"), ("smoke", "no", "true"),
+    ("ns", "[1]", "[true]"), ("max_samples", "0", "false"), ("threads", "None", "1"), ("profile", "quick", "article"),
+])
+def test_different_values_in_an_option_and_the_plan_still_contradict(option, value, planned):
+    given = {"workloads": "[sleep]", option: planned}
+    plan = "{" + ", ".join(f"{k}: {v}" for k, v in given.items()) + "}"
+    with pytest.raises(ValueError, match=re.escape(f"--{option.replace('_', '-')} {value} contradicts {option}: ")):
+        cli.cli_plan_parameters(cli.parse_args(["check", "--" + option.replace("_", "-"), value, "--plan", plan]))
+
+
+def test_the_same_value_twice_passes_the_check_and_a_different_one_is_one_line(tmp_path):
+    done, out = _check_command(tmp_path, "--workloads", "[sleep]", "--ns", "[10,100]", "--seed", "1", "--plan",
+                               "{workloads: [sleep], ns: [10, 100], seed: 1}")
+    assert done.returncode == 0 and done.stdout.strip() == str(out) and not out.exists(), done.stderr
+    done, out = _check_command(tmp_path, "--seed", "2", "--plan", "{workloads: [sleep], ns: [10], seed: 1}")
+    assert _refused_in_one_line(done, out) == "error: --seed 2 contradicts seed: 1 in --plan; give it once"
