@@ -97,11 +97,10 @@ def cores_list(value: Any, usable: int) -> tuple[int, ...]:
         if v == "all":
             out.append(usable)
             continue
-        if isinstance(v, bool) or not isinstance(v, int):
-            try:
-                v = int(str(v).strip())
-            except ValueError:
-                raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\"") from None
+        try:  # the one reading of a whole number (a boolean is none), its bounds below
+            v = as_int("cores", v, -math.inf)
+        except ValueError:
+            raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\"") from None
         if v > usable:
             raise ValueError(f"cores: {v} is more than the {usable} usable CPUs of this machine; allowed: 1..{usable} "
                              "or \"all\"")

@@ -1,5 +1,8 @@
+import re
+
 import pytest
 
+from bench_src import paths
 from bench_src.catalogue import WORKLOADS
 from bench_src.plan import make_plan, plan_from_dict
 from bench_src.values import from_papermill
@@ -534,7 +537,7 @@ def test_the_threads_note_of_a_local_cluster_compares_threads_with_a_hosts_cpus(
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"looks": -1}, r"looks must be an integer >= 1"),
-    ({"max_samples": 20000}, r"max_samples must be an integer >= 1 and <= 10000"),
+    ({"max_samples": 20000}, r"max_samples must be an integer >= 0 and <= 10000"),
     ({"variants": {"ping_pong": {"go": ["all", "channels"]}}}, r"'all' stands alone"),
     ({"params": {"ping_pong": {"buffer": True}}}, r"must be a value or a list of values, got True"),
     ({"n_range": {"ping_pong": {"mode=lockstep": None, "mode=pipelined": [1, 10]}}},
@@ -603,3 +606,50 @@ def test_a_profile_that_is_no_name_is_refused_with_the_names_allowed():
 
     with pytest.raises(ValueError, match=f"profile must be a name, got None; allowed: {', '.join(PROFILES)}$"):
         make_plan(None)
+
+
+# Every parameter whose value is a whole (or a real) number, as the plan or its parts take it
+INTEGER_PARAMETERS = [
+    ("samples", lambda b: {"samples": b}), ("warmup", lambda b: {"warmup": b}),
+    ("max_samples", lambda b: {"max_samples": b}), ("looks", lambda b: {"max_samples": 20, "looks": b}),
+    ("seed", lambda b: {"seed": b}), ("threads", lambda b: {"threads": b}),
+    ("mem_limit_mb", lambda b: {"mem_limit_mb": b}), ("time_budget_s", lambda b: {"time_budget_s": b}),
+    ("timeout_s", lambda b: {"timeout_s": b}), ("cooldown_s", lambda b: {"cooldown_s": b}),
+    ("timeline_ms", lambda b: {"timeline_ms": b}), ("ns", lambda b: {"ns": [10, b]}),
+    ("ns", lambda b: {"ns": {"sleep": [b]}}), ("cores", lambda b: {"cores": [b]}), ("cores", lambda b: {"cores": b}),
+    ("cores", lambda b: {"cores": {"sleep": [b]}}), ("n_range", lambda b: {"n_range": {"sleep": {"work=0": [b, 10]}}}),
+    ("params[sleep][work]", lambda b: {"params": {"sleep": {"work": [b]}}}),
+    ("adaptive_target", lambda b: {"adaptive_target": b}),
+]
+
+
+@pytest.mark.parametrize("boolean", [False, True])
+@pytest.mark.parametrize("name, given", INTEGER_PARAMETERS)
+def test_a_boolean_is_refused_wherever_a_number_is_expected(name, given, boolean):
+    """`max_samples: false` (YAML's boolean) was the fixed design, as 0: Python's False == 0 let it
+    through the test for zero before the number was read; a boolean is no number anywhere."""
+    from bench_src import api
+
+    with pytest.raises(ValueError, match=rf"{re.escape(name)}.*{boolean}") as err:
+        make_plan("quick", workloads=["sleep"], **{"ns": [10], "samples": 6, **given(boolean)})
+    with pytest.raises(ValueError) as papermill:  # papermill's -y gives YAML's boolean as it is
+        api.plan_from_parameters(profile="quick", workloads="[sleep]", **{"ns": "[10]", "samples": 6,
+                                                                           **given(boolean)})
+    assert str(papermill.value) == str(err.value)
+
+
+def test_max_samples_false_is_refused_on_the_command_line_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "r"
+    done = subprocess.run([sys.executable, "-m", "bench_src", "check", "--results-dir", str(out), "--plan",
+                           "{workloads: [sleep], ns: [10], samples: 6, max_samples: false}"],
+                          capture_output=True, text=True, timeout=300, cwd=str(paths.ROOT))
+    assert done.returncode == 2 and done.stdout == "" and not out.exists()
+    assert done.stderr.splitlines() == ["error: max_samples must be an integer >= 0 and <= 10000, or None for no "
+                                        "sequential rule (so does 0), got False"]
+    # 0 and None are still the fixed design
+    assert make_plan("quick", workloads=["sleep"], ns=[10], samples=6, max_samples=0).max_samples == 0
+    assert make_plan("quick", workloads=["sleep"], ns=[10], samples=6, max_samples="0").max_samples == 0
+    assert make_plan("quick", workloads=["sleep"], ns=[10], samples=6, adaptive_target=0.0).max_samples == 0

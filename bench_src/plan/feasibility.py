@@ -31,11 +31,12 @@ def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: A
                 adaptive_target: Any = None):
     """The plan with its stopping-rule fields validated, after checking that it can reach a
     verdict (unless smoke).  The hook of `make_plan`."""
-    if adaptive_target not in (None, 0, 0.0, "", "0"):
+    # a boolean is no number (False == 0 in Python): false is refused as any other value but 0 and None
+    if adaptive_target not in (None, "") and (isinstance(adaptive_target, bool) or adaptive_target not in (0, "0")):
         raise ValueError(f"adaptive_target ({adaptive_target!r}) was replaced by the sequential rule: give "
                          "max_samples (the sample budget per cell) and optionally looks")
-    budget = 0 if max_samples in (None, 0, "", "0") else as_int(
-        "max_samples", max_samples, 1, MAX_SAMPLES_PER_CELL, default="no sequential rule (so does 0)")
+    budget = 0 if max_samples in (None, "") else as_int(
+        "max_samples", max_samples, 0, MAX_SAMPLES_PER_CELL, default="no sequential rule (so does 0)")
     if budget and budget < plan.samples:
         raise ValueError(f"max_samples ({budget}) must be >= samples ({plan.samples})")
     if budget == plan.samples:
