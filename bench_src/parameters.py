@@ -23,7 +23,7 @@ import psutil
 
 from . import cpus
 from .cluster_spec import parse_cluster
-from .values import as_bool, as_float, as_int, from_papermill
+from .values import as_bool, as_float, as_int, colon_hint, from_papermill
 
 # Caps that hold always (a sample count or a value no run can reach).
 MAX_SAMPLES_PER_CELL = 10_000
@@ -100,7 +100,8 @@ def cores_list(value: Any, usable: int) -> tuple[int, ...]:
         try:  # the one reading of a whole number (a boolean is none), its bounds below
             v = as_int("cores", v, -math.inf)
         except ValueError:
-            raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\"") from None
+            raise ValueError(f"cores: {v!r} is not a core count; allowed: integers 1..{usable} or \"all\""
+                             f"{colon_hint([v])}") from None  # "sleep:1" meant {sleep: 1}
         if v > usable:
             raise ValueError(f"cores: {v} is more than the {usable} usable CPUs of this machine; allowed: 1..{usable} "
                              "or \"all\"")

@@ -54,9 +54,10 @@ def read_yaml(text: str, what: str) -> Any:
 
 
 def colon_hint(keys) -> str:
-    """A note for names that hold a colon: YAML reads `{samples:10}` as the key "samples:10"."""
+    """A note for names (or strings where a mapping was meant) that hold a colon without a space after
+    it: YAML reads `{samples:10}` as the key "samples:10", and `sleep:work: 0` as the key "sleep:work"."""
     return ("; YAML needs a space after each colon: '{samples: 10}', not '{samples:10}'"
-            if any(":" in str(k) for k in keys) else "")
+            if any(re.search(r":(?!\s)", str(k)) for k in keys) else "")
 
 
 # papermill's `-p NAME None` gives the parameter None: not given (its default, the profile's value,

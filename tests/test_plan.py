@@ -653,3 +653,55 @@ def test_max_samples_false_is_refused_on_the_command_line_in_one_line(tmp_path):
     assert make_plan("quick", workloads=["sleep"], ns=[10], samples=6, max_samples=0).max_samples == 0
     assert make_plan("quick", workloads=["sleep"], ns=[10], samples=6, max_samples="0").max_samples == 0
     assert make_plan("quick", workloads=["sleep"], ns=[10], samples=6, adaptive_target=0.0).max_samples == 0
+
+
+COLON_HINT = "; YAML needs a space after each colon: '{samples: 10}', not '{samples:10}'"
+
+
+@pytest.mark.parametrize("name, value, named", [
+    ("params", "{sleep:{work:0}}", "unknown parameter 'work:0' for workload sleep"),
+    ("params", "sleep:work: 0", "params: 'sleep:work: 0' is one string, not a mapping of workload to values"),
+    ("params", "{sleep: work:0}", "params[sleep] must be a mapping of parameter to values, got 'work:0'"),
+    ("params", "{sleep: {work: {go:0}}}", "params[sleep][work]: unknown language 'go:0'"),
+    ("ns", "sleep:[10]", "ns: 'sleep:[10]' is one string, not a mapping of workload to values"),
+    ("variants", "sleep:all", "variants: 'sleep:all' is neither 'default' nor 'all'"),
+    ("variants", "{sleep: {go:waitgroup}}", "variants[sleep]: unknown language 'go:waitgroup'"),
+    ("variants", "{sleep: go:waitgroup}", "unknown variant 'go:waitgroup' of sleep for go"),
+    ("n_range", "{sleep: 'work=0:[1, 10]'}", "n_range[sleep] must be a mapping of a parameter setting"),
+    ("cores", "sleep:1", "cores: 'sleep:1' is not a core count"),
+    ("dsn", "{mysql:env:X}", "dsn: unknown server 'mysql:env:X'"),
+])
+def test_a_mapping_written_without_a_space_after_a_colon_is_named_with_the_cause(name, value, named):
+    """`params: {sleep:{work:0}}` read "unknown parameter 'work:0' for workload sleep", and
+    `sleep:work: 0` "params[sleep] must be a mapping", with nothing about the colon: YAML reads a
+    colon without a space after it as part of a key or a string."""
+    from bench_src import api
+
+    with pytest.raises(ValueError) as err:
+        api.plan_from_parameters(profile="quick", **{"workloads": "[sleep]", "ns": "[10]", name: value})
+    assert named in str(err.value) and str(err.value).endswith(COLON_HINT), str(err.value)
+
+
+def test_a_mapping_meant_in_a_string_says_so_and_a_colon_with_its_space_has_no_colon_hint():
+    with pytest.raises(ValueError, match=re.escape("params: 'sleep: {work: 0}' is one string, not a mapping of "
+                                                   "workload to values; write a mapping in braces, e.g. "
+                                                   "'{sleep: ...}'") + "$"):
+        make_plan("quick", workloads=["sleep"], ns=[10], params="sleep: {work: 0}")
+
+
+@pytest.mark.parametrize("args", [
+    ["--params", "{sleep:{work:0}}"], ["--params", "sleep:work: 0"],
+    ["--plan", "workloads: [sleep]\nns: [10]\nparams:\n  sleep:work: 0\n"],
+    ["--plan", "{workloads: [sleep], ns: [10], params: {sleep: {work:0}}}"],
+])
+def test_the_colon_hint_reaches_the_command_line_in_one_line(args, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "r"
+    base = [] if args[0] == "--plan" else ["--workloads", "[sleep]", "--ns", "[10]"]
+    done = subprocess.run([sys.executable, "-m", "bench_src", "check", "--results-dir", str(out), *base, *args],
+                          capture_output=True, text=True, timeout=300, cwd=str(paths.ROOT))
+    assert done.returncode == 2 and done.stdout == "" and not out.exists()
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and lines[0].endswith(COLON_HINT), done.stderr

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping
 
 from ..catalogue import WORKLOADS
 from ..redact import redact_text, redact_url, userinfo_problem
+from ..values import colon_hint
 
 
 def redact_dsn(dsn: str) -> str:
@@ -65,7 +66,8 @@ def validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
     out = {}
     for kind, value in dsn.items():
         if kind not in DSN_SCHEMES:
-            raise ValueError(f"dsn: unknown server {redact_text(repr(kind))}; allowed: mysql, postgres")
+            raise ValueError(f"dsn: unknown server {redact_text(repr(kind))}; allowed: mysql, postgres"
+                             f"{colon_hint([kind])}")
         if kind not in servers_used:
             raise ValueError(f"dsn names the {kind} server, but the plan has no {kind} workload "
                              f"(workloads: {', '.join(workloads)})")

@@ -61,6 +61,9 @@ def _per_workload(name: str, value: Any, workloads: Iterable[str]) -> dict:
     """Accept {workload: x} or a single x meant for every workload.  A mapping may only name
     workloads of the plan: anything else would be silently ignored."""
     workloads = list(workloads)
+    if isinstance(value, str) and ":" in value:  # no value for every workload holds a colon: a mapping was meant
+        raise ValueError(f"{name}: {value!r} is one string, not a mapping of workload to values; write a mapping in "
+                         f"braces, e.g. '{{{workloads[0]}: ...}}'{colon_hint([value])}")
     if isinstance(value, Mapping):
         for k in value:
             if k not in WORKLOADS:
@@ -96,7 +99,7 @@ def _validate_variants(w: str, lang: str, values: Any) -> tuple[str, ...]:
                          f"default one), not in a list with other names; allowed in a list: {', '.join(allowed)}")
     for v in chosen:
         if v not in allowed:
-            raise ValueError(f"unknown variant {v!r} of {w} for {lang}; allowed: {', '.join(allowed)}")
+            raise ValueError(f"unknown variant {v!r} of {w} for {lang}; allowed: {', '.join(allowed)}{colon_hint([v])}")
     if not chosen:
         raise ValueError(f"variants[{w}][{lang}] is empty; allowed: {', '.join(allowed)}, 'all' or 'default'")
     return tuple(dict.fromkeys(chosen))
@@ -108,7 +111,7 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
     for key in given:
         if key not in known:
             allowed = ", ".join(sorted(known)) or "none"
-            raise ValueError(f"unknown parameter {key!r} for workload {w}; allowed: {allowed}")
+            raise ValueError(f"unknown parameter {key!r} for workload {w}; allowed: {allowed}{colon_hint([key])}")
     grid: dict[str, tuple[str, ...]] = {}
     for p in spec.params_for(lang):
         if p.name not in given:
@@ -118,7 +121,8 @@ def _validate_params(w: str, lang: str, given: Mapping[str, Any]) -> dict[str, t
         if isinstance(value, Mapping):  # per-language values
             bad = [k for k in value if k not in LANGS]
             if bad:
-                raise ValueError(f"params[{w}][{p.name}]: unknown language {bad[0]!r}; allowed: go, rust")
+                raise ValueError(f"params[{w}][{p.name}]: unknown language {bad[0]!r}; allowed: go, rust"
+                                 f"{colon_hint(bad)}")
             if lang not in value:
                 grid[p.name] = (p.default_for(lang),)
                 continue
@@ -145,7 +149,7 @@ def _validate_n_range(w: str, given: Any, ns: tuple[int, ...], grid: Mapping[str
     name = f"n_range[{w}]"
     if not isinstance(given, Mapping):
         raise ValueError(f"{name} must be a mapping of a parameter setting (\"key=value\") to [lowest N, highest N], "
-                         f"got {given!r}")
+                         f"got {given!r}{colon_hint([given])}")
     spec = workload(w)
     known = {p.name for p in spec.params}
     out: dict[str, tuple[int | None, int | None]] = {}
@@ -305,7 +309,8 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
             raise ValueError(f"variants: {variants!r} is neither 'default' nor 'all', the two words that apply to "
                              "every workload; name variants per workload and language instead, e.g. "
                              f"{{{wl[0]}: {{go: [{WORKLOADS[wl[0]].variants['go'][0]}], rust: "
-                             f"[{WORKLOADS[wl[0]].variants['rust'][0]}]}}}} (python -m bench_src list shows them)")
+                             f"[{WORKLOADS[wl[0]].variants['rust'][0]}]}}}} (python -m bench_src list shows them)"
+                             f"{colon_hint([variants])}")
         variants = {w: variants for w in wl}
     var_given = _per_workload("variants", variants, wl) if variants is not None else {}
     plan_variants: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -317,7 +322,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
             raise ValueError(f"variants[{w}] must be a mapping of language to variants, got {per!r}")
         bad = [k for k in per if k not in LANGS]
         if bad:
-            raise ValueError(f"variants[{w}]: unknown language {bad[0]!r}; allowed: go, rust")
+            raise ValueError(f"variants[{w}]: unknown language {bad[0]!r}; allowed: go, rust{colon_hint(bad)}")
         plan_variants[w] = {lang: _validate_variants(w, lang, per.get(lang)) for lang in langs}
         for lang in per:  # given for a language the plan leaves out: checked all the same, never ignored
             if lang not in langs and w in var_given:
@@ -329,7 +334,8 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         grid = dict(prof.params.get(w, {}))
         extra = par_given.get(w, {})
         if not isinstance(extra, Mapping):
-            raise ValueError(f"params[{w}] must be a mapping of parameter to values, got {extra!r}")
+            raise ValueError(f"params[{w}] must be a mapping of parameter to values, got {extra!r}"
+                             f"{colon_hint([extra])}")
         grid.update(extra)
         plan_params[w] = {lang: _validate_params(w, lang, grid) for lang in langs}
 
