@@ -375,10 +375,23 @@ def test_the_row_flag_says_same_verdict_only_when_every_pair_has_it():
         {**work, "n": 3000, "rows": 4, "depends_on_variant": False, "go_rows": 0, "rust_rows": 4,
          "equivalent_rows": 0, "inconclusive_rows": 0},
         {**work, "n": 10, "rows": 1, "depends_on_variant": False, "go_rows": 1, "rust_rows": 0, "equivalent_rows": 0,
-         "inconclusive_rows": 0}])
+         "inconclusive_rows": 0, "default_go_variant": "plain"}])
     table = pd.DataFrame([{**work}, {**work, "n": 3000}, {**work, "n": 10}])
     assert list(robustness.row_flags(table, rob)) == [
         "no reversal, 4 pairs (1 Rust, 1 equivalent, 2 inconclusive)", "same verdict, 4 pairs", "defaults only"]
+
+
+def test_defaults_only_is_said_of_the_default_pair_alone():
+    # files_read with retain=content: the run took one pair, Go's chan-per-task against Rust's
+    # tokio-fs (the article's programs), neither language's default: not "defaults only"
+    content, digest = {"digest": "on", "retain": "content"}, {"digest": "on", "retain": "digest"}
+    cells = [("files_read", "go", "chan-per-task", 10, content), ("files_read", "rust", "tokio-fs", 10, content),
+             ("files_read", "go", "readfile", 10, digest), ("files_read", "rust", "spawn-blocking", 10, digest)]
+    t = compare.compare(frame_of(cells, [1.0, 1.2, 1.0, 1.1]))
+    flags = dict(zip(zip(t["go_variant"], t["rust_variant"]),
+                     robustness.row_flags(t, robustness.robustness(table=t, metric="elapsed_s"))))
+    assert flags == {("chan-per-task", "tokio-fs"): "one pair, not the defaults",
+                     ("readfile", "spawn-blocking"): "defaults only"}
 
 
 # --- the plan check -----------------------------------------------------------------------------------------

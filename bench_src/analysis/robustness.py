@@ -84,8 +84,9 @@ def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
     variants" (some pair reverses the verdict, or the best of each disagrees with the defaults),
     "same verdict, k pairs" when several pairs of variants were run and every one has the same
     verdict, "no reversal, k pairs (...)" when their verdicts differ without one saying Go and
-    another Rust (the counts of each verdict in brackets), or "defaults only" when the run took
-    one pair."""
+    another Rust (the counts of each verdict in brackets); where the run took one pair, "defaults
+    only" when that pair is the two defaults, else "one pair, not the defaults" (an article
+    preset's variants, a parameter value only some variants ran with)."""
     if table.empty or rob.empty:
         return pd.Series("", index=table.index, dtype=object)
 
@@ -103,8 +104,10 @@ def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
             seen = {v: int(c) for v, c in counts.items() if c}
             flags[k] = (f"same verdict, {int(r.rows)} pairs" if len(seen) == 1 else
                         f"no reversal, {int(r.rows)} pairs ({', '.join(f'{c} {v}' for v, c in seen.items())})")
-        else:
+        elif isinstance(getattr(r, "default_go_variant", None), str):  # the one pair run is the defaults
             flags[k] = "defaults only"
+        else:
+            flags[k] = "one pair, not the defaults"
     return pd.Series([flags.get(k, "") for k in key(table)], index=table.index, dtype=object)
 
 
