@@ -21,8 +21,8 @@ def test_differences_of_the_defaults_come_largest_first_with_their_intervals():
     defaults = t[t["go_default"] & t["rust_default"]]
     called = defaults[defaults["verdict_kind"].isin(["a", "b"])]
     assert len(time.differences) == len(called)
-    sizes = [(d.short("elapsed_s"), -abs(np.log(d.ratio))) for d in time.differences]
-    assert sizes == sorted(sizes), "largest first, times of microseconds last"
+    sizes = [(d.short("elapsed_s"), -min(abs(np.log(d.low)), abs(np.log(d.high)))) for d in time.differences]
+    assert sizes == sorted(sizes), "largest first by the interval's end nearest 1, times of microseconds last"
     top = time.differences[0]
     assert top.low <= top.ratio <= top.high and (top.high < 1 or top.low > 1), "its interval excludes 1"
     line = top.text("elapsed_s")
@@ -32,6 +32,22 @@ def test_differences_of_the_defaults_come_largest_first_with_their_intervals():
     assert "false discovery rate 0.05" in time.summary() and "adjusted over the family's" in time.summary()
     if time.open:  # the open rows' mde is a statement of power: the summary says which
         assert "would have been called with 80% power at the spread measured" in time.summary()
+
+
+def test_differences_are_ordered_by_the_smallest_difference_their_interval_supports():
+    # a large estimate from 6 noisy pairs (3.5x, its interval reaching 1.8x) comes after a smaller
+    # one its interval is sure of (2.9x, at least 2.1x): ordered by the end nearest 1, not the estimate
+    rows = [{"workload": w, "n": 10, "ratio": r, "ratio_ci_low": lo, "ratio_ci_high": hi, "verdict_kind": "a",
+             "go_default": True, "rust_default": True, "go_median": 1e-3, "rust_median": 3e-3, "pairs": p,
+             "pairing": "paired", "ci_level": 0.96, "family_size": 3}
+            for w, r, lo, hi, p in (("files_read", 0.285, 0.154, 0.554, 6), ("ping_pong", 0.346, 0.257, 0.468, 6),
+                                    ("sleep", 0.9, 0.85, 0.95, 40))]
+    found = findings.metric_findings(pd.DataFrame(rows), "elapsed_s")
+    assert [d.workload for d in found.differences] == ["ping_pong", "files_read", "sleep"]
+    assert [round(d.assured(), 3) for d in found.differences] == [round(-np.log(0.468), 3), round(-np.log(0.554), 3),
+                                                                   round(-np.log(0.95), 3)]
+    assert findings.ORDER in found.summary(), "the summary says how the list is ordered"
+    assert "its end nearest 1" in findings.markdown([found])
 
 
 def test_findings_as_markdown_and_without_any_table():

@@ -1,8 +1,10 @@
 """The answer first: what a run found, Go vs Rust, before any table.
 
 For each metric with a Go-vs-Rust table: the differences between the two languages' defaults
-(like for like: goroutines against tokio tasks), largest first (times of microseconds last, said
-so: SHORT_TIME_S), each with its ratio, its interval,
+(like for like: goroutines against tokio tasks), largest first by the smallest difference each
+interval supports (`Difference.assured`: the interval's end nearest 1, on the log scale; a row of 6
+noisy pairs with a large estimate and a wide interval is not put above a precise one), times of
+microseconds last, said so (SHORT_TIME_S), each with its ratio, its interval,
 the work it was measured on, the pairs (or samples) the interval rests on and the two medians it
 compares (the magnitude a factor is of); then how many
 comparisons were equivalent and how many stayed open (with how many of those could still have
@@ -29,6 +31,9 @@ SMALL_MDE = rules.PRECISION_TARGET
 # two article runs on one machine by more than either interval said (Rust join-all against Go's
 # goroutine, 15 µs a sample: 0.750 [0.592, 0.949] in one, 1.034 [0.963, 1.084] in the other).
 SHORT_TIME_S = 100e-6
+# how the differences are ordered, in the words every rendering of the findings carries
+ORDER = ("differences ordered by the smallest difference each interval supports (its end nearest 1), largest "
+         "first, not by their estimates")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,14 @@ class Difference:
         (0.997 is "0.30%", never "1x")."""
         factor = self.ratio if self.ratio >= 1 else 1 / self.ratio
         return f"{units.significant(factor, 3)}x" if factor >= units.FACTOR_FROM else f"{units.significant(100 * (factor - 1), 2)}%"
+
+    def assured(self) -> float:
+        """The smallest difference the interval supports, as |log| of its end nearest 1 (0 where
+        the interval holds 1): what the list is ordered by, so that a large estimate resting on a
+        wide interval does not come before a smaller one its interval is sure of."""
+        if not (self.low > 1 or self.high < 1):
+            return 0.0
+        return min(abs(math.log(self.low)), abs(math.log(self.high)))
 
     def short(self, metric: str) -> bool:
         """A time of both sides under SHORT_TIME_S."""
@@ -123,7 +136,8 @@ class MetricFindings:
                    "failed, were left out, or for memory had tasks finish before the last was spawned; the table's "
                    "warning says which)" if self.untested else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
-                f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})")
+                f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})"
+                + (f"; {ORDER}" if called > 1 else ""))
 
     def _short_text(self) -> str:
         """The differences of times under SHORT_TIME_S, counted where the list may not reach them (it
@@ -208,8 +222,9 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
                                 "depends" in str(r.get("robustness") or ""), r.get("within_margin") in (True, 1),
                                 _samples(r), (_number(r.get("go_median")), _number(r.get("rust_median"))),
                                 _text(r.get("arm")), _others(table, r)))
-    # largest first; times of microseconds after the others (their lines say why)
-    diffs.sort(key=lambda d: (d.short(metric), -abs(math.log(d.ratio))))
+    # largest first by the difference each interval supports (its end nearest 1), the estimate
+    # breaking ties; times of microseconds after the others (their lines say why)
+    diffs.sort(key=lambda d: (d.short(metric), -d.assured(), -abs(math.log(d.ratio))))
     # an inconclusive row without a ratio had too few pairs to be tested: counted apart, since no
     # spread was measured that its precision could be read from
     tested = pd.to_numeric(rows.get("ratio", pd.Series(np.nan, index=rows.index)), errors="coerce").notna()
@@ -257,8 +272,8 @@ def none_made(df: pd.DataFrame | None) -> str:
 
 
 def markdown(found: list[MetricFindings], limit: int = 10, df: pd.DataFrame | None = None) -> str:
-    """The findings as Markdown: per metric a summary line and the differences, largest first
-    (without any, why: `none_made` of the samples `df`)."""
+    """The findings as Markdown: per metric a summary line and the differences, largest first by
+    what their intervals support (ORDER; without any, why: `none_made` of the samples `df`)."""
     if not found:
         return none_made(df)
     parts = []

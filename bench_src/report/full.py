@@ -38,7 +38,7 @@ class Report:
 
     @property
     def findings(self) -> list[findings.MetricFindings]:
-        """What the run found, Go vs Rust, largest differences first (report/findings.py), in the
+        """What the run found, Go vs Rust, largest differences first (report/findings.py, ORDER), in the
         words of the margin its tables were computed with."""
         return findings.findings(self.tables, self.margin)
 

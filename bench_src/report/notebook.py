@@ -255,7 +255,7 @@ def hosts_figures(hosts: HostsReport | None) -> "Section":
 
 def findings(rep: full.Report | None) -> "Section":
     """The answer first: per metric, how many Go-vs-Rust differences, equivalences and open
-    comparisons, the differences largest first, and the verdict maps."""
+    comparisons, the differences largest first (findings.ORDER), and the verdict maps."""
     if rep is None:
         return Section(SEVERAL)
     if rep.empty:

@@ -134,7 +134,7 @@ FINDINGS_FIGURES = ("verdicts_elapsed_s", "verdicts_peak_rss_mib")
 
 
 def _findings(rep, used_figures: set) -> str:
-    """The answer first: per metric the summary, the differences largest first, the verdict map."""
+    """The answer first: per metric the summary, the differences largest first (findings.ORDER), the verdict map."""
     found = rep.findings  # in the words of the report's margin
     parts = ["<section id='findings'><h2>Findings</h2>"]
     if not found:
