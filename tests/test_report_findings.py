@@ -1,9 +1,12 @@
 """The answer first: the findings that open every report, read from the comparison tables."""
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 import report_data
-from bench_src.analysis import compare
+from bench_src.analysis import compare, rules
 from bench_src.report import findings, units
 
 
@@ -31,7 +34,8 @@ def test_differences_of_the_defaults_come_largest_first_with_their_intervals():
     assert len(time.differences) + time.equivalent + time.open == len(defaults)
     assert "false discovery rate 0.05" in time.summary() and "adjusted over the family's" in time.summary()
     if time.open:  # the open rows' mde is a statement of power: the summary says which
-        assert "would have been called with 80% power at the spread measured" in time.summary()
+        assert "would have been called at the spread measured: with 80% power were that spread the true one" \
+            in time.summary()
 
 
 def test_differences_are_ordered_by_the_smallest_difference_their_interval_supports():
@@ -48,6 +52,41 @@ def test_differences_are_ordered_by_the_smallest_difference_their_interval_suppo
                                                                    round(-np.log(0.95), 3)]
     assert findings.ORDER in found.summary(), "the summary says how the list is ordered"
     assert "its end nearest 1" in findings.markdown([found])
+
+
+def test_the_power_of_an_open_rows_mde_is_the_one_the_simulation_measured():
+    # "80% power" held only were the spread a row measured the true one; averaged over its own
+    # uncertainty the package's simulation measured less (docs/statistics.md): the summary says both,
+    # the measured share at the open rows' pairs (rules.MDE_POWER_MEASURED)
+    base = dict(metric="elapsed_s", differences=[], equivalent=0, level=0.95, family_size=25, all_pairs={},
+                open_mde=(0.03, 0.045))
+    text = findings.MetricFindings(**base, open=3, open_small=3, open_pairs=(14, 21, 171)).summary()
+    assert ("with 80% power were that spread the true one, 70–79% averaged over its own uncertainty (the package's "
+            "simulation at 14 to 20 pairs, the most it tried, where these rows have 14 to 171: docs/statistics.md)"
+            ) in text
+    assert "called with 80% power" not in text
+    six = findings.MetricFindings(**base, open=1, open_small=0, open_pairs=(6,)).summary()
+    assert "59–63% averaged over its own uncertainty (the package's simulation at 6 pairs: " in six
+    # read from the table: the pairs of its open paired rows
+    table = _tables()["go_vs_rust_elapsed_s"].copy()
+    rows = table.index[table["go_default"] & table["rust_default"]][:2]
+    table.loc[rows, "verdict_kind"] = "inconclusive"
+    table.loc[rows, "pairs"] = [10, 14]
+    found = findings.findings({"go_vs_rust_elapsed_s": table})[0]
+    assert len(found.open_pairs) == found.open and {10, 14} <= set(found.open_pairs)
+
+
+def test_the_measured_power_is_the_table_of_docs_statistics():
+    # one owner: rules.MDE_POWER_MEASURED holds the lowest and highest share per row of the table
+    # in docs/statistics.md ("Minimum detectable effect"), the mde read as the tables read it
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "statistics.md").read_text()
+    table = doc[doc.index("| pairs | interval at 0.05 / 30 |"):].split("\n\n")[0].splitlines()[2:]
+    measured = {}
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        shares = [float(re.match(r"([0-9.]+)%", c).group(1)) / 100 for c in cells[2:]]
+        measured[int(cells[0])] = (round(min(shares), 3), round(max(shares), 3))
+    assert measured == rules.MDE_POWER_MEASURED
 
 
 def test_findings_as_markdown_and_without_any_table():
@@ -247,7 +286,7 @@ def test_the_open_comparisons_say_plainly_what_they_could_have_shown():
     base = dict(metric="elapsed_s", differences=[], equivalent=0, level=0.95, family_size=25, all_pairs={})
     none = findings.MetricFindings(**base, open=13, open_small=0, open_mde=(0.08, 2.75)).summary()
     assert ("13 open (MDEs ±8.0% to ×/÷ 3.75; none of them precise enough that a difference of 5% would have "
-            "been called with 80% power at the spread measured)") in none
+            "been called at the spread measured: with 80% power were that spread the true one, ") in none
     some = findings.MetricFindings(**base, open=2, open_small=1, open_mde=(0.04, 0.3)).summary()
     assert "2 open (MDEs ±4.0% to ×/÷ 1.30; 1 of them precise enough" in some
     one = findings.MetricFindings(**base, open=1, open_small=1, open_mde=(0.04, 0.04)).summary()

@@ -14,6 +14,12 @@ ALPHA = 0.05  # false discovery rate of the "faster"/"smaller" verdicts of one t
 MARGIN = 0.02  # equivalence margin on the ratio: [1 - MARGIN, 1 + MARGIN]
 CONFIDENCE = 0.95  # confidence of a lone interval (a cell's median, one comparison on its own)
 POWER = 0.8  # the power at which the minimum detectable effect is stated
+# What that power comes to averaged over the spread's own uncertainty (the mde takes the spread a row
+# measured as the true one): per number of pairs, the lowest and highest share over the noise shapes
+# (lognormal, heavy tails, bimodal) that simulate.mde_power measured, one comparison at 0.05 / 30,
+# CV 2%, fixed design (docs/statistics.md, "Minimum detectable effect", has the table these are read
+# from; tests/test_report_findings.py checks the two agree).
+MDE_POWER_MEASURED = {6: (0.594, 0.629), 10: (0.671, 0.856), 14: (0.704, 0.754), 20: (0.722, 0.787)}
 TIME_METRICS = frozenset({"elapsed_s", "wall_s", "cpu_s", "user_s", "sys_s"})
 CPU_METRICS = frozenset({"cpu_s", "user_s", "sys_s"})  # the CPU a program used, not how long it took
 MEMORY_METRICS = frozenset({"peak_rss_mib", "peak_rss_bytes", "maxrss_kb"})
@@ -41,6 +47,18 @@ SEQUENTIAL_METRICS = HEADLINE_METRICS
 # A comparison the rule leaves inconclusive stops sampling once it would have shown a difference of
 # this size (its minimum detectable effect is at most this): "no difference of 5% or more".
 PRECISION_TARGET = 0.05
+
+def mde_power_measured(pairs) -> tuple[float, float, tuple[int, ...]]:
+    """The power MDE_POWER_MEASURED gives comparisons of `pairs` pairs each: the lowest and highest
+    share over the simulated pair counts they fall on (each the largest simulated count at or below
+    it, the fewest for fewer pairs; beyond the largest, the largest, which is all that was measured),
+    and those counts.  NaN and () where no count is given."""
+    sims = sorted(MDE_POWER_MEASURED)
+    used = sorted({max([k for k in sims if k <= p] or sims[:1]) for p in pairs if p == p})
+    if not used:
+        return float("nan"), float("nan"), ()
+    return (min(MDE_POWER_MEASURED[k][0] for k in used), max(MDE_POWER_MEASURED[k][1] for k in used), tuple(used))
+
 
 def word(metric: str) -> str:
     """What the side that needs less of `metric` is called: faster (a duration), uses less CPU (CPU

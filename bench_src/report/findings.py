@@ -109,6 +109,7 @@ class MetricFindings:
     margin: float = rules.MARGIN  # the equivalence margin the table's verdicts were decided at
     open_mde: tuple[float, float] = (math.nan, math.nan)  # the open rows' smallest and largest MDE
     untested: int = 0  # comparisons with too few pairs to be tested (samples failed): no interval, not "open"
+    open_pairs: tuple[int, ...] = ()  # the pairs each open paired row rests on (what its mde's power depends on)
 
     def lines(self, limit: int = 10) -> list[str]:
         out = [d.text(self.metric, self.margin) for d in self.differences[:limit]]
@@ -157,7 +158,22 @@ class MetricFindings:
         could = ("none of them" if self.open_small == 0 else "all of them" if self.open_small == self.open
                  else f"{self.open_small} of them")
         return ((mdes + "; " if mdes else "") + f"{could} precise enough that a difference of {SMALL_MDE:.0%} would "
-                f"have been called with {rules.POWER:.0%} power at the spread measured")
+                f"have been called at the spread measured: {self._power_text()}")
+
+    def _power_text(self) -> str:
+        """The power behind "would have been called": rules.POWER only were the spread measured the
+        true one; averaged over its uncertainty, what the package's simulation measured at the open
+        rows' pairs (rules.mde_power_measured)."""
+        low, high, counts = rules.mde_power_measured(self.open_pairs or rules.MDE_POWER_MEASURED)
+        at = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+        beyond = ""
+        if self.open_pairs and max(self.open_pairs) > counts[-1]:
+            fewest, most = (units.count(p) for p in (min(self.open_pairs), max(self.open_pairs)))
+            beyond = (", the most it tried, where " + (f"this row has {most}" if len(self.open_pairs) == 1 else
+                                                        f"these rows have {fewest} to {most}"))
+        power = f"{low:.0%}" if f"{low:.0%}" == f"{high:.0%}" else f"{low * 100:.0f}–{high:.0%}"
+        return (f"with {rules.POWER:.0%} power were that spread the true one, {power} averaged over its own "
+                f"uncertainty (the package's simulation at {at} pairs{beyond}: docs/statistics.md)")
 
 
 _OTHER_WORDS = {"a": "Go", "b": "Rust", "equivalent": "equivalent", "inconclusive": "inconclusive"}
@@ -189,6 +205,15 @@ def _samples(row: dict) -> str:
     if not (math.isnan(go) or math.isnan(rust)):
         return f"{units.count(go)} Go and {units.count(rust)} Rust samples, unpaired"
     return ""
+
+
+def _open_pairs(rows: pd.DataFrame) -> tuple[int, ...]:
+    """The pairs each paired row of `rows` rests on, fewest first (unpaired rows have none)."""
+    if rows.empty or "pairs" not in rows:
+        return ()
+    paired = rows[rows["pairing"] == "paired"] if "pairing" in rows else rows
+    pairs = pd.to_numeric(paired["pairs"], errors="coerce").dropna()
+    return tuple(sorted(int(p) for p in pairs if p > 0))
 
 
 def _text(value) -> str:
@@ -237,7 +262,7 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
                           int(table["family_size"].iloc[0]) if "family_size" in table else len(table),
                           table["verdict_kind"].value_counts().to_dict(), margin,
                           (float(mde.min()), float(mde.max())) if mde.notna().any() else (math.nan, math.nan),
-                          untested)
+                          untested, _open_pairs(open_rows))
 
 
 def findings(tables: dict[str, pd.DataFrame], margin: float = rules.MARGIN) -> list[MetricFindings]:
