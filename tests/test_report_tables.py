@@ -499,6 +499,29 @@ def test_a_comparison_in_both_the_models_and_the_variants_table_says_so_in_each(
     assert "also sits" not in tables.readable(others, "variants_elapsed_s").caption
 
 
+def test_the_rows_in_both_tables_are_counted_from_the_rows_the_caption_is_above():
+    # cpu_loops' variants are each a model of their own name (not tasks), but no task cell of the
+    # same work exists, so the models table has none of them: the variants table's caption counted
+    # them among the rows "also in the models table" (26 against the models table's 20 in a real run)
+    loops = {"inner": "100000", "u": "10"}
+    cells = [*report_data.CELLS, ("cpu_loops", "go", "local", 1000, loops, 2, 0.180, 9.6),
+             ("cpu_loops", "rust", "local", 1000, loops, 1, 0.190, 4.6)]
+    df = report_data.frame(cells=cells)
+    models = compare.compare_models(df, "elapsed_s")
+    variants = compare.compare_variants(df, "elapsed_s")
+    assert set(variants["workload"]) == {"cpu_loops", "files_read", "threads_vs_tasks"}
+    # each row says whether the other family makes the same comparison: the one (OS threads against
+    # Rust's default tokio tasks) in each table
+    shared = variants[variants["also_in"] == "models"]
+    assert list(zip(shared["variant"], shared["baseline_variant"])) == [("thread", "tokio")]
+    assert list(zip(*(models.loc[models["also_in"] == "variants", c] for c in ("variant", "ref_variant")))) == [
+        ("thread", "tokio")]
+    assert "1 row compares another model with its language's default tasks and also sits in the models table" \
+        in tables.readable(variants, "variants_elapsed_s").caption
+    assert "1 row compares another model with its language's default tasks and also sits in the variants table" \
+        in tables.readable(models, "models_elapsed_s").caption
+
+
 def _four_cells(go_base_kib, go_above_kib, rust_base_kib, rust_above_kib) -> pd.DataFrame:
     """A samples frame of each language's baseline (idle_tasks at N = 1, released) and a ping-pong
     cell, block by block: each baseline at its level plus the offsets given (KiB), each program its

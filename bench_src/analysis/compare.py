@@ -401,6 +401,8 @@ def _finish(rows: list[dict], tests: list[PairTest], family: str, a_label, b_lab
     return rows
 
 
+# the family that makes some of a family's comparisons too, named in its rows' `also_in`
+ALSO_IN = {"models": "variants", "variants": "models"}
 TEST_COLUMNS = ["test", "p_value", "p_adjusted", "effect_size", "cliffs_delta", "mde", "verdict", "verdict_kind",
                 "within_margin"]
 STAT_COLUMNS = ["metric", "pairing", "pairs", "{a}_samples", "{b}_samples", "{a}_median", "{b}_median", "ratio",
@@ -415,6 +417,11 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
     cv = CellValues(df, metric)
     uncounted = cv.uncounted()
     pairs = comparisons([*cv.refs(), *uncounted], family, baseline=baseline)
+    # a comparison both the models and the variants family make (another model of one language
+    # against that language's default tasks): the same samples, an interval at each family's level;
+    # each row says whether the other family has it too, which the tables' captions count
+    other = ALSO_IN.get(family)
+    theirs = set(comparisons([*cv.refs(), *uncounted], other)) if other else set()
     design = _design(df, design)
     m = design.size(family, len(pairs)) if design is not None else len(pairs)
     looks = design.plan_looks() if design is not None else multiplicity.Looks((0,))
@@ -429,7 +436,8 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
                    for ref in (a, b) if ref in uncounted]
         if missing:  # the design pairs them; no pair counts
             t.stats.update(warning="; ".join(missing), pairing="paired" if cv.paired_data else "unpaired")
-        rows.append({**describe_pair(a, b), "metric": metric})
+        rows.append({**describe_pair(a, b), "metric": metric, **({"also_in": other if (a, b) in theirs else ""}
+                                                                  if other else {})})
         tested.append(t)
     if rows:
         rows = _finish(rows, tested, family, a_label, b_label, metric, margin, alpha, m)
@@ -444,7 +452,8 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
         for k in ("a_samples", "b_samples", "a_median", "b_median"):
             r[side(a_prefix if k.startswith("a_") else b_prefix, k[2:])] = r.pop(k)
         r.pop("sd_log", None)
-    cols = [*front[:front.index("shared_params") + 1], *shared, *front[front.index("shared_params") + 1:], *stat_cols]
+    cols = [*front[:front.index("shared_params") + 1], *shared, *front[front.index("shared_params") + 1:], *stat_cols,
+            *(["also_in"] if other else [])]
     out = pd.DataFrame(rows, columns=cols)
     if design is None and "block" in df.columns and not out.empty:
         out = _flag_uneven_blocks(out, df)

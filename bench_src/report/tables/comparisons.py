@@ -9,7 +9,6 @@ from typing import Mapping
 import pandas as pd
 
 from ...analysis import rules
-from ...catalogue import TASK, WORKLOADS
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
                          params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
@@ -70,7 +69,7 @@ def variants(table: pd.DataFrame) -> Readable:
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Variants against the language's default"),
                    f"ratio < 1: the variant needs less. {ratio_note(t, 'ratio')} {level_note(t)}"
-                   f"{_in_both(t, 'model', 'models')}", keep=(ratio,))
+                   f"{_in_both(t, 'models')}", keep=(ratio,))
 
 
 def models(table: pd.DataFrame) -> Readable:
@@ -95,24 +94,17 @@ def models(table: pd.DataFrame) -> Readable:
     out["warning"] = column_of(t, "warning", "")
     return finish(out, title_of(t, "Other models against tasks"),
                    f"ratio > 1: the model needs more than the tasks. {ratio_note(t, 'ratio')} {level_note(t)}"
-                   f"{_in_both(t, 'ref_variant', 'variants')}",
+                   f"{_in_both(t, 'variants')}",
                    keep=(ratio,))
 
 
-def _in_both(t: pd.DataFrame, key: str, other: str) -> str:
+def _in_both(t: pd.DataFrame, other: str) -> str:
     """The caption's note on the comparisons that the models and the variants families share (another
     model of one language against that language's default tasks): the same samples, adjusted in each
-    table over its own family, so the same comparison shows two intervals.  `key` picks them out:
-    in the variants table a row of another model than tasks, in the models table a row whose tasks are
-    the default variant of the same language."""
-    if key == "model":
-        shared = column_of(t, "model", TASK).fillna(TASK) != TASK
-    else:
-        shared = pd.Series([lang == ref and variant == WORKLOADS[w].default_variant(lang) if w in WORKLOADS else False
-                            for w, lang, ref, variant in zip(column_of(t, "workload", ""), column_of(t, "lang", ""),
-                                                             column_of(t, "ref_lang", ""), column_of(t, key, ""))],
-                           index=t.index, dtype=bool)
-    k = int(shared.sum())
+    table over its own family, so the same comparison shows two intervals.  Counted from the rows the
+    caption is above: those whose `also_in` (compare.ALSO_IN, set where the other family makes the
+    same comparison) names `other`."""
+    k = int((column_of(t, "also_in", "").astype(str) == other).sum())
     if not k:
         return ""
     rows = "row compares" if k == 1 else "rows compare"
