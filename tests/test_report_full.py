@@ -341,6 +341,31 @@ def test_the_method_counts_the_cells_whose_values_tie_per_metric():
     assert "at least that where values tie: 3 of the 10 cells in workload time)" in one, one
 
 
+def test_the_method_counts_each_metrics_cells_from_its_own_table():
+    # An article run's Method said "2 of the 163 cells in workload time, 67 in peak RSS" where the
+    # peak-RSS table held 162 (one cell had no sample that counts for memory): each metric's count
+    # is its own table's, and where they differ, or differ from the cells run, the Method says why
+    import pandas as pd
+
+    from bench_src.report import method
+
+    def summary(metric, cells, tied):
+        return pd.DataFrame({"metric": metric, "samples": 6, "ci_coverage": 0.96875,
+                             "ci_coverage_kind": ["at least"] * tied + ["exact"] * (cells - tied)})
+
+    tables = {"summary_elapsed_s": summary("elapsed_s", 163, 2), "summary_peak_rss_mib": summary("peak_rss_mib", 162, 67),
+              "summary_cpu_s": summary("cpu_s", 163, 9)}
+    text = method.tests(tables, run_cells=164)
+    assert "2 of the 163 cells in workload time, 67 of the 162 in peak RSS, 9 of the 163 in CPU time" in text, text
+    assert ("the tables hold 163 cells of workload time and CPU time and 162 of peak RSS, of the 164 cells run (1 has "
+            "no valid sample: every sample failed or was excluded; 1 more, in peak RSS, has none that counts for "
+            "memory: What was excluded says which)") in text, text
+    # one count where every table holds every cell run
+    same = method.tests({"summary_elapsed_s": summary("elapsed_s", 10, 1), "summary_cpu_s": summary("cpu_s", 10, 0)},
+                        run_cells=10)
+    assert "each cell had 6 valid samples." in same and "the tables hold" not in same, same
+
+
 def test_the_method_names_what_the_ratio_estimates():
     import report_data
     from bench_src.analysis import compare

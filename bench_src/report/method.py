@@ -59,6 +59,12 @@ def empty_text(meta: dict, df: pd.DataFrame) -> str | None:
             "no statistic is reported.")
 
 
+def run_cells(df: pd.DataFrame) -> int:
+    """The cells the run measured (a cell none of whose samples entered the analysis too): the
+    Design's count, beside which Tests gives each metric's table's own."""
+    return int(df["cell_id"].nunique()) if "cell_id" in df else 0
+
+
 def design_text(meta: dict, df: pd.DataFrame) -> str:
     plan = meta["plan"]
     # every cell with a measured sample counts, those none of whose samples entered the analysis too
@@ -93,7 +99,7 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
                     "before its first measured sample and took a block an interruption had cut again whole, so "
                     "that its pairs come from one session (a sample skipped for want of a server, taken later, "
                     "joins its block alone)")
-    return (f"The run covered {df['cell_id'].nunique()} cells (workload x language x variant x N x threads x "
+    return (f"The run covered {run_cells(df)} cells (workload x language x variant x N x threads x "
             f"parameters, and the core count and A/A arm where the plan sets them) of the "
             f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "
             f"order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
@@ -324,25 +330,72 @@ def _own_families(tables: Mapping[str, pd.DataFrame]) -> list[str]:
             if any(name.startswith(prefix) and not t.empty for name, t in tables.items())]
 
 
+def _metric_word(t: pd.DataFrame) -> str:
+    """The name of a summary's metric as the Method writes it ('workload time', 'peak RSS')."""
+    metric = t["metric"].iloc[0] if "metric" in t and len(t) else ""
+    return units.metric_name(metric).split(" (")[0] if metric else ""
+
+
 def _tied_text(summaries: list[pd.DataFrame]) -> str:
     """Where the median intervals' coverage is a lower bound: the cells whose values tie, counted
-    per metric (each metric's summary describes the same cells; summed, they would read as more
-    cells than the run had)."""
+    per metric, each out of the cells of that metric's own table (each metric's summary describes
+    the cells with a value that counts for it; summed, they would read as more cells than the run
+    had, and one metric's count of cells is not another's)."""
     counts = []
     for t in summaries:
         tied = int((t.get("ci_coverage_kind", pd.Series(dtype=str)) == "at least").sum())
         if tied:
-            metric = t["metric"].iloc[0] if "metric" in t and len(t) else ""
-            counts.append((tied, units.metric_name(metric).split(" (")[0] if metric else "", len(t)))
+            counts.append((tied, _metric_word(t), len(t)))
     if not counts:
         return ""
     first, *rest = counts
     words = [f"{first[0]} of the {first[2]} cells" + (f" in {first[1]}" if first[1] else "")]
-    words += [f"{tied} in {name}" if name else f"{tied}" for tied, name, _ in rest]
+    same = len({len(t) for t in summaries}) == 1  # every table holds the same cells: one count says it
+    words += [(f"{tied}" if same else f"{tied} of the {cells}") + (f" in {name}" if name else "")
+              for tied, name, cells in rest]
     return "; at least that where values tie: " + ", ".join(words)
 
 
-def tests(tables: Mapping[str, pd.DataFrame]) -> str:
+def _cells_text(summaries: list[pd.DataFrame], run_cells: int | None) -> str:
+    """The samples per cell and the cells each metric's table holds, read off the tables themselves
+    (stats.summarize: a cell with no value that counts for a metric has no row in its table); where
+    the tables hold different numbers of cells, or fewer than the run's `run_cells`, why."""
+    names = [_metric_word(t) or "the metric" for t in summaries]
+    memory = any(t["metric"].iloc[0] in rules.MEMORY_METRICS for t in summaries if "metric" in t and len(t))
+    counting = "samples that count for its metric (valid; for memory, with every task alive at once)" if memory \
+        else "valid samples"
+    ranges: dict[str, list[str]] = {}
+    for name, t in zip(names, summaries):
+        ranges.setdefault(_fmt_range(t["samples"]), []).append(name)
+    if len(ranges) == 1:
+        text = f"each cell had {next(iter(ranges))} {counting}"
+    else:
+        text = f"the cells had {counting}: " + ", ".join(f"{r} in {' and '.join(n)}" for r, n in ranges.items())
+    cells: dict[int, list[str]] = {}
+    for name, t in zip(names, summaries):
+        cells.setdefault(len(t), []).append(name)
+    most = max(cells)
+    run = run_cells if run_cells and run_cells > most else None
+    if len(cells) == 1 and run is None:
+        return text
+    why = []
+    if run is not None:
+        k = run - most
+        why.append(f"{k} ha{'s' if k == 1 else 've'} no valid sample: every sample failed or was excluded")
+    for k, metric_names in cells.items():
+        if k < most:
+            why.append(f"{most - k} more, in {' and '.join(metric_names)}, ha{'s' if most - k == 1 else 've'} none that "
+                       f"counts for {'memory' if memory else 'it'}: What was excluded says which")
+    held = (f"{most} cells" if len(cells) == 1 else
+            " and ".join(f"{k} cells of {' and '.join(n)}" if i == 0 else f"{k} of {' and '.join(n)}"
+                         for i, (k, n) in enumerate(sorted(cells.items(), reverse=True))))
+    return (text + f"; the tables hold {held}" + (f", of the {run} cells run" if run is not None else "")
+            + (f" ({'; '.join(why)})" if why else ""))
+
+
+def tests(tables: Mapping[str, pd.DataFrame], run_cells: int | None = None) -> str:
+    """The Tests subsection; `run_cells`: the cells the run measured (the Design's count), beside
+    which each metric's table's own count is given where it differs."""
     parts = []
     summaries = [t for t in tables.values() if {"samples", "ci_coverage"} <= set(t.columns) and not t.empty]
     if summaries:
@@ -353,7 +406,7 @@ def tests(tables: Mapping[str, pd.DataFrame]) -> str:
             f"nominal {_pct(rules.CONFIDENCE)} (exact coverage "
             + (f"{_pct(cov.min())}" if cov.nunique() == 1 else f"{_pct(cov.min())} to {_pct(cov.max())}")
             + " by the number of samples" + _tied_text(summaries)
-            + f"); cells had {_fmt_range(s['samples'])} valid samples." if not cov.empty else
+            + f"); {_cells_text(summaries, run_cells)}." if not cov.empty else
             "Cells had too few samples for a median interval.")
     comps = _comparison_tables(tables)
     if comps:
@@ -532,7 +585,7 @@ def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | 
     if empty:
         return [("Method", empty)]
     tables = tables or {}
-    out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta, df)), ("Tests", tests(tables)),
+    out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta, df)), ("Tests", tests(tables, run_cells(df))),
             ("Multiplicity", multiplicity(tables, margin, alpha)), ("Stopping", stopping(meta, design)),
             ("What was excluded", excluded(df)), ("Results directory", access_text(meta))]
     return [(h, t) for h, t in out if t]
