@@ -170,23 +170,31 @@ def ratio_point(value: float, low: float = np.nan, high: float = np.nan, digits:
     return beside(value, edges, digits)
 
 
+def ratio_parts(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> tuple[str, str, str]:
+    """The estimate and the two ends of a ratio's interval as `ratio` writes them ('', '' for the
+    ends where there is no interval): what the verdict map prints of the estimate, so that it reads
+    as the tables do ('0.9946' beside [0.9577, 1.021], not '0.995')."""
+    if not _finite(value):
+        return "", "", ""
+    if not (_finite(low) and _finite(high)):
+        return ratio_point(value, low, high, digits), "", ""
+    for d in range(digits, digits + 4):
+        point, lo, hi = (ratio_point(value, low, high, d), beside(low, RATIO_EDGES, d), beside(high, RATIO_EDGES, d))
+        if (lo != point or low == value) and (hi != point or high == value):
+            break
+    point, lo, hi = _aligned([value, low, high], [point, lo, hi], RATIO_EDGES, digits)
+    return point, lo, hi
+
+
 def ratio(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
     """'1.23 [1.10, 1.40]'.  No number reads as if it sat on an edge a verdict is decided against
     (1 and the equivalence margin, `RATIO_EDGES`) or beyond it when it does not: an interval that
     excludes 1 never reads as if it reached it ('1.05 [1.003, 1.13]'), nor one that reaches below
     the margin as if it were inside ('0.989 [0.9799, 1.02]').  Nor does an end read as the estimate
     where it differs from it: up to three more digits ('1.036 [1.028, 1.045]', not '1.04 [1.03, 1.04]').
-    Each gets as many digits beyond `digits` as the others (`_aligned`)."""
-    if not _finite(value):
-        return ""
-    if not (_finite(low) and _finite(high)):
-        return ratio_point(value, low, high, digits)
-    for d in range(digits, digits + 4):
-        point, lo, hi = (ratio_point(value, low, high, d), beside(low, RATIO_EDGES, d), beside(high, RATIO_EDGES, d))
-        if (lo != point or low == value) and (hi != point or high == value):
-            break
-    point, lo, hi = _aligned([value, low, high], [point, lo, hi], RATIO_EDGES, digits)
-    return f"{point} [{lo}, {hi}]"
+    Each gets as many digits beyond `digits` as the others (`_aligned`).  The parts: `ratio_parts`."""
+    point, lo, hi = ratio_parts(value, low, high, digits)
+    return f"{point} [{lo}, {hi}]" if lo else point
 
 
 def p_value(p: float) -> str:

@@ -300,8 +300,10 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
                 rgb = tuple(c * (1 - veil[y, x, 3]) + veil[y, x, 3] for c in rgb)  # as the cell shows it
                 dark = 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2] < 0.5
                 win = r.vkind in ("a", "b")
-                # the estimate as the tables print it (units.ratio_point: a win never reads 1)
-                shown = units.ratio_point(r.ratio, getattr(r, "ratio_ci_low", np.nan), getattr(r, "ratio_ci_high", np.nan))
+                # the estimate as the tables print it beside its interval (units.ratio_parts: a win
+                # never reads 1, and the digits an end needs to be told from it are the estimate's too)
+                shown = units.ratio_parts(r.ratio, getattr(r, "ratio_ci_low", np.nan),
+                                          getattr(r, "ratio_ci_high", np.nan))[0]
                 symbol = VERDICT_SYMBOLS.get(r.vkind, "?")
                 if win and margin and _within_margin(getattr(r, "within_margin", False)):
                     symbol += f" <{margin:.0%}"
