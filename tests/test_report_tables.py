@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import report_data
-from bench_src.analysis import compare
+from bench_src.analysis import compare, stats
 from bench_src.report import tables, units
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -80,14 +80,46 @@ def test_comparison_table_is_compact_and_formatted():
     sqlite = f[f["workload"] == "sqlite"].iloc[0]
     assert sqlite["Go"] == "pool (driver=mattn)" and sqlite["Rust"] == "pool (driver=sqlx)"
     assert sqlite["parameters"] == "journal=wal, pool=8"
-    # constant columns go to the caption: every row has all CPUs and 10 samples a side
-    assert "threads" not in f.columns and "samples" not in f.columns
-    assert "threads: all CPUs" in r.caption and "pairing: paired" in r.caption and "samples: 10 pairs" in r.caption
+    # constant columns go to the caption: every row has 10 samples a side
+    assert "samples" not in f.columns
+    assert "pairing: paired" in r.caption and "samples: 10 pairs" in r.caption
+    # the threads each side ran with, not the request alone: Rust's plain loop ran on 1 (all CPUs requested)
+    assert set(f.loc[f["workload"] == "cpu_loops", "threads"]) == {"Go 2, Rust 1 (all CPUs requested)"}
+    assert set(f.loc[f["workload"] != "cpu_loops", "threads"]) == {"2"}
     assert "false discovery rate 5%" in r.caption and "exactly when its interval excludes 1" in r.caption
     # no raw float with six decimals anywhere, and no empty column
     assert not f.apply(lambda c: c.str.contains(r"\.\d{5,}").any()).any()
     assert not (f == "").all().any()
     assert len(f) == len(raw)
+
+
+def test_the_threads_shown_are_those_the_samples_ran_with():
+    # An article run's Rust cpu_loops loops (plain, local, unrolled) ran on 1 thread under a caption
+    # saying 2: every table and figure caption states the threads the samples reported (`threads`),
+    # with the request beside where they differ, and a Go-vs-Rust row whose two sides ran with
+    # different threads says so in its warning (like for like: the same threads for both runtimes)
+    from bench_src.report.figures.axes import threads_caption
+
+    df = report_data.frame().assign(threads_requested=2)
+    raw = compare.compare(df, "elapsed_s")
+    loops = raw[raw["workload"] == "cpu_loops"]
+    assert set(loops["go_threads"]) == {2} and set(loops["rust_threads"]) == {1}
+    assert loops["warning"].str.contains("not the same threads: Go ran with 2, Rust with 1 where 2 were requested "
+                                         "for both").all()
+    assert not raw.loc[raw["workload"] != "cpu_loops", "warning"].str.contains("same threads").any()
+    f = tables.comparison(raw).frame
+    assert set(f.loc[f["workload"] == "cpu_loops", "threads"]) == {"Go 2, Rust 1 (2 requested)"}
+    assert set(f.loc[f["workload"] != "cpu_loops", "threads"]) == {"2"}
+    assert threads_caption(raw) == "threads: 2 (Rust plain ran 1)"
+    # a cell's own: the summary and the variants table
+    summary = stats.summarize(df, "elapsed_s")
+    s = tables.summary(summary).frame
+    assert set(s.loc[(s["workload"] == "cpu_loops") & (s["lang"] == "rust"), "threads"]) == {"1 (2 requested)"}
+    assert set(s.loc[(s["workload"] == "threads_vs_tasks") & (s["variant"] == "thread"), "threads"]) == {
+        "1,000 (2 requested)"}
+    assert threads_caption(summary) == "threads: 2 (Rust plain ran 1; Rust thread ran one per task)"
+    v = tables.variants(compare.compare_variants(df, "elapsed_s")).frame
+    assert set(v.loc[v["variant"] == "thread", "threads"]) == {"variant 1,000, baseline 2 (2 requested)"}
 
 
 def test_comparison_tolerates_new_and_missing_columns():

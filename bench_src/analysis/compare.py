@@ -130,6 +130,9 @@ class CellValues:
         self.cells: dict[CellRef, tuple[np.ndarray, np.ndarray]] = {}
         self.runs: dict[CellRef, frozenset] = {}  # the runs a cell's values were taken in
         self.params: dict[CellRef, str] = {}
+        # the threads each cell's samples reported (read when asked: threads_of)
+        self._threads: dict[CellRef, np.ndarray] = {}
+        threads = valid["threads"].to_numpy(dtype=object) if "threads" in valid.columns else None
         # every cell the frame measured, whether or not a value of it counts for the metric (all
         # its samples failed; for memory, none had every task alive at once): a comparison of such a
         # cell is still one of the plan's, shown untested with the reason
@@ -141,9 +144,15 @@ class CellValues:
             order = np.argsort(c[keep], kind="stable")
             self.cells[ref] = (c[keep][order], v[keep][order])
             self.runs[ref] = frozenset(runs[idx][keep]) if runs is not None else frozenset({""})
+            if threads is not None:
+                self._threads[ref] = threads[idx]
 
     def refs(self) -> list[CellRef]:
         return list(self.cells)
+
+    def threads_of(self, ref: CellRef) -> float:
+        """The threads a cell's samples ran with (stats.threads_used), NaN where unknown."""
+        return stats.threads_used(self._threads[ref]) if ref in self._threads else np.nan
 
     def uncounted(self) -> dict[CellRef, str]:
         """The cells the frame measured of which no value counts for the metric, with why."""
@@ -405,7 +414,8 @@ def _finish(rows: list[dict], tests: list[PairTest], family: str, a_label, b_lab
 ALSO_IN = {"models": "variants", "variants": "models"}
 TEST_COLUMNS = ["test", "p_value", "p_adjusted", "effect_size", "cliffs_delta", "mde", "verdict", "verdict_kind",
                 "within_margin"]
-STAT_COLUMNS = ["metric", "pairing", "pairs", "{a}_samples", "{b}_samples", "{a}_median", "{b}_median", "ratio",
+STAT_COLUMNS = ["metric", "pairing", "pairs", "{a}_samples", "{b}_samples", "{a}_median", "{b}_median",
+                "{a}_threads", "{b}_threads", "ratio",
                 "ratio_ci_low", "ratio_ci_high", "ci_level", "test", "p_value", "p_adjusted", "effect_size",
                 "cliffs_delta", "mde", "verdict", "verdict_kind", "within_margin", "family", "family_title",
                 "family_size", "looks", "warning"]
@@ -436,11 +446,17 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
                    for ref in (a, b) if ref in uncounted]
         if missing:  # the design pairs them; no pair counts
             t.stats.update(warning="; ".join(missing), pairing="paired" if cv.paired_data else "unpaired")
-        rows.append({**describe_pair(a, b), "metric": metric, **({"also_in": other if (a, b) in theirs else ""}
-                                                                  if other else {})})
+        rows.append({**describe_pair(a, b), "metric": metric, "a_threads": cv.threads_of(a),
+                     "b_threads": cv.threads_of(b),
+                     **({"also_in": other if (a, b) in theirs else ""} if other else {})})
         tested.append(t)
     if rows:
         rows = _finish(rows, tested, family, a_label, b_label, metric, margin, alpha, m)
+    if family == "go_vs_rust":  # like for like: both runtimes with the same threads, or the row says not
+        for r in rows:
+            note = threads_differ(r["a_threads"], r["b_threads"], r.get("threads_requested"))
+            if note:
+                r["warning"] = "; ".join(filter(None, [r.get("warning"), note]))
     front = list(describe_pair.columns)
     shared = sorted({k for r in rows for k in r if k.startswith("p_") and k not in ("p_value", "p_adjusted")})
 
@@ -449,7 +465,7 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
 
     stat_cols = [c.format(a=a_prefix, b=b_prefix).lstrip("_") for c in STAT_COLUMNS]
     for r in rows:
-        for k in ("a_samples", "b_samples", "a_median", "b_median"):
+        for k in ("a_samples", "b_samples", "a_median", "b_median", "a_threads", "b_threads"):
             r[side(a_prefix if k.startswith("a_") else b_prefix, k[2:])] = r.pop(k)
         r.pop("sd_log", None)
     cols = [*front[:front.index("shared_params") + 1], *shared, *front[front.index("shared_params") + 1:], *stat_cols,
@@ -460,6 +476,19 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
     if not tests:
         out = out.drop(columns=[c for c in TEST_COLUMNS if c in out.columns])
     return out
+
+
+def threads_differ(go, rust, requested=None) -> str:
+    """The warning of a Go-vs-Rust row whose two programs ran with different threads (as their
+    samples reported them): not like for like, since each runtime had other threads to run on
+    (Rust's single-threaded cpu_loops loops against Go's GOMAXPROCS of 2); '' where they ran with
+    the same or either is unknown."""
+    if any(v is None or pd.isna(v) for v in (go, rust)) or float(go) == float(rust):
+        return ""
+    asked = ("" if requested is None or pd.isna(requested) else
+             f" where {int(float(requested))} were requested for both")
+    return (f"not the same threads: Go ran with {int(float(go))}, Rust with {int(float(rust))}{asked}; the ratio "
+            "compares the two programs as they run, not the two runtimes on equal threads")
 
 
 def _flag_uneven_blocks(out: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:

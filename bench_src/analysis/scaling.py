@@ -55,7 +55,7 @@ import pandas as pd
 from scipy import stats as sps
 from scipy.optimize import lsq_linear
 
-from . import paired, rules
+from . import paired, rules, stats
 from .compare import CellValues, holm
 from .families import key_params, key_text, key_threads, param_columns, with_param_columns
 from .ranktests import walsh_averages
@@ -63,7 +63,7 @@ from .rules import ALPHA, CONFIDENCE, MIN_PAIRS
 
 SERIES = ["workload", "lang", "variant", "threads_requested", "arm", "params"]
 MIN_N_VALUES = 3  # the values of N a test of straightness needs (2 only give a line)
-COLUMNS = [*SERIES, "metric", "ns", "n_values", "samples", "blocks", "per_task", "per_task_ci_low",
+COLUMNS = [*SERIES, "threads", "metric", "ns", "n_values", "samples", "blocks", "per_task", "per_task_ci_low",
            "per_task_ci_high", "fixed_cost", "exponent", "exponent_ci_low", "exponent_ci_high", "noise_power",
            "lack_of_fit_p", "method", "warning"]
 
@@ -308,6 +308,12 @@ def series_step(samples, resolution: float = 0.0) -> float:
     return 0.0
 
 
+def _series_threads(per_n: list[float]) -> float:
+    """The threads a series ran with: the one value every N's cell reports (stats.threads_used);
+    NaN where one is unknown or they differ (OS threads, one per task)."""
+    return float("nan") if any(pd.isna(v) for v in per_n) else stats.threads_used(per_n)
+
+
 def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """Per series: the marginal cost of one more task with its interval, the fixed cost, and the
     exponent b of metric ~ N^b with its interval, read off the blocks that hold every N (see the
@@ -346,7 +352,9 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
             fit["warning"] = "; ".join(filter(None, [fit["warning"], _lost_note(lost, valid_ns.get(key, set()))]))
         w, lang, variant, threads, arm, params = key
         rows.append({"workload": w, "lang": lang, "variant": variant, "threads_requested": threads, "arm": arm,
-                     "params": ",".join(f"{k}={v}" for k, v in params), "metric": metric,
+                     "params": ",".join(f"{k}={v}" for k, v in params),
+                     # the threads the series' samples ran with, where every N's agree (not one per task)
+                     "threads": _series_threads([values.threads_of(cells[n]) for n in points]), "metric": metric,
                      "ns": ",".join(str(n) for n in points), "n_values": len(points),
                      "samples": int(sum(v.size for v in samples)), **fit})
     table = pd.DataFrame(rows, columns=COLUMNS)

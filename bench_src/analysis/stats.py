@@ -139,6 +139,15 @@ def coverage_kind(values) -> str:
     return "exact" if np.unique(x).size == x.size else "at least"
 
 
+def threads_used(values) -> float:
+    """The threads a cell's samples ran with, as the programs reported them (`threads`, which may
+    differ from the `--threads` requested: Rust's single-threaded cpu_loops loops and its
+    current-thread runtime run 1, its OS-thread variants one per task): the one value they all
+    report; NaN where none reports one or they disagree (then no one number is true of the cell)."""
+    v = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").dropna().unique()
+    return float(v[0]) if len(v) == 1 else float("nan")
+
+
 def describe(values, confidence: float = CONFIDENCE) -> dict:
     """n, median with its interval and the interval's coverage (exact, or a lower bound where values
     tie: `ci_coverage_kind`), mean, standard deviation, coefficient of variation, MAD, min, max."""
@@ -159,19 +168,21 @@ def describe(values, confidence: float = CONFIDENCE) -> dict:
 
 def summarize(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float = CONFIDENCE) -> pd.DataFrame:
     """One row per cell (grouped on the structured columns, `p_<key>` for parameters): the
-    descriptives of `metric` over its samples that count for it (validity.counted)."""
+    descriptives of `metric` over its samples that count for it (validity.counted), and the
+    threads those samples ran with (`threads_used`) beside the threads requested."""
     valid = with_param_columns(counted(df, metric))
     if "arm" not in valid.columns:
         valid = valid.assign(arm="")
     pcols = param_columns(valid)
     keys = [k for k in CELL_KEYS if k != "params"] + pcols
-    cols = [*CELL_KEYS, *pcols, "metric", "samples", "median", "ci_low", "ci_high", "ci_coverage", "ci_coverage_kind", "mean", "sd", "cv",
-            "mad", "min", "max", "warning"]
+    cols = [*CELL_KEYS, *pcols, "threads", "metric", "samples", "median", "ci_low", "ci_high", "ci_coverage",
+            "ci_coverage_kind", "mean", "sd", "cv", "mad", "min", "max", "warning"]
     rows = []
     if valid.empty:
         return pd.DataFrame(columns=cols)
     for key, g in valid.groupby(keys, dropna=False, sort=True):
         cell = dict(zip(keys, key))
         cell["params"] = ",".join(f"{c[2:]}={cell[c]}" for c in pcols if cell[c] is not None and not pd.isna(cell[c]))
-        rows.append({**cell, "metric": metric, **describe(g[metric], confidence)})
+        used = threads_used(g["threads"]) if "threads" in g else float("nan")  # what the samples ran with
+        rows.append({**cell, "threads": used, "metric": metric, **describe(g[metric], confidence)})
     return pd.DataFrame(rows, columns=cols)

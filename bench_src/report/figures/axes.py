@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...catalogue import WORKLOADS
 from .. import units
-from ..tables import blank, params_dict
+from ..tables import blank, params_dict, threads_exceptions
 
 
 VERDICT_MARKERS = {"a": ("o", True), "b": ("o", True), "equivalent": ("D", True), "inconclusive": ("o", False)}
@@ -284,10 +284,16 @@ def join_parts(*parts: str) -> str:
 
 
 def threads_caption(frame: pd.DataFrame) -> str:
+    """"threads: 2" where every row requested the same, with the programs whose samples ran with
+    other threads named (tables.threads_exceptions, from the threads the samples reported): "threads:
+    2 (Rust plain, local, unrolled ran 1)"."""
     if "threads_requested" not in frame:
         return ""
     values = {("all CPUs" if blank(v) else str(int(float(v)))) for v in frame["threads_requested"]}
-    return f"threads: {values.pop()}" if len(values) == 1 else ""
+    if len(values) != 1:
+        return ""
+    other = threads_exceptions(frame)
+    return f"threads: {values.pop()}" + (f" ({'; '.join(other)})" if other else "")
 
 
 def shades(color: str, count: int) -> list:

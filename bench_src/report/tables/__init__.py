@@ -21,14 +21,16 @@ from .cells import drift, idle_wait_modes, noise_model, per_task, per_unit, summ
 from .comparisons import aa, comparison, memory_above_baseline, models, robustness, samples_needed, variants
 from . import cores, hosts, posts
 from .formatting import (VERDICT_KINDS, blank, ci_name, finish, param_columns, params_dict, params_text,
-                         shared_text, split_constants, threads_text, verdict_kinds)
+                         shared_text, split_constants, threads_cells, threads_exceptions, threads_text,
+                         verdict_kinds)
 from .markup import Readable, from_markdown
 from .status import CELL, checksums, failure_groups, failures, status, status_counts
 
 __all__ = ["CELL", "FORMATTERS", "Readable", "VERDICT_KINDS", "aa", "blank", "checksums", "ci_name", "comparison", "cores",
            "drift", "failure_groups", "failures", "finish", "generic", "hosts", "idle_wait_modes", "memory_above_baseline", "models",
            "noise_model", "param_columns", "params_dict", "params_text", "per_task", "per_unit", "readable", "robustness",
-           "samples_needed", "shared_text", "split_constants", "status", "status_counts", "summary", "threads_text",
+           "samples_needed", "shared_text", "split_constants", "status", "status_counts", "summary", "threads_cells",
+           "threads_exceptions", "threads_text",
            "variants", "verdict_kinds"]
 
 

@@ -10,7 +10,7 @@ from ...analysis import quality, rules, scaling
 from ...catalogue import WORKLOADS
 from .. import units
 from .formatting import (blank, column_of, finish, metric_of, metric_values, n_text, p_column, params_dict,
-                         params_text, threads_text, title_of)
+                         params_text, threads_cells, threads_text, title_of)
 from .markup import Readable
 
 
@@ -34,7 +34,7 @@ def _cell_columns(t: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
         out[c] = column_of(t, c, "")
     if with_n:
         out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["threads"] = threads_cells(t)  # as the samples ran, the request beside where they did not
     out["arm"] = column_of(t, "arm", "")
     out["parameters"] = column_of(t, "params", "").map(lambda s: params_text(params_dict(s)))
     return out

@@ -12,7 +12,7 @@ from ...analysis import rules
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
                          params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
-                         test_columns, threads_text, title_of, with_params, work_columns)
+                         test_columns, threads_cells, threads_text, title_of, with_params, work_columns)
 from .markup import Readable
 
 
@@ -48,7 +48,7 @@ def variants(table: pd.DataFrame) -> Readable:
     out["workload"] = column_of(t, "workload", "")
     out["lang"] = column_of(t, "lang", "")
     out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["threads"] = threads_cells(t)
     out["arm"] = column_of(t, "arm", "")
 
     def differing(params, base) -> str:

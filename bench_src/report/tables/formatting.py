@@ -38,6 +38,78 @@ def threads_text(value) -> str:
     return "all CPUs" if blank(value) else units.count(value)
 
 
+# The sides of a row whose threads its table carries (the threads each side's samples ran with,
+# stats.threads_used), by the tables' column prefixes: (column of the threads, of the language, of
+# the variant, the side's name in a row's threads cell)
+THREAD_SIDES = {
+    "go_threads": (("go_threads", None, "go_variant", "Go"), ("rust_threads", None, "rust_variant", "Rust")),
+    "ref_threads": (("threads", "lang", "variant", "model"), ("ref_threads", "ref_lang", "ref_variant", "against")),
+    "baseline_threads": (("threads", "lang", "variant", "variant"),
+                         ("baseline_threads", "lang", "baseline_variant", "baseline")),
+    "a_threads": (("a_threads", None, "variant", "A"), ("b_threads", None, "variant", "B")),
+    "threads": (("threads", "lang", "variant", ""),),
+}
+
+
+def thread_sides(table: pd.DataFrame) -> tuple[tuple[str, str | None, str, str], ...]:
+    """The sides of `table`'s rows whose threads it carries (THREAD_SIDES), () where it carries none."""
+    return next((sides for key, sides in THREAD_SIDES.items() if key in table), ())
+
+
+def _whole(v) -> str:
+    return units.count(v) if not blank(v) else ""
+
+
+def threads_cells(table: pd.DataFrame) -> pd.Series:
+    """Each row's threads as its samples ran with them (the sides' columns, THREAD_SIDES): the
+    number where every side ran with what was requested (the request where no side says), with the
+    request beside it where they ran with other threads, "1 (2 requested)", and each side's where
+    they differ from each other, "Go 2, Rust 1 (2 requested)"."""
+    sides = thread_sides(table)
+    requested = column_of(table, "threads_requested")
+    out = []
+    for i in table.index:
+        asked = requested.loc[i]
+        used = [(name, table.at[i, col]) for col, _, _, name in sides]
+        known = [(name, v) for name, v in used if not blank(v)]
+        values = {float(v) for _, v in known}
+        if not known or (len(values) == 1 and (blank(asked) or float(asked) in values)):
+            out.append(_whole(next(iter(values))) if known and blank(asked) else threads_text(asked))
+            continue
+        said = (_whole(next(iter(values))) if len(values) == 1 else
+                ", ".join(f"{name} {_whole(v)}".strip() for name, v in known))
+        out.append(f"{said} ({threads_text(asked)} requested)")
+    return pd.Series(out, index=table.index, dtype=object)
+
+
+def threads_exceptions(table: pd.DataFrame) -> list[str]:
+    """The programs of `table` (its rows' sides, THREAD_SIDES) whose samples ran with other threads
+    than requested (with none requested, than most of them): "Rust plain, local, unrolled ran 1",
+    "Rust thread ran one per task"; for a caption that states the threads once."""
+    sides = thread_sides(table)
+    if not sides:
+        return []
+    requested = column_of(table, "threads_requested")
+    found: dict[tuple[str, str], dict[str, bool]] = {}
+    seen = []
+    for col, lang_col, variant_col, name in sides:
+        for i in table.index:
+            v = table.at[i, col]
+            if blank(v):
+                continue
+            lang = (name if lang_col is None else {"go": "Go", "rust": "Rust"}.get(str(table.at[i, lang_col]),
+                                                                                  str(table.at[i, lang_col])))
+            seen.append((float(v), requested.loc[i], lang, str(table.at[i, variant_col]), column_of(table, "n").loc[i]))
+    if not seen:
+        return []
+    common = pd.Series([v for v, *_ in seen]).mode().iloc[0]
+    for v, asked, lang, variant, n in seen:
+        if v != (common if blank(asked) else float(asked)):
+            per_task = not blank(n) and v == float(n) and v > 1  # OS threads, one per task
+            found.setdefault((lang, "one per task" if per_task else _whole(v)), {})[variant] = True
+    return [f"{lang} {', '.join(variants)} ran {what}" for (lang, what), variants in found.items()]
+
+
 def params_dict(text) -> dict[str, str]:
     if blank(text):
         return {}
@@ -190,7 +262,7 @@ def work_columns(t: pd.DataFrame, out: pd.DataFrame, shared: pd.Series) -> None:
     run (empty, so left out, in any other) and parameters."""
     out["workload"] = column_of(t, "workload", "")
     out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["threads"] = threads_cells(t)
     out["arm"] = column_of(t, "arm", "")
     out["parameters"] = shared
 
