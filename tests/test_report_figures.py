@@ -255,6 +255,35 @@ def test_a_very_wide_interval_is_cut_with_an_arrow_instead_of_flattening_every_p
     assert not any("arrow:" in t for t in _texts(figures.ratio_vs_n(ratios, 0.02)))
 
 
+def test_a_ratio_of_two_times_of_microseconds_does_not_set_the_ratio_axis(ratios):
+    # An article run's idle tasks at N = 1 (12 µs against 90 µs: 0.111 [0.0579, 0.197]) stretched the
+    # shared axis to 1/64x-64x and squeezed every other panel: rows of two times under 100 µs
+    # (findings.SHORT_TIME_S) do not set it; one beyond it is a triangle at its edge, its value beside it
+    from bench_src.report import units
+    wild = ratios.copy()
+    row = wild.index[(wild["workload"] == "sleep") & (wild["n"] == 10)][0]
+    wild.loc[row, ["ratio", "ratio_ci_low", "ratio_ci_high", "go_median", "rust_median", "verdict_kind"]] = [
+        0.1111, 0.05789, 0.1966, 12e-6, 90e-6, "a"]
+    fig = figures.ratio_vs_n(wild, 0.02)
+    sleep = _panel(fig, "sleep")
+    low, high = sleep.get_ylim()
+    assert high < 4.5 and low > 1 / 4.5, "the axis is the other rows' (a 1.49 ratio fits), not 1/64x-64x"
+    assert 2 ** figures.ratio_limit(wild.drop(index=row), 0.02) == pytest.approx(high)
+    down = [line for line in sleep.get_lines() if line.get_marker() == "v"]
+    assert len(down) == 1 and down[0].get_ydata()[0] == pytest.approx(low, rel=0.3), "a triangle at the lower edge"
+    written = units.ratio(0.1111, 0.05789, 0.1966)
+    assert written == "0.111 [0.0579, 0.197]" and written in [t.get_text() for t in sleep.texts]
+    assert any("▲/▼ at an edge: a ratio beyond the axis, its value written beside it (two times under 100 µs, which "
+               "do not set the axis" in t for t in _texts(fig))
+    plt.close(fig)
+    # the rows that set the axis: all but that one (findings.short_time, the findings' own rule)
+    from bench_src.report import findings
+    assert findings.short_time("elapsed_s", 12e-6, 90e-6) and not findings.short_time("peak_rss_mib", 12e-6, 90e-6)
+    assert list(figures.sets_axis(wild)) == [i != row for i in wild.index]
+    # without such a row nothing is said of it
+    assert not any("▲/▼" in t for t in _texts(figures.ratio_vs_n(ratios, 0.02)))
+
+
 def test_tick_labels_of_one_axis_never_read_alike():
     from bench_src.report.figures.axes import unit_formatter
     close = [0.2820, 0.2825, 0.2830, 0.2835, 0.2840]

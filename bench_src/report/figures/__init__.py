@@ -22,11 +22,11 @@ from .cores import ratio_vs_cores, speedup
 from .distributions import distributions
 from .forest import forest
 from .memory import metrics_side_by_side, ping_pong_bars, rss_timeline
-from .ratios import ratio_limit, ratio_vs_n, verdict_heatmap
+from .ratios import ratio_limit, ratio_vs_n, sets_axis, verdict_heatmap
 from .scaling import metric_vs_n, per_task, per_task_bars
 
 __all__ = ["distributions", "forest", "metric_vs_n", "metrics_side_by_side", "n_label", "per_task", "per_task_bars",
-           "ping_pong_bars", "ratio_limit", "ratio_vs_cores", "ratio_vs_n", "rss_timeline", "save", "speedup",
+           "ping_pong_bars", "ratio_limit", "ratio_vs_cores", "ratio_vs_n", "rss_timeline", "save", "sets_axis", "speedup",
            "verdict_heatmap"]
 
 

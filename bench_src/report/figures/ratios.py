@@ -14,7 +14,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ...analysis import rules
 from ...catalogue import WORKLOADS
-from .. import units
+from .. import findings, units
 from ..tables import ci_name, params_dict, verdict_kinds
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, series_colors
 from .axes import (VERDICT_MARKERS, category_label, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
@@ -44,6 +44,19 @@ def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
     need = min(max(points, intervals) * 1.08, points * 1.3 + 0.4)
     floor = math.log2(1 + 3 * margin) if margin else math.log2(1.1)
     return _covering_limit(float(min(max(need, floor, math.log2(1.1)), MAX_LOG2)))
+
+
+def sets_axis(ratios: pd.DataFrame) -> pd.Series:
+    """The rows the shared ratio axis is set by: all but the comparisons of two times both under
+    findings.SHORT_TIME_S (a few wake-ups of the scheduler, whose ratio can be extreme and move
+    between runs by more than its interval says), unless every row is one.  A row left out that
+    the axis does not reach is drawn at its edge, its value written beside it."""
+    metric = ratios["metric"].iloc[0] if "metric" in ratios and len(ratios) else ""
+    nan = pd.Series(np.nan, index=ratios.index)
+    short = pd.Series([findings.short_time(metric, float(g), float(r))
+                       for g, r in zip(ratios.get("go_median", nan), ratios.get("rust_median", nan))],
+                      index=ratios.index, dtype=bool)
+    return ~short if (~short).any() else pd.Series(True, index=ratios.index)
 
 
 def _tick_candidates(limit: float) -> list[float]:
@@ -156,13 +169,20 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     metric = ratios["metric"].iloc[0]
     kinds = verdict_kinds(ratios)
     ratios = ratios.assign(vkind=kinds.values)
-    limit = ratio_limit(ratios, margin or 0.0)
-    # the rows whose interval the axis cuts, named with their interval in the header
-    beyond = ratios[[any(finite_positive(v) and abs(math.log2(v)) > limit for v in (lo, hi))
-                     for lo, hi in zip(ratios["ratio_ci_low"], ratios["ratio_ci_high"])]]
+    # the axis is set by the rows that are not of two times of microseconds (sets_axis); a ratio
+    # beyond it is a triangle at its edge with its value written beside it
+    axis_rows = sets_axis(ratios)
+    limit = ratio_limit(ratios[axis_rows], margin or 0.0)
+    top, bottom = 2 ** limit, 2 ** -limit
+    outside = pd.Series([finite_positive(v) and abs(math.log2(v)) > limit for v in ratios["ratio"]],
+                        index=ratios.index, dtype=bool)
+    # the rows whose interval the axis cuts (their estimate inside it), named with their interval in the header
+    beyond = ratios[[any(finite_positive(v) and abs(math.log2(v)) > limit for v in (lo, hi)) and not out
+                     for lo, hi, out in zip(ratios["ratio_ci_low"], ratios["ratio_ci_high"], outside)]]
     clipped = not beyond.empty
     workloads = list(dict.fromkeys(ratios["workload"]))
     fig, axes = panel_grid(len(workloads), width=5.0, height=3.9)
+    written: list[tuple] = []  # the ratios beyond the axis: (panel, x, y at the edge, upwards, colour, text)
     for ax, w in zip(axes, workloads):
         r, const = _pair_frame(ratios[ratios["workload"] == w])
         pairs = list(dict.fromkeys(r["pair"]))
@@ -173,17 +193,27 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
             g = r[r["pair"] == pair].sort_values("n")
             # series side by side at each N: apart by a tenth of a decade, so that markers and bars do not overlap
             x = (g["n"] * (DODGE ** (k - (len(pairs) - 1) / 2))).to_numpy() if multi else np.full(len(g), k)
-            y = g["ratio"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
-            lo = g["ratio_ci_low"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
-            hi = g["ratio_ci_high"].clip(2 ** -limit, 2 ** limit).to_numpy(dtype=float)
-            if multi:
-                ax.plot(x, y, color=color, linewidth=1.1, alpha=0.7, label=pair or None)
+            y = g["ratio"].clip(bottom, top).to_numpy(dtype=float)
+            lo = g["ratio_ci_low"].clip(bottom, top).to_numpy(dtype=float)
+            hi = g["ratio_ci_high"].clip(bottom, top).to_numpy(dtype=float)
+            out = outside.loc[g.index].to_numpy()
+            if multi:  # the line joins the estimates the axis shows, not a point drawn at its edge
+                ax.plot(x, np.where(out, np.nan, y), color=color, linewidth=1.1, alpha=0.7, label=pair or None)
             ax.vlines(x, np.where(np.isnan(lo), y, lo), np.where(np.isnan(hi), y, hi), color=color, linewidth=1.6)
-            for xi, yi, kind in zip(x, y, g["vkind"]):
+            for xi, yi, kind, beyond_axis, row in zip(x, y, g["vkind"], out, g.itertuples()):
                 marker, filled = VERDICT_MARKERS.get(kind, ("o", False))
+                if beyond_axis:  # a triangle pointing off the axis, just inside its edge, its value beside it
+                    up = yi >= top
+                    edge = top / 2 ** (0.04 * limit) if up else bottom * 2 ** (0.04 * limit)
+                    ax.plot([xi], [edge], marker="^" if up else "v", ms=8, color=color, markeredgewidth=1.5,
+                            markerfacecolor=color if filled else "white", linestyle="none", zorder=3, clip_on=False)
+                    written.append((ax, xi, edge, up, color, units.ratio(row.ratio, row.ratio_ci_low, row.ratio_ci_high)))
+                    continue
                 ax.plot([xi], [yi], marker=marker, ms=6.5, color=color, markerfacecolor=color if filled else "white",
                         markeredgewidth=1.5, linestyle="none", zorder=3)
-            for xi, l0, h0 in zip(x, g["ratio_ci_low"], g["ratio_ci_high"]):
+            for xi, l0, h0, beyond_axis in zip(x, g["ratio_ci_low"], g["ratio_ci_high"], out):
+                if beyond_axis:  # its triangle points off the axis already, its interval written beside it
+                    continue
                 if finite_positive(h0) and h0 > 2 ** limit:
                     ax.annotate("", (xi, 2 ** limit), (xi, 2 ** (limit * 0.9)), arrowprops={"arrowstyle": "->", "color": color})
                 if finite_positive(l0) and l0 < 2 ** -limit:
@@ -193,7 +223,7 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
             n_axis(ax, ns, w)
             sub = const
             if len(pairs) > 1:
-                ax.legend(loc="lower right", fontsize=7.5)
+                ax.legend(loc="best", fontsize=7.5)  # where it covers the fewest points: the axis is tight
         else:
             ax.set_xticks(range(len(pairs)), [category_label(p).replace(" vs ", "\nvs ") for p in pairs], fontsize=8)
             ax.set_xlim(-0.7, len(pairs) - 0.3)
@@ -203,6 +233,13 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
         if ax.get_subplotspec().is_first_col():
             ax.set_ylabel(f"Go / Rust, {units.metric_name(metric)} (paired)")
         panel_title(ax, w, sub)
+    for ax, xi, edge, up, color, text in written:  # once the panel's x axis is set: the text stays inside it
+        left, right = ax.get_xlim()
+        scale = ax.get_xscale() == "log"
+        middle = math.sqrt(left * right) if scale and left > 0 else (left + right) / 2
+        ax.annotate(text, (xi, edge), xytext=(7 if xi <= middle else -7, -3 if up else 3), textcoords="offset points",
+                    ha="left" if xi <= middle else "right", va="top" if up else "bottom", fontsize=7.5, color=color,
+                    bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
     handles = [Line2D([], [], marker="o", color="0.2", linestyle="none", label="a difference (the adjusted CI excludes 1)"),
                Line2D([], [], marker="o", color="0.2", markerfacecolor="white", linestyle="none", label="inconclusive"),
                Line2D([], [], marker="D", color="0.2", linestyle="none", label="equivalent")]
@@ -212,8 +249,21 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     lower, upper = _direction_words(metric)
     figure_header(fig, f"Go / Rust ratio of {units.metric_name(metric)} (paired estimate), with {ci_name(ratios)}",
             join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
+                  _outside_text(ratios[outside], ratios[outside].index.difference(ratios[axis_rows].index)),
                   _beyond_text(beyond) if clipped else ""))
     return fig
+
+
+def _outside_text(rows: pd.DataFrame, short: pd.Index) -> str:
+    """The header's words for ratios beyond the axis, drawn as a triangle at its edge with their value
+    written beside it, and where they are of two times under SHORT_TIME_S, why the axis leaves them
+    out."""
+    if rows.empty:
+        return ""
+    why = (f" (two times under {units.quantity(findings.SHORT_TIME_S, 's')}, which do not set the axis: a few "
+           "wake-ups of the scheduler, whose ratio can move between runs by more than its interval says)"
+           if rows.index.isin(short).any() else "")
+    return f"▲/▼ at an edge: a ratio beyond the axis, its value written beside it{why}"
 
 
 def _beyond_text(rows: pd.DataFrame, most: int = 3) -> str:
