@@ -87,6 +87,7 @@ func run(argv []string, stdout, stderr io.Writer, start time.Time) int {
 	if err != nil {
 		return fail(1, fmt.Errorf("%s: %w", spec.Name, err))
 	}
+	threads = ctx.Threads // a workload may set its own (Context.SetThreads)
 	span, err := ctx.Timer.Span()
 	if err != nil {
 		return fail(1, fmt.Errorf("%s: %w", spec.Name, err))

@@ -79,11 +79,19 @@ func TestRunSleep(t *testing.T) {
 }
 
 func TestRunCPULoops(t *testing.T) {
-	m := runResult(t, "cpu_loops", "--n", "100", "--param", "inner=1000")
+	m := runResult(t, "cpu_loops", "--n", "100", "--param", "inner=1000", "--variant", "parallel")
 	checkResult(t, m, "cpu_loops", "000000000006ee38", 100) // 100 elements of 0x11be
 	// Without --threads the process's GOMAXPROCS stands, and the line says so.
-	if m["variant"] != "plain" || m["threads"] != float64(runtime.GOMAXPROCS(0)) || m["threads_source"] != "default" {
+	if m["variant"] != "parallel" || m["threads"] != float64(runtime.GOMAXPROCS(0)) || m["threads_source"] != "default" {
 		t.Errorf("variant/threads: %v", m)
+	}
+	// The one-thread loops run and report 1 thread whatever --threads says, as Rust's do.
+	for _, variant := range []string{"plain", "local", "unrolled"} {
+		m = runResult(t, "cpu_loops", "--n", "100", "--param", "inner=1000", "--variant", variant, "--threads", "2")
+		checkResult(t, m, "cpu_loops", "000000000006ee38", 100)
+		if m["threads"] != 1.0 || m["threads_source"] != "--threads" {
+			t.Errorf("%s: threads = %v (%v), want 1", variant, m["threads"], m["threads_source"])
+		}
 	}
 	if _, ok := m["spawned_ns"]; ok {
 		t.Errorf("cpu_loops reported spawned_ns: %v", m)

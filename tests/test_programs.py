@@ -85,6 +85,9 @@ def test_cpu_loops_every_variant_matches_the_oracle(built, lang):
             r = result(lang, "cpu_loops", "--n", str(n), "--variant", variant, "--threads", "2",
                        "--param", f"inner={inner}", "--param", f"u={u}")
             assert r["checksum"] == cpu_loops_checksum(n, inner, u), (variant, n, inner, u)
+            # the same threads in both languages: the one-loop variants run on 1 whatever is asked
+            # (Go with GOMAXPROCS 1, Rust without a runtime), parallel on the 2 asked for
+            assert r["threads"] == (2 if variant == "parallel" else 1), (variant, n, r["threads"])
 
 
 JSON_TYPES = {"string": str, "integer": int, "object": dict, "array": list}

@@ -29,6 +29,12 @@ func runCPULoops(c *Context) (Outcome, error) {
 	r := int(lcg.Mod(42, 1, uint64(c.N))[0])
 	a := make([]uint32, c.N)
 
+	// plain, local and unrolled are one loop on one thread: they run with
+	// GOMAXPROCS 1, as Rust's run without a runtime, and both report 1 thread;
+	// parallel runs on --threads.
+	if c.Variant != "parallel" {
+		c.SetThreads(1)
+	}
 	var loop func(a []uint32, inner, u, r uint32)
 	switch c.Variant {
 	case "plain":

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -54,6 +55,15 @@ type Context struct {
 	Params map[string]string
 	Timer  *cli.Timer
 	extra  []cli.Field
+}
+
+// SetThreads runs the rest of the workload with GOMAXPROCS n and reports n:
+// a workload whose work is one loop on one thread takes 1, as Rust's takes no
+// runtime and reports 1 (docs/workloads.md, "The same threads"). Call it
+// during setup, before c.Timer.Start().
+func (c *Context) SetThreads(n int) {
+	runtime.GOMAXPROCS(n)
+	c.Threads = n
 }
 
 // Defaults returns the default value of every param.
