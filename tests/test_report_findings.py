@@ -290,7 +290,7 @@ def test_the_open_comparisons_say_plainly_what_they_could_have_shown():
     some = findings.MetricFindings(**base, open=2, open_small=1, open_mde=(0.04, 0.3)).summary()
     assert "2 open (MDEs ±4.0% to ×/÷ 1.30; 1 of them precise enough" in some
     one = findings.MetricFindings(**base, open=1, open_small=1, open_mde=(0.04, 0.04)).summary()
-    assert "1 open (MDE ±4.0%; all of them precise enough" in one
+    assert "1 open (MDE ±4.0%; precise enough" in one, "one row is no 'all of them'"
     # read from the table: the open rows' MDEs
     table = _tables()["go_vs_rust_elapsed_s"].copy()
     rows = table.index[table["go_default"] & table["rust_default"]][:2]

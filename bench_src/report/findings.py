@@ -162,9 +162,11 @@ class MetricFindings:
         precise enough that a difference of SMALL_MDE would have been called."""
         low, high = (units.detectable(v) for v in self.open_mde)
         mdes = "" if not low else (f"MDE {low}" if low == high else f"MDEs {low} to {high}")
-        could = ("none of them" if self.open_small == 0 else "all of them" if self.open_small == self.open
+        one = self.open == 1  # "all of them" of a single open row reads as if there were several
+        could = (("not" if one else "none of them") if self.open_small == 0
+                 else ("" if one else "all of them") if self.open_small == self.open
                  else f"{self.open_small} of them")
-        return ((mdes + "; " if mdes else "") + f"{could} precise enough that a difference of {SMALL_MDE:.0%} would "
+        return ((mdes + "; " if mdes else "") + f"{could + ' ' if could else ''}precise enough that a difference of {SMALL_MDE:.0%} would "
                 f"have been called at the spread measured: {self._power_text()}")
 
     def _power_text(self) -> str:
