@@ -117,3 +117,32 @@ def test_benchstat_col_lang_compares_every_pair(written, pairs):
     for pair, names in expected.items():
         assert all(found[pair].count(n) == 4 for n in names), (pair, names, found[pair])
     assert re.search(r"│\s+go\s+│\s+rust\s+│", out)  # Go is the base column
+
+
+def _idle_run(short_alive: int = 9990):
+    """idle_tasks at N = 1,000 and 10,000 in both languages, every Go sample at N = 10,000 with
+    `short_alive` of its tasks alive at the last spawn (the rest alive at once)."""
+    import json
+
+    cells = [("idle_tasks", lang, variant, n, {"wait": "sleep"}, 2, 1e-3 + 1e-6 * n, 2 + n / 512)
+             for lang, variant in (("go", "goroutine"), ("rust", "spawn")) for n in (1000, 10000)]
+    recs = report_data.records(samples=6, warmup=0, cells=cells)
+    for r in recs:
+        if r["lang"] == "go" and r["n"] == 10000:
+            r["extra"] = json.dumps({"alive_at_spawn": short_alive})
+    from bench_src.store import mark_valid, samples_frame
+    return mark_valid(samples_frame(recs))
+
+
+def test_a_sample_whose_peak_does_not_count_for_memory_has_no_peak_rss_in_benchstat():
+    """The memory tables leave out the peak of a sample whose tasks were not all alive at once
+    (analysis/validity.py); benchstat's files gave it as if valid, so benchstat compared memory the
+    report had ruled out.  Such a line keeps its times and drops its peak-RSS unit."""
+    frame = _idle_run()
+    files = benchstat.render(frame, compare.compare(frame, "elapsed_s"))
+    lines = [ln for ln in files["all.txt"].splitlines() if ln.startswith("BenchmarkIdleTasks")]
+    short = [ln for ln in lines if ln.startswith("BenchmarkIdleTasks/n=10000/") and "/lang=go " in ln]
+    assert len(short) == 6 and len(lines) == 24
+    assert all("ns/op" in ln and "cpu-ns/op" in ln and "peak-RSS-B/op" not in ln for ln in short)
+    assert all("peak-RSS-B/op" in ln for ln in lines if ln not in short)
+    assert files["go.txt"].count("peak-RSS-B/op") == 6 + 1  # the Go samples at N = 1,000, and the Unit line

@@ -126,7 +126,9 @@ def test_golden_samples_as_csv_and_parquet(report):
     assert len(back) == len(report.df)
     pd.testing.assert_frame_equal(back[["sample_id", "elapsed_s"]], report.df[["sample_id", "elapsed_s"]]
                                   .reset_index(drop=True), check_dtype=False)
-    assert io.StringIO(text).readline().rstrip("\n").split(",") == list(report.df.columns)
+    # every column of the frame, then whether each peak counts for memory and why not (validity)
+    assert io.StringIO(text).readline().rstrip("\n").split(",") == [*report.df.columns, "counts_for_memory",
+                                                                    "memory_excluded"]
 
 
 def test_an_empty_value_of_the_samples_is_null_in_parquet_never_the_text_na(tmp_path):
@@ -138,3 +140,38 @@ def test_an_empty_value_of_the_samples_is_null_in_parquet_never_the_text_na(tmp_
     back = pq.read_table(save_samples(df, tmp_path / "samples.parquet")).to_pylist()
     assert back == [{"host": None, "cores": None, "reason": "", "cpus": None, "at": None},
                     {"host": None, "cores": "2", "reason": None, "cpus": "0,1", "at": "t"}]
+
+
+def test_the_samples_say_whether_each_peak_counts_for_memory_as_the_analysis_decides(tmp_path):
+    """samples.csv and samples.parquet keep every raw peak RSS and say, per sample, whether it
+    counts for the memory metrics and why not, from the analysis's one rule (validity), so that a
+    reader of the file does not take the peak of a sample whose tasks were not all alive as valid."""
+    import json
+
+    import report_data
+    from bench_src.analysis import validity
+    from bench_src.report import full
+
+    cells = [("idle_tasks", lang, variant, n, {"wait": "sleep"}, 2, 1e-3 + 1e-6 * n, 2 + n / 512)
+             for lang, variant in (("go", "goroutine"), ("rust", "spawn")) for n in (1000, 10000)]
+    recs = report_data.records(samples=6, warmup=1, cells=cells)
+    for r in recs:
+        if r["lang"] == "go" and r["n"] == 10000:
+            r["extra"] = json.dumps({"alive_at_spawn": 9990})
+    d = report_data.write_results_dir(tmp_path / "run", recs, report_data.meta(samples=6, warmup=1, cells=cells))
+    rep = full.analyse(d)
+    for exporter in registry.EXPORTERS:
+        if exporter.name in ("csv", "parquet"):
+            exporter.save(rep, rep.export_dir)
+    for back in (pd.read_csv(rep.export_dir / "samples.csv", keep_default_na=False),
+                 pq.read_table(rep.export_dir / "samples.parquet").to_pandas()):
+        assert list(back.columns) == [*rep.df.columns, "counts_for_memory", "memory_excluded"]
+        assert back["peak_rss_bytes"].tolist() == rep.df["peak_rss_bytes"].tolist(), "the raw value is kept"
+        counts = back["counts_for_memory"].astype(str) == "True"
+        assert set(back.loc[counts, "sample_id"]) == set(validity.counted(rep.df, "peak_rss_mib")["sample_id"])
+        short = (back["lang"] == "go") & (back["n"] == 10000) & (back["phase"] == "measured")
+        assert short.sum() == 6 and not counts[short].any()
+        assert set(back.loc[short, "memory_excluded"]) == {
+            "not every task alive at once: 9,990 of 10,000 alive when the last was spawned"}
+        assert set(back.loc[back["phase"] == "warmup", "memory_excluded"]) == {validity.NOT_VALID}
+        assert (back.loc[counts, "memory_excluded"] == "").all()

@@ -17,7 +17,11 @@ rows by the full benchmark name, and into columns by file (or by the `-col` key)
 - in `all.txt` the language is the name key `/lang`, and Go lines come first so Go is the base.
 
 Each sample is one line with one iteration: the workload time as `ns/op` (benchstat shows
-`sec/op`), the process wall time, the CPU time (user + system) and the peak RSS.
+`sec/op`), the process wall time, the CPU time (user + system) and the peak RSS.  The peak RSS is
+left out of the line of a sample whose peak does not count for memory (analysis/validity.py:
+idle tasks not all alive at once), as the format allows a line to lack a unit: benchstat then
+compares the memory of the samples the report's memory tables use, and their time as the report
+does.
 
 benchstat's tests are its own (a Mann-Whitney U test per row at its -alpha, unpaired: the format
 has no blocks; no correction for the other rows), so its "~" and p-values may differ from the
@@ -30,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...analysis.validity import COUNTS_FOR_MEMORY, memory_columns
 from ..tables import blank, params_dict
 from ...store.ledger import sampling_sessions
 from .base import written
@@ -111,7 +116,7 @@ def blocks(df: pd.DataFrame, comparisons: pd.DataFrame) -> list[dict]:
     table, with the samples of each of its rows (N and shared parameters)."""
     if df.empty or comparisons.empty:
         return []
-    valid = df[df["valid"]] if "valid" in df else df
+    valid = memory_columns(df[df["valid"]] if "valid" in df else df)
     order = {w: i for i, w in enumerate(_workloads())}
     out: dict[tuple, dict] = {}
     for r in comparisons.itertuples(index=False):
@@ -141,8 +146,11 @@ def blocks(df: pd.DataFrame, comparisons: pd.DataFrame) -> list[dict]:
 
 
 def _line(name: str, row) -> str:
+    """One sample as a benchmark line: its peak RSS only where it counts for memory (`blocks` marks
+    each sample's COUNTS_FOR_MEMORY from analysis/validity.py)."""
+    memory = row["peak_rss_bytes"] if bool(row.get(COUNTS_FOR_MEMORY, True)) else None
     values = {"elapsed_ns": row["elapsed_ns"], "wall_ns": row["wall_ns"],
-              "cpu_ns": row["user_ns"] + row["sys_ns"], "peak_rss_bytes": row["peak_rss_bytes"]}
+              "cpu_ns": row["user_ns"] + row["sys_ns"], "peak_rss_bytes": memory}
     fields = [f"{int(round(float(values[col])))} {unit}" for col, unit in UNITS if not blank(values[col])]
     return f"{name} 1 " + " ".join(fields)
 

@@ -1,10 +1,13 @@
-"""Tables and samples as CSV: raw values at full precision, for other tools."""
+"""Tables and samples as CSV: raw values at full precision, for other tools.  The samples carry,
+beside their raw peak RSS, whether it counts for the memory metrics and why not
+(analysis/validity.py, `memory_columns`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
 
+from ...analysis.validity import memory_columns
 from .base import TABLES, written
 
 
@@ -19,12 +22,13 @@ def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
 
 
 class CsvExporter:
-    """Every table as `tables/<name>.csv`, and the samples as `samples.csv`."""
+    """Every table as `tables/<name>.csv`, and the samples as `samples.csv` (with
+    `counts_for_memory` and `memory_excluded`)."""
 
     name = "csv"
 
     def save(self, report, directory: Path) -> list[Path]:
         out = [save_table(t, directory / TABLES / f"{name}.csv") for name, t in report.tables.items()]
         if not report.df.empty:
-            out.append(save_samples(report.df, directory / "samples.csv"))
+            out.append(save_samples(memory_columns(report.df), directory / "samples.csv"))
         return out

@@ -1,10 +1,13 @@
-"""The samples frame as Parquet (typed columns, for pandas, Polars, DuckDB, R arrow)."""
+"""The samples frame as Parquet (typed columns, for pandas, Polars, DuckDB, R arrow), with whether
+each sample's peak RSS counts for the memory metrics and why not (analysis/validity.py,
+`memory_columns`), as samples.csv has them."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
 
+from ...analysis.validity import memory_columns
 from .base import written
 
 
@@ -23,9 +26,9 @@ def save_samples(df: pd.DataFrame, path: str | Path) -> Path:
 
 
 class ParquetExporter:
-    """The samples as `samples.parquet`."""
+    """The samples as `samples.parquet` (with `counts_for_memory` and `memory_excluded`)."""
 
     name = "parquet"
 
     def save(self, report, directory: Path) -> list[Path]:
-        return [] if report.df.empty else [save_samples(report.df, directory / "samples.parquet")]
+        return [] if report.df.empty else [save_samples(memory_columns(report.df), directory / "samples.parquet")]
