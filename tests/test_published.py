@@ -272,13 +272,15 @@ def test_one_core_count_gives_no_text_across_cores():
     assert plain["cores"].isna().all() and (plain["ours_default_across_cores"] == "").all()
 
 
-def _post_rows(workload, lang, variant, n, params: dict, maxrss_kb, wall_s, count=6):
+def _post_rows(workload, lang, variant, n, params: dict, maxrss_kb, wall_s, count=6, alive=None):
     """Rows of the samples frame (its columns as store.frame computes them: the posts' figures are
-    read off those, not off columns of their own)."""
+    read off those, not off columns of their own); idle tasks with `alive` of them alive at the
+    last spawn (default: all N, as both programs count them)."""
     text = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
     return [{"workload": workload, "lang": lang, "variant": variant, "n": n, "valid": True, "params": text,
              **{f"p_{k}": str(v) for k, v in params.items()}, "elapsed_s": wall_s * 0.99, "wall_s": wall_s,
-             "user_s": 0.1, "sys_s": 0.1, "per_s": n / (wall_s * 0.99), "maxrss_kb": maxrss_kb + i}
+             "user_s": 0.1, "sys_s": 0.1, "per_s": n / (wall_s * 0.99), "maxrss_kb": maxrss_kb + i,
+             "alive_at_spawn": n if alive is None else alive}
             for i in range(count)]
 
 
@@ -307,6 +309,26 @@ def test_the_posts_figures_stand_beside_ours_only_for_the_same_work():
     assert not user.empty and user["note"].str.contains(
         "our user/system split is sampled at the kernel's tick (their sum is exact)", regex=False).all()
     assert published.SPLIT_NOTE not in rss["note"] and published.SPLIT_NOTE not in wall["note"]
+
+
+def test_a_posts_memory_figure_stands_beside_our_samples_that_count_for_memory_only():
+    """Go's 1,000,000 sleeping idle tasks were never all alive at once in run V (649,173 to 968,573
+    at the last spawn), so the memory tables count none of their peaks (analysis/validity.py); the
+    posts' table set their median (2.5 GiB) beside the posts' figures all the same."""
+    rows = _post_rows("idle_tasks", "go", "goroutine", 1_000_000, {"wait": "sleep", "duration_ms": 3000},
+                      2_600_000, 3.5, alive=649_173)
+    rows += _post_rows("idle_tasks", "rust", "spawn", 1_000_000, {"wait": "sleep", "duration_ms": 3000},
+                       450_000, 3.2)
+    posts = published.posts_side_by_side(pd.DataFrame(rows))
+    idle = posts[(posts["experiment"] == "idle_tasks") & (posts["n"] == 1_000_000)]
+    go = idle[(idle["lang"] == "go") & idle["their_variant"].isin(["goroutine sleeping 10 s", "goroutine"])
+              & idle["metric"].isin(["rss", "peak_mem"])]
+    assert len(go) == 2 and (go["our_samples"] == 0).all() and go["our_median"].isna().all()
+    assert go["ours_over_theirs"].isna().all()
+    assert (go["note"] == "none of our 6 samples counts for memory: 6 not every task alive at once (649,173 of "
+                          "1,000,000 alive when the last was spawned)").all()
+    rust = idle[(idle["lang"] == "rust") & (idle["their_variant"] == "tokio spawn")].iloc[0]
+    assert rust["our_samples"] == 6 and rust["our_median"] == pytest.approx(450_002.5 * 1024 / 1e6)
 
 
 def test_a_posts_figure_is_matched_on_its_parameters_values_not_on_their_text():

@@ -53,6 +53,7 @@ from ..catalogue import LANGS, WORKLOADS
 from ..statuses import OK
 from . import compare, multiplicity, paired, rules
 from .families import with_param_columns
+from .validity import counted, memory_excluded_summary
 from ..plan import comparisons
 
 REFERENCE = paths.DATA / "reference"
@@ -642,6 +643,15 @@ def posts_side_by_side(df: pd.DataFrame) -> pd.DataFrame:
             rows.append(row)
             continue
         col, factor = metric
+        # the samples that count for the metric (validity.counted): for memory, idle tasks only
+        # where every task was alive at once, as the memory tables read them
+        kept = counted(sel, col)
+        if kept.empty:
+            row["note"] = join_note(row["note"], f"none of our {len(sel)} samples counts for memory: "
+                                                 f"{memory_excluded_summary(sel)}")
+            rows.append(row)
+            continue
+        sel = kept
         med, lo, hi = median_ci(sel[col] * factor)
         row.update({"our_median": med, "our_ci_low": lo, "our_ci_high": hi,
                     "our_ci_coverage": median_ci_coverage(len(sel)), "our_samples": len(sel),

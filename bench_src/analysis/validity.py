@@ -59,6 +59,31 @@ def memory_excluded(df: pd.DataFrame) -> pd.Series:
     return why
 
 
+def memory_excluded_summary(df: pd.DataFrame) -> str:
+    """Why the samples of `df` that do not count for memory do not, in one phrase (each reason of
+    `memory_excluded` once, with how many samples it holds and the range of the alive counts)."""
+    why = memory_excluded(df)
+    why = why[why != ""]
+    if why.empty:
+        return ""
+    parts = []
+    invalid = int((why == NOT_VALID).sum())
+    if invalid:
+        parts.append(f"{invalid} not valid")
+    short = why.str.startswith("not every task alive")
+    if short.any():
+        alive = pd.to_numeric(df.loc[why[short].index, "alive_at_spawn"], errors="coerce").astype(int)
+        n = pd.to_numeric(df.loc[why[short].index, "n"], errors="coerce").astype(int)
+        span = f"{alive.min():,}" if alive.min() == alive.max() else f"{alive.min():,} to {alive.max():,}"
+        of = f"{n.iloc[0]:,}" if n.nunique() == 1 else "N"
+        parts.append(f"{int(short.sum())} not every task alive at once ({span} of {of} alive when the last was "
+                     "spawned)")
+    other = why[(why != NOT_VALID) & ~short]
+    for text, k in other.value_counts().items():
+        parts.append(f"{k} {text}")
+    return "; ".join(parts)
+
+
 def memory_columns(df: pd.DataFrame) -> pd.DataFrame:
     """`df` with COUNTS_FOR_MEMORY and MEMORY_EXCLUDED after its columns (`memory_excluded`): what an
     export of the samples writes beside each raw peak RSS, so that a reader of the file sees which
