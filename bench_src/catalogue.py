@@ -364,6 +364,19 @@ def _longest_sleep_ms(n: int) -> int:
 
 
 @lru_cache(maxsize=64)
+def _shortest_sleep_ms(n: int) -> int:
+    """The shortest of the sleep workload's n sleeps, min over i < n of lcg(42)[i] mod 300 (the walk
+    stops at 0, which no later draw can pass: task 254 is the first to sleep 0 ms)."""
+    x, best = 42, SLEEP_MS_MOD
+    for _ in range(n):
+        best = min(best, x % SLEEP_MS_MOD)
+        if best == 0:
+            break
+        x = 48271 * x % 2147483647
+    return best
+
+
+@lru_cache(maxsize=64)
 def _longest_first_sleep_us(n: int) -> int:
     """threads_vs_tasks: the longest first sleep over its n workers."""
     best = 0
@@ -372,6 +385,29 @@ def _longest_first_sleep_us(n: int) -> int:
         if best == TVT_FIRST_US_MOD - 1:
             break
     return best
+
+
+# The workloads whose programs count the tasks alive when the last one has been spawned
+# (`alive_at_spawn` in their result line's extra keys): their peak memory measures N tasks only where
+# every one was alive at once (bench_src/analysis/validity.py)
+ALIVE_COUNTED = ("idle_tasks", "sleep")
+
+
+def shortest_wait_ns(workload_name: str, n: int, params: dict[str, str]) -> int | None:
+    """The least time any one task of an ALIVE_COUNTED workload lives from the timer's start: each
+    task starts waiting after the timer started and waits at least what it asks for, so a sample
+    whose last spawn came before this (`spawned_ns` below it) had every task alive at once.  None
+    where the work sets no such floor (idle_tasks with wait=release: its tasks wait for a release
+    that comes after the last spawn, which the program's own count shows)."""
+    if n < 1 or workload_name not in WORKLOADS:
+        return None
+    w = WORKLOADS[workload_name]
+    value = lambda key: params.get(key, w.param(key).default_for(LANGS[0]))  # noqa: E731
+    if workload_name == "sleep":
+        return _shortest_sleep_ms(n) * 1_000_000
+    if workload_name == "idle_tasks" and value("wait") == "sleep":
+        return int(value("duration_ms")) * 1_000_000
+    return None
 
 
 def least_elapsed_ns(workload_name: str, n: int, params: dict[str, str]) -> int | None:

@@ -69,6 +69,9 @@ func TestRunSleep(t *testing.T) {
 	if m["variant"] != "chan-per-task" || m["threads"] != 1.0 || m["threads_source"] != "--threads" {
 		t.Errorf("variant/threads: %v", m)
 	}
+	if m["alive_at_spawn"] != 10.0 { // every task sleeps at least 42 ms at N = 10
+		t.Errorf("alive_at_spawn = %v, want 10", m["alive_at_spawn"])
+	}
 	params, _ := m["params"].(map[string]any)
 	if params["kernel"] != "xorshift" || params["work"] != "1000" {
 		t.Errorf("params = %v", params)

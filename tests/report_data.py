@@ -72,14 +72,21 @@ def records(samples: int = 10, warmup: int = 1, seed: int = 7, cells=CELLS, fail
                 "nvcsw": 100, "nivcsw": 10, "minflt": 1000, "majflt": 0, "exit_code": 2 if bad else 0,
                 "signal": None, "t0_mono_ns": 0, "spawned_ns": 1000, "start_mono_ns": 0,
                 "runtime": "{}", "command": f"{lang}bench {w} --n {n}",
-                # idle_tasks counts its tasks alive when the last was spawned, as both programs do
-                "extra": json.dumps({"alive_at_spawn": n}) if w == "idle_tasks" else "{}",
+                # idle_tasks and sleep count their tasks alive when the last was spawned, as both
+                # programs do (all of them here)
+                "extra": json.dumps({"alive_at_spawn": n}) if w in ("idle_tasks", "sleep") else "{}",
                 "equiv_key": equivalence.key_string(cell), "timeline_file": None,
             }
             rec["peak_rss_bytes"] = rec["maxrss_kb"] * 1024
             out.append(rec)
             seq += 1
     return out
+
+
+def alive_extra(cell) -> str:
+    """The `extra` of a fake sample of `cell` as both programs print it for sleep and idle_tasks:
+    every task alive at the last spawn (bench_src/analysis/validity.py reads it for memory)."""
+    return json.dumps({"alive_at_spawn": cell.n}) if cell.workload in ("sleep", "idle_tasks") else None
 
 
 def frame(**kwargs):

@@ -27,6 +27,7 @@ from bench_src.run.engines import engines_take_blocks
 from bench_src.run.keeper import SampleKeeper
 from bench_src.run.progress import Progress
 from bench_src.store import ResultsStore, current_attempts, hosts as store_hosts
+from report_data import alive_extra
 
 ROOT = Path(__file__).resolve().parent.parent
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a local cluster of 2 hosts needs 2 CPUs")
@@ -722,7 +723,8 @@ def fake_measure(scale: float, seed: int):
         t = 0.5 * scale * (1 + 0.001 * rng.standard_normal())
         return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
                 "wall_ns": int(1e9 * t) + 1000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192,
-                "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n}
+                "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n,
+                "extra": alive_extra(cell)}
 
     return measure
 

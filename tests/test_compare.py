@@ -24,9 +24,11 @@ def test_cliffs_delta_by_counting():
 
 
 def frame(rows):
+    """sleep samples (lang, n, value[, arm]), every task alive at the last spawn as both programs
+    count them (validity.all_alive)."""
     return pd.DataFrame([{"workload": "sleep", "variant": "waitgroup" if r[0] == "go" else "join-handles",
                           "threads_requested": None, "params": "kernel=xorshift,work=10", "arm": r[3] if len(r) > 3 else "",
-                          "lang": r[0], "n": r[1], "elapsed_s": r[2], "valid": True, "seq": i}
+                          "lang": r[0], "n": r[1], "elapsed_s": r[2], "valid": True, "seq": i, "alive_at_spawn": r[1]}
                          for i, r in enumerate(rows)])
 
 
@@ -458,3 +460,63 @@ def test_the_fixed_cost_is_the_robust_centre_of_the_blocks_intercepts():
     walsh = [(icpt[i] + icpt[j]) / 2 for i in range(7) for j in range(i, 7)]
     assert r["fixed_cost"] == pytest.approx(np.median(walsh))
     assert abs(r["fixed_cost"] - 1.0) < 0.05 and abs(icpt.mean() - 1.0) > 0.5
+
+
+def _sleep_rows(n, go_alive, rust_alive, spawned_ns=1_000_000, blocks=6, seed=11):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for block in range(blocks):
+        for lang, variant, alive, rss in (("go", "waitgroup", go_alive, 60.0), ("rust", "join-handles", rust_alive, 50.0)):
+            rows.append({"workload": "sleep", "lang": lang, "variant": variant, "n": n, "threads_requested": 2,
+                         "arm": "", "block": block, "phase": "measured", "valid": True,
+                         "params": "kernel=xorshift,work=50000", "alive_at_spawn": alive, "spawned_ns": spawned_ns,
+                         "elapsed_s": 6.4 * float(np.exp(rng.normal(0, 0.02))),
+                         "peak_rss_mib": rss * float(np.exp(rng.normal(0, 0.005)))})
+    return rows
+
+
+def test_a_sleep_sample_whose_early_tasks_had_ended_counts_for_time_not_for_memory():
+    """sleep at N = 100,000 with work=50000: Go spawned for 15-17 s while each task sleeps at most
+    299 ms (some 0 ms), and only 3,264 to 4,525 of its tasks were alive at the last spawn, Rust's
+    99,680 to 99,833: the peak held far fewer than N tasks, and the Go/Rust ratio of peaks compared
+    spawning speeds.  Both programs now count the tasks alive at the last spawn, as idle_tasks does,
+    and the same rule (validity.counted) leaves such a peak out; its time still counts."""
+    from bench_src.analysis import stats, validity
+
+    df = pd.DataFrame(_sleep_rows(100_000, 3_264, 99_833))
+    memory, time = compare.compare(df, "peak_rss_mib").iloc[0], compare.compare(df, "elapsed_s").iloc[0]
+    assert np.isnan(memory["ratio"]) and memory["verdict_kind"] == "inconclusive"
+    assert "no value of the Go waitgroup cell counts for peak_rss_mib" in memory["warning"]
+    assert "none of its 6 valid samples had every task alive at once" in memory["warning"]
+    assert "(6 not every task alive at once (3,264 of 100,000 alive when the last was spawned))" in memory["warning"]
+    assert np.isfinite(time["ratio"]) and time["pairs"] == 6
+    assert stats.summarize(df, "peak_rss_mib").empty, "no cell summary of peaks that do not count"
+    # all alive in both: the peaks count
+    every = pd.DataFrame(_sleep_rows(100_000, 100_000, 100_000))
+    assert np.isfinite(compare.compare(every, "peak_rss_mib")["ratio"].iloc[0])
+    # a sample of a program older than the count: trusted where its last spawn came before its
+    # shortest sleep could end (42 ms at N = 10, 0 ms from task 254 on), which proves every task alive
+    old = pd.DataFrame(_sleep_rows(10, np.nan, np.nan, spawned_ns=50_000))
+    assert validity.all_alive(old).all()
+    assert np.isfinite(compare.compare(old, "peak_rss_mib")["ratio"].iloc[0])
+    slow = pd.DataFrame(_sleep_rows(10, np.nan, np.nan, spawned_ns=50_000_000))
+    assert not validity.all_alive(slow).any()
+    late = pd.DataFrame(_sleep_rows(1000, np.nan, np.nan, spawned_ns=400_000))
+    assert not validity.all_alive(late).any()
+    row = compare.compare(late, "peak_rss_mib").iloc[0]
+    assert np.isnan(row["ratio"])
+    assert ("none of its 6 valid samples counts for memory: 6 with no count of the tasks alive at the last spawn "
+            "(a program older than the count) whose last spawn (0.4 ms) came no earlier than their shortest wait "
+            "could end (0 ms): not trusted") in row["warning"]
+
+
+def test_the_shortest_wait_of_a_counting_workload_is_its_shortest_sleep():
+    from bench_src.catalogue import ALIVE_COUNTED, shortest_wait_ns
+    from tests.reference import lcg
+
+    for n in (1, 10, 100, 254, 255, 5000):
+        assert shortest_wait_ns("sleep", n, {}) == min(x % 300 for x in lcg(42, n)) * 1_000_000
+    assert shortest_wait_ns("sleep", 254, {}) == 1_000_000 and shortest_wait_ns("sleep", 255, {}) == 0
+    assert shortest_wait_ns("idle_tasks", 10, {"wait": "sleep", "duration_ms": "3000"}) == 3_000_000_000
+    assert shortest_wait_ns("idle_tasks", 10, {"wait": "release"}) is None
+    assert shortest_wait_ns("files_read", 10, {}) is None and set(ALIVE_COUNTED) == {"idle_tasks", "sleep"}

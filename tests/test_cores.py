@@ -9,6 +9,7 @@ from bench_src.run import runner
 from bench_src.run.machine import usable_cpus
 from bench_src.store import load
 from bench_src.report import units
+from report_data import alive_extra
 
 pytestmark = pytest.mark.skipif(usable_cpus() < 2, reason="needs 2 usable CPUs")
 
@@ -22,6 +23,7 @@ def scaled_measure(go_power: float, rust_power: float, seed: int = 0, spread: fl
         t = cell.cores ** -power * (1 + spread * rng.standard_normal())
         return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
                 "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
+                "extra": alive_extra(cell),
                 "tasks_ok": cell.n, "threads": cell.threads, "cpus": ",".join(map(str, range(cell.cores)))}
 
     return measure
@@ -85,6 +87,7 @@ def test_the_change_keeps_the_level_of_its_interval_and_the_table_shows_it(tmp_p
         t = cell.cores ** -power * (1 + 0.01 * rng.standard_normal())
         return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
                 "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
+                "extra": alive_extra(cell),
                 "tasks_ok": cell.n, "threads": cell.threads, "cpus": ",".join(map(str, range(cell.cores)))}
 
     two_ns = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=8, warmup=0, params={"sleep": {"work": 10}},
@@ -180,6 +183,7 @@ def test_unpinned_workloads_stay_out_of_the_cores_tables(tmp_path):
         t = (cell.cores or 2) ** -(1.0 if cell.lang == "go" else 0.5) * (1 + 0.01 * rng.standard_normal())
         return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
                 "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
+                "extra": alive_extra(cell),
                 "tasks_ok": cell.n, "threads": cell.threads, "cpus": ",".join(map(str, range(cell.cores or 2)))}
 
     runner.run(p, tmp_path / "r", progress=False, measure_fn=measure, log=lambda *_: None)

@@ -10,6 +10,7 @@ from bench_src.analysis import hosts
 from bench_src.plan import make_plan
 from bench_src.run import runner
 from bench_src.store import hosts as store_hosts
+from report_data import alive_extra
 
 
 def plan():
@@ -24,7 +25,8 @@ def measure_with(go: float, rust: float, seed: int, spread: float = 0.02):
         centre = go if cell.lang == "go" else rust
         return {"status": "ok", "reason": "", "checksum": "00000000000000aa",
                 "elapsed_ns": int(1e9 * centre * (1 + spread * rng.standard_normal())), "wall_ns": 2000,
-                "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n}
+                "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n,
+                "extra": alive_extra(cell)}
 
     return measure
 

@@ -68,7 +68,7 @@ def _rows(workload, lang, setting, n, centre, blocks, rng, cv=0.01, status="ok")
         value = centre * math.exp(cv * rng.standard_normal())
         rows.append({"workload": workload, "lang": lang, "variant": setting.variant, "n": n, "block": b,
                      "phase": "measured", "status": status, "reason": "" if status == "ok" else "database is locked",
-                     "valid": status == "ok", "elapsed_s": value, "peak_rss_mib": 10.0 * centre,
+                     "valid": status == "ok", "elapsed_s": value, "peak_rss_mib": 10.0 * centre, "alive_at_spawn": n,
                      **{f"p_{k}": v for k, v in setting.params}})
     return rows
 
@@ -309,6 +309,28 @@ def test_the_posts_figures_stand_beside_ours_only_for_the_same_work():
     assert not user.empty and user["note"].str.contains(
         "our user/system split is sampled at the kernel's tick (their sum is exact)", regex=False).all()
     assert published.SPLIT_NOTE not in rss["note"] and published.SPLIT_NOTE not in wall["note"]
+
+
+def test_a_reproduction_memory_row_whose_samples_do_not_count_says_so_and_is_not_tested():
+    """sleep at N = 100,000: Go spawned for 15-17 s while its tasks sleep at most 299 ms, and only
+    3,264 to 4,525 of them were alive at the last spawn; the memory tables count no such peak
+    (validity.counted), and the reproduction table reads the same samples: the row is not tested and
+    says why, in its family all the same, and its time still counts."""
+    rng = np.random.default_rng(3)
+    rows = _both_settings("sleep", 100_000, {"go": 1.0, "rust": 1.5}, {"go": 1.0, "rust": 1.5}, 8, rng)
+    for r in rows:
+        if r["lang"] == "go" and r["variant"] == published.default_setting("sleep", "go").variant:
+            r["alive_at_spawn"] = 3_264
+    side = published.side_by_side(pd.DataFrame(rows))
+    memory, time = _cell(side, "sleep", 100_000, "memory"), _cell(side, "sleep", 100_000)
+    assert memory["ours_default_verdict_kind"] == published.NOT_COUNTED == memory["ours_default_outcome"]
+    assert memory["ours_default_verdict"] == (
+        "not tested: Go: none of its 8 valid samples counts for memory: 8 not every task alive at once (3,264 of "
+        "100,000 alive when the last was spawned)")
+    assert np.isfinite(memory["ours_article_ratio"]), "the article's Go cell had every task alive"
+    assert np.isfinite(time["ours_default_ratio"]), "its time counts"
+    from bench_src.report.reproduce_view import ours_text
+    assert ours_text(memory, "ours_default") == memory["ours_default_verdict"]
 
 
 def test_a_posts_memory_figure_stands_beside_our_samples_that_count_for_memory_only():

@@ -465,6 +465,27 @@ def test_what_was_excluded_names_the_idle_samples_that_count_for_time_but_not_fo
     assert f"(idle_tasks go N = {n:,}: 2)." in text, text
 
 
+def test_what_was_excluded_says_why_sleep_samples_of_an_older_program_count_for_time_only():
+    """A sleep sample of a program older than its count of tasks alive is trusted for memory only
+    where its last spawn came before its shortest sleep could end (0 ms from N = 255 on): the Method
+    says so, not that its tasks had finished, which nothing shows."""
+    import report_data
+    from bench_src.report import method
+
+    cells = [("sleep", lang, variant, n, {"kernel": "xorshift", "work": "0"}, 2, 0.3, 9.0)
+             for lang, variant in (("go", "waitgroup"), ("rust", "join-handles")) for n in (10, 1000)]
+    recs = report_data.records(samples=6, warmup=0, cells=cells)
+    for r in recs:
+        r["extra"] = "{}"  # no alive_at_spawn; spawned_ns 1000 ns: below 42 ms at N = 10, not below 0 ms at 1,000
+    df = report_data.mark_valid(report_data.samples_frame(recs))
+    text = method.excluded(df)
+    assert ("Of the samples that entered, 12 count for time but not for memory: their peak may hold fewer than N "
+            "tasks (sleep go N = 1,000: 6 with no count of the tasks alive at the last spawn (a program older than "
+            "the count) whose last spawn (0.001 ms) came no earlier than their shortest wait could end (0 ms): not "
+            "trusted; sleep rust N = 1,000: 6 with") in text, text
+    assert "N = 10:" not in text
+
+
 def test_an_export_directory_that_cannot_be_written_is_one_line(tmp_path, capsys):
     # a file where export/ should be gave a NotADirectoryError traceback
     from bench_src.__main__ import main

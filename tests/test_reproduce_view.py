@@ -5,13 +5,14 @@ from bench_src.plan import make_plan
 from bench_src.report import notebook as nb
 from bench_src.report.reproduce_view import ReproduceView, coverage_line
 from bench_src.run import runner
+from report_data import alive_extra
 
 
 def _measure(cell, *args, **kwargs):
     t = 0.010 if cell.lang == "go" else 0.012
     return {"status": "ok", "reason": "", "checksum": "00000000000000aa", "elapsed_ns": int(1e9 * t),
             "wall_ns": 2000, "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20,
-            "tasks_ok": cell.n, "threads": cell.threads, "cpus": "0"}
+            "extra": alive_extra(cell), "tasks_ok": cell.n, "threads": cell.threads, "cpus": "0"}
 
 
 def test_a_run_of_part_of_the_article_says_so_in_one_line_at_the_top(tmp_path):

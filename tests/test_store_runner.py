@@ -21,6 +21,7 @@ from bench_src.plan import make_plan
 from bench_src.plan.model import Cell
 from bench_src.store import ResultsStore
 from bench_src.store.ledger import is_warmup_again
+from report_data import alive_extra
 
 
 def fake_measure(checksums=None, fail=None):
@@ -36,7 +37,8 @@ def fake_measure(checksums=None, fail=None):
             raise fail(cell, len(calls))
         ck = (checksums or {}).get(cell.lang, "00000000000000aa")
         return {"status": "ok", "reason": "", "checksum": ck, "elapsed_ns": 1000 + len(calls), "wall_ns": 2000,
-                "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n}
+                "user_ns": 1, "sys_ns": 1, "maxrss_kb": 8192, "peak_rss_bytes": 8 << 20, "tasks_ok": cell.n,
+                "extra": alive_extra(cell)}
 
     measure.calls = calls
     return measure

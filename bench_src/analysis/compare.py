@@ -22,7 +22,7 @@ import pandas as pd
 
 from . import multiplicity, paired, ranktests, rules, stats, unpaired
 from .families import KEY_COLUMNS, key_params, key_text, key_threads, param_columns, with_param_columns
-from .validity import all_alive, counted
+from .validity import all_alive, counted, memory_excluded_summary
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
@@ -185,9 +185,14 @@ def _none_counted(rows: pd.DataFrame, metric: str) -> str:
         return (f"none of its {len(rows)} measured sample{'s' if len(rows) != 1 else ''} is valid "
                 "(the failures and checksums tables say why)")
     if metric in rules.MEMORY_METRICS and not (valid & all_alive(rows)).any():
-        return (f"none of its {int(valid.sum())} valid sample{'s' if int(valid.sum()) != 1 else ''} had every task "
-                "alive at once (the last task was spawned after the first had finished), so none measured the "
-                "memory of its N tasks")
+        k = int(valid.sum())
+        counts = pd.to_numeric(rows.get("alive_at_spawn", pd.Series(index=rows.index, dtype=float)), errors="coerce")
+        if counts[valid].notna().all():
+            return (f"none of its {k} valid sample{'s' if k != 1 else ''} had every task alive at once (the last task "
+                    "was spawned after the first had finished), so none measured the memory of its N tasks "
+                    f"({memory_excluded_summary(rows[valid])})")
+        return f"none of its {k} valid sample{'s' if k != 1 else ''} counts for memory: " \
+               f"{memory_excluded_summary(rows[valid])}"
     return "no finite value"
 
 

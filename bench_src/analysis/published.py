@@ -163,6 +163,9 @@ CLAIM_TOLERANCE = 1e-9
 # the verdict kind and outcome of a claim every sample of whose side failed: a recorded failure, not a
 # measurement (a word of the reproduction table, not a sample's status)
 CLAIM_FAILED = "failed"
+# measured, but no sample of a side counts for the metric (validity.counted: for memory, no sample
+# with every task alive at once): not tested, and the verdict says why
+NOT_COUNTED = "not counted"
 
 
 def claim(ratio: float, threshold_log: float) -> str:
@@ -177,12 +180,13 @@ def claim(ratio: float, threshold_log: float) -> str:
 
 def outcome(said: str, kind: str, article_ratio: float = float("nan"), margin: float = rules.MARGIN) -> str:
     """The fate of the article's claim given our verdict kind ('a' = Go, 'b' = Rust; "failed":
-    every sample of a side failed, a recorded failure and not a measurement).  An equivalence
+    every sample of a side failed, a recorded failure and not a measurement; "not counted": no
+    sample of a side counts for the metric, validity.counted).  An equivalence
     (our interval inside 1 -/+ margin) refutes a claimed direction only where the claimed
     difference is at least the margin: a claim of 1.7% with a 2% margin is as consistent with it
     as its opposite, so that outcome is "unresolved: within the margin", not "not reproduced"."""
-    if kind == CLAIM_FAILED:
-        return CLAIM_FAILED
+    if kind in (CLAIM_FAILED, NOT_COUNTED):
+        return kind
     if kind not in multiplicity.KINDS:
         return "not measured"
     ours = {"a": "Go", "b": "Rust"}.get(kind, "")
@@ -250,8 +254,17 @@ def _values(df: pd.DataFrame, workload: str, lang: str, n: int, setting: Setting
     sel = df[(df["workload"] == workload) & (df["lang"] == lang) & (df["n"] == n) & (df["variant"] == setting.variant)]
     for k, v in setting.params:
         sel = sel[sel.get(f"p_{k}", pd.Series(index=sel.index, dtype=object)).astype(str) == v]
-    valid = sel[sel["valid"]] if "valid" in sel else sel
+    valid = counted(sel, column)  # the samples that count for the metric: for memory, every task alive at once
     return valid["block"].to_numpy(), valid[column].to_numpy(dtype=float), sel
+
+
+def _uncounted(sel: pd.DataFrame, column: str) -> str:
+    """Why none of a side's valid samples counts for `column` ("" where one does, or none is valid)."""
+    valid = sel[sel["valid"]] if "valid" in sel else sel
+    if valid.empty or not counted(valid, column).empty:
+        return ""
+    k = len(valid)
+    return f"none of its {k} valid sample{'s' if k != 1 else ''} counts for memory: {memory_excluded_summary(valid)}"
 
 
 def _failures(sel: pd.DataFrame) -> str:
@@ -272,8 +285,10 @@ def _pair(df, workload, n, column, go: Setting, rust: Setting, looks: multiplici
     rb, rv, rsel = _values(df, workload, "rust", n, rust, column)
     failures = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)
     if gv.size == 0 or rv.size == 0:
+        uncounted = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _uncounted(gsel, column)),
+                                                        ("Rust", _uncounted(rsel, column))) if t)
         return {"pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
-                "failures": failures}, None
+                "failures": failures, "uncounted": uncounted}, None
     t = compare.pair_test(gb, gv, rb, rv, looks=looks, level_min=level_min, resolution=rules.resolution(column))
     return {**t.stats, "failures": failures}, t
 
@@ -379,9 +394,10 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
             for label, (go, rust) in settings.items():
                 res, test = ({"failures": ""}, None) if go is None or rust is None else \
                     _pair(dk, r.workload, int(r.n), ours, go, rust, looks, level_min)
-                tests[(metric, label)].append((len(rows), test, test is not None or bool(res["failures"])))
+                tests[(metric, label)].append((len(rows), test, test is not None or bool(res["failures"])
+                                                or bool(res.get("uncounted"))))
                 row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
-                for k in ("pairs", "pairing", "sd_log", "a_samples", "b_samples", "failures", "test"):
+                for k in ("pairs", "pairing", "sd_log", "a_samples", "b_samples", "failures", "uncounted", "test"):
                     row[f"{label}_{k}"] = res.get(k, np.nan)
             rows.append(row)
     out = pd.DataFrame(rows)
@@ -408,11 +424,13 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
             sampled = all(pd.notna(row.get(f"{label}_{s}")) and row.get(f"{label}_{s}", 0) > 0
                           for s in ("a_samples", "b_samples"))
             if not isinstance(kind, str) or (not np.isfinite(row[f"{label}_ratio"]) and not sampled):
-                fails = row.get(f"{label}_failures")
-                kind = CLAIM_FAILED if isinstance(fails, str) and fails else "not measured"
+                fails, uncounted = row.get(f"{label}_failures"), row.get(f"{label}_uncounted")
+                kind = CLAIM_FAILED if isinstance(fails, str) and fails else \
+                    NOT_COUNTED if isinstance(uncounted, str) and uncounted else "not measured"
             kinds.append(kind)
             word_metric = "elapsed_s" if row["metric"] == "time" else "peak_rss_mib"
             texts.append(f"failed: {row[f'{label}_failures']}" if kind == CLAIM_FAILED else
+                         f"not tested: {row[f'{label}_uncounted']}" if kind == NOT_COUNTED else
                          "not measured" if kind == "not measured" else
                          rules.verdict_text(kind, bool(row.get(f"{label}_within_margin")), "Go", "Rust", word_metric,
                                             margin))
@@ -455,7 +473,7 @@ def across_cores_text(side: pd.DataFrame, label: str) -> list[str]:
             text = "no claim"
         else:
             outcomes = dict(zip(ks, g[f"{label}_outcome"]))
-            measured = [k for k in ks if outcomes[k] not in ("not measured", CLAIM_FAILED)]
+            measured = [k for k in ks if outcomes[k] not in ("not measured", CLAIM_FAILED, NOT_COUNTED)]
             held = [k for k in measured if outcomes[k] == "reproduced"]
             if not measured:
                 text = "not measured"

@@ -318,7 +318,7 @@ def per_task_cost(df: pd.DataFrame, metric: str = "elapsed_s", confidence: float
     """Per series: the marginal cost of one more task with its interval, the fixed cost, and the
     exponent b of metric ~ N^b with its interval, read off the blocks that hold every N (see the
     module's docstring), from the samples that count for the metric (validity.counted, through
-    CellValues: for memory, idle tasks only where every task was alive at once).  An N the run
+    CellValues: for memory, idle and sleep tasks only where every task was alive at once).  An N the run
     took without a sample that counts is left out, and the row says so; a row whose per-N values
     leave a straight line (Holm over the table) says that too."""
     if df.empty:

@@ -156,7 +156,7 @@ def _rows(cells: list[SimCell], centres: Mapping[SimCell, float], blocks: list[i
                          "workload": "sleep", "lang": c.lang, "variant": c.variant, "n": c.n,
                          "threads_requested": SIM_THREADS, "arm": c.arm, "params": "kernel=xorshift,work=10",
                          "p_kernel": "xorshift", "p_work": "10", "valid": True, "elapsed_s": value,
-                         "wall_s": value})
+                         "wall_s": value, "alive_at_spawn": c.n})  # every task alive, as the programs count
             seq += 1
     return rows
 
@@ -371,6 +371,7 @@ def sequential_run(plan, centres: Mapping[str, float], rng: np.random.Generator,
                            "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
                            "threads_requested": c.threads, "arm": c.arm, "params": ",".join(f"{k}={v}" for k, v in c.params),
                            **{f"p_{k}": v for k, v in c.params}, "valid": True, "elapsed_s": value, "wall_s": value,
+                           "alive_at_spawn": c.n,  # every task alive at the last spawn, as the programs count
                            **({"cores": c.cores} if getattr(c, "cores", None) else {})})
 
     seq = 0

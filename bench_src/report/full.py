@@ -120,8 +120,8 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
         if not models.empty:
             rep.tables[f"models_{m}"] = models
         rep.tables[f"variants_{m}"] = compare.compare_variants(df, m, margin=margin)
-        # the samples that count for the metric (validity.counted: for memory, idle tasks only where
-        # every task was alive at once; their time counts either way)
+        # the samples that count for the metric (validity.counted: for memory, idle and sleep tasks
+        # only where every task was alive at once; their time counts either way)
         rep.tables[f"per_task_{m}"] = scaling.per_task_cost(df, m)
         if (df["arm"].fillna("") != "").any():
             rep.tables[f"aa_{m}"] = compare.compare_arms(df, m, margin=margin)

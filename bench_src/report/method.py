@@ -562,19 +562,25 @@ def excluded(df: pd.DataFrame) -> str:
 
 
 def _memory_left_out(valid: pd.DataFrame) -> str:
-    """The valid samples that count for time but not for memory (validity.counted): idle tasks whose
-    early tasks had finished before the last was spawned."""
+    """The valid samples that count for time but not for memory (validity.counted): idle or sleep
+    tasks whose early tasks had finished before the last was spawned, or, from a program older than
+    its count of tasks alive, whose spawning outlasted their shortest wait (why, per cell:
+    validity.memory_excluded_summary)."""
     if valid.empty or "workload" not in valid.columns:
         return ""
     left = valid.drop(index=validity.counted(valid, "peak_rss_mib").index)
     if left.empty:
         return ""
-    cells = left.groupby(["workload", "lang", "n"], sort=True).size()
-    where = "; ".join(f"{w} {lang} N = {units.count(n)}: {k}" for (w, lang, n), k in cells.items())
     one = len(left) == 1
-    return (f" Of the samples that entered, {len(left):,} count{'s' if one else ''} for time but not for memory: "
-            f"some of {'its' if one else 'their'} tasks had finished before the last was spawned, so "
-            f"{'its' if one else 'their'} peak held fewer than N tasks ({where}).")
+    head = f" Of the samples that entered, {len(left):,} count{'s' if one else ''} for time but not for memory: "
+    groups = left.groupby(["workload", "lang", "n"], sort=True)
+    if "alive_at_spawn" in left.columns and pd.to_numeric(left["alive_at_spawn"], errors="coerce").notna().all():
+        where = "; ".join(f"{w} {lang} N = {units.count(n)}: {len(g)}" for (w, lang, n), g in groups)
+        return (head + f"some of {'its' if one else 'their'} tasks had finished before the last was spawned, so "
+                f"{'its' if one else 'their'} peak held fewer than N tasks ({where}).")
+    where = "; ".join(f"{w} {lang} N = {units.count(n)}: {validity.memory_excluded_summary(g)}"
+                      for (w, lang, n), g in groups)
+    return head + f"{'its' if one else 'their'} peak may hold fewer than N tasks ({where})."
 
 
 def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | None = None,

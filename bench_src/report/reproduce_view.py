@@ -15,8 +15,8 @@ def ours_text(row, label: str) -> str:
     sequential rule's looks disagree, is said beside the numbers that show it)."""
     if row[f"{label}_verdict_kind"] == "not measured":
         return "not measured in this run"
-    if row[f"{label}_verdict_kind"] == published.CLAIM_FAILED:  # a recorded failure, not a measurement
-        return row[f"{label}_verdict"]
+    if row[f"{label}_verdict_kind"] in (published.CLAIM_FAILED, published.NOT_COUNTED):
+        return row[f"{label}_verdict"]  # a recorded failure, or samples that do not count: no measurement
     ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
     note = row.get(f"{label}_note")
     return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}" + (

@@ -19,7 +19,7 @@ rows by the full benchmark name, and into columns by file (or by the `-col` key)
 Each sample is one line with one iteration: the workload time as `ns/op` (benchstat shows
 `sec/op`), the process wall time, the CPU time (user + system) and the peak RSS.  The peak RSS is
 left out of the line of a sample whose peak does not count for memory (analysis/validity.py:
-idle tasks not all alive at once), as the format allows a line to lack a unit: benchstat then
+not every task alive at once), as the format allows a line to lack a unit: benchstat then
 compares the memory of the samples the report's memory tables use, and their time as the report
 does.
 

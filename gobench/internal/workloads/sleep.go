@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gobench/internal/cli"
@@ -12,6 +13,11 @@ import (
 
 // sleep: task i runs a CPU kernel, sleeps lcg(42)[i] % 300 ms and returns the
 // kernel's result. Checksum: sum of results plus sum of sleep milliseconds.
+// alive_at_spawn, as in idle_tasks: N minus the tasks that had finished their
+// sleep when the last one had been spawned (each task adds itself to an atomic
+// counter as its sleep ends; the counter is read right after the last spawn).
+// A task whose sleep is short (some sleep 0 ms) can end before the last one
+// starts, and then the peak memory holds fewer than N tasks.
 var sleepSpec = &Spec{
 	Name:           "sleep",
 	Variants:       []string{"waitgroup", "chan-per-task", "chan-shared", "chan-shared-buffered"},
@@ -69,9 +75,11 @@ func runSleep(c *Context) (Outcome, error) {
 	for _, m := range ms {
 		sumMs += m
 	}
+	t := &sleepTimer{Timer: c.Timer, n: c.N}
 	task := func(i int) uint64 {
 		r := kernel(i, work)
 		time.Sleep(time.Duration(ms[i]) * time.Millisecond)
+		t.finished.Add(1)
 		return r
 	}
 
@@ -79,21 +87,38 @@ func runSleep(c *Context) (Outcome, error) {
 	var ok int64
 	switch c.Variant {
 	case "waitgroup":
-		sum, ok = sleepWaitGroup(c.N, c.Timer, task)
+		sum, ok = sleepWaitGroup(c.N, t, task)
 	case "chan-per-task":
-		sum, ok = sleepChanPerTask(c.N, c.Timer, task)
+		sum, ok = sleepChanPerTask(c.N, t, task)
 	case "chan-shared":
-		sum, ok = sleepChanShared(c.N, 0, c.Timer, task)
+		sum, ok = sleepChanShared(c.N, 0, t, task)
 	case "chan-shared-buffered":
-		sum, ok = sleepChanShared(c.N, c.N, c.Timer, task)
+		sum, ok = sleepChanShared(c.N, c.N, t, task)
 	default:
 		return Outcome{}, fmt.Errorf("variant %q not implemented", c.Variant)
 	}
+	c.SetExtra("alive_at_spawn", t.alive)
 	return Outcome{Checksum: sum + sumMs, TasksOK: ok}, nil
 }
 
+// sleepTimer is the workload timer that also counts the tasks alive when the
+// last one has been spawned: every task adds itself to finished as its sleep
+// ends, and MarkSpawned reads the counter.
+type sleepTimer struct {
+	*cli.Timer
+	n        int
+	finished atomic.Int64
+	alive    int64
+}
+
+// MarkSpawned marks the end of the spawn phase and records alive_at_spawn.
+func (t *sleepTimer) MarkSpawned() {
+	t.Timer.MarkSpawned()
+	t.alive = int64(t.n) - t.finished.Load()
+}
+
 // sleepWaitGroup writes each result into its own slot of a preallocated slice.
-func sleepWaitGroup(n int, t *cli.Timer, task func(int) uint64) (uint64, int64) {
+func sleepWaitGroup(n int, t *sleepTimer, task func(int) uint64) (uint64, int64) {
 	results := make([]uint64, n)
 	var wg sync.WaitGroup
 	t.Start()
@@ -112,7 +137,7 @@ func sleepWaitGroup(n int, t *cli.Timer, task func(int) uint64) (uint64, int64) 
 
 // sleepChanPerTask gives every goroutine a channel of capacity 1 and receives
 // from them in spawn order.
-func sleepChanPerTask(n int, t *cli.Timer, task func(int) uint64) (uint64, int64) {
+func sleepChanPerTask(n int, t *sleepTimer, task func(int) uint64) (uint64, int64) {
 	chans := make([]chan uint64, n)
 	t.Start()
 	for i := range n {
@@ -133,7 +158,7 @@ func sleepChanPerTask(n int, t *cli.Timer, task func(int) uint64) (uint64, int64
 
 // sleepChanShared sends every result on one channel of the given capacity
 // and receives them in completion order.
-func sleepChanShared(n, capacity int, t *cli.Timer, task func(int) uint64) (uint64, int64) {
+func sleepChanShared(n, capacity int, t *sleepTimer, task func(int) uint64) (uint64, int64) {
 	ch := make(chan uint64, capacity)
 	t.Start()
 	for i := range n {

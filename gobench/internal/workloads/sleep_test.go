@@ -101,3 +101,37 @@ func TestSleepMarksSpawned(t *testing.T) {
 		})
 	}
 }
+
+// TestSleepAliveAtSpawn: every variant reports alive_at_spawn, the tasks not
+// yet finished when the last had been spawned (as idle_tasks does). At N = 10
+// the shortest sleep is 42 ms, far longer than spawning ten tasks takes, so all
+// are alive; at N = 100,000 with work=0 the tasks that sleep 0 ms (the first is
+// task 254) end while later ones are still being spawned.
+func TestSleepAliveAtSpawn(t *testing.T) {
+	for _, variant := range sleepSpec.Variants {
+		for _, n := range []int{10, 100000} {
+			t.Run(fmt.Sprintf("%s/n=%d", variant, n), func(t *testing.T) {
+				t.Parallel()
+				c, err := sleepSpec.NewContext(cli.Args{N: n, Variant: variant,
+					Params: []cli.Param{kv("work", "0")}}, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := sleepSpec.Run(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.TasksOK != int64(n) {
+					t.Fatalf("tasks_ok = %d, want %d", out.TasksOK, n)
+				}
+				alive := extraInt64(t, c, "alive_at_spawn")
+				if n == 10 && alive != 10 {
+					t.Errorf("alive_at_spawn = %d, want 10 (every task sleeps at least 42 ms)", alive)
+				}
+				if n == 100000 && (alive < 0 || alive >= int64(n)) {
+					t.Errorf("alive_at_spawn = %d of %d: the tasks that sleep 0 ms should have ended", alive, n)
+				}
+			})
+		}
+	}
+}

@@ -1,7 +1,14 @@
 //! `sleep`: N tokio tasks; task i computes a CPU kernel, sleeps
 //! `lcg(42)[i] % 300` ms, and returns the kernel result.
 //! Checksum: wrapping sum of the task results plus the sum of sleep ms.
+//! Extra key `alive_at_spawn`, as in idle_tasks: N minus the tasks that had
+//! finished their sleep when the last one had been spawned (a counter every
+//! task increments as its sleep ends, read right after the last spawn). A
+//! task whose sleep is short (some sleep 0 ms) can end before the last one
+//! starts, and then the peak memory holds fewer than N tasks.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::task::{JoinHandle, JoinSet};
@@ -64,12 +71,13 @@ pub fn article_kernel(work: u64) -> u64 {
     0
 }
 
-async fn task(i: u64, kernel: Kernel, work: u64, sleep_ms: u64) -> u64 {
+async fn task(i: u64, kernel: Kernel, work: u64, sleep_ms: u64, finished: &AtomicU64) -> u64 {
     let result = match kernel {
         Kernel::Xorshift => xorshift_kernel(i, work),
         Kernel::Article => article_kernel(work),
     };
     tokio::time::sleep(Duration::from_millis(sleep_ms)).await;
+    finished.fetch_add(1, Ordering::Release);
     result
 }
 
@@ -94,6 +102,10 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
         sleeps: &sleeps,
         kernel,
         work,
+        // shared by every task by reference, with no reference count to
+        // update per task (as idle_tasks' counter); one u64 per run
+        finished: Box::leak(Box::new(AtomicU64::new(0))),
+        alive_at_spawn: Cell::new(0),
     };
 
     let collected = runtime.block_on(async {
@@ -105,6 +117,7 @@ fn run(ctx: &mut Ctx) -> Result<Outcome, BenchError> {
         }
     })?;
     drop(runtime);
+    ctx.set_extra("alive_at_spawn", job.alive_at_spawn.get());
 
     let sleep_total = sleeps.iter().fold(0u64, |acc, &ms| acc.wrapping_add(ms));
     Ok(Outcome {
@@ -117,16 +130,28 @@ struct Job<'a> {
     sleeps: &'a [u64],
     kernel: Kernel,
     work: u64,
+    /// Tasks whose sleep has ended (each adds itself as it ends).
+    finished: &'static AtomicU64,
+    /// N minus `finished` right after the last spawn (`mark_spawned`).
+    alive_at_spawn: Cell<u64>,
 }
 
 impl Job<'_> {
     /// Task i of every i, in spawn order: its kernel, then its sleep.
     fn tasks(&self) -> impl Iterator<Item = impl Future<Output = u64> + Send + use<>> {
-        let (kernel, work) = (self.kernel, self.work);
+        let (kernel, work, finished) = (self.kernel, self.work, self.finished);
         self.sleeps
             .iter()
             .enumerate()
-            .map(move |(i, &ms)| task(i as u64, kernel, work, ms))
+            .map(move |(i, &ms)| task(i as u64, kernel, work, ms, finished))
+    }
+
+    /// Mark the spawn phase and count the tasks still alive.
+    fn mark_spawned(&self, timer: &mut Timer) {
+        timer.mark_spawned();
+        let finished = self.finished.load(Ordering::Acquire);
+        self.alive_at_spawn
+            .set((self.sleeps.len() as u64).saturating_sub(finished));
     }
 
     /// Start the timer, spawn every task keeping the handles in spawn
@@ -137,7 +162,7 @@ impl Job<'_> {
         for task in self.tasks() {
             handles.push(tokio::spawn(task));
         }
-        timer.mark_spawned();
+        self.mark_spawned(timer);
         handles
     }
 
@@ -159,7 +184,7 @@ impl Job<'_> {
         for task in self.tasks() {
             set.spawn(task);
         }
-        timer.mark_spawned();
+        self.mark_spawned(timer);
         while let Some(result) = set.join_next().await {
             collected.add(result?);
         }
@@ -199,6 +224,8 @@ mod tests {
             sleeps: &[0, 1, 0],
             kernel: Kernel::Xorshift,
             work: 5,
+            finished: Box::leak(Box::new(AtomicU64::new(0))),
+            alive_at_spawn: Cell::new(0),
         };
         let results: Vec<u64> = tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -257,6 +284,34 @@ mod tests {
             assert_eq!(report.checksum, "000000000000071c", "{variant}");
             let report = test_run(&SPEC, 100, Some(variant), &[("kernel", "article")]);
             assert_eq!(report.checksum, "0000000000003b56", "{variant}");
+        }
+    }
+
+    fn alive_at_spawn(report: &crate::cli::result::Report) -> u64 {
+        report.extra["alive_at_spawn"]
+            .as_u64()
+            .expect("alive_at_spawn is an unsigned integer")
+    }
+
+    #[test]
+    fn every_variant_counts_the_tasks_alive_at_the_last_spawn() {
+        // As idle_tasks: at N = 10 the shortest sleep is 42 ms, far longer
+        // than spawning ten tasks takes, so all are alive. At N = 100,000
+        // with work=0 the tasks that sleep 0 ms (the first is task 254) end
+        // while later ones are still being spawned on the multi-thread
+        // runtime; on the current-thread runtime no task runs before the
+        // main task awaits, so all are alive there.
+        for variant in SPEC.variants {
+            let report = test_run(&SPEC, 10, Some(variant), &[("work", "0")]);
+            assert_eq!(alive_at_spawn(&report), 10, "{variant}");
+            let report = test_run(&SPEC, 100_000, Some(variant), &[("work", "0")]);
+            assert_eq!(report.tasks_ok, 100_000, "{variant}");
+            let alive = alive_at_spawn(&report);
+            if *variant == "current-thread" {
+                assert_eq!(alive, 100_000, "{variant}");
+            } else {
+                assert!(alive < 100_000, "{variant}: alive_at_spawn = {alive}");
+            }
         }
     }
 
