@@ -520,3 +520,66 @@ def test_the_shortest_wait_of_a_counting_workload_is_its_shortest_sleep():
     assert shortest_wait_ns("idle_tasks", 10, {"wait": "sleep", "duration_ms": "3000"}) == 3_000_000_000
     assert shortest_wait_ns("idle_tasks", 10, {"wait": "release"}) is None
     assert shortest_wait_ns("files_read", 10, {}) is None and set(ALIVE_COUNTED) == {"idle_tasks", "sleep"}
+
+
+# Go's files_rw at N = 100,000 in run V (readfile, retain=digest): peak RSS in MiB, two clusters
+FILES_RW_GO_PEAKS = [69.3, 77.6, 78.5, 83.0, 83.1, 83.1, 84.5, 86.6, 86.8, 87.2, 87.5, 89.8, 90.0, 90.8, 93.2,
+                     93.8, 93.9, 95.1, 96.3, 96.6, 96.7, 97.7, 98.0, 98.1, 99.4, 101.4, 103.1, 103.4, 104.9, 109.0,
+                     112.8, 114.8, 116.4, 152.6, 162.5, 211.3, 260.3, 288.3, 383.5, 539.3, 560.5, 685.0, 697.0,
+                     717.7, 746.1, 748.0, 789.3, 821.9, 1134.8]
+
+
+def test_a_dispersed_memory_cell_is_named_on_every_comparison_row_of_it():
+    """Go's files_rw at N = 100,000 in run V: 33 of 49 peaks at 69-117 MiB, the rest at 153-1,135 MiB
+    (a standard deviation of 111% of the mean), and its Go-vs-Rust row read "Go smaller" with no word
+    that Go's cell held two amounts.  A memory cell at rules.DISPERSED_CV or more now says so on each
+    of its rows; its time rows, and memory rows of steady cells, do not."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for block, go in enumerate(FILES_RW_GO_PEAKS):
+        for lang, variant, value in (("go", "readfile", go), ("rust", "spawn-blocking", 1900 * np.exp(rng.normal(0, 0.04)))):
+            rows.append({"workload": "files_rw", "lang": lang, "variant": variant, "n": 100_000,
+                         "threads_requested": 2, "arm": "", "block": block, "phase": "measured", "valid": True,
+                         "params": "retain=digest", "elapsed_s": float(np.exp(rng.normal(0, 0.3))),
+                         "peak_rss_mib": value})
+    df = pd.DataFrame(rows)
+    memory = compare.compare(df, "peak_rss_mib").iloc[0]
+    assert memory["verdict"] == "Go smaller"
+    assert ("the Go readfile cell's values are dispersed: standard deviation 111% of the mean (69.3 to 1,135 MiB); "
+            "at 10% or more (pyperf's rule) its median and any ratio of it stand for no one amount") in memory["warning"]
+    assert "Rust" not in memory["warning"], "the steady cell is not named"
+    assert "dispersed" not in compare.compare(df, "elapsed_s").iloc[0]["warning"], "time is not checked"
+    steady = df.assign(peak_rss_mib=np.where(df["lang"] == "go", 90 * np.exp(rng.normal(0, 0.02, len(df))),
+                                             df["peak_rss_mib"]))
+    assert "dispersed" not in compare.compare(steady, "peak_rss_mib").iloc[0]["warning"]
+
+
+def test_the_dispersion_rule_seldom_fires_on_unimodal_memory_noise_and_does_on_far_apart_clusters():
+    """The false-alarm rate of quality.dispersion_warning's rule (a standard deviation of at least 10%
+    of the mean) on simulated unimodal cells shaped like peak RSS, 20,000 cells per shape and size
+    (seed 1): lognormal noise of CV 1% and 5% (the median cell of run V had 1.4%, 95% of cells
+    below 5%), and heavy-tailed noise (Student's t of 3 degrees of freedom in logs, sd 3% and 5%)."""
+    from bench_src.analysis import quality, rules
+
+    rng = np.random.default_rng(1)
+    cells = 20_000
+
+    def rate(values) -> float:
+        return float(np.mean([bool(quality.dispersion_warning("x", v, "peak_rss_mib")) for v in values]))
+
+    def fast_rate(values) -> float:  # the same rule on a whole array at once, checked against rate() below
+        return float(np.mean(values.std(axis=1, ddof=1) / values.mean(axis=1) >= rules.DISPERSED_CV))
+
+    for n in (6, 10, 20, 49):
+        lognormal = {cv: np.exp(rng.normal(0, cv, (cells, n))) for cv in (0.01, 0.05)}
+        heavy = {sd: np.exp(sd / np.sqrt(3) * rng.standard_t(3, (cells, n))) for sd in (0.03, 0.05)}
+        assert fast_rate(lognormal[0.01]) == 0.0, n
+        assert fast_rate(lognormal[0.05]) <= 0.002, n  # 0.1% at 6 samples, none from 10 on
+        assert fast_rate(heavy[0.03]) <= 0.006, n  # 0.5% at 6 samples, 0.2% at 49
+        assert fast_rate(heavy[0.05]) <= 0.03, n  # 2.7% at 6 samples, 1.2% at 49
+        two = np.exp(np.where(rng.random((cells, n)) < 0.5, 0.0, np.log(2.0)) + rng.normal(0, 0.01, (cells, n)))
+        assert fast_rate(two) >= 0.96, n  # equal clusters 2x apart: 96.9% at 6 samples, 99.8% or more from 10
+    assert rate(heavy[0.05][:2000]) == pytest.approx(fast_rate(heavy[0.05][:2000]))
+    assert quality.dispersion_warning("Go readfile", FILES_RW_GO_PEAKS, "peak_rss_mib")
+    assert quality.dispersion_warning("Go readfile", FILES_RW_GO_PEAKS, "elapsed_s") == ""
+    assert np.isnan(quality.dispersion([5.0])) and quality.dispersion_warning("x", [5.0], "peak_rss_mib") == ""

@@ -10,7 +10,8 @@ A / B).  Where the cells do not share enough blocks (`pairing` = "unpaired", wit
 `warning`) `unpaired` compares the two samples of log values instead.  Each table and metric is
 one family, decided together by `multiplicity`: the false discovery rate over the family, the
 looks of a sequential run, and every interval at the level whose exclusion of 1 is exactly the
-verdict.  docs/statistics.md states every rule.
+verdict.  A row whose memory cell's values are dispersed says so in `warning`
+(quality.dispersion_warning).  docs/statistics.md states every rule.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from . import multiplicity, paired, ranktests, rules, stats, unpaired
+from . import multiplicity, paired, quality, ranktests, rules, stats, unpaired
 from .families import KEY_COLUMNS, key_params, key_text, key_threads, param_columns, with_param_columns
 from .validity import all_alive, counted, memory_excluded_summary
 from ..plan import Plan
@@ -451,6 +452,11 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
                    for ref in (a, b) if ref in uncounted]
         if missing:  # the design pairs them; no pair counts
             t.stats.update(warning="; ".join(missing), pairing="paired" if cv.paired_data else "unpaired")
+        # a memory cell whose values are dispersed (quality.dispersion_warning): every row of it says so
+        spread = [quality.dispersion_warning(_cell_name(ref), cv.cells[ref][1], metric) for ref in (a, b)
+                  if ref in cv.cells]
+        if any(spread):
+            t.stats["warning"] = "; ".join(filter(None, [t.stats["warning"], *spread]))
         rows.append({**describe_pair(a, b), "metric": metric, "a_threads": cv.threads_of(a),
                      "b_threads": cv.threads_of(b),
                      **({"also_in": other if (a, b) in theirs else ""} if other else {})})

@@ -1,5 +1,7 @@
-"""Checks on the measurements themselves: drift over the run, the number of samples needed, and
-the A/A check (the same binary as both arms)."""
+"""Checks on the measurements themselves: drift over the run, the number of samples needed, the A/A
+check (the same binary as both arms), and a memory cell whose values are dispersed
+(`dispersion_warning`, which every comparison row of that cell carries in its `warning`:
+compare._table)."""
 from __future__ import annotations
 
 import itertools
@@ -10,7 +12,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from . import rules
-from .compare import ALPHA, holm
+from .rules import ALPHA
 from .stats import CELL_KEYS
 
 
@@ -48,6 +50,8 @@ def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> 
     possible p-value reaches Holm's first threshold (alpha / the cells tested); one that does not
     (6 samples among more than 18 cells) is flagged by no ordering of its samples, unless most of
     the other cells are flagged first."""
+    from .compare import holm  # compare reads this module's dispersion_warning
+
     valid = df[df["valid"]] if "valid" in df else df
     rows = []
     for keys, g in valid.groupby(CELL_KEYS, dropna=False, sort=True):
@@ -64,6 +68,47 @@ def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> 
     out["reachable"] = [bool(pd.notna(p)) and smallest_p(int(n)) <= alpha / max(tested, 1)
                         for n, p in zip(out["samples"], out["p_value"])]
     return out
+
+
+def dispersion(values) -> float:
+    """The standard deviation of `values` (n - 1 in the denominator) over their mean; NaN for fewer
+    than 2 values or a mean that is not positive."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size < 2 or not v.mean() > 0:
+        return float("nan")
+    return float(v.std(ddof=1) / v.mean())
+
+
+def dispersion_warning(name: str, values, metric: str) -> str:
+    """The warning a comparison row gives for one of its cells (`name`: 'Go readfile') whose values
+    of a memory metric are dispersed: a standard deviation of at least rules.DISPERSED_CV of their
+    mean (pyperf's rule for an unstable result), with their range, so that a reader sees two
+    clusters where there are two; "" for any other cell or metric.
+
+    The rule is a threshold on dispersion, not a test of bimodality: two clusters count once they
+    lie far enough apart to make the cell's values vary by that much (equal clusters 2x apart: a
+    standard deviation of 33% of the mean, flagged in 96.9% of cells of 6 samples and 99.8% or more
+    from 10; 20% apart: 9.5%, flagged in 22% of cells of 6 samples and none of 20).  On unimodal
+    memory noise it seldom fires (20,000 simulated cells per shape and size, 6 to 49 samples):
+    never on lognormal noise of CV 1%, in 0.1% of cells of 6 samples at CV 5% (none from 10 on),
+    and on heavy-tailed noise (Student's t of 3 degrees of freedom in logs) of sd 3% in 0.2-0.5%,
+    of sd 5% in 1.2-2.7% (tests/test_compare.py).  Time metrics are left out: a workload's time
+    may vary by far more than 10% between samples (a database's), and its intervals say so."""
+    if metric not in rules.MEMORY_METRICS:
+        return ""
+    cv = dispersion(values)
+    if not cv >= rules.DISPERSED_CV:
+        return ""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    low, high = (f"{x:,.4g}" for x in (v.min(), v.max()))
+    return (f"the {name} cell's values are dispersed: standard deviation {cv:.0%} of the mean ({low} to {high} "
+            f"{_UNIT.get(metric, '')}); at {rules.DISPERSED_CV:.0%} or more (pyperf's rule) its median and any "
+            "ratio of it stand for no one amount: two clusters, or samples that held different amounts")
+
+
+_UNIT = {"peak_rss_mib": "MiB", "peak_rss_bytes": "B", "maxrss_kb": "KiB"}
 
 
 def samples_needed(ratios: pd.DataFrame, target_half_width: float = rules.MARGIN) -> pd.DataFrame:

@@ -36,6 +36,16 @@ def resolution(metric: str) -> float:
     return RESOLUTION.get(metric, 0.0)
 
 
+# A memory cell is dispersed where the standard deviation of its values (those that count for the
+# metric) is at least this share of their mean: pyperf's rule for a result that "may be unstable"
+# (its `check` warns at a standard deviation of 10% of the mean).  The peak RSS of a fixed work
+# varies little (median 1.4% over the 140 cells of run V, 95% of them below 5%), so a cell at 10%
+# or more held different amounts in different samples, most often two clusters (Go's files_rw at
+# N = 100,000: 33 of 49 samples at 69-117 MiB, the others at 153-1,135 MiB, 111% of the mean): its
+# median and every ratio read off it describe no one amount.  Its false-alarm rate on unimodal
+# data is measured in tests/test_compare.py (analysis/quality.py, `dispersion_warning`).
+DISPERSED_CV = 0.10
+
 # The headline metrics, the two the package's question is about (how long the work takes, how much
 # memory it holds): the sequential rule, the Findings, the verdict figures and the analysis across
 # hosts read them.  (CPU time has its tables and verdicts too, but neither stops sampling nor heads
