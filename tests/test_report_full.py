@@ -4,6 +4,7 @@ self-contained and holds every figure and table; only notebooks that ran to the 
 import base64
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -426,11 +427,13 @@ def test_the_method_describes_the_sessions_that_sampled_not_a_re_analysis():
             "sessions": [took, again]}
     assert "sessions" not in method.design_text(meta, df)
     text = method.measurement(meta)
-    assert "on CPU A with 2" in text and "database servers: mysql 10.11.19-MariaDB" in text, text
+    # the server by the product its version names, not by the workload's name alone
+    assert "on CPU A with 2" in text and ("database servers: MariaDB 10.11.19-MariaDB, the mysql workload's "
+                                          "server") in text, text
     # two sessions that sampled are both counted, and the servers of each are named once
     resumed = {**meta, "sessions": [took, {**took, "taken": 3}, again]}
     assert "the run took 2 sessions" in method.design_text(resumed, df)
-    assert method.measurement(resumed).count("mysql 10.11.19-MariaDB") == 1
+    assert method.measurement(resumed).count("MariaDB 10.11.19-MariaDB") == 1
 
 
 def test_the_design_counts_a_cell_whose_every_sample_failed():
@@ -637,3 +640,30 @@ def test_every_user_error_of_the_report_is_one_line(tmp_path, capsys, monkeypatc
         assert main(["report", str(out), "--rebuild"]) == 2, exc
         err = capsys.readouterr().err.strip()
         assert err == f"error: {exc}" and "\n" not in err, err
+
+
+def test_the_method_counts_the_comparisons_that_could_not_be_tested_apart():
+    """A comparison none of whose values count (its cell's samples failed, or for memory none had
+    every task alive) has no test and no pairs: the Method's families table counts it under "not
+    tested", not as inconclusive with 0 pairs, and its tests used name it (before: "0-10 pairs",
+    one more inconclusive, and a test named ": 1")."""
+    import report_data
+    from bench_src.analysis import compare
+    from bench_src.report import method
+
+    df = report_data.frame()
+    table = compare.compare(df, "elapsed_s")
+    first = table.index[0]
+    table.loc[first, ["ratio", "ratio_ci_low", "ratio_ci_high", "mde", "test", "pairs"]] = \
+        [np.nan, np.nan, np.nan, np.nan, "", 0]
+    table.loc[first, "verdict_kind"] = "inconclusive"
+    assert compare.untested(table).tolist() == [True] + [False] * (len(table) - 1)
+    text = method.multiplicity({"go_vs_rust_elapsed_s": table}, 0.02, 0.05)
+    header = next(line for line in text.splitlines() if line.startswith("| family"))
+    row = next(line for line in text.splitlines() if line.startswith("| Go vs Rust"))
+    cells = dict(zip([c.strip() for c in header.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
+    assert cells["not tested"] == "1" and not cells["pairs each"].startswith("0"), cells
+    kinds = table.drop(index=first)["verdict_kind"]
+    assert cells["inconclusive"] == str(int((kinds == "inconclusive").sum())), cells
+    tests = method.tests({"go_vs_rust_elapsed_s": table})
+    assert "none (not tested): 1" in tests and ", : " not in tests, tests

@@ -489,6 +489,17 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
     return out
 
 
+def untested(table: pd.DataFrame) -> pd.Series:
+    """Per row of a comparison table: a comparison that could not be tested (fewer than
+    rules.MIN_PAIRS pairs of values that count, or none: its warning says why), which has no ratio
+    and no interval and reads inconclusive; counted apart from the open rows, whose spread was
+    measured."""
+    if table.empty or "verdict_kind" not in table.columns:
+        return pd.Series(False, index=table.index)
+    ratio = pd.to_numeric(table.get("ratio", pd.Series(np.nan, index=table.index)), errors="coerce")
+    return (table["verdict_kind"] == "inconclusive") & ratio.isna()
+
+
 def threads_differ(go, rust, requested=None) -> str:
     """The warning of a Go-vs-Rust row whose two programs ran with different threads (as their
     samples reported them): not like for like, since each runtime had other threads to run on

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..analysis import robustness, rules
+from ..analysis import compare, robustness, rules
 from . import units
 
 FINDING_METRICS = rules.HEADLINE_METRICS
@@ -261,9 +261,9 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
     diffs.sort(key=lambda d: (d.short(metric), -d.assured(), -abs(math.log(d.ratio))))
     # an inconclusive row without a ratio had too few pairs to be tested: counted apart, since no
     # spread was measured that its precision could be read from
-    tested = pd.to_numeric(rows.get("ratio", pd.Series(np.nan, index=rows.index)), errors="coerce").notna()
-    open_rows = rows[(rows["verdict_kind"] == "inconclusive") & tested]
-    untested = int(((rows["verdict_kind"] == "inconclusive") & ~tested).sum())
+    not_tested = compare.untested(rows)
+    open_rows = rows[(rows["verdict_kind"] == "inconclusive") & ~not_tested]
+    untested = int(not_tested.sum())
     mde = pd.to_numeric(open_rows.get("mde", pd.Series(dtype=float)), errors="coerce")
     level = pd.to_numeric(table.get("ci_level", pd.Series(dtype=float)), errors="coerce").dropna()
     return MetricFindings(metric, diffs, int((rows["verdict_kind"] == "equivalent").sum()), len(open_rows),

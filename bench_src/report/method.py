@@ -12,7 +12,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ..analysis import paired, ranktests, rules, validity
+from ..analysis import compare, paired, ranktests, rules, validity
 from ..digits import significant
 from ..plan.comparisons import FAMILY_TITLES
 from ..plan import plan_from_dict
@@ -246,12 +246,27 @@ def runtime_versions(df: pd.DataFrame | None) -> str:
     return ", ".join(f"tokio {v}" for v in sorted(found))
 
 
+# The server each database workload speaks to, as its version names it: the mysql workload's server is
+# whichever speaks the MySQL protocol (MariaDB by default, docs/workloads.md)
+_SERVER_PRODUCTS = {"mysql": ("MariaDB", "MySQL"), "postgres": ("PostgreSQL",)}
+
+
+def server_name(kind: str, version: str) -> str:
+    """A database server as a reader should know it: the product its version names, then the version
+    and the workload it served ("MariaDB 10.11.19-MariaDB-0+deb12u1, the mysql workload's server"),
+    never the workload's name alone (a mysql row was measured against MariaDB)."""
+    version = str(version)
+    products = _SERVER_PRODUCTS.get(kind, ())
+    named = next((p for p in products if p.lower() in version.lower()), products[-1] if products else kind)
+    return f"{named} {version}, the {kind} workload's server"
+
+
 def measurement(meta: dict, df: pd.DataFrame | None = None) -> str:
     plan = meta["plan"]
     sessions = sampling_sessions(meta) or [{}]
     session = sessions[-1]
     m, tc = session.get("machine", {}) or {}, session.get("toolchains", {}) or {}
-    server_text = "; ".join(dict.fromkeys(f"{v['kind']} {v['version']}" for s in sessions
+    server_text = "; ".join(dict.fromkeys(server_name(v["kind"], v["version"]) for s in sessions
                                           for v in (s.get("context", {}) or {}).values()
                                           if isinstance(v, dict) and "version" in v))
     threads = plan.get("threads")
@@ -410,8 +425,9 @@ def tests(tables: Mapping[str, pd.DataFrame], run_cells: int | None = None) -> s
             "Cells had too few samples for a median interval.")
     comps = _comparison_tables(tables)
     if comps:
-        used = pd.concat([t["test"] for _, t in comps if "test" in t]).value_counts().to_dict() if any(
-            "test" in t for _, t in comps) else {}
+        # the rows that could not be tested have no test: counted under that name, not as ""
+        used = pd.concat([t["test"].where(~compare.untested(t), "none (not tested)") for _, t in comps
+                          if "test" in t]).value_counts().to_dict() if any("test" in t for _, t in comps) else {}
         parts.append(
             "Two cells measured in the same blocks are compared through their per-block ratio (the difference of "
             f"log values): the {paired.TEST_NAMES[paired.SIGNED_RANK]} test with the Hodges-Lehmann estimate and the "
@@ -461,8 +477,9 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
     for name, t in comps:
         fam = t["family_title"].iloc[0] if "family_title" in t.columns else t["family"].iloc[0]
         metric = t["metric"].iloc[0] if "metric" in t.columns else "the metric"
-        paired_rows = t[t["pairing"] == "paired"]
-        kinds = t["verdict_kind"].value_counts() if "verdict_kind" in t else pd.Series(dtype=int)
+        not_tested = compare.untested(t)  # no pairs that count: apart from the tested rows' pairs and verdicts
+        paired_rows = t[(t["pairing"] == "paired") & ~not_tested]
+        kinds = t.loc[~not_tested, "verdict_kind"].value_counts() if "verdict_kind" in t else pd.Series(dtype=int)
         level = t["ci_level"].dropna().iloc[0] if "ci_level" in t and t["ci_level"].notna().any() else np.nan
         unpaired = t[t["pairing"] != "paired"]
         if len(unpaired):
@@ -476,15 +493,19 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
             row["differences"] = f"{called}" + (f" ({inside} within ±{margin * 100:g}%)" if inside else "")
             row["equivalent"] = str(int(kinds.get("equivalent", 0)))
             row["inconclusive"] = str(int(kinds.get("inconclusive", 0)))
+            row["not tested"] = str(int(not_tested.sum()))
         row["intervals at"] = _pct(level) if np.isfinite(level) else ""
-        mde = (t.loc[t["verdict_kind"] == "inconclusive", "mde"].dropna()
+        mde = (t.loc[(t["verdict_kind"] == "inconclusive") & ~not_tested, "mde"].dropna()
                if "mde" in t.columns and "verdict_kind" in t else pd.Series(dtype=float))
         low, high = (units.detectable(mde.min()), units.detectable(mde.max())) if not mde.empty else ("", "")
         row["inconclusive rows' MDE"] = low if low == high else f"{low} to {high}"
         rows.append(row)
     parts.append("Per family (a difference \"within\" the margin is called and smaller than it; the MDE, the "
                  "smallest difference an inconclusive row could have shown):")
-    parts.append("\n\n" + Readable(pd.DataFrame(rows).fillna("")).to_markdown().strip() + "\n\n")
+    families = pd.DataFrame(rows).fillna("")
+    if "not tested" in families.columns and (families["not tested"].isin(["0", ""])).all():
+        families = families.drop(columns="not tested")  # a column of noughts says nothing
+    parts.append("\n\n" + Readable(families).to_markdown().strip() + "\n\n")
     if notes:
         parts.append(f"Unpaired: {'; '.join(notes)}.")
     parts.append("Tables of different metrics are separate families: reading time and memory together, the "
