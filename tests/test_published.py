@@ -432,3 +432,29 @@ def test_the_reproduction_table_reads_peak_rss_on_its_page_grid_as_the_go_vs_rus
     alone = compare.pair_test(go["block"], go["peak_rss_mib"], rust["block"], rust["peak_rss_mib"],
                               resolution=rules.resolution("peak_rss_mib"))
     assert alone.tested.interval(0.05)[1] - alone.tested.interval(0.05)[0] > 0
+
+
+def test_the_articles_settings_are_a_table_of_their_own_beside_the_like_for_like_one():
+    """The article's own programs (the dead loop of kernel=article among them) are compared Go
+    against Rust in a table of their own, a family the sequential rule already decides; the
+    like-for-like table leaves out the pair whose work is unequal.  Before, the Method named the
+    family's size and no table showed it."""
+    from bench_src.analysis import compare
+    from bench_src.report import tables
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(_both_settings("sleep", 100000, {"go": 4.0, "rust": 4.0}, {"go": 2.0, "rust": 0.45}, 12, rng))
+    article = compare.compare_article(df, "elapsed_s")
+    assert len(article) == 1 and set(article["family"]) == {"article"}
+    row = article.iloc[0]
+    assert row["go_variant"] == published.article_setting("sleep", "go").variant
+    assert row["verdict_kind"] == "b" and row["ratio"] == pytest.approx(2.0 / 0.45, rel=0.05)
+    assert row["shared_params"] == "kernel=article,work=50000"
+    like = compare.compare(df, "elapsed_s")  # the defaults' pair only: the dead loop is no like-for-like pair
+    assert like["shared_params"].tolist() == ["kernel=xorshift,work=50000"]
+    shown = tables.readable(article, "article_elapsed_s")
+    assert "Rust faster" in shown.frame.to_string() and "m = 1 comparison" in shown.caption, shown.caption
+    # a run without the article's settings has no such table
+    defaults = df[df["p_kernel"] != "article"]
+    assert compare.compare_article(defaults, "elapsed_s").empty
+    assert set(compare.TABLES) >= {"go_vs_rust", "article"}

@@ -585,6 +585,17 @@ def compare(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN,
                   margin, alpha, tests, design)
 
 
+def compare_article(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN, alpha: float = ALPHA,
+                    tests: bool = True, design=None) -> pd.DataFrame:
+    """Go vs Rust with the article's own programs and parameters (plan/comparisons.py's "article"
+    family, which the sequential rule decides as a family of its own): every Go cell of the
+    article's settings against every Rust cell of them for the same workload and N, the work they do
+    unequal included (kernel=article: the dead loop Rust's compiler removes), which the like-for-like
+    table leaves out.  Empty where the plan ran none of the article's settings.  Ratio = Go / Rust."""
+    return _table(df, metric, "article", _GO_RUST, "go", "rust", lambda r: "Go", lambda r: "Rust",
+                  margin, alpha, tests, design)
+
+
 def compare_models(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MARGIN, alpha: float = ALPHA, tests: bool = True, design=None) -> pd.DataFrame:
     """Other concurrency models (OS threads, futures, a one-thread runtime) against the task
     cells (goroutines, tokio tasks) of the same work, in either language.  Ratio = cell / task
@@ -624,7 +635,8 @@ def compare_arms(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = MA
                   margin, alpha, True, design)
 
 
-TABLES = {"go_vs_rust": compare, "models": compare_models, "variants": compare_variants, "aa": compare_arms}
+TABLES = {"go_vs_rust": compare, "article": compare_article, "models": compare_models, "variants": compare_variants,
+          "aa": compare_arms}
 
 
 def all_tables(df: pd.DataFrame, metrics: Iterable[str] = ("elapsed_s",), design=None,

@@ -73,7 +73,7 @@ def check_results_dir(results_dir: str | Path) -> Path:
     return d
 
 
-ANALYSED = ("summary_", "go_vs_rust_", "models_", "variants_", "per_task_", "aa_", *method.OWN_FAMILIES)
+ANALYSED = ("summary_", "go_vs_rust_", "article_", "models_", "variants_", "per_task_", "aa_", *method.OWN_FAMILIES)
 # The tables a run has only when its plan asks for them: why a run lacks one, for a reader who
 # looks for it (the notebooks' `table`)
 ONLY_WHEN = {
@@ -116,6 +116,9 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
                                                               margin=margin)
         rep.tables[f"go_vs_rust_{m}"]["robustness"] = robustness.row_flags(rep.tables[f"go_vs_rust_{m}"],
                                                                            rep.tables[f"robustness_{m}"])
+        article = compare.compare_article(df, m, margin=margin)  # a family of its own, where the plan ran it
+        if not article.empty:
+            rep.tables[f"article_{m}"] = article
         models = compare.compare_models(df, m, margin=margin)
         if not models.empty:
             rep.tables[f"models_{m}"] = models

@@ -74,6 +74,11 @@ SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
     ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib"),
      ("ratio_peak_rss_mib_vs_n", "peak_rss_mib_vs_n"), ""),
     ("cpu", "CPU time: Go vs Rust", ("go_vs_rust_cpu_s", "summary_cpu_s"), (), ""),
+    ("article", "The article's settings: Go vs Rust", ("article_",), (),
+     "The article's own programs and parameters, Go against Rust at each N: a family of its own, decided by the "
+     "same rule (the sequential rule's too). Its work is not always the same in both languages (kernel=article: "
+     "a loop whose result is never used, which Rust's compiler removes), so these rows stay out of the "
+     "like-for-like table above; the reproduction notebook sets them beside the article's claims."),
     ("hosts", "Hosts: each on its own, and combined", ("across_hosts_", "per_host_"), ("forest_",),
      "A run on several hosts: the Go/Rust ratio combined across hosts (random effects: tau, I², holds on k of m) "
      "and each host's own verdicts; pairs form only within a host."),

@@ -47,7 +47,7 @@ def generic(table: pd.DataFrame, title: str = "") -> Readable:
 
 
 FORMATTERS = {
-    "go_vs_rust_": comparison, "variants_": variants, "summary_": summary, "per_task_": per_task,
+    "go_vs_rust_": comparison, "article_": comparison, "variants_": variants, "summary_": summary, "per_task_": per_task,
     "drift_": drift, "aa_": aa, "samples_needed_": samples_needed, "checksums": checksums, "status": status, "failures": failures,
     "models_": models, "robustness_": robustness, "memory_above_baseline": memory_above_baseline,
     "idle_wait_modes": idle_wait_modes, "per_host_": hosts.per_host, "across_hosts_": hosts.combined,
