@@ -465,7 +465,8 @@ def test_what_was_excluded_names_the_idle_samples_that_count_for_time_but_not_fo
     text = method.excluded(df)
     n = df.loc[idle[0], "n"]
     assert "Of the samples that entered, 2 count for time but not for memory: some of their tasks" in text, text
-    assert f"(idle_tasks go N = {n:,}: 2)." in text, text
+    alive = f"{n - 1:,}"
+    assert f"(idle_tasks go N = {n:,}: 2, {alive} alive)." in text, text
 
 
 def test_what_was_excluded_says_why_sleep_samples_of_an_older_program_count_for_time_only():
@@ -482,10 +483,11 @@ def test_what_was_excluded_says_why_sleep_samples_of_an_older_program_count_for_
         r["extra"] = "{}"  # no alive_at_spawn; spawned_ns 1000 ns: below 42 ms at N = 10, not below 0 ms at 1,000
     df = report_data.mark_valid(report_data.samples_frame(recs))
     text = method.excluded(df)
-    assert ("Of the samples that entered, 12 count for time but not for memory: their peak may hold fewer than N "
-            "tasks (sleep go N = 1,000: 6 with no count of the tasks alive at the last spawn (a program older than "
-            "the count) whose last spawn (0.001 ms) came no earlier than their shortest wait could end (0 ms): not "
-            "trusted; sleep rust N = 1,000: 6 with") in text, text
+    # the reason once, then each cell with its count and its figures
+    assert ("Of the samples that entered, 12 count for time but not for memory: their programs did not count the "
+            "tasks alive at the last spawn (programs older than the count), and their spawning lasted longer than a "
+            "task's shortest wait (0 s), so no peak can be shown to hold N tasks (sleep go N = 1,000: 6, last spawn "
+            "after 1.00 µs; sleep rust N = 1,000: 6, last spawn after 1.00 µs).") in text, text
     assert "N = 10:" not in text
 
 

@@ -281,7 +281,7 @@ def measurement(meta: dict, df: pd.DataFrame | None = None) -> str:
     return (when_text(meta) + f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with "
             f"{m.get('logical_cpus')} logical CPUs and {_gib(m.get('ram_bytes', 0))} of RAM, Linux {m.get('kernel')}, "
             f"using {tc.get('go')}, {tc.get('rustc')} and {tokio}"
-            + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}. "
+            + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}.\n\n"
             "Each sample is a fresh process started by a small launcher; wall time comes from the monotonic clock "
             "around the process, the workload time from the program's own monotonic timer, and CPU time and peak "
             "resident memory from the kernel's accounting of the finished process (wait4), never from polling"
@@ -437,18 +437,18 @@ def tests(tables: Mapping[str, pd.DataFrame], run_cells: int | None = None) -> s
             f"{paired.T_DOF_LOST} degrees of freedom fewer than pairs, which keeps it at or below its level on bimodal "
             "noise), its interval never narrower than the signed-rank one at the floor; where values tie (a grid "
             "coarse against the noise), Student's t alone, since tied differences carry no sign. The choice is made "
-            "by the number of pairs, the family's size and the ties, never by the signs of the differences. The "
-            "reported ratio is exp of the estimate: the centre of the per-block ratios (Hodges-Lehmann; their "
+            "by the number of pairs, the family's size and the ties, never by the signs of the differences."
+            "\n\nThe reported ratio is exp of the estimate: the centre of the per-block ratios (Hodges-Lehmann; their "
             "geometric mean where Student's t alone decides), not the ratio of the two cells' medians (the two part "
             "where the programs' noise differs in shape: a slow mode, spikes). The test and the interval are about "
             "this one quantity; \"no difference\" means per-block log ratios symmetric about 0, which equal medians "
-            "alone do not make. "
-            "Values on a grid (memory in pages) widen the interval by their rounding's error: up to half a step "
+            "alone do not make."
+            "\n\nValues on a grid (memory in pages) widen the interval by their rounding's error: up to half a step "
             f"for a cell whose noise (sd) is below {paired.DITHER_SD_STEPS:g} of a step, a negligible amount where "
             "the noise spans several steps (it dithers the grid). Where pairs are missing the two samples of log "
             "values are compared instead (Welch's t, or the exact Mann-Whitney test where it reaches the level)."
             + (f" Tests used: {_count_text(used)}." if used else ""))
-    return " ".join(parts)
+    return "\n\n".join(parts)  # one paragraph per part: the cells, then the comparisons
 
 
 def _measured_power() -> str:
@@ -585,23 +585,44 @@ def excluded(df: pd.DataFrame) -> str:
 def _memory_left_out(valid: pd.DataFrame) -> str:
     """The valid samples that count for time but not for memory (validity.counted): idle or sleep
     tasks whose early tasks had finished before the last was spawned, or, from a program older than
-    its count of tasks alive, whose spawning outlasted their shortest wait (why, per cell:
-    validity.memory_excluded_summary)."""
+    its count of tasks alive, whose spawning outlasted their shortest wait.  Each reason is said once,
+    then the cells it holds with their counts and figures."""
     if valid.empty or "workload" not in valid.columns:
         return ""
     left = valid.drop(index=validity.counted(valid, "peak_rss_mib").index)
     if left.empty:
         return ""
     one = len(left) == 1
-    head = f" Of the samples that entered, {len(left):,} count{'s' if one else ''} for time but not for memory: "
-    groups = left.groupby(["workload", "lang", "n"], sort=True)
-    if "alive_at_spawn" in left.columns and pd.to_numeric(left["alive_at_spawn"], errors="coerce").notna().all():
-        where = "; ".join(f"{w} {lang} N = {units.count(n)}: {len(g)}" for (w, lang, n), g in groups)
-        return (head + f"some of {'its' if one else 'their'} tasks had finished before the last was spawned, so "
-                f"{'its' if one else 'their'} peak held fewer than N tasks ({where}).")
-    where = "; ".join(f"{w} {lang} N = {units.count(n)}: {validity.memory_excluded_summary(g)}"
-                      for (w, lang, n), g in groups)
-    return head + f"{'its' if one else 'their'} peak may hold fewer than N tasks ({where})."
+    alive = pd.to_numeric(left.get("alive_at_spawn", pd.Series(np.nan, index=left.index)), errors="coerce")
+
+    def span(values, fmt) -> str:
+        lo, hi = values.min(), values.max()
+        return fmt(lo) if lo == hi else f"{fmt(lo)} to {fmt(hi)}"
+
+    def seconds(ns) -> str:
+        return units.quantity(ns / 1e9, "s")
+
+    def cells(rows: pd.DataFrame, figure) -> str:
+        return "; ".join(f"{w} {lang} N = {units.count(n)}: {len(g)}{figure(g)}"
+                         for (w, lang, n), g in rows.groupby(["workload", "lang", "n"], sort=True))
+
+    parts = []
+    short = left[alive.notna()]
+    if not short.empty:
+        parts.append("some of their tasks had finished before the last was spawned, so their peak held fewer than N "
+                     "tasks (" + cells(short, lambda g: ", " + span(pd.to_numeric(g["alive_at_spawn"]),
+                                                                     lambda v: f"{int(v):,}") + " alive") + ")")
+    unknown = left[alive.isna()]
+    if not unknown.empty:
+        floor = validity.shortest_wait(unknown)
+        spawned = pd.to_numeric(unknown.get("spawned_ns", pd.Series(np.nan, index=unknown.index)), errors="coerce")
+        floors = f" ({span(floor, seconds)})" if floor.notna().all() else ""
+        parts.append("their programs did not count the tasks alive at the last spawn (programs older than the count), "
+                     f"and their spawning lasted longer than a task's shortest wait{floors}, so no peak can be shown "
+                     "to hold N tasks (" + cells(unknown, lambda g: (", last spawn after " + span(
+                         spawned[g.index].dropna(), seconds)) if spawned[g.index].notna().any() else "") + ")")
+    return (f" Of the samples that entered, {len(left):,} count{'s' if one else ''} for time but not for memory: "
+            + "; and ".join(parts) + ".")
 
 
 def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | None = None,
