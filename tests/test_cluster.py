@@ -332,7 +332,7 @@ def test_a_host_lost_during_its_warm_ups_leaves_the_progress_honest(built, tmp_p
     directory = tmp_path / "r"
     killed = {}
     lines = []
-    real_update, real_emit = Progress.update, Progress.emit
+    real_update = Progress.update
 
     def update(self, cell, note="", counted=True):
         real_update(self, cell, note, counted)

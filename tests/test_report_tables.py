@@ -660,8 +660,6 @@ def test_the_checksum_table_names_a_work_by_the_parameters_that_make_it_in_its_r
 
 
 def test_the_related_posts_table_quotes_each_published_figure_as_printed():
-    from bench_src.report.tables import posts
-
     table = pd.DataFrame({
         "source": ["a", "b", "c", "d"], "experiment": ["threads_vs_tasks", "threads_vs_tasks", "ping_pong", "x"],
         "lang": ["rust", "rust", "go", "go"], "their_variant": ["std::thread"] * 2 + ["unbuffered channel", "y"],
