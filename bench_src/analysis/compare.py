@@ -502,9 +502,9 @@ def untested(table: pd.DataFrame) -> pd.Series:
 
 def threads_differ(go, rust, requested=None) -> str:
     """The warning of a Go-vs-Rust row whose two programs ran with different threads (as their
-    samples reported them): not like for like, since each runtime had other threads to run on
-    (Rust's single-threaded cpu_loops loops against Go's GOMAXPROCS of 2); '' where they ran with
-    the same or either is unknown."""
+    samples reported them): not like for like, since each runtime had other threads to run on (the
+    samples of programs older than cpu_loops' one-thread loops in both languages: Rust's without a
+    runtime against Go's GOMAXPROCS of 2); '' where they ran with the same or either is unknown."""
     if any(v is None or pd.isna(v) for v in (go, rust)) or float(go) == float(rust):
         return ""
     asked = ("" if requested is None or pd.isna(requested) else
