@@ -4,16 +4,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench_src.analysis import compare, quality, rules, scaling
+from bench_src.analysis import compare, multiplicity, quality, rules, scaling
 
 
 def test_holm_matches_a_hand_worked_example():
     # p sorted: 0.01, 0.02, 0.03, 0.04 (m = 4): 0.01*4 = 0.04; max(0.04, 0.02*3 = 0.06) = 0.06;
     # max(0.06, 0.03*2 = 0.06) = 0.06; max(0.06, 0.04*1) = 0.06
     p = [0.03, 0.01, 0.04, 0.02, np.nan]
-    adj = compare.holm(p)
+    adj = multiplicity.holm(p)
     assert np.allclose(adj[:4], [0.06, 0.04, 0.06, 0.06]) and np.isnan(adj[4])
-    assert np.allclose(compare.holm([0.5, 0.001]), [0.5, 0.002])
+    assert np.allclose(multiplicity.holm([0.5, 0.001]), [0.5, 0.002])
 
 
 def test_cliffs_delta_by_counting():

@@ -60,7 +60,7 @@ def test_holm_matches_statsmodels(monkeypatch):
     rng = np.random.default_rng(1)
     for _ in range(100):
         p = rng.uniform(0, 1, rng.integers(1, 40)) ** 3
-        assert np.allclose(compare.holm(p), multipletests(p, method="holm")[1])
+        assert np.allclose(multiplicity.holm(p), multipletests(p, method="holm")[1])
 
 
 # --- pairing -------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from . import rules
+from .multiplicity import holm
 from .rules import ALPHA
 from .stats import CELL_KEYS
 
@@ -50,7 +51,6 @@ def drift(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = ALPHA) -> 
     possible p-value reaches Holm's first threshold (alpha / the cells tested); one that does not
     (6 samples among more than 18 cells) is flagged by no ordering of its samples, unless most of
     the other cells are flagged first."""
-    from .compare import holm  # compare reads this module's dispersion_warning
 
     valid = df[df["valid"]] if "valid" in df else df
     rows = []

@@ -56,7 +56,8 @@ from scipy import stats as sps
 from scipy.optimize import lsq_linear
 
 from . import paired, rules, stats
-from .compare import CellValues, holm
+from .compare import CellValues
+from .multiplicity import holm
 from .families import key_params, key_text, key_threads, param_columns, with_param_columns
 from .ranktests import walsh_averages
 from .rules import ALPHA, CONFIDENCE, MIN_PAIRS
