@@ -401,12 +401,20 @@ def shortest_wait_ns(workload_name: str, n: int, params: dict[str, str]) -> int 
     that comes after the last spawn, which the program's own count shows)."""
     if n < 1 or workload_name not in WORKLOADS:
         return None
-    w = WORKLOADS[workload_name]
-    value = lambda key: params.get(key, w.param(key).default_for(LANGS[0]))  # noqa: E731
     if workload_name == "sleep":
         return _shortest_sleep_ms(n) * 1_000_000
-    if workload_name == "idle_tasks" and value("wait") == "sleep":
-        return int(value("duration_ms")) * 1_000_000
+    return _idle_sleep_ns(workload_name, params)
+
+
+def _param_value(workload_name: str, params: dict[str, str], key: str) -> str:
+    """A parameter of a work as given, else its default."""
+    return params.get(key, WORKLOADS[workload_name].param(key).default_for(LANGS[0]))
+
+
+def _idle_sleep_ns(workload_name: str, params: dict[str, str]) -> int | None:
+    """How long each idle task sleeps (wait=sleep), the same for every task; None for other work."""
+    if workload_name == "idle_tasks" and _param_value(workload_name, params, "wait") == "sleep":
+        return int(_param_value(workload_name, params, "duration_ms")) * 1_000_000
     return None
 
 
@@ -418,12 +426,9 @@ def least_elapsed_ns(workload_name: str, n: int, params: dict[str, str]) -> int 
     waits, or whose waits the timer does not span."""
     if n < 1 or workload_name not in WORKLOADS:
         return None
-    w = WORKLOADS[workload_name]
-    value = lambda key: params.get(key, w.param(key).default_for(LANGS[0]))  # noqa: E731
     if workload_name == "sleep":
         return _longest_sleep_ms(n) * 1_000_000
     if workload_name == "threads_vs_tasks":
-        return _longest_first_sleep_us(n) * 1_000 + int(value("iterations")) * TVT_TICK_MS * 1_000_000
-    if workload_name == "idle_tasks" and value("wait") == "sleep":
-        return int(value("duration_ms")) * 1_000_000
-    return None
+        iterations = int(_param_value(workload_name, params, "iterations"))
+        return _longest_first_sleep_us(n) * 1_000 + iterations * TVT_TICK_MS * 1_000_000
+    return _idle_sleep_ns(workload_name, params)

@@ -133,3 +133,17 @@ def write_results_dir(directory: Path, recs: list[dict] | None = None, meta_doc:
     if recs is not None:
         (directory / "samples.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in recs))
     return directory
+
+
+def idle_tasks_run(directory: Path, ns, warmup: int = 0, samples: int = 6, short_n: int = 10000,
+                   alive: int = 9990) -> Path:
+    """A results directory of sleeping idle tasks, Go (goroutine) and Rust (spawn) at each N of
+    `ns`, in which every Go sample at `short_n` had only `alive` tasks alive when the last was
+    spawned: its time counts, its memory does not (validity.counted)."""
+    cells = [("idle_tasks", lang, variant, n, {"wait": "sleep"}, 2, 1e-3 + 1e-6 * n, 2 + n / 512)
+             for lang, variant in (("go", "goroutine"), ("rust", "spawn")) for n in ns]
+    recs = records(samples=samples, warmup=warmup, cells=cells)
+    for r in recs:
+        if r["lang"] == "go" and r["n"] == short_n:
+            r["extra"] = json.dumps({"alive_at_spawn": alive})
+    return write_results_dir(directory, recs, meta(samples=samples, warmup=warmup, cells=cells))

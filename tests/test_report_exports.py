@@ -146,19 +146,11 @@ def test_the_samples_say_whether_each_peak_counts_for_memory_as_the_analysis_dec
     """samples.csv and samples.parquet keep every raw peak RSS and say, per sample, whether it
     counts for the memory metrics and why not, from the analysis's one rule (validity), so that a
     reader of the file does not take the peak of a sample whose tasks were not all alive as valid."""
-    import json
-
     import report_data
     from bench_src.analysis import validity
     from bench_src.report import full
 
-    cells = [("idle_tasks", lang, variant, n, {"wait": "sleep"}, 2, 1e-3 + 1e-6 * n, 2 + n / 512)
-             for lang, variant in (("go", "goroutine"), ("rust", "spawn")) for n in (1000, 10000)]
-    recs = report_data.records(samples=6, warmup=1, cells=cells)
-    for r in recs:
-        if r["lang"] == "go" and r["n"] == 10000:
-            r["extra"] = json.dumps({"alive_at_spawn": 9990})
-    d = report_data.write_results_dir(tmp_path / "run", recs, report_data.meta(samples=6, warmup=1, cells=cells))
+    d = report_data.idle_tasks_run(tmp_path / "run", (1000, 10000), warmup=1)
     rep = full.analyse(d)
     for exporter in registry.EXPORTERS:
         if exporter.name in ("csv", "parquet"):

@@ -575,13 +575,7 @@ def test_a_screenshot_s_bad_arguments_are_one_line_before_chromium_starts(tmp_pa
 def test_the_per_task_tables_keep_the_time_of_samples_whose_tasks_were_not_all_alive(tmp_path):
     # every Go sample at N = 10,000 had ten tasks finished before the last was spawned: its time
     # counts (validity.counted), its memory does not, and the memory row says which N it went without
-    cells = [("idle_tasks", lang, variant, n, {"wait": "sleep"}, 2, 1e-3 + 1e-6 * n, 2 + n / 512)
-             for lang, variant in (("go", "goroutine"), ("rust", "spawn")) for n in (1, 1000, 10000)]
-    recs = report_data.records(samples=6, warmup=0, cells=cells)
-    for r in recs:
-        if r["lang"] == "go" and r["n"] == 10000:
-            r["extra"] = json.dumps({"alive_at_spawn": 9990})
-    d = report_data.write_results_dir(tmp_path / "run", recs, report_data.meta(samples=6, warmup=0, cells=cells))
+    d = report_data.idle_tasks_run(tmp_path / "run", (1, 1000, 10000))
     rep = full.analyse(d)
     go = {m: rep.tables[f"per_task_{m}"].query("lang == 'go'").iloc[0] for m in ("elapsed_s", "peak_rss_mib")}
     assert go["elapsed_s"]["ns"] == "1,1000,10000" and "N = 10,000" not in go["elapsed_s"]["warning"]
