@@ -101,7 +101,8 @@ def test_with_every_sample_taken_the_estimate_is_0_s_for_0_samples_resting_on_no
 
 def test_database_servers_add_their_start_up_unless_external():
     p = plan(workloads=["mysql", "postgres"], ns=[10], params=None)
-    assert est.estimate(p).server_start_s == 2 * est.SERVER_START_S
+    assert est.estimate(p).server_start_s == est.SERVER_START_S["mysql"] + est.SERVER_START_S["postgres"]
+    assert est.estimate(plan(workloads=["postgres"], ns=[10], params=None)).server_start_s == est.SERVER_START_S["postgres"]
     q = plan(workloads=["mysql"], ns=[10], params=None, dsn={"mysql": "mysql://u:p@h:3306/db"})
     assert est.estimate(q).server_start_s == 0
 
@@ -190,3 +191,10 @@ def test_a_cell_with_more_samples_taken_than_expected_has_none_left_not_fewer_th
     cells = p.cells()
     e = est.estimate(p, {c.id: 1.0 for c in cells}, expected_samples=3, done={cells[0].id: 7})
     assert e.samples == 9 and e.seconds == pytest.approx(9.0)
+
+
+def test_every_server_a_workload_starts_has_its_start_up_time():
+    from bench_src.catalogue import WORKLOADS
+
+    servers = {w.server for w in WORKLOADS.values() if w.server}
+    assert servers and servers <= set(est.SERVER_START_S), servers - set(est.SERVER_START_S)

@@ -53,7 +53,11 @@ ARTICLE_LOOP_PER_TASK_WORK_S = 2.3e-10
 # threads' switches 1.6x; ping-pong's lockstep is no faster on two)
 FITTED_CPUS = 2
 CORES_EXPONENT = {"sleep": 0.93, "idle_tasks": 0.5, "threads_vs_tasks": 0.7, "cpu_loops": 1.0}
-SERVER_START_S = 15.0  # initialising and starting one private database server
+# Initialising, starting and at the end stopping one private database server, per server: on a
+# 2-core Intel Xeon under KVM (2026-11-30, three times each, with other work on both CPUs) MariaDB
+# 10.11 started in 4.4-5.1 s and stopped in 0.8-1.1 s, PostgreSQL 15 in 4.1-5.3 s and 4.7-5.2 s (its
+# shutdown waits for a checkpoint).  Rounded up; a server the plan does not start (a DSN) costs 0.
+SERVER_START_S = {"mysql": 7.0, "postgres": 11.0}
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ class Estimate:
             parts.append(f"{rest} cell{'s' if rest != 1 else ''} from default per-workload times "
                          "(bench_src/plan/estimate.py)" + (f" x {self.speed}" if self.speed else ""))
         if self.server_start_s:
-            parts.append(f"{self.server_start_s:.0f} s to start the database servers")
+            parts.append(f"{self.server_start_s:.0f} s to start and stop the database servers")
         parts += self.notes
         return "; ".join(parts)
 
@@ -262,7 +266,8 @@ def estimate(plan: Plan, per_cell_seconds: Mapping[str, float] | None = None,
         total_s += n * secs
         total_n += n
     servers = {WORKLOADS[w].server for w in plan.workloads if WORKLOADS[w].server}
-    start_s = SERVER_START_S * len([k for k in servers if k not in plan.dsn]) if total_n and not servers_started else 0.0
+    start_s = (sum(SERVER_START_S[k] for k in servers if k not in plan.dsn)
+               if total_n and not servers_started else 0.0)
     defaults_used = len(cells) - from_history - from_run
     return Estimate(total_s + start_s, total_n, len(cells), from_history, start_s, list(sources or []),
                     cells_from_run=from_run, speed=speed if defaults_used else None)
