@@ -760,6 +760,9 @@ def test_the_paired_engine_check_takes_arm_a_here_and_arm_b_on_the_host_in_every
     records = store.records()
     assert all(r["status"] == "ok" for r in records), [r.get("reason") for r in records]
     assert store.read_meta()["sessions"][-1]["engine"].startswith("engines-aa: arm A in-process, arm B on cluster")
+    # the estimate counts what was taken: arm A's warm-ups here as well as every warm-up on the host
+    assert report.estimate.samples == report.planned == len(records), (report.estimate, report.planned)
+    assert "arm A's 2 warm-up samples taken here" in str(report.estimate)
     done = measured(records)
     assert sorted(r["sample_id"] for r in done) == sorted(s.sample_id for s in plan.schedule() if s.phase == "measured")
     by_arm = {arm: [r for r in done if r["arm"] == arm] for arm in "AB"}

@@ -454,6 +454,14 @@ def _taker_on_hosts(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: Sa
     hosts.on_warmups = more_warmups
     if not sess.engines:
         est.spread_over(hosts.count, hosts.warmup_seconds(work.estimates.seconds), len(hosts.warmup_slots))
+    else:  # the host takes every warm-up of the plan, counted once in the estimate; arm A's again here
+        fresh, again = _arm_a_warmups(plan, work.done)
+        here = fresh + (again if work.takes.measured else [])
+        if here:
+            est.seconds += sum(work.estimates.seconds(s.cell) for _, s in here)
+            est.samples += len(here)
+            est.notes.append(f"arm A's {len(here)} warm-up sample{'s' if len(here) != 1 else ''} taken here "
+                             "as well as on the host")
     store.update_session(hosts=hosts.describe(), estimate_s=round(est.seconds, 1))
     bar.add_planned(hosts.warmup_samples())
     bar.expect([s.cell for s in hosts.warmup_slots.values()] * hosts.count)
@@ -465,6 +473,16 @@ def _taker_on_hosts(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: Sa
     return take, engines_take_blocks(plan, take, hosts.take_blocks, work.done, work.skipped)
 
 
+def _arm_a_warmups(plan: Plan, done: set[str]) -> tuple[list[tuple[int, Slot]], list[tuple[int, Slot]]]:
+    """Arm A's warm-ups of the engines' A/A check, taken in this process: those not done (fresh),
+    and those done before, taken again (under names of this session's) right before this
+    session's first measured arm A sample, if it takes one: each session starts cold, as the host
+    of arm B does."""
+    here = [(seq, s) for seq, s in enumerate(plan.schedule()) if s.phase == "warmup" and s.cell.arm == "A"]
+    return ([(seq, s) for seq, s in here if s.sample_id not in done],
+            [(seq, s) for seq, s in here if s.sample_id in done])
+
+
 def _arm_a_here(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: SampleKeeper,
                 measure_fn: Callable[..., dict[str, Any]]) -> Callable[..., None]:
     """Arm A of the engines' A/A check, taken here: the session's context (the caller's, else its
@@ -474,14 +492,7 @@ def _arm_a_here(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: Sample
     sess.context_started = True
     store.update_session(context=context.start(plan, store))
     sess.scrubber.add(*(context.secrets() if hasattr(context, "secrets") else ()))
-    # arm A's warm-ups: those not done now; those done before again (under names of
-    # this session's) right before this session's first measured arm A sample, if
-    # it takes one: each session starts cold, as the host of arm B does
-    here = [(seq, s) for seq, s in enumerate(plan.schedule())
-            if s.phase == "warmup" and s.cell.arm == "A"]
-    fresh = [(seq, s) for seq, s in here if s.sample_id not in work.done]
-    again_here = [(seq, s) for seq, s in here if s.sample_id in work.done]
-
+    fresh, again_here = _arm_a_warmups(plan, work.done)
     take = sample_taker(plan, store, context, measure_fn, keep, sess.watch, work.attempt_of,
                         (lambda: warm.take_slots(again_here, retaken=True)) if again_here else None)
     warm.take = take
