@@ -1,4 +1,4 @@
-"""What the `cluster` run parameter names, read once: nothing (the plan runs here, in this process,
+"""What the `cluster` run parameter names, read once: None (the plan runs here, in this process,
 as always), a local cluster of N hosts on this machine (`"local:N"`, each host pinned to its own
 CPUs: bench_src/cpus.py `split`), or the address of a running Dask scheduler whose workers are the
 hosts (`"tcp://HOST:PORT"`, also `tls://`).  The run itself is bench_src/run/cluster/."""
@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import cpus
+from .values import read_none
 
 _LOCAL = re.compile(r"local:(\d+)")
 _ADDRESS = re.compile(r"(tcp|tls)://([A-Za-z0-9._\-\[\]:]+):(\d{1,5})")
-ALLOWED = ('nothing (the plan runs in this process)', '"local:N" (N hosts on this machine, each on its own CPUs)',
+ALLOWED = ('None (the plan runs in this process)', '"local:N" (N hosts on this machine, each on its own CPUs)',
            '"tcp://HOST:PORT" (a running Dask scheduler)')
 
 
@@ -37,9 +38,12 @@ class ClusterSpec:
 
 
 def parse_cluster(value: Any, usable: int | None = None) -> ClusterSpec | None:
-    """The cluster a run uses, or None for the in-process run.  A ValueError names the value and
-    what is allowed; "local:N" needs N <= the usable CPUs (`usable`, default this process's)."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null")):
+    """The cluster a run uses, or None for the in-process run: None or the word None, as every
+    parameter reads it (values.read_none; "null", "none" or an empty string are refused as any other
+    value that names no cluster).  A ValueError names the value and what is allowed; "local:N" needs
+    N <= the usable CPUs (`usable`, default this process's)."""
+    value = read_none(value)
+    if value is None:
         return None
     allowed = f"allowed: {'; '.join(ALLOWED)}"
     if not isinstance(value, str):

@@ -5,6 +5,7 @@ default, in-process path imports nothing of Dask."""
 import gc
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -77,7 +78,7 @@ def hosts_without_a_cluster(plan, done=()):
 # --- the parameter ------------------------------------------------------------------------------
 
 def test_cluster_values_read_and_refused_with_what_is_allowed():
-    assert parse_cluster(None) is None and parse_cluster("") is None and parse_cluster("None") is None
+    assert parse_cluster(None) is None and parse_cluster("None") is None and parse_cluster(" None ") is None
     assert parse_cluster("local:2", usable=2) == ClusterSpec("local", workers=2)
     assert str(parse_cluster("tcp://10.0.0.5:8786")) == "tcp://10.0.0.5:8786"
     for bad, words in (("local:3", "each needs a CPU of its own"), ("local:0", "local:1 to local:2"),
@@ -86,6 +87,22 @@ def test_cluster_values_read_and_refused_with_what_is_allowed():
         with pytest.raises(ValueError) as err:
             parse_cluster(bad, usable=2)
         assert words in str(err.value) and "cluster" in str(err.value), (bad, str(err.value))
+
+
+@pytest.mark.parametrize("given", ["null", "none", "NONE", "", "  "])
+def test_the_cluster_reads_none_as_every_parameter_does(given):
+    """cluster read "null", "none" (any case) and "" as None with a rule of its own, where every other
+    parameter reads only the word None (values.read_none) and refuses the rest naming it: `-p threads
+    null` was an error, `-p cluster null` a run in this process."""
+    from bench_src import api
+
+    with pytest.raises(ValueError) as err:
+        parse_cluster(given, usable=2)
+    assert str(err.value) == (f"cluster: {given.strip()!r} is not a cluster; allowed: None (the plan runs in this "
+                              'process); "local:N" (N hosts on this machine, each on its own CPUs); "tcp://HOST:PORT" '
+                              "(a running Dask scheduler)")
+    with pytest.raises(ValueError, match=re.escape(f"cluster: {given.strip()!r} is not a cluster; allowed: None")):
+        api.check_run_parameters({"cluster": given})
 
 
 def test_a_bad_cluster_is_refused_by_the_command_line_before_anything_is_built(tmp_path):
