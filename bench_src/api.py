@@ -87,11 +87,11 @@ def refuse_unknown_parameters(namespace: dict[str, Any], known: list[str] | tupl
 
 def parse_bool(name: str, value: Any) -> bool:
     """A notebook's boolean parameter, papermill strings included: "false", "no", "0" are False,
-    "true", "yes", "1" True; None, "" or the word None (papermill's `-p NAME None`) the parameter's
+    "true", "yes", "1" True; None or the word None (papermill's `-p NAME None`) the parameter's
     default, as the first cell's check reads it (bench_src/parameters.py: `-p progress None` passed
     that check and was refused after the build); anything else is an error naming the value."""
     value = read_none(value)
-    if value in (None, ""):
+    if value is None:
         given = next((p for p in parameters.RUN_PARAMETERS if p.name == name), None)
         value = given.default if given is not None else value
     return as_bool(name, value)
@@ -105,8 +105,8 @@ def plan_from_parameters(cluster: Any = None, **given: Any) -> Plan:
     spec = parse_cluster(cluster)
     per_host = host_threads(spec)
     given = {k: from_papermill(k, v) for k, v in given.items()}  # the word None too: not given
-    cores_given = given.get("cores") not in (None, "", [], ())
-    if per_host is not None and given.get("threads") in (None, "") and not cores_given:
+    cores_given = given.get("cores") not in (None, [], ())
+    if per_host is not None and given.get("threads") is None and not cores_given:
         given["threads"] = per_host
     plan = make_plan(**given)
     if per_host is not None and cores_given:
@@ -145,9 +145,10 @@ def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: A
     None: the default name.  With `repair` an unreadable meta.json is left for the run to rebuild
     from the plan."""
     results_dir = read_none(results_dir)
-    if results_dir is not None and not isinstance(results_dir, (str, Path)):
-        raise ValueError(f"results_dir must be a path, got {results_dir!r}")
-    d = Path(results_dir) if results_dir else runner.default_results_dir(plan)
+    if results_dir is not None and (not isinstance(results_dir, (str, Path)) or not str(results_dir).strip()):
+        # an empty string names no directory (Path("") would be the current one): refused, naming it
+        raise ValueError(f"results_dir must be a path, or None for the default name, got {results_dir!r}")
+    d = Path(results_dir) if results_dir is not None else runner.default_results_dir(plan)
     check_results_dir(d, need=start_bytes(len(json.dumps(plan.to_dict()))))
     ResultsStore(d).check_plan(plan, repair=parse_bool("repair", repair))
     return d

@@ -57,10 +57,11 @@ class Parameter:
     notebook's (and make_plan's) value when the parameter is not given, where None means the
     profile's value or the rule `help` names; `profile`: a profile may set it, `profile_default`
     its value when the profile does not; `check(value, profile)`: the value the plan holds, from
-    the given one (None when not given), raising a ValueError that names it (None: the parameter
-    is validated with the plan as a whole, in plan/validate.py); `notebook`: declared in
-    run.ipynb's parameters cell (False for a retired name that make_plan still answers); `cli`:
-    offered as a command-line option `--<name>` too."""
+    the given one (None when not given, the word None read as None by values.read_none; an empty
+    string is a value, refused as any other this parameter does not allow), raising a ValueError
+    that names it (None: the parameter is validated with the plan as a whole, in
+    plan/validate.py); `notebook`: declared in run.ipynb's parameters cell (False for a retired
+    name that make_plan still answers); `cli`: offered as a command-line option `--<name>` too."""
 
     name: str
     type: str
@@ -74,20 +75,20 @@ class Parameter:
 
 
 def _or(value: Any, fallback: Any) -> Any:
-    """The given value, or the fallback when it was not given (None or an empty papermill string)."""
-    return fallback if value in (None, "") else value
+    """The given value, or the fallback when it was not given (None: values.read_none)."""
+    return fallback if value is None else value
 
 
 def _threads(value: Any, profile: Any) -> int:
-    if value in (None, ""):
+    if value is None:
         return cpus.usable_cpus()
     # no zero: 0 is refused like any value below 1, with the way to the default named
     return as_int("threads", value, 1, MAX_THREADS, default=f"the usable CPUs ({cpus.usable_cpus()} here)")
 
 
 def cores_list(value: Any, usable: int) -> tuple[int, ...]:
-    """cores: None/"" (no pinning), "all", or a list of core counts and "all"; each 1..usable."""
-    if value in (None, "", [], ()):
+    """cores: None or [] (no pinning), "all", or a list of core counts and "all"; each 1..usable."""
+    if value is None or value in ([], ()):
         return ()
     values = [value] if isinstance(value, (str, int)) else value
     if not isinstance(values, (list, tuple)):
@@ -117,7 +118,7 @@ MAX_MEM_LIMIT_MB = 2**26
 
 
 def _mem_limit(value: Any, profile: Any) -> int:
-    if value in (None, ""):
+    if value is None:
         return default_mem_limit_mb()
     return as_int("mem_limit_mb", value, 1, MAX_MEM_LIMIT_MB,
                   default=f"80% of RAM ({default_mem_limit_mb()} MiB here)")
@@ -125,7 +126,7 @@ def _mem_limit(value: Any, profile: Any) -> int:
 
 def _timeline(value: Any, profile: Any) -> float:
     value = _or(value, profile.timeline_ms)
-    ms = as_float("timeline_ms", 0 if value in (None, "") else value, 0.0, MAX_TIMELINE_MS, " ms (0: off)")
+    ms = as_float("timeline_ms", _or(value, 0), 0.0, MAX_TIMELINE_MS, " ms (0: off)")
     if 0 < ms < 1:
         raise ValueError(f"timeline_ms must be 0 (off) or at least 1 ms, got {value!r}")
     return ms
@@ -192,7 +193,7 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
               profile=True, profile_default="cell", check=_warmup_scope),
     Parameter("article_preset", "Optional[bool]", None, "also run the 2022 article's own choices per workload",
               profile=True, profile_default=False,
-              check=lambda v, p: p.article_preset if v in (None, "") else as_bool("article_preset", v)),
+              check=lambda v, p: as_bool("article_preset", _or(v, p.article_preset))),
     Parameter("aa", "bool", False,
               "an A/A run: every cell twice, as arms A and B of the same program (expect no difference)",
               check=lambda v, p: as_bool("aa", _or(v, False))),

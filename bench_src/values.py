@@ -62,8 +62,11 @@ def colon_hint(keys) -> str:
 
 # papermill's `-p NAME None` gives the parameter None: not given (its default, the profile's value,
 # or the rule its help names).  The same word as a string (`--NAME None` on the command line, a value
-# papermill passes as it is) is read by `read_none`.  Only this word: "null" or "none" stay strings, as
-# papermill's -p leaves them.
+# papermill passes as it is) is read by `read_none`, for every parameter alike.  Only this word:
+# "null" or "none" stay strings, as papermill's -p leaves them, and so does an empty string
+# (`--NAME ""`, `-p NAME ""`, `NAME: ''` in --plan): a value like any other, which no parameter
+# allows, so that its reader refuses it naming what is allowed (a variable left empty in a script
+# does not silently become the default).
 NONE_WORD = "None"
 
 

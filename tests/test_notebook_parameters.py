@@ -95,7 +95,12 @@ def test_a_run_parameter_given_as_none_is_its_default_where_it_is_used_as_in_the
     from bench_src import api
 
     api.check_run_parameters({name: None})
-    assert api.parse_bool(name, None) is default and api.parse_bool(name, "") is default
+    assert api.parse_bool(name, None) is default and api.parse_bool(name, "None") is default
+    for refused in ("", "null"):  # values like any other, in the first cell's check and where it is used alike
+        with pytest.raises(ValueError, match=f"{name} must be a boolean .*, got {refused!r}"):
+            api.check_run_parameters({name: refused})
+        with pytest.raises(ValueError, match=f"{name} must be a boolean .*, got {refused!r}"):
+            api.parse_bool(name, refused)
     assert api.parse_bool(name, "no") is False and api.parse_bool(name, "yes") is True
     with pytest.raises(ValueError, match=f"{name} must be a boolean"):
         api.parse_bool(name, "maybe")

@@ -275,6 +275,67 @@ def test_the_run_parameters_read_the_word_none_as_papermills_none(tmp_path):
     assert api.results_dir_for(plan, "None") == api.results_dir_for(plan, None) != paths.ROOT / "None"
 
 
+@pytest.mark.parametrize("name", [p.name for p in parameters.PLAN_PARAMETERS])
+def test_an_empty_string_is_a_value_that_no_plan_parameter_allows(name, capsys):
+    """`-p threads ''`, `--cores ""` or `mem_limit_mb: ''` in --plan were the parameter left out, while
+    `-p samples ''` or `--seed ""` were refused: one rule now, values.read_none's, for every
+    parameter and every way of giving it: the word None is not given, an empty string is a value
+    like any other, refused in one line that names it and what is allowed."""
+    given = {"profile": "quick", "workloads": "[sleep]", "ns": "[10]", name: ""}
+    with pytest.raises(ValueError) as err:
+        api.plan_from_parameters(**given)
+    assert "''" in str(err.value) and "\n" not in str(err.value), str(err.value)
+    plan = "{" + ", ".join(f"{k}: {v}" for k, v in {**given, name: "''"}.items()) + "}"
+    assert cli.main(["check", "--plan", plan]) == 2
+    assert capsys.readouterr().err == f"error: {err.value}\n"
+    options = {p.name: parameters.option(p) for p in parameters.cli_parameters()}
+    if name in options:  # dsn and the retired adaptive_target are no options
+        base = [a for k, v in given.items() if k != name for a in (options[k], v)]
+        assert cli.main(["check", *base, options[name], ""]) == 2
+        assert capsys.readouterr().err == f"error: {err.value}\n"
+
+
+@pytest.mark.parametrize("name", [p.name for p in parameters.RUN_PARAMETERS])
+def test_an_empty_string_is_a_value_that_no_run_parameter_allows(name, tmp_path, capsys):
+    """`-p progress ''`, `-p cluster ''` and `-p results_dir ''` (run.ipynb's parameters that are not
+    the plan's) were the parameter left out; refused now, as the plan's are, before anything is
+    built (the first cell's checks), and on the command line in one line."""
+    with pytest.raises(ValueError) as err:
+        if name == "results_dir":  # checked in the first cell by results_dir_for, the others by their check
+            api.results_dir_for(make_plan("quick", workloads=["sleep"], ns=[10]), "")
+        else:
+            api.check_run_parameters({name: ""})
+    assert "''" in str(err.value), str(err.value)
+    if name in ("results_dir", "cluster"):  # the run parameters that are options of check and run
+        assert cli.main(["check", "--workloads", "[sleep]", "--ns", "[10]", "--" + name.replace("_", "-"), ""]) == 2
+        assert capsys.readouterr().err == f"error: {err.value}\n"
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_analysis_notebooks_read_none_and_an_empty_string_as_the_run_notebook_does(tmp_path, monkeypatch):
+    """margin, table, factor and hosts_dir given the word None (`python -m bench_src notebook ... -p
+    margin None` passes it as a string) were refused or a directory named "None", and `hosts_dir`
+    '' was no directory; each reads None as its default now, and refuses an empty string."""
+    import report_data
+    from bench_src.analysis import rules
+    from bench_src.report import notebook as nb
+
+    d = report_data.write_results_dir(tmp_path / "run", report_data.records(samples=2, warmup=0))
+    given = nb.analysis_parameters(str(d), margin="None", factor="None", hosts_dir="None")
+    assert (given.margin, given.factor, given.hosts_dir) == (rules.MARGIN, None, None)
+    reproduce = nb.reproduce_parameters(str(d), margin="None", table="None")
+    assert (reproduce.margin, reproduce.table) == (rules.MARGIN, nb.ARTICLE_TABLES[0])
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)  # the latest results directory: d
+    assert nb.memory_parameters("None") == nb.memory_parameters(None) == d
+    for refused, words in ((lambda: nb.analysis_parameters(str(d), margin=""), "margin=''"),
+                           (lambda: nb.analysis_parameters(str(d), factor=""), "factor=''"),
+                           (lambda: nb.analysis_parameters(str(d), hosts_dir=""), "hosts_dir=''"),
+                           (lambda: nb.reproduce_parameters(str(d), table=""), "table=''"),
+                           (lambda: nb.memory_parameters(""), "empty string ''")):
+        with pytest.raises(api.USER_ERRORS, match=re.escape(words)):
+            refused()
+
+
 @pytest.mark.parametrize("option, value, planned", [
     ("ns", "[10, 100]", "[10,100]"), ("ns", "[10,100]", "[10, 100]"), ("ns", "10", "10"), ("seed", "1", "1"),
     ("seed", "1.0", "1"), ("samples", "6.0", "6"), ("smoke", "yes", "true"), ("timeout_s", "30", "30.0"),

@@ -447,7 +447,8 @@ def test_n_range_runs_a_setting_only_at_the_n_values_it_names():
     # papermill passes it as a string; the profile's ranges hold unless a setting is given again
     assert make_plan("quick", workloads=["sleep"], ns=[10, 1000],
                      n_range=from_papermill("n_range", '{sleep: {"work=0": [100, null]}}')).n_range == \
-        {"sleep": {"work=0": (100, None)}}
+        {"sleep": {"work=0": (100, None)}} == make_plan(
+            "quick", workloads=["sleep"], ns=[10, 1000], n_range={"sleep": {"work=0": [100, "None"]}}).n_range
     article = make_plan("article", n_range={"sleep": {"kernel=xorshift,work=50000": [None, None]}})
     assert any(c.n == 1_000_000 and dict(c.params)["kernel"] == "xorshift" and dict(c.params)["work"] == "50000"
                for c in article.cells()), "[null, null] lifts the profile's range"
@@ -461,7 +462,10 @@ def test_n_range_runs_a_setting_only_at_the_n_values_it_names():
     ({"sleep": {"work=0": [5]}}, r"must be \[lowest N, highest N\] \(null: no bound\), got \[5\]"),
     ({"sleep": {"work=0": [100, 10]}}, r"the lowest N \(100\) is above the highest \(10\)"),
     ({"sleep": {"work=0": [20000, None]}}, r"holds none of the N values of sleep \(10, 100, 1000, 10000\)"),
-    ({"sleep": {"work=0": ["x", 5]}}, r"N must be an integer >= 1, got 'x'"),
+    ({"sleep": {"work=0": ["x", 5]}}, r"N must be an integer >= 1, or None for no bound, got 'x'"),
+    # null (None) or the word None is no bound; "" and "null" were too, by a rule of their own (values.read_none)
+    ({"sleep": {"work=0": ["", 5]}}, r"\['work=0'\]: N must be an integer >= 1, or None for no bound, got ''"),
+    ({"sleep": {"work=0": [1, "null"]}}, r"\['work=0'\]: N must be an integer >= 1, or None for no bound, got 'null'"),
     ({"sleep": 3}, r"n_range\[sleep\] must be a mapping"),
     ({"cpu_loops": {"u=10": [1, 2]}}, r"n_range names workload 'cpu_loops', which is not in this plan"),
 ])

@@ -57,7 +57,7 @@ def check_dsn_url(kind: str, url: str, shown: str) -> None:
 
 
 def validate_dsn(dsn: Any, workloads: Iterable[str]) -> dict[str, str]:
-    if dsn in (None, "", {}):
+    if dsn is None or dsn == {}:
         return {}
     if not isinstance(dsn, Mapping):
         raise ValueError(f"dsn must be a mapping of server to URL, like "

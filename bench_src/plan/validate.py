@@ -14,7 +14,7 @@ from .. import cpus, parameters
 from ..catalogue import LANGS, WORKLOADS, workload
 from ..profiles import PROFILES
 from ..profiles import profile as get_profile
-from ..values import as_int, colon_hint
+from ..values import as_int, colon_hint, read_none
 from . import feasibility
 from .dsn import validate_dsn
 from .model import Plan, parse_setting
@@ -176,7 +176,8 @@ def _validate_n_range(w: str, given: Any, ns: tuple[int, ...], grid: Mapping[str
             flow = (" (in a mapping written in braces a comma separates entries: quote a setting of several "
                     "parameters, {\"key=a,other=b\": [1, 10]})" if bounds is None else "")
             raise ValueError(f"{name}[{setting!r}] must be [lowest N, highest N] (null: no bound), got {bounds!r}{flow}")
-        low, high = (None if b in (None, "", "null") else as_int(f"{name}[{setting!r}]: N", b) for b in bounds)
+        low, high = (None if read_none(b) is None else as_int(f"{name}[{setting!r}]: N", b, default="no bound")
+                     for b in bounds)
         if low is not None and high is not None and low > high:
             raise ValueError(f"{name}[{setting!r}]: the lowest N ({low}) is above the highest ({high})")
         if not any((low is None or n >= low) and (high is None or n <= high) for n in ns):
@@ -188,14 +189,14 @@ def _validate_n_range(w: str, given: Any, ns: tuple[int, ...], grid: Mapping[str
 
 def _validate_cores(given: Any, profile_cores: Mapping[str, Any], workloads: list[str]):
     """`cores` as the Plan holds it.  A mapping {workload: core counts}: those workloads run at
-    their core counts, the others unpinned; not given (None or ""): the profile's core counts per
+    their core counts, the others unpinned; not given (None): the profile's core counts per
     workload, those above this machine's usable CPUs left out (a profile runs on any machine);
     anything else is the plan-wide value the parameter table's check reads (parameters.py)."""
     usable = cpus.usable_cpus()
     if isinstance(given, Mapping):
         per = _per_workload("cores", given, workloads)
         return {w: ks for w, v in per.items() if (ks := parameters.cores_list(v, usable))}
-    if given in (None, "") and profile_cores:
+    if given is None and profile_cores:
         return {w: ks for w in workloads if w in profile_cores
                 and (ks := tuple(sorted({k for k in profile_cores[w] if k <= usable})))}
     return None  # plan-wide: the table's check
@@ -278,9 +279,11 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         names = ", ".join(repr(k) for k in sorted(unknown))
         raise ValueError(f"unknown plan parameter{'s' if len(unknown) > 1 else ''} {names}; "
                          f"allowed: {', '.join(plan_parameters())}{colon_hint(unknown)}")
-    value = {p.name: given.get(p.name, p.default) for p in parameters.PLAN_PARAMETERS}
+    # the word None is None, the parameter not given (values.read_none), as in every other reading
+    value = {p.name: read_none(given.get(p.name, p.default)) for p in parameters.PLAN_PARAMETERS}
     workloads, languages, ns, variants, params = (value[k] for k in ("workloads", "languages", "ns", "variants",
                                                                       "params"))
+    profile = read_none(profile)
     if not isinstance(profile, str):
         raise ValueError(f"profile must be a name, got {profile!r}; allowed: {', '.join(PROFILES)}")
     prof = get_profile(profile)
@@ -339,7 +342,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
         grid.update(extra)
         plan_params[w] = {lang: _validate_params(w, lang, grid) for lang in langs}
 
-    range_given = _per_workload("n_range", value["n_range"], wl) if value["n_range"] not in (None, "") else {}
+    range_given = _per_workload("n_range", value["n_range"], wl) if value["n_range"] is not None else {}
     plan_n_range: dict[str, dict[str, tuple[int | None, int | None]]] = {}
     for w in wl:
         mine = range_given.get(w)
@@ -357,7 +360,7 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
     checked = {p.name: p.check(value[p.name], prof) for p in parameters.PLAN_PARAMETERS if p.check}
     if per_workload_cores is not None:
         checked["cores"] = per_workload_cores
-    elif checked.get("cores") and value["threads"] not in (None, ""):
+    elif checked.get("cores") and value["threads"] is not None:
         raise ValueError(f"give cores or threads, not both: with cores {list(checked['cores'])} each cell runs with "
                          f"as many threads as cores (threads was {value['threads']!r})")
     dsn_v = validate_dsn(value["dsn"], wl)

@@ -31,7 +31,7 @@ from ..analysis import compare, rules
 from ..catalogue import WORKLOADS
 from . import export, findings as found, full, tables, units
 from .export import html
-from ..values import from_papermill
+from ..values import from_papermill, read_none
 from ..store import latest_results_dir
 from ..store.hosts import FACTORS
 from .hosts_report import HostsReport, summary_lines
@@ -40,7 +40,9 @@ ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 
 
 def results_dir_parameter(value: Any) -> Path:
-    """A results directory given as a path, or None for the most recent one under data/results/."""
+    """A results directory given as a path, or None (or the word None) for the most recent one under
+    data/results/."""
+    value = read_none(value)
     if value is None:
         return full.check_results_dir(latest_results_dir())
     if isinstance(value, bool) or not isinstance(value, (str, Path)):
@@ -49,6 +51,10 @@ def results_dir_parameter(value: Any) -> Path:
 
 
 def margin_parameter(value: Any) -> float:
+    """The equivalence margin: a number between 0 and 0.5, or None (or the word None) for the rules'."""
+    value = read_none(value)
+    if value is None:
+        return compare.MARGIN
     if isinstance(value, bool):
         raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)")
     try:
@@ -87,7 +93,8 @@ def results_dirs_parameter(value: Any) -> tuple[Path, ...]:
 
 
 def factor_parameter(value: Any, several: bool) -> str | None:
-    if value in (None, ""):
+    value = read_none(value)
+    if value is None:
         return None
     if value not in FACTORS:
         raise ValueError(f"factor={value!r}: expected one of {', '.join(FACTORS)} or None")
@@ -120,11 +127,14 @@ def analysis_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
                         hosts_dir: Any = None) -> AnalysisParameters:
     """The parameters of analysis.ipynb, checked."""
     dirs = results_dirs_parameter(results_dir)
-    if hosts_dir is not None and (isinstance(hosts_dir, bool) or not isinstance(hosts_dir, (str, Path))):
+    hosts_dir = read_none(hosts_dir)
+    if hosts_dir is not None and (isinstance(hosts_dir, bool) or not isinstance(hosts_dir, (str, Path))
+                                  or not str(hosts_dir).strip()):  # Path("") would be the current directory
         raise ValueError(f"hosts_dir={hosts_dir!r}: expected a directory path or None")
     return AnalysisParameters(dirs, margin_parameter(margin),
                               workloads_parameter("distribution_workloads", distribution_workloads),
-                              factor_parameter(factor, len(dirs) > 1), Path(hosts_dir) if hosts_dir else None)
+                              factor_parameter(factor, len(dirs) > 1),
+                              Path(hosts_dir) if hosts_dir is not None else None)
 
 
 def memory_parameters(results_dir: Any = None) -> Path:
@@ -142,6 +152,7 @@ class ReproduceParameters:
 def reproduce_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
                          table: Any = ARTICLE_TABLES[0]) -> ReproduceParameters:
     """The parameters of reproduce_article.ipynb, checked."""
+    table = ARTICLE_TABLES[0] if read_none(table) is None else table
     if table not in ARTICLE_TABLES:
         raise ValueError(f"table={table!r}: expected one of the article's tables: {', '.join(ARTICLE_TABLES)}")
     return ReproduceParameters(results_dir_parameter(results_dir), margin_parameter(margin), table)
