@@ -6,8 +6,11 @@ and with the specification, so the four cannot drift apart.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from .values import as_int
 
 LANGS = ("go", "rust")
 
@@ -70,10 +73,8 @@ class Param:
         as the caller knows it: `where` (a plan's "params[sleep][work]"), else "--param work"."""
         given = f"{where} = {value!r}" if where else f"--param {self.name}={value!r}"
         if self.kind == "int":
-            if isinstance(value, bool):
-                raise ValueError(f"{given}: expected {self.allowed(lang)}")
-            try:
-                number = int(str(value).strip())
+            try:  # the one reading of a whole number (values.as_int: "6", 6.0, "1e3"; no boolean), bounds below
+                number = as_int(self.name, value, -math.inf)
             except ValueError:
                 raise ValueError(f"{given}: expected {self.allowed(lang)}") from None
             if number < self.minimum_for(lang) or number > self.maximum:

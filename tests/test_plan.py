@@ -642,6 +642,26 @@ def test_a_boolean_is_refused_wherever_a_number_is_expected(name, given, boolean
     assert str(papermill.value) == str(err.value)
 
 
+@pytest.mark.parametrize("given, whole", [
+    (lambda b: {"params": {"sleep": {"work": [b]}}}, 1000), (lambda b: {"params": {"sleep": {"work": b}}}, 1000),
+    (lambda b: {"max_samples": 20, "looks": b}, 2), (lambda b: {"looks": b}, 1), (lambda b: {"samples": b}, 1000),
+], ids=["params-list", "params-value", "looks", "looks-fixed-design", "samples"])
+def test_a_whole_number_is_read_alike_wherever_one_is_expected(given, whole):
+    """`params: {sleep: {work: 6.0}}` or `work: 1e3` was refused ("expected an integer") where
+    `samples: 6.0` or `ns: [1e3]` read 6 and 1000, `work: "1_000"` was 1000 where `samples: "1_000"`
+    was refused, and `looks: "1.0"` without max_samples "only applies to sequential sampling" where
+    1 was accepted: each read a number by a rule of its own.  One reading now (values.as_int)."""
+    base = {"workloads": ["sleep"], "ns": [10], "samples": 6, "smoke": True}
+    plan = make_plan("quick", **{**base, **given(whole)})
+    for spelling in (str(whole), float(whole), f"{whole}.0", f" {whole} ", f"{whole:.0e}"):
+        assert make_plan("quick", **{**base, **given(spelling)}).digest == plan.digest, spelling
+    for refused in (True, f"{whole}.5", f"{whole:_}" if whole >= 1000 else f"0_{whole}", "x"):
+        with pytest.raises(ValueError, match=re.escape(repr(refused))):
+            make_plan("quick", **{**base, **given(refused)})
+    # the retired adaptive_target takes only 0, read as a number is ("0.0" too, false never)
+    assert make_plan("quick", **base, adaptive_target="0.0").digest == make_plan("quick", **base).digest
+
+
 def test_max_samples_false_is_refused_on_the_command_line_in_one_line(tmp_path):
     import subprocess
     import sys

@@ -21,7 +21,7 @@ import dataclasses
 from typing import Any
 
 from ..parameters import MAX_SAMPLES_PER_CELL
-from ..values import as_bool, as_int
+from ..values import as_bool, as_float, as_int
 from . import design
 from .comparisons import plan_comparisons
 from .model import Plan
@@ -31,26 +31,27 @@ def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: A
                 adaptive_target: Any = None):
     """The plan with its stopping-rule fields validated, after checking that it can reach a
     verdict (unless smoke).  The hook of `make_plan`."""
-    # a boolean is no number (False == 0 in Python): false is refused as any other value but 0 and None
-    if adaptive_target is not None and (isinstance(adaptive_target, bool) or adaptive_target not in (0, "0")):
-        raise ValueError(f"adaptive_target ({adaptive_target!r}) was replaced by the sequential rule: give "
-                         "max_samples (the sample budget per cell) and optionally looks")
+    if adaptive_target is not None:
+        try:  # only 0, read as every number is (values.as_float: "0.0" too, a boolean never)
+            as_float("adaptive_target", adaptive_target, 0.0, 0.0)
+        except ValueError:
+            raise ValueError(f"adaptive_target ({adaptive_target!r}) was replaced by the sequential rule: give "
+                             "max_samples (the sample budget per cell) and optionally looks") from None
     budget = 0 if max_samples is None else as_int(
         "max_samples", max_samples, 0, MAX_SAMPLES_PER_CELL, default="no sequential rule (so does 0)")
     if budget and budget < plan.samples:
         raise ValueError(f"max_samples ({budget}) must be >= samples ({plan.samples})")
     if budget == plan.samples:
         budget = 0
-    if looks in (0, "0"):  # no zero (as for threads and mem_limit_mb): refused, naming the default
-        as_int("looks", looks, 2, default=f"the default ({design.DEFAULT_LOOKS})")
-    if looks is not None:  # the value itself first: -1 is no number of looks, with or without max_samples
-        as_int("looks", looks, 1, default=f"the default ({design.DEFAULT_LOOKS})")
+    # the value itself first (-1 is no number of looks, with or without max_samples); no zero (as for
+    # threads and mem_limit_mb): refused like any value below the least, naming the default
+    looks_v = None if looks is None else as_int("looks", looks, 1, default=f"the default ({design.DEFAULT_LOOKS})")
     if budget == 0:
-        if looks not in (None, 1, "1"):
+        if looks_v not in (None, 1):
             raise ValueError(f"looks ({looks!r}) only applies to sequential sampling: set max_samples too")
         n_looks = 1
     else:
-        n_looks = (design.DEFAULT_LOOKS if looks is None
+        n_looks = (design.DEFAULT_LOOKS if looks_v is None
                    else as_int("looks", looks, 2, default=f"the default ({design.DEFAULT_LOOKS})"))
         n_looks = min(n_looks, budget - plan.samples + 1)
     smoke_v = as_bool("smoke", False if smoke is None else smoke)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from ..analysis import compare, rules
 from ..catalogue import WORKLOADS
 from . import export, findings as found, full, tables, units
 from .export import html
-from ..values import from_papermill, read_none
+from ..values import as_float, from_papermill, read_none
 from ..store import latest_results_dir
 from ..store.hosts import FACTORS
 from .hosts_report import HostsReport, summary_lines
@@ -55,13 +54,11 @@ def margin_parameter(value: Any) -> float:
     value = read_none(value)
     if value is None:
         return compare.MARGIN
-    if isinstance(value, bool):
-        raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)")
-    try:
-        m = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)") from None
-    if not (math.isfinite(m) and 0 < m < 0.5):
+    try:  # read as every number is (values.as_float: finite, never a boolean); 0 and 0.5 themselves are no margin
+        m = as_float("margin", value, 0.0, 0.5)
+    except ValueError:
+        m = 0.0
+    if not 0 < m < 0.5:
         raise ValueError(f"margin={value!r}: expected a number between 0 and 0.5 (0.02 means ±2%)")
     return m
 
