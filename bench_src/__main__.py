@@ -107,9 +107,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def notebook_command(args: argparse.Namespace) -> int:
     """papermill with the bench engine, its kernel's stderr on ours; a cell that fails ends it with
-    that cell's error as the cell showed it (one line for the errors a user can fix), where
-    papermill's own command printed its frames first; exit 1 (130 after a third Ctrl-C).  Without
-    papermill's bar of cells, which cut into the run's progress lines on the same stream."""
+    that cell's error as the cell showed it (run.kernel.failed_cell: one line for the errors a user
+    can fix), and the command line's exit status for that error (api.failed_cell_status: 2 for a bad
+    parameter, 130 or 143 for a run a signal ended, 1 for any other error; 130 after a third
+    Ctrl-C).  Without papermill's bar of cells, which cut into the run's progress lines on the same
+    stream."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -124,8 +126,10 @@ def notebook_command(args: argparse.Namespace) -> int:
                                    engine_name=kernel.NAME, stderr_file=sys.stderr,
                                    progress_bar=False)  # the run prints its own progress lines
     except PapermillExecutionError as exc:
-        print("\n".join(exc.traceback) or f"{exc.ename}: {exc.evalue}", file=sys.stderr)
-        return 1
+        from . import api
+
+        print(kernel.failed_cell(exc), file=sys.stderr)
+        return api.failed_cell_status(exc.ename, exc.evalue, exc.traceback)
     except KeyboardInterrupt:
         print(f"interrupted: the notebook stopped; {args.output} holds what it ran", file=sys.stderr)
         return 130
@@ -189,7 +193,7 @@ def command(args: argparse.Namespace) -> int:
                     api.run_plan(plan, out, progress=not args.no_progress, repair=args.repair,
                                  new_binaries=args.new_binaries, cluster=cluster)
                 except api.RunInterrupted as stop:  # the run said so in its own line
-                    return 130 if stop.report.ended == "SIGINT" else 143
+                    return stop.status
         elif args.cmd == "repair":
             api.repair(args.results_dir)
         elif args.cmd == "hosts":
@@ -215,7 +219,7 @@ def command(args: argparse.Namespace) -> int:
             for p in PROFILES.values():
                 print(f"profile {p.name}: {p.description}")
     except api.USER_ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(api.error_line(exc), file=sys.stderr)
         return 2
     return 0
 
@@ -282,7 +286,7 @@ def report_command(args: argparse.Namespace) -> int:
         if args.screenshot:
             print(f"screenshot: {html.screenshot(page, Path(args.screenshot), args.width, args.height)}")
     except api.USER_ERRORS + (html.BrowserError, subprocess.TimeoutExpired) as exc:
-        print(f"error: {exc}", file=sys.stderr)  # ValueError: export.base.ExportNotWritable among them
+        print(api.error_line(exc), file=sys.stderr)  # ValueError: export.base.ExportNotWritable among them
         return 2
     return 1 if refs else 0
 

@@ -25,15 +25,29 @@ from .store.records import REJECTED
 from .store.space import start_bytes
 
 
+# The exit status of a run a signal ended, per signal (the command line's `run`, and `notebook` when
+# the run cell of run.ipynb ended so)
+SIGNAL_STATUS = {"SIGINT": 130, "SIGTERM": 143}
+
+
+def _interrupted_by(ended: str) -> str:
+    return f"interrupted ({ended})"
+
+
 class RunInterrupted(RuntimeError):
     """A run ended by SIGINT or SIGTERM (its `report`): every sample taken is stored and the same
     plan resumes it.  Raised by `run_plan`, so that run.ipynb stops at its run cell (papermill and
-    `make run` with it) instead of reporting on part of a run; the command line exits 130 or 143."""
+    `make run` with it) instead of reporting on part of a run; the command line exits 130 or 143
+    (`status`)."""
 
     def __init__(self, report: runner.RunReport, results_dir: str | Path):
         self.report = report
-        super().__init__(f"interrupted ({report.ended}): every sample taken so far is stored in {results_dir}; "
+        super().__init__(f"{_interrupted_by(report.ended)}: every sample taken so far is stored in {results_dir}; "
                          "run the same plan again to resume")
+
+    @property
+    def status(self) -> int:
+        return SIGNAL_STATUS[self.report.ended]
 
 
 # The errors a user can cause or fix: a bad parameter, a directory that is in use or not a run's, a
@@ -43,6 +57,23 @@ class RunInterrupted(RuntimeError):
 # the same way.
 USER_ERRORS = (ValueError, build.BuildError, LockedError, NotAResultsDirectory, servers.ServerError, DiskFull,
                ClusterError, RunInterrupted)
+
+
+def error_line(error: Any) -> str:
+    """An error of USER_ERRORS as the command line and the notebooks show it: one line."""
+    return f"error: {error}"
+
+
+def failed_cell_status(ename: str, evalue: str, traceback: list[str]) -> int:
+    """The exit status of a notebook whose cell failed (papermill's PapermillExecutionError gives
+    the three), as the command line's for the same error: 130 or 143 for a run a signal ended, 2 for
+    any other error a user can fix (the cell showed it as its one line: errors_in_one_line), 1 for
+    any other error (its traceback shown whole)."""
+    if list(traceback) != [error_line(evalue)]:
+        return 1
+    if ename == RunInterrupted.__name__:
+        return next((s for name, s in SIGNAL_STATUS.items() if evalue.startswith(_interrupted_by(name))), 1)
+    return 2
 
 
 def errors_in_one_line() -> None:
@@ -58,7 +89,7 @@ def errors_in_one_line() -> None:
         return
 
     def one_line(shell, etype, value, tb, tb_offset=None) -> list[str]:
-        lines = [f"error: {value}"]
+        lines = [error_line(value)]
         value._render_traceback_ = lambda: lines  # what IPython's showtraceback prints for it
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
         return lines

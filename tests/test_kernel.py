@@ -74,19 +74,72 @@ def test_make_run_selects_the_engine():
 
 def test_a_failed_cell_is_its_one_line_not_papermills_traceback(tmp_path):
     """papermill's command printed its own frames before the cell's error line; `python -m bench_src
-    notebook` (make run's) prints the cell's error as the cell showed it: one line for a user's error."""
+    notebook` (make run's) prints the cell's error as the cell showed it: one line for a user's error,
+    with the command line's exit status for it (2), where it exited 1 as for any failed cell."""
     import subprocess
     import sys
 
     proc = subprocess.run([sys.executable, "-m", "bench_src", "notebook", "notebooks/run.ipynb",
                            str(tmp_path / "o.ipynb"), "-p", "progress", "maybe", "-p", "results_dir", str(tmp_path / "r")],
                           cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "Executing" not in proc.stderr, "papermill's bar of cells cuts into the run's progress lines"
     assert proc.stderr.rstrip().splitlines()[-1] == ("error: progress must be a boolean (true/false, yes/no, on/off, "
                                                      "1/0), got 'maybe'"), proc.stderr[-2000:]
     executed = json.loads((tmp_path / "o.ipynb").read_text())
     assert any(o.get("output_type") == "error" for c in executed["cells"] for o in c.get("outputs", []))
+
+
+def test_papermills_own_command_with_the_engine_shows_a_bad_parameter_in_one_line(tmp_path):
+    """`papermill notebooks/run.ipynb out.ipynb --engine bench -p profile nosuch` printed papermill's
+    frames (click, execute_notebook, raise_for_execution_errors) and papermill's banner of the cell
+    above the first cell's one line; the engine has the process show the cell's error alone, and
+    the command still fails."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "papermill", "notebooks/run.ipynb", str(tmp_path / "o.ipynb"),
+                           "--engine", kernel.NAME, "--no-progress-bar", "-p", "profile", "nosuch",
+                           "-p", "results_dir", str(tmp_path / "r")],
+                          cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "Exception encountered" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.rstrip().splitlines()[-1] == ("error: unknown profile 'nosuch'; allowed: quick, article, "
+                                                     "article-full, memory, kernel-article"), proc.stderr[-2000:]
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_failed_cell_ends_the_process_as_the_cell_showed_it_and_any_other_error_as_before(monkeypatch, capsys):
+    import sys
+
+    from papermill.exceptions import PapermillExecutionError
+
+    seen = []
+    monkeypatch.setattr(sys, "excepthook", lambda *exc: seen.append(exc[0]))
+    kernel.show_failed_cells()
+    kernel.show_failed_cells()  # once per process: the hook is not wrapped twice
+    one_line = PapermillExecutionError(0, 3, "plan = ...", "ValueError", "bad", ["error: bad"])
+    frames = PapermillExecutionError(0, 3, "x", "TypeError", "no", ["Traceback", "  File ...", "TypeError: no"])
+    for error in (one_line, frames, KeyError("k")):
+        sys.excepthook(type(error), error, None)
+    assert capsys.readouterr().err == "error: bad\nTraceback\n  File ...\nTypeError: no\n"
+    assert seen == [KeyError], "any other error goes to the hook that was there"
+
+
+def test_a_failed_cells_exit_status_is_the_command_lines_for_its_error():
+    from types import SimpleNamespace
+
+    from bench_src import api
+
+    def status(error: BaseException, traceback=None) -> int:
+        return api.failed_cell_status(type(error).__name__, str(error),
+                                      [api.error_line(error)] if traceback is None else traceback)
+
+    assert status(ValueError("profile must be a name")) == 2  # as `check` and `run` exit for it
+    assert status(api.RunInterrupted(SimpleNamespace(ended="SIGINT"), "d")) == 130
+    assert status(api.RunInterrupted(SimpleNamespace(ended="SIGTERM"), "d")) == 143
+    assert api.RunInterrupted(SimpleNamespace(ended="SIGTERM"), "d").status == 143
+    assert status(TypeError("a bug"), ["Traceback", "TypeError: a bug"]) == 1  # its frames shown: not a user's
 
 
 def test_ctrl_c_and_sigterm_are_passed_on_to_the_kernel_and_the_third_is_papermills_own(tmp_path):

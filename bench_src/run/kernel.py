@@ -11,16 +11,24 @@ receives, and drops a message without its random key; docs/security.md.)  `make 
 (through `python -m bench_src notebook`, papermill with `engine_name="bench"`, registered as an entry
 point in pyproject.toml); so can any papermill command (`--engine bench`) or
 `papermill.execute_notebook(..., engine_name="bench")`.
+
+A cell that fails ends papermill with a PapermillExecutionError; papermill's own command lets it
+reach Python, which printed papermill's frames above the cell's error, so that a bad parameter's one
+line (`error: ...`, api.errors_in_one_line) came last, under a traceback that says nothing of it.
+The engine has the process show such an error as the cell showed it (`failed_cell`), exit status 1
+as before; `python -m bench_src notebook` shows it the same way, with the command line's status.
 """
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import tempfile
 import threading
 
 from jupyter_client.manager import AsyncKernelManager
 from papermill.engines import NBClientEngine
+from papermill.exceptions import PapermillExecutionError
 
 from ..store.lock import LOCK_NAME, DirLock, remove_unheld
 
@@ -73,12 +81,37 @@ class _Forward:
         self.restore()
 
 
+def failed_cell(error: PapermillExecutionError) -> str:
+    """A failed cell's error as the cell showed it: one line for an error a user can fix, the cell's
+    traceback for any other; not papermill's frames, which lead to every failed cell alike."""
+    return "\n".join(error.traceback) or f"{error.ename}: {error.evalue}"
+
+
+def show_failed_cells() -> None:
+    """Have this process show a PapermillExecutionError that ends it as `failed_cell` does, every
+    other error as before (the hook it replaces).  Once per process."""
+    previous = sys.excepthook
+    if getattr(previous, "shows_failed_cells", False):
+        return
+
+    def hook(etype, value, tb):
+        if isinstance(value, PapermillExecutionError):
+            print(failed_cell(value), file=sys.stderr)
+        else:
+            previous(etype, value, tb)
+
+    hook.shows_failed_cells = True
+    sys.excepthook = hook
+
+
 class PrivateKernelEngine(NBClientEngine):
-    """papermill's nbclient engine, with the kernel on Unix sockets in a private directory, and
-    Ctrl-C and SIGTERM passed on to it (`_Forward`)."""
+    """papermill's nbclient engine, with the kernel on Unix sockets in a private directory, Ctrl-C
+    and SIGTERM passed on to it (`_Forward`), and a failed cell shown as the cell showed it when it
+    ends the process (`show_failed_cells`)."""
 
     @classmethod
     def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+        show_failed_cells()
         remove_unheld(tempfile.gettempdir(), KERNEL_DIR_PREFIX)  # those of engines that were killed
         with tempfile.TemporaryDirectory(prefix=KERNEL_DIR_PREFIX) as private, \
                 DirLock(os.path.join(private, LOCK_NAME), f"the kernel directory {private}"):  # mode 0700
