@@ -146,3 +146,22 @@ def test_a_sample_whose_peak_does_not_count_for_memory_has_no_peak_rss_in_benchs
     assert all("ns/op" in ln and "cpu-ns/op" in ln and "peak-RSS-B/op" not in ln for ln in short)
     assert all("peak-RSS-B/op" in ln for ln in lines if ln not in short)
     assert files["go.txt"].count("peak-RSS-B/op") == 6 + 1  # the Go samples at N = 1,000, and the Unit line
+
+
+def test_threads_line_reads_the_comparison_tables_threads():
+    """The threads a block's programs used are the comparison table's (`go_threads`, `rust_threads`:
+    stats.threads_used), never a reading of their own: where a cell's samples disagree on their
+    threads the table knows no one number, and neither does the threads line."""
+    import numpy as np
+    from bench_src.store import mark_valid, samples_frame
+
+    recs = report_data.records()
+    for r in recs:
+        if (r["workload"], r["lang"], r["n"]) == ("cpu_loops", "rust", 1000) and r["block"] % 2:
+            r["threads"] = 2  # half the cell's samples report 2 threads, the others 1
+    df = mark_valid(samples_frame(recs))
+    pairs = compare.compare(df, "elapsed_s")
+    loops = pairs[pairs["workload"] == "cpu_loops"].set_index("n")
+    assert np.isnan(loops.loc[1000, "rust_threads"]) and loops.loc[3000, "rust_threads"] == 1
+    text = benchstat.render(df, pairs)["all.txt"]
+    assert "pair: go plain vs rust plain\nthreads: go 2, rust N=1000: unknown, N=3000: 1\n" in text

@@ -11,7 +11,8 @@ rows by the full benchmark name, and into columns by file (or by the `-col` key)
   GOMAXPROCS suffix (Go runs on 2 threads where Rust's cpu_loops runs on 1 and Rust's threads
   variant on N: the suffix would put them in different rows);
 - what differs between the two sides of a comparison (the variants, a driver, the threads each
-  program used) goes into configuration lines written identically in both files before each
+  program used: the comparison table's `go_threads` and `rust_threads`, read off the samples by
+  stats.threads_used) goes into configuration lines written identically in both files before each
   block: `pair: go pool (driver=mattn) vs rust pool (driver=sqlx)` and `threads: requested 2; go 2, rust 2`.
   They make one table per pair of variants and never split a row;
 - in `all.txt` the language is the name key `/lang`, and Go lines come first so Go is the base.
@@ -97,18 +98,20 @@ def _cells(valid: pd.DataFrame, workload, lang, variant, params, n, threads) -> 
                  & _same(valid["threads_requested"], threads)]
 
 
-def _threads_used(samples: pd.DataFrame) -> str:
-    """The threads a program used over a block: one number, 'N' when it ran one thread per task, or
-    the number per N."""
-    pairs = samples[["n", "threads"]].dropna().drop_duplicates()
-    if pairs.empty:
+def _threads_used(rows: list[tuple[int, float]]) -> str:
+    """The threads a program used over a block, from its rows' (N, threads) as the comparison table
+    gives them (its `go_threads` and `rust_threads`: stats.threads_used of each cell's samples, NaN
+    where they do not agree on one): one number, 'N' when it ran one thread per task, or the number
+    per N ('unknown' where a row's is)."""
+    pairs = list(dict.fromkeys((int(n), None if blank(t) else float(t)) for n, t in rows))
+    if not pairs or all(t is None for _, t in pairs):
         return "unknown"
-    values = sorted({int(t) for t in pairs["threads"]})
+    values = {t for _, t in pairs}
     if len(values) == 1:
-        return str(values[0])
-    if (pairs["threads"].astype(float) == pairs["n"].astype(float)).all():
+        return str(int(values.pop()))
+    if all(t is not None and t == float(n) for n, t in pairs):
         return "N (one per task)"
-    return ", ".join(f"N={int(n)}: {int(t)}" for n, t in pairs.sort_values("n").itertuples(index=False))
+    return ", ".join(f"N={n}: {'unknown' if t is None else int(t)}" for n, t in sorted(pairs, key=lambda p: p[0]))
 
 
 def blocks(df: pd.DataFrame, comparisons: pd.DataFrame) -> list[dict]:
@@ -132,15 +135,16 @@ def blocks(df: pd.DataFrame, comparisons: pd.DataFrame) -> list[dict]:
         rust = _cells(valid, r.workload, "rust", r.rust_variant, r.rust_params, r.n, threads)
         if go.empty or rust.empty:
             continue
-        block["rows"].append({"n": int(r.n), "shared": {**rust_shared, **go_shared}, "go": go, "rust": rust})
+        block["rows"].append({"n": int(r.n), "shared": {**rust_shared, **go_shared}, "go": go, "rust": rust,
+                              # the threads each side ran with, as the comparison table has them
+                              "threads": {lang: getattr(r, f"{lang}_threads", np.nan) for lang in ("go", "rust")}})
     result = [b for b in out.values() if b["rows"]]
     for b in result:
         b["rows"].sort(key=lambda row: (row["n"], sorted(row["shared"].items())))
         b["pair"] = f"go {_side(b['go_variant'], b['go_own'])} vs rust {_side(b['rust_variant'], b['rust_own'])}"
-        go_all = pd.concat([row["go"] for row in b["rows"]])
-        rust_all = pd.concat([row["rust"] for row in b["rows"]])
+        used = {lang: _threads_used([(row["n"], row["threads"][lang]) for row in b["rows"]]) for lang in ("go", "rust")}
         requested = "" if blank(b["threads_requested"]) else f"requested {int(float(b['threads_requested']))}; "
-        b["threads"] = f"{requested}go {_threads_used(go_all)}, rust {_threads_used(rust_all)}"
+        b["threads"] = f"{requested}go {used['go']}, rust {used['rust']}"
     result.sort(key=lambda b: (order.get(b["workload"], len(order)), b["pair"], b["threads"]))
     return result
 
