@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench_src.analysis import compare, multiplicity, quality, rules, scaling
+from bench_src.analysis import compare, multiplicity, published, quality, rules, scaling
 
 
 def test_holm_matches_a_hand_worked_example():
@@ -552,6 +552,57 @@ def test_a_dispersed_memory_cell_is_named_on_every_comparison_row_of_it():
     steady = df.assign(peak_rss_mib=np.where(df["lang"] == "go", 90 * np.exp(rng.normal(0, 0.02, len(df))),
                                              df["peak_rss_mib"]))
     assert "dispersed" not in compare.compare(steady, "peak_rss_mib").iloc[0]["warning"]
+
+
+def _files_rw_peaks(rng, **extra) -> list[dict]:
+    """files_rw at N = 100,000, one block per value of FILES_RW_GO_PEAKS: Go readfile's peaks those
+    (dispersed), Rust spawn-blocking's steady about 1,900 MiB; `extra` columns on every row."""
+    rows = []
+    for block, go in enumerate(FILES_RW_GO_PEAKS):
+        for lang, variant, value in (("go", "readfile", go), ("rust", "spawn-blocking", 1900 * np.exp(rng.normal(0, 0.02)))):
+            rows.append({"workload": "files_rw", "lang": lang, "variant": variant, "n": 100_000,
+                         "threads_requested": 2, "arm": "", "block": block, "phase": "measured", "valid": True,
+                         "status": "ok", "params": "retain=digest", "p_retain": "digest",
+                         "elapsed_s": float(np.exp(rng.normal(0, 0.05))), "peak_rss_mib": value, **extra})
+    return rows
+
+
+def test_a_dispersed_memory_cell_is_named_on_the_rows_of_the_cores_hosts_and_reproduction_tables():
+    """The rows of the cores tables, of the table across hosts and of the reproduction table compare
+    cells too: a memory cell of theirs whose values are dispersed is named in their warning by the
+    same rule (quality.dispersion_warning), as on the Go-vs-Rust rows; the steady cells are not."""
+    from bench_src.analysis import cores, hosts
+    from bench_src.report import tables
+    from bench_src.report.reproduce_view import ours_text
+
+    rng = np.random.default_rng(5)
+    dispersed = "cell's values are dispersed: standard deviation 111% of the mean (69.3 to 1,135 MiB)"
+    # cores: Go's cell dispersed at 1 core, steady at 2
+    one, two = pd.DataFrame(_files_rw_peaks(rng)), pd.DataFrame(_files_rw_peaks(rng))
+    two["peak_rss_mib"] = np.where(two["lang"] == "go", 90 * np.exp(rng.normal(0, 0.02, len(two))), two["peak_rss_mib"])
+    pinned = pd.concat([one.assign(cores=1, threads_requested=1), two.assign(cores=2, threads_requested=2)],
+                       ignore_index=True)
+    gain = cores.speedup(pinned, "peak_rss_mib").set_index("lang")
+    assert f"the Go readfile at 1 core {dispersed}" in gain.loc["go", "warning"]
+    assert "dispersed" not in gain.loc["rust", "warning"]
+    by_cores = cores.ratio_vs_cores(pinned, "peak_rss_mib").set_index("cores")
+    assert f"the Go readfile {dispersed}" in by_cores.loc[1, "warning"] and "dispersed" not in by_cores.loc[2, "warning"]
+    # hosts: Go's cell dispersed on one host of two
+    on = {"m1": pd.DataFrame(_files_rw_peaks(rng)), "m2": two.assign(threads_requested=2)}
+    both = pd.concat([f.assign(host=h, host_label=h, run_id=h) for h, f in on.items()], ignore_index=True)
+    across = hosts.across_hosts(both, "peak_rss_mib").iloc[0]
+    assert across["warning"] == quality.dispersion_warning("Go readfile (host m1)", FILES_RW_GO_PEAKS, "peak_rss_mib")
+    assert "warning" in tables.hosts.combined(hosts.across_hosts(both, "peak_rss_mib")).frame
+    # the reproduction table: Go's cell with each language's defaults dispersed, its time steady
+    go, rust = (published.default_setting("files_rw", lang) for lang in ("go", "rust"))
+    rows = [{**r, "variant": (go if r["lang"] == "go" else rust).variant, "alive_at_spawn": np.nan,
+             **{f"p_{k}": v for k, v in (go if r["lang"] == "go" else rust).params}} for r in _files_rw_peaks(rng)]
+    side = published.side_by_side(pd.DataFrame(rows).drop(columns=["params"]))
+    memory = side[(side["workload"] == "files_rw") & (side["n"] == 100_000) & (side["metric"] == "memory")].iloc[0]
+    time = side[(side["workload"] == "files_rw") & (side["n"] == 100_000) & (side["metric"] == "time")].iloc[0]
+    assert f"the Go {go.variant} {dispersed}" in memory["ours_default_warning"]
+    assert "dispersed" not in time["ours_default_warning"]
+    assert f"the Go {go.variant} {dispersed}" in ours_text(memory, "ours_default")
 
 
 def test_the_dispersion_rule_seldom_fires_on_unimodal_memory_noise_and_does_on_far_apart_clusters():

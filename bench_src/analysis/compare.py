@@ -137,6 +137,16 @@ class CellValues:
         """The threads a cell's samples ran with (stats.threads_used), NaN where unknown."""
         return stats.threads_used(self._threads[ref]) if ref in self._threads else np.nan
 
+    def dispersed(self, refs: Iterable[CellRef], name=None) -> list[str]:
+        """The warning of each of `refs` (the cells of one row of a table) whose values of the metric
+        are dispersed (quality.dispersion_warning: a memory cell at rules.DISPERSED_CV or more), each
+        cell named by `name(ref)` (by default `cell_name`: "Go readfile"); every table whose rows
+        compare cells carries it in its `warning`."""
+        name = name or cell_name
+        found = (quality.dispersion_warning(name(ref), self.cells[ref][1], self._metric) for ref in refs
+                 if ref in self.cells)
+        return [w for w in found if w]
+
     def uncounted(self) -> dict[CellRef, str]:
         """The cells the frame measured of which no value counts for the metric, with why."""
         df = self._frame
@@ -179,7 +189,7 @@ def _none_counted(rows: pd.DataFrame, metric: str) -> str:
     return "no finite value"
 
 
-def _cell_name(ref: CellRef) -> str:
+def cell_name(ref: CellRef) -> str:
     """A cell as a warning names it: 'Go goroutine', 'Rust spawn'."""
     return f"{'Go' if ref.lang == 'go' else 'Rust' if ref.lang == 'rust' else ref.lang} {ref.variant}"
 
@@ -430,14 +440,13 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
     for a, b in pairs:
         t = pair_test(*cv.cells.get(a, none), *cv.cells.get(b, none), cv.paired_by_design(a, b), looks, level_min,
                       rules.resolution(metric), cv.unpaired_reason(a, b))
-        missing = [f"not tested: no value of the {_cell_name(ref)} cell counts for {metric}: {uncounted[ref]}"
+        missing = [f"not tested: no value of the {cell_name(ref)} cell counts for {metric}: {uncounted[ref]}"
                    for ref in (a, b) if ref in uncounted]
         if missing:  # the design pairs them; no pair counts
             t.stats.update(warning="; ".join(missing), pairing="paired" if cv.paired_data else "unpaired")
         # a memory cell whose values are dispersed (quality.dispersion_warning): every row of it says so
-        spread = [quality.dispersion_warning(_cell_name(ref), cv.cells[ref][1], metric) for ref in (a, b)
-                  if ref in cv.cells]
-        if any(spread):
+        spread = cv.dispersed((a, b))
+        if spread:
             t.stats["warning"] = "; ".join(filter(None, [t.stats["warning"], *spread]))
         rows.append({**describe_pair(a, b), "metric": metric, "a_threads": cv.threads_of(a),
                      "b_threads": cv.threads_of(b),

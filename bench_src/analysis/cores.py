@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from . import rules
-from .compare import CellValues, compare, decide_family, go_vs_rust_row, pair_test
+from .compare import CellValues, cell_name, compare, decide_family, go_vs_rust_row, pair_test
 from ..plan.comparisons import CellRef, comparisons
 
 KEY = ["workload", "n", "arm", "shared_params", "go_variant", "rust_variant", "go_params", "rust_params"]
@@ -103,15 +103,21 @@ def ratio_vs_cores(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = 
     return table.sort_values([*KEY, "cores"]).reset_index(drop=True)
 
 
+def _cores(k: int) -> str:
+    return f"{k} core{'' if k == 1 else 's'}"
+
+
 def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.ALPHA) -> pd.DataFrame:
     """One row per cell and core count above the fewest: value at the fewest cores / value at k
-    cores, per block, with its interval at the family's level (one family per metric)."""
+    cores, per block, with its interval at the family's level (one family per metric); a memory
+    cell whose values are dispersed at either core count is named in the row's `warning`
+    (compare.CellValues.dispersed)."""
     cv = CellValues(pinned(df), metric)
     cells: dict[CellRef, dict[int, CellRef]] = {}
     for ref in cv.refs():
         if ref.threads is not None:
             cells.setdefault(ref._replace(threads=None), {})[ref.threads] = ref
-    rows, tests = [], []
+    rows, tests, spread = [], [], []
     m = sum(max(len(v) - 1, 0) for v in cells.values())
     for base, at in sorted(cells.items(), key=lambda kv: repr(kv[0])):
         cores = sorted(at)
@@ -119,6 +125,8 @@ def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.AL
             one, many = at[cores[0]], at[k]
             tests.append(pair_test(*cv.cells[one], *cv.cells[many], True, level_min=alpha / max(m, 1),
                                    resolution=rules.resolution(metric)))
+            # a memory cell whose values are dispersed at either core count (quality.dispersion_warning)
+            spread.append(cv.dispersed((one, many), lambda ref: f"{cell_name(ref)} at {_cores(ref.threads)}"))
             rows.append({"workload": base.workload, "lang": base.lang, "variant": base.variant, "n": base.n,
                          "arm": base.arm, "params": ",".join(f"{p}={v}" for p, v in base.params),
                          "cores": k, "from_cores": cores[0], "metric": metric})
@@ -127,11 +135,11 @@ def speedup(df: pd.DataFrame, metric: str = "elapsed_s", alpha: float = rules.AL
     if not rows:
         return pd.DataFrame(columns=cols)
     note = "the speed-up is tested as a fixed design (a sequential run's looks are not spent)" if _sequential(df) else ""
-    for r, t, d in zip(rows, tests, decide_family(tests, alpha, rules.MARGIN, m)):
+    for r, t, d, dispersed in zip(rows, tests, decide_family(tests, alpha, rules.MARGIN, m), spread):
         r.update({"pairs": t.stats["pairs"], "speedup": d["ratio"], "speedup_ci_low": d["ratio_ci_low"],
                   "speedup_ci_high": d["ratio_ci_high"], "ci_level": d["ci_level"], "p_adjusted": d["p_adjusted"],
                   # in the metric's own terms: the program needs more or less of it (time, CPU, memory)
                   "verdict_kind": {"a": "more with more cores", "b": "less with more cores"}.get(
                       d["verdict_kind"], d["verdict_kind"]),
-                  "warning": "; ".join(w for w in (t.stats["warning"], note) if w)})
+                  "warning": "; ".join(w for w in (t.stats["warning"], *dispersed, note) if w)})
     return pd.DataFrame(rows, columns=cols)

@@ -62,7 +62,7 @@ import pandas as pd
 from scipy import optimize, stats as sps
 
 from . import multiplicity, paired, rules
-from .compare import CellValues, compare, go_vs_rust_row
+from .compare import CellValues, cell_name, compare, go_vs_rust_row
 from ..plan.comparisons import comparisons
 
 # the metrics analysed per host and across hosts: a cluster run's report and the hosts command both read it
@@ -222,12 +222,14 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
     variance var(d) / n, and the rounding of the paired values on the metric's grid
     (`rounding_u`, `rounding_v`, `rounding_fixed`: paired.rounding, read as the host's own table
     reads it, off the two cells' values in the paired blocks with the metric's resolution) (paired
-    blocks only: a comparison without two pairs on a host is left out there)."""
+    blocks only: a comparison without two pairs on a host is left out there); `warning`: the host's
+    cells whose values are dispersed (compare.CellValues.dispersed, each named with its host)."""
     rows = []
     key_cols = key_columns(df)
     factor = key_cols[len(KEY):]
     for values, g in df.groupby(["host", *factor], sort=True):
         host = values[0]
+        label = g["host_label"].iloc[0] if "host_label" in g else host
         cv = CellValues(g, metric)
         for a, b in comparisons(cv.refs(), "go_vs_rust"):
             ac, bc = cv.cells[a][0], cv.cells[b][0]
@@ -245,9 +247,10 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
             key = {k: v for k, v in go_vs_rust_row(a, b).items() if k in KEY}
             rows.append({**key, **dict(zip(factor, values[1:])), "host": host, "pairs": int(d.size),
                          "log_ratio": float(d.mean()), "variance": float(d.var(ddof=1) / d.size),
-                         "rounding_u": float(grid.u), "rounding_v": float(grid.v), "rounding_fixed": float(grid.fixed)})
-    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance", *ROUNDING]),
-                        df)
+                         "rounding_u": float(grid.u), "rounding_v": float(grid.v), "rounding_fixed": float(grid.fixed),
+                         "warning": "; ".join(cv.dispersed((a, b), lambda ref: f"{cell_name(ref)} (host {label})"))})
+    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance", *ROUNDING,
+                                                    "warning"]), df)
 
 
 def holds(kind: str, host_kind: str, host_within: bool) -> bool:
@@ -287,20 +290,22 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
     row, which claims nothing), with the hosts' own verdicts counted (`host_verdict_counts`).  The
     comparisons form one family: Benjamini-Hochberg over their combined p-values, every interval
     shown at the level max(R, 1) alpha / m, the verdict read off that interval (as in the one-host
-    tables)."""
+    tables).  `warning`: each host's cell of the row whose values are dispersed (host_log_ratios)."""
     logs = host_log_ratios(df, metric)
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
             "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on", "holds_on_text",
-            "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note"]
+            "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note", "warning"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
     for key, g in logs.groupby(key_cols, sort=True, dropna=False):
         c = combine(g["log_ratio"], g["variance"], rounding=paired.Rounding(*(g[col].to_numpy() for col in ROUNDING)))
         combos.append(c)
-        rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"])})
+        rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"]),
+                     # a host's cell whose values are dispersed: the combined row says so, as each host's row does
+                     "warning": "; ".join(w for w in g["warning"] if w)})
     p = np.array([c.p_value for c in combos])
 
     def interval_at(level):

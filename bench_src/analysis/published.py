@@ -51,7 +51,7 @@ import pandas as pd
 from .. import digits, paths
 from ..catalogue import LANGS, WORKLOADS
 from ..statuses import OK
-from . import compare, multiplicity, paired, rules
+from . import compare, multiplicity, paired, quality, rules
 from .families import with_param_columns
 from .validity import counted, memory_excluded_summary
 from ..plan import comparisons
@@ -280,17 +280,21 @@ def _failures(sel: pd.DataFrame) -> str:
 def _pair(df, workload, n, column, go: Setting, rust: Setting, looks: multiplicity.Looks,
           level_min: float) -> tuple[dict, compare.PairTest | None]:
     """Our Go and Rust cells of one article cell, paired by block and tested at the run's looks;
-    the family is decided later, over the table's rows."""
+    the family is decided later, over the table's rows.  `warning`: the comparison's own (too few
+    pairs, ...) and, as every comparison row, each cell whose values are dispersed
+    (quality.dispersion_warning)."""
     gb, gv, gsel = _values(df, workload, "go", n, go, column)
     rb, rv, rsel = _values(df, workload, "rust", n, rust, column)
     failures = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _failures(gsel)), ("Rust", _failures(rsel))) if t)
+    spread = [quality.dispersion_warning(f"{lg} {s.variant}", v, column) for lg, s, v in (("Go", go, gv),
+                                                                                        ("Rust", rust, rv))]
     if gv.size == 0 or rv.size == 0:
         uncounted = "; ".join(f"{lg}: {t}" for lg, t in (("Go", _uncounted(gsel, column)),
                                                         ("Rust", _uncounted(rsel, column))) if t)
         return {"pairs": 0, "pairing": "", "sd_log": np.nan, "a_samples": gv.size, "b_samples": rv.size,
-                "failures": failures, "uncounted": uncounted}, None
+                "failures": failures, "uncounted": uncounted, "warning": "; ".join(w for w in spread if w)}, None
     t = compare.pair_test(gb, gv, rb, rv, looks=looks, level_min=level_min, resolution=rules.resolution(column))
-    return {**t.stats, "failures": failures}, t
+    return {**t.stats, "failures": failures, "warning": "; ".join(w for w in (t.stats["warning"], *spread) if w)}, t
 
 
 def _within(df, workload, n, column, lang, article: Setting, default: Setting) -> dict:
@@ -399,6 +403,7 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
                 row[f"{label}_settings"] = f"Go {go.describe()}; Rust {rust.describe()}" if go and rust else ""
                 for k in ("pairs", "pairing", "sd_log", "a_samples", "b_samples", "failures", "uncounted", "test"):
                     row[f"{label}_{k}"] = res.get(k, np.nan)
+                row[f"{label}_warning"] = res.get("warning", "")
             rows.append(row)
     out = pd.DataFrame(rows)
     if out.empty:

@@ -1,7 +1,8 @@
 """Checks on the measurements themselves: drift over the run, the number of samples needed, the A/A
 check (the same binary as both arms), and a memory cell whose values are dispersed
 (`dispersion_warning`, which every comparison row of that cell carries in its `warning`:
-compare._table)."""
+compare.CellValues.dispersed, read by the comparison, cores and hosts tables, and the reproduction
+table's rows)."""
 from __future__ import annotations
 
 import itertools

@@ -11,16 +11,16 @@ from .notebook import Section
 
 def ours_text(row, label: str) -> str:
     """One cell of the reproduction table: our ratio [CI], verdict and outcome with `label`'s
-    settings, and the comparison's note where it has one (an estimate outside its interval, when the
-    sequential rule's looks disagree, is said beside the numbers that show it)."""
+    settings, and the comparison's note and warning where it has them (an estimate outside its
+    interval, when the sequential rule's looks disagree, is said beside the numbers that show it; so
+    is a cell whose values are dispersed, as in every comparison row)."""
     if row[f"{label}_verdict_kind"] == "not measured":
         return "not measured in this run"
     if row[f"{label}_verdict_kind"] in (published.CLAIM_FAILED, published.NOT_COUNTED):
         return row[f"{label}_verdict"]  # a recorded failure, or samples that do not count: no measurement
     ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
-    note = row.get(f"{label}_note")
-    return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}" + (
-        f"; {note}" if isinstance(note, str) and note else "")
+    said = [x for x in (row.get(f"{label}_note"), row.get(f"{label}_warning")) if isinstance(x, str) and x]
+    return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}" + "".join(f"; {x}" for x in said)
 
 
 LABELS = {"ours_default": "the defaults", "ours_article": "the article's settings"}

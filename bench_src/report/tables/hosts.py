@@ -50,6 +50,14 @@ def verdicts(t: pd.DataFrame) -> pd.Series:
     return t["verdict"].where(t["verdict"].notna() & (t["verdict"] != ""), words) if "verdict" in t else words
 
 
+def _warnings(t: pd.DataFrame, out: pd.DataFrame) -> None:
+    """The rows' warnings (a host's cell whose values are dispersed, too few pairs, ...), where a row
+    has one."""
+    warnings = column_of(t, "warning", "").fillna("").astype(str)
+    if (warnings != "").any():
+        out["warning"] = warnings
+
+
 def combined(t: pd.DataFrame) -> Readable:
     """The combined table for reading: the ratio across hosts with the interval its verdict is
     read from, the verdict, tau², I² (blank where they cannot be estimated, with a note) and on how
@@ -72,6 +80,7 @@ def combined(t: pd.DataFrame) -> Readable:
     notes = t["note"].fillna("").astype(str) if "note" in t else pd.Series("", index=t.index)
     if (notes != "").any():  # tau² and I² blank where they cannot be estimated: the note says why
         out["note"] = notes
+    _warnings(t, out)
     metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
     return Readable(out, "one random-effects combination per comparison (the wider of Student's t on hosts - 1 "
                          "degrees of freedom on the hosts' spread and the normal on their own variances, widened on a "
@@ -90,6 +99,7 @@ def per_host(t: pd.DataFrame) -> Readable:
     out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
                                  zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
     out["verdict"] = verdicts(t)
+    _warnings(t, out)
     metric = units.metric_name(t["metric"].iloc[0]) if "metric" in t and not t.empty else ""
     return Readable(out, "each host's own Go-vs-Rust table: its verdicts under its own family",
                     f"Go vs Rust on each host, {metric}")
