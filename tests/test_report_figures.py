@@ -788,3 +788,61 @@ def test_two_series_of_one_panel_stand_apart_in_colours_that_are_not_the_languag
     x0, x1 = (np.asarray(ln.get_xdata(), dtype=float) for ln in series)
     assert np.all(np.maximum(x0, x1) / np.minimum(x0, x1) >= 1.2), (x0, x1)
     plt.close(fig)
+
+
+def _ratio_ticks_of(ax, axis: str = "y") -> tuple[list[float], list[str], tuple[float, float]]:
+    ax.figure.canvas.draw()
+    low, high = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    shown = [(t, lab.get_text()) for t, lab in zip(a.get_ticklocs(), a.get_ticklabels()) if low <= t <= high]
+    return [t for t, _ in shown], [lab for _, lab in shown], (low, high)
+
+
+@pytest.mark.parametrize("largest", [3.5, 12.0, 40.0, 100.0])
+def test_every_ratio_figure_ticks_each_power_of_two_on_one_axis_centred_on_1(df, largest):
+    """Run V's peak-RSS ratios (files_rw's interval down to 1/20) were drawn on an axis of 1/64x to
+    64x ticked every fourth power of two (1/64, 1/16, 1/4, 1, 4, 16, 64): a 16x ratio sat a step of
+    4x from the next tick, and the axis reached to 64x for values under 20x.  Every ratio figure
+    (Go/Rust against N and against cores, the speed-up, the forest across hosts) reads one helper:
+    beyond 2x a tick at every power of two, each 2x from the next, the axis ending a little beyond
+    the tick that holds the largest value, one limit for every panel."""
+    from bench_src.report.figures import cores as cores_figures
+    from bench_src.report.figures.axes import ratio_label
+
+    def check(ax, axis="y"):
+        ticks, labels, (low, high) = _ratio_ticks_of(ax, axis)
+        assert low * high == pytest.approx(1.0) and 1.0 in ticks
+        assert all(b / a == pytest.approx(2.0) for a, b in zip(ticks, ticks[1:])), ticks
+        assert labels == [ratio_label(t) for t in ticks]
+        assert high <= 2.2 * max(largest, 2 ** 0.75), (largest, high)  # no room of a whole step left over
+        return low, high
+
+    r = compare.compare(df, "peak_rss_mib")  # every ratio above 1, up to 4.2x (sleep at N = 100,000)
+    power = math.log2(largest) / math.log2(r["ratio_ci_high"].max())
+    for column in ("ratio", "ratio_ci_low", "ratio_ci_high"):
+        r[column] = r[column] ** -power  # Go smaller, down to 1 / largest
+    fig = figures.ratio_vs_n(r, 0.02)
+    assert len({check(ax) for ax in fig.axes if ax.get_visible() and ax.get_title()}) == 1
+    plt.close(fig)
+    # against cores: two workloads, one near 1 and one at the largest ratio, on one axis
+    rows = [{"workload": w, "n": 10, "go_variant": "a", "rust_variant": "a", "shared_params": "", "cores": k,
+             "ratio": v, "ratio_ci_low": v / 1.05, "ratio_ci_high": v * 1.05, "change_kind": "", "metric": "peak_rss_mib"}
+            for w, v in (("sleep", 1.1), ("idle_tasks", 1 / largest)) for k in (1, 2)]
+    fig = cores_figures.ratio_vs_cores(pd.DataFrame(rows))
+    assert len({check(ax) for ax in fig.axes}) == 1
+    plt.close(fig)
+    gains = pd.DataFrame([{"workload": w, "lang": "go", "variant": "a", "n": 10, "params": "", "cores": 2,
+                           "from_cores": 1, "metric": "peak_rss_mib", "speedup": v, "speedup_ci_low": v / 1.05,
+                           "speedup_ci_high": v * 1.05} for w, v in (("sleep", 1.1), ("idle_tasks", largest))])
+    fig = cores_figures.speedup(gains)
+    assert len({check(ax) for ax in fig.axes}) == 1
+    plt.close(fig)
+    key = {"workload": "sleep", "n": 10, "threads_requested": 2, "arm": "", "shared_params": "", "go_variant": "a",
+           "rust_variant": "a", "go_params": "", "rust_params": ""}
+    hosts_rows = pd.DataFrame([{**key, "host_label": h, "ratio": v, "ratio_ci_low": v / 1.05, "ratio_ci_high": v * 1.05}
+                               for h, v in (("m1", largest), ("m2", largest / 1.5))])
+    combined = pd.DataFrame([{**key, "metric": "peak_rss_mib", "ratio": largest / 1.2,
+                              "ratio_ci_low": largest / 1.6, "ratio_ci_high": largest / 1.1}])
+    fig = figures.forest(hosts_rows, combined, 0.02)
+    check(fig.axes[0], "x")
+    plt.close(fig)

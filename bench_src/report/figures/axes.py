@@ -247,6 +247,73 @@ def value_axis(ax, values, unit: str, axis: str = "y") -> None:
     a.set_major_formatter(unit_formatter(unit))
 
 
+# Ratio axes (a log₂ axis centred on 1: Go/Rust, a speed-up, a ratio across hosts) end a little
+# beyond 64x at most; what lies beyond is drawn at the edge
+MAX_RATIO_LOG2 = 6.0
+
+
+def ratio_ticks(limit: float) -> list[float]:
+    """The ticks of a ratio axis from 2^-limit to 2^limit, symmetric about 1 on the log axis: for a
+    narrow axis the round ratios near 1 (0.8, 0.9, 0.95 and their reciprocals; to 2x: 0.5, 0.67,
+    0.8, 0.9 and theirs), beyond that every power of two (1/8, 1/4, 1/2, 1, 2, 4, 8): one step, a
+    factor 2, between any two ticks, so that no step skips a power (16x to 64x) and every ratio is
+    read against a tick no further than 2x from it.  Every ratio figure reads these."""
+    if limit <= 0.35:
+        candidates = [0.8, 0.85, 0.9, 0.95, 1.0, 1 / 0.95, 1 / 0.9, 1 / 0.85, 1.25]
+    elif limit <= 1.2:
+        candidates = [0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0]
+    else:
+        top = int(math.floor(min(limit, MAX_RATIO_LOG2) + 1e-9))
+        candidates = [2.0 ** k for k in range(-top, top + 1)]
+    return [c for c in candidates if abs(math.log2(c)) <= limit + 1e-9]
+
+
+def covering_limit(need: float) -> float:
+    """`need` (the half-height of a ratio axis in log₂ units, capped at MAX_RATIO_LOG2), or, where
+    the axis would go on well beyond its outermost tick (a 3.5x ratio on an axis whose last tick is
+    2x), the first tick level at or above it with a little room beyond, so that the ticks
+    (`ratio_ticks`) span the axis and its largest values are read against a tick."""
+    need = min(need, MAX_RATIO_LOG2)
+
+    def covered(limit: float) -> bool:
+        outermost = max(abs(math.log2(c)) for c in ratio_ticks(limit))
+        return limit - outermost <= min(0.25, 0.1 * limit) + 1e-9
+
+    if covered(need):
+        return need
+    levels = sorted({abs(math.log2(c)) for lim in (0.3, 1.0, MAX_RATIO_LOG2) for c in ratio_ticks(lim)})
+    for level in levels:
+        if level >= need and covered(level * 1.03):
+            return level * 1.03
+    return MAX_RATIO_LOG2 * 1.03
+
+
+def ratio_label(v: float) -> str:
+    """'2×', '1.25×', '1×', '0.8×', '1/4×' (reciprocals of whole numbers below 1 as fractions)."""
+    if v < 1 and abs(1 / v - round(1 / v)) < 1e-6 and round(1 / v) >= 2:
+        return f"1/{round(1 / v)}×"
+    return f"{units.trim(units.significant(v, 3 if v >= 1 else 2))}×"
+
+
+def ratio_axis(ax, limit: float, axis: str = "y") -> None:
+    """A ratio axis: log₂ from 2^-limit to 2^limit, centred on 1, with the ticks of `ratio_ticks`
+    labelled by `ratio_label`; a figure of several panels gives each the same limit."""
+    (ax.set_yscale if axis == "y" else ax.set_xscale)("log", base=2)
+    (ax.set_ylim if axis == "y" else ax.set_xlim)(2 ** -limit, 2 ** limit)
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_locator(mticker.FixedLocator(ratio_ticks(limit)))
+    a.set_minor_locator(mticker.NullLocator())
+    a.set_major_formatter(mticker.FuncFormatter(lambda v, _: ratio_label(v)))
+
+
+def ratio_need(values, room: float = 1.1, floor: float = 0.25) -> float:
+    """The half-height (log₂ units) a ratio axis needs for `values` (ratios and interval ends):
+    the largest distance from 1 with `room` to spare, at least `floor`; not yet rounded to a tick
+    (`covering_limit`)."""
+    logs = [abs(math.log2(float(v))) for v in values if finite_positive(v)]
+    return max(floor, room * max(logs, default=floor))
+
+
 def n_axis(ax, ns, workload: str) -> None:
     """Log N axis with a tick at every N that was run."""
     ns = sorted({int(n) for n in ns})

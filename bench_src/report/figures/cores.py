@@ -3,31 +3,20 @@ cell's value at the fewest cores over its value at k cores per language (a speed
 for peak RSS, how much less memory the program holds with more cores)."""
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
-import numpy as np
 import pandas as pd
 import seaborn as sns
 
 from .. import units
+from .axes import covering_limit, ratio_axis, ratio_need
 from ..tables.cores import cores_text, gain_name, gain_title, is_speedup
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, SERIES_KEYS
 
 
-def _log2_axis(ax, values, axis: str = "y") -> None:
-    finite = [abs(math.log2(v)) for v in values if isinstance(v, (int, float)) and np.isfinite(v) and v > 0]
-    limit = max(0.25, min(6.0, 1.15 * max(finite, default=0.25)))
-    set_scale, set_lim = (ax.set_yscale, ax.set_ylim) if axis == "y" else (ax.set_xscale, ax.set_xlim)
-    set_scale("log", base=2)
-    set_lim(2 ** -limit, 2 ** limit)
-    step = 0.25 if limit <= 1 else 0.5 if limit <= 2.5 else 1.0
-    ticks = [2 ** (step * i) for i in range(-int(limit / step), int(limit / step) + 1)]
-    target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_locator(mticker.FixedLocator(ticks))
-    target.set_minor_locator(mticker.NullLocator())
-    target.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
+def _limit(values) -> float:
+    """The half-height (log₂ units) of the one ratio axis every panel of a figure shares."""
+    return covering_limit(ratio_need(values, room=1.15))
 
 
 def _cores_axis(ax, ks) -> None:
@@ -39,13 +28,14 @@ def _cores_axis(ax, ks) -> None:
 
 def ratio_vs_cores(table: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     """One panel per workload: the Go/Rust ratio at each core count with its interval (the
-    Go-vs-Rust table's, at its family's level), one line per N and pair of variants, on a log₂
-    axis centred on 1."""
+    Go-vs-Rust table's, at its family's level), one line per N and pair of variants, on one log₂
+    axis centred on 1 that every panel shares (axes.ratio_axis, the ticks of every ratio figure)."""
     metric = table["metric"].iloc[0]
     workloads = list(dict.fromkeys(table["workload"]))
     fig, axes = plt.subplots(1, len(workloads), figsize=(4.6 * len(workloads), 4.0), squeeze=False,
                              layout="constrained")
     ks = sorted(int(k) for k in table["cores"].unique())
+    limit = _limit(pd.concat([table["ratio_ci_low"], table["ratio_ci_high"], table["ratio"]]))  # shared by the panels
     for ax, w in zip(axes[0], workloads):
         g = table[table["workload"] == w]
         lines = list(dict.fromkeys(zip(g["n"], g["go_variant"], g["rust_variant"], g["shared_params"])))
@@ -61,7 +51,7 @@ def ratio_vs_cores(table: pd.DataFrame, margin: float | None = None) -> plt.Figu
             for _, r in s[s["change_kind"].isin(["lower", "higher"])].iterrows():
                 ax.annotate("changed", (r["cores"], r["ratio"]), textcoords="offset points", xytext=(6, 4),
                             fontsize=7.5, color=color)
-        _log2_axis(ax, pd.concat([g["ratio_ci_low"], g["ratio_ci_high"], g["ratio"]]))
+        ratio_axis(ax, limit)
         ax.axhline(1, color="0.3", linewidth=1)
         if margin:
             ax.axhspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.5, linewidth=0)
@@ -80,13 +70,17 @@ def speedup(table: pd.DataFrame) -> plt.Figure:
     """One panel per workload: value at the fewest cores / value at k cores per language's default
     cells (one line per N and variant), with intervals; 1 = no gain.  For a duration it is the
     speed-up, drawn beside the ideal (k / the fewest); for peak RSS or CPU time, which no core count
-    divides, it is the quotient, named as such and without an ideal."""
+    divides, it is the quotient, named as such and without an ideal.  One log₂ axis centred on 1,
+    shared by the panels (axes.ratio_axis)."""
     metric = table["metric"].iloc[0]
     speed = is_speedup(metric)
     fewest = int(table["from_cores"].min())
     workloads = list(dict.fromkeys(table["workload"]))
     fig, axes = plt.subplots(1, len(workloads), figsize=(4.6 * len(workloads), 4.0), squeeze=False,
                              layout="constrained")
+    # one axis shared by the panels, holding every interval and the ideal (the most cores over the fewest)
+    limit = _limit([*table["speedup_ci_low"], *table["speedup_ci_high"], *table["speedup"],
+                    *((table["cores"] / table["from_cores"]) if speed else [])])
     for ax, w in zip(axes[0], workloads):
         g = table[table["workload"] == w]
         base = int(g["from_cores"].min())
@@ -102,7 +96,7 @@ def speedup(table: pd.DataFrame) -> plt.Figure:
         ideal = [k / base for k in ks] if speed else []
         if speed:
             ax.plot(ks, ideal, ":", color="0.5", label="ideal (time / cores)")
-        _log2_axis(ax, pd.concat([g["speedup_ci_low"], g["speedup_ci_high"], g["speedup"], pd.Series(ideal, dtype=float)]))
+        ratio_axis(ax, limit)
         ax.axhline(1, color="0.3", linewidth=1)
         _cores_axis(ax, ks)
         ax.set_title(w)

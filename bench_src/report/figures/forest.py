@@ -3,10 +3,7 @@ the combined ratio (a diamond) with the interval its verdict is read from, on on
 centred on 1."""
 from __future__ import annotations
 
-import math
-
 import matplotlib.pyplot as plt
-import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -16,6 +13,7 @@ from matplotlib.patches import Patch
 from ...analysis.hosts import KEY, key_columns
 from .. import units
 from ..theme import EQUIVALENCE_COLOR
+from .axes import covering_limit, ratio_axis, ratio_need
 
 
 
@@ -57,11 +55,7 @@ def forest(per_host: pd.DataFrame, combined: pd.DataFrame, margin: float | None 
             ends += [lo, hi]
         else:
             ax.plot([est], [y0 - 0.25], "D", color="0.15", markerfacecolor="white")
-    finite = [abs(math.log2(v)) for v in ends if isinstance(v, (int, float)) and np.isfinite(v) and v > 0]
-    limit = max(0.25, min(6.0, 1.1 * max(finite, default=0.25)))
-    ax.set_xscale("log", base=2)
-    ax.set_xlim(2 ** -limit, 2 ** limit)
-    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ratio_axis(ax, covering_limit(ratio_need(ends, room=1.1)), "x")
     ax.axvline(1, color="0.3", linewidth=1)
     if margin:
         ax.axvspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.5, linewidth=0)

@@ -5,7 +5,6 @@ import math
 
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
-import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 from matplotlib.cm import ScalarMappable
@@ -17,12 +16,12 @@ from ...catalogue import WORKLOADS
 from .. import findings, units
 from ..tables import ci_name, params_dict, verdict_kinds
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, series_colors
-from .axes import (VERDICT_MARKERS, category_label, figure_header, finite_positive, join_parts, n_axis, n_label, panel_grid,
-                   panel_title, params_caption, split_params, threads_caption)
+from .axes import (VERDICT_MARKERS, category_label, covering_limit, figure_header, finite_positive, join_parts, n_axis,
+                   n_label, panel_grid, panel_title, params_caption, ratio_axis, ratio_label, split_params,
+                   threads_caption)
 
 
 DODGE = 10 ** 0.1  # series at one N sit a tenth of a decade apart on the log N axis
-MAX_LOG2 = 6.0  # ratio axes end a little beyond 64x at most; intervals beyond are drawn to the edge with an arrow
 
 
 def _direction_words(metric: str) -> tuple[str, str]:
@@ -35,7 +34,7 @@ def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
     interval too unless one is so wide (a handful of noisy samples) that it would flatten every other
     panel: such an interval is cut at the edge and drawn with an arrow.  At least three margins
     wide so the equivalence band shows; widened where needed so that its ticks reach (nearly) to
-    both ends (see _covering_limit); its ticks end at 2^MAX_LOG2 at most."""
+    both ends (axes.covering_limit, the ticks of every ratio figure); at 2^MAX_RATIO_LOG2 at most."""
     def logs(column):
         return [abs(math.log2(v)) for v in ratios.get(column, pd.Series(dtype=float)) if finite_positive(v)]
 
@@ -43,7 +42,7 @@ def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
     intervals = max(logs("ratio_ci_low") + logs("ratio_ci_high"), default=0.0)
     need = min(max(points, intervals) * 1.08, points * 1.3 + 0.4)
     floor = math.log2(1 + 3 * margin) if margin else math.log2(1.1)
-    return _covering_limit(float(min(max(need, floor, math.log2(1.1)), MAX_LOG2)))
+    return covering_limit(float(max(need, floor, math.log2(1.1))))
 
 
 def sets_axis(ratios: pd.DataFrame) -> pd.Series:
@@ -59,51 +58,8 @@ def sets_axis(ratios: pd.DataFrame) -> pd.Series:
     return ~short if (~short).any() else pd.Series(True, index=ratios.index)
 
 
-def _tick_candidates(limit: float) -> list[float]:
-    if limit <= 0.35:
-        return [0.8, 0.85, 0.9, 0.95, 1.0, 1 / 0.95, 1 / 0.9, 1 / 0.85, 1.25]
-    if limit <= 1.2:
-        return [0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0]
-    if limit <= 4.2:
-        return [2.0 ** k for k in range(-4, 5)]
-    return [2.0 ** k for k in range(-6, 7, 2)]
-
-
-def _ratio_ticks(limit: float) -> list[float]:
-    return [c for c in _tick_candidates(limit) if abs(math.log2(c)) <= limit + 1e-9]
-
-
-def _covering_limit(need: float) -> float:
-    """`need`, or, where the axis would go on well beyond its outermost tick (a 3.5x ratio on an
-    axis whose last tick is 2x), the first tick level at or above `need` with a little room beyond
-    it, so that the ticks span the axis and its largest values can be read against a tick."""
-    def covered(limit: float) -> bool:
-        outermost = max(abs(math.log2(c)) for c in _ratio_ticks(limit))
-        return limit - outermost <= min(0.25, 0.1 * limit) + 1e-9
-
-    if covered(need):
-        return need
-    levels = sorted({abs(math.log2(c)) for lim in (0.3, 1.0, 4.0, MAX_LOG2) for c in _tick_candidates(lim)})
-    for level in levels:
-        if level >= need and covered(level * 1.03):
-            return level * 1.03
-    return MAX_LOG2 * 1.03
-
-
-def _ratio_label(v: float) -> str:
-    """'2×', '1.25×', '1×', '0.8×', '1/4×' (reciprocals of whole numbers below 1 as fractions)."""
-    if v < 1 and abs(1 / v - round(1 / v)) < 1e-6 and round(1 / v) >= 2:
-        return f"1/{round(1 / v)}×"
-    return f"{units.trim(units.significant(v, 3 if v >= 1 else 2))}×"
-
-
 def _ratio_axis(ax, limit: float, metric: str, margin: float | None) -> None:
-    ax.set_yscale("log", base=2)
-    ax.set_ylim(2 ** -limit, 2 ** limit)
-    ticks = _ratio_ticks(limit)
-    ax.yaxis.set_major_locator(mticker.FixedLocator(ticks))
-    ax.yaxis.set_minor_locator(mticker.NullLocator())
-    ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: _ratio_label(v)))
+    ratio_axis(ax, limit)
     if margin:
         # the band to scale, its edges drawn so that it shows even where ±2% is a few pixels
         ax.axhspan(1 - margin, 1 + margin, color=EQUIVALENCE_COLOR, alpha=0.6, zorder=0, linewidth=0)
@@ -386,7 +342,7 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     ticks = [k for k in (-3, -2, -1, 0, 1, 2, 3) if abs(k) <= vmax + 1e-9]
     if vmax < 1.5:
         ticks = sorted(set(ticks) | {-math.log2(1.25), math.log2(1.25)})
-    bar.set_ticks(ticks, labels=[_ratio_label(2 ** k) for k in ticks])
+    bar.set_ticks(ticks, labels=[ratio_label(2 ** k) for k in ticks])
     lower, upper = _direction_words(metric)
     bar.set_label(f"Go / Rust (blue: {lower}; red: {upper})", fontsize=9)
     fig.bench_title = f"Verdicts on {units.metric_name(metric)}: Go / Rust ratio (paired estimate)"
