@@ -836,3 +836,38 @@ def test_a_per_task_note_counts_one_block_in_the_singular():
                        "n_values": 2, "samples": 9, "blocks": 1, "per_task": 1e-4, "fixed_cost": 0.01,
                        "warning": "only 1 block holds every N: no interval (needs >= 6)"}])
     assert cells.per_task(t).frame["note"].iloc[0] == "no interval: every N in only 1 block"
+
+
+def test_the_robustness_and_idle_wait_tables_show_the_threads_the_samples_ran_with():
+    """Both showed the threads requested: a Rust current-thread runtime (1 thread) read "2" in the
+    idle-wait table, and cpu_loops' Go on 2 against Rust's loops on 1 read "all CPUs" in the
+    robustness table.  Both now show the threads the samples ran with (stats.threads_used, the
+    comparison tables' columns), written as the comparison tables write them; the robustness table
+    gives the best pair's beside the defaults' where they differ."""
+    from bench_src.analysis import memory, robustness
+    from bench_src.store import mark_valid, samples_frame
+
+    recs = report_data.records()
+    for r in recs:  # Rust's tokio-fs the fastest files_read cell, on one thread
+        if r["variant"] == "tokio-fs":
+            r["threads"], r["elapsed_ns"] = 1, r["elapsed_ns"] // 3
+    go_rust = compare.compare(mark_valid(samples_frame(recs)), "elapsed_s")
+    shown = tables.readable(go_rust, "go_vs_rust_elapsed_s").frame
+    rob = tables.readable(robustness.robustness(table=go_rust, metric="elapsed_s"), "robustness_elapsed_s").frame
+
+    def threads(frame, workload):
+        return set(frame.loc[frame["workload"] == workload, "threads"])
+
+    assert threads(rob, "cpu_loops") == threads(shown, "cpu_loops") == {"Go 2, Rust 1 (all CPUs requested)"}
+    assert threads(rob, "files_read") == {"defaults: 2; best: Go 2, Rust 1 (all CPUs requested)"}
+    assert threads(rob, "sleep") == {"2"}
+    rows = []
+    for lang, variant, used in (("go", "goroutine", 2), ("rust", "current-thread", 1)):
+        for block in range(6):
+            for wait in ("release", "sleep"):
+                rows.append({"workload": "idle_tasks", "lang": lang, "variant": variant, "n": 10000,
+                             "threads_requested": 2, "threads": used, "block": block, "valid": True, "p_wait": wait,
+                             "alive_at_spawn": 10000, "peak_rss_mib": 20 + 0.01 * block, "elapsed_s": 1.0})
+    modes = memory.wait_modes(pd.DataFrame(rows))
+    assert list(modes["sleep_threads"]) == list(modes["release_threads"]) == [2, 1]
+    assert list(tables.readable(modes, "idle_wait_modes").frame["threads"]) == ["2", "1 (2 requested)"]

@@ -11,7 +11,7 @@ from . import fieller, rules
 from .compare import CellValues, go_vs_rust_row
 from .families import key_text, key_threads
 from .validity import all_alive
-from .stats import CELL_KEYS, summarize
+from .stats import CELL_KEYS, summarize, threads_used
 
 
 def returned_memory(tl: pd.DataFrame) -> pd.DataFrame:
@@ -271,7 +271,8 @@ def wait_modes(df: pd.DataFrame) -> pd.DataFrame:
     """idle_tasks cells run both ways (wait=sleep and wait=release) at the same N: the peak RSS of
     each, paired by block, and their ratio with its interval (sleep / release), counting only
     sleep samples in which every task was alive at once.  The two must agree: releasing right after
-    the last spawn reaches the same peak as sleeping, in a fraction of the time."""
+    the last spawn reaches the same peak as sleeping, in a fraction of the time.  `sleep_threads`,
+    `release_threads`: the threads each cell's samples ran with (stats.threads_used)."""
     from .compare import compare_pair
 
     v = df[df["valid"] & (df["workload"] == "idle_tasks")] if "valid" in df else df[df["workload"] == "idle_tasks"]
@@ -285,7 +286,10 @@ def wait_modes(df: pd.DataFrame) -> pd.DataFrame:
             continue
         r = compare_pair(sleep["block"], sleep["peak_rss_mib"], release["block"], release["peak_rss_mib"],
                          resolution=rules.resolution("peak_rss_mib"))
+        used = {wait: threads_used(g["threads"]) if "threads" in g else float("nan")
+                for wait, g in (("sleep", sleep), ("release", release))}
         rows.append({"lang": lang, "variant": variant, "n": n, "threads_requested": threads,
+                     "sleep_threads": used["sleep"], "release_threads": used["release"],
                      "sleep_samples": r["a_samples"], "release_samples": r["b_samples"],
                      "sleep_median_mib": r["a_median"], "release_median_mib": r["b_median"],
                      "sleep_elapsed_s": float(sleep["elapsed_s"].median()),

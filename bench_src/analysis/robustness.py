@@ -16,22 +16,24 @@ from . import compare as compare_mod
 from . import rules
 
 GROUP = ["workload", "n", "threads_requested", "arm", "shared_params"]
-_SIDE = ["go_variant", "go_params", "rust_variant", "rust_params", "ratio", "ratio_ci_low", "ratio_ci_high",
-         "verdict", "verdict_kind"]
+# each side's columns of the Go-vs-Rust row it picks, the threads its programs ran with among them (the
+# table's `go_threads` and `rust_threads`: stats.threads_used)
+_SIDE = ["go_variant", "go_params", "go_threads", "rust_variant", "rust_params", "rust_threads", "ratio",
+         "ratio_ci_low", "ratio_ci_high", "verdict", "verdict_kind"]
 
 
 def _pick(row: pd.Series | None, prefix: str) -> dict:
     if row is None:
         return {f"{prefix}_{k}": np.nan for k in _SIDE}
-    return {f"{prefix}_{k}": row[k] for k in _SIDE}
+    return {f"{prefix}_{k}": row.get(k, np.nan) for k in _SIDE}
 
 
 def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table: pd.DataFrame | None = None,
                margin: float = rules.MARGIN, design=None) -> pd.DataFrame:
-    """One row per work (workload, N, threads, arm, shared parameters) of the Go-vs-Rust table
-    (computed from `df` unless given): default vs default, best vs best, the counts of row
-    verdicts, `reverses` (some rows say Go, others Rust) and `depends_on_variant` (reverses, or
-    default and best disagree)."""
+    """One row per work (workload, N, threads requested, arm, shared parameters) of the Go-vs-Rust
+    table (computed from `df` unless given): default vs default, best vs best (each with the threads
+    its two programs ran with, the table's), the counts of row verdicts, `reverses` (some rows say
+    Go, others Rust) and `depends_on_variant` (reverses, or default and best disagree)."""
     if table is None:
         table = compare_mod.compare(df, metric, margin=margin, design=design)
     pcols = [c for c in table.columns if c.startswith("p_") and c not in ("p_value", "p_adjusted")]

@@ -10,7 +10,7 @@ from ...analysis import quality, rules, scaling
 from ...catalogue import WORKLOADS
 from .. import units
 from .formatting import (blank, column_of, finish, metric_of, metric_values, n_text, p_column, params_dict,
-                         params_text, threads_cells, threads_text, title_of)
+                         params_text, threads_cells, title_of)
 from .markup import Readable
 
 
@@ -174,7 +174,7 @@ def idle_wait_modes(table: pd.DataFrame) -> Readable:
     out["lang"] = column_of(t, "lang", "")
     out["variant"] = column_of(t, "variant", "")
     out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["threads"] = threads_cells(t)  # as the samples ran, the request beside where they did not
     out["samples (sleep / release)"] = [f"{units.count(a)} / {units.count(b)}"
                                         for a, b in zip(column_of(t, "sleep_samples"), column_of(t, "release_samples"))]
     out["peak, sleeping"] = column_of(t, "sleep_median_mib").map(mib)

@@ -12,7 +12,7 @@ from ...analysis import rules
 from .. import units
 from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
                          params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
-                         test_columns, threads_cells, threads_text, title_of, with_params, work_columns)
+                         test_columns, threads_cells, title_of, with_params, work_columns)
 from .markup import Readable
 
 
@@ -130,6 +130,26 @@ def _pair_text(row: Mapping, prefix: str) -> str:
     return f"{go} vs {rust}: {text}" + ("" if blank(verdict) else f" {verdict}")
 
 
+def _robustness_threads(t: pd.DataFrame) -> pd.Series:
+    """Per work of the robustness table: the threads the programs of its default pair ran with, as a
+    comparison table's threads cell writes them (`threads_cells`: "2", "Go 2, Rust 1 (2 requested)");
+    those of the best pair beside them where they differ ("defaults: ...; best: ..."); the request
+    where neither pair says."""
+    def pair(prefix: str) -> pd.Series:
+        sides = pd.DataFrame({"threads_requested": column_of(t, "threads_requested"),
+                              **{f"{lang}_{k}": column_of(t, f"{prefix}_{lang}_{k}")
+                                 for lang in ("go", "rust") for k in ("threads", "variant")}}, index=t.index)
+        return threads_cells(sides)
+
+    def known(prefix: str) -> pd.Series:
+        return ~(column_of(t, f"{prefix}_go_threads").map(blank) & column_of(t, f"{prefix}_rust_threads").map(blank))
+
+    default, best = pair("default"), pair("best")
+    has_default, has_best = known("default"), known("best")
+    return pd.Series([b if hb and not hd else d if not hb or b == d else f"defaults: {d}; best: {b}"
+                      for d, b, hd, hb in zip(default, best, has_default, has_best)], index=t.index, dtype=object)
+
+
 def robustness(table: pd.DataFrame) -> Readable:
     """Per work: the verdict of the defaults, of each language's best variant of the same model,
     and whether any like-for-like pair of variants changes it."""
@@ -137,7 +157,7 @@ def robustness(table: pd.DataFrame) -> Readable:
     out = pd.DataFrame(index=t.index)
     out["workload"] = column_of(t, "workload", "")
     out["N"] = n_text(t)
-    out["threads"] = column_of(t, "threads_requested").map(threads_text)
+    out["threads"] = _robustness_threads(t)
     out["arm"] = column_of(t, "arm", "")
     out["parameters"] = column_of(t, "shared_params", "").map(lambda v: "" if blank(v) else str(v).replace(",", ", "))
     rows = t.to_dict("records")

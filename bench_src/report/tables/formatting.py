@@ -47,6 +47,7 @@ THREAD_SIDES = {
     "baseline_threads": (("threads", "lang", "variant", "variant"),
                          ("baseline_threads", "lang", "baseline_variant", "baseline")),
     "a_threads": (("a_threads", None, "variant", "A"), ("b_threads", None, "variant", "B")),
+    "sleep_threads": (("sleep_threads", "lang", "variant", "sleeping"), ("release_threads", "lang", "variant", "released")),
     "threads": (("threads", "lang", "variant", ""),),
 }
 
