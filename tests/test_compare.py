@@ -510,6 +510,35 @@ def test_a_sleep_sample_whose_early_tasks_had_ended_counts_for_time_not_for_memo
             "could end (0 ms): not trusted") in row["warning"]
 
 
+def test_a_memory_row_whose_cell_lost_samples_to_the_memory_rule_says_why_before_its_counts():
+    """The quick profile's sleep at N = 1,000: 5 of Go's 6 samples had tasks finish before the last
+    was spawned, so one value of Go's cell counted for memory, and its Go-vs-Rust row read only "only
+    1 samples (< 6) ...; too few pairs: 1 block hold both cells ...; not tested", which names a count,
+    not the cause.  The row now says first how many of the cell's valid samples do not count and why
+    (validity.memory_excluded_summary); its time row, whose samples all count, says nothing of it."""
+    from bench_src.analysis import stats
+
+    rows = _sleep_rows(1000, 1000, 1000)
+    for k, r in enumerate(x for x in rows if x["lang"] == "go" and x["block"] > 0):
+        r["alive_at_spawn"] = 600 + 50 * k
+    df = pd.DataFrame(rows)
+    memory, time = compare.compare(df, "peak_rss_mib").iloc[0], compare.compare(df, "elapsed_s").iloc[0]
+    assert memory["go_samples"] == 1 and compare.untested(compare.compare(df, "peak_rss_mib")).all()
+    assert memory["warning"].startswith(
+        "5 of the 6 valid samples of the Go waitgroup cell do not count for peak_rss_mib: 5 not every task alive "
+        "at once (600 to 800 of 1,000 alive when the last was spawned); only 1 sample (< 6): the interval is "
+        "missing or unreliable; too few pairs: 1 block holds both cells"), memory["warning"]
+    assert "alive" not in time["warning"]
+    assert stats.few_warning(1).startswith("only 1 sample (< ") and stats.few_warning(2).startswith("only 2 samples")
+    # a row that is tested says it too: its cell has fewer values than the run took
+    one = pd.DataFrame(_sleep_rows(1000, 1000, 1000, blocks=10))
+    one.loc[(one["lang"] == "go") & (one["block"] == 3), "alive_at_spawn"] = 990
+    tested = compare.compare(one, "peak_rss_mib").iloc[0]
+    assert np.isfinite(tested["ratio"]) and tested["warning"].startswith(
+        "1 of the 10 valid samples of the Go waitgroup cell does not count for peak_rss_mib: 1 not every task "
+        "alive at once (990 of 1,000 alive when the last was spawned)"), tested["warning"]
+
+
 def test_the_shortest_wait_of_a_counting_workload_is_its_shortest_sleep():
     from bench_src.catalogue import ALIVE_COUNTED, shortest_wait_ns
     from tests.reference import lcg

@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import multiplicity, paired, quality, ranktests, rules, stats, unpaired
 from .families import KEY_COLUMNS, key_params, key_text, key_threads, param_columns, with_param_columns
-from .validity import all_alive, counted, memory_excluded_summary
+from .validity import all_alive, counted, memory_excluded, memory_excluded_summary
 from ..plan import Plan
 from ..plan.comparisons import FAMILY_TITLES, CellRef, comparisons, plan_comparisons
 from ..catalogue import WORKLOADS
@@ -121,6 +121,7 @@ class CellValues:
         # cell is still one of the plan's, shown untested with the reason
         # (read when asked: the sequential rule builds CellValues at every look and never asks)
         self._frame, self._metric = df, metric
+        self._valid_groups = None  # the valid rows by cell, when `left_out` is first asked
         for ref, idx in _cell_groups(valid):
             v, c = values[idx], codes[idx]
             keep = np.isfinite(v)  # an infinite value is no measurement either
@@ -146,6 +147,25 @@ class CellValues:
         found = (quality.dispersion_warning(name(ref), self.cells[ref][1], self._metric) for ref in refs
                  if ref in self.cells)
         return [w for w in found if w]
+
+    def left_out(self, ref: CellRef) -> str:
+        """Why some of a cell's valid samples do not count for the metric, where some do (for memory:
+        not every task alive at once, validity.memory_excluded_summary), with how many; "" where
+        every valid sample counts or none does (`uncounted` says why then).  A row that compares the
+        cell says it first: it is why the cell has fewer values than the run took."""
+        if ref not in self.cells:
+            return ""
+        if self._valid_groups is None:
+            df = self._frame
+            valid = with_param_columns(df[df["valid"].astype(bool)] if "valid" in df.columns else df)
+            self._valid_groups = (valid, dict(_cell_groups(valid)))
+        valid, groups = self._valid_groups
+        rows = valid.iloc[groups.get(ref, [])]
+        excluded = int((memory_excluded(rows) != "").sum()) if self._metric in rules.MEMORY_METRICS else 0
+        if not excluded:
+            return ""
+        return (f"{excluded} of the {len(rows)} valid samples of the {cell_name(ref)} cell "
+                f"{'does' if excluded == 1 else 'do'} not count for {self._metric}: {memory_excluded_summary(rows)}")
 
     def uncounted(self) -> dict[CellRef, str]:
         """The cells the frame measured of which no value counts for the metric, with why."""
@@ -281,7 +301,7 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
     # Paired on the shared blocks, whatever samples either cell took in blocks of other comparisons
     # (the sequential rule decides a comparison on the same pairs), from MIN_PAIRS pairs on.
     if paired_data and pairs < rules.MIN_PAIRS:
-        notes.append(f"too few pairs: {pairs} block{'s' if pairs != 1 else ''} hold both cells, and a verdict "
+        notes.append(f"too few pairs: {pairs} block{'s hold' if pairs != 1 else ' holds'} both cells, and a verdict "
                      f"needs {rules.MIN_PAIRS} (the error rate is measured from there); not tested")
         out.update(pairing="paired", pairs=int(pairs))
         out["warning"] = "; ".join(dict.fromkeys(notes))
@@ -444,6 +464,11 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
                    for ref in (a, b) if ref in uncounted]
         if missing:  # the design pairs them; no pair counts
             t.stats.update(warning="; ".join(missing), pairing="paired" if cv.paired_data else "unpaired")
+        # a cell some of whose valid samples do not count (memory: not every task alive at once): why,
+        # before the counts of samples and pairs it leaves
+        left = [x for x in (cv.left_out(ref) for ref in (a, b)) if x]
+        if left:
+            t.stats["warning"] = "; ".join(filter(None, [*left, t.stats["warning"]]))
         # a memory cell whose values are dispersed (quality.dispersion_warning): every row of it says so
         spread = cv.dispersed((a, b))
         if spread:

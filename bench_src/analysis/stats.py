@@ -126,7 +126,7 @@ def ratio_ci(a, b, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLE
 
 def few_warning(n: int, confidence: float = CONFIDENCE) -> str:
     need = max(MIN_SAMPLES, min_samples_for(confidence))
-    return f"only {n} samples (< {need}): the interval is missing or unreliable" if n < need else ""
+    return f"only {n} sample{'' if n == 1 else 's'} (< {need}): the interval is missing or unreliable" if n < need else ""
 
 
 def coverage_kind(values) -> str:
