@@ -10,7 +10,7 @@ from ..plan.comparisons import CellRef, comparisons
 from . import fieller, rules
 from .compare import CellValues, go_vs_rust_row
 from .families import key_text, key_threads
-from .validity import all_alive
+from .validity import all_alive, counted
 from .stats import CELL_KEYS, summarize, threads_used
 
 
@@ -275,10 +275,10 @@ def wait_modes(df: pd.DataFrame) -> pd.DataFrame:
     `release_threads`: the threads each cell's samples ran with (stats.threads_used)."""
     from .compare import compare_pair
 
-    v = df[df["valid"] & (df["workload"] == "idle_tasks")] if "valid" in df else df[df["workload"] == "idle_tasks"]
-    if v.empty or "p_wait" not in v or v["p_wait"].nunique() < 2:
+    idle = df[df["workload"] == "idle_tasks"]
+    if idle.empty or "p_wait" not in idle or idle["p_wait"].nunique() < 2:
         return pd.DataFrame()
-    v = v[all_alive(v)]
+    v = counted(idle, METRIC)  # the memory rule's samples (valid, every task alive at once)
     rows = []
     for (lang, variant, n, threads), g in v.groupby(["lang", "variant", "n", "threads_requested"], dropna=False):
         sleep, release = g[g["p_wait"] == "sleep"], g[g["p_wait"] == "release"]
