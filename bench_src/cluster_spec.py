@@ -11,7 +11,7 @@ from typing import Any
 from . import cpus
 from .values import read_none
 
-_LOCAL = re.compile(r"local:(\d+)")
+_LOCAL = re.compile(r"local:(-?\d+)")  # local:-1 too, so that a count below 1 is named as one
 _ADDRESS = re.compile(r"(tcp|tls)://([A-Za-z0-9._\-\[\]:]+):(\d{1,5})")
 ALLOWED = ('None (the plan runs in this process)', '"local:N" (N hosts on this machine, each on its own CPUs)',
            '"tcp://HOST:PORT" (a running Dask scheduler)')
@@ -41,7 +41,8 @@ def parse_cluster(value: Any, usable: int | None = None) -> ClusterSpec | None:
     """The cluster a run uses, or None for the in-process run: None or the word None, as every
     parameter reads it (values.read_none; "null", "none" or an empty string are refused as any other
     value that names no cluster).  A ValueError names the value and what is allowed; "local:N" needs
-    N <= the usable CPUs (`usable`, default this process's)."""
+    1 <= N <= the usable CPUs (`usable`, default this process's): 0 or fewer hosts are named as such,
+    more than the CPUs as hosts without a CPU of their own."""
     value = read_none(value)
     if value is None:
         return None
@@ -53,9 +54,13 @@ def parse_cluster(value: Any, usable: int | None = None) -> ClusterSpec | None:
     if local:
         n = int(local.group(1))
         limit = cpus.usable_cpus() if usable is None else usable
-        if not 1 <= n <= limit:
+        allowed_n = f"allowed: local:N with 1 <= N <= {limit} (this machine's usable CPUs)"
+        if n < 1:
+            raise ValueError(f"cluster: {text!r} asks for {n} local hosts, and a local cluster needs at least one; "
+                             f"{allowed_n}")
+        if n > limit:
             raise ValueError(f"cluster: {text!r} asks for {n} local hosts, but each needs a CPU of its own and this "
-                             f"machine has {limit} usable; give local:1 to local:{limit}")
+                             f"machine has {limit} usable; {allowed_n}")
         return ClusterSpec("local", workers=n)
     address = _ADDRESS.fullmatch(text)
     if address:

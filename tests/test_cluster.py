@@ -81,12 +81,25 @@ def test_cluster_values_read_and_refused_with_what_is_allowed():
     assert parse_cluster(None) is None and parse_cluster("None") is None and parse_cluster(" None ") is None
     assert parse_cluster("local:2", usable=2) == ClusterSpec("local", workers=2)
     assert str(parse_cluster("tcp://10.0.0.5:8786")) == "tcp://10.0.0.5:8786"
-    for bad, words in (("local:3", "each needs a CPU of its own"), ("local:0", "local:1 to local:2"),
-                       ("http://x:1", "is not a cluster"), ("tcp://h:99999", "a port is 1 to 65535"),
-                       (2, "is not a string")):
+    for bad, words in (("local:3", "each needs a CPU of its own"), ("http://x:1", "is not a cluster"),
+                       ("tcp://h:99999", "a port is 1 to 65535"), (2, "is not a string")):
         with pytest.raises(ValueError) as err:
             parse_cluster(bad, usable=2)
         assert words in str(err.value) and "cluster" in str(err.value), (bad, str(err.value))
+
+
+@pytest.mark.parametrize("count", [0, -1])
+def test_a_local_cluster_of_no_host_is_named_as_such_with_what_is_allowed(count):
+    """local:0 was refused for want of CPUs ("each needs a CPU of its own and this machine has 2
+    usable"), which is not why; local:-1 was "not a cluster"."""
+    with pytest.raises(ValueError) as err:
+        parse_cluster(f"local:{count}", usable=2)
+    assert str(err.value) == (f"cluster: 'local:{count}' asks for {count} local hosts, and a local cluster needs at "
+                              "least one; allowed: local:N with 1 <= N <= 2 (this machine's usable CPUs)")
+    with pytest.raises(ValueError) as err:
+        parse_cluster("local:3", usable=2)
+    assert str(err.value).endswith("this machine has 2 usable; allowed: local:N with 1 <= N <= 2 (this machine's "
+                                   "usable CPUs)"), str(err.value)
 
 
 @pytest.mark.parametrize("given", ["null", "none", "NONE", "", "  "])
