@@ -256,7 +256,7 @@ def report_command(args: argparse.Namespace) -> int:
     from .report.export import html
     from .report.export.base import ExportNotWritable
     from .report.full import check_results_dir, full_report
-    from .store.lock import LOCK_NAME, DirLock, LockedError
+    from .store.directory import refuse_in_use
     from .store.meta import META
 
     try:
@@ -268,10 +268,7 @@ def report_command(args: argparse.Namespace) -> int:
         stale = page.exists() and any(f.exists() and f.stat().st_mtime > page.stat().st_mtime
                                       for f in (d / SAMPLES, d / META))
         if args.rebuild or not page.exists() or stale:  # a page older than the samples is rewritten
-            owner = DirLock.held_by(d / LOCK_NAME)
-            if owner:  # its samples still change: a report now would be of part of the run
-                raise LockedError(f"results directory {str(d)!r} (a report now would be of part of its run)",
-                                  d / LOCK_NAME, owner)
+            refuse_in_use(d)  # its samples still change: a report now would be of part of the run
             try:
                 with store_warnings_in_one_line():
                     full_report(d)

@@ -278,6 +278,42 @@ def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path
         assert sorted(p.name for p in into.iterdir()) == before
 
 
+def test_a_directory_a_run_still_writes_is_refused_as_report_refuses_it(tmp_path, capsys):
+    """`hosts` analysed a directory while a run was writing it (23 of 32 samples, no word), where
+    `report` refused it: every reader of several hosts refuses it now with the report's own line,
+    before anything is written (the command, api.load of a list, analysis.ipynb's parameters as
+    papermill passes them, one directory or a list)."""
+    import re
+
+    from bench_src import api
+    from bench_src.__main__ import main
+    from bench_src.report import notebook as nb
+    from bench_src.store import LockedError
+    from locks import held_elsewhere
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=30)
+    b = take(tmp_path / "b", 1.0, 1.98, seed=31, cpu_model="Other CPU")
+    out = tmp_path / "combined"
+    with held_elsewhere(b / ".lock") as run:
+        assert main(["report", str(b)]) == 2
+        refused_by_report = capsys.readouterr().err
+        assert re.fullmatch(rf"error: results directory {re.escape(repr(str(b)))} \(a report now would be of part of "
+                            rf"its run\) is in use by PID {run.pid}, since \S+ \(lock {re.escape(str(b / '.lock'))}\); "
+                            r"wait for it to finish or stop it\n", refused_by_report), refused_by_report
+        assert main(["hosts", str(a), str(b), "--out", str(out)]) == 2
+        assert capsys.readouterr().err == refused_by_report, "the same rule, the same line"
+        assert not out.exists(), "nothing written"
+        with pytest.raises(LockedError) as err:
+            api.load([a, b])
+        assert api.error_line(err.value) + "\n" == refused_by_report
+        for given in (json.dumps([str(a), str(b)]), str(b)):
+            with pytest.raises(LockedError) as err:
+                nb.analysis_parameters(given, hosts_dir=str(out))
+            assert api.error_line(err.value) + "\n" == refused_by_report, given
+    assert not (b / "export").exists() and not out.exists()
+    assert main(["hosts", str(a), str(b), "--out", str(out)]) == 0, "the run over, the same command combines them"
+
+
 def test_a_difference_named_as_a_factor_is_accepted_and_kept_apart(tmp_path):
     from bench_src import api
 

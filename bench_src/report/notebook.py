@@ -3,8 +3,8 @@
 - `analysis_parameters`, `memory_parameters`, `reproduce_parameters`: the notebooks' papermill
   parameters checked with their types (papermill passes strings for lists: they are read as
   YAML); a bad value is a ValueError naming it and what is allowed, a missing results directory a
-  NotAResultsDirectory (a FileNotFoundError), both before anything is written and both one line
-  in the notebook (`api.USER_ERRORS`);
+  NotAResultsDirectory (a FileNotFoundError), and for analysis.ipynb a directory a run still writes
+  a LockedError, all before anything is written and all one line in the notebook (`api.USER_ERRORS`);
 - `analysis`, `report`: the whole analysis of one directory, computed once, with every export
   (see `full`); with several directories (taken on several machines) the per-directory sections
   say so, and `hosts_section` (or its parts `hosts_summary`, `hosts_table`, `hosts_figures`) shows
@@ -32,6 +32,7 @@ from . import export, findings as found, full, tables, units
 from .export import html
 from ..values import as_float, from_papermill, read_none
 from ..store import latest_results_dir
+from ..store.directory import refuse_in_use
 from ..store.hosts import FACTORS
 from .hosts_report import HostsReport, summary_lines
 
@@ -122,8 +123,11 @@ class AnalysisParameters:
 def analysis_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
                         distribution_workloads: Any = None, factor: Any = None,
                         hosts_dir: Any = None) -> AnalysisParameters:
-    """The parameters of analysis.ipynb, checked."""
+    """The parameters of analysis.ipynb, checked; a directory a run still writes is refused as
+    `report` refuses it (store.directory.refuse_in_use), before anything is written."""
     dirs = results_dirs_parameter(results_dir)
+    for d in dirs:
+        refuse_in_use(d)
     hosts_dir = read_none(hosts_dir)
     if hosts_dir is not None and (isinstance(hosts_dir, bool) or not isinstance(hosts_dir, (str, Path))
                                   or not str(hosts_dir).strip()):  # Path("") would be the current directory

@@ -1,7 +1,8 @@
 """Whether a directory may be a results directory, before the store opens it: what a run of this
 package may leave there before its meta.json exists, a directory that holds something else refused
-(nothing is written into it), a path too long for its file system refused before it is created, and
-the latest results directory under the results root."""
+(nothing is written into it), a path too long for its file system refused before it is created, a
+directory a run still writes refused to an analysis (`refuse_in_use`), and the latest results
+directory under the results root."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from .. import paths
 from ..paths import SAMPLES
-from .lock import LOCK_NAME
+from .lock import LOCK_NAME, DirLock, LockedError
 from .meta import META, is_run_record
 from .space import RESERVE
 
@@ -65,6 +66,18 @@ def refuse_foreign(directory: Path) -> None:
         raise ValueError(f"results_dir {str(directory)!r} is not empty ({shown}) and {record}: it is "
                          "not a results directory of this package, and nothing is written into it; give a new or "
                          f"empty directory, or the directory of an earlier run{hint}")
+
+
+def refuse_in_use(directory: str | os.PathLike) -> None:
+    """A LockedError, naming the run's process, when a run holds the results directory's lock: its
+    samples still change, so an analysis now would be of part of the run.  The one rule of every
+    analysis that reads a run from the outside (`report`, `hosts`, analysis.ipynb); the run's own
+    report at its end is written under its lock, and does not ask."""
+    d = Path(directory)
+    owner = DirLock.held_by(d / LOCK_NAME)
+    if owner:
+        raise LockedError(f"results directory {str(d)!r} (a report now would be of part of its run)", d / LOCK_NAME,
+                          owner)
 
 
 def refuse_too_long(d: Path) -> None:

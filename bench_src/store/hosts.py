@@ -26,6 +26,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
+from .directory import refuse_in_use
 from .equivalence import mark_valid
 from ..parameters import MACHINE_DEFAULTS
 from ..plan.model import plan_from_dict
@@ -131,7 +132,8 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
     host to its label, fingerprint and directories; `df.attrs["meta"]` is the first directory's
     meta.json and `df.attrs["plan"]` its Plan (the plan they share).  Refused (ValueError, naming the directories): fewer than one
     directory, a directory given twice (by its path, or as a copy: the same `run_origin`), different plans,
-    programs built from different source; the
+    programs built from different source; and (a LockedError) a directory a run still writes
+    (`directory.refuse_in_use`, as `report` refuses it); the
     difference named by `factor` ("plan" or "commit") is accepted and becomes a column."""
     if factor is not None and factor not in FACTORS:
         raise ValueError(f"factor={factor!r}: allowed: {', '.join(FACTORS)} (or None)")
@@ -142,6 +144,7 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
         raise ValueError(f"a results directory is given twice: {dirs}")
     frames, hosts, first, runs = [], {}, None, {}
     for d in dirs:
+        refuse_in_use(d)  # a run still writes it: its analysis now would be of part of the run
         store = ResultsStore(d)
         meta = store.read_meta()
         origin = run_origin(meta)
