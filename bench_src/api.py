@@ -257,8 +257,12 @@ def load_hosts(results_dirs, factor: str | None = None) -> pd.DataFrame:
     `factor` ("plan" or "commit") names that difference: it becomes a column whose values the
     analysis keeps apart.  Plans of different looks of the sequential rule are refused even then
     (their p-values cannot share one design); each family's planned size is the largest of the
-    plans'."""
+    plans'.  A path that holds no run is refused in the words of `report` (full.check_results_dir)."""
+    from .report import full as report_module
+
     results_dirs = list(results_dirs)
+    for d in results_dirs:
+        report_module.check_results_dir(d)
     df = store_hosts.load_hosts(results_dirs, factor=factor)
     design = sequential.attach(df, df.attrs["plan"]).attrs["design"]
     if factor == "plan":

@@ -314,6 +314,36 @@ def test_a_directory_a_run_still_writes_is_refused_as_report_refuses_it(tmp_path
     assert main(["hosts", str(a), str(b), "--out", str(out)]) == 0, "the run over, the same command combines them"
 
 
+def test_a_path_that_holds_no_run_is_refused_with_what_an_analysis_needs(tmp_path, capsys):
+    """`hosts A DIR` with DIR missing, empty or holding a meta.json that is no run's told to "give the
+    directory of a run, or a new or empty one": a run's advice, which an analysis cannot follow.
+    `hosts` says what `report` says of the same path, and the run keeps its own advice."""
+    from bench_src.__main__ import main
+
+    a = take(tmp_path / "a", 1.0, 2.0, seed=32)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    record = tmp_path / "record"  # a run's record whose plan does not rebuild, and no samples
+    record.mkdir()
+    (record / "meta.json").write_text(json.dumps({"run_id": "x", "plan": {"profile": 3}, "sessions": []}))
+    out = tmp_path / "combined"
+    for d, ends in ((tmp_path / "nonexistent", "does not exist; run notebooks/run.ipynb or `python -m bench_src run` "
+                     "first, or pass the directory of a run\n"),
+                    (empty, "is not a results directory: it is empty; run notebooks/run.ipynb or `python -m bench_src "
+                     "run` first, or pass the directory of a run\n"),
+                    (record, "is not a results directory of this package, or one of a run that stored no sample; give "
+                     "the results directory of a run\n")):
+        assert main(["report", str(d)]) == 2
+        by_report = capsys.readouterr().err
+        assert main(["hosts", str(a), str(d), "--out", str(out)]) == 2
+        by_hosts = capsys.readouterr().err
+        assert by_hosts == by_report and by_hosts.startswith("error: ") and by_hosts.endswith(ends), by_hosts
+        assert "new or empty" not in by_hosts and not out.exists()
+    assert main(["check", "--profile", "quick", "--results-dir", str(record)]) == 2
+    assert capsys.readouterr().err.endswith("give the directory of a run, or a new or empty one\n"), \
+        "a run may be given a new directory"
+
+
 def test_a_difference_named_as_a_factor_is_accepted_and_kept_apart(tmp_path):
     from bench_src import api
 

@@ -276,7 +276,7 @@ def test_a_meta_json_that_is_no_runs_record_without_samples_is_refused_even_with
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {theirs / 'meta.json'} cannot be read: ") and err.endswith(
         f", and no samples.jsonl is beside it: {theirs} is not a results directory of this package, or one of a run "
-        "that stored no sample; give the directory of a run, or a new or empty one"), err
+        "that stored no sample; give the results directory of a run"), err  # a report needs a run's, not a new one
     assert {p.name: p.read_bytes() for p in theirs.iterdir()} == before, "nothing moved, nothing written"
 
 

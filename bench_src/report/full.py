@@ -101,7 +101,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     check when the run was one.  The comparisons use the run's design (its sequential looks)."""
     results_dir = check_results_dir(results_dir)
     store = ResultsStore(results_dir)
-    meta = store.read_meta()  # an unreadable meta.json is named with what to do
+    meta = store.read_meta(reading=True)  # an unreadable meta.json is named with what to do
     df = load_with_design(results_dir)
     rep = Report(results_dir, df, meta, margin)
     rep.tables["status"] = tables.status_counts(df)

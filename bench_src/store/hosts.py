@@ -146,7 +146,7 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
     for d in dirs:
         refuse_in_use(d)  # a run still writes it: its analysis now would be of part of the run
         store = ResultsStore(d)
-        meta = store.read_meta()
+        meta = store.read_meta(reading=True)
         origin = run_origin(meta)
         if origin is not None and origin in runs:  # a copy of a directory: its samples would count twice
             raise ValueError(f"{d} holds the same run as {runs[origin]} (created {origin[0]} by process {origin[1]} "

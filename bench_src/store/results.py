@@ -171,8 +171,9 @@ class ResultsStore:
                                        "(a run writes meta.json and samples.jsonl there)")
 
     # --- meta -------------------------------------------------------------------------------
-    def read_meta(self) -> dict[str, Any]:
-        """meta.json; a CorruptFile names it, says what is wrong and how to recover."""
+    def read_meta(self, reading: bool = False) -> dict[str, Any]:
+        """meta.json; a CorruptFile names it, says what is wrong and how to recover (`reading`: for
+        an analysis, which needs a run's directory, where a run may also be given a new one)."""
         text = ""
         try:
             text = self.meta_path.read_text(encoding="utf-8")
@@ -195,17 +196,17 @@ class ResultsStore:
                 why = stored_plan_problem(meta["plan"]) or sessions_problem(meta["sessions"])
                 if why is None:
                     return meta
-        raise CorruptFile(self._corrupt_meta(why))
+        raise CorruptFile(self._corrupt_meta(why, reading))
 
     def read_plan(self) -> Plan:
         """The plan stored in meta.json, as a Plan (the one place a stored plan dict becomes one)."""
         return plan_from_dict(self.read_meta()["plan"])
 
-    def _corrupt_meta(self, why: str) -> str:
+    def _corrupt_meta(self, why: str, reading: bool = False) -> str:
         if not self.samples_path.exists():
+            instead = "the results directory of a run" if reading else "the directory of a run, or a new or empty one"
             return (f"{self.meta_path} cannot be read: {why}, and no {SAMPLES} is beside it: {self.dir} is not a "
-                    "results directory of this package, or one of a run that stored no sample; give the directory "
-                    "of a run, or a new or empty one")
+                    f"results directory of this package, or one of a run that stored no sample; give {instead}")
         try:
             lines = self.samples_path.read_bytes().count(b"\n")
         except OSError:
