@@ -333,12 +333,15 @@ def _say_engine_check(table: pd.DataFrame, margin: float) -> None:
         print(line)
 
 
-def analysis_hosts(parameters) -> "hosts_report_module.HostsReport | None":
-    """analysis.ipynb with several results directories: their several-hosts report (hosts_report,
-    written to the notebook's `hosts_dir`; its summary is the notebook's next cell); None with one
-    directory."""
+def analysis_hosts(parameters, rep=None) -> "hosts_report_module.HostsReport | None":
+    """analysis.ipynb's several-hosts section: with several results directories their report
+    (hosts_report, written to the notebook's `hosts_dir`); with one, the Hosts section of its report
+    `rep` (report/notebook.py `run_hosts`: a run on several hosts, its tables and forest plots as
+    report.html shows them), None for a run on one host."""
+    from .report import notebook as report_notebook
+
     if not parameters.several:
-        return None
+        return report_notebook.run_hosts(rep)
     return hosts_report(parameters.results_dirs, parameters.hosts_dir, parameters.margin, parameters.factor,
                         echo=False)
 

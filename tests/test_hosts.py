@@ -414,6 +414,82 @@ def test_the_analysis_notebook_shows_the_hosts_of_a_list_of_directories(tmp_path
     assert not (a / "export").exists(), "several directories: no directory's own report is written"
 
 
+def run_on_two_hosts(directory, seed):
+    """A run whose blocks two hosts took, as a local cluster of two leaves its directory: the
+    session describes both hosts (shares of one machine, CPU 0 and CPU 1) and each sample carries
+    its block's host, blocks alternating between them (6 pairs on each)."""
+    the_plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=12, warmup=0,
+                         params={"sleep": {"work": 10}})
+    take(directory, 1.0, 2.0, seed, the_plan=the_plan)
+    meta = json.loads((directory / "meta.json").read_text())
+    session = meta["sessions"][-1]
+    prints = [store_hosts.fingerprint({**session, "cpu_set": cpu}) for cpu in ("0", "1")]
+    session["hosts"] = {store_hosts.host_id(fp): {"fingerprint": fp, "label": store_hosts.host_label(fp),
+                                                  "cpu_set": fp["cpu_set"]} for fp in prints}
+    (directory / "meta.json").write_text(json.dumps(meta))
+    ids = list(session["hosts"])
+    records = [json.loads(line) for line in (directory / "samples.jsonl").read_text().splitlines()]
+    (directory / "samples.jsonl").write_text("".join(json.dumps({**r, "host": ids[r["block"] % 2]}) + "\n"
+                                                     for r in records))
+    return directory
+
+
+def test_one_directory_of_a_run_on_several_hosts_has_the_hosts_section_of_its_report(tmp_path):
+    """analysis.ipynb on a cluster run's one directory said "give results_dir a list of directories"
+    and showed no hosts, where report.html has a Hosts section: the section shows that report's own
+    per-host and combined tables and forest plots, with the hosts described; one host keeps the one
+    line, which names both ways to the section."""
+    from bench_src import api
+    from bench_src.report import notebook as nb
+
+    cluster = run_on_two_hosts(tmp_path / "cluster", seed=33)
+    parameters = nb.analysis_parameters(str(cluster))
+    rep = nb.analysis(parameters)
+    found = api.analysis_hosts(parameters, rep)
+    assert found is not None and found.machines == 2 and found.distinct_machines == 1
+    for metric in ("elapsed_s", "peak_rss_mib"):
+        assert found.combined[metric] is rep.tables[f"across_hosts_{metric}"], "the report's table, as report.html"
+        assert found.per_host[metric] is rep.tables[f"per_host_{metric}"]
+    assert found.files == [p for m in ("elapsed_s", "peak_rss_mib") for p in rep.figures[f"forest_{m}"]]
+    section = nb.hosts_section(found)
+    text = repr(section)
+    assert nb.ONE not in section.items
+    assert text.startswith("1 results directory from 1 distinct machine(s)"), text[:200]
+    assert "2 hosts on 1 machine(s): hosts of one machine are shares of it" in text
+    titles = [r.title for r in section.readables()]
+    assert titles == ["The hosts", "Go vs Rust across hosts, workload time", "Go vs Rust on each host, workload time",
+                      "Go vs Rust across hosts, peak RSS", "Go vs Rust on each host, peak RSS"], titles
+    assert "tau²" in text and "I²" in text and "holds on" in text
+    assert [p.name for p in section.files()] == ["forest_elapsed_s.png", "forest_peak_rss_mib.png"]
+    assert all(p.parent == rep.export_dir / "figures" for p in section.files()), "nothing written elsewhere"
+
+    alone = take(tmp_path / "alone", 1.0, 2.0, seed=34)
+    parameters = nb.analysis_parameters(str(alone))
+    assert api.analysis_hosts(parameters, nb.analysis(parameters)) is None
+    assert nb.hosts_section(None).items == [nb.ONE]
+    assert "a list of directories taken on several machines" in nb.ONE and "a run on several hosts (cluster)" in nb.ONE
+
+
+def test_the_analysis_notebook_shows_the_hosts_of_one_directory_of_a_run_on_several_hosts(tmp_path):
+    import papermill as pm
+
+    from bench_src import paths
+    from bench_src.report import notebook as nb
+
+    cluster = run_on_two_hosts(tmp_path / "cluster", seed=35)
+    pm.execute_notebook(str(paths.ROOT / "notebooks" / "analysis.ipynb"), str(tmp_path / "analysis.ipynb"),
+                        parameters={"results_dir": str(cluster)}, cwd=str(paths.ROOT), kernel_name="python3",
+                        progress_bar=False)
+    executed = json.loads((tmp_path / "analysis.ipynb").read_text())
+    last = executed["cells"][-1]
+    assert "".join(last["source"]) == "nb.hosts_section(hosts)"
+    shown = "".join("".join(o.get("data", {}).get("text/html", "")) for o in last["outputs"])
+    assert "1 results directory from 1 distinct machine(s)" in shown and nb.ONE not in shown
+    for title in ("The hosts", "Go vs Rust across hosts, workload time", "Go vs Rust on each host, workload time"):
+        assert title in shown, title
+    assert "<img alt='forest_elapsed_s'" in shown, "the forest plot is shown"
+
+
 def test_a_combined_verdict_holds_on_the_hosts_whose_own_interval_shows_it():
     """"Holds on k of m": a combined difference holds on the hosts whose own interval calls the same
     side (whether or not smaller than the margin); a combined equivalence on the hosts whose own

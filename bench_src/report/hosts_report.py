@@ -64,8 +64,9 @@ def summary_lines(rep: HostsReport) -> list[str]:
     """The answer first: how many machines stand behind the directories, then per metric the
     combined verdicts counted and each difference with its ratio, interval and the hosts it holds on
     (analysis.hosts.holds: those whose own interval calls the same side)."""
-    out = [f"{rep.directories} results directories from {rep.distinct_machines} distinct machine(s) (a machine is a "
-           "fingerprint: CPU, caches, memory, kernel, toolchains, the programs' sha256)."]
+    out = [f"{rep.directories} results director{'y' if rep.directories == 1 else 'ies'} from {rep.distinct_machines} "
+           "distinct machine(s) (a machine is a fingerprint: CPU, caches, memory, kernel, toolchains, the programs' "
+           "sha256)."]
     if rep.distinct_machines < rep.machines:
         out.append(f"{rep.machines} hosts on {rep.distinct_machines} machine(s): hosts of one machine are shares of it, each "
                    "pinned to CPUs of its own (a local cluster, or workers pinned with taskset); "

@@ -8,7 +8,7 @@
 - `analysis`, `report`: the whole analysis of one directory, computed once, with every export
   (see `full`); with several directories (taken on several machines) the per-directory sections
   say so, and `hosts_section` (or its parts `hosts_summary`, `hosts_table`, `hosts_figures`) shows
-  the several-hosts report;
+  the several-hosts report, as it shows the Hosts section of one run on several hosts (`run_hosts`);
 - `table`: a table formatted for reading, shown in full (never pandas' truncated view);
 - `figures`: the saved figures, shown from their PNG files;
 - `live_stderr`: a cell's stderr (the run's estimate and progress lines) shown as it comes and,
@@ -27,14 +27,15 @@ from typing import Any
 import pandas as pd
 
 from ..analysis import compare, rules
+from ..analysis import hosts as hosts_analysis
 from ..catalogue import WORKLOADS
 from . import export, findings as found, full, tables, units
 from .export import html
 from ..values import as_float, from_papermill, read_none
 from ..store import latest_results_dir
 from ..store.directory import refuse_in_use
-from ..store.hosts import FACTORS
-from .hosts_report import HostsReport, summary_lines
+from ..store.hosts import FACTORS, load_hosts
+from .hosts_report import HostsReport, overview, summary_lines
 
 ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 
@@ -200,7 +201,8 @@ def report(results_dir: str | Path, margin: float = compare.MARGIN) -> full.Repo
 
 SEVERAL = ("several results directories: this section is the analysis of one directory; run the notebook on "
            "each directory alone for it, the several-hosts section at the end shows them together")
-ONE = "one results directory: give results_dir a list of directories (taken on several machines) for this section"
+ONE = ("one results directory whose samples come from one host: this section needs more than one; give results_dir "
+       "a list of directories taken on several machines, or the directory of a run on several hosts (cluster)")
 
 
 def analysis(parameters: AnalysisParameters) -> full.Report | None:
@@ -210,6 +212,20 @@ def analysis(parameters: AnalysisParameters) -> full.Report | None:
               "together")
         return None
     return report(parameters.results_dir, margin=parameters.margin)
+
+
+def run_hosts(rep: full.Report | None) -> HostsReport | None:
+    """The Hosts section of one run's report, where its samples come from more than one host (a
+    cluster run: full.analyse computes each host's verdicts and their combination, and draws the
+    forest plots): those tables and figures, as report.html shows them, with the hosts as `hosts
+    DIR` describes them (store.hosts.load_hosts); None for a run on one host."""
+    metrics = [m for m in hosts_analysis.METRICS if rep is not None and f"across_hosts_{m}" in rep.tables]
+    if not metrics:
+        return None
+    df = load_hosts([rep.results_dir])
+    return HostsReport(df, overview(df), per_host={m: rep.tables[f"per_host_{m}"] for m in metrics},
+                       combined={m: rep.tables[f"across_hosts_{m}"] for m in metrics},
+                       files=[p for m in metrics for p in rep.figures.get(f"forest_{m}", [])])
 
 
 def method(rep: full.Report | None) -> "Section":
@@ -248,8 +264,8 @@ def hosts_table(hosts: HostsReport | None, kind: str, metric: str) -> tables.Rea
 
 def hosts_section(hosts: HostsReport | None) -> "Section":
     """The several-hosts report in one cell: the summary and the hosts, each headline metric's
-    combined and per-host tables, the forest plots; with one directory, the one line saying how to
-    have it."""
+    combined and per-host tables, the forest plots (of several directories, or of one run on several
+    hosts: `run_hosts`); with one directory of one host, the one line saying how to have it."""
     if hosts is None:
         return Section(ONE)
     tables_ = [hosts_table(hosts, kind, metric) for metric in rules.HEADLINE_METRICS
