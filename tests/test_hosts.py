@@ -310,6 +310,10 @@ def test_a_directory_a_run_still_writes_is_refused_as_report_refuses_it(tmp_path
             with pytest.raises(LockedError) as err:
                 nb.analysis_parameters(given, hosts_dir=str(out))
             assert api.error_line(err.value) + "\n" == refused_by_report, given
+        for read in (nb.memory_parameters, nb.reproduce_parameters):  # the other analysis notebooks alike
+            with pytest.raises(LockedError) as err:
+                read(str(b))
+            assert api.error_line(err.value) + "\n" == refused_by_report, read
     assert not (b / "export").exists() and not out.exists()
     assert main(["hosts", str(a), str(b), "--out", str(out)]) == 0, "the run over, the same command combines them"
 

@@ -42,13 +42,17 @@ ARTICLE_TABLES = ("go_channel_per_task", "go_single_channel")
 
 def results_dir_parameter(value: Any) -> Path:
     """A results directory given as a path, or None (or the word None) for the most recent one under
-    data/results/."""
+    data/results/; one a run still writes is refused as `report` refuses it
+    (store.directory.refuse_in_use), before anything is written: an analysis now would be of part
+    of the run.  Every analysis notebook reads its directories through this."""
     value = read_none(value)
     if value is None:
-        return full.check_results_dir(latest_results_dir())
-    if isinstance(value, bool) or not isinstance(value, (str, Path)):
+        value = latest_results_dir()
+    elif isinstance(value, bool) or not isinstance(value, (str, Path)):
         raise ValueError(f"results_dir={value!r}: expected the path of a results directory (a string) or None")
-    return full.check_results_dir(value)
+    checked = full.check_results_dir(value)
+    refuse_in_use(checked)
+    return checked
 
 
 def margin_parameter(value: Any) -> float:
@@ -124,11 +128,9 @@ class AnalysisParameters:
 def analysis_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
                         distribution_workloads: Any = None, factor: Any = None,
                         hosts_dir: Any = None) -> AnalysisParameters:
-    """The parameters of analysis.ipynb, checked; a directory a run still writes is refused as
-    `report` refuses it (store.directory.refuse_in_use), before anything is written."""
+    """The parameters of analysis.ipynb, checked (a directory a run still writes refused, as every
+    analysis notebook's: results_dir_parameter)."""
     dirs = results_dirs_parameter(results_dir)
-    for d in dirs:
-        refuse_in_use(d)
     hosts_dir = read_none(hosts_dir)
     if hosts_dir is not None and (isinstance(hosts_dir, bool) or not isinstance(hosts_dir, (str, Path))
                                   or not str(hosts_dir).strip()):  # Path("") would be the current directory
