@@ -613,10 +613,10 @@ def test_hosts_whose_values_never_vary_are_combined_as_each_reads_its_own():
     assert row["ratio_ci_low"] == pytest.approx(own["ratio_ci_low"].iloc[0], rel=1e-3)
 
 
-def test_the_combined_interval_is_the_wider_of_hartung_and_knapps_and_the_classic_one():
+def test_the_combined_interval_is_the_wider_of_the_t_interval_on_the_spread_and_the_classic_one():
     """Hosts that agree more closely than their own noise: the classic random-effects interval
-    (normal, the hosts' own variances); hosts far apart: Hartung and Knapp's (t on hosts - 1
-    degrees of freedom, their spread).  Either way the p-value is the smallest level whose interval
+    (normal, the hosts' own variances); hosts far apart: the t interval on their unweighted spread
+    (t on hosts - 1 degrees of freedom).  Either way the p-value is the smallest level whose interval
     excludes 0, with or without a grid."""
     from scipy import stats as sps
 
@@ -655,14 +655,46 @@ def test_the_classic_interval_with_heterogeneity_adds_paule_and_mandels_tau2_to_
         return (w * (eff - (w * eff).sum() / w.sum()) ** 2).sum()
 
     tau2 = optimize.bisect(lambda t: q(t) - (k - 1), 0.0, 1.0, xtol=1e-18, rtol=1e-14)  # Paule and Mandel
-    hartung_knapp = sps.t.isf(0.025, k - 1) * eff.std(ddof=1) / np.sqrt(k)
+    spread = sps.t.isf(0.025, k - 1) * eff.std(ddof=1) / np.sqrt(k)
     # the mean of the hosts' estimates (equal weights): its variance is sum (v_i + tau²) / k²
     classic = sps.norm.isf(0.025) * np.sqrt((var + tau2).sum()) / k
     c = hosts.combine(eff, var)
     assert c.tau2 == pytest.approx(tau2, rel=1e-9) and tau2 > 0
-    assert classic > hartung_knapp
-    assert c.high - c.estimate == pytest.approx(max(hartung_knapp, classic), rel=1e-9)
-    assert c.estimate - c.low == pytest.approx(max(hartung_knapp, classic), rel=1e-9)
+    assert classic > spread
+    assert c.high - c.estimate == pytest.approx(max(spread, classic), rel=1e-9)
+    assert c.estimate - c.low == pytest.approx(max(spread, classic), rel=1e-9)
+
+
+def test_hartung_and_knapps_interval_weights_the_hosts_and_scales_its_variance():
+    """hosts.hksj, the interval measured beside the combination's and not taken, is Hartung and
+    Knapp's (HKSJ): the mean weighted by 1 / (v_i + tau²), its variance q / sum w_i with
+    q = sum w_i (y_i - mu)² / (k - 1), on t with k - 1 degrees of freedom; by hand, and as
+    statsmodels' combine_effects gives it ("random effect wls").  With unequal variances it is not
+    the t interval on the hosts' unweighted spread the combination uses."""
+    import warnings
+
+    from scipy import stats as sps
+    from statsmodels.stats.meta_analysis import combine_effects
+
+    eff = np.array([0.01, 0.05, 0.03, 0.02])
+    var = np.array([1e-4, 4e-4, 1.5e-4, 9e-4])
+    tau2 = 2e-4
+    w = 1 / (var + tau2)
+    mu = (w * eff).sum() / w.sum()
+    q = (w * (eff - mu) ** 2).sum() / 3
+    half = sps.t.isf(0.025, 3) * np.sqrt(q / w.sum())
+    assert hosts.hksj(eff, var, tau2) == pytest.approx((mu, half), rel=1e-12)
+    # statsmodels, with Paule and Mandel's tau² (as hosts.combine estimates it)
+    c = hosts.combine(eff, var)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = combine_effects(eff, var, method_re="pm", use_t=True).summary_frame()
+    mu, half = hosts.hksj(eff, var, c.tau2)
+    assert (mu - half, mu + half) == pytest.approx(tuple(ref.loc["random effect wls", ["ci_low", "ci_upp"]]),
+                                                   rel=1e-4)
+    assert c.se_spread == pytest.approx(eff.std(ddof=1) / 2) and half != pytest.approx(sps.t.isf(0.025, 3) *
+                                                                                         c.se_spread, rel=0.01)
+    assert np.isnan(hosts.hksj([0.01], [1e-4], 0.0)[1])
 
 
 def test_the_combined_interval_adds_the_mean_of_the_hosts_rounding_bounds():
@@ -673,11 +705,11 @@ def test_the_combined_interval_adds_the_mean_of_the_hosts_rounding_bounds():
 
     grid = paired.Rounding(u=np.array([2e-4, 8e-4]), v=np.array([0.0, 0.0]), fixed=np.array([0.0, 0.0]))
     c = hosts.combine([0.01, 0.011], [1e-6, 1e-6], rounding=grid)
-    hartung_knapp = sps.t.isf(0.025, 1) * np.std([0.01, 0.011], ddof=1) / np.sqrt(2)
+    spread = sps.t.isf(0.025, 1) * np.std([0.01, 0.011], ddof=1) / np.sqrt(2)
     classic = sps.norm.isf(0.025) * np.sqrt(2e-6) / 2  # tau² = 0: Q(0) = 0.5 <= 1
     # each host's error uniform on [-u, u]: its 95% bound is 0.95 u
     mean_bound = 0.95 * (2e-4 + 8e-4) / 2
-    assert c.high - c.estimate == pytest.approx(max(hartung_knapp, classic) + mean_bound, rel=1e-9)
+    assert c.high - c.estimate == pytest.approx(max(spread, classic) + mean_bound, rel=1e-9)
 
 
 def test_a_hosts_variance_is_the_sample_variance_of_its_log_ratios_over_its_pairs():

@@ -282,11 +282,11 @@ def test_scaling_with_two_values_of_n_gives_the_line_between_them_and_leaves_its
 def test_the_combined_interval_of_several_hosts_covers(hosts, tau):
     # 2,000 sets of hosts (standard error 0.5 points): each host measures the ratio from 10 pairs at
     # CV 1%; its true ratio differs from the common one by a normal host effect of sd tau (0: the hosts
-    # agree; 0.5%: about the noise of one host's estimate; 3%: hosts clearly differ).  Hartung and
-    # Knapp's interval alone is exact here; the classic one beneath it widens only the draws whose hosts
-    # agree more closely than their noise, so the coverage rises where tau is small (to 98-99% at
+    # agree; 0.5%: about the noise of one host's estimate; 3%: hosts clearly differ).  The t interval
+    # on the hosts' spread alone is exact here; the classic one beneath it widens only the draws whose
+    # hosts agree more closely than their noise, so the coverage rises where tau is small (to 98-99% at
     # tau 0) and the median width does not move
-    rng = np.random.default_rng(hosts * 100 + int(tau * 1000))
+    rng = np.random.default_rng(simulate.hosts_coverage_seed(hosts, tau, 1.0))
     r = simulate.hosts_coverage(2000, rng, hosts, tau)
     assert within(r["spread_only"]), r
     assert within(r["coverage"], 0.93, 0.97 if tau == 0.03 else 0.995) and r["coverage"] >= r["spread_only"], r
@@ -299,23 +299,23 @@ def test_the_combined_interval_of_several_hosts_covers(hosts, tau):
 def test_the_combined_interval_is_never_too_narrow_when_hosts_differ_in_precision(hosts, tau, spread):
     # hosts whose noise runs from CV 1% to 3% or 10% (a quiet and a noisy machine): the plain mean's
     # interval is then conservative where the noisiest host dominates, never too narrow
-    rng = np.random.default_rng(hosts * 100 + int(tau * 1000) + int(spread))
+    rng = np.random.default_rng(simulate.hosts_coverage_seed(hosts, tau, spread))
     r = simulate.hosts_coverage(2000, rng, hosts, tau, precision_spread=spread)
     assert r["coverage"] >= 0.93, r
 
 
 def test_inverse_variance_weights_would_be_too_narrow_when_hosts_differ_in_precision():
-    # why the interval is the plain mean's: weighted by 1 / (v + tau²) with Hartung and Knapp's
-    # variance, two hosts of CV 1% and 10% that differ by a host effect of 3% are covered far below 93%
+    # why the interval is the plain mean's: Hartung and Knapp's (weights 1 / (v + tau²), their scaled
+    # variance), two hosts of CV 1% and 10% that differ by a host effect of 3% are covered far below 93%
     r = simulate.hosts_coverage(2000, np.random.default_rng(7), 2, 0.03, precision_spread=10.0)
-    assert r["hartung_knapp"] < 0.90 and r["z"] < 0.70 and r["coverage"] >= 0.93, r
+    assert r["hksj"] < 0.90 and r["z"] < 0.70 and r["coverage"] >= 0.93, r
 
 
 @pytest.mark.parametrize("hosts", [2, 3, 5])
 @pytest.mark.parametrize("tau_pages, sd_pages", [(0.0, 0.0), (0.0, 0.2), (1.0, 0.2), (1.0, 0.5)])
 def test_the_combined_interval_on_the_page_grid_covers_and_never_has_zero_width(hosts, tau_pages, sd_pages):
     # peak RSS on the 4 KiB page grid, Go 0.6 pages above Rust: with noise below a page the hosts'
-    # means often coincide, and Hartung and Knapp's interval alone had zero width there (coverage 0%
+    # means often coincide, and the t interval on their spread alone had zero width there (coverage 0%
     # with no noise, 47% with 0.2 pages of noise on 5 hosts); the hosts' own noise and their rounding
     # bound keep every interval open, conservative as each host's own (1,000 sets each)
     r = simulate.hosts_grid_coverage(1000, np.random.default_rng(hosts * 10 + int(10 * sd_pages)), hosts,

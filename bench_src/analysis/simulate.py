@@ -32,7 +32,7 @@ cores.speedup) on runs of the sequential rule over a plan with core counts.
 `study()` runs the simulations whose results docs/statistics.md reports:
 `python -m bench_src.analysis.simulate [replications]`; the studies it does not run have commands
 of their own: `scaling [series] [condition ...]`, `scaling-grid [series]`, `above-baseline [runs]`,
-`hosts-sequential [sets]` and `cores [runs]` (`python -m bench_src.analysis.simulate scaling 2000`).
+`hosts-coverage [sets]`, `hosts-sequential [sets]` and `cores [runs]` (`python -m bench_src.analysis.simulate scaling 2000`).
 """
 from __future__ import annotations
 
@@ -430,15 +430,16 @@ def hosts_coverage(studies: int, rng, hosts: int, tau: float, pairs: int = 10, c
     hosts, each host's true log ratio the common one plus a normal host effect of sd `tau`, each
     measured by `pairs` per-block log ratios with lognormal noise of `cv` per sample, or, with
     `precision_spread` s > 1, of cv to s x cv (geometric steps over the hosts: unequal precision).
-    Beside it, on the same draws: Hartung and Knapp's interval of the plain mean alone (t on the
-    hosts' spread, `spread_only`: the interval before the classic one was its floor), and two
-    intervals not taken, inverse-variance weights 1 / (v + tau²) with Hartung and Knapp's variance
-    and t on k - 1 degrees of freedom, and the normal (z) one.  `width_ratio`: the median width of
-    combine's interval over the median width of `spread_only`'s."""
+    Beside it, on the same draws: the t interval on the hosts' unweighted spread alone
+    (`spread_only`: the interval before the classic one was its floor), and two intervals not
+    taken, Hartung and Knapp's (`hksj`: hosts.hksj, weights 1 / (v + tau²), its scaled variance
+    and t on k - 1 degrees of freedom) and the normal (z) one on the same weights.  `width_ratio`:
+    the median width of combine's interval over the median width of `spread_only`'s; `hksj_width`:
+    the median width of Hartung and Knapp's over combine's."""
     truth = math.log(true_ratio)
     cvs = cv * precision_spread ** (np.arange(hosts) / max(hosts - 1, 1))
-    hits = {"coverage": 0, "spread_only": 0, "hartung_knapp": 0, "z": 0}
-    widths, spread_widths = [], []
+    hits = {"coverage": 0, "spread_only": 0, "hksj": 0, "z": 0}
+    widths, spread_widths, hksj_widths = [], [], []
     crit = sps.t.isf(0.025, hosts - 1)
     for _ in range(studies):
         per_host = truth + tau * rng.standard_normal(hosts)
@@ -449,13 +450,46 @@ def hosts_coverage(studies: int, rng, hosts: int, tau: float, pairs: int = 10, c
         widths.append(c.high - c.low)
         hits["spread_only"] += abs(c.estimate - truth) <= crit * c.se_spread
         spread_widths.append(2 * crit * c.se_spread)
+        weighted, half = hosts_module.hksj(eff, var, c.tau2, 0.05)
+        hits["hksj"] += abs(weighted - truth) <= half
+        hksj_widths.append(2 * half)
         w = 1.0 / (var + c.tau2)
-        weighted = float((w * eff).sum() / w.sum())
-        hk = math.sqrt(float((w * (eff - weighted) ** 2).sum() / ((hosts - 1) * w.sum())))
-        hits["hartung_knapp"] += abs(weighted - truth) <= crit * hk
         hits["z"] += abs(weighted - truth) <= sps.norm.isf(0.025) / math.sqrt(float(w.sum()))
     return {**{k: v / studies for k, v in hits.items()}, "median_width": float(np.median(widths)),
-            "width_ratio": float(np.median(widths) / np.median(spread_widths))}
+            "width_ratio": float(np.median(widths) / np.median(spread_widths)),
+            "hksj_width": float(np.median(hksj_widths) / np.median(widths))}
+
+
+# The cases of hosts_coverage that docs/statistics.md tabulates (tests/test_simulations.py seeds
+# each as hosts_coverage_report does): the hosts' noise from CV 1% to this many times it, hosts, tau
+HOSTS_COVERAGE_CASES = tuple((spread, hosts, tau) for spread in (1.0, 3.0, 10.0) for hosts in (2, 3, 5)
+                             for tau in (0.0, 0.005, 0.03))
+
+
+def hosts_coverage_seed(hosts: int, tau: float, spread: float) -> int:
+    """The seed of one case of hosts_coverage (the tests' and the report's)."""
+    return hosts * 100 + int(tau * 1000) + (int(spread) if spread > 1 else 0)
+
+
+def hosts_coverage_report(studies: int = 2000, out=print) -> pd.DataFrame:
+    """hosts_coverage on every case of HOSTS_COVERAGE_CASES, `studies` sets each, and per noise the
+    range of each interval's coverage and its mean distance from 95%.
+    `python -m bench_src.analysis.simulate hosts-coverage [studies]`."""
+    t0 = time.time()
+    rows = [{"spread": spread, "hosts": hosts, "tau": tau,
+             **hosts_coverage(studies, np.random.default_rng(hosts_coverage_seed(hosts, tau, spread)), hosts, tau,
+                              precision_spread=spread)}
+            for spread, hosts, tau in HOSTS_COVERAGE_CASES]
+    table = pd.DataFrame(rows)
+    out(f"# coverage of the 95% interval across hosts, {studies} sets per case, 10 pairs per host")
+    out(table.to_markdown(index=False, floatfmt=".4f"))
+    names = ("coverage", "spread_only", "hksj", "z")
+    summary = pd.DataFrame([{"spread": spread, **{f"{n} range": f"{g[n].min():.1%}-{g[n].max():.1%}" for n in names},
+                             **{f"{n} mean |c - 95%|": float((g[n] - 0.95).abs().mean()) for n in names}}
+                            for spread, g in [*table.groupby("spread"), ("all", table)]])
+    out(summary.to_markdown(index=False, floatfmt=".4f"))
+    out(f"# {time.time() - t0:.0f} s")
+    return table
 
 
 def hosts_grid_coverage(studies: int, rng, hosts: int, tau_pages: float, sd_pages: float, pairs: int = 10,
@@ -1181,6 +1215,8 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "scaling":  # scaling [series] [condition ...]
         scaling_study(int(sys.argv[2]) if len(sys.argv) > 2 else 2000,
                       conditions=tuple(sys.argv[3:]) or tuple(SCALING_CONDITIONS))
+    elif len(sys.argv) > 1 and sys.argv[1] == "hosts-coverage":
+        hosts_coverage_report(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     elif len(sys.argv) > 1 and sys.argv[1] == "hosts-sequential":
         hosts_sequential_report(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
     elif len(sys.argv) > 1 and sys.argv[1] == "cores":
