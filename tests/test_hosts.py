@@ -252,7 +252,7 @@ def test_the_command_writes_the_tables_the_forest_plots_and_the_summary(tmp_path
     assert "2 results directories from 2 distinct machine(s)" in done.stdout
     assert "holds on 2 of 2 hosts" in done.stdout
     for name in ("hosts.csv", "hosts.md", "per_host_elapsed_s.csv", "combined_elapsed_s.csv",
-                 "forest_elapsed_s.svg", "forest_elapsed_s.png", "forest_elapsed_s.pdf"):
+                 "host_values_elapsed_s.csv", "forest_elapsed_s.svg", "forest_elapsed_s.png", "forest_elapsed_s.pdf"):
         assert (out / name).stat().st_size > 0, name
     other = make_plan("quick", workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": 10}})
     c = take(tmp_path / "c", 1.0, 2.0, seed=12, the_plan=other)
@@ -525,6 +525,93 @@ def times_frame(ratios, cv, seed):
         f["host"], f["host_label"], f["run_id"] = f"h{h}", f"host {h}", f"run{h}"
         parts.append(f)
     return pd.concat(parts, ignore_index=True)
+
+
+def blocks_frame(blocks, ratio=0.5, cv=0.01, seed=0):
+    """Workload time: per host, one sleep comparison of Go/Rust ratio `ratio` in `blocks[h]` blocks."""
+    import pandas as pd
+
+    from bench_src.analysis import simulate
+
+    parts = []
+    for h, n in enumerate(blocks):
+        f = simulate.frame(simulate.go_rust_cells([ratio]), n, np.random.default_rng(seed * 10 + h),
+                           simulate.Conditions(cv=cv))
+        f["host"], f["host_label"], f["run_id"] = f"h{h}", f"host {h}", f"run{h}"
+        parts.append(f)
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_a_host_with_fewer_pairs_than_a_verdict_needs_is_left_out_of_the_combination_saying_why():
+    """The floor of every comparison (rules.MIN_PAIRS pairs) holds per host in the combination: a
+    host of 3 pairs, "not tested" in its own table, does not enter the combined verdict (it did: its
+    mean and its variance read off 3 pairs counted as a host's); the row names it and why."""
+    from bench_src.analysis import rules
+    from bench_src.report import hosts_report, tables
+
+    df = blocks_frame([10, 10, 3])
+    own = hosts.per_host(df).set_index("host")
+    assert own.loc["h2", "verdict_kind"] == "inconclusive" and "not tested" in own.loc["h2", "warning"]
+    logs = hosts.host_log_ratios(df).set_index("host")
+    assert logs.loc["h2", "pairs"] == 3 < rules.MIN_PAIRS and logs.loc["h0", "left_out"] == ""
+    row = hosts.across_hosts(df).iloc[0]
+    assert row["hosts"] == 2 and row["host_list"] == "h0,h1" and row["left_out_hosts"] == "h2"
+    assert row["verdict_kind"] == "a" and row["holds_on_text"] == "2 of 2"
+    assert ("host host 2 left out of the combination: too few pairs: 3 blocks hold both cells, and a verdict needs 6 "
+            "(the error rate is measured from there)") in row["note"]
+    c = hosts.combine(logs.loc[["h0", "h1"], "log_ratio"], logs.loc[["h0", "h1"], "variance"])
+    assert row["ratio"] == pytest.approx(np.exp(c.estimate), rel=1e-12)
+    lines = hosts_report.summary_lines(hosts_report.analyse(df))
+    assert any("1 of them combined without a host that had fewer than 6 pairs" in line for line in lines), lines
+    assert "left out of the combination" in tables.hosts.combined(hosts.across_hosts(df)).frame["note"].iloc[0]
+
+
+def test_a_combination_left_with_one_host_of_enough_pairs_is_not_tested():
+    """Two hosts, one of 4 pairs: one host is left to combine, so the row is not tested across hosts
+    (no ratio, no interval), as a one-host table's row of too few pairs is; it read "Go faster" from
+    the two before."""
+    from bench_src.report import tables
+
+    df = blocks_frame([10, 4])
+    row = hosts.across_hosts(df).iloc[0]
+    assert row["hosts"] == 1 and row["left_out_hosts"] == "h1" and row["verdict_kind"] == "inconclusive"
+    assert np.isnan(row["ratio"]) and np.isnan(row["ratio_ci_low"]) and np.isnan(row["p_adjusted"])
+    assert "not tested across hosts: 1 host with 6 pairs or more, and a combination needs 2" in row["note"]
+    shown = tables.hosts.combined(hosts.across_hosts(df)).frame.iloc[0]
+    assert shown["verdict"] == "not tested" and shown["Go/Rust [interval]"] == ""
+
+
+def test_each_hosts_value_is_the_mean_log_ratio_and_interval_the_combination_reads_and_the_forest_draws_it():
+    """The forest plot draws per host what was combined: exp of its mean log ratio with the normal on
+    its own variance at the family's level (it drew each host table's Hodges-Lehmann estimate at that
+    host's own level); a host left out is an open marker without an interval."""
+    import matplotlib.pyplot as plt
+    from scipy import stats as sps
+
+    from bench_src.report import figures
+
+    df = blocks_frame([10, 10, 3], cv=0.05, seed=3)
+    logs = hosts.host_log_ratios(df)
+    combined = hosts.across_hosts(df, logs=logs)
+    values = hosts.host_values(logs, combined).set_index("host")
+    level = 1 - combined["ci_level"].iloc[0]
+    for h in ("h0", "h1"):
+        d = logs.set_index("host").loc[h]
+        half = sps.norm.isf(level / 2) * np.sqrt(d["variance"])
+        assert values.loc[h, ["ratio", "ratio_ci_low", "ratio_ci_high"]].tolist() == pytest.approx(
+            [np.exp(d["log_ratio"]), np.exp(d["log_ratio"] - half), np.exp(d["log_ratio"] + half)], rel=1e-12)
+    assert np.isnan(values.loc["h2", "ratio_ci_low"]) and values.loc["h2", "ratio"] > 0
+    own = hosts.per_host(df).set_index("host")
+    assert values.loc["h0", "ratio"] != pytest.approx(own.loc["h0", "ratio"], rel=1e-9), "not the host table's"
+    fig = figures.forest(hosts.host_values(logs, combined), combined, 0.02)
+    drawn = sorted(tuple(sorted((float(seg[0][0]), float(seg[1][0])))) for coll in fig.axes[0].collections
+                   if hasattr(coll, "get_segments") for seg in coll.get_segments() if seg[0][1] == seg[1][1])
+    expected = sorted((values.loc[h, "ratio_ci_low"], values.loc[h, "ratio_ci_high"]) for h in ("h0", "h1"))
+    assert len(drawn) == 2 and np.allclose(drawn, expected, rtol=1e-12), (drawn, expected)
+    points = [(line.get_xdata()[0], line.get_markerfacecolor()) for line in fig.axes[0].lines
+              if line.get_marker() == "o"]
+    assert any(x == pytest.approx(values.loc["h2", "ratio"]) and face == "white" for x, face in points), points
+    plt.close(fig)
 
 
 def test_an_inconclusive_combined_row_counts_the_hosts_verdicts_and_holds_on_none():

@@ -257,6 +257,13 @@ class PairTest:
     tested: multiplicity.Tested | None
 
 
+def too_few_pairs(pairs: int) -> str:
+    """Why a comparison of `pairs` pairs (fewer than rules.MIN_PAIRS) is not tested: in every table
+    that tests one, and for a host left out of the combination across hosts (analysis/hosts.py)."""
+    return (f"too few pairs: {pairs} block{'s hold' if pairs != 1 else ' holds'} both cells, and a verdict needs "
+            f"{rules.MIN_PAIRS} (the error rate is measured from there)")
+
+
 def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
               looks: multiplicity.Looks = multiplicity.Looks((0,)), level_min: float = ALPHA,
               resolution: float = 0.0, unpaired_reason: str = "the frame has no block column") -> PairTest:
@@ -301,8 +308,7 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
     # Paired on the shared blocks, whatever samples either cell took in blocks of other comparisons
     # (the sequential rule decides a comparison on the same pairs), from MIN_PAIRS pairs on.
     if paired_data and pairs < rules.MIN_PAIRS:
-        notes.append(f"too few pairs: {pairs} block{'s hold' if pairs != 1 else ' holds'} both cells, and a verdict "
-                     f"needs {rules.MIN_PAIRS} (the error rate is measured from there); not tested")
+        notes.append(f"{too_few_pairs(pairs)}; not tested")
         out.update(pairing="paired", pairs=int(pairs))
         out["warning"] = "; ".join(dict.fromkeys(notes))
         return PairTest(out, None)

@@ -55,6 +55,13 @@ hosts that each ran the sequential rule on their own: `simulate.hosts_sequential
 the t interval is wide (t on one degree of freedom) unless the two agree closely: two machines say
 little about a third.
 
+A host enters a comparison's combination only with rules.MIN_PAIRS pairs of it or more, the floor
+of every comparison (`host_log_ratios`' `left_out`): the rule's error rate is measured from there,
+and a host's variance read off 2 to 5 pairs is too noisy to weigh it by; a comparison left with
+fewer than two such hosts is not tested across hosts.  `host_values` gives each host's value as the
+combination reads it (its mean log ratio, the normal on its own variance plus its rounding), which
+the forest plot draws.
+
 Directories that differ by a named factor (store.hosts.load_hosts(..., factor="commit" or
 "plan")) carry it in a column of that name, and `df.attrs["factor"]` names it: it joins the key of
 every comparison, so each of its values has its own per-host verdicts and its own combination
@@ -70,7 +77,7 @@ import pandas as pd
 from scipy import optimize, stats as sps
 
 from . import multiplicity, paired, rules
-from .compare import CellValues, cell_name, compare, go_vs_rust_row
+from .compare import CellValues, cell_name, compare, go_vs_rust_row, too_few_pairs
 from ..plan.comparisons import comparisons
 
 # the metrics analysed per host and across hosts: a cluster run's report and the hosts command both read it
@@ -248,8 +255,14 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
     variance var(d) / n, and the rounding of the paired values on the metric's grid
     (`rounding_u`, `rounding_v`, `rounding_fixed`: paired.rounding, read as the host's own table
     reads it, off the two cells' values in the paired blocks with the metric's resolution) (paired
-    blocks only: a comparison without two pairs on a host is left out there); `warning`: the host's
-    cells whose values are dispersed (compare.CellValues.dispersed, each named with its host)."""
+    blocks only: a comparison without a pair on a host has no row there); `warning`: the host's
+    cells whose values are dispersed (compare.CellValues.dispersed, each named with its host).
+
+    `left_out`: why the host is left out of the combination across hosts, '' where it is not.  A
+    host's comparison with fewer than rules.MIN_PAIRS pairs is not tested on that host (its own
+    table reads "not tested", compare.pair_test), and the combination holds it to the same floor
+    (compare.too_few_pairs says why): the rule's error rate is measured from MIN_PAIRS pairs on, and
+    a host's variance read off 2 to 5 pairs is too noisy to weigh it by."""
     rows = []
     key_cols = key_columns(df)
     factor = key_cols[len(KEY):]
@@ -260,23 +273,51 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
         for a, b in comparisons(cv.refs(), "go_vs_rust"):
             ac, bc = cv.cells[a][0], cv.cells[b][0]
             shared = np.intersect1d(ac, bc)
-            if shared.size < 2:
-                continue
             va, vb = cv.per_block(a).loc[shared].to_numpy(), cv.per_block(b).loc[shared].to_numpy()
             ok = (va > 0) & (vb > 0)
             d = np.log(va[ok]) - np.log(vb[ok])
-            if d.size < 2:
+            if d.size == 0:
                 continue
-            a_pairs = cv.cells[a][1][np.isin(ac, shared[ok])]
-            b_pairs = cv.cells[b][1][np.isin(bc, shared[ok])]
-            grid = paired.rounding(paired.grid_step(a_pairs, b_pairs, rules.resolution(metric)), a_pairs, b_pairs)
+            enough = d.size >= rules.MIN_PAIRS
+            grid = paired.Rounding(math.nan, math.nan, math.nan)
+            if enough:
+                a_pairs = cv.cells[a][1][np.isin(ac, shared[ok])]
+                b_pairs = cv.cells[b][1][np.isin(bc, shared[ok])]
+                grid = paired.rounding(paired.grid_step(a_pairs, b_pairs, rules.resolution(metric)), a_pairs, b_pairs)
             key = {k: v for k, v in go_vs_rust_row(a, b).items() if k in KEY}
-            rows.append({**key, **dict(zip(factor, values[1:])), "host": host, "pairs": int(d.size),
-                         "log_ratio": float(d.mean()), "variance": float(d.var(ddof=1) / d.size),
+            rows.append({**key, **dict(zip(factor, values[1:])), "host": host, "host_label": label,
+                         "pairs": int(d.size), "log_ratio": float(d.mean()),
+                         "variance": float(d.var(ddof=1) / d.size) if d.size > 1 else math.nan,
                          "rounding_u": float(grid.u), "rounding_v": float(grid.v), "rounding_fixed": float(grid.fixed),
+                         "left_out": "" if enough else f"host {label} left out of the combination: {too_few_pairs(int(d.size))}",
                          "warning": "; ".join(cv.dispersed((a, b), lambda ref: f"{cell_name(ref)} (host {label})"))})
-    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "pairs", "log_ratio", "variance", *ROUNDING,
-                                                    "warning"]), df)
+    return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "host_label", "pairs", "log_ratio", "variance",
+                                                    *ROUNDING, "left_out", "warning"]), df)
+
+
+def host_values(logs: pd.DataFrame, combined: pd.DataFrame) -> pd.DataFrame:
+    """Each host's value as the combination reads it, for the forest plot: per row of `logs`
+    (host_log_ratios) its ratio exp(mean log ratio) and the interval the combination's model gives
+    it, the normal on its own variance plus its rounding bound (`combine`'s classic part, tau^2
+    aside), at the level of the combined table's intervals (its `ci_level`: the family's).  A host
+    left out (`left_out`) has its ratio and no interval."""
+    out = logs.copy()
+    confidence = pd.to_numeric(combined.get("ci_level", pd.Series(dtype=float)), errors="coerce").dropna()
+    level = 1 - float(confidence.iloc[0]) if not confidence.empty else rules.ALPHA
+    half = []
+    for _, r in out.iterrows():
+        if r["left_out"] or not math.isfinite(r["variance"]):
+            half.append(math.nan)
+            continue
+        grid = paired.Rounding(r["rounding_u"], r["rounding_v"], r["rounding_fixed"])
+        bound = float(grid.half_width(np.array(level))) if grid.any else 0.0
+        half.append(float(sps.norm.isf(level / 2)) * math.sqrt(r["variance"]) + bound)
+    half = np.array(half, dtype=float)
+    out["ratio"] = np.exp(out["log_ratio"].to_numpy(dtype=float))
+    out["ratio_ci_low"] = np.exp(out["log_ratio"].to_numpy(dtype=float) - half)
+    out["ratio_ci_high"] = np.exp(out["log_ratio"].to_numpy(dtype=float) + half)
+    out["ci_level"] = 1 - level
+    return _with_factor(out, logs)
 
 
 def holds(kind: str, host_kind: str, host_within: bool) -> bool:
@@ -309,27 +350,42 @@ def verdict_counts(verdicts: list[tuple[str, str]]) -> str:
 
 
 def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
-                 alpha: float = rules.ALPHA) -> pd.DataFrame:
+                 alpha: float = rules.ALPHA, logs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per Go-vs-Rust comparison measured on at least one host: the combined ratio
-    (`combine`) with its interval, tau and I^2, the verdict, and on how many of the hosts that
-    measured it the combined verdict holds (`holds`: "holds on k of m"; blank for an inconclusive
-    row, which claims nothing), with the hosts' own verdicts counted (`host_verdict_counts`).  The
+    (`combine`) with its interval, tau and I^2, the verdict, and on how many of the hosts combined
+    the combined verdict holds (`holds`: "holds on k of m"; blank for an inconclusive row, which
+    claims nothing), with the hosts' own verdicts counted (`host_verdict_counts`).  The
     comparisons form one family: Benjamini-Hochberg over their combined p-values, every interval
     shown at the level max(R, 1) alpha / m, the verdict read off that interval (as in the one-host
-    tables).  `warning`: each host's cell of the row whose values are dispersed (host_log_ratios)."""
-    logs = host_log_ratios(df, metric)
+    tables).  `warning`: each host's cell of the row whose values are dispersed (host_log_ratios).
+
+    A host with fewer than rules.MIN_PAIRS pairs of the comparison is left out of its combination
+    (host_log_ratios' `left_out`, which `note` repeats; `left_out_hosts` lists them); `hosts` and
+    `host_list` count and name the hosts combined.  A comparison left with fewer than two hosts is
+    not tested across hosts: no ratio, no interval, inconclusive, and `note` says why (as a
+    one-host table's row of too few pairs).  `logs`: host_log_ratios(df, metric), where the caller
+    has it already."""
+    logs = host_log_ratios(df, metric) if logs is None else logs
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
-    cols = [*key_cols, "metric", "hosts", "host_list", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value",
-            "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on", "holds_on_text",
-            "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note", "warning"]
+    cols = [*key_cols, "metric", "hosts", "host_list", "left_out_hosts", "ratio", "ratio_ci_low", "ratio_ci_high",
+            "ci_level", "p_value", "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on",
+            "holds_on_text", "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note", "warning"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
     for key, g in logs.groupby(key_cols, sort=True, dropna=False):
-        c = combine(g["log_ratio"], g["variance"], rounding=paired.Rounding(*(g[col].to_numpy() for col in ROUNDING)))
+        used, left = g[g["left_out"] == ""], g[g["left_out"] != ""]
+        c = combine(used["log_ratio"], used["variance"],
+                    rounding=paired.Rounding(*(used[col].to_numpy() for col in ROUNDING)))
         combos.append(c)
-        rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts, "host_list": ",".join(g["host"]),
+        notes = list(left["left_out"])
+        if c.hosts < 2:
+            notes.append(f"not tested across hosts: {c.hosts} host{'' if c.hosts == 1 else 's'} with "
+                         f"{rules.MIN_PAIRS} pairs or more, and a combination needs 2")
+        rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts,
+                     "host_list": ",".join(used["host"]), "left_out_hosts": ",".join(left["host"]),
+                     "note": "; ".join([*notes, c.note] if c.note else notes),
                      # a host's cell whose values are dispersed: the combined row says so, as each host's row does
                      "warning": "; ".join(w for w in g["warning"] if w)})
     p = np.array([c.p_value for c in combos])
@@ -345,7 +401,7 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         kind = str(fam.kind[i]) if c.hosts > 1 else "inconclusive"
         within = bool(fam.within_margin[i]) if c.hosts > 1 else False
         theirs, texts = [], []
-        for h in r["host_list"].split(","):
+        for h in (r["host_list"].split(",") if r["host_list"] else []):
             idx = tuple(r[k_] for k_ in key_cols) + (h,)
             row = indexed.loc[idx] if len(indexed) and idx in indexed.index else None
             theirs.append((str(row["verdict_kind"]), bool(row["within_margin"])) if row is not None
@@ -353,14 +409,15 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
             texts.append(str(row["verdict"]) if row is not None else "not measured")
         decided = kind != "inconclusive"
         holding = sum(holds(kind, v, w) for v, w in theirs) if decided else math.nan
-        r.update({"ratio": math.exp(c.estimate), "ratio_ci_low": math.exp(fam.low[i]) if c.hosts > 1 else math.nan,
-                  "ratio_ci_high": math.exp(fam.high[i]) if c.hosts > 1 else math.nan,
+        tested = c.hosts > 1  # fewer than two hosts combined: not tested across hosts (`note` says why)
+        r.update({"ratio": math.exp(c.estimate) if tested else math.nan,
+                  "ratio_ci_low": math.exp(fam.low[i]) if tested else math.nan,
+                  "ratio_ci_high": math.exp(fam.high[i]) if tested else math.nan,
                   "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
-                  "p_adjusted": float(fam.p_adjusted[i]) if c.hosts > 1 else math.nan,
+                  "p_adjusted": float(fam.p_adjusted[i]) if tested else math.nan,
                   "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "within_margin": within,
                   "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
                   "holds_on": holding, "holds_on_text": f"{holding} of {c.hosts}" if decided else "",
                   "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts),
-                  "host_verdict_counts": verdict_counts([(v, t) for (v, _), t in zip(theirs, texts)]),
-                  "note": c.note})
+                  "host_verdict_counts": verdict_counts([(v, t) for (v, _), t in zip(theirs, texts)])})
     return _with_factor(pd.DataFrame(rows, columns=cols), df)

@@ -82,6 +82,7 @@ ONLY_WHEN = {
     "ratio_vs_cores_": "the run has one core count (a plan with cores: [1, 2] compares them)",
     "speedup_": "the run has one core count (a plan with cores: [1, 2] compares them)",
     "per_host_": "the run's samples come from one host (a cluster run pairs within each host)",
+    "host_values_": "the run's samples come from one host (a cluster run pairs within each host)",
 }
 
 
@@ -138,8 +139,11 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
                       for h, d in (s.get("hosts") or {}).items() if isinstance(d, dict)}
             df = df.assign(host_label=df["host"].map(labels).fillna(df["host"]))
         for m in hosts.METRICS:
+            logs = hosts.host_log_ratios(df, m)
             rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)
-            rep.tables[f"across_hosts_{m}"] = hosts.across_hosts(df, m, margin)
+            rep.tables[f"across_hosts_{m}"] = hosts.across_hosts(df, m, margin, logs=logs)
+            # each host's value as the combination read it (the forest plot draws these)
+            rep.tables[f"host_values_{m}"] = hosts.host_values(logs, rep.tables[f"across_hosts_{m}"])
     above = memory.above_baseline(rep.tables.get("go_vs_rust_peak_rss_mib", pd.DataFrame()), memory.baselines(df), df)
     if not above.empty:
         rep.tables["memory_above_baseline"] = above
@@ -184,9 +188,9 @@ def make_figures(rep: Report) -> Report:
             sp = rep.tables.get(f"speedup_{m}")
             if sp is not None and not sp.empty:
                 keep(f"speedup_{m}", figures.speedup(sp))
-            per_host, across = rep.tables.get(f"per_host_{m}"), rep.tables.get(f"across_hosts_{m}")
-            if per_host is not None and across is not None and not per_host.empty and not across.empty:
-                keep(f"forest_{m}", figures.forest(per_host, across, rep.margin))
+            values, across = rep.tables.get(f"host_values_{m}"), rep.tables.get(f"across_hosts_{m}")
+            if values is not None and across is not None and not values.empty and not across.empty:
+                keep(f"forest_{m}", figures.forest(values, across, rep.margin))
         valid = rep.df[rep.df["valid"]]
         for w in sorted(valid["workload"].unique()):  # in name order, as every other section
             ns = sorted(valid.loc[valid["workload"] == w, "n"].unique())

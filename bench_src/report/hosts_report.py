@@ -24,6 +24,7 @@ class HostsReport:
     overview: pd.DataFrame
     per_host: dict[str, pd.DataFrame] = field(default_factory=dict)
     combined: dict[str, pd.DataFrame] = field(default_factory=dict)
+    values: dict[str, pd.DataFrame] = field(default_factory=dict)  # each host's value as combined (hosts.host_values)
     files: list[Path] = field(default_factory=list)  # what `save` wrote
 
     @property
@@ -55,8 +56,10 @@ def analyse(df: pd.DataFrame, metrics=hosts.METRICS, margin: float = rules.MARGI
     rep = HostsReport(df, overview(df))
     for metric in metrics:
         if metric in df.columns:
+            logs = hosts.host_log_ratios(df, metric)
             rep.per_host[metric] = hosts.per_host(df, metric, margin)
-            rep.combined[metric] = hosts.across_hosts(df, metric, margin)
+            rep.combined[metric] = hosts.across_hosts(df, metric, margin, logs=logs)
+            rep.values[metric] = hosts.host_values(logs, rep.combined[metric])
     return rep
 
 
@@ -81,8 +84,13 @@ def summary_lines(rep: HostsReport) -> list[str]:
                    + f" of {len(t)} Go-vs-Rust comparisons across hosts")
         alone = int((t["hosts"] < 2).sum())
         if alone and rep.machines >= 2:
-            out.append(f"  {alone} of them measured with pairs on one host only: no interval across hosts, so "
-                       "inconclusive across hosts whatever that host's own verdict (the per-host table has it)")
+            out.append(f"  {alone} of them not tested across hosts: fewer than 2 hosts with {rules.MIN_PAIRS} pairs or "
+                       "more (a host with fewer is left out of the combination, as its own table leaves the comparison "
+                       "untested); the per-host table has each host's own row")
+        without = int(((t["hosts"] >= 2) & (t["left_out_hosts"].fillna("") != "")).sum()) if "left_out_hosts" in t else 0
+        if without:
+            out.append(f"  {without} of them combined without a host that had fewer than {rules.MIN_PAIRS} pairs (the "
+                       "row's note names it)")
         factor = t.attrs.get("factor")
         called = t[t["verdict_kind"].isin(["a", "b"])]
         keys = _key_texts(called)
@@ -118,7 +126,7 @@ def _key_texts(t: pd.DataFrame) -> pd.Series:
 
 # The names `save` writes: a directory holding anything else (a run's results, someone's files) is
 # not written into, so that a report of several hosts never mixes with or overwrites other files.
-OWN_FILES = re.compile(r"hosts\.(csv|md)|(per_host|combined)_\w+\.csv|forest_\w+\.(svg|png|pdf)")
+OWN_FILES = re.compile(r"hosts\.(csv|md)|(per_host|combined|host_values)_\w+\.csv|forest_\w+\.(svg|png|pdf)")
 
 
 def refuse_foreign(directory: str | Path) -> None:
@@ -151,13 +159,14 @@ def save(rep: HostsReport, directory: str | Path, margin: float = rules.MARGIN) 
         rep.overview.to_csv(path, index=False)
     written.append(path)
     for metric in rep.combined:
-        for name, t in (("per_host", rep.per_host[metric]), ("combined", rep.combined[metric])):
+        for name, t in (("per_host", rep.per_host[metric]), ("combined", rep.combined[metric]),
+                        ("host_values", rep.values[metric])):
             with writing(d / f"{name}_{metric}.csv") as path:
                 t.to_csv(path, index=False)
             written.append(path)
-        if not rep.combined[metric].empty and not rep.per_host[metric].empty:
+        if not rep.combined[metric].empty and not rep.values[metric].empty:
             with theme.context():
-                fig = figures.forest(rep.per_host[metric], rep.combined[metric], margin)
+                fig = figures.forest(rep.values[metric], rep.combined[metric], margin)
                 written += images.save(fig, d, f"forest_{metric}")
     with writing(d / "hosts.md") as path:
         path.write_text("# Several hosts\n\n" + "\n\n".join(summary_lines(rep)) + "\n")

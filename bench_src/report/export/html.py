@@ -79,7 +79,7 @@ SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
      "same rule (the sequential rule's too). Its work is not always the same in both languages (kernel=article: "
      "a loop whose result is never used, which Rust's compiler removes), so these rows stay out of the "
      "like-for-like table above; the reproduction notebook sets them beside the article's claims."),
-    ("hosts", "Hosts: each on its own, and combined", ("across_hosts_", "per_host_"), ("forest_",),
+    ("hosts", "Hosts: each on its own, and combined", ("across_hosts_", "per_host_", "host_values_"), ("forest_",),
      "A run on several hosts: the Go/Rust ratio combined across hosts (random effects: tau, I², holds on k of m) "
      "and each host's own verdicts; pairs form only within a host."),
     ("variants", "Variants within a language", ("variants_",), (),

@@ -51,6 +51,7 @@ FORMATTERS = {
     "drift_": drift, "aa_": aa, "samples_needed_": samples_needed, "checksums": checksums, "status": status, "failures": failures,
     "models_": models, "robustness_": robustness, "memory_above_baseline": memory_above_baseline,
     "idle_wait_modes": idle_wait_modes, "per_host_": hosts.per_host, "across_hosts_": hosts.combined,
+    "host_values_": hosts.values,
     "reproduce_other_posts": posts.other_posts, "ratio_vs_cores_": cores.ratio_vs_cores, "speedup_": cores.speedup,
 }
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...analysis.compare import untested
+from ...analysis.rules import MIN_PAIRS
 from .. import units
 from .formatting import blank, column_of, shared_text, side_columns, work_columns
 from .markup import Readable
@@ -45,9 +47,12 @@ def holds_on_text(holds: str, counts: str) -> str:
 
 def verdicts(t: pd.DataFrame) -> pd.Series:
     """Each row's verdict as the one-host tables write it ("Go faster, by less than 2%"), where the
-    table has it; else its kind in words."""
+    table has it; else its kind in words; "not tested" for a row without a ratio (compare.untested:
+    too few pairs on a host, or too few hosts with enough pairs to combine; its note or warning says
+    why)."""
     words = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
-    return t["verdict"].where(t["verdict"].notna() & (t["verdict"] != ""), words) if "verdict" in t else words
+    shown = t["verdict"].where(t["verdict"].notna() & (t["verdict"] != ""), words) if "verdict" in t else words
+    return shown.where(~untested(t), "not tested")
 
 
 def _warnings(t: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -86,6 +91,29 @@ def combined(t: pd.DataFrame) -> Readable:
                          "degrees of freedom on the hosts' spread and the normal on their own variances, widened on a "
                          "grid by the hosts' rounding; BH over the comparisons); holds on: " + HOLDS_ON,
                     f"Go vs Rust across hosts, {metric}")
+
+
+def values(t: pd.DataFrame) -> Readable:
+    """Each host's value as the combination across hosts read it (analysis.hosts.host_values): its
+    pairs, the Go/Rust ratio of its mean log ratio with the interval the combination's model gives
+    it, and why a host was left out."""
+    if t.empty or "workload" not in t:
+        return Readable(pd.DataFrame(), "no Go-vs-Rust comparison on any host", "Each host as combined")
+    t = t.reset_index(drop=True)
+    out = _comparison_columns(t)
+    out.insert(0, "host", t["host_label"] if "host_label" in t else t["host"])
+    out["pairs"] = t["pairs"].astype(int)
+    out["Go/Rust [interval]"] = [units.ratio(r, lo, hi) for r, lo, hi in
+                                 zip(t["ratio"], t["ratio_ci_low"], t["ratio_ci_high"])]
+    left = column_of(t, "left_out", "").fillna("").astype(str)
+    if (left != "").any():
+        out["left out"] = left
+    level = t["ci_level"].dropna().iloc[0] if "ci_level" in t and t["ci_level"].notna().any() else None
+    at = f" at {units.percent(level, digits=3)}" if level is not None else ""
+    return Readable(out, "each host's value as the combination across hosts read it: the ratio of its mean "
+                         f"log ratio, the normal on its own variance and its rounding{at} (the combined table's "
+                         f"level); a host with fewer than {MIN_PAIRS} pairs is left out, as its own table leaves "
+                         "the comparison untested", "Each host as combined")
 
 
 def per_host(t: pd.DataFrame) -> Readable:
