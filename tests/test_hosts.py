@@ -614,6 +614,80 @@ def test_each_hosts_value_is_the_mean_log_ratio_and_interval_the_combination_rea
     plt.close(fig)
 
 
+def cluster_run(directory, go_on_b=1.0, go=1.0, rust=2.0, spread=0.02, samples=12, seed=1):
+    """A run as a local cluster of 2 leaves it: blocks of even number taken on one host (CPU 0), of
+    odd number on the other (CPU 1), two shares of this machine described in the session's `hosts`;
+    Go's times on the second are `go_on_b` times what they are on the first."""
+    the_plan = make_plan("quick", workloads=["sleep"], ns=[10, 100], samples=samples, warmup=0,
+                         params={"sleep": {"work": 10}})
+    take(directory, go, rust, seed, the_plan=the_plan)
+    meta = json.loads((directory / "meta.json").read_text())
+    session = meta["sessions"][-1]
+    prints = [{**store_hosts.fingerprint(session), "cpu_set": cpu} for cpu in ("0", "1")]
+    a, b = (store_hosts.host_id(fp) for fp in prints)
+    session["engine"] = "cluster local:2"
+    session["hosts"] = {store_hosts.host_id(fp): {"label": store_hosts.host_label(fp), "cpu_set": fp["cpu_set"],
+                                                   "fingerprint": fp} for fp in prints}
+    (directory / "meta.json").write_text(json.dumps(meta))
+    records = [json.loads(line) for line in (directory / "samples.jsonl").read_text().splitlines()]
+    for r in records:
+        r["host"] = a if r.get("block", 0) % 2 == 0 else b
+        if r["host"] == b and r["lang"] == "go" and r.get("elapsed_ns"):
+            r["elapsed_ns"] = int(r["elapsed_ns"] * go_on_b)
+    (directory / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return directory
+
+
+def test_cochrans_q_its_degrees_of_freedom_and_p_value_stand_beside_tau2_and_i2(tmp_path):
+    """With 2 hosts tau² and I² rest on one degree of freedom (I² >= 50% in 16% of sets without any
+    heterogeneity): every combined row carries Cochran's Q, its hosts - 1 degrees of freedom and its
+    p-value (as statsmodels' combine_effects gives Q), and every place that shows the table says
+    what they are estimated from; report.html's Hosts section says, as hosts.md does, that hosts of
+    one machine are not machines."""
+    import warnings
+
+    from scipy import stats as sps
+    from statsmodels.stats.meta_analysis import combine_effects
+
+    from bench_src.report import full, hosts_report, tables
+
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 5):
+        eff, var = 0.05 + rng.normal(0, 0.01, k), rng.uniform(0.5, 2.0, k) * 1e-4
+        c = hosts.combine(eff, var)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = combine_effects(eff, var, method_re="pm")
+        assert c.q == pytest.approx(float(ref.q), rel=1e-12) and c.q_df == k - 1
+        assert c.q_p == pytest.approx(sps.chi2.sf(float(ref.q), k - 1), rel=1e-12)
+    assert hosts.i2_by_chance(2) == pytest.approx(sps.chi2.sf(2, 1)) and round(hosts.i2_by_chance(2), 2) == 0.16
+
+    d = cluster_run(tmp_path / "r", go_on_b=1.02)
+    rep = full.analyse(d)
+    table = rep.tables["across_hosts_elapsed_s"]
+    assert (table["hosts"] == 2).all() and (table["q_df"] == 1).all() and table["q"].notna().all()
+    assert (table["q_p"] == sps.chi2.sf(table["q"], 1)).all()
+    shown = tables.hosts.combined(table)
+    assert (shown.frame["estimated from"] == "2 hosts (1 df)").all()
+    assert all(text.startswith(f"{q:.3g}"[:3]) and "(p " in text for q, text in zip(table["q"], shown.frame["Q (p)"]))
+    assert "I² reaches 50% by chance in 16% of sets of 2 hosts" in shown.caption
+    full.make_figures(rep)
+    full.export_all(rep)
+    page = (d / "export" / "report.html").read_text()
+    hosts_part = page[page.index("<section id='hosts'>"):]
+    hosts_part = hosts_part[:hosts_part.index("</section>")]
+    assert "2 hosts on 1 machine(s): hosts of one machine are shares of it" in hosts_part
+    assert "not across machines" in hosts_part and "2 hosts (1 df)" in hosts_part
+    # the hosts command's summary: each called row with its Q and what it rests on
+    from bench_src.store import hosts as store_hosts_
+
+    lines = hosts_report.summary_lines(hosts_report.analyse(store_hosts_.load_hosts([d])))
+    assert tables.hosts.machines_caveat(2, 1) in lines
+    called = [line for line in lines if line.startswith("- ")]
+    assert called and all(", Q " in line and "from 2 hosts (1 df)" in line for line in called), lines
+    assert any("16% of sets of 2 hosts" in line for line in lines), lines
+
+
 def test_an_inconclusive_combined_row_counts_the_hosts_verdicts_and_holds_on_none():
     """Two hosts each "equivalent within ±2%" whose combination is inconclusive (t on one degree of
     freedom) read "holds on 0 of 2"; two inconclusive hosts under an inconclusive combination read

@@ -46,7 +46,9 @@ agree.
 
 tau^2 (Paule and Mandel's estimate) and I^2 (the share of the spread between hosts that is not
 sampling noise) are read off one statistic, Cochran's generalised Q (`heterogeneity`), so that
-I^2 > 0 exactly where tau^2 > 0; where a host's own variance is 0 (its per-block log ratios never
+I^2 > 0 exactly where tau^2 > 0; Cochran's Q itself is given beside them with its k - 1 degrees of
+freedom and its p-value, since all three rest on k hosts (with 2, I^2 >= 50% comes up by chance in
+16% of sets without heterogeneity); where a host's own variance is 0 (its per-block log ratios never
 varied) or not finite, neither can be estimated, and both are NaN with a note saying why (the
 model's variance then takes tau^2 as 0, and a host's variance that is not finite adds nothing).
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
@@ -71,6 +73,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -99,6 +102,13 @@ class Combined:
     se_spread: float = math.nan  # the t interval's standard error: the hosts' unweighted spread, s / sqrt(k)
     se_model: float = math.nan  # the model's: sqrt(sum (v_i + tau^2)) / k
     grid: paired.Rounding = paired.NO_ROUNDING  # each host's rounding on the metric's grid
+    q: float = math.nan  # Cochran's Q (NaN as tau2), on hosts - 1 degrees of freedom
+    q_p: float = math.nan  # its p-value: chi^2 on hosts - 1 degrees of freedom (homogeneity)
+
+    @property
+    def q_df(self) -> int:
+        """Cochran's Q's degrees of freedom: hosts - 1 (0 for one host or none)."""
+        return max(self.hosts - 1, 0)
 
     @property
     def tau(self) -> float:
@@ -126,21 +136,42 @@ NOT_ESTIMABLE = ("tau² and I² not estimable: a host's own variance is 0 (its p
                  "or not finite, so the spread between hosts cannot be split into sampling noise and heterogeneity")
 
 
-def heterogeneity(effects, variances) -> tuple[float, float, str]:
+class Heterogeneity(NamedTuple):
+    """What `heterogeneity` reads off Cochran's Q: tau^2, I^2, Q itself on `df` = k - 1 degrees
+    of freedom and its p-value, and why they are NaN where they are."""
+
+    tau2: float
+    i2: float
+    q: float
+    df: int
+    p: float
+    note: str = ""
+
+
+def heterogeneity(effects, variances) -> Heterogeneity:
     """tau^2 and I^2 of per-host estimates with their own variances, both read off Cochran's
     generalised Q(t) = sum w_i (y_i - ybar_w)^2, w_i = 1 / (v_i + t): tau^2 is Paule and Mandel's
     estimate, the t >= 0 at which Q(t) = k - 1 (0 where Q(0) <= k - 1 already), found by bracketing
     (Q falls with t, and Q(t) <= sum (y_i - ybar)^2 / t); I^2 = (Q(0) - (k - 1)) / Q(0), clipped at
-    0.  So I^2 > 0 exactly where tau^2 > 0.  A variance of 0 or not finite leaves Q(0) undefined
-    (an estimate with no noise of its own): (NaN, NaN, NOT_ESTIMABLE).  Fewer than two hosts:
-    (NaN, NaN, "")."""
+    0.  So I^2 > 0 exactly where tau^2 > 0.  Beside them Cochran's Q = Q(0) on k - 1 degrees of
+    freedom and its p-value, P(chi^2_{k-1} >= Q), the test of homogeneity (no tau^2).  All three
+    are estimated from k hosts: with 2, one degree of freedom, I^2 >= 50% (Q >= 2) comes up by
+    chance in 16% of sets without any heterogeneity (`i2_by_chance`), so I^2 is read with Q's
+    p-value.  Assumption: each host's variance is its estimate's true one.  It is read off the
+    host's pairs, so Q's tail is heavier than chi^2 with few of them: without heterogeneity its
+    p-value fell below 5% in 7.6%, 8.7% and 10.2% of sets of 2, 3 and 5 hosts of 10 pairs, 5.6-6.3%
+    at 30 pairs, up to 15% at 6 (`simulate.hosts_heterogeneity_null`, docs/statistics.md); I^2 >= 50%
+    came up in 15-18% of sets at 10 pairs.  A small p says heterogeneity more often than it is
+    there; a large one is not evidence of none with 2 or 3 hosts.  A variance of 0 or
+    not finite leaves Q(0) undefined (an estimate with no noise of its own): NaN with
+    NOT_ESTIMABLE.  Fewer than two hosts: NaN, note ""."""
     eff = np.asarray(effects, dtype=float)
     var = np.asarray(variances, dtype=float)
     k = eff.size
     if k < 2:
-        return math.nan, math.nan, ""
+        return Heterogeneity(math.nan, math.nan, math.nan, max(k - 1, 0), math.nan)
     if not (np.isfinite(var).all() and (var > 0).all()):
-        return math.nan, math.nan, NOT_ESTIMABLE
+        return Heterogeneity(math.nan, math.nan, math.nan, k - 1, math.nan, NOT_ESTIMABLE)
 
     def q(t: float) -> float:
         w = 1.0 / (var + t)
@@ -148,12 +179,22 @@ def heterogeneity(effects, variances) -> tuple[float, float, str]:
 
     q0 = q(0.0)
     if not math.isfinite(q0):
-        return math.nan, math.nan, NOT_ESTIMABLE
+        return Heterogeneity(math.nan, math.nan, math.nan, k - 1, math.nan, NOT_ESTIMABLE)
+    p = float(sps.chi2.sf(q0, k - 1))
     if q0 <= k - 1:
-        return 0.0, 0.0, ""
+        return Heterogeneity(0.0, 0.0, q0, k - 1, p)
     high = 2 * float(((eff - eff.mean()) ** 2).sum()) / (k - 1)  # Q(high) <= (k - 1) / 2
     tau2 = optimize.brentq(lambda t: q(t) - (k - 1), 0.0, high, xtol=high * 1e-13, rtol=1e-13)
-    return float(tau2), (q0 - (k - 1)) / q0, ""
+    return Heterogeneity(float(tau2), (q0 - (k - 1)) / q0, q0, k - 1, p)
+
+
+def i2_by_chance(hosts: int, share: float = 0.5) -> float:
+    """How often I^2 reaches `share` among `hosts` hosts without any heterogeneity: I^2 >= s exactly
+    where Q >= (k - 1) / (1 - s), and Q is chi^2 on k - 1 degrees of freedom there (each host's
+    variance taken as known): 16% at 2 hosts, 14% at 3, 9% at 5 for s = 50%.  NaN below 2 hosts."""
+    if hosts < 2:
+        return math.nan
+    return float(sps.chi2.sf((hosts - 1) / (1 - share), hosts - 1))
 
 
 def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rounding | None = None) -> Combined:
@@ -182,10 +223,11 @@ def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rou
         u, v, fixed = (np.broadcast_to(np.asarray(x, dtype=float), ok.shape)[ok]
                        for x in (rounding.u, rounding.v, rounding.fixed))
         grid = paired.Rounding(u, v, fixed)
-    tau2, i2, note = heterogeneity(eff, var)
+    het = heterogeneity(eff, var)
+    tau2 = het.tau2
     spread = float(eff.std(ddof=1) / math.sqrt(k))
     model = math.sqrt(float((np.where(np.isfinite(var), var, 0.0) + (tau2 if math.isfinite(tau2) else 0.0)).sum())) / k
-    c = Combined(k, est, math.nan, math.nan, math.nan, tau2, i2, note, spread, model, grid)
+    c = Combined(k, est, math.nan, math.nan, math.nan, tau2, het.i2, het.note, spread, model, grid, het.q, het.p)
     low, high = c.interval(level)
     if grid.any:
         p = float(paired.smallest_level(np.array(abs(est)), c.half_width))
@@ -352,7 +394,8 @@ def verdict_counts(verdicts: list[tuple[str, str]]) -> str:
 def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
                  alpha: float = rules.ALPHA, logs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per Go-vs-Rust comparison measured on at least one host: the combined ratio
-    (`combine`) with its interval, tau and I^2, the verdict, and on how many of the hosts combined
+    (`combine`) with its interval, tau, I^2 and Cochran's Q (`q`, on `q_df` = hosts - 1 degrees of
+    freedom, its p-value `q_p`: `heterogeneity`), the verdict, and on how many of the hosts combined
     the combined verdict holds (`holds`: "holds on k of m"; blank for an inconclusive row, which
     claims nothing), with the hosts' own verdicts counted (`host_verdict_counts`).  The
     comparisons form one family: Benjamini-Hochberg over their combined p-values, every interval
@@ -369,7 +412,7 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "left_out_hosts", "ratio", "ratio_ci_low", "ratio_ci_high",
-            "ci_level", "p_value", "p_adjusted", "tau", "i2", "verdict_kind", "within_margin", "verdict", "holds_on",
+            "ci_level", "p_value", "p_adjusted", "tau", "i2", "q", "q_df", "q_p", "verdict_kind", "within_margin", "verdict", "holds_on",
             "holds_on_text", "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note", "warning"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
@@ -415,7 +458,7 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
                   "ratio_ci_high": math.exp(fam.high[i]) if tested else math.nan,
                   "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
                   "p_adjusted": float(fam.p_adjusted[i]) if tested else math.nan,
-                  "tau": c.tau, "i2": c.i2, "verdict_kind": kind, "within_margin": within,
+                  "tau": c.tau, "i2": c.i2, "q": c.q, "q_df": c.q_df, "q_p": c.q_p, "verdict_kind": kind, "within_margin": within,
                   "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
                   "holds_on": holding, "holds_on_text": f"{holding} of {c.hosts}" if decided else "",
                   "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts),

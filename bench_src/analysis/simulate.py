@@ -32,7 +32,7 @@ cores.speedup) on runs of the sequential rule over a plan with core counts.
 `study()` runs the simulations whose results docs/statistics.md reports:
 `python -m bench_src.analysis.simulate [replications]`; the studies it does not run have commands
 of their own: `scaling [series] [condition ...]`, `scaling-grid [series]`, `above-baseline [runs]`,
-`hosts-coverage [sets]`, `hosts-sequential [sets]` and `cores [runs]` (`python -m bench_src.analysis.simulate scaling 2000`).
+`hosts-coverage [sets]`, `hosts-heterogeneity [sets]`, `hosts-sequential [sets]` and `cores [runs]` (`python -m bench_src.analysis.simulate scaling 2000`).
 """
 from __future__ import annotations
 
@@ -489,6 +489,32 @@ def hosts_coverage_report(studies: int = 2000, out=print) -> pd.DataFrame:
                             for spread, g in [*table.groupby("spread"), ("all", table)]])
     out(summary.to_markdown(index=False, floatfmt=".4f"))
     out(f"# {time.time() - t0:.0f} s")
+    return table
+
+
+def hosts_heterogeneity_null(studies: int, rng, hosts: int, pairs: int = 10, cv: float = 0.01) -> dict:
+    """What hosts.heterogeneity reads off hosts without any heterogeneity (every host's true log
+    ratio the same), each measured by `pairs` per-block log ratios with lognormal noise of `cv` per
+    sample: `i2_half` the share of sets with I^2 >= 50% (beside `i2_half_chi2`, what
+    hosts.i2_by_chance gives with each host's variance known), `q_rejects` the share whose Q
+    p-value is below 5% (its nominal rate 5%)."""
+    big = rejects = 0
+    for _ in range(studies):
+        d = 0.05 + cv * math.sqrt(2) * rng.standard_normal((hosts, pairs))
+        het = hosts_module.heterogeneity(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs)
+        big += het.i2 >= 0.5
+        rejects += het.p < 0.05
+    return {"hosts": hosts, "pairs": pairs, "i2_half": big / studies, "i2_half_chi2": hosts_module.i2_by_chance(hosts),
+            "q_rejects": rejects / studies}
+
+
+def hosts_heterogeneity_report(studies: int = 4000, seed: int = 1, out=print) -> pd.DataFrame:
+    """hosts_heterogeneity_null at 2, 3 and 5 hosts of 6, 10 and 30 pairs, `studies` sets each,
+    seeded by (seed, hosts, pairs).  `python -m bench_src.analysis.simulate hosts-heterogeneity [studies]`."""
+    table = pd.DataFrame([hosts_heterogeneity_null(studies, np.random.default_rng([seed, hosts, pairs]), hosts, pairs)
+                          for hosts in (2, 3, 5) for pairs in (6, 10, 30)])
+    out(f"# tau², I² and Q of hosts without heterogeneity, CV 1%, {studies} sets per case, seed {seed}")
+    out(table.to_markdown(index=False, floatfmt=".4f"))
     return table
 
 
@@ -1217,6 +1243,8 @@ if __name__ == "__main__":
                       conditions=tuple(sys.argv[3:]) or tuple(SCALING_CONDITIONS))
     elif len(sys.argv) > 1 and sys.argv[1] == "hosts-coverage":
         hosts_coverage_report(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
+    elif len(sys.argv) > 1 and sys.argv[1] == "hosts-heterogeneity":
+        hosts_heterogeneity_report(int(sys.argv[2]) if len(sys.argv) > 2 else 4000)
     elif len(sys.argv) > 1 and sys.argv[1] == "hosts-sequential":
         hosts_sequential_report(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
     elif len(sys.argv) > 1 and sys.argv[1] == "cores":

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats
 from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
+from ..store import hosts as store_hosts
 from ..store.meta import META
 from . import figures, findings, method, tables, theme
 from .export import images
@@ -35,6 +36,9 @@ class Report:
     figure_titles: dict[str, str] = field(default_factory=dict)  # each figure's own title, for captions
     files: list[Path] = field(default_factory=list)
     method: str = ""
+    # a cluster run's hosts, each with the machine behind it (store.hosts.machine_id: the hosts of a
+    # local cluster share one); empty for a run on one host
+    host_machines: dict[str, str] = field(default_factory=dict)
 
     @property
     def findings(self) -> list[findings.MetricFindings]:
@@ -134,10 +138,14 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
             rep.tables[f"ratio_vs_cores_{m}"] = cores.ratio_vs_cores(df, m, margin=margin)
             rep.tables[f"speedup_{m}"] = cores.speedup(df, m)
     if "host" in df.columns and df["host"].dropna().nunique() > 1:  # a cluster run: pairs within each host
+        described = {h: d for s in meta.get("sessions", []) if isinstance(s, dict)
+                     for h, d in (s.get("hosts") or {}).items() if isinstance(d, dict)}
         if "host_label" not in df.columns:  # each host as meta.json describes it (its CPU, its share)
-            labels = {h: d.get("label", h) for s in meta.get("sessions", []) if isinstance(s, dict)
-                      for h, d in (s.get("hosts") or {}).items() if isinstance(d, dict)}
+            labels = {h: d.get("label", h) for h, d in described.items()}
             df = df.assign(host_label=df["host"].map(labels).fillna(df["host"]))
+        # a host not described in meta.json is a machine of its own, as store.hosts.load_hosts reads it
+        rep.host_machines = {h: store_hosts.machine_id(described[h].get("fingerprint") or store_hosts.fingerprint(described[h]))
+                             if h in described else h for h in sorted(df["host"].dropna().unique())}
         for m in hosts.METRICS:
             logs = hosts.host_log_ratios(df, m)
             rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)

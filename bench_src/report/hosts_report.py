@@ -70,12 +70,14 @@ def summary_lines(rep: HostsReport) -> list[str]:
     out = [f"{rep.directories} results director{'y' if rep.directories == 1 else 'ies'} from {rep.distinct_machines} "
            "distinct machine(s) (a machine is a fingerprint: CPU, caches, memory, kernel, toolchains, the programs' "
            "sha256)."]
-    if rep.distinct_machines < rep.machines:
-        out.append(f"{rep.machines} hosts on {rep.distinct_machines} machine(s): hosts of one machine are shares of it, each "
-                   "pinned to CPUs of its own (a local cluster, or workers pinned with taskset); "
-                   "a verdict that holds on all of them holds across those CPUs, not across machines.")
+    caveat = tables.hosts.machines_caveat(rep.machines, rep.distinct_machines)
+    if caveat:
+        out.append(caveat)
     if rep.machines < 2:
         out.append("One host: no verdict across machines; each directory's blocks are pooled as blocks of that host.")
+    chance = tables.hosts.chance_text([k for t in rep.combined.values() if not t.empty for k in t["hosts"]])
+    if chance:
+        out.append(f"{chance[:1].upper()}{chance[1:]}.")
     for metric, t in rep.combined.items():
         if t.empty:
             continue
@@ -96,8 +98,7 @@ def summary_lines(rep: HostsReport) -> list[str]:
         keys = _key_texts(called)
         for i, r in called.iterrows():
             shared = f", {factor} {r[factor]}" if factor in t.columns else ""
-            spread = (f"tau {r['tau']:.3g}, I² {r['i2']:.0%}" if pd.notna(r["tau"]) and pd.notna(r["i2"])
-                      else "tau and I² not estimable (a host's own variance is 0 or not finite)")
+            spread = tables.hosts.heterogeneity_text(r)
             out.append(f"- {keys[i]}{shared}): "
                        f"Go/Rust {units.ratio(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])} "
                        f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts (those whose own "

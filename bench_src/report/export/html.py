@@ -198,6 +198,10 @@ def render(rep) -> str:
                 if name not in used_tables and _matches(name, (prefix,)):
                     parts.append(_table(name, table))
                     used_tables.add(name)
+        if parts and sid == "hosts":  # hosts of one machine: what a verdict across them can say
+            machines = getattr(rep, "host_machines", None) or {}
+            caveat = tables.hosts.machines_caveat(len(machines), len(set(machines.values()))) if machines else ""
+            note = f"{note} {caveat}" if caveat else note
         if parts:
             sections.append((sid, heading, note, parts))
     other_tables = [n for n in rep.tables if n not in used_tables]

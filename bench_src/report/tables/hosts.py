@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...analysis.compare import untested
+from ...analysis.hosts import i2_by_chance
 from ...analysis.rules import MIN_PAIRS
 from .. import units
 from .formatting import blank, column_of, shared_text, side_columns, work_columns
@@ -55,6 +56,48 @@ def verdicts(t: pd.DataFrame) -> pd.Series:
     return shown.where(~untested(t), "not tested")
 
 
+def machines_caveat(hosts: int, machines: int) -> str:
+    """What hosts that share machines can say, wherever the hosts' tables are shown (the hosts
+    command's summary, a cluster run's report): '' where every host is a machine of its own."""
+    if machines >= hosts:
+        return ""
+    return (f"{hosts} hosts on {machines} machine(s): hosts of one machine are shares of it, each pinned to CPUs of "
+            "its own (a local cluster, or workers pinned with taskset); a verdict that holds on all of them holds "
+            "across those CPUs, not across machines.")
+
+
+def hosts_df(hosts) -> str:
+    """"2 hosts (1 df)": what tau², I² and Cochran's Q of a row are estimated from."""
+    k = int(hosts)
+    return f"{k} host{'' if k == 1 else 's'} ({max(k - 1, 0)} df)"
+
+
+def q_text(q, p) -> str:
+    """Cochran's Q with its p-value, "2.25 (p 0.13)"; '' where it was not estimated."""
+    return f"{units.significant(q, 3)} (p {units.p_value(p)})" if pd.notna(q) and pd.notna(p) else ""
+
+
+def heterogeneity_text(row) -> str:
+    """A combined row's heterogeneity in words: tau, I², Cochran's Q with its p-value, and the hosts
+    (and degrees of freedom) they are estimated from."""
+    if not (pd.notna(row["tau"]) and pd.notna(row["i2"])):
+        return "tau and I² not estimable (a host's own variance is 0 or not finite)"
+    q = q_text(row.get("q"), row.get("q_p"))
+    return (f"tau {row['tau']:.3g}, I² {row['i2']:.0%}" + (f", Q {q}" if q else "")
+            + f", from {hosts_df(row['hosts'])}")
+
+
+def chance_text(hosts) -> str:
+    """How often I² reaches 50% by chance among as many hosts as the rows combine (analysis.hosts
+    .i2_by_chance), for the captions and the summary: '' where no row combines two hosts."""
+    counts = sorted({int(k) for k in hosts if pd.notna(k) and int(k) >= 2})
+    if not counts:
+        return ""
+    shares = ", ".join(f"{i2_by_chance(k):.0%} of sets of {k}" for k in counts)
+    return (f"tau², I² and Q are estimated from the hosts each row combines (hosts - 1 df): without any "
+            f"heterogeneity, I² reaches 50% by chance in {shares} hosts, so read I² with Q's p-value")
+
+
 def _warnings(t: pd.DataFrame, out: pd.DataFrame) -> None:
     """The rows' warnings (a host's cell whose values are dispersed, too few pairs, ...), where a row
     has one."""
@@ -78,6 +121,8 @@ def combined(t: pd.DataFrame) -> Readable:
     out["verdict"] = verdicts(t)
     out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
     out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
+    out["Q (p)"] = [q_text(q, p) for q, p in zip(column_of(t, "q", float("nan")), column_of(t, "q_p", float("nan")))]
+    out["estimated from"] = [hosts_df(k) if pd.notna(i2) else "" for k, i2 in zip(t["hosts"], t["i2"])]
     out["holds on"] = [holds_on_text(text, counts) for text, counts in
                        zip(t["holds_on_text"].fillna(""), column_of(t, "host_verdict_counts", ""))]
     out["hosts' own verdicts"] = (t["host_verdict_texts"] if "host_verdict_texts" in t else t["host_verdicts"].map(
@@ -87,9 +132,11 @@ def combined(t: pd.DataFrame) -> Readable:
         out["note"] = notes
     _warnings(t, out)
     metric = units.metric_name(t["metric"].iloc[0]) if not t.empty else ""
+    chance = chance_text(t["hosts"])
     return Readable(out, "one random-effects combination per comparison (the wider of Student's t on hosts - 1 "
                          "degrees of freedom on the hosts' spread and the normal on their own variances, widened on a "
-                         "grid by the hosts' rounding; BH over the comparisons); holds on: " + HOLDS_ON,
+                         "grid by the hosts' rounding; BH over the comparisons); holds on: " + HOLDS_ON
+                    + (f"; {chance}" if chance else ""),
                     f"Go vs Rust across hosts, {metric}")
 
 
