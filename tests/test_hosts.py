@@ -954,3 +954,65 @@ def test_the_summary_names_each_difference_by_its_whole_key_and_keeps_its_interv
     assert len(set(lines)) == 2, lines
     assert "threads 1" in lines[0] and "threads 4" in lines[1]
     assert all("[1.0004, 1.05]" in line for line in lines), lines
+
+
+# --- the headline tables of a run on several hosts against the combination ----------------------------
+def test_pooled_verdicts_are_set_against_the_combination_across_hosts_row_by_row():
+    """One owner compares the two readings: a different kind, a difference called on one side only
+    within the margin, a comparison not tested or not measured across hosts all differ; the same
+    verdict does not."""
+    import pandas as pd
+
+    key = {k: "" for k in hosts.KEY} | {"workload": "sleep", "threads_requested": 2}
+    pooled = pd.DataFrame([{**key, "n": n, "verdict_kind": kind, "within_margin": within, "ratio": 0.99,
+                            "verdict": f"pooled {n}"}
+                           for n, kind, within in ((1, "a", True), (2, "a", False), (3, "a", True), (4, "equivalent", False),
+                                                   (5, "a", False), (6, "b", False))])
+    combined = pd.DataFrame([{**key, "n": n, "hosts": k, "verdict_kind": kind, "within_margin": within, "ratio": ratio,
+                              "verdict": f"across {n}"}
+                             for n, kind, within, ratio, k in ((1, "inconclusive", False, 0.99, 2),
+                                                               (2, "a", False, 0.9, 2), (3, "a", False, 0.97, 3),
+                                                               (4, "equivalent", False, 1.0, 2),
+                                                               (5, "inconclusive", False, np.nan, 1))])
+    out = hosts.pooled_against_hosts(pooled, combined).set_index("n")
+    assert out["differs"].to_dict() == {1: True, 2: False, 3: True, 4: False, 5: True, 6: True}
+    assert not out.loc[5, "hosts_tested"] and out.loc[6, "hosts_kind"] == "not measured" and out.loc[3, "hosts"] == 3
+    assert out.loc[1, ["pooled_verdict", "hosts_verdict"]].tolist() == ["pooled 1", "across 1"]
+
+
+def test_the_findings_and_the_method_of_a_run_on_several_hosts_say_the_tables_pool_them_and_name_the_rows_read_otherwise(
+        tmp_path):
+    """A cluster run whose two hosts measure Go at half and a quarter of Rust: pooled, Go is faster
+    (0.35 [0.25, 0.50]); combined across the two hosts (t on one degree of freedom) inconclusive.
+    The findings and the Method say the headline verdicts read these hosts pooled, point to the
+    Hosts section, and name the rows that read otherwise; a run on one host says nothing of it."""
+    import report_data
+    from bench_src.report import findings, full
+
+    d = cluster_run(tmp_path / "r", go_on_b=0.5)
+    rep = full.describe_method(full.analyse(d))
+    assert set(rep.tables["go_vs_rust_elapsed_s"]["verdict"]) == {"Go faster"}
+    assert set(rep.tables["across_hosts_elapsed_s"]["verdict"]) == {"inconclusive"}
+    time, memory = rep.findings
+    pooled = ("pool the blocks of the run's 2 hosts as one sample (pairs within a host): a reading of these 2 hosts, "
+              "not of machines in general, which the combination across hosts in the Hosts section is")
+    row = ("sleep N = 10 (waitgroup vs join-handles, threads 2, kernel=xorshift,work=10) (pooled: Go faster; "
+           "across hosts: inconclusive)")
+    assert pooled in time.summary() and "2 of the 2 Go-vs-Rust rows read otherwise across hosts: " + row in time.summary()
+    assert pooled in memory.summary() and "every one of the 2 Go-vs-Rust rows reads the same across hosts" in \
+        memory.summary()
+    assert row in findings.markdown(rep.findings)
+    method = rep.method[rep.method.index("### Several hosts"):]
+    assert "The Go-vs-Rust tables and the findings " + pooled in method and row in method
+    assert "read the Hosts section" in method
+    # a run on one host: nothing of the kind
+    from bench_src.analysis import compare
+
+    one = findings.findings({"go_vs_rust_elapsed_s": compare.compare(report_data.frame(), "elapsed_s")})
+    assert one and all(f.hosts is None and "pool the blocks" not in f.summary() for f in one)
+    many = findings.HostsReading(3, 9, tuple((f"row {i}", "Go faster", "inconclusive") for i in range(7)))
+    assert many.differ_text().startswith("7 of the 9 Go-vs-Rust rows read otherwise across hosts: row 0 (pooled: Go "
+                                         "faster; across hosts: inconclusive); ")
+    assert findings.HostsReading(2, 2, (("row", "a", "b"),)).differ_text().startswith("1 of the 2 Go-vs-Rust rows reads")
+    assert "row 4 (" in many.differ_text() and "row 5 (" not in many.differ_text()
+    assert many.differ_text().endswith("; and 2 more (the Hosts section has them)")

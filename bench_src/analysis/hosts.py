@@ -464,3 +464,47 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
                   "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts),
                   "host_verdict_counts": verdict_counts([(v, t) for (v, _), t in zip(theirs, texts)])})
     return _with_factor(pd.DataFrame(rows, columns=cols), df)
+
+
+# --- the headline tables of a run on several hosts against the combination ------------------------
+def _reading(kind, within, ratio) -> str:
+    """A row's verdict as a comparable reading: "not tested" where it has no ratio (too few pairs,
+    or too few hosts combined), else its kind with "within" for a difference smaller than the margin."""
+    if kind == "inconclusive" and not (isinstance(ratio, (int, float)) and math.isfinite(ratio)):
+        return "not tested"
+    if kind in ("a", "b"):
+        return f"{kind} within" if within in (True, 1) else str(kind)
+    return str(kind)
+
+
+def pooled_against_hosts(pooled: pd.DataFrame, combined: pd.DataFrame) -> pd.DataFrame:
+    """Per row of a Go-vs-Rust table that pools every host's blocks (compare.compare on the samples
+    of a run on several hosts: pairs within a host, but the hosts' pairs one sample, as if these
+    hosts were the only machines; a fixed-effect reading of them), the verdict the same comparison
+    gets combined across hosts (`across_hosts`: random effects, each host one draw of the machines),
+    and whether the two readings differ (`differs`): a different kind, a difference called on one
+    side only "within the margin", or one of them not tested (where the combination has no row the
+    comparison reads "not measured" there).  Columns: KEY, `pooled_kind`, `pooled_within`,
+    `pooled_verdict`, `hosts`, `hosts_kind`, `hosts_within`, `hosts_verdict`, `hosts_tested`,
+    `differs`; one row per row of `pooled`, in its order."""
+    keys = [k for k in KEY if k in pooled.columns]
+    cols = [*keys, "pooled_kind", "pooled_within", "pooled_verdict", "hosts", "hosts_kind", "hosts_within",
+            "hosts_verdict", "hosts_tested", "differs"]
+    if pooled.empty or "verdict_kind" not in pooled:
+        return pd.DataFrame(columns=cols)
+    theirs = {} if combined.empty else {tuple(r[k] for k in keys): r for _, r in combined.iterrows()}
+    rows = []
+    for _, r in pooled.iterrows():
+        key = tuple(r[k] for k in keys)
+        c = theirs.get(key)
+        mine = _reading(r["verdict_kind"], r.get("within_margin"), r.get("ratio"))
+        other = _reading(c["verdict_kind"], c["within_margin"], c["ratio"]) if c is not None else "not measured"
+        rows.append({**dict(zip(keys, key)), "pooled_kind": r["verdict_kind"],
+                     "pooled_within": bool(r.get("within_margin") in (True, 1)), "pooled_verdict": r.get("verdict", ""),
+                     "hosts": int(c["hosts"]) if c is not None else 0,
+                     "hosts_kind": c["verdict_kind"] if c is not None else "not measured",
+                     "hosts_within": bool(c["within_margin"]) if c is not None else False,
+                     "hosts_verdict": c["verdict"] if c is not None else "not measured",
+                     "hosts_tested": other not in ("not tested", "not measured"), "differs": mine != other})
+    return pd.DataFrame(rows, columns=cols)
+

@@ -10,6 +10,11 @@ compares (the magnitude a factor is of); then how many
 comparisons were equivalent and how many stayed open (with how many of those could still have
 shown a difference of 5% or less).  Every number is read from the comparison tables, whose
 intervals already carry the family's level.
+
+A run on several hosts (a cluster) pools every host's blocks in those tables (pairs within a host):
+a reading of these hosts, not of machines in general.  Its findings say so and name the rows whose
+verdict the combination across hosts (the Hosts section) reads otherwise (`HostsReading`: the
+comparison is analysis.hosts.pooled_against_hosts; only the words are here).
 """
 from __future__ import annotations
 
@@ -19,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..analysis import compare, robustness, rules
+from ..analysis import compare, hosts, robustness, rules
 from . import units
+from .tables.hosts import key_texts
 
 FINDING_METRICS = rules.HEADLINE_METRICS
 # an open comparison that could have shown this difference is "open, but small if anything": the
@@ -103,6 +109,70 @@ class Difference:
         return f" (medians: Go {go}, Rust {rust})" if go and rust else ""
 
 
+# how many rows whose verdict differs across hosts are named (the rest are counted)
+HOSTS_NAMED = 5
+
+
+def _verdict_words(reading: str, verdict: str) -> str:
+    """A row's verdict for the hosts' sentence: its table's words, or "not tested" / "not measured"
+    where the table has no verdict to read (analysis.hosts.pooled_against_hosts)."""
+    return reading if reading in ("not tested", "not measured") else verdict
+
+
+@dataclass(frozen=True)
+class HostsReading:
+    """A table that pools the blocks of several hosts, against the combination across hosts."""
+
+    hosts: int  # hosts whose blocks the table pools
+    compared: int  # its Go-vs-Rust rows
+    differ: tuple[tuple[str, str, str], ...] = ()  # (the row, its verdict pooled, its verdict across hosts)
+
+    def pooled_text(self, subject: str = "these verdicts") -> str:
+        """What `subject` (the pooled verdicts) read, and what the combination across hosts reads."""
+        return (f"{subject} pool the blocks of the run's {self.hosts} hosts as one sample (pairs within a host): a "
+                f"reading of these {self.hosts} hosts, not of machines in general, which the combination across hosts "
+                "in the Hosts section is (random effects, each host one draw of the machines, so wide with few hosts)")
+
+    def differ_text(self) -> str:
+        """The rows whose verdict the combination across hosts reads otherwise (the first HOSTS_NAMED
+        named, the rest counted), or that there are none."""
+        if not self.differ:
+            return f"every one of the {self.compared} Go-vs-Rust rows reads the same across hosts"
+        named = "; ".join(f"{row} (pooled: {pooled}; across hosts: {there})"
+                          for row, pooled, there in self.differ[:HOSTS_NAMED])
+        more = len(self.differ) - HOSTS_NAMED
+        reads = "reads" if len(self.differ) == 1 else "read"
+        return (f"{len(self.differ)} of the {self.compared} Go-vs-Rust rows {reads} otherwise across hosts: {named}"
+                + (f"; and {more} more (the Hosts section has them)" if more > 0 else ""))
+
+    def text(self) -> str:
+        """The sentence a reader needs beside the pooled verdicts."""
+        return f"{self.pooled_text()}; {self.differ_text()}"
+
+
+def hosts_reading(tables: dict[str, pd.DataFrame], metric: str) -> HostsReading | None:
+    """How the Go-vs-Rust table of `metric` reads against the combination across hosts, for a run
+    on several hosts (its tables hold `across_hosts_<metric>` and `per_host_<metric>`); None for a
+    run on one host."""
+    pooled, combined = tables.get(f"go_vs_rust_{metric}"), tables.get(f"across_hosts_{metric}")
+    own = tables.get(f"per_host_{metric}")
+    if pooled is None or combined is None or pooled.empty or "verdict_kind" not in pooled:
+        return None
+    count = int(own["host"].nunique()) if own is not None and "host" in own else 0
+    if count < 2:
+        return None
+    against = hosts.pooled_against_hosts(pooled.reset_index(drop=True), combined)
+    differ = against[against["differs"]]
+    names = key_texts(differ)
+    untested = compare.untested(pooled.reset_index(drop=True))
+    readings = [(f"{names[i]})",
+                 _verdict_words("not tested" if untested[i] else "", r["pooled_verdict"]),
+                 _verdict_words("not measured" if r["hosts_kind"] == "not measured" else
+                                "" if r["hosts_tested"] else "not tested", r["hosts_verdict"]))
+                for i, r in differ.iterrows()]
+    return HostsReading(count, len(against), tuple(readings))
+
+
 @dataclass(frozen=True)
 class MetricFindings:
     metric: str
@@ -117,6 +187,7 @@ class MetricFindings:
     open_mde: tuple[float, float] = (math.nan, math.nan)  # the open rows' smallest and largest MDE
     untested: int = 0  # comparisons with too few pairs to be tested (samples failed): no interval, not "open"
     open_pairs: tuple[int, ...] = ()  # the pairs each open paired row rests on (what its mde's power depends on)
+    hosts: HostsReading | None = None  # a run on several hosts: the table pools them (HostsReading.text)
 
     def lines(self, limit: int = 10) -> list[str]:
         out = [d.text(self.metric, self.margin) for d in self.differences[:limit]]
@@ -145,7 +216,13 @@ class MetricFindings:
                    "warning says which)" if self.untested else "")
                 + f" among the defaults of both languages; intervals at {units.percent(self.level, digits=3)}, "
                 f"adjusted over the family's {self.family_size} comparisons (false discovery rate {rules.ALPHA:g})"
-                + (f"; {ORDER}" if called > 1 else ""))
+                + (f"; {ORDER}" if called > 1 else "")
+                + (f". {self._hosts_text()}" if self.hosts is not None else ""))
+
+    def _hosts_text(self) -> str:
+        """The run's hosts pooled in this table, and the rows the combination reads otherwise."""
+        text = self.hosts.text()
+        return text[:1].upper() + text[1:]
 
     def _short_text(self) -> str:
         """The differences of times under SHORT_TIME_S, counted where the list may not reach them (it
@@ -241,9 +318,11 @@ def _defaults(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARGIN) -> MetricFindings | None:
+def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARGIN,
+                    hosts_read: HostsReading | None = None) -> MetricFindings | None:
     """The findings of one Go-vs-Rust table (None for an empty one), whose verdicts were decided at
-    the equivalence margin `margin`."""
+    the equivalence margin `margin`; `hosts_read`: how the table reads against the combination
+    across hosts, for a run on several hosts (`hosts_reading`)."""
     if table is None or table.empty or "verdict_kind" not in table:
         return None
     rows = _defaults(table)
@@ -271,7 +350,7 @@ def metric_findings(table: pd.DataFrame, metric: str, margin: float = rules.MARG
                           int(table["family_size"].iloc[0]) if "family_size" in table else len(table),
                           table["verdict_kind"].value_counts().to_dict(), margin,
                           (float(mde.min()), float(mde.max())) if mde.notna().any() else (math.nan, math.nan),
-                          untested, _open_pairs(open_rows))
+                          untested, _open_pairs(open_rows), hosts_read)
 
 
 def findings(tables: dict[str, pd.DataFrame], margin: float = rules.MARGIN) -> list[MetricFindings]:
@@ -279,7 +358,7 @@ def findings(tables: dict[str, pd.DataFrame], margin: float = rules.MARGIN) -> l
     equivalence margin the tables were computed with (the report's), which their text names."""
     out = []
     for m in FINDING_METRICS:
-        f = metric_findings(tables.get(f"go_vs_rust_{m}"), m, margin)
+        f = metric_findings(tables.get(f"go_vs_rust_{m}"), m, margin, hosts_reading(tables, m))
         if f is not None:
             out.append(f)
     return out

@@ -14,7 +14,6 @@ from ..store.meta import META
 from . import figures, tables, theme, units
 from .export import images
 from .export.base import written as writing
-from .tables.formatting import side_columns, work_columns
 
 
 
@@ -95,7 +94,7 @@ def summary_lines(rep: HostsReport) -> list[str]:
                        "row's note names it)")
         factor = t.attrs.get("factor")
         called = t[t["verdict_kind"].isin(["a", "b"])]
-        keys = _key_texts(called)
+        keys = tables.hosts.key_texts(called)
         for i, r in called.iterrows():
             shared = f", {factor} {r[factor]}" if factor in t.columns else ""
             spread = tables.hosts.heterogeneity_text(r)
@@ -104,25 +103,6 @@ def summary_lines(rep: HostsReport) -> list[str]:
                        f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts (those whose own "
                        "interval calls the same side)")
     return out
-
-
-def _key_texts(t: pd.DataFrame) -> pd.Series:
-    """Each row's comparison in words, from the columns that name it in the tables (work_columns,
-    side_columns: threads, arm, each side's own parameters): 'sleep N = 1,000 (waitgroup vs
-    join-handles, threads 2, kernel=xorshift' (the caller closes it)."""
-    if t.empty:
-        return pd.Series(dtype=str)
-    shared = t["shared_params"].map(lambda v: v if isinstance(v, str) else "") if "shared_params" in t else \
-        pd.Series("", index=t.index)
-    cols = pd.DataFrame(index=t.index)
-    work_columns(t, cols, shared)
-    side_columns(t, cols, shared)
-    texts = {}
-    for i, c in cols.iterrows():
-        extra = [f"threads {c['threads']}" if c["threads"] else "", f"arm {c['arm']}" if c["arm"] else "",
-                 str(c["parameters"] or "")]
-        texts[i] = f"{c['workload']} N = {c['N']} ({c['Go']} vs {c['Rust']}" + "".join(f", {e}" for e in extra if e)
-    return pd.Series(texts)
 
 
 # The names `save` writes: a directory holding anything else (a run's results, someone's files) is

@@ -21,10 +21,10 @@ from ..profiles import PROFILES
 from ..run import other_load
 from ..run.measure import RUNTIME_PREFIXES, RUNTIME_VARIABLES
 from ..store.ledger import sampling_sessions
-from . import units
+from . import findings, units
 from .tables.markup import Readable
 
-SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "What was excluded")
+SECTIONS = ("Design", "Measurement", "Tests", "Multiplicity", "Stopping", "Several hosts", "What was excluded")
 
 
 def _count_text(counts: dict) -> str:
@@ -549,6 +549,24 @@ def stopping(meta: dict, design: Mapping | None) -> str:
                if budget else ""))
 
 
+def hosts_text(tables: Mapping[str, pd.DataFrame], design: Mapping | None = None) -> str:
+    """A run on several hosts: its Go-vs-Rust tables, its findings and its sequential rule pool the
+    hosts' blocks (a reading of these hosts), and per metric the rows the combination across hosts
+    reads otherwise (findings.hosts_reading, in its words); '' for a run on one host."""
+    readings = [(m, findings.hosts_reading(dict(tables), m)) for m in findings.FINDING_METRICS]
+    readings = [(m, r) for m, r in readings if r is not None]
+    if not readings:
+        return ""
+    sequential = bool(design) and len(design.get("looks", ())) >= 2
+    subject = ("The Go-vs-Rust tables and the findings" + (", and the sequential rule that decided when each cell "
+                                                            "stopped," if sequential else ""))
+    lead = readings[0][1].pooled_text(subject)
+    return " ".join([f"{lead}; for a claim about machines beyond these, read the Hosts section (tau², I² and Cochran's "
+                     "Q say how far the hosts differ).",
+                     *(f"{units.metric_name(m)[:1].upper()}{units.metric_name(m)[1:]}: {r.differ_text()}."
+                       for m, r in readings)])
+
+
 def _budget_against_profile(plan: Mapping) -> str:
     """' (the article profile's own budget is 3600 s: this run changed it)' when a run's budget is
     not its profile's; '' otherwise."""
@@ -635,7 +653,8 @@ def sections(meta: dict, df: pd.DataFrame, tables: Mapping[str, pd.DataFrame] | 
     tables = tables or {}
     out = [("Design", design_text(meta, df)), ("Measurement", measurement(meta, df)), ("Tests", tests(tables, run_cells(df))),
             ("Multiplicity", multiplicity(tables, margin, alpha)), ("Stopping", stopping(meta, design)),
-            ("What was excluded", excluded(df)), ("Results directory", access_text(meta))]
+            ("Several hosts", hosts_text(tables, design)), ("What was excluded", excluded(df)),
+            ("Results directory", access_text(meta))]
     return [(h, t) for h, t in out if t]
 
 

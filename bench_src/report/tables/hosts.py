@@ -98,6 +98,26 @@ def chance_text(hosts) -> str:
             f"heterogeneity, I² reaches 50% by chance in {shares} hosts, so read I² with Q's p-value")
 
 
+def key_texts(t: pd.DataFrame) -> pd.Series:
+    """Each row's comparison in words, from the columns that name it in the tables (work_columns,
+    side_columns: threads, arm, each side's own parameters): 'sleep N = 1,000 (waitgroup vs
+    join-handles, threads 2, kernel=xorshift' (the caller closes it): the hosts' summary and the
+    findings of a run on several hosts name rows by it."""
+    if t.empty:
+        return pd.Series(dtype=str)
+    shared = t["shared_params"].map(lambda v: v if isinstance(v, str) else "") if "shared_params" in t else \
+        pd.Series("", index=t.index)
+    cols = pd.DataFrame(index=t.index)
+    work_columns(t, cols, shared)
+    side_columns(t, cols, shared)
+    texts = {}
+    for i, c in cols.iterrows():
+        extra = [f"threads {c['threads']}" if c["threads"] else "", f"arm {c['arm']}" if c["arm"] else "",
+                 str(c["parameters"] or "")]
+        texts[i] = f"{c['workload']} N = {c['N']} ({c['Go']} vs {c['Rust']}" + "".join(f", {e}" for e in extra if e)
+    return pd.Series(texts)
+
+
 def _warnings(t: pd.DataFrame, out: pd.DataFrame) -> None:
     """The rows' warnings (a host's cell whose values are dispersed, too few pairs, ...), where a row
     has one."""
