@@ -38,7 +38,7 @@ def forest(values: pd.DataFrame, combined: pd.DataFrame, margin: float | None = 
     factor = next(iter(key_columns(combined)[len(KEY):]), None)
     fig, ax = plt.subplots(figsize=(8.5, 1.6 + 0.55 * max(len(rows), 1) * (1 + 0.25 * len(hosts))), layout="constrained")
     ends = []
-    left_out = False
+    left_out = drawn = False
     step = 0.6 / max(len(hosts), 1)
     for i, row in rows.iterrows():
         y0 = len(rows) - 1 - i
@@ -56,6 +56,7 @@ def forest(values: pd.DataFrame, combined: pd.DataFrame, margin: float | None = 
                 ends.append(r["ratio"])
                 left_out = True
                 continue
+            drawn = True
             ax.hlines(y, r["ratio_ci_low"], r["ratio_ci_high"], color=palette[h], linewidth=1.4)
             ax.plot([r["ratio"]], [y], "o", color=palette[h], ms=5)
             ends += [r["ratio_ci_low"], r["ratio_ci_high"]]
@@ -74,8 +75,9 @@ def forest(values: pd.DataFrame, combined: pd.DataFrame, margin: float | None = 
     ax.set_xlabel(f"Go / Rust, {units.metric_name(metric)} (log₂ axis; below 1 Go is lower)")
     ax.grid(axis="y", visible=False)
     handles = [Line2D([], [], marker="o", color=palette[h], label=h) for h in hosts]
-    handles.append(Line2D([], [], color="0.4", label="each host as combined: its mean log ratio, the normal on its own "
-                                                      "variance (and its rounding), at the family's level"))
+    if drawn:
+        handles.append(Line2D([], [], color="0.4", label="each host as combined: its mean log ratio, the normal on its "
+                                                          "own variance (and its rounding), at the family's level"))
     if left_out:
         handles.append(Line2D([], [], marker="o", linestyle="", color="0.4", markerfacecolor="white",
                               label=f"left out of the combination: fewer than {MIN_PAIRS} pairs"))
