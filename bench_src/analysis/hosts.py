@@ -327,11 +327,12 @@ def host_log_ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame
                 b_pairs = cv.cells[b][1][np.isin(bc, shared[ok])]
                 grid = paired.rounding(paired.grid_step(a_pairs, b_pairs, rules.resolution(metric)), a_pairs, b_pairs)
             key = {k: v for k, v in go_vs_rust_row(a, b).items() if k in KEY}
+            left_out = "" if enough else f"host {label} left out of the combination: {too_few_pairs(int(d.size))}"
             rows.append({**key, **dict(zip(factor, values[1:])), "host": host, "host_label": label,
                          "pairs": int(d.size), "log_ratio": float(d.mean()),
                          "variance": float(d.var(ddof=1) / d.size) if d.size > 1 else math.nan,
                          "rounding_u": float(grid.u), "rounding_v": float(grid.v), "rounding_fixed": float(grid.fixed),
-                         "left_out": "" if enough else f"host {label} left out of the combination: {too_few_pairs(int(d.size))}",
+                         "left_out": left_out,
                          "warning": "; ".join(cv.dispersed((a, b), lambda ref: f"{cell_name(ref)} (host {label})"))})
     return _with_factor(pd.DataFrame(rows, columns=[*key_cols, "host", "host_label", "pairs", "log_ratio", "variance",
                                                     *ROUNDING, "left_out", "warning"]), df)
@@ -348,7 +349,7 @@ def host_values(logs: pd.DataFrame, combined: pd.DataFrame) -> pd.DataFrame:
     level = 1 - float(confidence.iloc[0]) if not confidence.empty else rules.ALPHA
     half = []
     for _, r in out.iterrows():
-        if r["left_out"] or not math.isfinite(r["variance"]):
+        if (isinstance(r["left_out"], str) and r["left_out"]) or not math.isfinite(r["variance"]):
             half.append(math.nan)
             continue
         grid = paired.Rounding(r["rounding_u"], r["rounding_v"], r["rounding_fixed"])
@@ -412,13 +413,15 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "left_out_hosts", "ratio", "ratio_ci_low", "ratio_ci_high",
-            "ci_level", "p_value", "p_adjusted", "tau", "i2", "q", "q_df", "q_p", "verdict_kind", "within_margin", "verdict", "holds_on",
-            "holds_on_text", "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note", "warning"]
+            "ci_level", "p_value", "p_adjusted", "tau", "i2", "q", "q_df", "q_p", "verdict_kind", "within_margin",
+            "verdict", "holds_on", "holds_on_text", "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note",
+            "warning"]
     if logs.empty:
         return _with_factor(pd.DataFrame(columns=cols), df)
     rows, combos = [], []
     for key, g in logs.groupby(key_cols, sort=True, dropna=False):
-        used, left = g[g["left_out"] == ""], g[g["left_out"] != ""]
+        kept = g["left_out"].fillna("") == ""
+        used, left = g[kept], g[~kept]
         c = combine(used["log_ratio"], used["variance"],
                     rounding=paired.Rounding(*(used[col].to_numpy() for col in ROUNDING)))
         combos.append(c)
@@ -458,7 +461,8 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
                   "ratio_ci_high": math.exp(fam.high[i]) if tested else math.nan,
                   "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
                   "p_adjusted": float(fam.p_adjusted[i]) if tested else math.nan,
-                  "tau": c.tau, "i2": c.i2, "q": c.q, "q_df": c.q_df, "q_p": c.q_p, "verdict_kind": kind, "within_margin": within,
+                  "tau": c.tau, "i2": c.i2, "q": c.q, "q_df": c.q_df, "q_p": c.q_p,
+                  "verdict_kind": kind, "within_margin": within,
                   "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
                   "holds_on": holding, "holds_on_text": f"{holding} of {c.hosts}" if decided else "",
                   "host_verdicts": ",".join(v for v, _ in theirs), "host_verdict_texts": "; ".join(texts),

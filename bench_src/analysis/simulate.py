@@ -32,7 +32,8 @@ cores.speedup) on runs of the sequential rule over a plan with core counts.
 `study()` runs the simulations whose results docs/statistics.md reports:
 `python -m bench_src.analysis.simulate [replications]`; the studies it does not run have commands
 of their own: `scaling [series] [condition ...]`, `scaling-grid [series]`, `above-baseline [runs]`,
-`hosts-coverage [sets]`, `hosts-heterogeneity [sets]`, `hosts-sequential [sets]` and `cores [runs]` (`python -m bench_src.analysis.simulate scaling 2000`).
+`hosts-coverage [sets]`, `hosts-heterogeneity [sets]`, `hosts-sequential [sets]` and `cores [runs]`
+(`python -m bench_src.analysis.simulate scaling 2000`).
 """
 from __future__ import annotations
 

@@ -144,8 +144,9 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
             labels = {h: d.get("label", h) for h, d in described.items()}
             df = df.assign(host_label=df["host"].map(labels).fillna(df["host"]))
         # a host not described in meta.json is a machine of its own, as store.hosts.load_hosts reads it
-        rep.host_machines = {h: store_hosts.machine_id(described[h].get("fingerprint") or store_hosts.fingerprint(described[h]))
-                             if h in described else h for h in sorted(df["host"].dropna().unique())}
+        prints = {h: d.get("fingerprint") or store_hosts.fingerprint(d) for h, d in described.items()}
+        rep.host_machines = {h: store_hosts.machine_id(prints[h]) if h in prints else h
+                             for h in sorted(df["host"].dropna().unique())}
         for m in hosts.METRICS:
             logs = hosts.host_log_ratios(df, m)
             rep.tables[f"per_host_{m}"] = hosts.per_host(df, m, margin)

@@ -88,7 +88,8 @@ def summary_lines(rep: HostsReport) -> list[str]:
             out.append(f"  {alone} of them not tested across hosts: fewer than 2 hosts with {rules.MIN_PAIRS} pairs or "
                        "more (a host with fewer is left out of the combination, as its own table leaves the comparison "
                        "untested); the per-host table has each host's own row")
-        without = int(((t["hosts"] >= 2) & (t["left_out_hosts"].fillna("") != "")).sum()) if "left_out_hosts" in t else 0
+        left = t["left_out_hosts"].fillna("") if "left_out_hosts" in t else pd.Series("", index=t.index)
+        without = int(((t["hosts"] >= 2) & (left != "")).sum())
         if without:
             out.append(f"  {without} of them combined without a host that had fewer than {rules.MIN_PAIRS} pairs (the "
                        "row's note names it)")
