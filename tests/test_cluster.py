@@ -1132,8 +1132,9 @@ def test_a_second_run_on_a_scheduler_in_use_is_refused_before_any_sample(built, 
         cluster.close()
 
 
-def _host_description(addr: str, cpu_set: str, digest: str = "same") -> dict:
-    machine = {"hostname": "m1", "logical_cpus": 2, "usable_cpus": 1, "cpu_model": "x"}
+def _host_description(addr: str, cpu_set: str, digest: str = "same", hostname: str = "m1") -> dict:
+    machine = {"hostname": hostname, "logical_cpus": 2, "usable_cpus": 1, "cpu_model": "x",
+               "machine_id_digest": "0" * 16}
     d = {"machine": machine, "toolchains": {}, "binaries": {}, "worker": addr, "cpu_set": cpu_set,
          "harness": {"git_commit": "abc", "digest": digest}, "label": "a host"}
     d["fingerprint"] = store_hosts.fingerprint(d)
@@ -1176,6 +1177,25 @@ def test_a_worker_joining_on_cpus_another_host_runs_on_is_refused():
     hosts.record_host(_host_description("tcp://127.0.0.1:1003", "1"))
     assert set(hosts.by_worker) == {"tcp://127.0.0.1:1001", "tcp://127.0.0.1:1003"}
     assert more == [len(hosts.warmup_slots)] and more[0] > 0
+
+
+def test_two_machines_of_the_same_hardware_are_two_hosts_and_workers_alike_are_named():
+    """Two identical nodes (differing only in their hostname) were one host id: the second's
+    description replaced the first's in meta.json.  They are two hosts, each described; two workers
+    that nothing tells apart (one host id) are refused in one line that says so."""
+    from bench_src.run.cluster import engine
+
+    first = _host_description("tcp://10.0.0.1:1001", "0", hostname="nodeA")
+    hosts = _hosts_with({"tcp://10.0.0.1:1001": first}, live={"tcp://10.0.0.1:1001", "tcp://10.0.0.2:1001"})
+    hosts.record_host(_host_description("tcp://10.0.0.2:1001", "0", hostname="nodeB"))
+    described = hosts.describe()
+    assert len(described) == 2 and sorted(d["machine"]["hostname"] for d in described.values()) == ["nodeA", "nodeB"]
+    twin = _host_description("tcp://10.0.0.3:1001", "0", hostname="nodeA")
+    with pytest.raises(engine.HostsError) as err:
+        engine.refuse_shared_cpus({"tcp://10.0.0.1:1001": first, "tcp://10.0.0.3:1001": twin})
+    assert (f"or are two machines that nothing tells apart (one host {store_hosts.host_id(first['fingerprint'])} "
+            "to this run") in str(err.value) and "give each a hostname of its own" in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 def _hosts_counting(tmp_path, workers: dict[str, dict]):

@@ -2,6 +2,7 @@
 within a host, the combined ratio and "holds on k of m", refusals of what cannot be combined."""
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,6 +174,90 @@ def test_a_run_pinned_to_cpus_of_its_own_is_a_host_of_its_own_on_the_same_machin
     prints[2]["machine"]["usable_cpus"] = 2  # the whole machine may use more CPUs than a share
     assert len({store_hosts.host_id(p) for p in prints}) == 3
     assert len({store_hosts.machine_id(p) for p in prints}) == 1
+
+def set_identity(directory, **machine):
+    """meta.json's sessions of a directory as if taken on another machine (its hostname, the digest
+    of its machine ID; None: not recorded, as an older harness left it out)."""
+    meta_path = directory / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    for s in meta["sessions"]:
+        for key, value in machine.items():
+            if value is None:
+                s["machine"].pop(key, None)
+            else:
+                s["machine"][key] = value
+    meta_path.write_text(json.dumps(meta))
+    return directory
+
+
+def test_two_machines_of_the_same_hardware_are_two_hosts(tmp_path):
+    """Two identical nodes became one host (the fingerprint held nothing that tells machines apart),
+    and the analysis saw one machine: the hostname and the machine ID's digest are part of it, so
+    machines differing in either are hosts of their own, and one machine's runs stay one host."""
+    from bench_src.run import machine
+
+    described = machine.describe()
+    assert "machine_id_digest" in described and described["hostname"]
+    digest = described["machine_id_digest"]
+    if digest is not None:  # a keyed digest, never the machine ID itself
+        raw = next((Path(f).read_text().strip() for f in machine.MACHINE_ID_FILES if Path(f).exists()), "")
+        assert len(digest) == 16 and raw and digest not in raw
+    a = set_identity(take(tmp_path / "a", 1.0, 2.0, seed=41), hostname="nodeA", machine_id_digest="1" * 16)
+    b = set_identity(take(tmp_path / "b", 1.0, 2.0, seed=42), hostname="nodeB", machine_id_digest="1" * 16)
+    c = set_identity(take(tmp_path / "c", 1.0, 2.0, seed=43), hostname="nodeA", machine_id_digest="2" * 16)
+    again = set_identity(take(tmp_path / "again", 1.0, 2.0, seed=44), hostname="nodeA", machine_id_digest="1" * 16)
+    df = store_hosts.load_hosts([a, b, c, again])
+    assert df["host"].nunique() == 3 and len(df.attrs["hosts"]) == 3
+    assert len({e["machine"] for e in df.attrs["hosts"].values()}) == 3, "three machines"
+    assert df.groupby("host")["results_dir"].nunique().sort_values().tolist() == [1, 1, 2], \
+        "a's and again's runs, of one machine, are one host"
+
+
+def test_a_host_recorded_without_its_machine_id_is_the_host_of_its_hardware_and_hostname(tmp_path):
+    """Directories recorded before the machine ID's digest was (an older harness) combine with newer
+    ones of the same machine as one host, by the hostname their sessions recorded; where the
+    newer ones hold two machines of that hardware and hostname, which one it was cannot be told:
+    refused, naming the directories."""
+    old = set_identity(take(tmp_path / "old", 1.0, 2.0, seed=51), hostname="nodeA", machine_id_digest=None)
+    new = set_identity(take(tmp_path / "new", 1.0, 2.0, seed=52), hostname="nodeA", machine_id_digest="1" * 16)
+    other = set_identity(take(tmp_path / "other", 1.0, 2.0, seed=53), hostname="nodeB", machine_id_digest="3" * 16)
+    df = store_hosts.load_hosts([old, new, other])
+    assert df["host"].nunique() == 2
+    pooled = df.attrs["hosts"][df.loc[df["results_dir"] == str(old), "host"].iloc[0]]
+    assert sorted(pooled["results_dirs"]) == sorted([str(old), str(new)])
+    assert pooled["fingerprint"]["machine"]["machine_id_digest"] == "1" * 16
+    twin = set_identity(take(tmp_path / "twin", 1.0, 2.0, seed=54), hostname="nodeA", machine_id_digest="2" * 16)
+    with pytest.raises(ValueError) as err:
+        store_hosts.load_hosts([old, new, twin])
+    assert str(err.value).startswith(f"{old} recorded a host without its machine's identity")
+    assert "cannot be told" in str(err.value)
+    assert str(new) in str(err.value) and str(twin) in str(err.value) and "\n" not in str(err.value)
+    # a cluster session's fingerprint stored without the hostname (its samples carry that id): its
+    # description's hostname places it
+    def as_an_older_cluster_run(directory):
+        meta = json.loads((directory / "meta.json").read_text())
+        session = meta["sessions"][0]
+        stored = store_hosts.fingerprint(session)
+        stored["machine"].pop("hostname")
+        stored_id = store_hosts.host_id(stored)
+        session["hosts"] = {stored_id: {"fingerprint": stored, "machine": dict(session["machine"]), "label": "x"}}
+        (directory / "meta.json").write_text(json.dumps(meta))
+        lines = [json.loads(line) for line in (directory / "samples.jsonl").read_text().splitlines()]
+        (directory / "samples.jsonl").write_text("".join(json.dumps({**r, "host": stored_id}) + "\n" for r in lines))
+        return stored_id
+
+    stored_id = as_an_older_cluster_run(old)
+    df = store_hosts.load_hosts([old, new, other])
+    assert df["host"].nunique() == 2 and set(df.loc[df["results_dir"] == str(old), "host"]) == \
+        set(df.loc[df["results_dir"] == str(new), "host"])
+    # alone, it keeps the id meta.json and samples.jsonl hold; two such runs of two machines that their
+    # recorded hostnames tell apart (one id: the older harness left the hostname out) are two hosts
+    assert set(store_hosts.load_hosts([old])["host"]) == {stored_id}
+    twin_old = set_identity(take(tmp_path / "twin-old", 1.0, 2.0, seed=55), hostname="nodeC", machine_id_digest=None)
+    assert as_an_older_cluster_run(twin_old) == stored_id
+    df = store_hosts.load_hosts([old, twin_old])
+    assert df["host"].nunique() == 2 and len({e["machine"] for e in df.attrs["hosts"].values()}) == 2
+
 
 def test_different_plans_or_code_are_refused_naming_both(tmp_path):
     a = take(tmp_path / "a", 1.0, 2.0, seed=7)

@@ -67,8 +67,8 @@ def summary_lines(rep: HostsReport) -> list[str]:
     combined verdicts counted and each difference with its ratio, interval and the hosts it holds on
     (analysis.hosts.holds: those whose own interval calls the same side)."""
     out = [f"{rep.directories} results director{'y' if rep.directories == 1 else 'ies'} from {rep.distinct_machines} "
-           "distinct machine(s) (a machine is a fingerprint: CPU, caches, memory, kernel, toolchains, the programs' "
-           "sha256)."]
+           "distinct machine(s) (a machine is a fingerprint: hostname, machine ID, CPU, caches, memory, kernel, "
+           "toolchains, the programs' sha256)."]
     caveat = tables.hosts.machines_caveat(rep.machines, rep.distinct_machines)
     if caveat:
         out.append(caveat)

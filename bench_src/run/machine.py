@@ -2,6 +2,8 @@
 usable-CPUs rule it records is bench_src/cpus.py's)."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import platform
 import subprocess
@@ -24,6 +26,22 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+# systemd's machine ID, and D-Bus's copy of it where systemd does not write one
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+MACHINE_ID_KEY = b"bench_src host identity"
+
+
+def machine_id_digest(files: tuple[str, ...] = MACHINE_ID_FILES) -> str | None:
+    """What tells this machine from another with the same hardware, beside its hostname: its
+    machine ID as a keyed digest (HMAC-SHA256, 16 hex digits), so that the ID itself, which
+    machine-id(5) asks not to expose, is never recorded; None where no machine ID is readable."""
+    for path in files:
+        text = _read(path)
+        if text:
+            return hmac.new(MACHINE_ID_KEY, text.encode(), hashlib.sha256).hexdigest()[:16]
+    return None
 
 
 def short_commit() -> str:
@@ -54,6 +72,7 @@ def describe() -> dict:
         nofile = (None, None)
     return {
         "hostname": platform.node(),
+        "machine_id_digest": machine_id_digest(),
         "cpu_model": cpu_model(),
         "logical_cpus": psutil.cpu_count(logical=True),
         "physical_cpus": psutil.cpu_count(logical=False),

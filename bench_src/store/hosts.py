@@ -1,11 +1,15 @@
 """Several results directories, one frame: the samples of each machine tagged with its host.
 
-A **host** is a machine fingerprint, not a name (`fingerprint`): CPU model, logical and usable
-CPUs, caches, memory, kernel, architecture, toolchain versions and the programs' sha256, read
-from the session entries of meta.json.  Two directories taken on machines with the same
-fingerprint are blocks of one host (repeat runs on one machine are not independent machines);
-a directory whose sessions ran on different machines (a results directory carried to another
-machine and resumed there) gives each session's samples its own host.
+A **host** is a machine fingerprint (`fingerprint`): what tells the machine from others (its
+hostname and a digest of its machine ID, `IDENTITY`), CPU model, logical and usable CPUs, caches,
+memory, kernel, architecture, toolchain versions and the programs' sha256, read from the session
+entries of meta.json.  Two directories taken on one machine are blocks of one host (repeat runs on
+one machine are not independent machines); two machines of the same hardware are two hosts; a
+directory whose sessions ran on different machines (a results directory carried to another
+machine and resumed there) gives each session's samples its own host.  A host recorded without
+the machine's identity (by an older harness, which left it out, or on a machine without a
+readable machine ID) is the host of the same hardware and hostname recorded with it (`same_hosts`),
+and is refused when several such hosts differ in their machine ID.
 
 `load_hosts` refuses what cannot be analysed together: directories of different plans (their
 plan digests differ) and directories whose programs were built from different source code (the
@@ -32,8 +36,11 @@ from ..parameters import MACHINE_DEFAULTS
 from ..plan.model import plan_from_dict
 from .results import ResultsStore
 
-# What makes two machines the same host: the hardware, the system, and the code that ran.
-FINGERPRINT_MACHINE = ("cpu_model", "logical_cpus", "usable_cpus", "caches", "ram_bytes", "kernel", "arch")
+# What tells a machine from another of the same hardware: its hostname (containers of one machine
+# ID differ in it) and the digest of its machine ID (machines named alike differ in it).
+IDENTITY = ("hostname", "machine_id_digest")
+# What makes two machines the same host: the machine itself, the hardware, the system, and the code that ran.
+FINGERPRINT_MACHINE = (*IDENTITY, "cpu_model", "logical_cpus", "usable_cpus", "caches", "ram_bytes", "kernel", "arch")
 FINGERPRINT_TOOLCHAINS = ("go", "rustc", "cargo", "tokio")
 # Differences between directories that may be named as a factor, and each directory's value of it.
 FACTORS = {"plan": lambda meta: str(meta.get("plan_digest")),
@@ -42,8 +49,11 @@ FACTORS = {"plan": lambda meta: str(meta.get("plan_digest")),
 
 def fingerprint(session: Mapping) -> dict:
     """The fingerprint of the machine a session ran on (from meta.json's session entry, or a
-    cluster host's description): with `cpu_set` when the host is a share of a machine (a local
-    cluster's host pinned to its own CPUs), so that two such hosts stay apart."""
+    cluster host's description): with the machine's `IDENTITY`, so that two machines of the same
+    hardware stay apart, and with `cpu_set` when the host is a share of a machine (a local
+    cluster's host pinned to its own CPUs), so that two such hosts stay apart too.  On one machine
+    a run pinned with taskset, a local cluster's host and a pinned worker on the same CPUs have
+    the same fingerprint."""
     machine = session.get("machine", {}) or {}
     tools = session.get("toolchains", {}) or {}
     out = {"machine": {k: machine.get(k) for k in FINGERPRINT_MACHINE if machine.get(k) is not None},
@@ -60,6 +70,69 @@ def machine_id(print_: Mapping) -> str:
     are one machine)."""
     machine = {k: v for k, v in (print_.get("machine") or {}).items() if k != "usable_cpus"}
     return host_id({**{k: v for k, v in print_.items() if k != "cpu_set"}, "machine": machine})
+
+
+def with_hostname(print_: Mapping, hostname: str | None) -> dict:
+    """A fingerprint recorded before fingerprints held the hostname (a cluster host's, stored in
+    meta.json), given the hostname its description recorded: as it would be recorded now, but
+    for the machine ID's digest, which was not recorded."""
+    machine = dict(print_.get("machine") or {})
+    if "hostname" in machine or hostname is None:
+        return dict(print_)
+    return {**print_, "machine": {"hostname": hostname, **machine}}
+
+
+def same_hosts(recorded: Mapping[str, Mapping[str, tuple[Mapping, str | None]]]
+               ) -> tuple[dict[tuple[str, str], str], dict[str, Mapping], list[tuple[list[str], list[str]]]]:
+    """Which recorded hosts are one host.  `recorded`: per directory, each host id its samples
+    carry (a cluster host's, as meta.json stored it; an in-process session's, its fingerprint's)
+    with that fingerprint and the hostname its session or description recorded.  Hosts of the same
+    hardware and hostname are one machine's: one whose fingerprint holds no digest of the machine ID
+    (an older harness left it out, or the machine has none: `identified_machine`) is the host of
+    the one such fingerprint that holds it; with none, such hosts are one host, under the id they
+    recorded (or, where an older harness recorded one id for two machines that their hostnames
+    tell apart, the id of the fingerprint with its hostname: `with_hostname`).  Returns ({(directory,
+    recorded id): the id of its host}, {id: its fingerprint}, [([directories], [ids]) of hosts
+    without the digest that could be any of several with it])."""
+    def hardware(print_: Mapping) -> str:
+        machine = {k: v for k, v in (print_.get("machine") or {}).items() if k not in IDENTITY}
+        return json.dumps({**print_, "machine": machine}, sort_keys=True)
+
+    groups: dict[tuple, list[tuple[str, str]]] = {}
+    for d, hosts in recorded.items():
+        for rid, (print_, hostname) in hosts.items():
+            groups.setdefault((hardware(print_), hostname), []).append((d, rid))
+    keys_of: dict[str, set] = {}  # a recorded id's groups: more than one when it stood for two machines
+    for key, members in groups.items():
+        for _, rid in members:
+            keys_of.setdefault(rid, set()).add(key)
+    same, prints, ambiguous = {}, {}, []
+    for key, members in groups.items():
+        identified = sorted({rid for d, rid in members if identified_machine(recorded[d][rid][0])})
+        bare = [(d, rid) for d, rid in members if rid not in identified]
+        for d, rid in members:
+            if rid in identified:
+                same[(d, rid)], prints[rid] = rid, recorded[d][rid][0]
+        if len(identified) > 1 and bare:
+            ambiguous.append((sorted({d for d, _ in bare}), identified))
+            continue
+        own = {}  # each bare host's id: the recorded one, unless it stood for two machines
+        for d, rid in bare:
+            print_ = recorded[d][rid][0]
+            if len(keys_of[rid]) > 1:
+                print_ = with_hostname(print_, key[1])
+            own[host_id(print_) if len(keys_of[rid]) > 1 else rid] = print_
+        target = identified[0] if identified else min(own, default=None)
+        if target is not None and target not in prints:
+            prints[target] = own[target]
+        for d, rid in bare:
+            same[(d, rid)] = target
+    return same, prints, ambiguous
+
+
+def identified_machine(print_: Mapping) -> bool:
+    """Whether a fingerprint holds the digest of its machine's ID (see `same_hosts`)."""
+    return bool((print_.get("machine") or {}).get("machine_id_digest"))
 
 
 def host_id(print_: Mapping) -> str:
@@ -143,6 +216,8 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
     if len({os.path.realpath(d) for d in dirs}) < len(dirs):
         raise ValueError(f"a results directory is given twice: {dirs}")
     frames, hosts, first, runs = [], {}, None, {}
+    # per directory, each recorded host id's fingerprint and the hostname its session or description recorded
+    prints_of: dict[str, dict[str, tuple[dict, str | None]]] = {}
     for d in dirs:
         refuse_in_use(d)  # a run still writes it: its analysis now would be of part of the run
         store = ResultsStore(d)
@@ -176,17 +251,16 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
                                  "not measure the same work; run the same source on every machine, or name it as a "
                                  "factor (factor=\"commit\")")
         df = store.load()
-        by_session = {}
+        by_session, recorded = {}, prints_of.setdefault(d, {})
         for s in meta.get("sessions", []):
-            # a cluster session's samples carry their host; its hosts' fingerprints are in "hosts"
-            prints = [h["fingerprint"] for h in (s.get("hosts") or {}).values()] or [fingerprint(s)]
-            for fp in prints:
-                hid = host_id(fp)
-                by_session.setdefault(s.get("session"), hid)
-                entry = hosts.setdefault(hid, {"label": host_label(fp), "fingerprint": fp, "machine": machine_id(fp),
-                                               "results_dirs": []})
-                if d not in entry["results_dirs"]:
-                    entry["results_dirs"].append(d)
+            # a cluster session's samples carry their host: the id of the fingerprint its "hosts" entry
+            # recorded; an in-process session's samples, the fingerprint of the session
+            described = [(host_id(h["fingerprint"]), h["fingerprint"], (h.get("machine") or {}).get("hostname"))
+                         for h in (s.get("hosts") or {}).values()]
+            for rid, fp, hostname in described or [(None, fingerprint(s), (s.get("machine") or {}).get("hostname"))]:
+                rid = rid or host_id(fp)
+                by_session.setdefault(s.get("session"), rid)
+                recorded[rid] = (fp, hostname)
         if df.empty:
             continue
         fallback = next(iter(by_session.values()), "unknown")
@@ -196,10 +270,32 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
         df = df.assign(host=[h if isinstance(h, str) and h else by_session.get(s, fallback)
                              for h, s in zip(own, session)], results_dir=d, run_id=d,
                        **({factor: FACTORS[factor](meta)} if factor else {}))
+        frames.append((d, df))
+    same, prints, ambiguous = same_hosts(prints_of)
+    if ambiguous:
+        where, could_be = ambiguous[0]
+        theirs = sorted({d for (d, rid), hid in same.items() if hid in could_be})
+        hostname = (prints[could_be[0]].get("machine") or {}).get("hostname")
+        raise ValueError(f"{', '.join(where)} recorded a host without its machine's identity (an older harness left "
+                         f"it out, or the machine has no machine ID), and {len(could_be)} hosts of "
+                         f"{', '.join(theirs)} ({', '.join(could_be)}) have its hardware and hostname ({hostname}) "
+                         "with machine IDs that differ: which of them it is cannot be told; analyse it apart from "
+                         "them")
+    for (d, rid), hid in same.items():
+        # the machine of a host recorded without its hostname is read with it (as of a host recorded now)
+        machine = machine_id(with_hostname(prints[hid], prints_of[d][rid][1]))
+        entry = hosts.setdefault(hid, {"label": host_label(prints[hid]), "fingerprint": prints[hid],
+                                       "machine": machine, "results_dirs": []})
+        if d not in entry["results_dirs"]:
+            entry["results_dirs"].append(d)
+    for i, (d, df) in enumerate(frames):
+        alias = {rid: same[(d, rid)] for rid in prints_of[d]}
+        df = df.assign(host=df["host"].map(lambda h: alias.get(h, h)))
+        frames[i] = (d, df)
         for hid in sorted(set(df["host"]) - set(hosts)):  # a host that joined a cluster run and was not described
             hosts[hid] = {"label": f"a host not described in meta.json [{hid}]", "fingerprint": {}, "machine": hid,
                           "results_dirs": [d]}
-        frames.append(df)
+    frames = [df for _, df in frames]
     out = mark_valid(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
     if not out.empty:
         out["host_label"] = out["host"].map({h: e["label"] for h, e in hosts.items()})

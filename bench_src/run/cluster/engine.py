@@ -202,20 +202,27 @@ def _identity(address: str) -> str:
 def refuse_shared_cpus(described: dict[str, dict]) -> None:
     """A HostsError when two workers run on CPUs of one machine that overlap (`dask worker
     --nworkers 2`, two workers without `taskset`): their samples would run at once on the same
-    CPUs.  A machine is its name and fingerprint; a worker's CPUs are its `cpu_set`, else all."""
-    seen: dict[tuple, list[tuple[str, set[int]]]] = {}
+    CPUs.  A machine is its name and fingerprint (which holds its identity: store.hosts.IDENTITY); a
+    worker's CPUs are its `cpu_set`, else all.  Two workers of one host id are such workers, or two
+    machines that nothing tells apart (the same hostname and machine ID): their samples and
+    descriptions would merge into one host, and the line says so."""
+    seen: dict[tuple, list[tuple[str, set[int], str]]] = {}
     for addr, d in sorted(described.items()):
         m = d.get("machine", {})
         cpus_ = ({int(c) for c in d["cpu_set"].split(",")} if d.get("cpu_set")
                  else set(range(m.get("logical_cpus") or 1)))
         key = (m.get("hostname"), machine_id(d["fingerprint"]))
-        for other, theirs in seen.get(key, []):
+        hid = host_id(d["fingerprint"])
+        for other, theirs, other_id in seen.get(key, []):
             if cpus_ & theirs:
+                alike = (f", or are two machines that nothing tells apart (one host {hid} to this run: the same "
+                         "hardware, hostname and machine ID)" if other_id == hid else "")
                 raise HostsError(f"workers {other} and {addr} run on the same CPUs of machine {m.get('hostname')} "
-                                 f"({', '.join(str(c) for c in sorted(cpus_ & theirs))}): their samples would run at "
-                                 "once on them; start one worker per machine (`--nworkers 1`), or pin each to CPUs "
-                                 "of its own (`taskset -c`)")
-        seen.setdefault(key, []).append((addr, cpus_))
+                                 f"({', '.join(str(c) for c in sorted(cpus_ & theirs))}){alike}: their samples would "
+                                 "run at once on them; start one worker per machine (`--nworkers 1`), or pin each to "
+                                 "CPUs of its own (`taskset -c`)"
+                                 + ("; two machines: give each a hostname of its own" if alike else ""))
+        seen.setdefault(key, []).append((addr, cpus_, hid))
 
 
 def refuse_too_few_cpus(plan: Plan, described: dict[str, dict]) -> None:
