@@ -759,6 +759,32 @@ def fake_measure(scale: float, seed: int):
     return measure
 
 
+def test_a_local_clusters_directory_resumed_without_it_names_the_difference_and_the_cluster(tmp_path):
+    """A local:2 directory resumed without --cluster was told "already holds a different plan (digest
+    ...); choose another results_dir": the plans differ in the threads the cluster set, and the
+    line names them and says to resume with that cluster.  Other differences keep the general line."""
+    spec = dict(workloads=["sleep"], ns=[10], samples=6, warmup=0, params={"sleep": {"work": 0}})
+    directory = tmp_path / "r"
+    runner.run(make_plan("quick", threads=1, **spec), directory, progress=False, measure_fn=fake_measure(1.0, 1),
+               log=lambda *_: None)
+    meta = json.loads((directory / "meta.json").read_text())
+    meta["sessions"][0]["engine"] = "cluster local:2"  # as a local:2 run of 1-CPU hosts records it
+    (directory / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError) as err:
+        ResultsStore(directory).check_plan(make_plan("quick", threads=2, **spec))
+    text = str(err.value)
+    assert text.startswith(f"{directory} holds a run of another plan (digest ") and "\n" not in text
+    assert "they differ in threads: 1 vs 2), taken on the cluster local:2: resume it as it was started " \
+           "(--cluster local:2; make run CLUSTER=local:2; " in text, text
+    out = subprocess.run([sys.executable, "-m", "bench_src", "check", "--plan", json.dumps(spec), "--threads", "2",
+                          "--results-dir", str(directory)], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("error: ") and "(--cluster local:2;" in out.stderr, out.stderr
+    with pytest.raises(ValueError) as err:  # a difference no cluster sets: the general line
+        ResultsStore(directory).check_plan(make_plan("quick", threads=1, **{**spec, "samples": 8}))
+    assert "already holds a different plan" in str(err.value) and "they differ in " in str(err.value)
+    assert "--cluster" not in str(err.value)
+
+
 def test_the_engine_check_tells_equal_runs_from_a_shifted_one(tmp_path):
     from bench_src.analysis import engines
 

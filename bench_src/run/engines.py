@@ -1,6 +1,6 @@
 """How a session takes its samples: the engine meta.json records (in-process, a cluster, the
-engines' A/A check), a resume refused on another engine, and the A/A check's paired blocks (arm A
-here, arm B on the cluster's host)."""
+engines' A/A check: named by store/meta.py), a resume refused on another engine, and the A/A
+check's paired blocks (arm A here, arm B on the cluster's host)."""
 from __future__ import annotations
 
 import random
@@ -11,13 +11,7 @@ from ..analysis import sequential
 from ..cluster_spec import ClusterSpec
 from ..plan import Plan, Slot
 from ..store import CorruptFile, ResultsStore
-
-
-def engine_name(cluster: ClusterSpec | None, engines: bool = False) -> str:
-    """How a session took its samples, as meta.json records it."""
-    if engines:
-        return f"engines-aa: arm A in-process, arm B on cluster {cluster}"
-    return "in-process" if cluster is None else f"cluster {cluster}"
+from ..store.meta import engine_name
 
 
 def engines_take_blocks(plan: Plan, take_here: Callable, take_there: Callable, done: set[str],

@@ -32,7 +32,7 @@ import pandas as pd
 
 from .directory import refuse_in_use
 from .equivalence import mark_valid
-from ..parameters import MACHINE_DEFAULTS
+from .meta import plan_difference
 from ..plan.model import plan_from_dict
 from .results import ResultsStore
 
@@ -146,23 +146,6 @@ def host_label(print_: Mapping) -> str:
     cpus = m.get("usable_cpus") or m.get("logical_cpus")
     share = f" (CPU {print_['cpu_set']})" if print_.get("cpu_set") else ""
     return f"{m.get('cpu_model', 'unknown CPU')}, {cpus} CPUs{share} [{host_id(print_)}]"
-
-
-def plan_difference(a: Mapping | None, b: Mapping | None) -> str:
-    """What differs between two stored plans, for an error: the keys and both values (at most
-    five), and where only parameters that default to the machine differ, how to give them."""
-    a, b = a or {}, b or {}
-    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-    if not keys:
-        return "their plan entries are equal"
-    shown = "; ".join(f"{k}: {json.dumps(a.get(k))[:60]} vs {json.dumps(b.get(k))[:60]}" for k in keys[:5])
-    text = f"they differ in {shown}" + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
-    if set(keys) <= set(MACHINE_DEFAULTS):
-        sets = " and ".join(f"{k} to {MACHINE_DEFAULTS[k][0]}" for k in keys)
-        how = "; ".join(f"--{k.replace('_', '-')} {v}, make run {k.upper()}={v}"
-                        for k, v in ((k, MACHINE_DEFAULTS[k][1]) for k in keys))
-        text += f"; unless given, each machine sets {sets}: give the same on every machine ({how})"
-    return text
 
 
 def source_commit(meta: Mapping) -> set[str]:

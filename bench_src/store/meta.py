@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from ..parameters import MACHINE_DEFAULTS
 from .records import is_count, non_negative
 
 META = "meta.json"
@@ -21,6 +22,47 @@ _SESSION_FIELDS: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] 
     (("duration_s",), non_negative, "a number of seconds"),
     (("engine", "results_dir_access"), lambda v: isinstance(v, str), "text"),
 )
+
+
+IN_PROCESS = "in-process"
+
+
+def engine_name(cluster: Any = None, engines: bool = False) -> str:
+    """How a session took its samples, as meta.json records it (its `engine`): in this process, on
+    the cluster `cluster` names ("cluster local:2"), or the engines' A/A check."""
+    if engines:
+        return f"engines-aa: arm A in-process, arm B on cluster {cluster}"
+    return IN_PROCESS if cluster is None else f"cluster {cluster}"
+
+
+def engine_cluster(engine: Any) -> str | None:
+    """The cluster a session's `engine` names ("cluster local:2": "local:2"); None for a session
+    taken in this process and for the engines' A/A check."""
+    text = str(engine or IN_PROCESS)
+    return text.split(" ", 1)[1] if text.startswith("cluster ") else None
+
+
+def differing_keys(a: Mapping | None, b: Mapping | None) -> list[str]:
+    """The keys of two stored plans whose values differ."""
+    a, b = a or {}, b or {}
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def plan_difference(a: Mapping | None, b: Mapping | None, advice: bool = True) -> str:
+    """What differs between two stored plans, for an error: the keys and both values (at most
+    five), and (`advice`) where only parameters that default to the machine differ, how to give them."""
+    a, b = a or {}, b or {}
+    keys = differing_keys(a, b)
+    if not keys:
+        return "their plan entries are equal"
+    shown = "; ".join(f"{k}: {json.dumps(a.get(k))[:60]} vs {json.dumps(b.get(k))[:60]}" for k in keys[:5])
+    text = f"they differ in {shown}" + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    if advice and set(keys) <= set(MACHINE_DEFAULTS):
+        sets = " and ".join(f"{k} to {MACHINE_DEFAULTS[k][0]}" for k in keys)
+        how = "; ".join(f"--{k.replace('_', '-')} {v}, make run {k.upper()}={v}"
+                        for k, v in ((k, MACHINE_DEFAULTS[k][1]) for k in keys))
+        text += f"; unless given, each machine sets {sets}: give the same on every machine ({how})"
+    return text
 
 
 def sessions_problem(sessions: list[Any]) -> str | None:

@@ -31,13 +31,15 @@ from typing import Any
 
 import pandas as pd
 
+from ..parameters import MACHINE_DEFAULTS
 from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
 from .directory import WRITE_PROBE, NotAResultsDirectory, quoted_path, refuse_foreign, refuse_too_long
-from .ledger import current_attempts, latest, not_taken_again
+from .ledger import current_attempts, latest, not_taken_again, sampling_sessions
 from .lock import LOCK_NAME, DirLock
-from .meta import CORRUPT_META, META, is_run_record, recovered_sessions, sessions_problem
+from .meta import (CORRUPT_META, META, differing_keys, engine_cluster, is_run_record, plan_difference,
+                   recovered_sessions, sessions_problem)
 from .records import REJECTED, BadLine, Lost, Scan, foreign_cell, stands_for_a_sample, why_bad
 from .secrets import Scrubber
 from .frame import samples_frame
@@ -261,13 +263,26 @@ class ResultsStore:
                     return
                 raise
             if meta["plan"] != plan.to_dict():
-                old = plan_from_dict(meta["plan"])
-                raise ValueError(
-                    f"{self.dir} already holds a different plan (digest {old.digest}, this one {plan.digest}); "
-                    "choose another results_dir to start a new run")
+                raise ValueError(self.other_plan(meta, plan))
             scan = self.scan()
             if not repair and not scan.bad:  # unreadable lines: open() refuses them first, naming them
                 self.refuse_lost(meta, scan)
+
+    def other_plan(self, meta: dict[str, Any], plan: Plan) -> str:
+        """Why this directory's plan is not `plan`: what differs (store.meta.plan_difference); and
+        where only values that a local cluster or the machine sets differ (threads) in a directory
+        whose samples were all taken on one cluster, that it resumes as it was started, on that
+        cluster (a local cluster's hosts run as many threads as each has CPUs)."""
+        digests = f"digest {plan_from_dict(meta['plan']).digest}, this one {plan.digest}"
+        clusters = {engine_cluster(s.get("engine")) for s in sampling_sessions(meta)}
+        cluster = next(iter(clusters)) if len(clusters) == 1 else None
+        if cluster is not None and set(differing_keys(meta["plan"], plan.to_dict())) <= set(MACHINE_DEFAULTS):
+            return (f"{self.dir} holds a run of another plan ({digests}; "
+                    f"{plan_difference(meta['plan'], plan.to_dict(), advice=False)}), taken on the cluster {cluster}: "
+                    f"resume it as it was started (--cluster {cluster}; make run CLUSTER={cluster}; "
+                    f"cluster=\"{cluster}\" in run.ipynb), or choose another results_dir to start a new run")
+        return (f"{self.dir} already holds a different plan ({digests}; "
+                f"{plan_difference(meta['plan'], plan.to_dict())}); choose another results_dir to start a new run")
 
     def open(self, plan: Plan, session: dict[str, Any], repair: bool = False,
              binaries: list[str] | tuple[str, ...] = (), new_binaries: bool = False) -> dict[str, Any]:
