@@ -287,6 +287,12 @@ def test_a_local_cluster_runs_each_block_whole_on_one_host(built, tmp_path, monk
     # every host took the warm-ups itself
     assert Counter(r["host"] for r in records if r["phase"] == "warmup") == {h: 4 for h in cpu_of}
     assert report.taken == len(records) == report.planned
+    # the hosts are this machine as a run in this process records it: its hostname and machine ID
+    from bench_src.run import machine
+
+    here = machine.describe()
+    assert all((d["fingerprint"]["machine"].get("hostname"), d["fingerprint"]["machine"].get("machine_id_digest"))
+               == (here["hostname"], here["machine_id_digest"]) for d in session["hosts"].values())
     said = [line for line in logs if line.startswith("estimated duration:")]
     assert len(said) == 1 and f" for {report.planned} samples " in said[0], (said, report.planned)
     df = store_hosts.load_hosts([tmp_path / "r"])
@@ -350,6 +356,17 @@ def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp
     assert df.attrs["abandoned_samples"] == len(lost)
     assert set(kept.loc[kept["block"] == killed["block"], "attempt"]) == {again[0]["attempt"]}
     assert not report.interrupted
+    # the loss is said in one line and recorded in meta.json, and the samples set aside carry its reason
+    said = [line for line in logs if line.startswith(f"host {killed['host']} at ") and " was lost " in line]
+    assert len(said) == 1 and f"while it ran measured block {killed['block']} (" in said[0], logs
+    assert f"{len(lost)} of its 4 samples had arrived; the block runs again whole (should Dask give up" in said[0]
+    entries = store.read_meta()["sessions"][-1]["hosts_lost"]
+    assert [(e["host"], e["phase"], e["block"], e["attempt"], e["samples_delivered"]) for e in entries] == \
+        [(killed["host"], "measured", killed["block"], killed["attempt"], len(lost))]
+    assert entries[0]["reason"].startswith("the scheduler lost its connection to the worker") and entries[0]["at"]
+    assert list(df.attrs["abandoned_reasons"]) == [f"its host {killed['host']} was lost at {entries[0]['at']} "
+                                                   f"while it ran the block ({entries[0]['reason']}), and the block "
+                                                   "was taken again whole"]
 
 
 @two_cpus
@@ -1045,6 +1062,79 @@ def test_a_block_dask_gives_up_on_is_stored_as_host_lost_and_taken_again_on_resu
     assert "host_lost" in RETRY_STATUSES, "a resume takes them again"
 
 
+def test_a_host_removed_from_the_scheduler_is_said_and_recorded_with_its_block_and_reason():
+    """A host killed mid-run left no trace (no line, nothing in meta.json): the scheduler's event of
+    a worker's removal is said in one line naming the host, its block and why, and recorded in the
+    session's hosts_lost; a removal between blocks too, and a worker that never was a host not."""
+    from bench_src.run.cluster import engine
+    from bench_src.run.sample import record
+
+    plan = small_plan()
+    first = _host_description("tcp://127.0.0.1:1001", "0")
+    hosts = _hosts_with({"tcp://127.0.0.1:1001": first}, live={"tcp://127.0.0.1:1001"})
+    recorded, logs, stored = [], [], []
+    hosts.store = SimpleNamespace(run_id="r", session=1, update_session=lambda **k: recorded.append(k))
+    hosts.log, hosts.keep = logs.append, lambda slot, rec, tl: stored.append(rec)
+    hid = store_hosts.host_id(first["fingerprint"])
+    block = [(i, s) for i, s in enumerate(plan.schedule()) if s.phase == "measured" and s.block == 2]
+    for seq, slot in block[:2]:  # two of its samples arrive, then its host goes
+        hosts.slots[slot.sample_id] = slot
+        rec = dict(record(slot, seq, "r", 1, {"status": "ok", "reason": ""}), host=hid, attempt="a1")
+        hosts.receive({"kind": "sample", "record": rec})
+    class Future:  # a running block's future, by its key
+        key = "block-measured-2-abcd"
+
+    hosts.running = {Future(): block}
+    hosts.scheduler_event((1.0, {"action": "add-worker", "worker": "tcp://127.0.0.1:1009"}))
+    hosts.scheduler_event((2.0, {"action": "remove-worker", "worker": "tcp://127.0.0.1:1001",
+                                 "processing-tasks": {"block-measured-2-abcd"}, "expected": False,
+                                 "stimulus_id": "handle-worker-cleanup-1718000000.5"}))
+    hosts.scheduler_event((3.0, {"action": "remove-worker", "worker": "tcp://127.0.0.1:1009",
+                                 "processing-tasks": set(), "expected": False, "stimulus_id": "x-1"}))
+    hosts.drain()
+    assert logs == [f"host {hid} at tcp://127.0.0.1:1001 was lost while it ran measured block 2 (the scheduler lost "
+                    "its connection to the worker (killed, stopped, or its network went)): 2 of its 4 samples had "
+                    "arrived; the block runs again whole (should Dask give up on it, those that did not arrive are "
+                    "stored as host_lost)"], logs
+    entry = recorded[-1]["hosts_lost"][0]
+    assert len(recorded[-1]["hosts_lost"]) == 1 and entry["at"]
+    assert {k: entry[k] for k in ("host", "worker", "phase", "block", "attempt", "samples_delivered")} == {
+        "host": hid, "worker": "tcp://127.0.0.1:1001", "phase": "measured", "block": 2, "attempt": "a1",
+        "samples_delivered": 2}
+    # between blocks (retired by the scheduler): said, recorded, nothing lost
+    hosts.running = {}
+    hosts.receive({"kind": "worker removed", "worker": "tcp://127.0.0.1:1001", "tasks": [], "expected": True,
+                   "stimulus": "retire-workers-1.0"})
+    assert logs[-1] == (f"host {hid} at tcp://127.0.0.1:1001 left the run between blocks (the worker was retired "
+                        "or closed); none of its samples is lost")
+    assert len(recorded[-1]["hosts_lost"]) == 2 and "block" not in recorded[-1]["hosts_lost"][1]
+    # the samples set aside carry the reason of their attempt's loss; others the general one
+    from bench_src.store.ledger import LEFT_INCOMPLETE, set_aside_reasons
+
+    reasons = set_aside_reasons([{"attempt": "a1"}, {"attempt": "a1"}, {"attempt": "session:1"}],
+                                [{"hosts_lost": recorded[-1]["hosts_lost"]}])
+    assert reasons == {f"its host {hid} was lost at {entry['at']} while it ran the block ({entry['reason']}), and "
+                       "the block was taken again whole": 2, LEFT_INCOMPLETE: 1}
+
+
+def test_the_method_says_a_host_was_lost_only_when_one_was_with_the_counts():
+    """The Method said "A block whose host was lost mid-block was run again whole" of every cluster
+    run, whether or not a host was lost."""
+    from bench_src.report import method
+
+    host = {"label": "a host"}
+    meta = {"sessions": [{"engine": "cluster local:2", "hosts": {"h1": host, "h2": host}}]}
+    assert "lost" not in method.cluster_text(meta) and "hosts of a Dask cluster" in method.cluster_text(meta)
+    meta["sessions"][0]["hosts_lost"] = [
+        {"host": "h1", "phase": "measured", "block": 3, "attempt": "a1", "samples_delivered": 2, "reason": "x"},
+        {"host": "h2", "reason": "y"}]
+    assert method.cluster_text(meta).endswith(
+        " A host was lost 2 times during the run, 1 of them mid-block (2 samples of that block had arrived); a block "
+        "cut by a lost host was taken again whole, and only complete runs of a block are analysed.")
+    meta["sessions"][0]["hosts_lost"] = [{"host": "h2", "reason": "y"}]
+    assert method.cluster_text(meta).endswith(" A host was lost 1 time during the run, each time between blocks.")
+
+
 def test_a_block_cancelled_as_the_client_reconnects_says_whether_any_of_its_samples_arrived():
     """When the scheduler goes, Dask's client cancels every future at once while it reconnects:
     `finish` stores the block's samples as lost, saying "while the block ran" (with the host) only
@@ -1408,13 +1498,17 @@ def test_closing_releases_the_lease_and_closes_the_client_whatever_fails_before(
         raise OSError(28, "No space left on device")
 
     hosts.drain = failing
-    hosts.plugin, hosts.watched = True, True
+    hosts.plugin, hosts.watched, hosts.following = True, True, True
     hosts.client = SimpleNamespace(unregister_worker_plugin=lambda name: calls.append("servers"),
-                                   unregister_scheduler_plugin=failing, close=lambda: calls.append("closed"))
+                                   unregister_scheduler_plugin=failing, close=lambda: calls.append("closed"),
+                                   unsubscribe_topic=lambda topic: calls.append(f"left {topic}"))
     hosts.lease = SimpleNamespace(release=lambda: calls.append("released"))
     with pytest.raises(OSError):
         hosts.close()
     assert "servers" in calls and "released" in calls and calls[-1] == "closed", calls
+    # the scheduler's events left before the client closes: else the scheduler sends this client its
+    # own removal as it leaves, and logs a closed connection with its traceback on the run's stderr
+    assert f"left {engine.SCHEDULER_EVENTS}" in calls, calls
 
 
 def test_a_host_that_joins_mid_run_without_programs_gets_the_sessions(built, tmp_path):

@@ -319,8 +319,25 @@ def cluster_text(meta: dict) -> str:
     labels = "; ".join(d.get("label", h) for h, d in sorted(hosts.items()))
     return (f" The blocks ran on {len(hosts)} hosts of a Dask cluster ({', '.join(engines)}: {labels}), one block "
             "at a time per host and each block whole on one host, so every Go/Rust pair was taken on one host; each "
-            "host took the warm-ups itself and ran programs of the session's sha256. A block whose host was lost "
-            "mid-block was run again whole and only its complete run is analysed.")
+            "host took the warm-ups itself and ran programs of the session's sha256." + lost_hosts_text(meta))
+
+
+def lost_hosts_text(meta: dict) -> str:
+    """The hosts lost during the run (meta.json's `hosts_lost`), when any was: how many, how many
+    mid-block and the samples of those blocks that had arrived."""
+    losses = [e for s in meta.get("sessions", []) if isinstance(s, dict) for e in (s.get("hosts_lost") or [])
+              if isinstance(e, dict)]
+    if not losses:
+        return ""
+    mid = [e for e in losses if e.get("block") is not None]
+    delivered = sum(int(e.get("samples_delivered") or 0) for e in mid)
+    text = f" A host was lost {len(losses)} time{'s' if len(losses) != 1 else ''} during the run"
+    if not mid:
+        return text + ", each time between blocks."
+    one = len(mid) == 1
+    return (text + f", {len(mid)} of them mid-block ({delivered} sample{'s' if delivered != 1 else ''} of "
+            f"{'that block' if one else 'those blocks'} had arrived); a block cut by a lost host was taken again "
+            "whole, and only complete runs of a block are analysed.")
 
 
 # Tables whose comparisons form families of their own, beside the run's: named in the Method's

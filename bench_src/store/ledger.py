@@ -57,6 +57,27 @@ def current_attempts(records: Iterable[dict[str, Any]]) -> tuple[list[dict[str, 
     return kept, abandoned
 
 
+# Why an attempt of a block is set aside when no loss of its host is recorded for it.
+LEFT_INCOMPLETE = ("its attempt of the block was left incomplete (its host lost, or its session stopped) and the "
+                   "block was taken again whole")
+
+
+def set_aside_reasons(abandoned: Iterable[dict[str, Any]], sessions: Iterable[dict[str, Any]]) -> Counter:
+    """Why the records `current_attempts` set aside were, counted by reason: the loss of their
+    host that a session of meta.json records for their attempt (its `hosts_lost`: host, time,
+    reason), else LEFT_INCOMPLETE."""
+    lost = {entry["attempt"]: entry for s in sessions if isinstance(s, dict)
+            for entry in (s.get("hosts_lost") or []) if isinstance(entry, dict) and entry.get("attempt")}
+
+    def why(record: dict[str, Any]) -> str:
+        entry = lost.get(record.get("attempt"))
+        if entry is None:
+            return LEFT_INCOMPLETE
+        return (f"its host {entry.get('host')} was lost at {entry.get('at')} while it ran the block "
+                f"({entry.get('reason')}), and the block was taken again whole")
+
+    return Counter(why(r) for r in abandoned)
+
 
 def latest(kept: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One record per sample id: the last one written (a skipped sample taken again later) of

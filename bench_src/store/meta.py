@@ -21,6 +21,7 @@ _SESSION_FIELDS: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] 
     (("binaries", "sources", "machine", "toolchains", "context", "hosts"), lambda v: isinstance(v, dict), "a mapping"),
     (("duration_s",), non_negative, "a number of seconds"),
     (("engine", "results_dir_access"), lambda v: isinstance(v, str), "text"),
+    (("hosts_lost",), lambda v: isinstance(v, list), "a list"),
 )
 
 

@@ -36,7 +36,7 @@ from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
 from .directory import WRITE_PROBE, NotAResultsDirectory, quoted_path, refuse_foreign, refuse_too_long
-from .ledger import current_attempts, latest, not_taken_again, sampling_sessions
+from .ledger import current_attempts, latest, not_taken_again, sampling_sessions, set_aside_reasons
 from .lock import LOCK_NAME, DirLock
 from .meta import (CORRUPT_META, META, differing_keys, engine_cluster, is_run_record, plan_difference,
                    recovered_sessions, sessions_problem)
@@ -763,8 +763,10 @@ class ResultsStore:
             warnings.warn(scan.describe_bad(self.samples_path) + "; they are left out of this frame "
                           "(repair with bench_src.api.repair or `python -m bench_src repair DIR`)",
                           CorruptRecordsWarning, stacklevel=2)
+        sessions: list = []
         try:
-            lost = self.lost(self.read_meta(), scan)
+            meta = self.read_meta()
+            lost, sessions = self.lost(meta, scan), meta.get("sessions") or []
         except CorruptFile:  # read_meta's error is the report's; the samples can still be looked at
             lost = Lost()
         if lost.unexplained:
@@ -786,8 +788,10 @@ class ResultsStore:
         df = samples_frame(latest(records))
         df.attrs["bad_lines"] = [b.lineno for b in scan.bad]
         df.attrs["missing_samples"] = lost.missing
-        # samples of a block whose host was lost mid-block (the block ran again whole): kept on disk
+        # samples of a block whose host was lost mid-block (the block ran again whole): kept on disk,
+        # out of the frame, and why (the loss meta.json records for their attempt)
         df.attrs["abandoned_samples"] = len(abandoned)
+        df.attrs["abandoned_reasons"] = dict(set_aside_reasons(abandoned, sessions))
         return df
 
 

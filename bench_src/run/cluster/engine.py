@@ -16,8 +16,12 @@ a block's result repeats them, and a sample is stored once per attempt.  A host 
 Dask runs the block again whole elsewhere (or on the same host when it returns; a host that joins
 mid-run is checked the same way and described in meta.json before its first sample); what the lost
 attempt delivered stays in samples.jsonl with its host, and the store keeps one complete attempt
-per block.  A host whose scratch directory is full sends back its ScratchFull, which stops the run
-with the one line of a full disk, naming the host (the runner's DiskFull).  A block Dask gives up on
+per block.  The client hears of every host removed from the scheduler (its event "remove-worker",
+`SCHEDULER_EVENTS`): one line names the host, the block it ran and why, and the session's
+`hosts_lost` in meta.json records it (host, worker, time, block, attempt, samples it delivered,
+reason), so that the samples set aside carry their reason (store.ledger.set_aside_reasons).  A
+host whose scratch directory is full sends back its ScratchFull, which stops the run with the one
+line of a full disk, naming the host (the runner's DiskFull).  A block Dask gives up on
 (its hosts kept dying) is stored as `host_lost` samples with the reason (those of its samples that
 never arrived), taken again on the next resume; no host for `NO_HOST_S` seconds ends the run, and
 so does the scheduler gone (the client gave up reconnecting, or a call to it could not connect:
@@ -46,6 +50,7 @@ from ... import cpus, paths
 from ...cluster_spec import ClusterError, ClusterSpec
 from ...plan import Plan, Slot
 from ...statuses import HOST_LOST, SKIPPED
+from ...store import now_utc
 from ...store.hosts import host_id, machine_id
 from ...store.lock import LOCK_NAME, DirLock
 from ...store.space import ScratchFull
@@ -89,6 +94,15 @@ REACH_S = 5.0  # how long the check before the build waits for a scheduler's por
 # distributed.scheduler.locks.lease-timeout, 30 s by default), so a run waits that long for it.
 RUN_LEASE = "bench-run"
 LEASE_WAIT_S = 60.0
+# The scheduler's topic of its own events, a worker's removal among them ("remove-worker": the worker,
+# the tasks it was processing, why: its `stimulus_id`), which the client subscribes to.
+SCHEDULER_EVENTS = "all"
+# Why the scheduler removed a worker, by the start of its stimulus_id (distributed's Scheduler.remove_worker).
+REMOVED_BECAUSE = {
+    "handle-worker-cleanup": "the scheduler lost its connection to the worker (killed, stopped, or its network "
+                             "went)",
+    "check-worker-ttl": "the worker sent the scheduler no heartbeat for distributed.scheduler.worker-ttl",
+}
 SCHEDULER_LOST = ("the connection to the cluster's scheduler was lost while the block ran; taken again on the "
                   "next resume")
 SCHEDULER_LOST_BEFORE = ("the connection to the cluster's scheduler was lost before any sample of the block arrived "
@@ -267,6 +281,10 @@ class Hosts:
         self.scratch: str | None = None  # a local cluster's Dask scratch directory, removed at close
         self.scratch_lock: DirLock | None = None  # held while it is in use (a killed client's is swept later)
         self.block_host: dict[tuple, str] = {}  # (phase, block) -> the host its last stored sample came from
+        self.block_attempt: dict[tuple, str] = {}  # (phase, block) -> the attempt of its last stored sample
+        self.delivered: dict[str, int] = {}  # attempt -> its samples stored
+        self.losses: list[dict] = []  # the hosts removed from the scheduler during the session (meta.json's hosts_lost)
+        self.following = False  # subscribed to the scheduler's events (SCHEDULER_EVENTS)
         self.on_count: Callable[[int], None] = lambda _n: None  # told the hosts' number when it is counted again
         # told how many warm-ups a host takes beyond those planned at the start: a worker that joined,
         # or one that started again (its nanny restarted it, at its old address or another): each
@@ -356,6 +374,8 @@ class Hosts:
                 self.log(f"note: the scheduler cannot stop the hosts' servers should this client die "
                          f"({type(exc).__name__}: {exc}); they stop when the next run starts, or with their worker")
         self.client.subscribe_topic(host.TOPIC, self.events.put)
+        self.client.subscribe_topic(SCHEDULER_EVENTS, self.scheduler_event)
+        self.following = True
         try:
             described = self.client.run(host.check)
         except host.BinariesRefused as exc:
@@ -418,6 +438,7 @@ class Hosts:
                 finally:
                     for what, step in (("stopping the hosts' servers", self.stop_hosts),
                                        ("removing the scheduler's watch", self.stop_watch),
+                                       ("leaving the scheduler's events", self.stop_events),
                                        ("releasing the cluster's lease", self.release_lease)):
                         try:
                             step()
@@ -441,6 +462,13 @@ class Hosts:
     def stop_watch(self) -> None:
         if self.watched:
             self.client.unregister_scheduler_plugin(watch.NAME)
+
+    def stop_events(self) -> None:
+        """No more of the scheduler's events: subscribed to, they would be sent to this client as it
+        leaves (its own removal among them), and the scheduler would log the closed connection."""
+        if self.following:
+            self.client.unsubscribe_topic(SCHEDULER_EVENTS)
+            self.following = False
 
     def release_lease(self) -> None:
         if self.lease is not None:
@@ -544,6 +572,9 @@ class Hosts:
             return
         if msg.get("kind") == "block done":  # only wakes the loop, which looks at its blocks
             return
+        if msg.get("kind") == "worker removed":
+            self.worker_removed(msg)
+            return
         if msg.get("kind") == "host":  # a host about to take its first sample: it waits until it is recorded
             self.record_host(msg["description"])  # or refused: then the run ends, and the host is not told
             if msg.get("ack") and not replayed:
@@ -570,6 +601,9 @@ class Hosts:
             self.kept.add(key)
             if rec.get("host"):
                 self.block_host[(rec["phase"], rec["block"])] = rec["host"]
+            if rec.get("attempt"):
+                self.block_attempt[(rec["phase"], rec["block"])] = rec["attempt"]
+                self.delivered[rec["attempt"]] = self.delivered.get(rec["attempt"], 0) + 1
             if rec["phase"] == "warmup":
                 self.warmups_stored += 1
             slot = self.slots.get(rec["sample_id"]) or self.warmup_slots[rec["sample_id"].split("@", 1)[0]]
@@ -578,6 +612,48 @@ class Hosts:
                 self.done.add(rec["sample_id"])
         if msg.get("ack") and not replayed:
             self.acknowledge(msg["ack"])
+
+    def scheduler_event(self, event: tuple) -> None:
+        """One of the scheduler's own events (Dask calls this in the client's thread): a worker's
+        removal goes to the events, to be recorded in order with the samples (`worker_removed`)."""
+        _, msg = event
+        if isinstance(msg, dict) and msg.get("action") == "remove-worker":
+            self.events.put((None, {"kind": "worker removed", "worker": str(msg.get("worker")),
+                                    "tasks": sorted(str(k) for k in msg.get("processing-tasks") or ()),
+                                    "expected": bool(msg.get("expected")),
+                                    "stimulus": str(msg.get("stimulus_id") or "")}))
+
+    def worker_removed(self, msg: dict) -> None:
+        """A host removed from the scheduler (killed, its machine or network gone, retired): one line
+        naming it, the block it ran and why, and an entry in the session's `hosts_lost`.  A worker
+        that was never a host of this run (not described) took no sample and is not named."""
+        description = self.by_worker.get(msg["worker"])
+        if description is None:
+            return
+        hid, gone = host_id(description["fingerprint"]), "left the run" if msg["expected"] else "was lost"
+        cause = msg["stimulus"].rstrip("0123456789.").rstrip("-")
+        reason = ("the worker was retired or closed" if msg["expected"]
+                  else REMOVED_BECAUSE.get(cause, f"the scheduler removed the worker ({cause or 'no reason given'})"))
+        tasks = set(msg["tasks"])
+        blocks = [block for future, block in self.running.items() if getattr(future, "key", None) in tasks]
+        entries = []
+        for block in blocks or [None]:
+            entry = {"host": hid, "worker": msg["worker"], "at": now_utc(), "reason": reason}
+            if block is None:
+                self.log(f"host {hid} at {msg['worker']} {gone} between blocks ({reason}); none of its samples is "
+                         "lost")
+            else:
+                where = (block[0][1].phase, block[0][1].block)
+                attempt = self.block_attempt.get(where) if self.block_host.get(where) == hid else None
+                delivered = self.delivered.get(attempt, 0) if attempt else 0
+                entry.update(phase=where[0], block=where[1], attempt=attempt, samples_delivered=delivered)
+                arrived = f"{delivered or 'none'} of its {len(block)} samples had arrived"
+                self.log(f"host {hid} at {msg['worker']} {gone} while it ran {where[0]} block {where[1]} ({reason}): "
+                         f"{arrived}; the block runs again whole (should Dask give up on it, those that did not "
+                         f"arrive are stored as {HOST_LOST})")
+            entries.append(entry)
+        self.losses.extend(entries)
+        self.store.update_session(hosts_lost=self.losses)
 
     def acknowledge(self, name: str) -> None:
         """Tell a host that its sample is stored (the Dask `Event` it waits on).  Once the scheduler
