@@ -370,6 +370,67 @@ def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp
 
 
 @two_cpus
+def test_a_run_whose_samples_were_lost_with_their_host_ends_incomplete_and_the_same_command_takes_them(
+        built, tmp_path):
+    """With the block's host lost and Dask giving up on it (allowed-failures 0), its samples were
+    stored as host_lost, and the run still ended "finished ... 132/132 samples (100%)", exit 0,
+    `taken` counting samples never taken.  It ends incomplete: the closing line (an error a user
+    can fix: one line, exit 2) counts the samples taken and those lost apart and says the same
+    command takes them; meta.json records the end and both counts; the same command takes them."""
+    import dask
+    import distributed  # noqa: F401 - its configuration loaded before it is set here, and kept after
+
+    plan = small_plan(samples=8, warmup=0)
+    directory = tmp_path / "r"
+    killed = {}
+
+    def kill_a_host_mid_block():
+        deadline = time.monotonic() + 120
+        path = directory / "samples.jsonl"
+        while time.monotonic() < deadline and not killed:
+            for line in (path.read_text().splitlines() if path.exists() else []):
+                r = json.loads(line)
+                if r["phase"] == "measured" and r["block"] >= 1 and r["pos"] == 0:
+                    pid = kill_the_worker_on(int(r["cpus"]))
+                    if pid:
+                        killed.update(pid=pid, block=r["block"], host=r["host"])
+                    break
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=kill_a_host_mid_block, daemon=True)
+    watcher.start()
+    logs = []
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pytest.raises(ClusterError) as err:
+            runner.run(plan, directory, progress=False, cluster=ClusterSpec("local", workers=2), log=logs.append)
+    watcher.join(5)
+    assert killed, "the test found no worker to kill"
+    assert isinstance(err.value, runner.RunIncomplete)
+    records = ResultsStore(directory).records()
+    lost = [r for r in records if r["status"] == "host_lost"]
+    assert 1 <= len(lost) <= 3 and {r["block"] for r in lost} == {killed["block"]}
+    report = err.value.report
+    assert report.lost == len(lost) and report.taken == len(records) - len(lost)
+    text = str(err.value)
+    assert text.startswith("incomplete after ") and "\n" not in text
+    assert (f": {report.taken} samples taken now, {len(lost)} lost with their hosts (host_lost, never taken), "
+            in text) and text.endswith(f"; the same command takes the {len(lost)} missing "
+                                       f"sample{'s' if len(lost) != 1 else ''}"), text
+    session = ResultsStore(directory).read_meta()["sessions"][-1]
+    assert session["ended"].startswith(f"incomplete: {len(lost)} samples lost with their hosts")
+    assert session["taken"] == report.taken and session["samples_lost"] == len(lost) and not session["interrupted"]
+    from bench_src import api
+
+    assert isinstance(err.value, api.USER_ERRORS), "one line, exit 2, as every error a user can fix"
+    # the same command takes them, and then finishes
+    again, _ = run(plan, directory, ClusterSpec("local", workers=2))
+    assert not again.incomplete and again.lost == 0 and str(again).startswith("finished after ")
+    df = ResultsStore(directory).load()
+    kept = df[df["phase"] == "measured"]
+    assert sorted(kept["sample_id"]) == sorted(s.sample_id for s in plan.schedule()) and (kept["status"] == "ok").all()
+
+
+@two_cpus
 def test_a_host_lost_during_its_warm_ups_leaves_the_progress_honest(built, tmp_path, monkeypatch):
     """A local host killed while it took its warm-ups: its nanny starts it again and it takes them all
     again.  The progress line never counts more samples than planned, and a finished run ends with
@@ -568,7 +629,8 @@ def test_a_scheduler_lost_mid_run_ends_it_with_one_line_and_its_blocks_recorded(
     assert all(r.get("host") if "while the block ran" in r["reason"] else "before any sample" in r["reason"]
                for r in records if r["status"] == "host_lost")
     session = store.read_meta()["sessions"][-1]
-    assert session["interrupted"] and session["taken"] == len(records)
+    lost = sum(r["status"] == "host_lost" for r in records)  # stored, never taken: counted apart
+    assert session["interrupted"] and session["taken"] == len(records) - lost and session.get("samples_lost", 0) == lost
 
 
 def test_an_acknowledgement_that_cannot_reach_the_scheduler_is_kept_once_and_a_full_disk_is_not_taken_for_it(
@@ -653,7 +715,7 @@ def test_a_scheduler_unreachable_at_an_acknowledgement_ends_the_run_with_one_lin
     assert all(r["status"] == "host_lost" and "scheduler was lost" in r["reason"] for r in lost)
     assert not {r["sample_id"] for r in lost} & {r["sample_id"] for r in ok}
     session = store.read_meta()["sessions"][-1]
-    assert session["interrupted"] and session["taken"] == len(records)
+    assert session["interrupted"] and session["taken"] == len(ok) and session["samples_lost"] == len(lost)
 
 
 def start_workers_of_one_machine(pinned: bool):
@@ -1115,6 +1177,29 @@ def test_a_host_removed_from_the_scheduler_is_said_and_recorded_with_its_block_a
                                 [{"hosts_lost": recorded[-1]["hosts_lost"]}])
     assert reasons == {f"its host {hid} was lost at {entry['at']} while it ran the block ({entry['reason']}), and "
                        "the block was taken again whole": 2, LEFT_INCOMPLETE: 1}
+
+
+def test_samples_lost_with_their_host_are_counted_apart_from_those_taken():
+    """A block Dask gave up on is stored as host_lost samples: counted as lost, not taken, and not
+    done on the progress line, so that the run ends incomplete, not "finished" at 100%."""
+    from bench_src.run.sample import record
+
+    plan = small_plan()
+    hosts, _, block = hosts_without_a_cluster(plan)
+    report = runner.RunReport(Path("r"), len(block), 0)
+    bar = Progress("r", report.planned, 0, enabled=False, seconds=lambda c: 1.0)
+    hosts.keep = SampleKeeper(SimpleNamespace(append=lambda rec: None, write_timeline=None),
+                              runner.ChecksumBook([]), report, bar, lambda *_: None)
+    seq, slot = block[0]
+    hosts.slots[slot.sample_id] = slot
+    rec = dict(record(slot, seq, "r", 1, {"status": "failed", "reason": "exit 1"}), host="h1", attempt="a1")
+    hosts.receive({"kind": "sample", "record": rec}, replayed=True)
+    hosts.record_lost(block, "the block's host was lost 1 times while running it")
+    assert (report.taken, report.lost, bar.done) == (1, len(block) - 1, 1)
+    assert report.incomplete and str(report).startswith("incomplete after ")
+    assert f"1 sample taken now, {len(block) - 1} lost with their hosts (host_lost, never taken)" in str(report)
+    report.interrupted = True  # ended by an error (the scheduler gone): that error says so
+    assert not report.incomplete
 
 
 def test_the_method_says_a_host_was_lost_only_when_one_was_with_the_counts():

@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from ..plan import Plan, Slot
-from ..statuses import CHECKSUM_MISMATCH, OK, SKIPPED
+from ..statuses import CHECKSUM_MISMATCH, HOST_LOST, OK, SKIPPED
 from ..store import ChecksumBook, ResultsStore
 from ..store.ledger import in_process_attempt, not_taken_again, warmup_again_id
 from ..store.results import BinariesChanged
@@ -42,7 +42,10 @@ class SampleKeeper:
             if problem:
                 rec["status"], rec["reason"] = CHECKSUM_MISMATCH, problem
         self.store.append(rec)
-        self.report.taken += 1
+        # a sample lost with its host was never taken: its record says so, and a resume takes it
+        lost = rec["status"] == HOST_LOST
+        self.report.lost += lost
+        self.report.taken += not lost
         self.report.statuses[rec["status"]] += 1
         if rec["status"] == SKIPPED:
             self.skipped_cells.add(slot.cell.id)
@@ -55,7 +58,7 @@ class SampleKeeper:
         self.report.retaken += first and again
         self.report.retaken_now += not first
         self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}",
-                        counted=first and not again)
+                        counted=first and not again and not lost)
 
 
 def sample_taker(plan: Plan, store: ResultsStore, context, measure_fn, keep: SampleKeeper,

@@ -8,7 +8,9 @@ is marked interrupted, the servers are stopped and the scratch directories remov
 its warm-ups first (they time the machine, plan/estimate.speed_factor), then prints an estimate of
 its duration before the first measured sample (a run without warm-ups to take prints it first),
 during it a progress line on stderr (samples done / planned, elapsed, ETA), and at the end the real
-duration beside the estimate.
+duration beside the estimate.  A cluster run whose samples were lost with their hosts (`host_lost`)
+ends incomplete (`RunIncomplete`: its closing line as one error line, which says that the same
+command takes them).
 """
 from __future__ import annotations
 
@@ -27,8 +29,8 @@ from ..plan.estimate import Estimate, format_duration
 from ..plan.dsn import resolve_dsn
 from ..plan.feasibility import no_comparisons_note
 from ..plan.validate import threads_note
-from ..cluster_spec import ClusterSpec
-from ..statuses import SKIPPED
+from ..cluster_spec import ClusterError, ClusterSpec
+from ..statuses import HOST_LOST, SKIPPED
 from ..store import ChecksumBook, DiskFull, ResultsStore, is_disk_full, now_utc
 from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, servers
@@ -80,6 +82,9 @@ class RunReport:
     # an earlier session's samples can stay kept although some of them were taken again
     kept_before: int | None = None
     statuses: Counter = field(default_factory=Counter)
+    # samples stored as host_lost: lost with their host (a cluster's block Dask gave up on), never
+    # taken, not counted in `taken`; a resume takes them
+    lost: int = 0
     interrupted: bool = False
     ended: str = "finished"
     duration_s: float = 0.0
@@ -88,16 +93,37 @@ class RunReport:
 
     def __str__(self) -> str:
         st = ", ".join(f"{k}: {v}" for k, v in sorted(self.statuses.items())) or "none"
-        head = f"interrupted ({self.ended})" if self.interrupted else "finished"
+        head = (f"interrupted ({self.ended})" if self.interrupted else "incomplete" if self.lost else "finished")
         est = f" (estimated {format_duration(self.estimate.seconds)})" if self.estimate else ""
         again = (f" ({self.retaken + self.retaken_now} of them again: their blocks, left incomplete, were taken "
                  "whole)" if self.retaken + self.retaken_now else "")
         taken = f"{self.taken} sample{'s' if self.taken != 1 else ''}"
-        return (f"{head} after {format_duration(self.duration_s)}{est}: {taken} taken now{again}, "
+        lost = (f", {self.lost} lost with their hosts ({HOST_LOST}, never taken)" if self.lost else "")
+        return (f"{head} after {format_duration(self.duration_s)}{est}: {taken} taken now{again}{lost}, "
                 f"{self.already_done - self.retaken if self.kept_before is None else self.kept_before} kept from "
                 f"before, {self.planned} planned; statuses of the new "
                 f"samples: {st}; "
-                f"results in {self.results_dir}")
+                f"results in {self.results_dir}"
+                + (f"; the same command takes the {self.lost} missing sample{'s' if self.lost != 1 else ''}"
+                   if self.lost else ""))
+
+    @property
+    def incomplete(self) -> bool:
+        """A session that ran to its end with samples lost with their hosts (`lost`): the same
+        command takes them."""
+        return bool(self.lost) and not self.interrupted
+
+
+class RunIncomplete(ClusterError):
+    """A run that ended with samples lost with their hosts (its `report`, RunReport.incomplete):
+    every sample taken is stored, the closing line says how many are missing, and the same command
+    takes them.  Raised by `run` after the session's end is recorded, as an error a user can fix
+    (one line, exit 2, a notebook's cell stopped), so that no report is made of part of a run
+    without a word, as for a run the scheduler's loss ended."""
+
+    def __init__(self, report: RunReport):
+        self.report = report
+        super().__init__(str(report))
 
 
 def default_results_dir(plan: Plan) -> Path:
@@ -317,8 +343,10 @@ def _end_session(sess: _Session) -> None:
     processes took of the CPUs read, and the session's end written into meta.json (unless the disk
     that stopped the session is full: its empty reserve tells the next run why)."""
     report, store, bar = sess.report, sess.store, sess.bar
+    if report.incomplete:
+        report.ended = f"incomplete: {report.lost} samples lost with their hosts ({HOST_LOST}); a resume takes them"
     if bar is not None:
-        bar.emit("interrupted" if report.interrupted else "done", final=True)
+        bar.emit("interrupted" if report.interrupted else "incomplete" if report.incomplete else "done", final=True)
         report.planned = max(report.planned, bar.planned)  # with the sequential rule's blocks
         if report.already_done:
             report.kept_before = kept_from_before(store)
@@ -339,6 +367,7 @@ def _end_session(sess: _Session) -> None:
         try:
             store.end_session(finished_at=now_utc(), taken=report.taken, interrupted=report.interrupted,
                               ended=report.ended, duration_s=round(report.duration_s, 1),
+                              **({"samples_lost": report.lost} if report.lost else {}),
                               **({"other_cpu": report.other_cpu} if report.other_cpu else {}))
         except DiskFull:
             if not isinstance(sess.failure, DiskFull):
@@ -611,4 +640,6 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     finally:
         sess.store.close()
     _say_the_end(sess)
+    if sess.report.incomplete:
+        raise RunIncomplete(sess.report)
     return sess.report

@@ -15,7 +15,7 @@ CORRUPT_META = "meta.json.corrupt"
 # The fields of a session that a resume or the report reads, with what each must be (absent or null
 # is always allowed: older sessions, and the placeholders of a rebuilt meta.json, lack some).
 _SESSION_FIELDS: tuple[tuple[tuple[str, ...], Callable[[Any], bool], str], ...] = (
-    (("taken",), is_count, "a count of samples"),
+    (("taken", "samples_lost"), is_count, "a count of samples"),
     (("session",), is_count, "a session number"),
     (("pid",), is_count, "a process number"),
     (("binaries", "sources", "machine", "toolchains", "context", "hosts"), lambda v: isinstance(v, dict), "a mapping"),

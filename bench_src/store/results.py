@@ -629,7 +629,9 @@ class ResultsStore:
         """What meta.json's sessions recorded as taken that samples.jsonl no longer holds (`Lost`);
         `dropped`: the bytes of a torn last line repair() has just removed."""
         counted = {s.get("session") for s in meta["sessions"] if isinstance(s.get("taken"), int)}
-        out = Lost(taken=sum(s["taken"] for s in meta["sessions"] if isinstance(s.get("taken"), int)))
+        # a session's records: the samples it took, and those it stored as lost with their hosts
+        out = Lost(taken=sum(s["taken"] + (s.get("samples_lost") or 0) for s in meta["sessions"]
+                             if isinstance(s.get("taken"), int)))
         # a record without a session number cannot be told apart: it counts as found
         out.found = sum(r.get("session") in counted or r.get("session") is None for r in scan.records)
         try:
