@@ -417,7 +417,7 @@ def test_a_run_whose_samples_were_lost_with_their_host_ends_incomplete_and_the_s
             in text) and text.endswith(f"; the same command takes the {len(lost)} missing "
                                        f"sample{'s' if len(lost) != 1 else ''}"), text
     session = ResultsStore(directory).read_meta()["sessions"][-1]
-    assert session["ended"].startswith(f"incomplete: {len(lost)} samples lost with their hosts")
+    assert session["ended"].startswith(f"incomplete: {len(lost)} sample{'s' if len(lost) != 1 else ''} lost with their hosts")
     assert session["taken"] == report.taken and session["samples_lost"] == len(lost) and not session["interrupted"]
     from bench_src import api
 

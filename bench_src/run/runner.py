@@ -344,7 +344,8 @@ def _end_session(sess: _Session) -> None:
     that stopped the session is full: its empty reserve tells the next run why)."""
     report, store, bar = sess.report, sess.store, sess.bar
     if report.incomplete:
-        report.ended = f"incomplete: {report.lost} samples lost with their hosts ({HOST_LOST}); a resume takes them"
+        report.ended = (f"incomplete: {report.lost} sample{'s' if report.lost != 1 else ''} lost with their hosts "
+                        f"({HOST_LOST}); a resume takes {'them' if report.lost != 1 else 'it'}")
     if bar is not None:
         bar.emit("interrupted" if report.interrupted else "incomplete" if report.incomplete else "done", final=True)
         report.planned = max(report.planned, bar.planned)  # with the sequential rule's blocks
