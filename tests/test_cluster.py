@@ -1128,7 +1128,6 @@ def test_a_host_removed_from_the_scheduler_is_said_and_recorded_with_its_block_a
     """A host killed mid-run left no trace (no line, nothing in meta.json): the scheduler's event of
     a worker's removal is said in one line naming the host, its block and why, and recorded in the
     session's hosts_lost; a removal between blocks too, and a worker that never was a host not."""
-    from bench_src.run.cluster import engine
     from bench_src.run.sample import record
 
     plan = small_plan()
