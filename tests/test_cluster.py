@@ -313,29 +313,34 @@ def kill_the_worker_on(cpu: int) -> int | None:
     return None
 
 
-@two_cpus
-def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp_path):
-    plan = small_plan(samples=8, warmup=0)
-    directory = tmp_path / "r"
-    killed = {}
+def kill_a_host_mid_block(directory: Path, from_block: int) -> tuple[threading.Thread, dict]:
+    """A started thread that, at the first measured sample of a block from `from_block` on, SIGKILLs
+    the worker that took it, and the dict it fills with that worker's pid, block, host and attempt."""
+    killed: dict = {}
 
-    def kill_a_host_mid_block():
-        """At the first measured sample of a block after the third, SIGKILL the worker that took it."""
+    def watch():
         deadline = time.monotonic() + 120
         path = directory / "samples.jsonl"
         while time.monotonic() < deadline and not killed:
-            lines = path.read_text().splitlines() if path.exists() else []
-            for line in lines:
+            for line in (path.read_text().splitlines() if path.exists() else []):
                 r = json.loads(line)
-                if r["phase"] == "measured" and r["block"] >= 3 and r["pos"] == 0:
+                if r["phase"] == "measured" and r["block"] >= from_block and r["pos"] == 0:
                     pid = kill_the_worker_on(int(r["cpus"]))
                     if pid:
                         killed.update(pid=pid, block=r["block"], host=r["host"], attempt=r["attempt"])
                     break
             time.sleep(0.05)
 
-    watcher = threading.Thread(target=kill_a_host_mid_block, daemon=True)
+    watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
+    return watcher, killed
+
+
+@two_cpus
+def test_a_host_lost_mid_block_loses_nothing_and_counts_nothing_twice(built, tmp_path):
+    plan = small_plan(samples=8, warmup=0)
+    directory = tmp_path / "r"
+    watcher, killed = kill_a_host_mid_block(directory, from_block=3)
     report, logs = run(plan, directory, ClusterSpec("local", workers=2))
     watcher.join(5)
     assert killed, "the test found no worker to kill"
@@ -382,23 +387,7 @@ def test_a_run_whose_samples_were_lost_with_their_host_ends_incomplete_and_the_s
 
     plan = small_plan(samples=8, warmup=0)
     directory = tmp_path / "r"
-    killed = {}
-
-    def kill_a_host_mid_block():
-        deadline = time.monotonic() + 120
-        path = directory / "samples.jsonl"
-        while time.monotonic() < deadline and not killed:
-            for line in (path.read_text().splitlines() if path.exists() else []):
-                r = json.loads(line)
-                if r["phase"] == "measured" and r["block"] >= 1 and r["pos"] == 0:
-                    pid = kill_the_worker_on(int(r["cpus"]))
-                    if pid:
-                        killed.update(pid=pid, block=r["block"], host=r["host"])
-                    break
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=kill_a_host_mid_block, daemon=True)
-    watcher.start()
+    watcher, killed = kill_a_host_mid_block(directory, from_block=1)
     logs = []
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with pytest.raises(ClusterError) as err:
