@@ -1,6 +1,7 @@
 """Several results directories of one plan in one analysis: hosts are fingerprints, pairs stay
 within a host, the combined ratio and "holds on k of m", refusals of what cannot be combined."""
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -723,12 +724,43 @@ def cluster_run(directory, go_on_b=1.0, go=1.0, rust=2.0, spread=0.02, samples=1
     return directory
 
 
-def test_cochrans_q_its_degrees_of_freedom_and_p_value_stand_beside_tau2_and_i2(tmp_path):
+def test_the_test_of_homogeneity_is_welchs_f_test_on_each_hosts_pairs():
+    """Welch's F test of equal host means, from each host's mean, variance of the mean and pairs:
+    with 2 hosts it is Welch's two-sample t test (F = t², the same p as scipy's ttest_ind with
+    unequal variances); with 3 it matches a hand computation of Welch (1951)."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(0.05, 0.01, 7), rng.normal(0.06, 0.03, 12)
+    c = hosts.combine([a.mean(), b.mean()], [a.var(ddof=1) / 7, b.var(ddof=1) / 12], pairs=[7, 12])
+    t = sps.ttest_ind(a, b, equal_var=False)
+    assert c.welch_f == pytest.approx(t.statistic ** 2, rel=1e-10)
+    assert c.welch_p == pytest.approx(t.pvalue, rel=1e-8) and c.welch_df2 == pytest.approx(t.df, rel=1e-10)
+
+    groups = [rng.normal(0.05, s, n) for s, n in ((0.01, 6), (0.02, 9), (0.015, 30))]
+    m = np.array([g.mean() for g in groups])
+    n = np.array([g.size for g in groups], dtype=float)
+    v = np.array([g.var(ddof=1) for g in groups])
+    w = n / v
+    mw = (w * m).sum() / w.sum()
+    lam = (((1 - w / w.sum()) ** 2) / (n - 1)).sum()
+    f = ((w * (m - mw) ** 2).sum() / 2) / (1 + 2 * (3 - 2) / (9 - 1) * lam)
+    df2 = (9 - 1) / (3 * lam)
+    c = hosts.combine(m, v / n, pairs=n)
+    assert c.welch_f == pytest.approx(f, rel=1e-10) and c.welch_df2 == pytest.approx(df2, rel=1e-10)
+    assert c.welch_p == pytest.approx(sps.f.sf(f, 2, df2), rel=1e-8)
+    assert c.q == pytest.approx((w * (m - mw) ** 2).sum(), rel=1e-10)  # Welch's numerator is Q / (k - 1)
+    # a host with one pair: no test; a host variance of 0: nothing estimable, no test either
+    assert math.isnan(hosts.combine(m, v / n, pairs=[1, 9, 30]).welch_p)
+    assert math.isnan(hosts.combine(m, [0.0, *(v / n)[1:]], pairs=n).welch_p)
+
+
+def test_cochrans_q_its_degrees_of_freedom_and_welchs_test_stand_beside_tau2_and_i2(tmp_path):
     """With 2 hosts tau² and I² rest on one degree of freedom (I² >= 50% in 16% of sets without any
-    heterogeneity): every combined row carries Cochran's Q, its hosts - 1 degrees of freedom and its
-    p-value (as statsmodels' combine_effects gives Q), and every place that shows the table says
-    what they are estimated from; report.html's Hosts section says, as hosts.md does, that hosts of
-    one machine are not machines."""
+    heterogeneity): every combined row carries Cochran's Q and its hosts - 1 degrees of freedom (as
+    statsmodels' combine_effects gives Q), and Welch's test of equal host means, and every place
+    that shows the table says what they are estimated from; report.html's Hosts section says, as
+    hosts.md does, that hosts of one machine are not machines."""
     import warnings
 
     from scipy import stats as sps
@@ -744,17 +776,19 @@ def test_cochrans_q_its_degrees_of_freedom_and_p_value_stand_beside_tau2_and_i2(
             warnings.simplefilter("ignore")
             ref = combine_effects(eff, var, method_re="pm")
         assert c.q == pytest.approx(float(ref.q), rel=1e-12) and c.q_df == k - 1
-        assert c.q_p == pytest.approx(sps.chi2.sf(float(ref.q), k - 1), rel=1e-12)
+        assert math.isnan(c.welch_p)  # no pairs given: no test of homogeneity
     assert hosts.i2_by_chance(2) == pytest.approx(sps.chi2.sf(2, 1)) and round(hosts.i2_by_chance(2), 2) == 0.16
 
     d = cluster_run(tmp_path / "r", go_on_b=1.02)
     rep = full.analyse(d)
     table = rep.tables["across_hosts_elapsed_s"]
     assert (table["hosts"] == 2).all() and (table["q_df"] == 1).all() and table["q"].notna().all()
-    assert (table["q_p"] == sps.chi2.sf(table["q"], 1)).all()
+    assert table["welch_p"].between(0, 1).all() and (table["welch_df2"] > 0).all()
     shown = tables.hosts.combined(table)
     assert (shown.frame["estimated from"] == "2 hosts (1 df)").all()
-    assert all(text.startswith(f"{q:.3g}"[:3]) and "(p " in text for q, text in zip(table["q"], shown.frame["Q (p)"]))
+    assert all(text.startswith(f"{q:.3g}"[:3]) for q, text in zip(table["q"], shown.frame["Q"]))
+    assert all(text.startswith("F ") and " on 1 and " in text and ", p " in text
+               for text in shown.frame["equal hosts (Welch)"])
     assert "I² reaches 50% by chance in 16% of sets of 2 hosts" in shown.caption
     full.make_figures(rep)
     full.export_all(rep)

@@ -47,8 +47,9 @@ agree.
 tau^2 (Paule and Mandel's estimate) and I^2 (the share of the spread between hosts that is not
 sampling noise) are read off one statistic, Cochran's generalised Q (`heterogeneity`), so that
 I^2 > 0 exactly where tau^2 > 0; Cochran's Q itself is given beside them with its k - 1 degrees of
-freedom and its p-value, since all three rest on k hosts (with 2, I^2 >= 50% comes up by chance in
-16% of sets without heterogeneity); where a host's own variance is 0 (its per-block log ratios never
+freedom, since all three rest on k hosts (with 2, I^2 >= 50% comes up by chance in 16% of sets
+without heterogeneity), and with them the test of homogeneity, Welch's F test of equal host means
+(its p-value calibrated where Q's chi^2 is not: the hosts' variances are read off few pairs); where a host's own variance is 0 (its per-block log ratios never
 varied) or not finite, neither can be estimated, and both are NaN with a note saying why (the
 model's variance then takes tau^2 as 0, and a host's variance that is not finite adds nothing).
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
@@ -78,6 +79,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 from scipy import optimize, stats as sps
+from statsmodels.stats.oneway import anova_generic
 
 from . import multiplicity, paired, rules
 from .compare import CellValues, cell_name, compare, go_vs_rust_row, too_few_pairs
@@ -103,7 +105,9 @@ class Combined:
     se_model: float = math.nan  # the model's: sqrt(sum (v_i + tau^2)) / k
     grid: paired.Rounding = paired.NO_ROUNDING  # each host's rounding on the metric's grid
     q: float = math.nan  # Cochran's Q (NaN as tau2), on hosts - 1 degrees of freedom
-    q_p: float = math.nan  # its p-value: chi^2 on hosts - 1 degrees of freedom (homogeneity)
+    welch_f: float = math.nan  # Welch's F test of equal host means (`heterogeneity`), NaN as tau2 or without pairs
+    welch_df2: float = math.nan  # its denominator degrees of freedom (the numerator's: hosts - 1)
+    welch_p: float = math.nan  # its p-value: the test of homogeneity shown
 
     @property
     def q_df(self) -> int:
@@ -137,41 +141,65 @@ NOT_ESTIMABLE = ("tau² and I² not estimable: a host's own variance is 0 (its p
 
 
 class Heterogeneity(NamedTuple):
-    """What `heterogeneity` reads off Cochran's Q: tau^2, I^2, Q itself on `df` = k - 1 degrees
-    of freedom and its p-value, and why they are NaN where they are."""
+    """What `heterogeneity` reads off the hosts: tau^2, I^2 and Cochran's Q on `df` = k - 1
+    degrees of freedom; Welch's F test of equal host means (`welch_f` on k - 1 and `welch_df2`
+    degrees of freedom, its p-value `welch_p`), the test of homogeneity; and why they are NaN
+    where they are."""
 
     tau2: float
     i2: float
     q: float
     df: int
-    p: float
+    welch_f: float = math.nan
+    welch_df2: float = math.nan
+    welch_p: float = math.nan
     note: str = ""
 
 
-def heterogeneity(effects, variances) -> Heterogeneity:
+def _welch(effects: np.ndarray, variances: np.ndarray, pairs) -> tuple[float, float, float]:
+    """Welch's heteroscedastic one-way ANOVA of the hosts' per-block log ratios, from each host's
+    mean, variance of that mean and pairs (statsmodels' anova_generic on the per-block variance
+    v_i n_i): (F, its denominator degrees of freedom, p).  NaN without pairs, or where a host has
+    fewer than 2."""
+    if pairs is None:
+        return math.nan, math.nan, math.nan
+    n = np.asarray(pairs, dtype=float)
+    if n.shape != effects.shape or not (n >= 2).all():
+        return math.nan, math.nan, math.nan
+    res = anova_generic(effects, variances * n, n, use_var="unequal", welch_correction=True)
+    return float(res.statistic), float(res.df[1]), float(res.pvalue)
+
+
+def heterogeneity(effects, variances, pairs=None) -> Heterogeneity:
     """tau^2 and I^2 of per-host estimates with their own variances, both read off Cochran's
     generalised Q(t) = sum w_i (y_i - ybar_w)^2, w_i = 1 / (v_i + t): tau^2 is Paule and Mandel's
     estimate, the t >= 0 at which Q(t) = k - 1 (0 where Q(0) <= k - 1 already), found by bracketing
     (Q falls with t, and Q(t) <= sum (y_i - ybar)^2 / t); I^2 = (Q(0) - (k - 1)) / Q(0), clipped at
     0.  So I^2 > 0 exactly where tau^2 > 0.  Beside them Cochran's Q = Q(0) on k - 1 degrees of
-    freedom and its p-value, P(chi^2_{k-1} >= Q), the test of homogeneity (no tau^2).  All three
-    are estimated from k hosts: with 2, one degree of freedom, I^2 >= 50% (Q >= 2) comes up by
-    chance in 16% of sets without any heterogeneity (`i2_by_chance`), so I^2 is read with Q's
-    p-value.  Assumption: each host's variance is its estimate's true one.  It is read off the
-    host's pairs, so Q's tail is heavier than chi^2 with few of them: without heterogeneity its
-    p-value fell below 5% in 7.6%, 8.7% and 10.2% of sets of 2, 3 and 5 hosts of 10 pairs, 5.6-6.3%
-    at 30 pairs, up to 15% at 6 (`simulate.hosts_heterogeneity_null`, docs/statistics.md); I^2 >= 50%
-    came up in 15-18% of sets at 10 pairs.  A small p says heterogeneity more often than it is
-    there; a large one is not evidence of none with 2 or 3 hosts.  A variance of 0 or
-    not finite leaves Q(0) undefined (an estimate with no noise of its own): NaN with
-    NOT_ESTIMABLE.  Fewer than two hosts: NaN, note ""."""
+    freedom.  All three are estimated from k hosts: with 2, one degree of freedom, I^2 >= 50%
+    (Q >= 2) comes up by chance in 16% of sets without any heterogeneity (`i2_by_chance`), so I^2
+    is read with the test of homogeneity's p-value.
+
+    The test of homogeneity (no tau^2) is Welch's F test of equal means with unequal variances
+    (Welch 1951, Biometrika 38:330), given each host's `pairs`: its numerator is Q / (k - 1), its
+    denominator and degrees of freedom correct for variances read off each host's pairs.  Q's own
+    chi^2 on k - 1 degrees of freedom takes those variances as known, and its tail is heavier with
+    few pairs: without heterogeneity its p-value fell below 5% in 7.6%, 8.7% and 10.2% of sets of
+    2, 3 and 5 hosts of 10 pairs and up to 15% at 6, where Welch's fell below 5% in 4.3-5.9% of
+    sets (6 to 30 pairs; `simulate.hosts_heterogeneity_null`, docs/statistics.md).  Assumption:
+    each host's per-block log ratios are normal around the host's mean; a large p with 2 or 3
+    hosts is not evidence of no heterogeneity.  Without `pairs` (or with a host of fewer than 2)
+    the test is NaN.
+
+    A variance of 0 or not finite leaves Q(0) undefined (an estimate with no noise of its own): NaN
+    with NOT_ESTIMABLE.  Fewer than two hosts: NaN, note ""."""
     eff = np.asarray(effects, dtype=float)
     var = np.asarray(variances, dtype=float)
     k = eff.size
     if k < 2:
-        return Heterogeneity(math.nan, math.nan, math.nan, max(k - 1, 0), math.nan)
+        return Heterogeneity(math.nan, math.nan, math.nan, max(k - 1, 0))
     if not (np.isfinite(var).all() and (var > 0).all()):
-        return Heterogeneity(math.nan, math.nan, math.nan, k - 1, math.nan, NOT_ESTIMABLE)
+        return Heterogeneity(math.nan, math.nan, math.nan, k - 1, note=NOT_ESTIMABLE)
 
     def q(t: float) -> float:
         w = 1.0 / (var + t)
@@ -179,13 +207,13 @@ def heterogeneity(effects, variances) -> Heterogeneity:
 
     q0 = q(0.0)
     if not math.isfinite(q0):
-        return Heterogeneity(math.nan, math.nan, math.nan, k - 1, math.nan, NOT_ESTIMABLE)
-    p = float(sps.chi2.sf(q0, k - 1))
+        return Heterogeneity(math.nan, math.nan, math.nan, k - 1, note=NOT_ESTIMABLE)
+    welch = _welch(eff, var, pairs)
     if q0 <= k - 1:
-        return Heterogeneity(0.0, 0.0, q0, k - 1, p)
+        return Heterogeneity(0.0, 0.0, q0, k - 1, *welch)
     high = 2 * float(((eff - eff.mean()) ** 2).sum()) / (k - 1)  # Q(high) <= (k - 1) / 2
     tau2 = optimize.brentq(lambda t: q(t) - (k - 1), 0.0, high, xtol=high * 1e-13, rtol=1e-13)
-    return Heterogeneity(float(tau2), (q0 - (k - 1)) / q0, q0, k - 1, p)
+    return Heterogeneity(float(tau2), (q0 - (k - 1)) / q0, q0, k - 1, *welch)
 
 
 def i2_by_chance(hosts: int, share: float = 0.5) -> float:
@@ -197,7 +225,8 @@ def i2_by_chance(hosts: int, share: float = 0.5) -> float:
     return float(sps.chi2.sf((hosts - 1) / (1 - share), hosts - 1))
 
 
-def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rounding | None = None) -> Combined:
+def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rounding | None = None,
+            pairs=None) -> Combined:
     """The common log ratio of per-host estimates (their mean) with its 1 - level interval, the
     wider of the t interval on the hosts' spread (t on k - 1 degrees of freedom, s^2 / k of the
     unweighted means) and the classic
@@ -206,12 +235,14 @@ def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rou
     host's rounding on the metric's grid (paired.Rounding with one entry per host), whose mean bound
     widens the interval.  tau^2 and I^2 from the per-host variances (`heterogeneity`: NaN, with a
     note, where a host's variance is 0 or not finite; the model's variance then takes tau^2 as 0,
-    and a variance that is not finite adds nothing to it).  A host without a finite estimate is
-    left out.  One host: its own estimate, no interval."""
+    and a variance that is not finite adds nothing to it); Welch's test of homogeneity where each
+    host's `pairs` are given.  A host without a finite estimate is left out.  One host: its own
+    estimate, no interval."""
     eff = np.asarray(effects, dtype=float)
     var = np.asarray(variances, dtype=float)
     ok = np.isfinite(eff)
     eff, var = eff[ok], var[ok]
+    n = None if pairs is None else np.broadcast_to(np.asarray(pairs, dtype=float), ok.shape)[ok]
     k = eff.size
     if k == 0:
         return Combined(0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
@@ -223,11 +254,12 @@ def combine(effects, variances, level: float = rules.ALPHA, rounding: paired.Rou
         u, v, fixed = (np.broadcast_to(np.asarray(x, dtype=float), ok.shape)[ok]
                        for x in (rounding.u, rounding.v, rounding.fixed))
         grid = paired.Rounding(u, v, fixed)
-    het = heterogeneity(eff, var)
+    het = heterogeneity(eff, var, n)
     tau2 = het.tau2
     spread = float(eff.std(ddof=1) / math.sqrt(k))
     model = math.sqrt(float((np.where(np.isfinite(var), var, 0.0) + (tau2 if math.isfinite(tau2) else 0.0)).sum())) / k
-    c = Combined(k, est, math.nan, math.nan, math.nan, tau2, het.i2, het.note, spread, model, grid, het.q, het.p)
+    c = Combined(k, est, math.nan, math.nan, math.nan, tau2, het.i2, het.note, spread, model, grid, het.q,
+                 het.welch_f, het.welch_df2, het.welch_p)
     low, high = c.interval(level)
     if grid.any:
         p = float(paired.smallest_level(np.array(abs(est)), c.half_width))
@@ -395,8 +427,9 @@ def verdict_counts(verdicts: list[tuple[str, str]]) -> str:
 def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = rules.MARGIN,
                  alpha: float = rules.ALPHA, logs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per Go-vs-Rust comparison measured on at least one host: the combined ratio
-    (`combine`) with its interval, tau, I^2 and Cochran's Q (`q`, on `q_df` = hosts - 1 degrees of
-    freedom, its p-value `q_p`: `heterogeneity`), the verdict, and on how many of the hosts combined
+    (`combine`) with its interval, tau, I^2, Cochran's Q (`q`, on `q_df` = hosts - 1 degrees of
+    freedom) and Welch's test of homogeneity (`welch_f` on q_df and `welch_df2` degrees of freedom,
+    its p-value `welch_p`: `heterogeneity`), the verdict, and on how many of the hosts combined
     the combined verdict holds (`holds`: "holds on k of m"; blank for an inconclusive row, which
     claims nothing), with the hosts' own verdicts counted (`host_verdict_counts`).  The
     comparisons form one family: Benjamini-Hochberg over their combined p-values, every interval
@@ -413,7 +446,8 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
     own = per_host(df, metric, margin)
     key_cols = key_columns(df)
     cols = [*key_cols, "metric", "hosts", "host_list", "left_out_hosts", "ratio", "ratio_ci_low", "ratio_ci_high",
-            "ci_level", "p_value", "p_adjusted", "tau", "i2", "q", "q_df", "q_p", "verdict_kind", "within_margin",
+            "ci_level", "p_value", "p_adjusted", "tau", "i2", "q", "q_df", "welch_f", "welch_df2", "welch_p",
+            "verdict_kind", "within_margin",
             "verdict", "holds_on", "holds_on_text", "host_verdicts", "host_verdict_texts", "host_verdict_counts", "note",
             "warning"]
     if logs.empty:
@@ -423,7 +457,7 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         kept = g["left_out"].fillna("") == ""
         used, left = g[kept], g[~kept]
         c = combine(used["log_ratio"], used["variance"],
-                    rounding=paired.Rounding(*(used[col].to_numpy() for col in ROUNDING)))
+                    rounding=paired.Rounding(*(used[col].to_numpy() for col in ROUNDING)), pairs=used["pairs"])
         combos.append(c)
         notes = list(left["left_out"])
         if c.hosts < 2:
@@ -461,7 +495,8 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
                   "ratio_ci_high": math.exp(fam.high[i]) if tested else math.nan,
                   "ci_level": 1 - float(np.ravel(fam.level)[0]), "p_value": c.p_value,
                   "p_adjusted": float(fam.p_adjusted[i]) if tested else math.nan,
-                  "tau": c.tau, "i2": c.i2, "q": c.q, "q_df": c.q_df, "q_p": c.q_p,
+                  "tau": c.tau, "i2": c.i2, "q": c.q, "q_df": c.q_df,
+                  "welch_f": c.welch_f, "welch_df2": c.welch_df2, "welch_p": c.welch_p,
                   "verdict_kind": kind, "within_margin": within,
                   "verdict": rules.verdict_text(kind, within, "Go", "Rust", metric, margin),
                   "holds_on": holding, "holds_on_text": f"{holding} of {c.hosts}" if decided else "",

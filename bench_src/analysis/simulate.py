@@ -496,17 +496,24 @@ def hosts_coverage_report(studies: int = 2000, out=print) -> pd.DataFrame:
 def hosts_heterogeneity_null(studies: int, rng, hosts: int, pairs: int = 10, cv: float = 0.01) -> dict:
     """What hosts.heterogeneity reads off hosts without any heterogeneity (every host's true log
     ratio the same), each measured by `pairs` per-block log ratios with lognormal noise of `cv` per
-    sample: `i2_half` the share of sets with I^2 >= 50% (beside `i2_half_chi2`, what
-    hosts.i2_by_chance gives with each host's variance known), `q_rejects` the share whose Q
-    p-value is below 5% (its nominal rate 5%)."""
-    big = rejects = 0
-    for _ in range(studies):
-        d = 0.05 + cv * math.sqrt(2) * rng.standard_normal((hosts, pairs))
-        het = hosts_module.heterogeneity(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs)
-        big += het.i2 >= 0.5
-        rejects += het.p < 0.05
-    return {"hosts": hosts, "pairs": pairs, "i2_half": big / studies, "i2_half_chi2": hosts_module.i2_by_chance(hosts),
-            "q_rejects": rejects / studies}
+    sample, the hosts' noise alike (`*_alike`) or one in two hosts' three times the others' (`*_unlike`):
+    `i2_half` the share of sets with I^2 >= 50% (beside `i2_half_chi2`, what hosts.i2_by_chance gives
+    with each host's variance known), `q_rejects` the share whose Q p-value (chi^2 on hosts - 1
+    degrees of freedom, each host's variance taken as known) is below 5%, `welch_rejects` the
+    share whose Welch test p-value (the test of homogeneity shown) is below 5% (nominal rate of both: 5%)."""
+    out = {"hosts": hosts, "pairs": pairs, "i2_half_chi2": hosts_module.i2_by_chance(hosts)}
+    scale = {"alike": np.ones((hosts, 1)), "unlike": np.where(np.arange(hosts) % 2 == 1, 3.0, 1.0)[:, None]}
+    for name, s in scale.items():
+        big = q_rejects = welch_rejects = 0
+        for _ in range(studies):
+            d = 0.05 + cv * math.sqrt(2) * s * rng.standard_normal((hosts, pairs))
+            het = hosts_module.heterogeneity(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs, np.full(hosts, pairs))
+            big += het.i2 >= 0.5
+            q_rejects += sps.chi2.sf(het.q, hosts - 1) < 0.05
+            welch_rejects += het.welch_p < 0.05
+        out.update({f"i2_half_{name}": big / studies, f"q_rejects_{name}": q_rejects / studies,
+                    f"welch_rejects_{name}": welch_rejects / studies})
+    return out
 
 
 def hosts_heterogeneity_report(studies: int = 4000, seed: int = 1, out=print) -> pd.DataFrame:

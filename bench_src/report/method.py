@@ -578,8 +578,8 @@ def hosts_text(tables: Mapping[str, pd.DataFrame], design: Mapping | None = None
     subject = ("The Go-vs-Rust tables and the findings" + (", and the sequential rule that decided when each cell "
                                                             "stopped," if sequential else ""))
     lead = readings[0][1].pooled_text(subject)
-    return " ".join([f"{lead}; for a claim about machines beyond these, read the Hosts section (tau², I² and Cochran's "
-                     "Q say how far the hosts differ).",
+    return " ".join([f"{lead}; for a claim about machines beyond these, read the Hosts section (tau², I², Cochran's "
+                     "Q and Welch's test of equal host means say how far the hosts differ).",
                      *(f"{units.metric_name(m)[:1].upper()}{units.metric_name(m)[1:]}: {r.differ_text()}."
                        for m, r in readings)])
 

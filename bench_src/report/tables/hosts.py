@@ -72,19 +72,28 @@ def hosts_df(hosts) -> str:
     return f"{k} host{'' if k == 1 else 's'} ({max(k - 1, 0)} df)"
 
 
-def q_text(q, p) -> str:
-    """Cochran's Q with its p-value, "2.25 (p 0.13)"; '' where it was not estimated."""
-    return f"{units.significant(q, 3)} (p {units.p_value(p)})" if pd.notna(q) and pd.notna(p) else ""
+def q_text(q) -> str:
+    """Cochran's Q, "2.25"; '' where it was not estimated."""
+    return units.significant(q, 3) if pd.notna(q) else ""
+
+
+def welch_text(f, df1, df2, p) -> str:
+    """Welch's test of equal host means, "F 2.25 on 1 and 9.8 df, p 0.16"; '' where it was not
+    computed."""
+    if not all(pd.notna(v) for v in (f, df1, df2, p)):
+        return ""
+    return f"F {units.significant(f, 3)} on {int(df1)} and {units.significant(df2, 2)} df, p {units.p_value(p)}"
 
 
 def heterogeneity_text(row) -> str:
-    """A combined row's heterogeneity in words: tau, I², Cochran's Q with its p-value, and the hosts
-    (and degrees of freedom) they are estimated from."""
+    """A combined row's heterogeneity in words: tau, I², Cochran's Q and the hosts (and degrees of
+    freedom) they are estimated from, and Welch's test of equal host means."""
     if not (pd.notna(row["tau"]) and pd.notna(row["i2"])):
         return "tau and I² not estimable (a host's own variance is 0 or not finite)"
-    q = q_text(row.get("q"), row.get("q_p"))
+    q = q_text(row.get("q"))
+    welch = welch_text(row.get("welch_f"), row.get("q_df"), row.get("welch_df2"), row.get("welch_p"))
     return (f"tau {row['tau']:.3g}, I² {row['i2']:.0%}" + (f", Q {q}" if q else "")
-            + f", from {hosts_df(row['hosts'])}")
+            + f", from {hosts_df(row['hosts'])}" + (f"; equal hosts (Welch): {welch}" if welch else ""))
 
 
 def chance_text(hosts) -> str:
@@ -95,7 +104,8 @@ def chance_text(hosts) -> str:
         return ""
     shares = ", ".join(f"{i2_by_chance(k):.0%} of sets of {k}" for k in counts)
     return (f"tau², I² and Q are estimated from the hosts each row combines (hosts - 1 df): without any "
-            f"heterogeneity, I² reaches 50% by chance in {shares} hosts, so read I² with Q's p-value")
+            f"heterogeneity, I² reaches 50% by chance in {shares} hosts, so read I² with the p-value of Welch's "
+            f"test of equal host means")
 
 
 def key_texts(t: pd.DataFrame) -> pd.Series:
@@ -141,7 +151,9 @@ def combined(t: pd.DataFrame) -> Readable:
     out["verdict"] = verdicts(t)
     out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
     out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
-    out["Q (p)"] = [q_text(q, p) for q, p in zip(column_of(t, "q", float("nan")), column_of(t, "q_p", float("nan")))]
+    out["Q"] = column_of(t, "q", float("nan")).map(q_text)
+    out["equal hosts (Welch)"] = [welch_text(*v) for v in zip(*(column_of(t, c, float("nan")) for c in
+                                                               ("welch_f", "q_df", "welch_df2", "welch_p")))]
     out["estimated from"] = [hosts_df(k) if pd.notna(i2) else "" for k, i2 in zip(t["hosts"], t["i2"])]
     out["holds on"] = [holds_on_text(text, counts) for text, counts in
                        zip(t["holds_on_text"].fillna(""), column_of(t, "host_verdict_counts", ""))]
