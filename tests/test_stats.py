@@ -90,3 +90,17 @@ def test_describe_matches_numpy():
     assert d["samples"] == 7 and d["median"] == 4.0 and d["mean"] == pytest.approx(np.mean(x))
     assert d["sd"] == pytest.approx(np.std(x, ddof=1)) and d["cv"] == pytest.approx(d["sd"] / d["mean"])
     assert d["mad"] == 2.0 and d["ci_low"] <= 4.0 <= d["ci_high"]
+
+
+def test_the_fast_quantiles_are_scipys_to_the_last_bit():
+    # paired.t_isf and norm_isf replace scipy.stats' t.isf and norm.isf in the bisections (smallest_level):
+    # the same numbers, p = 0 (inf), p = 1, p above 1 and below 0 (NaN) included
+    from scipy import stats as sps
+
+    from bench_src.analysis import paired
+
+    p = np.concatenate([10.0 ** -np.linspace(0, 300, 600), np.linspace(0, 1, 401), [1.5, -0.1, np.nan]])
+    for dof in (1, 2, 5, 9, 19, 71):
+        assert np.array_equal(paired.t_isf(p, dof), sps.t.isf(p, dof), equal_nan=True), dof
+    assert np.array_equal(paired.norm_isf(p), sps.norm.isf(p), equal_nan=True)
+    assert paired.t_isf(0.025, 9) == sps.t.isf(0.025, 9) and np.ndim(paired.t_isf(0.025, 9)) == 0

@@ -126,8 +126,8 @@ class Combined:
         if self.hosts < 2:
             return np.full(level.shape, np.nan)
         with np.errstate(invalid="ignore"):
-            spread = sps.t.isf(level / 2, self.hosts - 1) * self.se_spread if self.se_spread > 0 else 0.0 * level
-            model = sps.norm.isf(level / 2) * self.se_model if self.se_model > 0 else 0.0 * level
+            spread = paired.t_isf(level / 2, self.hosts - 1) * self.se_spread if self.se_spread > 0 else 0.0 * level
+            model = paired.norm_isf(level / 2) * self.se_model if self.se_model > 0 else 0.0 * level
         rounding = self.grid.half_width(level[..., None]).mean(axis=-1) if self.grid.any else 0.0
         return np.maximum(spread, model) + rounding
 
