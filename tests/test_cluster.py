@@ -584,11 +584,15 @@ def test_a_host_that_joins_mid_run_is_described_in_meta_json(built, tmp_path):
 
 
 def test_a_scheduler_lost_mid_run_ends_it_with_one_line_and_its_blocks_recorded(built, tmp_path, monkeypatch):
+    import dask
     from distributed import LocalCluster
 
     from bench_src.run.cluster import engine
 
     monkeypatch.setattr(engine, "CONNECT_S", 3.0)  # how long the client tries to reconnect before it gives up
+    # and for the closing cluster, which tries to reach the scheduler that has gone (Dask's default
+    # connect timeout, 30 s, was the test's longest wait)
+    monkeypatch.setitem(dask.config.config["distributed"]["comm"]["timeouts"], "connect", "3s")
     cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
                            memory_limit=0, dashboard_address=None)
     directory = tmp_path / "r"
@@ -778,27 +782,37 @@ def test_a_client_killed_and_resumed_at_once_stores_nothing_of_its_orphaned_bloc
     command run again at once must neither store what they take nor wait for them."""
     import warnings
 
+    import dask
     from distributed import LocalCluster
 
-    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
-                           memory_limit=0, dashboard_address=None)
-    directory = tmp_path / "r"
-    plan = small_plan(samples=12, warmup=0)
-    try:
-        given = {"profile": "quick", "workloads": ["sleep"], "ns": [10, 100], "samples": 12, "warmup": 0,
-                 "params": {"sleep": {"work": 0}}, "threads": 1}  # small_plan's, on the command line
-        client = subprocess.Popen([sys.executable, "-m", "bench_src", "run", "--plan", json.dumps(given),
-                                   "--cluster", cluster.scheduler_address, "--results-dir", str(directory),
-                                   "--no-progress"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        path = directory / "samples.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (path.exists() and len(path.read_text().splitlines()) >= 6):
-            time.sleep(0.05)
-        client.kill()
-        client.wait()
-        run(plan, directory, parse_cluster(cluster.scheduler_address))
-    finally:
-        cluster.close()
+    # the killed client's lease is dropped by the scheduler once it has gone unrefreshed for the
+    # lease timeout (Dask's default 30 s, checked every 10 s): 6 s here, in the scheduler, the resumed
+    # client and the killed one alike (each client refreshes its lease every fifth of it)
+    lease = {"distributed.scheduler.locks.lease-timeout": "6s",
+             "distributed.scheduler.locks.lease-validation-interval": "1s"}
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_TIMEOUT": "6s",
+           "DASK_DISTRIBUTED__SCHEDULER__LOCKS__LEASE_VALIDATION_INTERVAL": "1s"}
+    with dask.config.set(lease):
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"host": 1},
+                               memory_limit=0, dashboard_address=None)
+        directory = tmp_path / "r"
+        plan = small_plan(samples=12, warmup=0)
+        try:
+            given = {"profile": "quick", "workloads": ["sleep"], "ns": [10, 100], "samples": 12, "warmup": 0,
+                     "params": {"sleep": {"work": 0}}, "threads": 1}  # small_plan's, on the command line
+            client = subprocess.Popen([sys.executable, "-m", "bench_src", "run", "--plan", json.dumps(given),
+                                       "--cluster", cluster.scheduler_address, "--results-dir", str(directory),
+                                       "--no-progress"], cwd=ROOT, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            path = directory / "samples.jsonl"
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not (path.exists() and len(path.read_text().splitlines()) >= 6):
+                time.sleep(0.05)
+            client.kill()
+            client.wait()
+            run(plan, directory, parse_cluster(cluster.scheduler_address))
+        finally:
+            cluster.close()
     store = ResultsStore(directory)
     sessions = store.read_meta()["sessions"]
     records = store.records()
