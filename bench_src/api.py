@@ -20,6 +20,7 @@ from .report import hosts_report as hosts_report_module
 from .run import build, runner, servers
 from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
+from .store.directory import require_run
 from .store import load as load_results, repair as repair_results
 from .store.records import REJECTED
 from .store.space import start_bytes
@@ -257,12 +258,11 @@ def load_hosts(results_dirs, factor: str | None = None) -> pd.DataFrame:
     `factor` ("plan" or "commit") names that difference: it becomes a column whose values the
     analysis keeps apart.  Plans of different looks of the sequential rule are refused even then
     (their p-values cannot share one design); each family's planned size is the largest of the
-    plans'.  A path that holds no run is refused in the words of `report` (full.check_results_dir)."""
-    from .report import full as report_module
-
+    plans'.  A path that holds no run is refused in the words of every reader of a run
+    (store.directory.require_run)."""
     results_dirs = list(results_dirs)
     for d in results_dirs:
-        report_module.check_results_dir(d)
+        require_run(d)
     df = store_hosts.load_hosts(results_dirs, factor=factor)
     design = sequential.attach(df, df.attrs["plan"]).attrs["design"]
     if factor == "plan":

@@ -725,13 +725,20 @@ def test_a_path_without_meta_json_is_refused_before_anything_is_written(tmp_path
     from bench_src import api
     from bench_src.store import NotAResultsDirectory
     for call in (api.load, api.report, lambda d: api.standard_figures(None, d), api.repair):
-        with pytest.raises(NotAResultsDirectory, match="is not a results directory"):
+        with pytest.raises(NotAResultsDirectory, match="/missing' does not exist; run notebooks/run.ipynb"):
             call(tmp_path / "missing")
         assert not (tmp_path / "missing").exists()
     (tmp_path / "empty").mkdir()
-    with pytest.raises(NotAResultsDirectory, match="holds no meta.json"):
+    with pytest.raises(NotAResultsDirectory, match="is not a results directory: it is empty; run notebooks/run.ipynb"):
         api.load(tmp_path / "empty")
     assert list((tmp_path / "empty").iterdir()) == []
+    # one directory or a list: the same words, the report's (store.directory.require_run)
+    for d in (tmp_path / "missing", tmp_path / "empty"):
+        with pytest.raises(NotAResultsDirectory) as one:
+            api.load(d)
+        with pytest.raises(NotAResultsDirectory) as several:
+            api.load([d])
+        assert str(one.value) == str(several.value), (one.value, several.value)
 
 
 # --- samples tied to binaries, sessions -------------------------------------------------------------

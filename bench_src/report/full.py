@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats
-from ..store import NotAResultsDirectory, ResultsStore, equivalence, load
+from ..store import ResultsStore, equivalence, load
 from ..store import hosts as store_hosts
+from ..store.directory import require_run as check_results_dir  # the one rule of a path that holds no run
 from ..store.meta import META
 from . import figures, findings, method, tables, theme
 from .export import images
@@ -57,24 +58,6 @@ class Report:
 
     def readable(self, name: str) -> tables.Readable:
         return tables.readable(self.tables[name], name)
-
-
-def check_results_dir(results_dir: str | Path) -> Path:
-    """The directory as a Path, or a NotAResultsDirectory (a FileNotFoundError, one of the errors a
-    user can fix: one line on the command line and in the notebooks) saying what is wrong with it."""
-    d = Path(results_dir)
-    hint = "run notebooks/run.ipynb or `python -m bench_src run` first, or pass the directory of a run"
-    if isinstance(results_dir, str) and not results_dir.strip():  # Path("") would read as "."
-        raise NotAResultsDirectory(f"the results directory given is an empty string {results_dir!r}; {hint}")
-    if not d.exists():
-        raise NotAResultsDirectory(f"results directory {str(d)!r} does not exist; {hint}")
-    if not d.is_dir():
-        raise NotAResultsDirectory(f"results directory {str(d)!r} is a file, not a directory; {hint}")
-    if not (d / META).is_file():
-        what = ("is empty" if not any(d.iterdir()) else
-                "has a directory named meta.json, not the run's record" if (d / META).is_dir() else "has no meta.json")
-        raise NotAResultsDirectory(f"{str(d)!r} is not a results directory: it {what}; {hint}")
-    return d
 
 
 ANALYSED = ("summary_", "go_vs_rust_", "article_", "models_", "variants_", "per_task_", "aa_", *method.OWN_FAMILIES)

@@ -30,6 +30,29 @@ class NotAResultsDirectory(FileNotFoundError):
     """A directory (or path) that holds no run: no meta.json."""
 
 
+# what to do about a path that holds no run, wherever one is refused for an analysis
+RUN_FIRST = "run notebooks/run.ipynb or `python -m bench_src run` first, or pass the directory of a run"
+
+
+def require_run(results_dir: str | os.PathLike) -> Path:
+    """The directory of a run as a Path, or a NotAResultsDirectory (a FileNotFoundError, one of the
+    errors a user can fix: one line on the command line and in the notebooks) saying what is wrong
+    with it and what to do: the one rule of every reader of a run (the report, the notebooks,
+    api.load of one directory or several, repair)."""
+    d = Path(results_dir)
+    if isinstance(results_dir, str) and not results_dir.strip():  # Path("") would read as "."
+        raise NotAResultsDirectory(f"the results directory given is an empty string {results_dir!r}; {RUN_FIRST}")
+    if not d.exists():
+        raise NotAResultsDirectory(f"results directory {str(d)!r} does not exist; {RUN_FIRST}")
+    if not d.is_dir():
+        raise NotAResultsDirectory(f"results directory {str(d)!r} is a file, not a directory; {RUN_FIRST}")
+    if not (d / META).is_file():
+        what = ("is empty" if not any(d.iterdir()) else
+                "has a directory named meta.json, not the run's record" if (d / META).is_dir() else "has no meta.json")
+        raise NotAResultsDirectory(f"{str(d)!r} is not a results directory: it {what}; {RUN_FIRST}")
+    return d
+
+
 def _holds_run_record(directory: Path) -> bool:
     try:
         return is_run_record(json.loads((directory / META).read_text(encoding="utf-8")))

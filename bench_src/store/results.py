@@ -35,7 +35,7 @@ from ..parameters import MACHINE_DEFAULTS
 from ..paths import SAMPLES
 from ..plan import Plan, plan_from_dict, stored_plan_problem
 from . import files
-from .directory import WRITE_PROBE, NotAResultsDirectory, quoted_path, refuse_foreign, refuse_too_long
+from .directory import WRITE_PROBE, quoted_path, refuse_foreign, refuse_too_long, require_run
 from .ledger import current_attempts, latest, not_taken_again, sampling_sessions, set_aside_reasons
 from .lock import LOCK_NAME, DirLock
 from .meta import (CORRUPT_META, META, differing_keys, engine_cluster, is_run_record, plan_difference,
@@ -166,11 +166,8 @@ class ResultsStore:
         return self._run_id or self.dir.name
 
     def require_existing(self) -> None:
-        """Refuse a path that holds no run, before anything is read or written."""
-        if not self.meta_path.is_file():
-            what = "does not exist" if not self.dir.exists() else "holds no meta.json"
-            raise NotAResultsDirectory(f"{self.dir} is not a results directory: it {what} "
-                                       "(a run writes meta.json and samples.jsonl there)")
+        """Refuse a path that holds no run, before anything is read or written (directory.require_run)."""
+        require_run(self.dir)
 
     # --- meta -------------------------------------------------------------------------------
     def read_meta(self, reading: bool = False) -> dict[str, Any]:
