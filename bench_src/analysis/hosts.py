@@ -49,9 +49,10 @@ sampling noise) are read off one statistic, Cochran's generalised Q (`heterogene
 I^2 > 0 exactly where tau^2 > 0; Cochran's Q itself is given beside them with its k - 1 degrees of
 freedom, since all three rest on k hosts (with 2, I^2 >= 50% comes up by chance in 16% of sets
 without heterogeneity), and with them the test of homogeneity, Welch's F test of equal host means
-(its p-value calibrated where Q's chi^2 is not: the hosts' variances are read off few pairs); where a host's own variance is 0 (its per-block log ratios never
-varied) or not finite, neither can be estimated, and both are NaN with a note saying why (the
-model's variance then takes tau^2 as 0, and a host's variance that is not finite adds nothing).
+(its p-value near its level where Q's chi^2 is not: the hosts' variances are read off few pairs);
+where a host's own variance is 0 (its per-block log ratios never varied) or not finite, neither can
+be estimated, and both are NaN with a note saying why (the model's variance then takes tau^2 as 0,
+and a host's variance that is not finite adds nothing).
 Measured (`simulate.hosts_coverage`, `tests/test_simulations.py`; 2, 3 and 5 hosts, with and
 without heterogeneity, and on the page grid): docs/statistics.md has the table; the family across
 hosts that each ran the sequential rule on their own: `simulate.hosts_sequential_study`.  With 2 hosts
@@ -185,10 +186,11 @@ def heterogeneity(effects, variances, pairs=None) -> Heterogeneity:
     denominator and degrees of freedom correct for variances read off each host's pairs.  Q's own
     chi^2 on k - 1 degrees of freedom takes those variances as known, and its tail is heavier with
     few pairs: without heterogeneity its p-value fell below 5% in 7.6%, 8.7% and 10.2% of sets of
-    2, 3 and 5 hosts of 10 pairs and up to 15% at 6, where Welch's fell below 5% in 4.3-5.9% of
-    sets (6 to 30 pairs; `simulate.hosts_heterogeneity_null`, docs/statistics.md).  Assumption:
-    each host's per-block log ratios are normal around the host's mean; a large p with 2 or 3
-    hosts is not evidence of no heterogeneity.  Without `pairs` (or with a host of fewer than 2)
+    2, 3 and 5 hosts of 10 pairs and up to 15% at 6, where Welch's fell below 5% in 4.5-6.0% of
+    sets (6 to 30 pairs, the hosts' noise alike or threefold apart;
+    `simulate.hosts_heterogeneity_null`, docs/statistics.md).  Assumption: each host's per-block
+    log ratios are normal around the host's mean; a large p with 2 or 3 hosts is not evidence of no
+    heterogeneity.  Without `pairs` (or with a host of fewer than 2)
     the test is NaN.
 
     A variance of 0 or not finite leaves Q(0) undefined (an estimate with no noise of its own): NaN
