@@ -493,20 +493,27 @@ def hosts_coverage_report(studies: int = 2000, out=print) -> pd.DataFrame:
     return table
 
 
-def hosts_heterogeneity_null(studies: int, rng, hosts: int, pairs: int = 10, cv: float = 0.01) -> dict:
+def hosts_heterogeneity_null(studies: int, rng, hosts: int, pairs: int = 10, cv: float = 0.01,
+                             shape: str = "normal") -> dict:
     """What hosts.heterogeneity reads off hosts without any heterogeneity (every host's true log
     ratio the same), each measured by `pairs` per-block log ratios with lognormal noise of `cv` per
     sample, the hosts' noise alike (`*_alike`) or one in two hosts' three times the others' (`*_unlike`):
     `i2_half` the share of sets with I^2 >= 50% (beside `i2_half_chi2`, what hosts.i2_by_chance gives
     with each host's variance known), `q_rejects` the share whose Q p-value (chi^2 on hosts - 1
     degrees of freedom, each host's variance taken as known) is below 5%, `welch_rejects` the
-    share whose Welch test p-value (the test of homogeneity shown) is below 5% (nominal rate of both: 5%)."""
-    out = {"hosts": hosts, "pairs": pairs, "i2_half_chi2": hosts_module.i2_by_chance(hosts)}
+    share whose Welch test p-value (the test of homogeneity shown) is below 5% (nominal rate of both: 5%).
+    `shape`: "normal" per-block log ratios (lognormal samples), or each sample's noise drawn by
+    `noise` ("heavy", "bimodal"), the log ratio the difference of the two samples' logs."""
+    out = {"shape": shape, "hosts": hosts, "pairs": pairs, "i2_half_chi2": hosts_module.i2_by_chance(hosts)}
     scale = {"alike": np.ones((hosts, 1)), "unlike": np.where(np.arange(hosts) % 2 == 1, 3.0, 1.0)[:, None]}
     for name, s in scale.items():
         big = q_rejects = welch_rejects = 0
         for _ in range(studies):
-            d = 0.05 + cv * math.sqrt(2) * s * rng.standard_normal((hosts, pairs))
+            if shape == "normal":
+                d = 0.05 + cv * math.sqrt(2) * s * rng.standard_normal((hosts, pairs))
+            else:
+                both = np.log(noise(rng, shape, (2, hosts, pairs), cv))
+                d = 0.05 + s * (both[0] - both[1])
             het = hosts_module.heterogeneity(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs, np.full(hosts, pairs))
             big += het.i2 >= 0.5
             q_rejects += sps.chi2.sf(het.q, hosts - 1) < 0.05
@@ -518,9 +525,12 @@ def hosts_heterogeneity_null(studies: int, rng, hosts: int, pairs: int = 10, cv:
 
 def hosts_heterogeneity_report(studies: int = 4000, seed: int = 1, out=print) -> pd.DataFrame:
     """hosts_heterogeneity_null at 2, 3 and 5 hosts of 6, 10 and 30 pairs, `studies` sets each,
-    seeded by (seed, hosts, pairs).  `python -m bench_src.analysis.simulate hosts-heterogeneity [studies]`."""
-    table = pd.DataFrame([hosts_heterogeneity_null(studies, np.random.default_rng([seed, hosts, pairs]), hosts, pairs)
-                          for hosts in (2, 3, 5) for pairs in (6, 10, 30)])
+    seeded by (seed, hosts, pairs) for normal per-block log ratios and (seed, hosts, pairs, 1 or 2)
+    for heavy-tailed and bimodal samples.  `python -m bench_src.analysis.simulate hosts-heterogeneity [studies]`."""
+    seeds = {"normal": (), "heavy": (1,), "bimodal": (2,)}
+    table = pd.DataFrame([hosts_heterogeneity_null(studies, np.random.default_rng([seed, hosts, pairs, *extra]), hosts,
+                                                   pairs, shape=shape)
+                          for shape, extra in seeds.items() for hosts in (2, 3, 5) for pairs in (6, 10, 30)])
     out(f"# tau², I² and Q of hosts without heterogeneity, CV 1%, {studies} sets per case, seed {seed}")
     out(table.to_markdown(index=False, floatfmt=".4f"))
     return table
