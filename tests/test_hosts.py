@@ -803,6 +803,9 @@ def test_cochrans_q_its_degrees_of_freedom_and_welchs_test_stand_beside_tau2_and
     assert tables.hosts.machines_caveat(2, 1) in lines
     called = [line for line in lines if line.startswith("- ")]
     assert called and all(", Q " in line and "from 2 hosts (1 df)" in line for line in called), lines
+    # the row's own reading first, how far the hosts differ (Welch's p among it) last
+    assert all(line.index("holds on 2 of 2") < line.index("; tau ") < line.index("; equal hosts (Welch): F ")
+               for line in called), called
     assert any("16% of sets of 2 hosts" in line for line in lines), lines
 
 

@@ -99,10 +99,11 @@ def summary_lines(rep: HostsReport) -> list[str]:
         for i, r in called.iterrows():
             shared = f", {factor} {r[factor]}" if factor in t.columns else ""
             spread = tables.hosts.heterogeneity_text(r)
+            # how far the hosts differ last: its Welch test's "p" never reads as the row's
             out.append(f"- {keys[i]}{shared}): "
                        f"Go/Rust {units.ratio(r['ratio'], r['ratio_ci_low'], r['ratio_ci_high'])} "
-                       f"({r['ci_level']:.1%} interval), {spread}, holds on {r['holds_on_text']} hosts (those whose own "
-                       "interval calls the same side)")
+                       f"({r['ci_level']:.1%} interval), holds on {r['holds_on_text']} hosts (those whose own "
+                       f"interval calls the same side); {spread}")
     return out
 
 
