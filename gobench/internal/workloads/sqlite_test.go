@@ -122,9 +122,16 @@ func TestSQLiteChecksums(t *testing.T) {
 			runs = append(runs,
 				run{driver, variant, "wal", 10, false},
 				run{driver, variant, "wal", 1000, false},
-				run{driver, variant, "wal", 10000, true},
 				run{driver, variant, "delete", 10, false},
 				run{driver, variant, "delete", 200, false})
+			// The article's largest N with the default driver only: the
+			// pure-Go driver runs the same statements, checked at N = 1000
+			// above, and took 6-10 s a point here (mattn 3-4 s); in a run, each
+			// of its samples' checksums is checked against those of the same
+			// work (the other driver's, Rust's) all the same.
+			if driver == "mattn" {
+				runs = append(runs, run{driver, variant, "wal", 10000, true})
+			}
 		}
 	}
 	for _, r := range runs {
