@@ -76,10 +76,12 @@ def test_a_bad_parameter_reads_as_one_line_in_the_notebook_as_on_the_command_lin
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("name", ["progress", "repair", "new_binaries", "force_build"])
+@pytest.mark.parametrize("name", ["progress", "force_build"])
 def test_a_bad_run_parameter_is_refused_in_the_first_cell_before_the_build(tmp_path, name):
     # read only where each is used, `progress maybe` was refused after the build cell had built both
-    # programs; the first cell checks every run parameter (the build cell never runs)
+    # programs; the first cell checks every run parameter (the build cell never runs).  The one read
+    # by the run's cell and the one read by the build's; the first cell's check refuses repair and
+    # new_binaries alike (test_notebook_parameters: api.check_run_parameters, each name)
     with pytest.raises(pm.PapermillExecutionError) as err:
         pm.execute_notebook(str(paths.ROOT / "notebooks" / "run.ipynb"), str(tmp_path / "bad.ipynb"),
                             parameters={name: "maybe", "results_dir": str(tmp_path / "r"), "smoke": True,

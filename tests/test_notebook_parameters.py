@@ -96,6 +96,10 @@ def test_a_run_parameter_given_as_none_is_its_default_where_it_is_used_as_in_the
 
     api.check_run_parameters({name: None})
     assert api.parse_bool(name, None) is default and api.parse_bool(name, "None") is default
+    # the words run.ipynb's first cell shows for each (test_notebook runs the notebook with two of them)
+    with pytest.raises(ValueError) as err:
+        api.check_run_parameters({name: "maybe"})
+    assert str(err.value) == f"{name} must be a boolean (true/false, yes/no, on/off, 1/0), got 'maybe'"
     for refused in ("", "null"):  # values like any other, in the first cell's check and where it is used alike
         with pytest.raises(ValueError, match=f"{name} must be a boolean .*, got {refused!r}"):
             api.check_run_parameters({name: refused})
