@@ -163,7 +163,6 @@ def test_analysis_notebook_writes_every_export(built, tmp_path):
 
 
 def test_memory_notebook_reports_bytes_per_task_timelines_and_rates(built, tmp_path):
-    from bench_src.analysis import memory
     from bench_src.store.timelines import timelines
     from bench_src.run import runner
     from bench_src.plan import make_plan

@@ -335,7 +335,7 @@ def test_a_truncated_meta_json_is_named_with_what_to_do_and_repair_rebuilds_it(t
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and err.startswith(f"error: {expected}"), err
         assert "; it ends before the JSON does: the file was cut short. The samples are intact (10 lines in " in err
-        assert err.endswith(f"To recover, put back a copy of meta.json, or run the same plan again with repair=True "
+        assert err.endswith("To recover, put back a copy of meta.json, or run the same plan again with repair=True "
                             "(CLI: --repair): it rebuilds meta.json from the plan, keeps the samples and moves this "
                             "file to meta.json.corrupt"), err
     assert (out / "samples.jsonl").read_bytes() == samples_before
