@@ -255,12 +255,12 @@ def report_command(args: argparse.Namespace) -> int:
     from .paths import SAMPLES
     from .report.export import html
     from .report.export.base import ExportNotWritable
-    from .report.full import check_results_dir, full_report
-    from .store.directory import refuse_in_use
+    from .report.full import full_report
+    from .store.directory import refuse_in_use, require_run
     from .store.meta import META
 
     try:
-        d = check_results_dir(args.results_dir)
+        d = require_run(args.results_dir)
         problem = html.screenshot_problem(args.screenshot, args.width, args.height) if args.screenshot else None
         if problem:  # before the report is written and Chromium started
             raise ValueError(problem)

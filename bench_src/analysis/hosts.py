@@ -191,8 +191,7 @@ def heterogeneity(effects, variances, pairs=None) -> Heterogeneity:
     `simulate.hosts_heterogeneity_null`, docs/statistics.md).  Assumption: each host's per-block
     log ratios are near normal around the host's mean (on heavy-tailed samples Welch's rate was
     3.1-4.8%, on bimodal ones 4.3-6.1%); a large p with 2 or 3 hosts is not evidence of no
-    heterogeneity.  Without `pairs` (or with a host of fewer than 2)
-    the test is NaN.
+    heterogeneity.  Without `pairs` (or with a host of fewer than 2) the test is NaN.
 
     A variance of 0 or not finite leaves Q(0) undefined (an estimate with no noise of its own): NaN
     with NOT_ESTIMABLE.  Fewer than two hosts: NaN, note ""."""

@@ -15,7 +15,7 @@ import pandas as pd
 from ..analysis import compare, cores, hosts, memory, quality, robustness, rules, scaling, sequential, stats
 from ..store import ResultsStore, equivalence, load
 from ..store import hosts as store_hosts
-from ..store.directory import require_run as check_results_dir  # the one rule of a path that holds no run
+from ..store.directory import require_run
 from ..store.meta import META
 from . import figures, findings, method, tables, theme
 from .export import images
@@ -87,7 +87,7 @@ def analyse(results_dir: str | Path, margin: float = compare.MARGIN, metrics=MET
     comparisons (like for like) with verdicts, other models against tasks, the robustness of each
     verdict across variants, variant comparisons, per-task costs, drift, samples needed, and the A/A
     check when the run was one.  The comparisons use the run's design (its sequential looks)."""
-    results_dir = check_results_dir(results_dir)
+    results_dir = require_run(results_dir)
     store = ResultsStore(results_dir)
     meta = store.read_meta(reading=True)  # an unreadable meta.json is named with what to do
     df = load_with_design(results_dir)

@@ -33,7 +33,7 @@ from . import export, findings as found, full, tables, units
 from .export import html
 from ..values import as_float, from_papermill, read_none
 from ..store import latest_results_dir
-from ..store.directory import refuse_in_use
+from ..store.directory import refuse_in_use, require_run
 from ..store.hosts import FACTORS, load_hosts
 from .hosts_report import HostsReport, overview, summary_lines
 
@@ -50,7 +50,7 @@ def results_dir_parameter(value: Any) -> Path:
         value = latest_results_dir()
     elif isinstance(value, bool) or not isinstance(value, (str, Path)):
         raise ValueError(f"results_dir={value!r}: expected the path of a results directory (a string) or None")
-    checked = full.check_results_dir(value)
+    checked = require_run(value)
     refuse_in_use(checked)
     return checked
 
