@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from . import parameters  # the options of `check` and `run`: one per plan parameter
-    from .analysis.engines import MARGIN as ENGINES_MARGIN  # what `engines` calls equivalent
+    from .analysis.rules import ENGINES_MARGIN  # what `engines` calls equivalent
     from .catalogue import LANGS
     from .profiles import PROFILES  # the names the `profile` option's help lists
     from .store.hosts import FACTORS  # what `hosts --factor` may keep apart

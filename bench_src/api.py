@@ -1,29 +1,37 @@
-"""The calls the notebooks make: each cell is one of these, so the notebooks stay thin."""
+"""The calls the notebooks make: each cell is one of these, so the notebooks stay thin.
+
+The statistics (scipy), the figures (matplotlib, seaborn) and the runner (which reads the
+sequential rule) are imported by the calls that use them: the command line's `check`, `--help` and
+a refused parameter load none of them (about 2 s of a command's start on a 2-core machine).
+"""
 from __future__ import annotations
 
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from . import parameters, paths
 from .cluster_spec import ClusterError, ClusterSpec, host_threads, parse_cluster
-from .analysis import compare, engines, rules, sequential, stats
+from .analysis import rules
 from .plan import Plan, make_plan
 from .plan.dsn import resolve_dsn
 from .statuses import OK
 from .values import as_bool, from_papermill, read_none
-from .report import figures
-from .report import hosts_report as hosts_report_module
-from .run import build, runner, servers
+from .run import build, servers
+from .run.machine import default_results_dir
 from .store import DiskFull, LockedError, NotAResultsDirectory, ResultsStore, check_results_dir
 from .store import hosts as store_hosts
 from .store.directory import require_run
 from .store import load as load_results, repair as repair_results
 from .store.records import REJECTED
 from .store.space import start_bytes
+
+if TYPE_CHECKING:  # the annotations' types; the calls import their modules where they use them
+    from .report.hosts_report import HostsReport
+    from .run.runner import RunReport
 
 
 # The exit status of a run a signal ended, per signal (the command line's `run`, and `notebook` when
@@ -41,7 +49,7 @@ class RunInterrupted(RuntimeError):
     `make run` with it) instead of reporting on part of a run; the command line exits 130 or 143
     (`status`)."""
 
-    def __init__(self, report: runner.RunReport, results_dir: str | Path):
+    def __init__(self, report: RunReport, results_dir: str | Path):
         self.report = report
         super().__init__(f"{_interrupted_by(report.ended)}: every sample taken so far is stored in {results_dir}; "
                          "run the same plan again to resume")
@@ -180,7 +188,7 @@ def results_dir_for(plan: Plan, results_dir: str | Path | None = None, repair: A
     if results_dir is not None and (not isinstance(results_dir, (str, Path)) or not str(results_dir).strip()):
         # an empty string names no directory (Path("") would be the current one): refused, naming it
         raise ValueError(f"results_dir must be a path, or None for the default name, got {results_dir!r}")
-    d = Path(results_dir) if results_dir is not None else runner.default_results_dir(plan)
+    d = Path(results_dir) if results_dir is not None else default_results_dir(plan)
     check_results_dir(d, need=start_bytes(len(json.dumps(plan.to_dict()))))
     ResultsStore(d).check_plan(plan, repair=parse_bool("repair", repair))
     return d
@@ -215,11 +223,13 @@ def cluster_from_parameter(cluster: Any) -> ClusterSpec | None:
 
 
 def run_plan(plan: Plan, results_dir: str | Path, progress: Any = True, repair: Any = False,
-             new_binaries: Any = False, expected_samples: Any = None, cluster: Any = None) -> runner.RunReport:
+             new_binaries: Any = False, expected_samples: Any = None, cluster: Any = None) -> RunReport:
     """Take the plan's missing samples (see runner.run): an estimate first, progress lines on
     stderr, the report at the end.  repair: move unreadable lines of samples.jsonl aside;
     new_binaries: continue with rebuilt programs in a new session; cluster: the hosts to run the
     blocks on (None: this process; "local:N"; "tcp://HOST:PORT"; see docs/cluster.md)."""
+    from .run import runner
+
     spec = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
     report = runner.run(plan, results_dir, progress=parse_bool("progress", progress),
                         repair=parse_bool("repair", repair), new_binaries=parse_bool("new_binaries", new_binaries),
@@ -260,6 +270,8 @@ def load_hosts(results_dirs, factor: str | None = None) -> pd.DataFrame:
     (their p-values cannot share one design); each family's planned size is the largest of the
     plans'.  A path that holds no run is refused in the words of every reader of a run
     (store.directory.require_run)."""
+    from .analysis import sequential
+
     results_dirs = list(results_dirs)
     for d in results_dirs:
         require_run(d)
@@ -283,6 +295,8 @@ def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float 
     """Per-host verdicts, the combined ratios across hosts (tau, I², "holds on k of m") and the
     forest plots, written to `out_dir` (default: data/results/hosts-<plan digest>); prints the
     summary (unless `echo` is False) and returns the HostsReport.  `factor`: see load_hosts."""
+    from .report import hosts_report as hosts_report_module
+
     df = load_hosts(results_dirs, factor=factor)
     out = Path(out_dir) if out_dir else paths.RESULTS / f"hosts-{df.attrs['meta'].get('plan_digest', 'plan')}"
     hosts_report_module.refuse_foreign(out)  # before the analysis: nothing but its own files there
@@ -294,11 +308,13 @@ def hosts_report(results_dirs, out_dir: str | Path | None = None, margin: float 
     return rep
 
 
-def engine_check(in_process_dirs, cluster_dirs, margin: float = engines.MARGIN) -> pd.DataFrame:
+def engine_check(in_process_dirs, cluster_dirs, margin: float = rules.ENGINES_MARGIN) -> pd.DataFrame:
     """The A/A check of the cluster engine: the same plan run in this process and through a host on
     the same machine (a results directory or a list of them each; analysis/engines.py); prints per
     metric how many cells are equivalent within ±margin and the largest peak-RSS difference, and
     returns the table."""
+    from .analysis import engines
+
     def frames(dirs):
         return [load_results(d) for d in (dirs if isinstance(dirs, (list, tuple)) else [dirs])]
 
@@ -308,11 +324,14 @@ def engine_check(in_process_dirs, cluster_dirs, margin: float = engines.MARGIN) 
 
 
 def engine_check_paired(results_dir: str | Path, plan: Plan | None = None, cluster: Any = "local:1",
-                        progress: Any = True, margin: float = engines.MARGIN) -> pd.DataFrame:
+                        progress: Any = True, margin: float = rules.ENGINES_MARGIN) -> pd.DataFrame:
     """The paired A/A check of the cluster engine (analysis/engines.py): with a `plan` (aa is set on
     it), its samples are taken into `results_dir` first, arm A in this process and arm B on one local
     host, block by block (what the directory holds already is kept); then the table, as
     engine_check prints it."""
+    from .analysis import engines
+    from .run import runner
+
     if plan is not None:
         plan = dataclasses.replace(plan, aa=True)
         spec = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
@@ -333,7 +352,7 @@ def _say_engine_check(table: pd.DataFrame, margin: float) -> None:
         print(line)
 
 
-def analysis_hosts(parameters, rep=None) -> "hosts_report_module.HostsReport | None":
+def analysis_hosts(parameters, rep=None) -> "HostsReport | None":
     """analysis.ipynb's several-hosts section: with several results directories their report
     (hosts_report, written to the notebook's `hosts_dir`); with one, the Hosts section of its report
     `rep` (report/notebook.py `run_hosts`: a run on several hosts, its tables and forest plots as
@@ -357,17 +376,23 @@ def failures(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
+    from .analysis import stats
+
     return stats.summarize(df, metric)
 
 
 def ratios(df: pd.DataFrame, metric: str = "elapsed_s") -> pd.DataFrame:
     """The Go/Rust ratio (exp of the paired estimate, the centre of the per-block log ratios) with its
     CI for every comparable pair of cells (no tests)."""
+    from .analysis import compare
+
     return compare.compare(df, metric, tests=False)
 
 
 def standard_figures(df: pd.DataFrame, results_dir: str | Path, metric: str = "elapsed_s") -> list[Path]:
     """Time vs N and the Go/Rust ratio vs N, saved as SVG and PNG in the results directory."""
+    from .report import figures
+
     ResultsStore(results_dir).require_existing()
     out_dir = Path(results_dir) / "figures"
     saved: list[Path] = []

@@ -192,3 +192,27 @@ def test_the_profiles_sit_above_the_parameters_they_set():
     table = floors()
     assert floor_of("bench_src.profiles", table) > floor_of("bench_src.parameters", table)
     assert floor_of("bench_src.plan", table) > floor_of("bench_src.profiles", table), "validation reads the profiles"
+
+
+def test_the_command_lines_check_and_help_load_no_statistics_figures_or_runner(tmp_path):
+    """`check` (validate a plan, print its directory), `--help` and a refused parameter import neither
+    scipy, statsmodels, matplotlib nor the runner: api imports them in the calls that use them, and
+    the `engines` help reads its margin from the rules.  A fresh interpreter, as a user's command."""
+    import subprocess
+    import sys
+
+    heavy = ("scipy", "statsmodels", "matplotlib", "seaborn", "distributed", "bench_src.run.runner",
+             "bench_src.analysis.compare", "bench_src.report.figures")
+    probe = ("import sys\nfrom bench_src.__main__ import main\n"
+             "for argv in ({check}, ['check', '--samples', 'many'], ['--help']):\n"
+             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy_roots} or m in {heavy}))\n")
+    check = ["check", "--workloads", "[sleep]", "--ns", "[10]", "--results-dir", str(tmp_path / "r")]
+    roots = {m for m in heavy if "." not in m}
+    done = subprocess.run([sys.executable, "-c", probe.format(check=check, heavy_roots=roots, heavy=set(heavy))],
+                          capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == str(tmp_path / "r") and "error: samples" in done.stderr, (done.stdout, done.stderr)
+    assert "within ±1%" in done.stdout, done.stdout
+    assert lines[-1] == "[]", lines[-1]

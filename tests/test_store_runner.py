@@ -893,10 +893,10 @@ def test_a_source_edit_that_leaves_the_binaries_alone_is_recorded_and_said_not_r
 def test_the_default_directory_keeps_dirty(monkeypatch):
     from bench_src.run import machine
     monkeypatch.setattr(machine, "git_commit", lambda: "0123456789abcdef-dirty")
-    assert runner.default_results_dir(small_plan()).name.startswith("quick-0123456-dirty-")
+    assert machine.default_results_dir(small_plan()).name.startswith("quick-0123456-dirty-")
     monkeypatch.setattr(machine, "git_commit", lambda: "0123456789abcdef")
-    assert runner.default_results_dir(small_plan()).name.startswith("quick-0123456-")
-    assert "dirty" not in runner.default_results_dir(small_plan()).name
+    assert machine.default_results_dir(small_plan()).name.startswith("quick-0123456-")
+    assert "dirty" not in machine.default_results_dir(small_plan()).name
 
 
 def test_reading_the_commit_and_whether_the_tree_is_dirty_writes_nothing_in_the_checkout(tmp_path, monkeypatch):

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import compare
+from . import compare, rules
 
 METRICS = ("wall_s", "elapsed_s", "peak_rss_mib")
-MARGIN = 0.01
 
 
 def engine_frame(in_process, cluster) -> pd.DataFrame:
@@ -39,13 +38,13 @@ def engine_frame(in_process, cluster) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def engine_check(in_process, cluster, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
+def engine_check(in_process, cluster, metrics=METRICS, margin: float = rules.ENGINES_MARGIN) -> pd.DataFrame:
     """Per cell and metric: the ratio in-process / cluster (the A/A table's a / b) with its
     interval and verdict, and for peak RSS the two medians in KiB and their difference."""
     return _check(engine_frame(in_process, cluster), metrics, margin)
 
 
-def paired_check(df: pd.DataFrame, metrics=METRICS, margin: float = MARGIN) -> pd.DataFrame:
+def paired_check(df: pd.DataFrame, metrics=METRICS, margin: float = rules.ENGINES_MARGIN) -> pd.DataFrame:
     """The same table from one run of the paired check (runner.run(..., engines=True)): arm A
     taken in this process, arm B on the cluster's host, both in every block, so each row is a
     paired comparison (per-block ratios: a drift of the machine between blocks cancels, and the

@@ -12,6 +12,10 @@ from ..plan.design import DEFAULT_LOOKS, MIN_PAIRS, PILOT_SPEND, look_counts, lo
 
 ALPHA = 0.05  # false discovery rate of the "faster"/"smaller" verdicts of one table and metric
 MARGIN = 0.02  # equivalence margin on the ratio: [1 - MARGIN, 1 + MARGIN]
+# The engine check's margin (analysis/engines.py): the same plan in this process and through a
+# cluster's host must agree within ±1%, tighter than the margin a reader's comparison gets, so that
+# the engine is never the difference a reader sees
+ENGINES_MARGIN = 0.01
 CONFIDENCE = 0.95  # confidence of a lone interval (a cell's median, one comparison on its own)
 POWER = 0.8  # the power at which the minimum detectable effect is stated
 # What that power comes to averaged over the spread's own uncertainty (the mde takes the spread a row

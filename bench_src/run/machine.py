@@ -1,5 +1,6 @@
 """A description of the machine a run happened on, for meta.json and the Method paragraph (the
-usable-CPUs rule it records is bench_src/cpus.py's)."""
+usable-CPUs rule it records is bench_src/cpus.py's), and the commit its programs were built from,
+which a default results directory's name carries."""
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +13,7 @@ from pathlib import Path
 import psutil
 
 from ..cpus import usable_cpus
-from ..paths import ROOT
+from ..paths import RESULTS, ROOT
 from .measure import runtime_variables_removed
 
 
@@ -42,6 +43,12 @@ def machine_id_digest(files: tuple[str, ...] = MACHINE_ID_FILES) -> str | None:
         if text:
             return hmac.new(MACHINE_ID_KEY, text.encode(), hashlib.sha256).hexdigest()[:16]
     return None
+
+
+def default_results_dir(plan) -> Path:
+    """A plan's results directory when none is given: a name that is the same for the same plan at
+    the same commit (with `-dirty` when tracked files differ from it), so re-running resumes."""
+    return RESULTS / f"{plan.profile}-{short_commit()}-{plan.digest[:6]}"
 
 
 def short_commit() -> str:

@@ -126,12 +126,6 @@ class RunIncomplete(ClusterError):
         super().__init__(str(report))
 
 
-def default_results_dir(plan: Plan) -> Path:
-    """A name that is the same for the same plan at the same commit (with `-dirty` when tracked
-    files differ from it), so re-running resumes."""
-    return paths.RESULTS / f"{plan.profile}-{machine.short_commit()}-{plan.digest[:6]}"
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM, turned into an interrupt so that a run ends as cleanly as after Ctrl-C."""
 
@@ -240,7 +234,7 @@ def _open_session(plan: Plan, results_dir: str | Path | None, context: SampleCon
     for kind, value in plan.dsn.items():
         scrubber.add(*dsn_secrets(resolve_dsn(kind, value)))
     log = scrubber.wrap(log)
-    store = ResultsStore(results_dir or default_results_dir(plan), scrubber)
+    store = ResultsStore(results_dir or machine.default_results_dir(plan), scrubber)
     _remove_stale(log)
     if cluster is not None and context is not None and not engines:
         raise ValueError("a cluster run prepares its samples on each host: give no context")
