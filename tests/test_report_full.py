@@ -18,6 +18,17 @@ def report(synthetic_report):
     return synthetic_report
 
 
+def skip_figures(monkeypatch) -> None:
+    """The report's analysis, tables and pages without its figures, for a test that reads none of
+    them (drawing them is most of a report's time): make_figures leaves the report as analysed."""
+    monkeypatch.setattr(full, "make_figures", lambda rep: rep)
+
+
+@pytest.fixture
+def without_figures(monkeypatch):
+    skip_figures(monkeypatch)
+
+
 def test_a_missing_or_empty_directory_is_refused_before_anything_is_written(tmp_path):
     missing = tmp_path / "nosuch"
     with pytest.raises(FileNotFoundError, match=r"results directory '.*nosuch' does not exist"):
@@ -248,6 +259,8 @@ def test_a_full_disk_while_exporting_is_one_line_naming_the_file_and_leaves_no_p
     from bench_src.__main__ import main
     from bench_src.store import DiskFull
     out = _small_run(tmp_path)
+    if writer != "savefig":
+        skip_figures(monkeypatch)
     owner = {"savefig": matplotlib.figure.Figure, "to_csv": pd.DataFrame, "to_parquet": pd.DataFrame,
              "write_text": Path}[writer]
     monkeypatch.setattr(owner, writer, _half_then_enospc(getattr(owner, writer), target))
@@ -276,7 +289,8 @@ def _executed_notebook(text):
     return nbformat.writes(nb)
 
 
-def test_an_executed_notebook_is_rendered_as_html_and_a_full_disk_there_is_one_line(tmp_path, monkeypatch):
+def test_an_executed_notebook_is_rendered_as_html_and_a_full_disk_there_is_one_line(tmp_path, monkeypatch,
+                                                                                    without_figures):
     from pathlib import Path
 
     from bench_src.store import DiskFull
@@ -504,7 +518,7 @@ def test_an_export_directory_that_cannot_be_written_is_one_line(tmp_path, capsys
     assert f"make the export directory {out / 'export'}" in err and "the samples are untouched" in err
 
 
-def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritten(tmp_path, capsys):
+def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritten(tmp_path, capsys, without_figures):
     """`report` during a run wrote a report of part of it, kept afterwards: a directory a run holds
     is refused, and a page older than the samples is written again."""
     import os
@@ -529,7 +543,7 @@ def test_the_report_of_a_directory_in_use_is_refused_and_a_stale_one_is_rewritte
     assert page.stat().st_mtime > old + 50, "a page older than the samples is written again"
 
 
-def test_a_stale_page_that_cannot_be_rewritten_is_shown_with_a_note(tmp_path, capsys, monkeypatch):
+def test_a_stale_page_that_cannot_be_rewritten_is_shown_with_a_note(tmp_path, capsys, monkeypatch, without_figures):
     # a read-only copy whose file times make the page look older than its samples was refused
     import os
 
