@@ -216,3 +216,19 @@ def test_the_command_lines_check_and_help_load_no_statistics_figures_or_runner(t
     assert lines[0] == str(tmp_path / "r") and "error: samples" in done.stderr, (done.stdout, done.stderr)
     assert "within ±1%" in done.stdout, done.stdout
     assert lines[-1] == "[]", lines[-1]
+
+
+def test_every_constant_the_owners_table_names_is_defined_by_a_module_of_its_row():
+    """A constant the "Who owns what" table names (`MARGIN`, `LOCK_NAME`, ...) is assigned in one of
+    the Python files its row names: a constant moved to another module leaves no row pointing at a
+    name its module no longer has."""
+    owners = CODE_MAP.read_text().split("## Who owns what")[1].split("## Where a change goes")[0]
+    missing = []
+    for row in (line for line in owners.splitlines() if line.startswith("| ") and not line.startswith("| rule")):
+        named = re.findall(r"`([^`]+)`", row)
+        files = [ROOT / f for f in named if f.endswith(".py")]
+        sources = [f.read_text() for f in files if f.is_file()]
+        for name in (n for n in named if re.fullmatch(r"[A-Z][A-Z0-9_]+", n)):
+            if not any(re.search(rf"^\s*{name}\s*(:[^=\n]*)?=", s, re.M) for s in sources):
+                missing.append((name, [str(f.relative_to(ROOT)) for f in files]))
+    assert missing == [], missing
