@@ -232,3 +232,14 @@ def test_every_constant_the_owners_table_names_is_defined_by_a_module_of_its_row
             if not any(re.search(rf"^\s*{name}\s*(:[^=\n]*)?=", s, re.M) for s in sources):
                 missing.append((name, [str(f.relative_to(ROOT)) for f in files]))
     assert missing == [], missing
+
+
+# The kinds of change a contributor makes, each of which "Where a change goes" must place.
+CHANGES = ("A workload", "A variant", "A plan parameter", "A profile", "A metric", "A statistic or a comparison",
+           "A table", "A figure", "An export format", "A database server kind", "A notebook call")
+
+
+def test_the_map_says_where_each_kind_of_change_goes():
+    section = CODE_MAP.read_text().split("## Where a change goes")[1].split("\n## ")[0]
+    placed = re.findall(r"^- \*\*([^*]+)\*\*", section, re.M)
+    assert [c for c in CHANGES if c not in placed] == [], placed
