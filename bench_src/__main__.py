@@ -39,13 +39,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench_src")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build the launcher and both programs")
-    b.add_argument("--force", action="store_true")
+    b.add_argument("--force", action="store_true", help="rebuild even what is up to date")
     b.add_argument("--languages", default=None, metavar="LANGUAGES",
                    help=f"the languages to build, written as the plan's: a list in brackets ('[{', '.join(LANGS)}]') "
                         "or one name; default: every language")
     r = sub.add_parser("results-dir", help="print the default results directory of a profile's plan")
-    r.add_argument("--profile", default=parameters.default("profile"))
-    r.add_argument("--seed", default=parameters.default("seed"))  # read as the plan reads it (None: the default)
+    r.add_argument("--profile", default=parameters.default("profile"),
+                   help=f"the profile whose plan names the directory; default: %(default)s; one of {', '.join(PROFILES)}")
+    r.add_argument("--seed", default=parameters.default("seed"),  # read as the plan reads it (None: the default)
+                   help="the seed of the plan; default: %(default)s")
     for name, text in (("check", "validate a plan and its results directory (nothing is built or written); "
                                  "print the directory"),
                        ("run", "run a plan without the notebook")):
@@ -56,7 +58,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                 text += f"; one of {', '.join(PROFILES)}"
             p.add_argument(parameters.option(prm), dest=prm.name, default=None, metavar=parameters.metavar(prm),
                            help=text.replace("%", "%%"))
-        p.add_argument("--results-dir")
+        p.add_argument("--results-dir", help="where the samples go: a new or empty directory, or that of an earlier "
+                                             "run of the same plan (resumed); default: data/results/<profile>-"
+                                             "<commit>[-dirty]-<plan digest>, which check prints")
         p.add_argument("--plan", default="{}", help="plan parameters: a YAML/JSON mapping, inline or in a file")
         p.add_argument("--cluster", default=None, metavar="CLUSTER",
                        help='run the blocks on the hosts of a Dask cluster: "local:N" (N hosts on this machine, each '
@@ -72,8 +76,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     rep.add_argument("results_dir")
     rep.add_argument("--rebuild", action="store_true", help="run the whole analysis again even if the report exists")
     rep.add_argument("--screenshot", metavar="PNG", help="write a PNG of the report as headless Chromium shows it")
-    rep.add_argument("--width", type=int, default=1400)
-    rep.add_argument("--height", type=int, default=3000)
+    rep.add_argument("--width", type=int, default=1400, help="with --screenshot: the page's width in pixels; "
+                                                             "default: %(default)s")
+    rep.add_argument("--height", type=int, default=3000, help="with --screenshot: the height in pixels; "
+                                                              "default: %(default)s")
     hp = sub.add_parser("hosts", help="combine results directories of one plan taken on several machines: per-host "
                                       "verdicts, combined ratios (tau, I², holds on k of m), forest plots")
     hp.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR")

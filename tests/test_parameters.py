@@ -371,3 +371,28 @@ def test_the_same_value_twice_passes_the_check_and_a_different_one_is_one_line(t
     assert done.returncode == 0 and done.stdout.strip() == str(out) and not out.exists(), done.stderr
     done, out = _check_command(tmp_path, "--seed", "2", "--plan", "{workloads: [sleep], ns: [10], seed: 1}")
     assert _refused_in_one_line(done, out) == "error: --seed 2 contradicts seed: 1 in --plan; give it once"
+
+
+def test_every_option_of_the_command_line_says_what_it_does(monkeypatch):
+    """`python -m bench_src COMMAND --help` explains every option: `--results-dir` of check and run
+    (where the samples go, and its default name), `build --force`, `results-dir --profile/--seed`,
+    `report --width/--height` had none."""
+    import argparse
+
+    from bench_src.__main__ import parse_args
+
+    made = []
+
+    def keep(self, args=None, namespace=None):
+        made.append(self)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", keep)
+    with pytest.raises(SystemExit):
+        parse_args([])
+    commands = next(a for a in made[0]._actions if isinstance(a, argparse._SubParsersAction)).choices
+    silent = [(name, action.option_strings[-1]) for name, sub in commands.items() for action in sub._actions
+              if action.option_strings and not action.help]
+    assert silent == []
+    results_dir = next(a for a in commands["check"]._actions if "--results-dir" in a.option_strings)
+    assert "data/results/<profile>-<commit>[-dirty]-<plan digest>" in results_dir.help
