@@ -270,6 +270,8 @@ def report_command(args: argparse.Namespace) -> int:
         problem = html.screenshot_problem(args.screenshot, args.width, args.height) if args.screenshot else None
         if problem:  # before the report is written and Chromium started
             raise ValueError(problem)
+        if args.screenshot:
+            html.find_browser()  # no Chromium: said before the report is written, not after
         page = html.page_path(d)
         stale = page.exists() and any(f.exists() and f.stat().st_mtime > page.stat().st_mtime
                                       for f in (d / SAMPLES, d / META))

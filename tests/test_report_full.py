@@ -586,6 +586,26 @@ def test_a_screenshot_s_bad_arguments_are_one_line_before_chromium_starts(tmp_pa
     assert "does not exist; create it first" in capsys.readouterr().err and not (tmp_path / "no").exists()
 
 
+def test_a_screenshot_without_chromium_is_one_line_before_the_report_is_written(tmp_path, capsys, monkeypatch):
+    # `report DIR --screenshot x.png` on a machine without Chromium wrote (or, with --rebuild,
+    # rewrote) the whole report first and only then said that no Chromium was found
+    from bench_src.__main__ import main
+    out = _small_run(tmp_path)
+
+    def no_browser():
+        raise html.BrowserError("no Chromium found (looked for chromium); on Debian/Ubuntu: apt-get install -y chromium")
+
+    monkeypatch.setattr(html, "find_browser", no_browser)
+    monkeypatch.setattr(full, "full_report", lambda *_a, **_k: pytest.fail("the report must not be written"))
+    for extra in ([], ["--rebuild"]):
+        capsys.readouterr()
+        assert main(["report", str(out), "--screenshot", str(tmp_path / "x.png"), *extra]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.strip() == "error: no Chromium found (looked for chromium); on Debian/Ubuntu: " \
+                                       "apt-get install -y chromium" and captured.out == ""
+    assert not html.page_path(out).exists() and not (tmp_path / "x.png").exists()
+
+
 def test_the_per_task_tables_keep_the_time_of_samples_whose_tasks_were_not_all_alive(tmp_path):
     # every Go sample at N = 10,000 had ten tasks finished before the last was spawned: its time
     # counts (validity.counted), its memory does not, and the memory row says which N it went without
