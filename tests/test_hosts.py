@@ -318,7 +318,9 @@ def test_one_commit_with_other_program_sources_is_refused_unless_named(tmp_path)
     with pytest.raises(ValueError) as err:
         store_hosts.load_hosts([a, b])
     assert f"{b} was built from other source code than {a} (the source of gobench differs, under git commit " in str(
-        err.value) and str(err.value).endswith("name it as a factor (factor=\"commit\")")
+        err.value) and str(err.value).endswith(
+        "name it as a factor (--factor commit on the command line, -p factor commit in analysis.ipynb, "
+        "factor=\"commit\" in a call)")
     assert store_hosts.load_hosts([a, b], factor="commit")["host"].nunique() == 2
     same = take(tmp_path / "c", 1.0, 2.0, seed=33, cpu_model="Other CPU", commit="3" * 40 + "-dirty")
     assert store_hosts.load_hosts([a, same])["host"].nunique() == 2, "the same source combines"

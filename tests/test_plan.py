@@ -1,3 +1,4 @@
+import json
 import re
 
 import pytest
@@ -274,11 +275,18 @@ def test_threads_default_to_the_usable_cpus_and_every_command_carries_them():
     assert make_plan("quick", workloads=["sleep"], ns=[10], threads=3).cells()[0].threads == 3
 
 
-def test_the_plan_size_is_capped_unless_allowed():
+def test_the_plan_size_is_capped_unless_allowed(capsys, tmp_path):
+    from bench_src.__main__ import main
+
     big = dict(workloads=["sleep"], ns=list(range(1, 101)), params={"sleep": {"work": list(range(100))}},
                samples=6, warmup=0, smoke=True)
-    with pytest.raises(ValueError, match=r"120,000 samples \(20,000 cells x 6\).*allow_large=True"):
+    with pytest.raises(ValueError, match=r"120,000 samples \(20,000 cells x 6\)") as err:
         make_plan("quick", **big)
+    # each place a plan is given in, in its own words (the keyword alone read as wrong syntax on the command line)
+    assert str(err.value).endswith("; if that is meant, set allow_large (--allow-large true on the command line, "
+                                   "-p allow_large True with papermill, allow_large=True in a call)"), str(err.value)
+    assert main(["check", "--plan", json.dumps(big)]) == 2 and "--allow-large true" in capsys.readouterr().err
+    assert main(["check", "--allow-large", "true", "--plan", json.dumps(big), "--results-dir", str(tmp_path)]) == 0
     assert len(make_plan("quick", allow_large=True, **big).cells()) == 20_000
     huge = dict(big, ns=list(range(1, 1001)), params={"sleep": {"work": list(range(1000))}})
     with pytest.raises(ValueError, match="at most 2,000,000 are possible"):

@@ -254,7 +254,14 @@ def _check_size(plan: Plan, allow_large: bool) -> None:
     total = len(plan.cells()) * per_cell
     if total > MAX_PLAN_SAMPLES and not allow_large:
         raise ValueError(f"the plan would take {total:,} samples ({len(plan.cells()):,} cells x {per_cell}), more "
-                         f"than {MAX_PLAN_SAMPLES:,}; pass allow_large=True if that is meant")
+                         f"than {MAX_PLAN_SAMPLES:,}; if that is meant, set allow_large ({_allow_large_words()})")
+
+
+def _allow_large_words() -> str:
+    """allow_large in each place a plan is given (an error naming only a call's keyword read as wrong
+    syntax on the command line)."""
+    option = parameters.option(next(p for p in parameters.PLAN_PARAMETERS if p.name == "allow_large"))
+    return f"{option} true on the command line, -p allow_large True with papermill, allow_large=True in a call"
 
 
 def plan_parameters() -> list[str]:

@@ -47,6 +47,12 @@ FACTORS = {"plan": lambda meta: str(meta.get("plan_digest")),
            "commit": lambda meta: ",".join(sorted(source_commit(meta))) or "unknown"}
 
 
+def factor_words(name: str) -> str:
+    """How a factor is named, in each place one can be: the `hosts` command's option, analysis.ipynb's
+    parameter and a call's keyword (an error naming only one read as wrong syntax in the others)."""
+    return f"--factor {name} on the command line, -p factor {name} in analysis.ipynb, factor=\"{name}\" in a call"
+
+
 def fingerprint(session: Mapping) -> dict:
     """The fingerprint of the machine a session ran on (from meta.json's session entry, or a
     cluster host's description): with the machine's `IDENTITY`, so that two machines of the same
@@ -219,20 +225,20 @@ def load_hosts(results_dirs: Iterable[str | os.PathLike], factor: str | None = N
                 raise ValueError(f"{d} holds another plan than {d0} (plan digest {meta.get('plan_digest')} vs "
                                  f"{meta0.get('plan_digest')}; {plan_difference(meta0.get('plan'), meta.get('plan'))}"
                                  "): only runs of the same plan combine; run the same plan on every machine, or name "
-                                 "the difference as a factor (factor=\"plan\")")
+                                 "the difference as a factor (" + factor_words("plan") + ")")
             a, b = source_commit(meta0), source_commit(meta)
             if a and b and a != b and factor != "commit":
                 raise ValueError(f"{d} was built from other source code than {d0} (git commit "
                                  f"{', '.join(sorted(b))} vs {', '.join(sorted(a))}): the programs differ, so their "
                                  "samples do not measure the same work; run the same commit on every machine, or "
-                                 "name it as a factor (factor=\"commit\")")
+                                 "name it as a factor (" + factor_words("commit") + ")")
             other = _other_sources(meta0, meta)
             if other and factor != "commit":
                 raise ValueError(f"{d} was built from other source code than {d0} (the source of "
                                  f"{', '.join(other)} differs, under git commit {', '.join(sorted(b)) or 'unknown'} "
                                  f"and {', '.join(sorted(a)) or 'unknown'}): the programs differ, so their samples do "
                                  "not measure the same work; run the same source on every machine, or name it as a "
-                                 "factor (factor=\"commit\")")
+                                 "factor (" + factor_words("commit") + ")")
         df = store.load()
         by_session, recorded = {}, prints_of.setdefault(d, {})
         for s in meta.get("sessions", []):
