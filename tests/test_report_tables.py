@@ -93,6 +93,19 @@ def test_comparison_table_is_compact_and_formatted():
     assert len(f) == len(raw)
 
 
+def test_a_row_that_could_not_be_tested_reads_not_tested_not_inconclusive():
+    # the findings and the Method count a comparison without pairs that count as "not tested", apart
+    # from the open rows; its table row says the same, not "inconclusive" beside an empty ratio
+    raw = compare.compare(report_data.frame(failing=(("sqlite", "rust", "pool", 100),)), "elapsed_s")
+    untested = compare.untested(raw)
+    assert untested.any(), "a comparison whose Rust cell failed in every sample"
+    f = tables.comparison(raw).frame
+    ratio_col = f"Go/Rust [{tables.ci_name(raw)}], verdict"
+    assert set(f.loc[untested.to_numpy(), ratio_col]) == {"not tested"}
+    assert not f.loc[~untested.to_numpy(), ratio_col].str.contains("not tested").any()
+    assert not (f[ratio_col] == "inconclusive").any(), "every inconclusive row shows its ratio and interval"
+
+
 def test_the_threads_shown_are_those_the_samples_ran_with():
     # An article run's Rust cpu_loops loops (plain, local, unrolled) ran on 1 thread under a caption
     # saying 2: every table and figure caption states the threads the samples reported (`threads`),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...analysis import multiplicity, paired, rules, unpaired
+from ...analysis import compare, multiplicity, paired, rules, unpaired
 from ...catalogue import WORKLOADS
 from .. import units
 from .markup import Readable
@@ -231,10 +231,22 @@ def ci_name(table: pd.DataFrame, column: str = "ci_level") -> str:
     return f"CI at {units.coverage(levels)}, each at its family's level" if len(levels) else "CI"
 
 
+# The verdict cell of a comparison that could not be tested (compare.untested: no ratio, no interval):
+# the findings and the Method count such rows apart from the open ones, so its cell says so rather
+# than "inconclusive", which would count it among the rows whose spread was measured
+NOT_TESTED = "not tested"
+
+
 def ratio_cells(table: pd.DataFrame) -> pd.Series:
+    """The ratio, its interval and its verdict in one cell; NOT_TESTED for a row that could not be
+    tested (its warning says why)."""
+    untested = compare.untested(table)
     cells = []
-    for r in table.itertuples(index=False):
+    for r, not_tested in zip(table.itertuples(index=False), untested):
         d = r._asdict()
+        if not_tested:
+            cells.append(NOT_TESTED)
+            continue
         text = units.ratio(d.get("ratio"), d.get("ratio_ci_low"), d.get("ratio_ci_high"))
         verdict = d.get("verdict")
         if not blank(verdict):
