@@ -163,6 +163,24 @@ def test_verdict_map_per_workload_coloured_by_ratio_with_verdicts_marked(ratios)
     plt.close(fig)
 
 
+def test_a_comparison_that_could_not_be_tested_is_named_so_in_the_verdict_map_and_the_ratio_figure():
+    # the findings count it apart from the open comparisons: the map does not mark it "?" (inconclusive),
+    # and the ratio figure, which has no ratio to draw, names it rather than leave a silent gap
+    failed = compare.compare(report_data.frame(failing=(("sqlite", "rust", "pool", 100),)), "elapsed_s")
+    assert compare.untested(failed).sum() == 1
+    fig = figures.verdict_heatmap(failed, 0.02)
+    cells = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert "–\nnot tested" in cells and "–\n?" not in cells
+    assert any("not tested: too few pairs that count" in t for t in _texts(fig)), "the header says what it means"
+    plt.close(fig)
+    fig = figures.verdict_heatmap(compare.compare(report_data.frame(), "elapsed_s"), 0.02)
+    assert not any("not tested" in t for t in _texts(fig)), "said only where a comparison was not tested"
+    plt.close(fig)
+    fig = figures.ratio_vs_n(failed, 0.02)
+    assert any("not drawn, not tested" in t and "sqlite, N = 100" in t for t in _texts(fig))
+    plt.close(fig)
+
+
 def test_verdict_map_fades_the_colour_of_inconclusive_cells(ratios):
     """An open comparison's ratio is not a result: its cell's colour is veiled, the others' not."""
     from bench_src.report.figures.ratios import verdict_kinds

@@ -11,10 +11,11 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from ...analysis import rules
+from ...analysis import compare, rules
 from ...catalogue import WORKLOADS
 from .. import findings, units
 from ..tables import ci_name, params_dict, verdict_kinds
+from ..tables.formatting import NOT_TESTED  # a comparison without pairs that count: its cell says so, not "?"
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, series_colors
 from .axes import (VERDICT_MARKERS, category_label, covering_limit, figure_header, finite_positive, join_parts, n_axis,
                    n_label, panel_grid, panel_title, params_caption, ratio_axis, ratio_label, split_params,
@@ -206,8 +207,21 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     figure_header(fig, f"Go / Rust ratio of {units.metric_name(metric)} (paired estimate), with {ci_name(ratios)}",
             join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
                   _outside_text(ratios[outside], ratios[outside].index.difference(ratios[axis_rows].index)),
-                  _beyond_text(beyond) if clipped else ""))
+                  _beyond_text(beyond) if clipped else "", _untested_text(ratios)))
     return fig
+
+
+def _untested_text(ratios: pd.DataFrame, most: int = 3) -> str:
+    """The header's words for the comparisons that could not be tested (compare.untested: no pairs
+    that count, so no ratio to draw): which, so that a point missing from a panel is not read as
+    a gap in the plan ('not drawn, not tested (the table's warning says why): sleep, N = 10,000')."""
+    rows = ratios[compare.untested(ratios).to_numpy()]
+    if rows.empty:
+        return ""
+    named = [f"{r.workload}, N = {units.count(r.n)}" for r in rows.head(most).itertuples()]
+    more = len(rows) - most
+    return (f"not drawn, {NOT_TESTED} (too few pairs that count; the table's warning says why): {'; '.join(named)}"
+            + (f"; and {more} more" if more > 0 else ""))
 
 
 def _outside_text(rows: pd.DataFrame, short: pd.Index) -> str:
@@ -252,7 +266,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     import textwrap
 
     metric = table["metric"].iloc[0]
-    t = table.assign(vkind=verdict_kinds(table).values)
+    # a comparison that could not be tested (no pairs that count) is no open comparison: its cell says so
+    t = table.assign(vkind=verdict_kinds(table).values, untested=compare.untested(table).values)
     logs = [abs(math.log2(v)) for v in t["ratio"] if finite_positive(v)]
     vmax = min(max(max(logs, default=0.0), math.log2(1.25)), 3.0)
     norm = mcolors.Normalize(-vmax, vmax)
@@ -310,7 +325,7 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
                 # never reads 1, and the digits an end needs to be told from it are the estimate's too)
                 shown = units.ratio_parts(r.ratio, getattr(r, "ratio_ci_low", np.nan),
                                           getattr(r, "ratio_ci_high", np.nan))[0]
-                symbol = VERDICT_SYMBOLS.get(r.vkind, "?")
+                symbol = NOT_TESTED if r.untested else VERDICT_SYMBOLS.get(r.vkind, "?")
                 if win and margin and _within_margin(getattr(r, "within_margin", False)):
                     symbol += f" <{margin:.0%}"
                 ax.text(x, y, ("–" if np.isnan(v) else shown)
@@ -351,6 +366,8 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
     fig.text(0.5 * (fig_w - bar_w) / fig_w, 1 - 0.52 / fig_h,
              join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust"
                    + (f" (<{margin:.0%}: by less than {margin:.0%})" if margin else "") + "; ≈: equivalent"
-                   + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive (colour faded)"),
+                   + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive (colour faded)"
+                   + (f"; {NOT_TESTED}: too few pairs that count (the table's warning says why)"
+                      if t["untested"].any() else "")),
              ha="center", va="top", fontsize=9.5, color="0.3")
     return fig
