@@ -462,6 +462,21 @@ def test_intervals_of_several_families_are_named_by_their_levels():
     assert tables.ci_name(pd.DataFrame({"ratio": [1.0]})) == "CI"
 
 
+def test_a_row_without_a_peak_that_counts_is_not_said_to_be_within_a_baseline():
+    # sleep at N = 1,000 in a quick run: none of Go's samples held its N tasks at once, so Go has no
+    # peak; Rust is 812 KiB above its baseline: the row has no ratio, and not because a side is
+    # within its baseline
+    row = {"workload": "sleep", "n": 1000, "threads_requested": 2, "shared_params": "kernel=xorshift,work=0",
+           "go_variant": "waitgroup", "rust_variant": "join-handles", "go_median": np.nan, "rust_median": 6.26,
+           "ratio": np.nan, "verdict": "inconclusive", "verdict_kind": "inconclusive",
+           "go_baseline_mib": 9.70, "rust_baseline_mib": 5.47, "rust_above_mib": 0.793, "above_ci_level": 0.95}
+    both = {**row, "n": 10000, "rust_median": np.nan, "rust_above_mib": np.nan}
+    f = tables.memory_above_baseline(pd.DataFrame([row, both])).frame
+    above = f["Go/Rust above baseline [95% CI]"].tolist()
+    assert above == ["no ratio: no peak of Go counts (the Go vs Rust table's warning says why)",
+                     "no ratio: no peak of Go or Rust counts (the Go vs Rust table's warning says why)"]
+
+
 def test_memory_above_baseline_names_the_parameters_that_tell_its_rows_apart():
     """Rows of one workload and N that differ only by a parameter (idle tasks released or sleeping,
     ping-pong's buffer and mode, sleep's work) each say which they are."""

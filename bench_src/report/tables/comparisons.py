@@ -234,6 +234,12 @@ def _above_ratio(row: Mapping) -> str:
     too close to its baseline for a ratio, 'Rust below its baseline', 'Go within a page of its
     baseline'."""
     v, lo, hi = row.get("ratio_above_baseline"), row.get("ratio_above_ci_low"), row.get("ratio_above_ci_high")
+    # a side without a peak that counts (every sample failed, or none held its N tasks at once) has
+    # no amount above its baseline: no ratio, and not because a side is within its baseline
+    missing = [side for side, lang in (("Go", "go"), ("Rust", "rust"))
+               if f"{lang}_median" in row and blank(row[f"{lang}_median"])]
+    if blank(v) and missing:
+        return (f"no ratio: no peak of {' or '.join(missing)} counts (the Go vs Rust table's warning says why)")
     if blank(v):
         return "; ".join(_near_baseline(row, lang) for lang in ("go", "rust") if _near_baseline(row, lang)) \
             or "within a baseline"
