@@ -697,3 +697,20 @@ def test_the_method_counts_the_comparisons_that_could_not_be_tested_apart():
     assert cells["inconclusive"] == str(int((kinds == "inconclusive").sum())), cells
     tests = method.tests({"go_vs_rust_elapsed_s": table})
     assert "none (not tested): 1" in tests and ", : " not in tests, tests
+
+
+def test_the_methods_families_table_names_each_level_as_the_tables_and_figures_do():
+    """A level of exactly 97% (15 differences among 25 comparisons) read "97%" in the Method and
+    "97.0%" in the table's caption, column and the ratio figure's header: one level, one text."""
+    import report_data
+    from bench_src.analysis import compare
+    from bench_src.report import method, tables
+
+    table = compare.compare(report_data.frame(), "elapsed_s")
+    table["ci_level"] = 0.97
+    text = method.multiplicity({"go_vs_rust_elapsed_s": table}, 0.02, 0.05)
+    header = next(line for line in text.splitlines() if line.startswith("| family"))
+    row = next(line for line in text.splitlines() if line.startswith("| Go vs Rust"))
+    cells = dict(zip([c.strip() for c in header.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
+    assert tables.ci_name(table) == "97.0% CI"
+    assert cells["intervals at"] == "97.0%", cells

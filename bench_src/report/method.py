@@ -511,7 +511,8 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
             row["equivalent"] = str(int(kinds.get("equivalent", 0)))
             row["inconclusive"] = str(int(kinds.get("inconclusive", 0)))
             row["not tested"] = str(int(not_tested.sum()))
-        row["intervals at"] = _pct(level) if np.isfinite(level) else ""
+        # as the table's caption and column and the ratio figure name it (tables.ci_name): "97.0%", not "97%"
+        row["intervals at"] = units.percent(level, digits=3) if np.isfinite(level) else ""
         mde = (t.loc[(t["verdict_kind"] == "inconclusive") & ~not_tested, "mde"].dropna()
                if "mde" in t.columns and "verdict_kind" in t else pd.Series(dtype=float))
         low, high = (units.detectable(mde.min()), units.detectable(mde.max())) if not mde.empty else ("", "")
