@@ -477,6 +477,20 @@ def test_a_row_without_a_peak_that_counts_is_not_said_to_be_within_a_baseline():
                      "no ratio: no peak of Go or Rust counts (the Go vs Rust table's warning says why)"]
 
 
+def test_the_drift_table_shows_the_corrected_p_its_verdict_is_read_from():
+    # a cell with p = 0.0038 before the correction read "drift: no" under a caption "drift:
+    # Holm-corrected p < 0.05", without the corrected p that explains it
+    from bench_src.analysis import quality
+
+    raw = quality.drift(report_data.frame(), "elapsed_s")
+    r = tables.readable(raw, "drift_elapsed_s")
+    f = r.frame
+    assert "p (Holm)" in f.columns and "p: before the correction" in r.caption
+    assert f["p (Holm)"].tolist() == [units.p_value(v) for v in raw.sort_values(
+        "drift", key=lambda d: ~d.astype(bool), kind="stable")["p_holm"]]
+    assert r.caption.count("before the correction") == 1
+
+
 def test_memory_above_baseline_names_the_parameters_that_tell_its_rows_apart():
     """Rows of one workload and N that differ only by a parameter (idle tasks released or sleeping,
     ping-pong's buffer and mode, sleep's work) each say which they are."""
