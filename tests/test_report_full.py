@@ -714,3 +714,21 @@ def test_the_methods_families_table_names_each_level_as_the_tables_and_figures_d
     cells = dict(zip([c.strip() for c in header.strip("|").split("|")], [c.strip() for c in row.strip("|").split("|")]))
     assert tables.ci_name(table) == "97.0% CI"
     assert cells["intervals at"] == "97.0%", cells
+
+
+def test_what_was_excluded_names_the_parameters_where_one_workload_n_ran_several():
+    """Sleep ran with work=0 and work=50000 at each N: "sleep go N = 1,000: 12" read as one cell of
+    12 samples where each cell had 6; each cell is named by its parameters."""
+    import report_data
+    from bench_src.report import method
+
+    cells = [("sleep", lang, variant, n, {"kernel": "xorshift", "work": work}, 2, 0.3, 9.0)
+             for lang, variant in (("go", "waitgroup"), ("rust", "join-handles")) for n in (10, 1000)
+             for work in ("0", "50000")]
+    df = report_data.frame(samples=6, warmup=0, cells=cells)
+    go = df.index[(df["lang"] == "go") & (df["n"] == 1000) & df["valid"]]
+    assert len(go) == 12
+    df.loc[go, "alive_at_spawn"] = 990
+    text = method.excluded(df)
+    assert ("(sleep go N = 1,000 (kernel=xorshift, work=0): 6, 990 alive; sleep go N = 1,000 (kernel=xorshift, "
+            "work=50000): 6, 990 alive).") in text, text

@@ -638,9 +638,17 @@ def _memory_left_out(valid: pd.DataFrame) -> str:
     def seconds(ns) -> str:
         return units.quantity(ns / 1e9, "s")
 
+    # a workload, language and N run with several parameter sets (sleep with work=0 and work=50000)
+    # names each cell's parameters: "sleep go N = 10,000: 20" would read as one cell of 20 samples
+    params = valid["params"].fillna("") if "params" in valid.columns else pd.Series("", index=valid.index)
+    several = params.groupby([valid["workload"], valid["lang"], valid["n"]]).nunique() > 1
+
     def cells(rows: pd.DataFrame, figure) -> str:
-        return "; ".join(f"{w} {lang} N = {units.count(n)}: {len(g)}{figure(g)}"
-                         for (w, lang, n), g in rows.groupby(["workload", "lang", "n"], sort=True))
+        keyed = rows.assign(_params=params.reindex(rows.index).fillna(""))
+        return "; ".join(f"{w} {lang} N = {units.count(n)}"
+                         + (f" ({str(p).replace(',', ', ')})" if several.get((w, lang, n), False) and p else "")
+                         + f": {len(g)}{figure(g)}"
+                         for (w, lang, n, p), g in keyed.groupby(["workload", "lang", "n", "_params"], sort=True))
 
     parts = []
     short = left[alive.notna()]
