@@ -732,3 +732,23 @@ def test_what_was_excluded_names_the_parameters_where_one_workload_n_ran_several
     text = method.excluded(df)
     assert ("(sleep go N = 1,000 (kernel=xorshift, work=0): 6, 990 alive; sleep go N = 1,000 (kernel=xorshift, "
             "work=50000): 6, 990 alive).") in text, text
+
+
+def test_the_measurement_keeps_the_threads_off_the_servers_and_the_time_and_load_in_a_paragraph_of_their_own():
+    """The threads came after the list of servers, so a quick run read "PostgreSQL 15.18 (...), the
+    postgres workload's server, with --threads 2", as if the server ran with them; and when and under
+    what load the samples were taken ran on into the machine in one long paragraph."""
+    from bench_src.report import method
+
+    session = {"started_at": "2026-01-01T10:00:00+00:00", "finished_at": "2026-01-01T10:03:00+00:00",
+               "duration_s": 180.0, "taken": 572,
+               "machine": {"cpu_model": "CPU A", "logical_cpus": 2, "ram_bytes": 2**34, "kernel": "6.1"},
+               "toolchains": {"go": "go1.26", "rustc": "rustc 1.95"},
+               "context": {"postgres": {"kind": "postgres", "version": "15.18"}}}
+    meta = {"plan": {"samples": 10, "warmup": 1, "workloads": ["postgres"], "seed": 1, "threads": 2},
+            "sessions": [session]}
+    when, machine, *_ = method.measurement(meta).split("\n\n")
+    assert when.startswith("The samples were taken on 2026-01-01 from 10:00 to 10:03 UTC") and "CPU A" not in when
+    assert machine.startswith("All measurements were taken on CPU A")
+    assert ", with --threads 2; database servers: PostgreSQL 15.18, the postgres workload's server." \
+        in machine, machine

@@ -278,10 +278,13 @@ def measurement(meta: dict, df: pd.DataFrame | None = None) -> str:
         threads_text += (f"; cells with a core count ({counts}) ran pinned to that many CPUs, with as many "
                          "threads")
     tokio = runtime_versions(df) or "the tokio version recorded per sample"
-    return (when_text(meta) + f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with "
+    # when and under what load (its own paragraph), then the machine, the programs' threads before the
+    # servers (after them, ", with --threads 2" read as the last server's setting), then how a sample is taken
+    when = when_text(meta).strip()
+    return ((when + "\n\n" if when else "") + f"All measurements were taken on {m.get('cpu_model', 'an unknown CPU')} with "
             f"{m.get('logical_cpus')} logical CPUs and {_gib(m.get('ram_bytes', 0))} of RAM, Linux {m.get('kernel')}, "
-            f"using {tc.get('go')}, {tc.get('rustc')} and {tokio}"
-            + (f"; database servers: {server_text}" if server_text else "") + f", {threads_text}.\n\n"
+            f"using {tc.get('go')}, {tc.get('rustc')} and {tokio}, {threads_text}"
+            + (f"; database servers: {server_text}" if server_text else "") + ".\n\n"
             "Each sample is a fresh process started by a small launcher; wall time comes from the monotonic clock "
             "around the process, the workload time from the program's own monotonic timer, and CPU time and peak "
             "resident memory from the kernel's accounting of the finished process (wait4), never from polling"
