@@ -468,10 +468,12 @@ def test_a_row_without_a_peak_that_counts_is_not_said_to_be_within_a_baseline():
     # within its baseline
     row = {"workload": "sleep", "n": 1000, "threads_requested": 2, "shared_params": "kernel=xorshift,work=0",
            "go_variant": "waitgroup", "rust_variant": "join-handles", "go_median": np.nan, "rust_median": 6.26,
-           "ratio": np.nan, "verdict": "inconclusive", "verdict_kind": "inconclusive",
+           "ratio": np.nan, "verdict": "inconclusive",
            "go_baseline_mib": 9.70, "rust_baseline_mib": 5.47, "rust_above_mib": 0.793, "above_ci_level": 0.95}
     both = {**row, "n": 10000, "rust_median": np.nan, "rust_above_mib": np.nan}
     f = tables.memory_above_baseline(pd.DataFrame([row, both])).frame
+    # the Go-vs-Rust cell beside it reads as in the Go vs Rust table, though this table keeps its verdict as text
+    assert f["Go/Rust [CI], verdict"].tolist() == ["not tested", "not tested"]
     above = f["Go/Rust above baseline [95% CI]"].tolist()
     assert above == ["no ratio: no peak of Go counts (the Go vs Rust table's warning says why)",
                      "no ratio: no peak of Go or Rust counts (the Go vs Rust table's warning says why)"]
