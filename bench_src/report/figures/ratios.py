@@ -138,7 +138,8 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
                      for lo, hi, out in zip(ratios["ratio_ci_low"], ratios["ratio_ci_high"], outside)]]
     clipped = not beyond.empty
     workloads = list(dict.fromkeys(ratios["workload"]))
-    fig, axes = panel_grid(len(workloads), width=5.0, height=3.9)
+    untested = _untested_text(ratios)  # a line of its own under the caption, with room made for it
+    fig, axes = panel_grid(len(workloads), width=5.0, height=3.9, header=0.9 + (0.2 if untested else 0.0))
     written: list[tuple] = []  # the ratios beyond the axis: (panel, x, y at the edge, upwards, colour, text)
     for ax, w in zip(axes, workloads):
         r, const = _pair_frame(ratios[ratios["workload"] == w])
@@ -207,21 +208,23 @@ def ratio_vs_n(ratios: pd.DataFrame, margin: float | None = None) -> plt.Figure:
     figure_header(fig, f"Go / Rust ratio of {units.metric_name(metric)} (paired estimate), with {ci_name(ratios)}",
             join_parts(threads_caption(ratios), f"one log₂ scale in every panel: below 1 {lower}, above 1 {upper}",
                   _outside_text(ratios[outside], ratios[outside].index.difference(ratios[axis_rows].index)),
-                  _beyond_text(beyond) if clipped else "", _untested_text(ratios)))
+                  _beyond_text(beyond) if clipped else "") + (f"\n{untested}" if untested else ""))
     return fig
 
 
-def _untested_text(ratios: pd.DataFrame, most: int = 3) -> str:
+def _untested_text(ratios: pd.DataFrame) -> str:
     """The header's words for the comparisons that could not be tested (compare.untested: no pairs
-    that count, so no ratio to draw): which, so that a point missing from a panel is not read as
-    a gap in the plan ('not drawn, not tested (the table's warning says why): sleep, N = 10,000')."""
+    that count, so no ratio to draw): how many and where, so that a point missing from a panel is
+    not read as a gap in the plan ('not drawn: 3 comparisons not tested, too few pairs that count
+    (the table's warning says why): sleep at N = 1,000 and 10,000')."""
     rows = ratios[compare.untested(ratios).to_numpy()]
     if rows.empty:
         return ""
-    named = [f"{r.workload}, N = {units.count(r.n)}" for r in rows.head(most).itertuples()]
-    more = len(rows) - most
-    return (f"not drawn, {NOT_TESTED} (too few pairs that count; the table's warning says why): {'; '.join(named)}"
-            + (f"; and {more} more" if more > 0 else ""))
+    where = "; ".join(f"{w} at N = {' and '.join(units.count(n) for n in sorted(g['n'].unique()))}"
+                      for w, g in rows.groupby("workload", sort=False))
+    k = len(rows)
+    return (f"not drawn: {k} comparison{'' if k == 1 else 's'} {NOT_TESTED}, too few pairs that count (the table's "
+            f"warning says why): {where}")
 
 
 def _outside_text(rows: pd.DataFrame, short: pd.Index) -> str:
@@ -367,7 +370,7 @@ def verdict_heatmap(table: pd.DataFrame, margin: float | None = None) -> plt.Fig
              join_parts(threads_caption(table), "bold in a frame: significant win of Go or Rust"
                    + (f" (<{margin:.0%}: by less than {margin:.0%})" if margin else "") + "; ≈: equivalent"
                    + (f" within ±{margin:.0%}" if margin else "") + "; ?: inconclusive (colour faded)"
-                   + (f"; {NOT_TESTED}: too few pairs that count (the table's warning says why)"
+                   + (f"\n{NOT_TESTED}: too few pairs that count (the table's warning says why)"
                       if t["untested"].any() else "")),
              ha="center", va="top", fontsize=9.5, color="0.3")
     return fig
