@@ -3,6 +3,7 @@ missing or not a results directory; a run without a valid sample says so; the HT
 self-contained and holds every figure and table; only notebooks that ran to the end are rendered."""
 import base64
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -752,3 +753,25 @@ def test_the_measurement_keeps_the_threads_off_the_servers_and_the_time_and_load
     assert machine.startswith("All measurements were taken on CPU A")
     assert ", with --threads 2; database servers: PostgreSQL 15.18, the postgres workload's server." \
         in machine, machine
+
+
+def test_every_table_of_a_metric_or_of_the_other_models_has_a_section_of_its_own(report):
+    """The robustness of each metric's verdicts, the peaks above baseline and the other models
+    against tasks (OS threads against goroutines and tokio tasks) were left to "Other tables and
+    figures"; each now sits in its metric's section, the models in a section of their own."""
+    from bench_src.report.export import html
+
+    page = html.render(report)
+    sections = dict(re.findall(r"<section id='([\w-]+)'>(.*?)</section>", page, flags=re.S))
+    for sid, names in (("time", ("robustness_elapsed_s",)), ("memory", ("robustness_peak_rss_mib",)),
+                       ("cpu", ("robustness_cpu_s",)), ("models", [n for n in report.tables if n.startswith("models_")])):
+        assert names and all(n in report.tables for n in names), (sid, names)
+        assert all(f"id='table-{n}'" in sections.get(sid, "") for n in names), (sid, names)
+    assert "other" not in sections, "no table of the synthetic run is left without a section"
+    # the peaks above baseline (a run with idle tasks at N = 1) go with the memory comparisons
+    import dataclasses
+    above = pd.DataFrame([{"workload": "idle_tasks", "n": 1000, "go_variant": "goroutine", "rust_variant": "spawn",
+                           "go_median": 12.3, "rust_median": 5.93, "go_baseline_mib": 9.7, "rust_baseline_mib": 5.47}])
+    with_above = dataclasses.replace(report, tables={**report.tables, "memory_above_baseline": above})
+    sections = dict(re.findall(r"<section id='([\w-]+)'>(.*?)</section>", html.render(with_above), flags=re.S))
+    assert "id='table-memory_above_baseline'" in sections["memory"] and "other" not in sections

@@ -69,11 +69,18 @@ SECTIONS = (  # (id, heading, table prefixes, figure prefixes, note)
     ("samples", "Failures, samples and checksums", ("failures", "status", "checksums"), (),
      "Every sample that is not ok with its reason, every cell by status (warm-ups included), and the checksums "
      "Go and Rust printed for the same work."),
-    ("time", "Workload time: Go vs Rust", ("go_vs_rust_elapsed_s", "summary_elapsed_s"),
+    # each metric's section holds its verdicts' robustness across variants, and memory's the peaks above
+    # each program's baseline: tables of that metric, not "other" ones
+    ("time", "Workload time: Go vs Rust", ("go_vs_rust_elapsed_s", "summary_elapsed_s", "robustness_elapsed_s"),
      ("ratio_elapsed_s_vs_n", "elapsed_s_vs_n"), ""),
-    ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib"),
+    ("memory", "Peak memory: Go vs Rust", ("go_vs_rust_peak_rss_mib", "summary_peak_rss_mib", "robustness_peak_rss_mib",
+                                           "memory_above_baseline", "idle_wait_modes"),
      ("ratio_peak_rss_mib_vs_n", "peak_rss_mib_vs_n"), ""),
-    ("cpu", "CPU time: Go vs Rust", ("go_vs_rust_cpu_s", "summary_cpu_s"), (), ""),
+    ("cpu", "CPU time: Go vs Rust", ("go_vs_rust_cpu_s", "summary_cpu_s", "robustness_cpu_s"), (), ""),
+    ("models", "Other concurrency models against tasks", ("models_",), (),
+     "OS threads, unspawned futures and one-thread runtimes against the tasks (goroutines, tokio tasks) of the "
+     "same work, in either language: kept out of the Go-vs-Rust tables, which compare tasks with tasks; a family "
+     "per metric of their own."),
     ("article", "The article's settings: Go vs Rust", ("article_",), (),
      "The article's own programs and parameters, Go against Rust at each N: a family of its own, decided by the "
      "same rule (the sequential rule's too). Its work is not always the same in both languages (kernel=article: "
