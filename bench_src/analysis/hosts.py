@@ -289,6 +289,128 @@ def hksj(effects, variances, tau2: float, level: float = rules.ALPHA) -> tuple[f
     return mu, float(sps.t.isf(level / 2, k - 1) * math.sqrt(q / w.sum()))
 
 
+# --- where a machine not measured would be, and how far machines differ ---------------------------
+PREDICTION_MIN_HOSTS = 3  # a prediction interval rests on the hosts' spread: with 2 it is one difference
+TOO_FEW_TO_PREDICT = ("no prediction interval: {hosts} host{s} combined, and a prediction needs 3 or more (with 2 the "
+                      "spread between machines is one difference, read with t on 1 degree of freedom)")
+TAU2_DRAWS = 10_000  # the parametric bootstrap's draws per value of tau^2 tried (`tau2_interval`): the 2.5% quantile of
+# chi^2 on 4 df read off them within 3.4% (one standard error), and an end of the interval about as closely
+
+
+def prediction_half_width(effects, variances, tau2, level=1 - rules.CONFIDENCE,
+                          min_hosts: int = PREDICTION_MIN_HOSTS) -> np.ndarray:
+    """The half-width, around the hosts' plain mean, of the 1 - level prediction interval of a new
+    host's true log ratio (a machine of the same population, not measured), per row of `effects`
+    (hosts on the last axis; `variances` each host's variance of its mean, `tau2` the row's tau^2).
+    The wider of two, as `combine`'s interval of the mean:
+
+    - the t interval on the hosts' spread: t(k - 1) x s x sqrt(1 + 1/k), s the sample standard
+      deviation of the hosts' estimates.  Each host's estimate is its true log ratio plus its own
+      noise, so s^2 estimates tau^2 plus the hosts' noise, and the interval predicts a new host's
+      *estimate*; for its true value (no noise of its own) it is conservative;
+    - the normal on the model's variance of a new host's distance from the mean: tau^2 plus
+      sum (v_i + tau^2) / k^2, which keeps the interval open where the hosts' estimates coincide (a
+      page grid).
+
+    NaN below `min_hosts` hosts.  A variance that is not finite adds nothing, a tau^2 that is not
+    finite counts as 0 (as `combine`'s model does).  Measured (`simulate.hosts_prediction_report`):
+    docs/statistics.md."""
+    y = np.asarray(effects, dtype=float)
+    v = np.asarray(variances, dtype=float)
+    t2 = np.asarray(tau2, dtype=float)
+    t2 = np.where(np.isfinite(t2), t2, 0.0)
+    k = y.shape[-1]
+    if k < max(min_hosts, 2):
+        return np.full(y.shape[:-1], np.nan)
+    spread = paired.t_isf(level / 2, k - 1) * y.std(axis=-1, ddof=1) * math.sqrt(1 + 1 / k)
+    own = np.where(np.isfinite(v), v, 0.0)
+    model = paired.norm_isf(level / 2) * np.sqrt(t2 + (own + t2[..., None]).sum(axis=-1) / k ** 2)
+    return np.maximum(spread, model)
+
+
+def tau2_q(effects, variances, tau2) -> np.ndarray:
+    """Cochran's generalised Q(t) = sum w_i (y_i - ybar_w)^2, w_i = 1 / (v_i + t), per row (hosts on
+    the last axis; `tau2` t broadcast against the rows)."""
+    y = np.asarray(effects, dtype=float)
+    w = 1.0 / (np.asarray(variances, dtype=float) + np.asarray(tau2, dtype=float)[..., None])
+    mean = (w * y).sum(axis=-1, keepdims=True) / w.sum(axis=-1, keepdims=True)
+    return (w * (y - mean) ** 2).sum(axis=-1)
+
+
+def tau2_draws(rng: np.random.Generator, pairs, draws: int = TAU2_DRAWS, shape=()) -> tuple[np.ndarray, np.ndarray]:
+    """The parametric bootstrap's standard draws for `tau2_accepts`, of shape (*shape, draws, k): a
+    standard normal per host (its estimate) and chi^2 on n_i - 1 degrees of freedom over n_i - 1 (its
+    variance read off n_i pairs, as a share of the true one)."""
+    n = np.asarray(pairs, dtype=float)
+    size = (*shape, draws, n.shape[-1])
+    return rng.standard_normal(size), rng.chisquare(n - 1, size) / (n - 1)
+
+
+def tau2_accepts(effects, variances, tau2, z, chi, level=1 - rules.CONFIDENCE) -> np.ndarray:
+    """The test of "the hosts' true log ratios vary with variance `tau2`" that `tau2_interval`
+    inverts, per row: Q(tau2) of the hosts (`tau2_q`) against its distribution under that tau^2 with
+    each host's variance itself read off its pairs, by parametric bootstrap: each draw's estimates
+    sqrt(tau2 + v_i) z and variances v_i chi (`tau2_draws`: z normal, chi a chi^2 on n_i - 1
+    degrees of freedom over n_i - 1), Q of the draw on the draw's own variances.  Accepted where
+    Q lies within the draws' level/2 and 1 - level/2 quantiles (at tau2 = 0, below the upper one:
+    no tau^2 is below 0).  Rows on the leading axes of `effects` (hosts last), `z` and `chi` of
+    shape (*rows, draws, hosts)."""
+    y = np.asarray(effects, dtype=float)
+    v = np.asarray(variances, dtype=float)
+    t = np.broadcast_to(np.asarray(tau2, dtype=float), y.shape[:-1])
+    star = tau2_q(np.sqrt(t[..., None, None] + v[..., None, :]) * z, v[..., None, :] * chi, t[..., None])
+    low, high = np.quantile(star, [level / 2, 1 - level / 2], axis=-1)
+    q = tau2_q(y, v, t)
+    return (q <= high) & ((q >= low) | (t == 0))
+
+
+def tau2_interval(effects, variances, pairs, level=1 - rules.CONFIDENCE, draws: int = TAU2_DRAWS,
+                  seed: int = 0) -> tuple[float, float]:
+    """The 1 - level interval of tau^2, the variance of the hosts' true log ratios: the Q-profile
+    interval (Viechtbauer 2007, Stat Med 26:37) with Q's distribution read by parametric bootstrap
+    instead of chi^2 on k - 1 degrees of freedom, which takes each host's variance as known (too
+    eager with 6-30 pairs a host, as Q's test of homogeneity is: `heterogeneity`).  The values of
+    tau^2 that `tau2_accepts` accepts, on one set of draws for every value tried (seeded by `seed`,
+    so the interval is the same on every reading): its ends found by bisection where the
+    acceptance changes (Q falls with tau^2).  Where even tau^2 = 0 is refused on the low side (the
+    hosts agree more closely than their own noise), [0, 0], as the Q-profile's convention.  NaN
+    where `heterogeneity` cannot estimate tau^2 (a variance 0 or not finite), with fewer than two
+    hosts, or a host of fewer than 2 pairs.  Measured (`simulate.hosts_prediction_report`):
+    docs/statistics.md."""
+    y = np.asarray(effects, dtype=float)
+    v = np.asarray(variances, dtype=float)
+    n = np.asarray(pairs, dtype=float)
+    k = y.size
+    if k < 2 or n.shape != y.shape or not (n >= 2).all() or not (np.isfinite(v).all() and (v > 0).all()) \
+            or not np.isfinite(y).all():
+        return math.nan, math.nan
+    z, chi = (x.T.copy() for x in tau2_draws(np.random.default_rng(seed), n, draws))  # hosts first: faster sums
+    vchi = v[:, None] * chi
+
+    def side(t: float, upper: bool) -> float:  # Q less the draws' quantile: > 0 where Q is above it (tau2_accepts)
+        ystar, w = np.sqrt(t + v)[:, None] * z, 1.0 / (vchi + t)
+        star = (w * (ystar - (w * ystar).sum(axis=0) / w.sum(axis=0)) ** 2).sum(axis=0)
+        return float(tau2_q(y, v, np.asarray(t)) - np.quantile(star, 1 - level / 2 if upper else level / 2))
+
+    def root(f, high: float) -> float:  # f(0) > 0 >= f(high): bisection to 1e-4 of the end (the draws' own error ~3%)
+        low = 0.0
+        for _ in range(200):
+            mid = (low + high) / 2
+            low, high = (mid, high) if f(mid) > 0 else (low, mid)
+            if high - low <= 1e-4 * high:
+                break
+        return (low + high) / 2
+
+    if side(0.0, upper=False) < 0:  # the hosts agree more closely than their noise allows at any tau^2
+        return 0.0, 0.0
+    big = max(float(((y - y.mean()) ** 2).sum()), float(v.max()))
+    while side(big, upper=False) > 0:
+        big *= 4
+    upper = root(lambda t: side(t, upper=False), big)
+    lower = root(lambda t: side(t, upper=True), upper) if side(0.0, upper=True) > 0 else 0.0
+    return lower, upper
+
+
 # --- a family of comparisons across hosts ----------------------------------------------------------
 KEY = ["workload", "n", "threads_requested", "arm", "shared_params", "go_variant", "rust_variant",
        "go_params", "rust_params"]

@@ -32,7 +32,8 @@ cores.speedup) on runs of the sequential rule over a plan with core counts.
 `study()` runs the simulations whose results docs/statistics.md reports:
 `python -m bench_src.analysis.simulate [replications]`; the studies it does not run have commands
 of their own: `scaling [series] [condition ...]`, `scaling-grid [series]`, `above-baseline [runs]`,
-`hosts-coverage [sets]`, `hosts-heterogeneity [sets]`, `hosts-sequential [sets]` and `cores [runs]`
+`hosts-coverage [sets]`, `hosts-heterogeneity [sets]`, `hosts-prediction [sets]`, `hosts-sequential [sets]` and
+`cores [runs]`
 (`python -m bench_src.analysis.simulate scaling 2000`).
 """
 from __future__ import annotations
@@ -532,6 +533,188 @@ def hosts_heterogeneity_report(studies: int = 4000, seed: int = 1, out=print) ->
                                                    pairs, shape=shape)
                           for shape, extra in seeds.items() for hosts in (2, 3, 5) for pairs in (6, 10, 30)])
     out(f"# tau², I² and Q of hosts without heterogeneity, CV 1%, {studies} sets per case, seed {seed}")
+    out(table.to_markdown(index=False, floatfmt=".4f"))
+    return table
+
+
+def hosts_effect_sd(shape: str, cv: float) -> float:
+    """The standard deviation of one per-block log ratio of `hosts_prediction`'s hosts at noise `cv`:
+    cv sqrt(2) for normal and heavy-tailed samples (noise's t on 3 df is scaled to variance 1), and
+    for bimodal ones each sample's log also carries its mode, log(1 + BIMODAL_GAP) half the time."""
+    if shape == "bimodal":
+        return math.sqrt(2 * (cv ** 2 + 0.25 * math.log1p(BIMODAL_GAP) ** 2))
+    return cv * math.sqrt(2)
+
+
+def hts_prediction(effects, variances, tau2, weighted: bool, level: float = 1 - rules.CONFIDENCE):
+    """Higgins, Thompson and Spiegelhalter's prediction interval (2009, J R Stat Soc A 172:137), measured
+    beside hosts.prediction_half_width and not taken: the mean ± t(k - 2) sqrt(tau^2 + SE(mean)^2),
+    per row; `weighted`: the random-effects weighted mean (w = 1 / (v + tau^2), SE^2 = 1 / sum w), else
+    the plain mean with the model's SE^2 = sum (v + tau^2) / k^2.  (centre, half-width); NaN below 3 hosts."""
+    k = effects.shape[-1]
+    crit = sps.t.isf(level / 2, k - 2) if k > 2 else math.nan
+    if weighted:
+        w = 1.0 / (variances + tau2[..., None])
+        return (w * effects).sum(-1) / w.sum(-1), crit * np.sqrt(tau2 + 1.0 / w.sum(-1))
+    return effects.mean(-1), crit * np.sqrt(tau2 + (variances + tau2[..., None]).sum(-1) / k ** 2)
+
+
+def paule_mandel(effects, variances) -> np.ndarray:
+    """hosts.heterogeneity's tau^2 (Paule and Mandel's), per row, by bisection on Cochran's
+    generalised Q (hosts.tau2_q): the t >= 0 at which Q(t) = k - 1, 0 where Q(0) <= k - 1."""
+    k = effects.shape[-1]
+    low = np.zeros(effects.shape[:-1])
+    high = 2 * ((effects - effects.mean(-1, keepdims=True)) ** 2).sum(-1) / (k - 1) + 1e-300
+    for _ in range(80):
+        mid = (low + high) / 2
+        above = hosts_module.tau2_q(effects, variances, mid) > k - 1
+        low, high = np.where(above, mid, low), np.where(above, high, mid)
+    return np.where(hosts_module.tau2_q(effects, variances, np.zeros_like(low)) <= k - 1, 0.0, (low + high) / 2)
+
+
+def hosts_prediction(studies: int, rng, hosts: int, pairs: int, tau_se: float, noise_shape: str = "normal",
+                     unlike: bool = False, cv: float = 0.01, draws: int = 400, batch: int = 250) -> dict:
+    """Coverage of what hosts.combine says about machines not measured, on `studies` sets of `hosts`
+    hosts of `pairs` per-block log ratios each (normal, or each sample's noise drawn by `noise`:
+    "heavy", "bimodal"), the hosts' noise alike or one in two hosts' three times the others'
+    (`unlike`, as hosts_heterogeneity_null), each host's true log ratio the common one plus a normal
+    host effect of sd tau = `tau_se` times the standard error of a quiet host's mean
+    (hosts_effect_sd(shape, cv) / sqrt(pairs)).
+
+    The truth of a prediction interval is a new host's true log ratio, drawn from the same
+    population: `predict` the share of sets whose hosts.prediction_half_width interval (95%) holds
+    it, `spread_only` its t interval on the hosts' spread alone, `hts_plain` and `hts_weighted`
+    Higgins, Thompson and Spiegelhalter's (`hts_prediction`, not taken), `predict_estimate` how often
+    the interval holds the new host's *estimate* (its true value plus the mean of `pairs` per-block
+    noises of a host's level drawn at random); `predict_width` the median width in units of a quiet
+    host's standard error, `width_over_spread` its median over the spread interval's.  The interval of
+    tau^2: `tau2_boot` how often hosts.tau2_accepts (`draws` parametric bootstrap draws a set, the
+    test hosts.tau2_interval inverts) accepts the true tau^2, `tau2_chi2` how often the Q-profile with
+    each host's variance taken as known (Q(tau^2) between chi^2 quantiles on k - 1 degrees of
+    freedom; Viechtbauer 2007) does.  Below 3 hosts the prediction is measured though not shown
+    (hosts.PREDICTION_MIN_HOSTS), and Higgins et al.'s is NaN."""
+    scale = np.where(np.arange(hosts) % 2 == 1, 3.0, 1.0) if unlike else np.ones(hosts)
+    se = hosts_effect_sd(noise_shape, cv) / math.sqrt(pairs)
+    tau, mu = tau_se * se, 0.05
+
+    def per_block(size):
+        if noise_shape == "normal":
+            return cv * math.sqrt(2) * rng.standard_normal(size)
+        both = np.log(noise(rng, noise_shape, (2, *size), cv))
+        return both[0] - both[1]
+
+    hits = {k: 0 for k in ("predict", "spread_only", "hts_plain", "hts_weighted", "predict_estimate", "tau2_boot",
+                           "tau2_chi2")}
+    widths, spreads = [], []
+    chi2 = sps.chi2.ppf([0.025, 0.975], hosts - 1)
+    n = np.full(hosts, pairs)
+    for start in range(0, studies, batch):
+        s = min(batch, studies - start)
+        d = (mu + tau * rng.standard_normal((s, hosts)))[..., None] + scale[:, None] * per_block((s, hosts, pairs))
+        y, v = d.mean(-1), d.var(-1, ddof=1) / pairs
+        new = mu + tau * rng.standard_normal(s)
+        new_estimate = new + scale[rng.integers(0, hosts, s)] * per_block((s, pairs)).mean(-1)
+        tau2 = paule_mandel(y, v)
+        half = hosts_module.prediction_half_width(y, v, tau2, 0.05, min_hosts=2)
+        spread = sps.t.isf(0.025, hosts - 1) * y.std(-1, ddof=1) * math.sqrt(1 + 1 / hosts)
+        centre = y.mean(-1)
+        hits["predict"] += int((abs(new - centre) <= half).sum())
+        hits["predict_estimate"] += int((abs(new_estimate - centre) <= half).sum())
+        hits["spread_only"] += int((abs(new - centre) <= spread).sum())
+        for name, weighted in (("hts_plain", False), ("hts_weighted", True)):
+            c, h = hts_prediction(y, v, tau2, weighted)
+            hits[name] += int((abs(new - c) <= h).sum())
+        widths.append(2 * half / se)
+        spreads.append(2 * spread / se)
+        z, chi = hosts_module.tau2_draws(rng, n, draws, (s,))
+        hits["tau2_boot"] += int(hosts_module.tau2_accepts(y, v, np.full(s, tau ** 2), z, chi, 0.05).sum())
+        q = hosts_module.tau2_q(y, v, np.full(s, tau ** 2))
+        hits["tau2_chi2"] += int(((q <= chi2[1]) & ((q >= chi2[0]) | (tau == 0))).sum())
+    out = {k: v / studies for k, v in hits.items()}
+    if hosts < 3:
+        out["hts_plain"] = out["hts_weighted"] = math.nan
+    widths, spreads = np.concatenate(widths), np.concatenate(spreads)
+    return {"shape": noise_shape, "hosts": hosts, "pairs": pairs, "noise": "unlike" if unlike else "alike",
+            "tau_se": tau_se, **out, "predict_width": float(np.median(widths)),
+            "width_over_spread": float(np.median(widths) / np.median(spreads)), "sets": studies}
+
+
+# The cases of hosts_prediction that docs/statistics.md tabulates (seeded as hosts_prediction_report
+# seeds them): shape, hosts, pairs, the hosts' noise unlike, tau in units of a quiet host's standard error
+HOSTS_PREDICTION_CASES = tuple((shape, hosts, pairs, unlike, tau_se) for shape in ("normal", *SHAPES[1:])
+                               for hosts in (2, 3, 5) for pairs in (6, 10, 30) for unlike in (False, True)
+                               for tau_se in (0.0, 0.5, 1.0, 3.0))
+
+
+def hosts_prediction_seed(shape: str, hosts: int, pairs: int, unlike: bool, tau_se: float, seed: int = 1) -> list[int]:
+    """The seed of one case of hosts_prediction (the tests' and the report's)."""
+    return [seed, ("normal", *SHAPES[1:]).index(shape), hosts, pairs, int(unlike), int(tau_se * 10)]
+
+
+def hosts_prediction_report(studies: int = 4000, seed: int = 1, out=print, cases=HOSTS_PREDICTION_CASES,
+                            interval_sets: int = 600) -> pd.DataFrame:
+    """hosts_prediction on every case of HOSTS_PREDICTION_CASES, `studies` sets each (seeded by
+    hosts_prediction_seed), with the Monte Carlo standard error of a coverage near 95%, and per
+    number of hosts the range of each coverage; then hosts.tau2_interval itself on `interval_sets`
+    sets of each of HOSTS_TAU2_INTERVAL_CASES (hosts_tau2_interval_report; 0: not).
+    `python -m bench_src.analysis.simulate hosts-prediction [studies]`."""
+    t0 = time.time()
+    table = pd.DataFrame([hosts_prediction(studies, np.random.default_rng(hosts_prediction_seed(*case, seed=seed)),
+                                           case[1], case[2], case[4], case[0], case[3]) for case in cases])
+    out(f"# a new host's log ratio and tau², 95% intervals, CV 1%, {studies} sets per case, seed {seed} "
+        f"(standard error of a coverage of 95%: {math.sqrt(0.95 * 0.05 / studies):.2%})")
+    out(table.to_markdown(index=False, floatfmt=".4f"))
+    names = ("predict", "spread_only", "hts_plain", "hts_weighted", "predict_estimate", "tau2_boot", "tau2_chi2")
+    out(pd.DataFrame([{"hosts": hosts, **{n: f"{g[n].min():.1%}-{g[n].max():.1%}" for n in names}}
+                      for hosts, g in table.groupby("hosts")]).to_markdown(index=False))
+    out(f"# {time.time() - t0:.0f} s")
+    if interval_sets:
+        hosts_tau2_interval_report(interval_sets, seed, out)
+    return table
+
+
+def hosts_tau2_interval_coverage(sets: int, rng, hosts: int, pairs: int, tau_se: float, noise_shape: str = "normal",
+                                 unlike: bool = False, cv: float = 0.01) -> dict:
+    """hosts.tau2_interval itself (its 10,000 draws, its bisection) on `sets` sets drawn as
+    hosts_prediction draws them (each set's draws seeded by its index): `coverage` how often it holds
+    the true tau^2, `tau_high` the median of its upper end's square root in units of a quiet host's
+    standard error (how far machines may differ, as the interval reads it)."""
+    scale = np.where(np.arange(hosts) % 2 == 1, 3.0, 1.0) if unlike else np.ones(hosts)
+    se = hosts_effect_sd(noise_shape, cv) / math.sqrt(pairs)
+    tau = tau_se * se
+    hits, highs = 0, []
+    for i in range(sets):
+        if noise_shape == "normal":
+            e = cv * math.sqrt(2) * rng.standard_normal((hosts, pairs))
+        else:
+            both = np.log(noise(rng, noise_shape, (2, hosts, pairs), cv))
+            e = both[0] - both[1]
+        d = (0.05 + tau * rng.standard_normal(hosts))[:, None] + scale[:, None] * e
+        low, high = hosts_module.tau2_interval(d.mean(axis=1), d.var(axis=1, ddof=1) / pairs, np.full(hosts, pairs),
+                                               seed=i)
+        hits += low <= tau ** 2 <= high
+        highs.append(math.sqrt(high) / se)
+    p = hits / sets
+    return {"shape": noise_shape, "hosts": hosts, "pairs": pairs, "noise": "unlike" if unlike else "alike",
+            "tau_se": tau_se, "coverage": p, "se": math.sqrt(p * (1 - p) / sets), "tau_high": float(np.median(highs)),
+            "sets": sets}
+
+
+# The cases of hosts_tau2_interval_coverage that docs/statistics.md reports: the lowest of
+# hosts_prediction's bootstrap test, and 10 pairs with the noise alike at 2, 3 and 5 hosts
+HOSTS_TAU2_INTERVAL_CASES = (("normal", 2, 6, True, 1.0), ("normal", 5, 6, True, 0.5), ("bimodal", 5, 6, False, 1.0),
+                             ("normal", 2, 10, False, 1.0), ("normal", 3, 10, False, 1.0), ("normal", 5, 10, False, 1.0),
+                             ("normal", 5, 10, False, 3.0), ("normal", 5, 30, False, 0.0))
+
+
+def hosts_tau2_interval_report(sets: int = 600, seed: int = 1, out=print) -> pd.DataFrame:
+    """hosts_tau2_interval_coverage on every case of HOSTS_TAU2_INTERVAL_CASES, `sets` sets each,
+    seeded by hosts_prediction_seed's list with 2 after it."""
+    table = pd.DataFrame([hosts_tau2_interval_coverage(sets, np.random.default_rng([*hosts_prediction_seed(*case,
+                                                                                                             seed=seed), 2]),
+                                                       case[1], case[2], case[4], case[0], case[3])
+                          for case in HOSTS_TAU2_INTERVAL_CASES])
+    out(f"# hosts.tau2_interval itself, {sets} sets per case, seed {seed}")
     out(table.to_markdown(index=False, floatfmt=".4f"))
     return table
 
@@ -1263,6 +1446,8 @@ if __name__ == "__main__":
         hosts_coverage_report(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     elif len(sys.argv) > 1 and sys.argv[1] == "hosts-heterogeneity":
         hosts_heterogeneity_report(int(sys.argv[2]) if len(sys.argv) > 2 else 4000)
+    elif len(sys.argv) > 1 and sys.argv[1] == "hosts-prediction":
+        hosts_prediction_report(int(sys.argv[2]) if len(sys.argv) > 2 else 4000)
     elif len(sys.argv) > 1 and sys.argv[1] == "hosts-sequential":
         hosts_sequential_report(int(sys.argv[2]) if len(sys.argv) > 2 else 300)
     elif len(sys.argv) > 1 and sys.argv[1] == "cores":
