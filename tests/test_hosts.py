@@ -1139,3 +1139,90 @@ def test_the_findings_and_the_method_of_a_run_on_several_hosts_say_the_tables_po
     assert findings.HostsReading(2, 2, (("row", "a", "b"),)).differ_text().startswith("1 of the 2 Go-vs-Rust rows reads")
     assert "row 4 (" in many.differ_text() and "row 5 (" not in many.differ_text()
     assert many.differ_text().endswith("; and 2 more (the Hosts section has them)")
+
+
+def test_the_prediction_interval_of_a_new_host_is_the_wider_of_t_on_the_spread_and_the_models_normal():
+    """A machine not measured: the hosts' plain mean ± the wider of t(k - 1) x s x sqrt(1 + 1/k) and
+    the normal on tau² + sum (v_i + tau²) / k², at 95% whatever the family's level; from 3 hosts."""
+    from scipy import stats as sps
+
+    eff, var = np.array([0.01, 0.03, 0.08]), np.array([1e-4, 2e-4, 1e-4])
+    # by hand: mean 0.04, s² = (0.03² + 0.01² + 0.04²) / 2 = 0.0013, t(2) at 97.5% = 4.302653
+    spread = 4.302653 * math.sqrt(0.0013) * math.sqrt(4 / 3)
+    assert spread == pytest.approx(0.179133, abs=1e-6)
+    assert float(hosts.prediction_half_width(eff, var, 0.0)) == pytest.approx(spread, rel=1e-6)
+    c = hosts.combine(eff, var, pairs=[10, 10, 10])
+    assert c.tau2 > 0 and c.predict_note == ""
+    model = sps.norm.isf(0.025) * math.sqrt(c.tau2 + (var + c.tau2).sum() / 9)
+    assert model < spread
+    assert (c.predict_low, c.predict_high) == pytest.approx((0.04 - spread, 0.04 + spread), rel=1e-6)
+    # hosts whose means coincide (a page grid): the spread is 0, the model's normal keeps it open,
+    # 1.959964 x sqrt(3e-4 / 9) = 0.011316
+    c = hosts.combine([0.02, 0.02, 0.02], [1e-4, 1e-4, 1e-4])
+    assert c.tau2 == 0 and c.predict_high - c.estimate == pytest.approx(0.011316, abs=1e-6)
+    # vectorised over rows (the simulation's use), each row as alone
+    rows = np.array([eff, [0.02, 0.02, 0.02]])
+    both = hosts.prediction_half_width(rows, np.array([var, [1e-4] * 3]), np.array([0.0, 0.0]))
+    assert both == pytest.approx([spread, 0.011316], abs=1e-6)
+    # 2 hosts: no prediction, and why
+    c = hosts.combine([0.01, 0.03], [1e-4, 1e-4], pairs=[10, 10])
+    assert math.isnan(c.predict_low) and math.isnan(c.predict_high)
+    assert c.predict_note.startswith("no prediction interval: 2 hosts combined, and a prediction needs 3")
+    assert math.isnan(float(hosts.prediction_half_width([0.01, 0.03], [1e-4, 1e-4], 0.0)))
+
+
+def test_tau2s_interval_is_the_q_profile_with_each_hosts_variance_redrawn_from_its_pairs():
+    """tau²'s 95% interval inverts the bootstrap test of tau² = t (hosts.tau2_accepts) on one set of
+    draws: its ends are where the test changes; with pairs so many that each host's variance is
+    known, it is the Q-profile of chi² on k - 1 degrees of freedom (Viechtbauer 2007) within the
+    error of 10,000 draws (the 2.5% quantile of chi² on 4 df within 3.4%, one standard
+    error); hosts closer than their noise give [0, 0]; nothing where tau² is not
+    estimable."""
+    from scipy import optimize, stats as sps
+
+    eff = np.array([0.0096, -0.0049, 0.0177, 0.0043, 0.0097])
+    var = np.array([2e-5, 1e-5, 3e-5, 2e-5, 1e-5])
+    n = np.array([6, 10, 30, 8, 12])
+    low, high = hosts.tau2_interval(eff, var, n)
+    assert 0 <= low < hosts.heterogeneity(eff, var).tau2 < high
+    assert hosts.tau2_interval(eff, var, n) == (low, high), "seeded: the same interval on every reading"
+    z, chi = hosts.tau2_draws(np.random.default_rng(0), n)
+    if low > 0:
+        assert hosts.tau2_accepts(eff, var, low * 1.01, z, chi) and not hosts.tau2_accepts(eff, var, low * 0.99, z, chi)
+    else:
+        assert hosts.tau2_accepts(eff, var, 0.0, z, chi)
+    assert hosts.tau2_accepts(eff, var, high * 0.99, z, chi) and not hosts.tau2_accepts(eff, var, high * 1.01, z, chi)
+
+    def q(t):  # Cochran's generalised Q by hand
+        w = 1 / (var + t)
+        return (w * (eff - (w * eff).sum() / w.sum()) ** 2).sum()
+
+    chi2_low, chi2_high = sps.chi2.ppf([0.025, 0.975], 4)
+    profile_high = optimize.brentq(lambda t: q(t) - chi2_low, 0, 1)
+    profile_low = optimize.brentq(lambda t: q(t) - chi2_high, 0, 1) if q(0) > chi2_high else 0.0
+    known = hosts.tau2_interval(eff, var, np.full(5, 10 ** 7))
+    assert known[0] == pytest.approx(profile_low, rel=0.12, abs=1e-6) and known[1] == pytest.approx(profile_high, rel=0.12)
+    # hosts that agree more closely than their own noise: Q(0) below the draws' 2.5% quantile
+    assert hosts.tau2_interval([0.01, 0.0101, 0.0099], [1e-4, 1e-4, 1e-4], [10, 10, 10]) == (0.0, 0.0)
+    for bad in (dict(variances=[0.0, 1e-4, 1e-4]), dict(pairs=[1, 10, 10])):
+        args = {"effects": [0.01, 0.02, 0.04], "variances": [1e-4, 1e-4, 1e-4], "pairs": [10, 10, 10], **bad}
+        assert all(math.isnan(x) for x in hosts.tau2_interval(**args))
+    c = hosts.combine(eff, var, pairs=n)
+    assert (c.tau2_low, c.tau2_high) == (low, high) and c.tau_low == pytest.approx(math.sqrt(low))
+    assert math.isnan(hosts.combine(eff, var).tau2_high), "without pairs no interval"
+
+
+def test_the_combined_table_gives_a_new_machines_ratio_from_3_hosts_and_taus_interval(tmp_path):
+    """across_hosts: `predict_low`/`predict_high` (95%, the ratio a machine not measured would have)
+    around the combined ratio, wider than its interval, from 3 hosts; with 2, NaN and why; tau's 95%
+    interval beside tau."""
+    dirs = [take(tmp_path / name, 1.0, rust, seed=i, cpu_model=f"CPU {name}")
+            for i, (name, rust) in enumerate((("a", 2.0), ("b", 1.96), ("c", 2.05)))]
+    three = hosts.across_hosts(store_hosts.load_hosts(dirs))
+    assert (three["hosts"] == 3).all() and (three["predict_level"] == 0.95).all() and (three["predict_note"] == "").all()
+    assert (three["predict_low"] < three["ratio_ci_low"]).all() and (three["ratio_ci_high"] < three["predict_high"]).all()
+    assert (three["tau_ci_low"] <= three["tau_ci_high"]).all() and (three["tau_ci_high"] > 0).all()
+    two = hosts.across_hosts(store_hosts.load_hosts(dirs[:2]))
+    assert two["predict_low"].isna().all() and two["predict_high"].isna().all()
+    assert two["predict_note"].str.startswith("no prediction interval: 2 hosts combined").all()
+    assert two["tau_ci_high"].notna().all()
