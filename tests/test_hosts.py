@@ -1226,3 +1226,24 @@ def test_the_combined_table_gives_a_new_machines_ratio_from_3_hosts_and_taus_int
     assert two["predict_low"].isna().all() and two["predict_high"].isna().all()
     assert two["predict_note"].str.startswith("no prediction interval: 2 hosts combined").all()
     assert two["tau_ci_high"].notna().all()
+
+
+def test_the_combined_table_for_reading_shows_taus_interval_and_a_new_machines_ratio_from_3_hosts(tmp_path):
+    """The readable combined table and the summary's words carry what across_hosts computes: tau
+    [95%] beside tau², and "a machine not measured (95%)" from 3 hosts (blank with 2)."""
+    from bench_src.report import tables, units
+
+    dirs = [take(tmp_path / name, 1.0, rust, seed=i, cpu_model=f"CPU {name}")
+            for i, (name, rust) in enumerate((("a", 2.0), ("b", 1.96), ("c", 2.05)))]
+    three = hosts.across_hosts(store_hosts.load_hosts(dirs))
+    shown = tables.hosts.combined(three).frame
+    row = three.iloc[0]
+    lo, hi = (units.significant(v, 3) for v in (row["predict_low"], row["predict_high"]))
+    assert shown["a machine not measured (95%)"].iloc[0] == f"[{lo}, {hi}]"
+    tau = shown["tau [95%]"].iloc[0]
+    assert tau.endswith("]") and tau.startswith(units.significant(row["tau"], 3) if row["tau"] > 0 else "0")
+    words = tables.hosts.heterogeneity_text(row)
+    assert f"tau {tau} (95%)" in words and f"a machine not measured: Go/Rust [{lo}, {hi}] (95% prediction)" in words
+    assert "95% prediction interval, from 3 hosts" in tables.hosts.combined(three).caption
+    two = tables.hosts.combined(hosts.across_hosts(store_hosts.load_hosts(dirs[:2]))).frame
+    assert (two["a machine not measured (95%)"] == "").all() and two["tau [95%]"].str.endswith("]").all()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ...analysis.compare import untested
-from ...analysis.hosts import i2_by_chance
-from ...analysis.rules import MIN_PAIRS
+from ...analysis.hosts import PREDICTION_MIN_HOSTS, i2_by_chance
+from ...analysis.rules import CONFIDENCE, MIN_PAIRS
 from .. import units
 from .formatting import blank, column_of, shared_text, side_columns, work_columns
 from .markup import Readable
@@ -85,15 +85,41 @@ def welch_text(f, df1, df2, p) -> str:
     return f"F {units.significant(f, 3)} on {int(df1)} and {units.significant(df2, 2)} df, p {units.p_value(p)}"
 
 
+# the level of tau's interval and of the prediction interval (analysis.hosts: rules.CONFIDENCE, a lone
+# interval's, not the family's level: neither tests anything)
+LONE = f"{CONFIDENCE:.0%}"
+
+
+def tau_text(tau, low=float("nan"), high=float("nan")) -> str:
+    """tau in log units with its 95% interval where it has one, "0.012 [0, 0.041]"; '' where tau was
+    not estimated."""
+    if not pd.notna(tau):
+        return ""
+    ends = [units.significant(v, 2) if v > 0 else "0" for v in (low, high)] if pd.notna(low) and pd.notna(high) else []
+    return (units.significant(tau, 3) if tau > 0 else "0") + (f" [{ends[0]}, {ends[1]}]" if ends else "")
+
+
+def predict_text(low, high) -> str:
+    """Where the Go/Rust ratio would lie on a machine not measured, "[0.95, 1.06]"; '' where it has no
+    prediction interval (fewer than analysis.hosts.PREDICTION_MIN_HOSTS hosts)."""
+    if not (pd.notna(low) and pd.notna(high)):
+        return ""
+    return "[" + ", ".join(units.significant(v, 3) for v in (low, high)) + "]"
+
+
 def heterogeneity_text(row) -> str:
-    """A combined row's heterogeneity in words: tau, I², Cochran's Q and the hosts (and degrees of
-    freedom) they are estimated from, and Welch's test of equal host means."""
+    """A combined row's heterogeneity in words: tau with its 95% interval, I², Cochran's Q and the
+    hosts (and degrees of freedom) they are estimated from, Welch's test of equal host means, and
+    where a machine not measured would be (from 3 hosts)."""
     if not (pd.notna(row["tau"]) and pd.notna(row["i2"])):
         return "tau and I² not estimable (a host's own variance is 0 or not finite)"
     q = q_text(row.get("q"))
     welch = welch_text(row.get("welch_f"), row.get("q_df"), row.get("welch_df2"), row.get("welch_p"))
-    return (f"tau {row['tau']:.3g}, I² {row['i2']:.0%}" + (f", Q {q}" if q else "")
-            + f", from {hosts_df(row['hosts'])}" + (f"; equal hosts (Welch): {welch}" if welch else ""))
+    tau = tau_text(row["tau"], row.get("tau_ci_low", float("nan")), row.get("tau_ci_high", float("nan")))
+    another = predict_text(row.get("predict_low", float("nan")), row.get("predict_high", float("nan")))
+    return (f"tau {tau}" + (f" ({LONE})" if "[" in tau else "") + f", I² {row['i2']:.0%}" + (f", Q {q}" if q else "")
+            + f", from {hosts_df(row['hosts'])}" + (f"; equal hosts (Welch): {welch}" if welch else "")
+            + (f"; a machine not measured: Go/Rust {another} ({LONE} prediction)" if another else ""))
 
 
 def chance_text(hosts) -> str:
@@ -150,11 +176,16 @@ def combined(t: pd.DataFrame) -> Readable:
     out["interval level"] = t["ci_level"].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
     out["verdict"] = verdicts(t)
     out["tau²"] = (t["tau"] ** 2).map(lambda v: units.significant(v, 2) if pd.notna(v) else "")
+    out[f"tau [{LONE}]"] = [tau_text(*v) for v in zip(t["tau"], column_of(t, "tau_ci_low", float("nan")),
+                                                  column_of(t, "tau_ci_high", float("nan")))]
     out["I²"] = t["i2"].map(lambda v: f"{v:.0%}" if pd.notna(v) else "")
     out["Q"] = column_of(t, "q", float("nan")).map(q_text)
     out["equal hosts (Welch)"] = [welch_text(*v) for v in zip(*(column_of(t, c, float("nan")) for c in
                                                                ("welch_f", "q_df", "welch_df2", "welch_p")))]
     out["estimated from"] = [hosts_df(k) if pd.notna(i2) else "" for k, i2 in zip(t["hosts"], t["i2"])]
+    out[f"a machine not measured ({LONE})"] = [predict_text(lo, hi) for lo, hi in
+                                           zip(column_of(t, "predict_low", float("nan")),
+                                               column_of(t, "predict_high", float("nan")))]
     out["holds on"] = [holds_on_text(text, counts) for text, counts in
                        zip(t["holds_on_text"].fillna(""), column_of(t, "host_verdict_counts", ""))]
     out["hosts' own verdicts"] = (t["host_verdict_texts"] if "host_verdict_texts" in t else t["host_verdicts"].map(
@@ -167,7 +198,13 @@ def combined(t: pd.DataFrame) -> Readable:
     chance = chance_text(t["hosts"])
     return Readable(out, "one random-effects combination per comparison (the wider of Student's t on hosts - 1 "
                          "degrees of freedom on the hosts' spread and the normal on their own variances, widened on a "
-                         "grid by the hosts' rounding; BH over the comparisons); holds on: " + HOLDS_ON
+                         f"grid by the hosts' rounding; BH over the comparisons); tau [{LONE}]: the spread of the "
+                         "hosts' true log ratios with its interval (Q-profile, Q's distribution by parametric "
+                         "bootstrap), whose upper end is how far machines like these may differ; a machine not "
+                         "measured: where the Go/Rust ratio would lie on another machine like these hosts "
+                         f"({LONE} prediction interval, from {PREDICTION_MIN_HOSTS} hosts; it tests nothing, and few "
+                         "hosts make it wide); holds on: "
+                    + HOLDS_ON
                     + (f"; {chance}" if chance else ""),
                     f"Go vs Rust across hosts, {metric}")
 
