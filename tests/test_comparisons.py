@@ -556,3 +556,27 @@ def test_the_articles_dead_loop_is_no_like_for_like_comparison_but_stays_in_the_
     pairs = comparisons.comparisons(cells, "go_vs_rust")
     assert [a.params for a, _ in pairs] == [(("kernel", "xorshift"), ("work", "50000"))]
     assert comparisons.unequal_work(cells[2]) == "kernel=article" and comparisons.unequal_work(cells[0]) == ""
+
+
+def test_a_pair_that_could_not_be_tested_is_counted_apart_from_the_inconclusive_ones():
+    """The robustness row counts a pair of variants with no pairs of values that count (no ratio,
+    verdict_kind inconclusive: compare.untested) as not tested, as the findings and the Method do;
+    the readable table shows the fifth count only where some row has one."""
+    from bench_src.report import tables
+
+    base = {"workload": "sleep", "n": 1000, "threads_requested": 2, "arm": "", "shared_params": "work=0",
+            "metric": "peak_rss_mib", "go_model": "task", "rust_model": "task", "go_params": "", "rust_params": "",
+            "go_median": 1.0, "rust_median": 1.0, "verdict": "inconclusive"}
+    table = pd.DataFrame([
+        {**base, "go_variant": "waitgroup", "rust_variant": "join-handles", "go_default": True, "rust_default": True,
+         "ratio": np.nan, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan, "verdict_kind": "inconclusive"},
+        {**base, "go_variant": "chan-per-task", "rust_variant": "join-handles", "go_default": False,
+         "rust_default": True, "ratio": 1.01, "ratio_ci_low": 0.97, "ratio_ci_high": 1.05,
+         "verdict_kind": "inconclusive"}])
+    rob = robustness.robustness(table=table, metric="peak_rss_mib")
+    assert (rob["inconclusive_rows"].iloc[0], rob["untested_rows"].iloc[0]) == (1, 1)
+    assert list(robustness.row_flags(table, rob)) == ["no reversal, 2 pairs (1 inconclusive, 1 not tested)"] * 2
+    shown = tables.comparisons.robustness(rob).frame
+    assert shown["verdicts (Go / Rust / equivalent / inconclusive / not tested)"].iloc[0] == "0 / 0 / 0 / 1 / 1"
+    none = tables.comparisons.robustness(rob.assign(untested_rows=0, inconclusive_rows=2)).frame
+    assert none["verdicts (Go / Rust / equivalent / inconclusive)"].iloc[0] == "0 / 0 / 0 / 2"

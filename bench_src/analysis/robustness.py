@@ -32,13 +32,15 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
                margin: float = rules.MARGIN, design=None) -> pd.DataFrame:
     """One row per work (workload, N, threads requested, arm, shared parameters) of the Go-vs-Rust
     table (computed from `df` unless given): default vs default, best vs best (each with the threads
-    its two programs ran with, the table's), the counts of row verdicts, `reverses` (some rows say
+    its two programs ran with, the table's), the counts of row verdicts (`untested_rows`: pairs that
+    could not be tested, counted apart from `inconclusive_rows`), `reverses` (some rows say
     Go, others Rust) and `depends_on_variant` (reverses, or default and best disagree)."""
     if table is None:
         table = compare_mod.compare(df, metric, margin=margin, design=design)
     pcols = [c for c in table.columns if c.startswith("p_") and c not in ("p_value", "p_adjusted")]
     cols = [*GROUP, *pcols, "metric", "rows", *(f"default_{k}" for k in _SIDE), *(f"best_{k}" for k in _SIDE),
-            "go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows", "reverses", "depends_on_variant", "note"]
+            "go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows", "untested_rows", "reverses",
+            "depends_on_variant", "note"]
     if table.empty:
         return pd.DataFrame(columns=cols)
     t = table.copy()
@@ -62,6 +64,9 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
                              (same_model["rust_params"] == rust_best["rust_params"])]
             best = hit.iloc[0] if not hit.empty else None
         kinds = g["verdict_kind"].value_counts()
+        # a pair that could not be tested (no pairs of values that count) reads inconclusive but
+        # measured nothing: counted apart, as the findings and the Method count it
+        untested = int(compare_mod.untested(g).sum())
         reverses = bool(kinds.get("a", 0) and kinds.get("b", 0))
         differ = (default is not None and best is not None and default["verdict_kind"] != best["verdict_kind"])
         notes = []
@@ -76,7 +81,7 @@ def robustness(df: pd.DataFrame | None = None, metric: str = "elapsed_s", table:
                     "rows": len(g), **_pick(default, "default"), **_pick(best, "best"),
                     "go_rows": int(kinds.get("a", 0)), "rust_rows": int(kinds.get("b", 0)),
                     "equivalent_rows": int(kinds.get("equivalent", 0)),
-                    "inconclusive_rows": int(kinds.get("inconclusive", 0)),
+                    "inconclusive_rows": int(kinds.get("inconclusive", 0)) - untested, "untested_rows": untested,
                     "reverses": reverses, "depends_on_variant": bool(reverses or differ), "note": "; ".join(notes)})
     return pd.DataFrame(out, columns=cols)
 
@@ -102,7 +107,7 @@ def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
             flags[k] = "depends on the variants"
         elif r.rows > 1:
             counts = {"Go": r.go_rows, "Rust": r.rust_rows, "equivalent": r.equivalent_rows,
-                      "inconclusive": r.inconclusive_rows}
+                      "inconclusive": r.inconclusive_rows, "not tested": getattr(r, "untested_rows", 0)}
             seen = {v: int(c) for v, c in counts.items() if c}
             flags[k] = (f"same verdict, {int(r.rows)} pairs" if len(seen) == 1 else
                         f"no reversal, {int(r.rows)} pairs ({', '.join(f'{c} {v}' for v, c in seen.items())})")

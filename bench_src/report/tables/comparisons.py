@@ -10,8 +10,8 @@ import pandas as pd
 
 from ...analysis import rules
 from .. import units
-from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params, paired_columns,
-                         params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
+from .formatting import (NOT_TESTED, blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params,
+                         paired_columns, params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
                          test_columns, threads_cells, title_of, with_params, work_columns)
 from .markup import Readable
 
@@ -164,9 +164,11 @@ def robustness(table: pd.DataFrame) -> Readable:
     out["defaults: Go/Rust [CI], verdict"] = [_pair_text(r, "default") for r in rows]
     out["best of each: Go/Rust [CI], verdict"] = [_pair_text(r, "best") for r in rows]
     out["pairs run"] = column_of(t, "rows").map(lambda v: "" if blank(v) else units.count(v))
-    out["verdicts (Go / Rust / equivalent / inconclusive)"] = [
-        " / ".join(str(int(r.get(k, 0) or 0)) for k in ("go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows"))
-        for r in rows]
+    counts = ("go_rows", "rust_rows", "equivalent_rows", "inconclusive_rows")
+    untested = any(int(r.get("untested_rows", 0) or 0) for r in rows)  # the fifth count only where a pair has one
+    header = "verdicts (Go / Rust / equivalent / inconclusive" + (f" / {NOT_TESTED})" if untested else ")")
+    out[header] = [" / ".join(str(int(r.get(k, 0) or 0)) for k in (*counts, *(("untested_rows",) if untested else ())))
+                   for r in rows]
     out["depends on the variants"] = column_of(t, "depends_on_variant", False).map(
         lambda v: "yes" if bool(v) and not blank(v) else "no")
     out["note"] = column_of(t, "note", "")
