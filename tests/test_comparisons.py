@@ -304,9 +304,12 @@ def test_a_sequential_rows_mde_is_read_off_its_last_looks_own_interval():
     assert shown < (own_high - own_low) / 2, "the case: the interval shown is narrower than the last look's"
     expected = float(multiplicity.detectable((own_high - own_low) / 2, 0.05 * share, str(last.test_at(0.05 * share)),
                                              paired.t_dof(last.n), rules.POWER))
-    assert np.log1p(row["mde"]) == pytest.approx(min(expected, shown))
+    reach = max(np.log(row["ratio_ci_high"]), -np.log(row["ratio_ci_low"]))  # beyond it: excluded already
+    assert compare._detectable_power(np.log(row["ratio_ci_low"]), np.log(row["ratio_ci_high"]), last,
+                                     0.05 * share) == pytest.approx(min(expected, shown))
+    assert np.log1p(row["mde"]) == pytest.approx(min(expected, shown, reach))
     assert np.log1p(row["mde"]) > shown / 2, "more than the shown half-width the old mde was read off"
-    assert np.log1p(row["mde"]) <= shown + 1e-12, "never beyond what the interval shown resolves"
+    assert np.log1p(row["mde"]) <= min(shown, reach) + 1e-12, "never beyond what the interval shown resolves"
 
 
 def test_a_lopsided_intervals_mde_is_read_off_its_longer_side():
@@ -333,9 +336,12 @@ def test_a_lopsided_intervals_mde_is_read_off_its_longer_side():
         return float(multiplicity.detectable(half, level, str(last.test_at(level)), paired.t_dof(last.n), rules.POWER))
 
     shown = np.log(row["ratio_ci_high"]) - np.log(row["ratio_ci_low"])
-    assert np.log1p(row["mde"]) == pytest.approx(min(mde_of(est - low), shown))
-    assert np.log1p(row["mde"]) > mde_of((high - low) / 2), "more than the half-width gives"
-    assert np.log1p(row["mde"]) <= shown + 1e-12, "never beyond what the interval shown resolves"
+    reach = max(np.log(row["ratio_ci_high"]), -np.log(row["ratio_ci_low"]))
+    power = compare._detectable_power(np.log(row["ratio_ci_low"]), np.log(row["ratio_ci_high"]), last, level)
+    assert power == pytest.approx(min(mde_of(est - low), shown))
+    assert power > mde_of((high - low) / 2), "more than the half-width gives"
+    assert np.log1p(row["mde"]) == pytest.approx(min(power, reach))
+    assert np.log1p(row["mde"]) <= min(shown, reach) + 1e-12, "never beyond what the interval shown resolves"
     # at a level the signed-rank test reaches, its interval's sides are as random as its estimate: the
     # half-width, as before (a row of 10 pairs tested at 5%)
     t10 = compare.pair_test(codes, b * np.exp(d), codes, b, level_min=0.05)
@@ -580,3 +586,23 @@ def test_a_pair_that_could_not_be_tested_is_counted_apart_from_the_inconclusive_
     assert shown["verdicts (Go / Rust / equivalent / inconclusive / not tested)"].iloc[0] == "0 / 0 / 0 / 1 / 1"
     none = tables.comparisons.robustness(rob.assign(untested_rows=0, inconclusive_rows=2)).frame
     assert none["verdicts (Go / Rust / equivalent / inconclusive)"].iloc[0] == "0 / 0 / 0 / 2"
+
+
+def test_an_mde_never_reaches_past_the_farther_end_of_the_interval_beside_it():
+    """An inconclusive row's mde is the smaller of the difference its test calls with 80% power and
+    the farther end of its interval from 1: a difference beyond that end the interval excludes
+    already (a quick run's files_rw row read "1.04 [0.748, 1.56], MDE x/÷ 1.67").  A difference of
+    the mde or more is then excluded, or called with that power at the spread measured."""
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.0, 0.25, 10)
+    d -= d.mean() - 0.02  # an estimate near 0: the interval straddles 1 about evenly
+    codes = np.arange(d.size)
+    t = compare.pair_test(codes, np.exp(d), codes, np.ones(d.size), level_min=0.05 / 25)
+    row = compare.decide_family([t], 0.05, 0.02, 25)[0]
+    low, high = np.log(row["ratio_ci_low"]), np.log(row["ratio_ci_high"])
+    share, last = t.tested.last
+    power = compare._detectable_power(low, high, last, (1 - row["ci_level"]) * share)
+    assert row["verdict_kind"] == "inconclusive" and low < 0 < high
+    assert power > max(high, -low), "the case: the power reading reaches past the interval's ends"
+    assert np.log1p(row["mde"]) == pytest.approx(max(high, -low)), "capped at the farther end"
+    assert np.log1p(row["mde"]) >= (high - low) / 2 - 1e-12, "never below the half-width"

@@ -33,9 +33,9 @@ def test_differences_of_the_defaults_come_largest_first_with_their_intervals():
     # the counts add up to the default pairs of the table
     assert len(time.differences) + time.equivalent + time.open == len(defaults)
     assert "false discovery rate 0.05" in time.summary() and "adjusted over the family's" in time.summary()
-    if time.open:  # the open rows' mde is a statement of power: the summary says which
-        assert "would have been called at the spread measured: with 80% power were that spread the true one" \
-            in time.summary()
+    if time.open:  # the open rows' mde: excluded by the interval, or a statement of power: the summary says which
+        assert ("is excluded by the interval or would have been called at the spread measured: with 80% power were "
+                "that spread the true one") in time.summary()
 
 
 def test_differences_are_ordered_by_the_smallest_difference_their_interval_supports():
@@ -285,8 +285,9 @@ def test_the_open_comparisons_say_plainly_what_they_could_have_shown():
     # something had been called; now the MDEs' range, and none / k / all of them precise enough
     base = dict(metric="elapsed_s", differences=[], equivalent=0, level=0.95, family_size=25, all_pairs={})
     none = findings.MetricFindings(**base, open=13, open_small=0, open_mde=(0.08, 2.75)).summary()
-    assert ("13 open (MDEs ±8.0% to ×/÷ 3.75; none of them precise enough that a difference of 5% would have "
-            "been called at the spread measured: with 80% power were that spread the true one, ") in none
+    assert ("13 open (MDEs ±8.0% to ×/÷ 3.75; none of them precise enough that a difference of 5% is excluded by "
+            "the interval or would have been called at the spread measured: with 80% power were that spread the true "
+            "one, ") in none
     some = findings.MetricFindings(**base, open=2, open_small=1, open_mde=(0.04, 0.3)).summary()
     assert "2 open (MDEs ±4.0% to ×/÷ 1.30; 1 of them precise enough" in some
     one = findings.MetricFindings(**base, open=1, open_small=1, open_mde=(0.04, 0.04)).summary()

@@ -420,7 +420,7 @@ def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_md
     monkeypatch.setattr(rules, "POWER", 0.9)
     tables = {"go_vs_rust_elapsed_s": compare.compare(df, "elapsed_s")}
     text = method.multiplicity(tables, 0.02, 0.05)
-    assert "at 90% power at the spread measured (the MDE" in text
+    assert "the difference it would call with 90% power at the spread measured and the farther end of its interval" in text
     # what the simulation measured averaged over the spread's uncertainty, from its one owner
     assert "the power averaged over it is lower: 59-86% at 6 to 20 pairs in the package's simulation" in text
 

@@ -349,8 +349,10 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
     """The family's decisions (multiplicity.decide) as one dict per comparison: ratio (exp of the
     last look's estimate), the interval at the family's level (`ci_level`), p-value and
     BH-adjusted p-value, verdict kind, within_margin, and mde: the smallest relative difference the
-    comparison would call with rules.POWER power in either direction, read off its last look's
-    interval (_detectable: between the half-width and the full width of the interval shown)."""
+    comparison leaves no longer open in either direction: the smaller of the difference it would call
+    with rules.POWER power, read off its last look's interval, and the farther end of the interval
+    shown, beyond which a difference is excluded already (_detectable: between the interval's
+    half-width and the smaller of its full width and its farther end)."""
     p = np.array([float(t.tested.p_value()) if t.tested else np.nan for t in tests])
 
     def interval_at(level):
@@ -389,11 +391,22 @@ def decide_family(tests: list[PairTest], alpha: float = ALPHA, margin: float = M
 
 
 def _detectable(low: float, high: float, last: paired.Location, level: float) -> float:
-    """The mde (log units) of a comparison whose interval shown is [low, high] and whose last look
-    is `last`, tested at `level`: read off the last look's own interval at that level, since the
+    """The mde (log units) of a comparison whose interval shown is [low, high]: the difference its
+    test would call with rules.POWER power (`_detectable_power`), but never more than the farther
+    end of that interval from 0, max(high, -low): a difference beyond it in either direction the
+    interval excludes already, so an mde past it would promise less than the row shows (an
+    inconclusive 1.04 [0.748, 1.56] read "MDE x/÷ 1.67").  A difference of the mde or more is then
+    either excluded by the interval or, at the spread measured, called with that power."""
+    return min(_detectable_power(low, high, last, level), max(high, -low))
+
+
+def _detectable_power(low: float, high: float, last: paired.Location, level: float) -> float:
+    """The difference (log units) that a comparison whose interval shown is [low, high] and whose
+    last look is `last` calls with rules.POWER power at `level`: read off the last look's own
+    interval at that level, since the
     last look is the one whose test a difference of that size must pass (the interval shown, the
     intersection of every look's interval, can be narrower than any one look's and so would
-    promise power no look has); but never more than the interval shown resolves (its full width).
+    promise power no look has); but never more than the interval shown spans (its full width).
     Where that interval is the hull below the signed-rank test's floor (`Location.is_hull`), off its
     longer side about the estimate: there a difference is called only when every pair's difference
     has the same sign, so a difference upward must clear the distance from the estimate down to the

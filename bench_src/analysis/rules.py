@@ -58,8 +58,9 @@ HEADLINE_METRICS = ("elapsed_s", "peak_rss_mib")
 # The sequential rule: the metrics whose comparisons decide when a cell stops.  Its looks, the share
 # of ALPHA each spends and MIN_PAIRS are fixed by the plan (bench_src/plan/design.py) and read here.
 SEQUENTIAL_METRICS = HEADLINE_METRICS
-# A comparison the rule leaves inconclusive stops sampling once it would have shown a difference of
-# this size (its minimum detectable effect is at most this): "no difference of 5% or more".
+# A comparison the rule leaves inconclusive stops sampling once a difference of this size is excluded
+# by its interval or would have been called (its minimum detectable effect, compare._detectable, is at
+# most this): "no difference of 5% or more left open".
 PRECISION_TARGET = 0.05
 
 def mde_power_measured(pairs) -> tuple[float, float, tuple[int, ...]]:

@@ -8,8 +8,8 @@ discovery rate over the family, looks 1..k each with its share of alpha, interva
 whose exclusion of 1 is the verdict): a comparison is decided when its interval excludes 1 (a
 difference) or lies within the equivalence margin, and open otherwise; a comparison whose cells
 have no valid sample is closed (it can never be decided), and one that stays inconclusive stops
-once its minimum detectable effect is at most rules.PRECISION_TARGET ("precise": no difference
-of that size, or it would have been called).  A comparison stays open while it is
+once its minimum detectable effect is at most rules.PRECISION_TARGET ("precise": a difference of
+that size is excluded by its interval, or it would have been called; compare._detectable).  A comparison stays open while it is
 open for any metric, and a cell stays open while any comparison it takes part in is open; a cell
 without a partner stops after the pilot.  Decisions are kept once made (BH is monotone: later
 looks only lower a comparison's p-value and raise the number of differences, so the final tables
@@ -392,7 +392,8 @@ def _projected_stop(d: np.ndarray, design: Design, level_scale: float, rng, repl
     """Per replication, the pair count at which an open comparison whose pilot gave the per-block
     log ratios d is decided: normal per-block log ratios continue the pilot (its mean and spread),
     and at each later look the t interval at that look's level decides (a difference when it
-    excludes 0, equivalence inside the margin, or precise enough); the budget when no look
+    excludes 0, equivalence inside the margin, or precise enough: its mde, capped as a row's at the
+    interval's width and its farther end, at most rules.PRECISION_TARGET); the budget when no look
     decides."""
     looks, budget = design.looks, design.looks[-1]
     centre, spread = float(np.mean(d)), pilot_spread(d)
@@ -406,6 +407,7 @@ def _projected_stop(d: np.ndarray, design: Design, level_scale: float, rng, repl
         mean = x.mean(axis=1)
         half = paired.t_half_width(x.std(axis=1, ddof=1) / math.sqrt(count), count, level_scale * share)
         mde = multiplicity.detectable(half, level_scale * share, paired.T_TEST, paired.t_dof(count), rules.POWER)
+        mde = np.minimum(mde, np.minimum(2 * half, np.abs(mean) + half))  # as a row's (compare._detectable)
         decided = ((np.abs(mean) > half) | ((mean - half >= lo_margin) & (mean + half <= hi_margin))
                    | (np.expm1(mde) <= rules.PRECISION_TARGET))
         now = undecided & decided

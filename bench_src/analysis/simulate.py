@@ -1049,8 +1049,9 @@ def mde_power(shape: str, pairs: int, reps: int, rng, level: float = rules.ALPHA
               fresh: int = 400) -> dict:
     """What a row's mde promises, averaged over repetitions: `reps` samples of `pairs` per-block log
     differences (of two cells with noise of `shape` at `cv` each, no true difference), each read for its mde at `level` (one
-    comparison, fixed design) as the tables read it (`compare._detectable`) and off the half-width
-    alone; then `fresh` new samples shifted by that mde upward and as many downward, and the share
+    comparison, fixed design) as the tables read its power part (`compare._detectable_power`; the
+    tables cap it further at the interval's farther end, a difference excluded already) and off the
+    half-width alone; then `fresh` new samples shifted by that mde upward and as many downward, and the share
     whose interval at `level` excludes 0 (the lower of the two directions).  Returns the mean of
     those shares for both readings, and the share of samples whose interval was a hull below the
     signed-rank floor."""
@@ -1062,7 +1063,8 @@ def mde_power(shape: str, pairs: int, reps: int, rng, level: float = rules.ALPHA
         half = float(multiplicity.detectable((high - low) / 2, level, str(last.test_at(level)),
                                              paired.t_dof(pairs), rules.POWER))
         got["hull"].append(bool(np.asarray(last.is_hull(level)).ravel()[0]))
-        for key, mde in (("mde", compare._detectable(low, high, last, level)), ("half_width", min(half, high - low))):
+        for key, mde in (("mde", compare._detectable_power(low, high, last, level)),
+                         ("half_width", min(half, high - low))):
             shares = []
             for sign in (1.0, -1.0):
                 shifted = np.log(noise(rng, shape, (fresh, pairs), cv) / noise(rng, shape, (fresh, pairs), cv)) + sign * mde

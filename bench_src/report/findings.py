@@ -236,15 +236,17 @@ class MetricFindings:
 
     def _open_text(self) -> str:
         """What the open comparisons could have shown: their MDEs' range and how many of them were
-        precise enough that a difference of SMALL_MDE would have been called."""
+        precise enough that a difference of SMALL_MDE is excluded by the interval or would have been
+        called (compare._detectable)."""
         low, high = (units.detectable(v) for v in self.open_mde)
         mdes = "" if not low else (f"MDE {low}" if low == high else f"MDEs {low} to {high}")
         one = self.open == 1  # "all of them" of a single open row reads as if there were several
         could = (("not" if one else "none of them") if self.open_small == 0
                  else ("" if one else "all of them") if self.open_small == self.open
                  else f"{self.open_small} of them")
-        return ((mdes + "; " if mdes else "") + f"{could + ' ' if could else ''}precise enough that a difference of {SMALL_MDE:.0%} would "
-                f"have been called at the spread measured: {self._power_text()}")
+        return ((mdes + "; " if mdes else "") + f"{could + ' ' if could else ''}precise enough that a difference of "
+                f"{SMALL_MDE:.0%} is excluded by the interval or would have been called at the spread measured: "
+                f"{self._power_text()}")
 
     def _power_text(self) -> str:
         """The power behind "would have been called": rules.POWER only were the spread measured the

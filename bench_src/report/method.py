@@ -490,9 +490,10 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         f"exactly when its comparison is called a difference (\"by less than {margin * 100:g}%\" where it also lies "
         f"inside ±{margin * 100:g}%). Equivalence within ±{margin * 100:g}% is called when that same interval holds 1 "
         f"and lies inside the margin; anything else is inconclusive, with the smallest difference "
-        f"it could have shown at {rules.POWER:.0%} power at the spread measured (the MDE, between the interval's "
-        f"half-width and its width; the spread is itself uncertain, and the power averaged over it is "
-        f"lower: {_measured_power()} in the package's simulation, docs/statistics.md)."]
+        f"it leaves open no longer (the MDE: the smaller of the difference it would call with {rules.POWER:.0%} "
+        f"power at the spread measured and the farther end of its interval, beyond which a difference is excluded "
+        f"already; at least the interval's half-width; the spread is itself uncertain, and the power averaged over "
+        f"it is lower: {_measured_power()} in the package's simulation, docs/statistics.md)."]
     rows, notes = [], []
     for name, t in comps:
         fam = t["family_title"].iloc[0] if "family_title" in t.columns else t["family"].iloc[0]
@@ -522,7 +523,7 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
         row["inconclusive rows' MDE"] = low if low == high else f"{low} to {high}"
         rows.append(row)
     parts.append("Per family (a difference \"within\" the margin is called and smaller than it; the MDE, the "
-                 "smallest difference an inconclusive row could have shown):")
+                 "smallest difference an inconclusive row leaves open no longer):")
     families = pd.DataFrame(rows).fillna("")
     if "not tested" in families.columns and (families["not tested"].isin(["0", ""])).all():
         families = families.drop(columns="not tested")  # a column of noughts says nothing
