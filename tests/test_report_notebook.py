@@ -101,6 +101,22 @@ def test_a_path_that_holds_no_run_is_an_error_a_user_can_fix(tmp_path, monkeypat
         assert isinstance(err.value, FileNotFoundError)
 
 
+def test_a_bad_value_is_named_before_the_results_directory_is_looked_for(tmp_path, monkeypatch):
+    # with no run under data/results, a bad margin read "no results under ...; run notebooks/run.ipynb
+    # first", which sent a user to run a benchmark to fix a typo
+    from bench_src.store import directory as results
+    monkeypatch.setattr(results.paths, "RESULTS", tmp_path / "nothing")
+    for check, given in ((nb.analysis_parameters, {"margin": "abc"}), (nb.analysis_parameters, {"margin": 0.6}),
+                         (nb.analysis_parameters, {"distribution_workloads": "[nope]"}),
+                         (nb.analysis_parameters, {"hosts_dir": ""}), (nb.reproduce_parameters, {"margin": "abc"})):
+        with pytest.raises(ValueError) as err:
+            check(None, **given)
+        name = next(iter(given))
+        assert name in str(err.value) and "no results under" not in str(err.value), (given, str(err.value))
+    with pytest.raises(api.USER_ERRORS, match="no results under"):  # a good value: the directory's own error
+        nb.analysis_parameters(None, margin=0.02)
+
+
 def test_an_empty_string_for_the_results_directory_is_named_as_given(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # where "." would be a directory without a run
     for check in (nb.analysis_parameters, nb.memory_parameters, nb.reproduce_parameters):

@@ -129,15 +129,16 @@ def analysis_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
                         distribution_workloads: Any = None, factor: Any = None,
                         hosts_dir: Any = None) -> AnalysisParameters:
     """The parameters of analysis.ipynb, checked (a directory a run still writes refused, as every
-    analysis notebook's: results_dir_parameter)."""
-    dirs = results_dirs_parameter(results_dir)
+    analysis notebook's: results_dir_parameter).  The values that need no directory are checked
+    first, so that a bad margin is named as such even where no run exists yet."""
+    margin = margin_parameter(margin)
+    workloads = workloads_parameter("distribution_workloads", distribution_workloads)
     hosts_dir = read_none(hosts_dir)
     if hosts_dir is not None and (isinstance(hosts_dir, bool) or not isinstance(hosts_dir, (str, Path))
                                   or not str(hosts_dir).strip()):  # Path("") would be the current directory
         raise ValueError(f"hosts_dir={hosts_dir!r}: expected a directory path or None")
-    return AnalysisParameters(dirs, margin_parameter(margin),
-                              workloads_parameter("distribution_workloads", distribution_workloads),
-                              factor_parameter(factor, len(dirs) > 1),
+    dirs = results_dirs_parameter(results_dir)
+    return AnalysisParameters(dirs, margin, workloads, factor_parameter(factor, len(dirs) > 1),
                               Path(hosts_dir) if hosts_dir is not None else None)
 
 
@@ -155,11 +156,12 @@ class ReproduceParameters:
 
 def reproduce_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
                          table: Any = ARTICLE_TABLES[0]) -> ReproduceParameters:
-    """The parameters of reproduce_article.ipynb, checked."""
+    """The parameters of reproduce_article.ipynb, checked (the directory last, as analysis_parameters)."""
     table = ARTICLE_TABLES[0] if read_none(table) is None else table
     if table not in ARTICLE_TABLES:
         raise ValueError(f"table={table!r}: expected one of the article's tables: {', '.join(ARTICLE_TABLES)}")
-    return ReproduceParameters(results_dir_parameter(results_dir), margin_parameter(margin), table)
+    margin = margin_parameter(margin)
+    return ReproduceParameters(results_dir_parameter(results_dir), margin, table)
 
 
 def describe_plan(plan) -> pd.DataFrame:
