@@ -344,7 +344,7 @@ def test_the_drift_tables_caption_states_the_rules_alpha(monkeypatch):
     rows = [("go", 10, 1 + rng.normal(0, 0.01)) for _ in range(30)] + [("rust", 10, 1 + 0.01 * i) for i in range(30)]
     monkeypatch.setattr(rules, "ALPHA", 0.1)
     caption = tables.readable(quality.drift(frame(rows)), "drift_elapsed_s").caption
-    assert "drift: Holm-corrected p < 0.1." in caption and "0.05" not in caption
+    assert "drift: Holm-corrected p (over the table's cells) < 0.1." in caption and "0.05" not in caption
 
 
 def test_a_per_task_interval_on_a_page_grid_allows_for_the_rounding_and_never_has_zero_width():
