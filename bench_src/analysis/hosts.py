@@ -338,8 +338,9 @@ def hksj(effects, variances, tau2: float, level: float = rules.ALPHA) -> tuple[f
 
 # --- where a machine not measured would be, and how far machines differ ---------------------------
 PREDICTION_MIN_HOSTS = 3  # a prediction interval rests on the hosts' spread: with 2 it is one difference
-TOO_FEW_TO_PREDICT = ("no prediction interval: {hosts} host{s} combined, and a prediction needs 3 or more (with 2 the "
-                      "spread between machines is one difference, read with t on 1 degree of freedom)")
+TOO_FEW_TO_PREDICT = ("no prediction interval: {hosts} host{s} combined, and a prediction needs "
+                      f"{PREDICTION_MIN_HOSTS} or more (with 2 the spread between machines is one difference, read "
+                      "with t on 1 degree of freedom)")
 TAU2_DRAWS = 10_000  # the parametric bootstrap's draws per value of tau^2 tried (`tau2_interval`): the 2.5% quantile of
 # chi^2 on 4 df read off them within 3.4% (one standard error), and an end of the interval about as closely
 
