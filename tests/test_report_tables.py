@@ -468,11 +468,11 @@ def test_a_row_without_a_peak_that_counts_is_not_said_to_be_within_a_baseline():
     # within its baseline
     row = {"workload": "sleep", "n": 1000, "threads_requested": 2, "shared_params": "kernel=xorshift,work=0",
            "go_variant": "waitgroup", "rust_variant": "join-handles", "go_median": np.nan, "rust_median": 6.26,
-           "ratio": np.nan, "verdict": "inconclusive",
+           "ratio": np.nan, "verdict": "inconclusive", "verdict_kind": "inconclusive",
            "go_baseline_mib": 9.70, "rust_baseline_mib": 5.47, "rust_above_mib": 0.793, "above_ci_level": 0.95}
     both = {**row, "n": 10000, "rust_median": np.nan, "rust_above_mib": np.nan}
     f = tables.memory_above_baseline(pd.DataFrame([row, both])).frame
-    # the Go-vs-Rust cell beside it reads as in the Go vs Rust table, though this table keeps its verdict as text
+    # the Go-vs-Rust cell beside it reads as in the Go vs Rust table (memory.above_baseline keeps its verdict_kind)
     assert f["Go/Rust [CI], verdict"].tolist() == ["not tested", "not tested"]
     above = f["Go/Rust above baseline [95% CI]"].tolist()
     assert above == ["no ratio: no peak of Go counts (the Go vs Rust table's warning says why)",
@@ -504,13 +504,15 @@ def test_memory_above_baseline_names_the_parameters_that_tell_its_rows_apart():
                 "go_params": ",".join(filter(None, [shared, go_own])),
                 "rust_params": ",".join(filter(None, [shared, rust_own])),
                 "go_median": 37.0, "rust_median": 10.0, "ratio": 3.7, "ratio_ci_low": 3.6, "ratio_ci_high": 3.8,
-                "verdict": "Rust smaller"}
+                "verdict": "Rust smaller", "verdict_kind": "b"}
 
     pairs = pd.DataFrame([pair("duration_ms=0,wait=release"), pair("duration_ms=3000,wait=sleep"),
                           {**pair("pool=64", "driver=pgx", "driver=sqlx"), "workload": "postgres"}])
     base = pd.DataFrame({"lang": ["go", "rust"], "threads_requested": [2, 2], "baseline_samples": [6, 6],
                          "baseline_mib": [9.7, 5.8]})
-    f = tables.memory_above_baseline(memory.above_baseline(pairs, base)).frame
+    above = memory.above_baseline(pairs, base)
+    assert list(above["verdict_kind"]) == ["b"] * 3  # kept, so a row not tested is told by its kind, not its text
+    f = tables.memory_above_baseline(above).frame
     shown = f.drop(columns=[c for c in f.columns if "above" in c or "baseline" in c or "peak" in c])
     assert not shown.duplicated().any(), shown
     assert list(f["parameters"]) == ["duration_ms=0, wait=release", "duration_ms=3000, wait=sleep", "pool=64"]

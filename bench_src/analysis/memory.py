@@ -260,7 +260,7 @@ def above_baseline(pairs: pd.DataFrame, base: pd.DataFrame, samples: pd.DataFram
     keep = [c for c in ("workload", "n", "threads_requested", "shared_params", "go_variant", "rust_variant",
                         "go_params", "rust_params",
                         "go_median", "rust_median", "ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "verdict",
-                        "go_baseline_mib", "rust_baseline_mib", "above_blocks", "go_above_mib", "go_above_ci_low",
+                        "verdict_kind", "go_baseline_mib", "rust_baseline_mib", "above_blocks", "go_above_mib", "go_above_ci_low",
                         "go_above_ci_high", "rust_above_mib", "rust_above_ci_low", "rust_above_ci_high",
                         "ratio_above_baseline", "ratio_above_ci_low", "ratio_above_ci_high", "ratio_above_gap_low",
                         "ratio_above_gap_high", "above_ci_level", "above_resolved", "above_note") if c in out.columns]

@@ -237,19 +237,10 @@ def ci_name(table: pd.DataFrame, column: str = "ci_level") -> str:
 NOT_TESTED = "not tested"
 
 
-def _untested(table: pd.DataFrame) -> pd.Series:
-    """compare.untested, read from the verdict's text where a table does not carry `verdict_kind` (the
-    memory above baseline table keeps the Go-vs-Rust verdict as text): "inconclusive" without a ratio."""
-    if "verdict_kind" in table.columns:
-        return compare.untested(table)
-    ratio = pd.to_numeric(column_of(table, "ratio"), errors="coerce")
-    return column_of(table, "verdict", "").astype(str).eq("inconclusive") & ratio.isna()
-
-
 def ratio_cells(table: pd.DataFrame) -> pd.Series:
     """The ratio, its interval and its verdict in one cell; NOT_TESTED for a row that could not be
     tested (its warning says why)."""
-    untested = _untested(table)
+    untested = compare.untested(table)
     cells = []
     for r, not_tested in zip(table.itertuples(index=False), untested):
         d = r._asdict()
