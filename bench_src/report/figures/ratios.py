@@ -47,8 +47,8 @@ def ratio_limit(ratios: pd.DataFrame, margin: float = 0.0) -> float:
 
 
 def sets_axis(ratios: pd.DataFrame) -> pd.Series:
-    """The rows the shared ratio axis is set by: all but the comparisons of two times both under
-    findings.SHORT_TIME_S (a few wake-ups of the scheduler, whose ratio can be extreme and move
+    """The rows the shared ratio axis is set by: all but the comparisons of two times either of
+    which is under findings.SHORT_TIME_S (a few wake-ups of the scheduler, whose ratio can be extreme and move
     between runs by more than its interval says), unless every row is one.  A row left out that
     the axis does not reach is drawn at its edge, its value written beside it."""
     metric = ratios["metric"].iloc[0] if "metric" in ratios and len(ratios) else ""
@@ -229,11 +229,11 @@ def _untested_text(ratios: pd.DataFrame) -> str:
 
 def _outside_text(rows: pd.DataFrame, short: pd.Index) -> str:
     """The header's words for ratios beyond the axis, drawn as a triangle at its edge with their value
-    written beside it, and where they are of two times under SHORT_TIME_S, why the axis leaves them
+    written beside it, and where either of their times is under SHORT_TIME_S, why the axis leaves them
     out."""
     if rows.empty:
         return ""
-    why = (f" (two times under {units.quantity(findings.SHORT_TIME_S, 's')}, which do not set the axis: a few "
+    why = (f" (a row with a time under {units.quantity(findings.SHORT_TIME_S, 's')} does not set the axis: a few "
            "wake-ups of the scheduler, whose ratio can move between runs by more than its interval says)"
            if rows.index.isin(short).any() else "")
     return f"▲/▼ at an edge: a ratio beyond the axis, its value written beside it{why}"
