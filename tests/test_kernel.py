@@ -186,3 +186,32 @@ def test_ctrl_c_and_sigterm_are_passed_on_to_the_kernel_and_the_third_is_papermi
         assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
     finally:
         signal.signal(signal.SIGINT, outer[0])
+
+
+def test_the_engines_kernel_is_not_interrupted_at_its_shutdown_unless_the_user_forced_the_end(tmp_path):
+    # jupyter_client sends SIGINT before every shutdown; a kernel still leaving a failed cell's
+    # request took it there and wrote "KeyboardInterrupt caught in kernel." above the cell's one line
+    import asyncio
+    import signal
+
+    sent = []
+
+    class Provisioner:  # what the manager signals through (jupyter_client's LocalProvisioner)
+        has_process = True
+
+        async def send_signal(self, signum):
+            sent.append(signum)
+
+    forward = kernel._Forward([])
+    kernels: list = []
+    km = kernel.manager_class(str(tmp_path), kernels, forward)(kernel_name="python3")
+    assert kernels == [km] and km.transport == "ipc" and km.ip == str(tmp_path / "kernel")
+    km.provisioner = Provisioner()
+    asyncio.run(km._async_interrupt_kernel())
+    assert sent == [signal.SIGINT], "an interrupt asked for while the kernel runs is sent"
+    km.shutting_down = True
+    asyncio.run(km._async_interrupt_kernel())
+    assert sent == [signal.SIGINT], "none at the shutdown after the notebook"
+    forward.count = kernel.FORWARD_AT_MOST + 1  # the third Ctrl-C: papermill's own, a cell may still run
+    asyncio.run(km._async_interrupt_kernel())
+    assert sent == [signal.SIGINT, signal.SIGINT]

@@ -80,6 +80,38 @@ class _Forward:
     def __exit__(self, *exc):
         self.restore()
 
+    @property
+    def forced(self) -> bool:
+        """More than FORWARD_AT_MOST signals came: papermill's own handlers have them again."""
+        return self.count > FORWARD_AT_MOST
+
+
+def manager_class(private: str, kernels: list, forward: _Forward) -> type[AsyncKernelManager]:
+    """The kernel manager nbclient starts, owns and shuts down: its kernel on Unix sockets under
+    `private`, each instance added to `kernels` (for `forward`).
+
+    jupyter_client sends a kernel SIGINT before every shutdown.  nbclient shuts the kernel down
+    after the notebook's last cell or its failed one, when nothing of the notebook runs; but a
+    kernel still finishing the failed cell's request (its reply sent, its handler not yet left)
+    takes the signal there, and ipykernel writes "[IPKernelApp] ERROR | KeyboardInterrupt caught in
+    kernel." to the stderr the engine shows, above the cell's one-line error.  So the manager
+    leaves that interrupt out, unless the user forced papermill's end (a third Ctrl-C: `forward`'s
+    `forced`), when a cell may still be running and the interrupt is what stops it.  A shutdown
+    that finds the kernel busy otherwise ends as jupyter_client ends it, with SIGTERM, then SIGKILL,
+    after its shutdown_wait_time."""
+
+    class PrivateKernelManager(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(transport="ipc", ip=os.path.join(private, "kernel"), **kw)
+            kernels.append(self)
+
+        async def _async_interrupt_kernel(self) -> None:
+            if self.shutting_down and not forward.forced:
+                return
+            await super()._async_interrupt_kernel()
+
+    return PrivateKernelManager
+
 
 def failed_cell(error: PapermillExecutionError) -> str:
     """A failed cell's error as the cell showed it: one line for an error a user can fix, the cell's
@@ -106,7 +138,8 @@ def show_failed_cells() -> None:
 
 class PrivateKernelEngine(NBClientEngine):
     """papermill's nbclient engine, with the kernel on Unix sockets in a private directory, Ctrl-C
-    and SIGTERM passed on to it (`_Forward`), and a failed cell shown as the cell showed it when it
+    and SIGTERM passed on to it (`_Forward`), no interrupt at its shutdown (`manager_class`), and a
+    failed cell shown as the cell showed it when it
     ends the process (`show_failed_cells`)."""
 
     @classmethod
@@ -118,12 +151,6 @@ class PrivateKernelEngine(NBClientEngine):
             os.chmod(private, 0o700)
 
             kernels: list = []
-
-            class PrivateKernelManager(AsyncKernelManager):  # nbclient starts, owns and shuts it down
-                def __init__(self, **kw):
-                    super().__init__(transport="ipc", ip=os.path.join(private, "kernel"), **kw)
-                    kernels.append(self)
-
-            with _Forward(kernels):
-                return super().execute_managed_notebook(nb_man, kernel_name,
-                                                        kernel_manager_class=PrivateKernelManager, **kwargs)
+            with _Forward(kernels) as forward:
+                return super().execute_managed_notebook(
+                    nb_man, kernel_name, kernel_manager_class=manager_class(private, kernels, forward), **kwargs)
