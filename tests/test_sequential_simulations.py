@@ -273,3 +273,44 @@ def test_the_pilot_spread_is_the_smaller_of_the_sd_and_the_scaled_mad():
     # median 0.02; absolute deviations 0.01, 0, 0.01, 0, 0.01, 0.98: their median 0.01
     assert np.std(d, ddof=1) > 0.4
     assert sequential.pilot_spread(d) == pytest.approx(1.4826 * 0.01, rel=1e-9)
+
+
+def test_the_rule_does_not_fish_for_the_rare_samples_whose_memory_counts():
+    # Go's 1,000,000 sleeping idle tasks were all alive at once in 1 of the 6 pilot samples of an
+    # article run (6 of 73 in all): with that one pair of peak RSS the comparison stayed open, and the
+    # rule gave its four cells of 4-7 s 67 more blocks, 21 of the run's 73 minutes, for samples whose
+    # memory counts, a selection of the cell's samples.  Now a comparison whose samples ran but whose
+    # values mostly do not count is left to the pilot for that metric ("no data" at the look, "not
+    # tested" in its table); one short of pairs because samples failed still gets the blocks
+    import json
+
+    plan = simulate.sequential_plan(samples=6, max_samples=40, looks=4)
+    design = sequential.design_of(plan)
+    rng = np.random.default_rng(11)
+    fishing, failing = simulate.SEQUENTIAL_NS[0], simulate.SEQUENTIAL_NS[1]
+    records = []
+    for c in plan.cells():
+        for block in range(plan.samples):
+            value = (2.0 if c.lang == "go" else 1.0) * float(rng.lognormal(0, 0.01))  # times clearly apart
+            alive = c.n if not (c.n == fishing and c.lang == "go" and block != 2) else c.n - 1
+            failed = c.n == failing and c.lang == "go" and block in (2, 4)
+            records.append({"phase": "measured", "block": block, "seq": len(records), "cell_id": c.id,
+                            "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
+                            "threads_requested": c.threads, "arm": c.arm, "params": json.dumps(dict(c.params)),
+                            "status": "failed" if failed else "ok", "reason": "exit 1" if failed else "",
+                            "checksum": "0", "equiv_key": "k", "elapsed_ns": int(value * 1e9),
+                            "wall_ns": int(value * 1e9), "peak_rss_bytes": int(1e8 * float(rng.lognormal(0, 0.2))),
+                            "extra": json.dumps({"alive_at_spawn": alive})})
+    comps = sequential.plan_comparisons(plan)
+    look = sequential.look(sequential._frame(records, plan.samples), comps, design, {}, k=0)
+    of = {c[1].n: c for c in comps if c[1].lang != c[2].lang}
+    memory = look.per_metric["peak_rss_mib"]
+    assert look.pairs[of[fishing]] == plan.samples, "its pairs are those of the metric the rule still reads"
+    assert memory[of[fishing]] == "no data" and look.state[of[fishing]] == "difference", memory[of[fishing]]
+    # samples that failed: too few pairs in every metric, so the cells take the blocks that make it testable
+    assert look.per_metric["elapsed_s"][of[failing]] == "open" and look.state[of[failing]] == "open"
+    expected = sequential.expected_samples(plan, records)
+    fished = [c.id for c in plan.cells() if c.n == fishing]
+    assert [expected[cid] for cid in fished] == [plan.samples] * 2, "no more blocks for those cells"
+    # the old rule: one pair that counts, open, the widest interval of all (infinite), sampled first
+    assert sequential._fishing(1, 6) and not sequential._fishing(4, 4) and not sequential._fishing(6, 6)
