@@ -140,13 +140,14 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, closed: Mapp
     metrics = _metrics(df) if not df.empty else []
     per_metric: dict[str, dict[Comparison, str]] = {}
     values = {metric: CellValues(df, metric) for metric in metrics}
-    # per comparison, its pairs in the metric that holds most of them: pairs of samples that ran
-    # (every valid sample counts for workload time), whatever their values count for
+    # per metric and comparison, its pairs of values that count; per comparison, its pairs in the
+    # metric that holds most of them: pairs of samples that ran (every valid sample counts for
+    # workload time), whatever their values count for
+    counted = {(metric, c): np.intersect1d(cv.cells[c[1]][0], cv.cells[c[2]][0]).size
+               for metric, cv in values.items() for c in comps if c[1] in cv.cells and c[2] in cv.cells}
     ran = defaultdict(int)
-    for cv in values.values():
-        for c in comps:
-            if c[1] in cv.cells and c[2] in cv.cells:
-                ran[c] = max(ran[c], np.intersect1d(cv.cells[c[1]][0], cv.cells[c[2]][0]).size)
+    for (_, c), n in counted.items():
+        ran[c] = max(ran[c], n)
     for metric in metrics:
         cv = values[metric]
         states: dict[Comparison, str] = {}
@@ -159,7 +160,7 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, closed: Mapp
             tests = []
             for c in have:
                 _, a, b = c
-                n = np.intersect1d(cv.cells[a][0], cv.cells[b][0]).size
+                n = counted[(metric, c)]
                 if not _fishing(n, ran[c]):  # a metric the rule stops for does not set the pairs it counts
                     pairs[c] = min(pairs.get(c, n), n)
                 kk = k if k is not None else max(reached_look(design, n), 0)
