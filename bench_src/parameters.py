@@ -35,6 +35,7 @@ MAX_COOLDOWN_S = 3600.0
 MAX_TIMELINE_MS = 60_000.0
 MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 WARMUP_SCOPES = ("cell", "program")  # see Plan.warmup_cells
+BLOCK_ORDERS = ("grouped", "shuffled")  # see Plan.ordered
 # The number of looks of the sequential rule when neither the plan nor its profile gives one (the
 # sampling design, bench_src/plan/design.py, reads it)
 DEFAULT_LOOKS = 3
@@ -139,6 +140,13 @@ def _warmup_scope(value: Any, profile: Any) -> str:
     return scope
 
 
+def _block_order(value: Any, profile: Any) -> str:
+    order = _or(value, BLOCK_ORDERS[0])
+    if order not in BLOCK_ORDERS:
+        raise ValueError(f"block_order must be one of {', '.join(BLOCK_ORDERS)}, got {value!r}")
+    return order
+
+
 PLAN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("profile", "str", "quick",
               "a profile of bench_src/profiles.py (`python -m bench_src list` names them)"),
@@ -191,6 +199,10 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("warmup_scope", "Optional[str]", None,
               '"cell": every cell warms up; "program": one warm-up per program configuration at its smallest N',
               profile=True, profile_default="cell", check=_warmup_scope),
+    Parameter("block_order", "Optional[str]", None,
+              '"grouped" (default): the cells compared with each other (same workload, N and threads) run '
+              'next to each other, the groups and the cells in each in random order; "shuffled": every cell '
+              'anywhere in the block', check=_block_order),
     Parameter("article_preset", "Optional[bool]", None, "also run the 2022 article's own choices per workload",
               profile=True, profile_default=False,
               check=lambda v, p: as_bool("article_preset", _or(v, p.article_preset))),

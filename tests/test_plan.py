@@ -90,6 +90,65 @@ def test_every_block_holds_every_cell_once_in_a_seeded_order():
     assert schedule[0].phase == "warmup" and schedule[-1].phase == "measured"
 
 
+def _runs_of(block: list, key) -> list:
+    """The keys of a block's cells, one per run of equal keys."""
+    runs: list = []
+    for slot in block:
+        if not runs or runs[-1] != key(slot.cell):
+            runs.append(key(slot.cell))
+    return runs
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_every_comparison_pairs_cells_of_one_group(profile):
+    """The grouped order keeps the cells of a group together: every pair a family compares must
+    lie in one group, or its two samples would still be minutes apart."""
+    from bench_src.plan.comparisons import cell_of, plan_comparisons
+    plan = make_plan(profile, variants="all", aa=profile == "quick", smoke=True, allow_large=True)
+    cells = {cell_of(c): c for c in plan.cells()}
+    pairs = [pair for found in plan_comparisons(plan).values() for pair in found]
+    assert pairs
+    apart = [(a, b) for a, b in pairs if cells[a].group_key() != cells[b].group_key()]
+    assert apart == []
+
+
+def test_grouped_blocks_run_each_group_together_in_a_random_order():
+    plan = make_plan("article", seed=3)
+    assert plan.block_order == "grouped"
+    schedule = plan.schedule()
+    cells = plan.cells()
+    groups = {c.group_key() for c in cells}
+    firsts, group_orders = [], []
+    for b in range(plan.samples):
+        block = [s for s in schedule if s.phase == "measured" and s.block == b]
+        assert sorted(s.cell for s in block) == sorted(cells)
+        runs = _runs_of(block, lambda c: c.group_key())
+        assert sorted(runs, key=repr) == sorted(groups, key=repr), "a group split within a block"
+        group_orders.append(tuple(runs))
+        go, rust = (next(s.pos for s in block if s.cell.workload == "mysql" and s.cell.n == 1000 and s.cell.lang == lang
+                         and s.cell.variant == "pool") for lang in ("go", "rust"))
+        firsts.append(go < rust)
+    assert len(set(group_orders)) == plan.samples, "the groups' order must change from block to block"
+    assert set(firsts) == {True, False}, "which of a pair runs first must be left to chance"
+    extra = plan.extra_block(7, [c for c in cells if c.workload in ("mysql", "postgres")])
+    assert len(_runs_of(extra, lambda c: c.group_key())) == len({c.group_key() for c in cells
+                                                                if c.workload in ("mysql", "postgres")})
+
+
+def test_block_order_shuffled_is_the_order_of_plans_stored_before_it_was_a_choice():
+    grouped = make_plan("quick", samples=4, seed=5, smoke=True)
+    shuffled = make_plan("quick", samples=4, seed=5, smoke=True, block_order="shuffled")
+    stored = shuffled.to_dict()
+    assert "block_order" not in stored, "a shuffled plan keeps the digest it had before the order was a choice"
+    assert "block_order" in grouped.to_dict() and grouped.digest != shuffled.digest
+    assert plan_from_dict(stored).block_order == "shuffled"
+    assert plan_from_dict(grouped.to_dict()).schedule() == grouped.schedule()
+    block = [s for s in shuffled.schedule() if s.phase == "measured" and s.block == 0]
+    assert len(_runs_of(block, lambda c: c.group_key())) > len({c.group_key() for c in shuffled.cells()})
+    with pytest.raises(ValueError, match="block_order must be one of grouped, shuffled, got 'random'"):
+        make_plan("quick", block_order="random")
+
+
 def test_equivalence_key_ignores_language_and_variant():
     # one work value: the quick profile runs sleep at two (work=0 and 50000), which are different work
     plan = make_plan("quick", workloads=["sleep"], ns=[10], variants="all", params={"sleep": {"work": 1000}})

@@ -775,3 +775,14 @@ def test_every_table_of_a_metric_or_of_the_other_models_has_a_section_of_its_own
     with_above = dataclasses.replace(report, tables={**report.tables, "memory_above_baseline": above})
     sections = dict(re.findall(r"<section id='([\w-]+)'>(.*?)</section>", html.render(with_above), flags=re.S))
     assert "id='table-memory_above_baseline'" in sections["memory"] and "other" not in sections
+
+
+def test_the_method_says_how_a_block_ordered_its_cells():
+    """A run stored before the order was a choice was shuffled, and its Method keeps saying so."""
+    from bench_src.report.method import block_order_text
+    from bench_src.plan import make_plan
+    grouped = make_plan("quick", smoke=True).to_dict()
+    shuffled = make_plan("quick", smoke=True, block_order="shuffled").to_dict()
+    assert "seconds apart" in block_order_text(grouped) and "left to chance" in block_order_text(grouped)
+    assert block_order_text(shuffled) == block_order_text({}) == \
+        ", so that the languages were interleaved and slow drift spread over all cells"

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from ..catalogue import LANGS, WORKLOADS
+from ..parameters import BLOCK_ORDERS, WARMUP_SCOPES
 from .dsn import redact_dsn
 
 
@@ -40,6 +41,12 @@ class Cell:
     @property
     def params_dict(self) -> dict[str, str]:
         return dict(self.params)
+
+    def group_key(self) -> tuple:
+        """What the cells that any family may compare share (plan/comparisons.py pairs cells of
+        the same workload, N and threads; arms A and B of an A/A run are compared, so the arm is
+        no part of it): a block of the "grouped" order runs such cells next to each other."""
+        return (self.workload, self.n, self.threads, self.cores)
 
     def equivalence_key(self) -> tuple:
         """Cells with the same key must print the same checksum, whatever the language or variant."""
@@ -121,6 +128,10 @@ class Plan:
     # a setting being "key=value[,key=value]" (None: no bound); a cell whose parameters hold every
     # key=value of a setting runs only at N within its bounds (see `in_range`)
     n_range: dict[str, dict[str, tuple[int | None, int | None]]] = field(default_factory=dict)
+    # the order of the cells in a block (`ordered`): "grouped", the cells compared with each other
+    # next to each other; "shuffled", every cell anywhere.  A plan stored before the order was a
+    # choice is "shuffled" (make_plan's default is "grouped", parameters.py)
+    block_order: str = "shuffled"
 
     def cores_of(self, workload: str) -> tuple[int, ...]:
         """The core counts a workload's cells run at (empty: unpinned, `threads`)."""
@@ -135,6 +146,8 @@ class Plan:
             d.pop("cores", None)
         if not d.get("n_range"):  # likewise a plan without N ranges
             d.pop("n_range", None)
+        if d.get("block_order") == "shuffled":  # and a plan in the order every block had before
+            d.pop("block_order", None)
         return d
 
     @property
@@ -181,11 +194,33 @@ class Plan:
         return [Cell(w, lang, variant, n, self.threads, tuple(zip(keys, values)))
                 for n in self.ns[w] for values in itertools.product(*(grid[k] for k in keys))]
 
+    def ordered(self, cells: list[Cell], phase: str, block: int) -> list[Cell]:
+        """The cells of a block in its seeded random order, `(seed, phase, block)`.  "shuffled":
+        every cell anywhere.  "grouped": the groups of cells that are compared with each other
+        (`Cell.group_key`) in random order, and the cells of each group in random order, so that
+        the two samples of a pair are seconds apart rather than minutes: on a 2-core virtual
+        machine the variance of a pair's log ratio grew about threefold from pairs under 5 s apart
+        to pairs a minute apart (docs/statistics.md, "Design").  Both orders leave every cell's
+        position, and which of a pair runs first, to chance."""
+        rng = random.Random(f"{self.seed}:{phase}:{block}")
+        order = list(cells)
+        if self.block_order == "shuffled":
+            rng.shuffle(order)
+            return order
+        groups: dict[tuple, list[Cell]] = {}
+        for c in order:
+            groups.setdefault(c.group_key(), []).append(c)
+        keys = sorted(groups, key=repr)
+        rng.shuffle(keys)
+        out: list[Cell] = []
+        for key in keys:
+            rng.shuffle(groups[key])
+            out.extend(groups[key])
+        return out
+
     def extra_block(self, block: int, cells: list[Cell]) -> list[Slot]:
         """A block of the sequential rule: the given cells in the block's seeded order."""
-        order = sorted(cells)
-        random.Random(f"{self.seed}:measured:{block}").shuffle(order)
-        return [Slot("measured", block, pos, c) for pos, c in enumerate(order)]
+        return [Slot("measured", block, pos, c) for pos, c in enumerate(self.ordered(sorted(cells), "measured", block))]
 
     def warmup_cells(self) -> list[Cell]:
         """The cells that get warm-up samples.  Every sample is a fresh process, so a warm-up warms
@@ -211,20 +246,18 @@ class Plan:
 
     def schedule(self) -> list[Slot]:
         """Warm-up blocks (of warmup_cells), then measured blocks; every cell once per block, in a
-        seeded random order."""
+        seeded random order (`ordered`)."""
         slots: list[Slot] = []
         for phase, blocks in (("warmup", self.warmup), ("measured", self.samples)):
             cells = self.warmup_cells() if phase == "warmup" else self.cells()
             for block in range(blocks):
-                order = list(cells)
-                random.Random(f"{self.seed}:{phase}:{block}").shuffle(order)
-                slots.extend(Slot(phase, block, pos, c) for pos, c in enumerate(order))
+                slots.extend(Slot(phase, block, pos, c) for pos, c in enumerate(self.ordered(cells, phase, block)))
         return slots
 
 
 # The plan's fields as meta.json stores them: the type each must have (checked by `stored_plan_problem`).
 _STORED_TYPES: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(("profile", "warmup_scope"), (str,)),
+    **dict.fromkeys(("profile", "warmup_scope", "block_order"), (str,)),
     **dict.fromkeys(("samples", "warmup", "seed", "mem_limit_mb", "max_samples", "looks"), (int,)),
     "threads": (int, type(None)),
     **dict.fromkeys(("timeout_s", "cooldown_s", "timeline_ms", "time_budget_s"), (int, float)),
@@ -254,6 +287,9 @@ def stored_plan_problem(d: Any) -> str | None:
         for item in d.get(key, ()):
             if not isinstance(item, str) or item not in known:
                 return f"plan.{key} holds {item!r}, not {words}"
+    for key, allowed in (("warmup_scope", WARMUP_SCOPES), ("block_order", BLOCK_ORDERS)):
+        if key in d and d[key] not in allowed:
+            return f"plan.{key} is {d[key]!r}, not one of {', '.join(allowed)}"
     values = _stored_values_problem(d)
     if values:
         return values
@@ -322,6 +358,7 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         smoke=d.get("smoke", False),
         time_budget_s=d.get("time_budget_s", 0.0),
         warmup_scope=d.get("warmup_scope", "cell"),
+        block_order=d.get("block_order", "shuffled"),
         cores=({w: tuple(v) for w, v in d["cores"].items()} if isinstance(d.get("cores"), Mapping)
                else tuple(d.get("cores", ()))),
         n_range={w: {s: tuple(r) for s, r in per.items()} for w, per in d.get("n_range", {}).items()},

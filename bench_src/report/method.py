@@ -102,8 +102,17 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
     return (f"The run covered {run_cells(df)} cells (workload x language x variant x N x threads x "
             f"parameters, and the core count and A/A arm where the plan sets them) of the "
             f"workloads {', '.join(plan['workloads'])}. {warmups}; each cell received {samples}. Samples were taken in blocks holding every cell once, each block in a random "
-            f"order (seed {plan['seed']}), so that the languages were interleaved and slow drift spread over all "
-            f"cells; two cells of one block form a pair.{sequential}{unused_text(plan)}")
+            f"order (seed {plan['seed']}){block_order_text(plan)}; two cells of one block form a pair."
+            f"{sequential}{unused_text(plan)}")
+
+
+def block_order_text(plan: dict) -> str:
+    """How a block ordered its cells (plan/model.py, Plan.ordered), as the Method's clause."""
+    if plan.get("block_order", "shuffled") == "shuffled":
+        return ", so that the languages were interleaved and slow drift spread over all cells"
+    return (": the cells compared with each other (one workload, N and thread count) next to each other, the "
+            "groups and the cells within each in random order, so that the two samples of a pair were seconds "
+            "apart while the languages stayed interleaved and which of a pair ran first was left to chance")
 
 
 def unused_values(plan: dict) -> list[str]:
