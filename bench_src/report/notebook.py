@@ -167,7 +167,7 @@ def reproduce_parameters(results_dir: Any = None, margin: Any = compare.MARGIN,
 def describe_plan(plan) -> pd.DataFrame:
     cells = plan.cells()
     print(f"profile {plan.profile}: {len(cells)} cells x {plan.samples} measured + {sum(plan.warmups().values())} "
-          f"warm-up (per {plan.warmup_scope}) = {len(plan.schedule())} samples; seed {plan.seed}; threads {plan.threads}; "
+          f"warm-up (per {plan.warmup_scope}) = {len(plan.schedule())} samples; seed {plan.seed}, blocks {plan.block_order}; threads {plan.threads}; "
           f"timeout {plan.timeout_s:g} s; memory limit {plan.mem_limit_mb} MiB")
     return pd.DataFrame([{"workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
                           "threads": c.threads, "params": ",".join(f"{k}={v}" for k, v in c.params)} for c in cells])
