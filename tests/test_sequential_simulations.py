@@ -191,21 +191,21 @@ def test_expected_samples_from_a_pilot():
     assert expected[cells[("go", 50)].id] == expected[cells[("rust", 50)].id] == plan.max_samples
 
 
-def test_one_wild_block_of_the_pilot_does_not_stretch_the_projection():
-    # six per-block log ratios about 5% apart, one of them a wild block: the projection continues
-    # the spread of the other five (the later looks test by signed ranks, which one block hardly
-    # moves), not a standard deviation the wild block inflates
+def test_the_projection_continues_the_pilots_standard_deviation():
+    # six per-block log ratios 5% apart: at a spread of 2% the first look after the pilot decides;
+    # the same ratios spread five times wider take longer, by the square of the spread
     design = sequential.Design.from_plan(simulate.sequential_plan(samples=6, max_samples=100, looks=8))
     rng = np.random.default_rng(3)
-    calm = np.log(1.05) + 0.02 * np.array([0.3, -0.5, 0.1, 0.8, -0.2, -0.4])
-    wild = calm.copy()
-    wild[3] = np.log(1.6)
-    assert sequential.pilot_spread(wild) < 1.5 * sequential.pilot_spread(calm)
-    assert sequential.pilot_spread(calm) == pytest.approx(np.std(calm, ddof=1), rel=0.5)
-    # calm: decided at the first look after the pilot; with the wild block (which stays among the
-    # pairs the projected looks test) by 20 pairs, where its standard deviation projected 50
+    unit = np.array([0.3, -0.5, 0.1, 0.8, -0.2, -0.4])
+    calm, wide = np.log(1.05) + 0.02 * unit, np.log(1.05) + 0.10 * unit
+    assert sequential.pilot_spread(calm) == pytest.approx(0.02 * np.std(unit, ddof=1), rel=1e-12)
+    assert sequential.pilot_spread(np.array([0.1])) == 0.0
+    # one block far out counts whole: the median absolute deviation (0.01 here) no longer stands in
+    wild = np.array([0.01, 0.02, 0.03, 0.02, 0.01, 1.0])
+    assert sequential.pilot_spread(wild) == pytest.approx(np.std(wild, ddof=1), rel=1e-12) and \
+        sequential.pilot_spread(wild) > 0.4
     assert sequential._projected_stop(calm, design, 0.05 / 30, rng, 500).mean() == design.looks[1]
-    assert sequential._projected_stop(wild, design, 0.05 / 30, rng, 500).mean() <= 20
+    assert sequential._projected_stop(wide, design, 0.05 / 30, rng, 500).mean() > 3 * design.looks[1]
 
 
 def test_a_cell_whose_samples_stop_counting_stops_at_the_budget_of_blocks():
@@ -265,14 +265,6 @@ def test_a_look_is_reached_when_the_pairs_equal_its_count():
     design = SimpleNamespace(looks=(6, 10, 14))
     assert sequential.reached_look(design, 10) == 1
     assert sequential.reached_look(design, 9) == 0 and sequential.reached_look(design, 5) == -1
-
-
-def test_the_pilot_spread_is_the_smaller_of_the_sd_and_the_scaled_mad():
-    """One wild block must not inflate the projected spread: 1.4826 x MAD, not the SD, when smaller."""
-    d = np.array([0.01, 0.02, 0.03, 0.02, 0.01, 1.0])
-    # median 0.02; absolute deviations 0.01, 0, 0.01, 0, 0.01, 0.98: their median 0.01
-    assert np.std(d, ddof=1) > 0.4
-    assert sequential.pilot_spread(d) == pytest.approx(1.4826 * 0.01, rel=1e-9)
 
 
 def test_the_rule_does_not_fish_for_the_rare_samples_whose_memory_counts():
