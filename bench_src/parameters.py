@@ -200,7 +200,7 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
               '"cell": every cell warms up; "program": one warm-up per program configuration at its smallest N',
               profile=True, profile_default="cell", check=_warmup_scope),
     Parameter("block_order", "Optional[str]", None,
-              '"grouped" (default): the cells compared with each other (same workload, N and threads) run '
+              '"grouped" (default): the cells compared with each other (one workload and N) run '
               'next to each other, the groups and the cells in each in random order; "shuffled": every cell '
               'anywhere in the block', check=_block_order),
     Parameter("article_preset", "Optional[bool]", None, "also run the 2022 article's own choices per workload",

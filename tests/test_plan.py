@@ -110,6 +110,14 @@ def test_every_comparison_pairs_cells_of_one_group(profile):
     assert pairs
     apart = [(a, b) for a, b in pairs if cells[a].group_key() != cells[b].group_key()]
     assert apart == []
+    # analysis/cores.py pairs each cell at k cores with the same cell at the fewest
+    by_program: dict = {}
+    for c in plan.cells():
+        by_program.setdefault((c.workload, c.lang, c.variant, c.n, c.params, c.arm), set()).add(c.group_key())
+    assert all(len(keys) == 1 for keys in by_program.values())
+    if profile == "article-full":
+        assert any(len({c.cores for c in plan.cells() if c.group_key() == key}) > 1
+                   for key in {c.group_key() for c in plan.cells()}), "the core counts of a cell share its group"
 
 
 def test_grouped_blocks_run_each_group_together_in_a_random_order():

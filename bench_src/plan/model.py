@@ -43,10 +43,12 @@ class Cell:
         return dict(self.params)
 
     def group_key(self) -> tuple:
-        """What the cells that any family may compare share (plan/comparisons.py pairs cells of
-        the same workload, N and threads; arms A and B of an A/A run are compared, so the arm is
-        no part of it): a block of the "grouped" order runs such cells next to each other."""
-        return (self.workload, self.n, self.threads, self.cores)
+        """What the cells that any analysis may pair share: a block of the "grouped" order runs
+        such cells next to each other.  plan/comparisons.py pairs cells of the same workload, N and
+        threads (arms A and B of an A/A run too, so the arm is no part of it), and analysis/cores.py
+        pairs a ratio at k cores with the ratio at the fewest, so the core count (and with it the
+        threads of a pinned cell) is none either: workload and N."""
+        return (self.workload, self.n)
 
     def equivalence_key(self) -> tuple:
         """Cells with the same key must print the same checksum, whatever the language or variant."""

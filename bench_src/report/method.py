@@ -110,7 +110,7 @@ def block_order_text(plan: dict) -> str:
     """How a block ordered its cells (plan/model.py, Plan.ordered), as the Method's clause."""
     if plan.get("block_order", "shuffled") == "shuffled":
         return ", so that the languages were interleaved and slow drift spread over all cells"
-    return (": the cells compared with each other (one workload, N and thread count) next to each other, the "
+    return (": the cells compared with each other (one workload and N, at every core count) next to each other, the "
             "groups and the cells within each in random order, so that the two samples of a pair were seconds "
             "apart while the languages stayed interleaved and which of a pair ran first was left to chance")
 
