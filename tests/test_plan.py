@@ -155,6 +155,12 @@ def test_block_order_shuffled_is_the_order_of_plans_stored_before_it_was_a_choic
     assert len(_runs_of(block, lambda c: c.group_key())) > len({c.group_key() for c in shuffled.cells()})
     with pytest.raises(ValueError, match="block_order must be one of grouped, shuffled, got 'random'"):
         make_plan("quick", block_order="random")
+    # a meta.json whose order no plan can have is named, not read as the grouped order
+    from bench_src.plan.model import stored_plan_problem
+    assert stored_plan_problem(grouped.to_dict()) is None and stored_plan_problem(stored) is None
+    assert stored_plan_problem({**stored, "block_order": "sideways"}) == \
+        "plan.block_order is 'sideways', not one of grouped, shuffled"
+    assert stored_plan_problem({**stored, "warmup_scope": "all"}) == "plan.warmup_scope is 'all', not one of cell, program"
 
 
 def test_equivalence_key_ignores_language_and_variant():
