@@ -14,6 +14,10 @@ from ..catalogue import LANGS, WORKLOADS
 from ..parameters import BLOCK_ORDERS, WARMUP_SCOPES
 from .dsn import redact_dsn
 
+# The block order of a plan stored before the order was a choice (meta.json without the key):
+# every cell anywhere.  make_plan's default is the first of parameters.BLOCK_ORDERS, "grouped".
+STORED_BEFORE_BLOCK_ORDER = "shuffled"
+
 
 @dataclass(frozen=True, order=True)
 class Cell:
@@ -131,9 +135,8 @@ class Plan:
     # key=value of a setting runs only at N within its bounds (see `in_range`)
     n_range: dict[str, dict[str, tuple[int | None, int | None]]] = field(default_factory=dict)
     # the order of the cells in a block (`ordered`): "grouped", the cells compared with each other
-    # next to each other; "shuffled", every cell anywhere.  A plan stored before the order was a
-    # choice is "shuffled" (make_plan's default is "grouped", parameters.py)
-    block_order: str = "shuffled"
+    # next to each other; "shuffled", every cell anywhere (STORED_BEFORE_BLOCK_ORDER)
+    block_order: str = STORED_BEFORE_BLOCK_ORDER
 
     def cores_of(self, workload: str) -> tuple[int, ...]:
         """The core counts a workload's cells run at (empty: unpinned, `threads`)."""
@@ -148,7 +151,7 @@ class Plan:
             d.pop("cores", None)
         if not d.get("n_range"):  # likewise a plan without N ranges
             d.pop("n_range", None)
-        if d.get("block_order") == "shuffled":  # and a plan in the order every block had before
+        if d.get("block_order") == STORED_BEFORE_BLOCK_ORDER:  # and a plan in the order every block had before
             d.pop("block_order", None)
         return d
 
@@ -200,14 +203,12 @@ class Plan:
         """The cells of a block in its seeded random order, `(seed, phase, block)`.  "shuffled":
         every cell anywhere.  "grouped": the groups of cells that are compared with each other
         (`Cell.group_key`) in random order, and the cells of each group in random order, so that
-        the two samples of a pair are seconds apart rather than a minute: on a 2-core virtual
-        machine a pilot pair's squared deviation, over the variance of the same comparison's pairs
-        seconds apart, had a median of 0.19 under 5 s apart and 1.9-2.1 beyond a minute
-        (docs/statistics.md, "A pair's two samples seconds apart").  Both orders leave every cell's
-        position, and which of a pair runs first, to chance."""
+        the two samples of a pair are seconds apart rather than a minute (why, with the measured
+        figures: docs/statistics.md, "A pair's two samples seconds apart").  Both orders leave every
+        cell's position, and which of a pair runs first, to chance."""
         rng = random.Random(f"{self.seed}:{phase}:{block}")
         order = list(cells)
-        if self.block_order == "shuffled":
+        if self.block_order == STORED_BEFORE_BLOCK_ORDER:
             rng.shuffle(order)
             return order
         groups: dict[tuple, list[Cell]] = {}
@@ -361,7 +362,7 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         smoke=d.get("smoke", False),
         time_budget_s=d.get("time_budget_s", 0.0),
         warmup_scope=d.get("warmup_scope", "cell"),
-        block_order=d.get("block_order", "shuffled"),
+        block_order=d.get("block_order", STORED_BEFORE_BLOCK_ORDER),
         cores=({w: tuple(v) for w, v in d["cores"].items()} if isinstance(d.get("cores"), Mapping)
                else tuple(d.get("cores", ()))),
         n_range={w: {s: tuple(r) for s, r in per.items()} for w, per in d.get("n_range", {}).items()},

@@ -16,6 +16,7 @@ from ..analysis import compare, paired, ranktests, rules, validity
 from ..digits import significant
 from ..plan.comparisons import FAMILY_TITLES
 from ..plan import plan_from_dict
+from ..plan.model import STORED_BEFORE_BLOCK_ORDER
 from ..plan.estimate import format_duration
 from ..profiles import PROFILES
 from ..run import other_load
@@ -108,7 +109,7 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
 
 def block_order_text(plan: dict) -> str:
     """How a block ordered its cells (plan/model.py, Plan.ordered), as the Method's clause."""
-    if plan.get("block_order", "shuffled") == "shuffled":
+    if plan.get("block_order", STORED_BEFORE_BLOCK_ORDER) == STORED_BEFORE_BLOCK_ORDER:
         return ", so that the languages were interleaved and slow drift spread over all cells"
     return (": the cells compared with each other (one workload and N, at every core count) next to each other, the "
             "groups and the cells within each in random order, so that the two samples of a pair were seconds "
