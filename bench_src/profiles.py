@@ -95,8 +95,8 @@ ARTICLE_SEQUENTIAL_SHARE = 0.50
 # least 1.04), 1.96 on a 2-core Intel Xeon (README, run V, 2026-11-30: its database samples took 54%
 # of the extra blocks).  All of these ran blocks in the shuffled order; the first run in the grouped
 # order (README, run Y, the same Xeon) took 1.38 of its pilot so timed (1.35 of the pilot's own
-# sampling time), where X before it took about 1.73 (1.68): no run of the grouped order has measured
-# the other machines.
+# sampling time), where X before it took about 1.73 (1.68); the second, run Z, 1.26 (1.29): no run
+# of the grouped order has measured the other machines.
 # The start estimate states what the two would give: where a machine falls is not known before its
 # pilot.
 ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.34, 1.96)
