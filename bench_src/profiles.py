@@ -5,6 +5,7 @@ Anything a profile sets can be overridden by the notebook's parameters.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 from .parameters import REQUIRED, profile_parameters
@@ -16,15 +17,18 @@ class Profile:
     the profile leaves out has its `profile_default`.  `workload_cores`: per workload, the core
     counts its cells run at when the plan's `cores` is not given (plan/validate.py; counts above
     the machine's usable CPUs are left out there).  `sequential_share`: what the sequential rule's
-    extra blocks take, as a share of the pilot's sampling time, measured in a run of the profile or
-    projected from a measured pilot of its cells (sequential.expected_samples);
-    the duration estimate adds it before a run has a pilot of its own (an estimate's prior, never
-    a setting of the plan).  `sequential_share_measured`: the lowest and the highest share measured
+    extra blocks take, as a share of the pilot's sampling time, measured in runs of the profile or
+    projected from a measured pilot of its cells (sequential.expected_samples): one share, or
+    (speed factor, share) points where the share measured follows the machine's speed factor (what
+    the run's warm-ups took of their default times, plan/estimate.speed_factor), read by
+    `sequential_share_at`; the duration estimate adds it before a run has a pilot of its own (an
+    estimate's prior, never a setting of the plan).  `sequential_share_measured`: the lowest and the highest share measured
     in runs of the profile, on every machine it ran on; the estimate states the durations they
     would give beside its own."""
 
     def __init__(self, name: str, description: str, workload_cores: dict[str, list[int]] | None = None,
-                 sequential_share: float = 0.0, sequential_share_measured: tuple[float, float] | None = None,
+                 sequential_share: float | tuple[tuple[float, float], ...] = 0.0,
+                 sequential_share_measured: tuple[float, float] | None = None,
                  **settings: Any):
         known = {p.name: p for p in profile_parameters()}
         unknown = sorted(set(settings) - set(known))
@@ -38,17 +42,46 @@ class Profile:
         self.description = description
         self.given = settings
         self.workload_cores = dict(workload_cores or {})
-        self.sequential_share = float(sequential_share)
+        if isinstance(sequential_share, (int, float)):
+            points = ((1.0, float(sequential_share)),)
+        else:
+            points = tuple(sorted((float(f), float(v)) for f, v in sequential_share))
+            if not points or any(f <= 0 for f, _ in points) or len({f for f, _ in points}) < len(points):
+                raise ValueError(f"profile {name!r}: sequential_share {sequential_share!r} must be a share or "
+                                 "(speed factor, share) points with distinct positive factors")
+        if any(v < 0 for _, v in points):
+            raise ValueError(f"profile {name!r}: sequential_share {sequential_share!r} must not be negative")
+        self.sequential_share_points = points
         if sequential_share_measured is not None:
             low, high = map(float, sequential_share_measured)
-            if not 0 <= low <= self.sequential_share <= high:
+            if not all(0 <= low <= v <= high for _, v in points):
                 raise ValueError(f"profile {name!r}: sequential_share_measured {sequential_share_measured!r} must "
-                                 f"hold sequential_share {self.sequential_share!r}")
+                                 f"hold sequential_share {sequential_share!r}")
             sequential_share_measured = (low, high)
         self.sequential_share_measured = sequential_share_measured
         outside = sorted(set(self.workload_cores) - set(settings.get("ns", {})))
         if outside:
             raise ValueError(f"profile {name!r}: workload_cores names {', '.join(outside)}, which it does not run")
+
+    @property
+    def share_follows_speed(self) -> bool:
+        """The prior of the extra blocks' share is read at the machine's speed factor."""
+        return len(self.sequential_share_points) > 1
+
+    def sequential_share_at(self, factor: float | None) -> float:
+        """The extra blocks' share of the pilot at a machine whose warm-ups took `factor` of their
+        default times: linear between the profile's points, the nearest point's share beyond them
+        (nothing measured there says more).  Without a factor (no warm-up timed the machine) the
+        default times stand as they are, at factor 1, the machine they were fitted on."""
+        xs = [f for f, _ in self.sequential_share_points]
+        ys = [v for _, v in self.sequential_share_points]
+        x = 1.0 if factor is None or not math.isfinite(factor) else float(factor)
+        if x <= xs[0]:
+            return ys[0]
+        for (x0, y0), (x1, y1) in zip(self.sequential_share_points, self.sequential_share_points[1:]):
+            if x <= x1:
+                return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+        return ys[-1]
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -74,31 +107,34 @@ class Profile:
 
 # What the sequential rule's extra blocks take, as a share of the pilot's sampling time (the start
 # estimate's prior, Profile.sequential_share), the pilot timed by the default per-workload times
-# scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  article: 0.50, the mean
-# of nine runs on a 2-core AMD EPYC (2026-11-27), whose extra blocks took 0.34 to 0.70 of their pilots
-# so timed (README: A-I; 0.66, 0.46, 0.39, 0.34, about 0.57, about 0.34, 0.70, 0.40 and 0.66, E and F
-# read back from their printed estimates, their samples not kept).  With 0.50 the start estimates of
-# the seven runs that printed one with a scaled pilot (C-I) are 12.0% below to 11.9% above their
-# durations, the smallest largest error of any share (with 0.46, the mean of the first four, 14.3%
-# below to 8.9% above).  Four runs on an earlier,
-# noisier 2-core machine (2026-11-26, where the defaults were fitted: a factor of about 1) took 0.9
-# to 1.4 of theirs (42 min 34 s to 53 min 42 s): there this prior puts the estimate 21-37% short.
-# The share follows the noise of the run, which no measurement made before the pilot was found to
-# predict (docs/statistics.md, "Duration"); the estimate made after the pilot's look, from the run's
-# own pilot, is the one to plan by.  article-full: projected by sequential.expected_samples from a
-# measured pilot of its cells on the earlier machine, with their seconds per sample, under an
-# earlier rule
-ARTICLE_SEQUENTIAL_SHARE = 0.50
+# scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  The share measured
+# follows the machine's speed factor: where the warm-ups took 0.79-0.82 of their default times (a
+# 2-core AMD EPYC with AVX-512, 2026-11-27/28) the extra blocks of nine runs took 0.34 to 0.70 of
+# their pilots so timed, 0.50 on average (README, A-I: 0.66, 0.46, 0.39, 0.34, about 0.57, about
+# 0.34, 0.70, 0.40 and 0.66, E and F read back from their printed estimates, their samples not
+# kept), of runs Q and R 0.42 and 0.35, and with 0.50 the start estimates of Q to U were 12.5% below
+# to 9.2% above their durations; where they took 0.99 to 1.14, on three other 2-core machines, 0.9
+# to 1.96: 0.9-1.4 on the machine the defaults were fitted on (2026-11-26, factor about 1),
+# 1.04-1.57 on an EPYC without AVX-512 (runs M-P, factors 1.06-1.10 where stated), 1.96 and 1.68
+# on an Intel Xeon (runs V and X, factors 0.99 and 1.00), all in the shuffled block order, and in
+# the grouped order, the default since, 1.38 and 1.26 on the Xeon (runs Y and Z, factors 1.14 and
+# 1.06) and 1.09 on the EPYC without AVX-512 (run AA, factor 1.04).  The slower machines run slower
+# database samples (README: Go's MySQL sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2
+# ms on the one without) with noisier pairs at N = 1,000, and their database comparisons take most
+# of the extra blocks.  So the
+# prior is 0.50 up to a factor of 0.82, 1.24 (the mean of the three grouped-order runs) from 0.99 on,
+# and linear between, where no machine has been measured.  A single share (0.50 before) cannot
+# put the start estimates of both kinds of machine within 15% (docs/statistics.md, "Duration");
+# within a kind the share still moves with the run's noise, which no measurement made before the
+# pilot was found to predict.  The estimate made after the pilot's look, from the run's own pilot,
+# is the one to plan by.  article-full: projected by sequential.expected_samples from a measured
+# pilot of its cells on the machine the defaults were fitted on, with their seconds per sample,
+# under an earlier rule
+ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.99, 1.24))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
-# on: 0.34 on the AVX-512 EPYC (runs A-I), 0.9-1.4 on the earlier machine, 1.57 on an EPYC without
-# AVX-512 (README, run N; runs O and P there took 1.28 and 1.04, run M stopped at its budget with at
-# least 1.04), 1.96 on a 2-core Intel Xeon (README, run V, 2026-11-30: its database samples took 54%
-# of the extra blocks).  All of these ran blocks in the shuffled order; the first run in the grouped
-# order (README, run Y, the same Xeon) took 1.38 of its pilot so timed (1.35 of the pilot's own
-# sampling time), where X before it took about 1.73 (1.68); the second, run Z, 1.26 (1.29): no run
-# of the grouped order has measured the other machines.
-# The start estimate states what the two would give: where a machine falls is not known before its
-# pilot.
+# on: 0.34 on the AVX-512 EPYC (runs A-I), 1.96 on the Intel Xeon (README, run V, 2026-11-30: its
+# database samples took 54% of the extra blocks).  The start estimate states what the two would
+# give: where a run falls is not known before its pilot.
 ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.34, 1.96)
 ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 

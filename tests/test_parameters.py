@@ -41,6 +41,33 @@ def test_every_profile_sets_only_parameters_of_the_table():
         Profile("short", "no samples", ns={"sleep": [10]}, warmup=0)
 
 
+def test_a_profiles_share_of_extra_blocks_is_read_at_the_machines_speed():
+    """The start estimate's prior: linear between a profile's (speed factor, share) points, the
+    nearest point's share beyond them, factor 1 (the default times' own machine) when no warm-up
+    timed the machine; one share stands at every speed."""
+    prof = Profile("paced", "a share that follows speed", ns={"sleep": [10]}, samples=6, warmup=0,
+                   sequential_share=((1.0, 1.2), (0.8, 0.4)), sequential_share_measured=(0.3, 2.0))
+    assert prof.share_follows_speed and prof.sequential_share_points == ((0.8, 0.4), (1.0, 1.2))
+    assert prof.sequential_share_at(0.8) == pytest.approx(0.4)
+    assert prof.sequential_share_at(0.9) == pytest.approx(0.8)
+    assert prof.sequential_share_at(0.5) == pytest.approx(0.4), "below the points: the lowest point's share"
+    assert prof.sequential_share_at(1.3) == pytest.approx(1.2), "above the points: the highest point's share"
+    assert prof.sequential_share_at(None) == pytest.approx(1.2), "no warm-up: factor 1"
+    flat = Profile("flat", "one share", ns={"sleep": [10]}, samples=6, warmup=0, sequential_share=1.1)
+    assert not flat.share_follows_speed and {flat.sequential_share_at(f) for f in (0.5, None, 2.0)} == {1.1}
+    with pytest.raises(ValueError, match="must hold sequential_share"):
+        Profile("outside", "d", ns={"sleep": [10]}, samples=6, warmup=0,
+                sequential_share=((0.8, 0.4), (1.0, 1.2)), sequential_share_measured=(0.5, 2.0))
+    with pytest.raises(ValueError, match="distinct positive factors"):
+        Profile("twice", "d", ns={"sleep": [10]}, samples=6, warmup=0, sequential_share=((1.0, 0.4), (1.0, 1.2)))
+    with pytest.raises(ValueError, match="must not be negative"):
+        Profile("negative", "d", ns={"sleep": [10]}, samples=6, warmup=0, sequential_share=-0.1)
+    article = PROFILES["article"]
+    low, high = article.sequential_share_measured
+    assert article.share_follows_speed
+    assert all(low <= v <= high for _, v in article.sequential_share_points)
+
+
 @pytest.fixture
 def probe(monkeypatch):
     """A parameter added to the table, and nowhere else."""

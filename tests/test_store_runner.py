@@ -1160,23 +1160,30 @@ def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path, monkey
 
 def test_before_any_pilot_the_estimate_states_what_the_profiles_measured_shares_would_give(tmp_path, monkeypatch):
     """The extra blocks' share of the pilot is a prior that differs up to sixfold between machines
-    (0.34 to 1.96 for the article profile): the start estimate gives the durations of both ends beside
-    its own."""
-    from bench_src.plan.estimate import estimate, format_duration
+    (0.34 to 1.96 for the article profile), read at the machine's speed factor: the start estimate
+    says so and gives the durations of both ends beside its own."""
+    from bench_src.plan.estimate import Speed, estimate, format_duration
     from bench_src.profiles import PROFILES
 
     monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
     plan = make_plan("article")
     low, high = PROFILES["article"].sequential_share_measured
-    share = PROFILES["article"].sequential_share
-    assert low < share < high
-    e = estimate_remaining(plan, [], {}, None, {}, [], 0.0, results_dir=tmp_path / "r")
-    pilot = estimate(plan, {}, {c.id: float(plan.samples) for c in plan.cells()}, {}, [], servers_started=True).seconds
-    extra = share * pilot
-    assert f"{format_duration(extra)} for the sequential rule's extra blocks (50% of the pilot" in e.basis, e.basis
-    assert (f"in measured runs of the profile they took {low:.0%} to {high:.0%} of the pilot: "
-            f"{format_duration(e.seconds - extra + low * pilot)} to {format_duration(e.seconds - extra + high * pilot)} "
-            "in all") in e.basis, e.basis
+    for speed in (Speed(0.8, 58), Speed(1.04, 58), None):
+        share = PROFILES["article"].sequential_share_at(speed.factor if speed else None)
+        assert low < share < high
+        e = estimate_remaining(plan, [], {}, None, {}, [], 0.0, results_dir=tmp_path / "r", speed=speed)
+        pilot = estimate(plan, {}, {c.id: float(plan.samples) for c in plan.cells()}, {}, [], speed=speed,
+                         servers_started=True).seconds
+        extra = share * pilot
+        factor = f"{speed.factor:.2f}" if speed else "1, no warm-up having timed this machine"
+        assert (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the pilot: the "
+                "article profile's measured shares read at") in e.basis, e.basis
+        assert f"speed factor, {factor} (bench_src/profiles.py)" in e.basis, e.basis
+        assert (f"in measured runs of the profile they took {low:.0%} to {high:.0%} of the pilot: "
+                f"{format_duration(e.seconds - extra + low * pilot)} to "
+                f"{format_duration(e.seconds - extra + high * pilot)} in all") in e.basis, e.basis
+    slow, fast = (PROFILES["article"].sequential_share_at(f) for f in (1.04, 0.8))
+    assert slow > 2 * fast, "a slower machine's extra blocks take a larger share of its pilot"
     quick = estimate_remaining(make_plan("quick", samples=6, max_samples=12), [], {}, None, {}, [], 0.0,
                                results_dir=tmp_path / "r")
     assert "in measured runs" not in quick.basis, "a profile without measured shares states none"

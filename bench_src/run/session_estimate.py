@@ -26,6 +26,7 @@ def estimate_remaining(plan: Plan, records: list[dict], measured_s: Mapping[str,
     budget caps the estimate, but never below the pilot, which always runs whole."""
     pilot_from = "the stored pilot"
     share = 0.0
+    follows_speed = False
     measured_shares: tuple[float, float] | None = None
     if expected_samples is None and plan.max_samples:
         pilot = [r for r in records if r.get("phase") == "measured" and int(r.get("block", 0)) < plan.samples]
@@ -34,7 +35,8 @@ def estimate_remaining(plan: Plan, records: list[dict], measured_s: Mapping[str,
             pilot_from = f"the pilot of an earlier run ({where})" if pilot else ""
         if not pilot:  # no pilot at all: the pilot, plus what the extra blocks took in a measured run
             profile = PROFILES.get(plan.profile)
-            share = profile.sequential_share if profile else 0.0
+            share = profile.sequential_share_at(speed.factor if speed else None) if profile else 0.0
+            follows_speed = bool(profile and profile.share_follows_speed)
             measured_shares = profile.sequential_share_measured if profile else None
         expected = sequential.expected_samples(plan, pilot)
         warmups = plan.warmups()
@@ -53,7 +55,13 @@ def estimate_remaining(plan: Plan, records: list[dict], measured_s: Mapping[str,
 
         est.notes.append("no pilot yet: the pilot's samples, plus "
                          + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
-                            f"pilot, as measured or projected for the {plan.profile} profile)" if share else
+                            + (f"pilot: the {plan.profile} profile's measured shares read at this machine's speed "
+                               f"factor, {speed.factor:.2f} (bench_src/profiles.py)" if follows_speed and speed else
+                               f"pilot: the {plan.profile} profile's measured shares read at the default times' own "
+                               "speed factor, 1, no warm-up having timed this machine (bench_src/profiles.py)"
+                               if follows_speed else f"pilot, as measured or projected for the {plan.profile} profile")
+                            + ")"
+                            if share else
                             "the sequential rule's extra blocks, which cannot be projected before a pilot")
                          + (f"; in measured runs of the profile they took {measured_shares[0]:.0%} to "
                             f"{measured_shares[1]:.0%} of the pilot: "
