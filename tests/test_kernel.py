@@ -38,6 +38,36 @@ def test_the_bench_engine_runs_the_kernel_on_unix_sockets_in_a_private_directory
     assert probe(tmp_path, engine_name=None)["transport"] == "tcp"
 
 
+QUIET_PROBE = """
+import errno, json, logging, zmq
+def passes(exc):
+    record = logging.LogRecord("tornado.general", logging.ERROR, "zmqstream.py", 1,
+                               "Uncaught exception in ZMQStream callback", None, (type(exc), exc, None))
+    return bool(logging.getLogger("tornado.general").filter(record))
+print(json.dumps({"closed": passes(zmq.error.ZMQError(errno.ENOTSOCK)),
+                  "other_zmq": passes(zmq.error.ZMQError(errno.EAGAIN)),
+                  "other": passes(OSError(errno.ENOTSOCK, "not zmq"))}))
+"""
+
+
+def test_the_engines_kernel_drops_only_the_log_of_a_socket_closed_at_its_shutdown(tmp_path):
+    """A flush on the kernel's control thread after its main thread closed the output's sockets
+    logged a ZMQError traceback (ENOTSOCK) below a failed cell's one line: the engine's kernel
+    drops that record, and only that one."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(QUIET_PROBE)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "quiet.ipynb")
+    seen = {}
+    for engine in (kernel.NAME, None):
+        out = tmp_path / f"quiet-{engine}.ipynb"
+        pm.execute_notebook(str(tmp_path / "quiet.ipynb"), str(out), progress_bar=False, kernel_name="python3",
+                            engine_name=engine)
+        seen[engine] = json.loads("".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"]
+                                          for o in c.get("outputs", [])))
+    assert seen[kernel.NAME] == {"closed": False, "other_zmq": True, "other": True}, seen
+    assert seen[None] == {"closed": True, "other_zmq": True, "other": True}, "papermill's own kernel logs all"
+
+
 def test_a_kernel_directory_left_by_a_killed_engine_is_removed_by_the_next(tmp_path, monkeypatch):
     """The private directory is locked while its engine lives: one that a killed engine (kill -9)
     left behind is removed by the next engine; one without a lock, or held by a live process, stays."""
