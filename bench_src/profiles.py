@@ -106,7 +106,7 @@ class Profile:
 
 
 # What the sequential rule's extra blocks take, as a share of the pilot's sampling time (the start
-# estimate's prior, Profile.sequential_share), the pilot timed by the default per-workload times
+# estimate's prior, a Profile's sequential_share), the pilot timed by the default per-workload times
 # scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  The share measured
 # follows the machine's speed factor: where the warm-ups took 0.79-0.82 of their default times (a
 # 2-core AMD EPYC with AVX-512, 2026-11-27/28) the extra blocks of nine runs took 0.34 to 0.70 of
@@ -121,9 +121,9 @@ class Profile:
 # 1.06) and 1.09 on the EPYC without AVX-512 (run AA, factor 1.04).  The slower machines run slower
 # database samples (README: Go's MySQL sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2
 # ms on the one without) with noisier pairs at N = 1,000, and their database comparisons take most
-# of the extra blocks.  So the
-# prior is 0.50 up to a factor of 0.82, 1.24 (the mean of the three grouped-order runs) from 0.99 on,
-# and linear between, where no machine has been measured.  A single share (0.50 before) cannot
+# of the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.24 (the mean of the three
+# grouped-order runs) from 0.99 on, and linear between, where no machine has been measured (read by
+# Profile.sequential_share_at).  A single share (0.50 before) cannot
 # put the start estimates of both kinds of machine within 15% (docs/statistics.md, "Duration");
 # within a kind the share still moves with the run's noise, which no measurement made before the
 # pilot was found to predict.  The estimate made after the pilot's look, from the run's own pilot,
