@@ -8,6 +8,8 @@ import copy
 import math
 from typing import Any
 
+import numpy as np
+
 from .parameters import REQUIRED, profile_parameters
 
 
@@ -73,15 +75,9 @@ class Profile:
         default times: linear between the profile's points, the nearest point's share beyond them
         (nothing measured there says more).  Without a factor (no warm-up timed the machine) the
         default times stand as they are, at factor 1, the machine they were fitted on."""
-        xs = [f for f, _ in self.sequential_share_points]
-        ys = [v for _, v in self.sequential_share_points]
+        factors, shares = zip(*self.sequential_share_points)
         x = 1.0 if factor is None or not math.isfinite(factor) else float(factor)
-        if x <= xs[0]:
-            return ys[0]
-        for (x0, y0), (x1, y1) in zip(self.sequential_share_points, self.sequential_share_points[1:]):
-            if x <= x1:
-                return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
-        return ys[-1]
+        return float(np.interp(x, factors, shares))
 
     @property
     def settings(self) -> dict[str, Any]:
