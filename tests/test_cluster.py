@@ -777,6 +777,9 @@ def test_a_sample_of_an_earlier_sessions_block_is_not_stored(tmp_path):
     assert any("for a client that is gone" in line for line in logs), logs
 
 
+# the resumed client's watch replaces the killed one's under the same name, which distributed's
+# scheduler says in a warning
+@pytest.mark.filterwarnings("ignore:Scheduler already contains a plugin with name bench-client-watch")
 def test_a_client_killed_and_resumed_at_once_stores_nothing_of_its_orphaned_blocks(built, tmp_path):
     """kill -9 of the client leaves its blocks running on the hosts of a scheduler; the same
     command run again at once must neither store what they take nor wait for them."""
@@ -1555,7 +1558,7 @@ def test_the_watch_leaves_the_hosts_alone_when_the_client_comes_back_within_its_
 
     class Scheduler:
         def __init__(self, clients):
-            self.clients, self.worker_plugins, self.plugins, self.removed = clients, {"bench-host": 1}, {watch.NAME: 1}, []
+            self.clients, self.worker_plugins, self.plugins, self.removed = clients, {"bench-host": 1}, {}, []
 
         async def unregister_worker_plugin(self, comm, name):
             self.removed.append(name)
@@ -1566,10 +1569,59 @@ def test_the_watch_leaves_the_hosts_alone_when_the_client_comes_back_within_its_
 
     back, gone = Scheduler({"c1": object()}), Scheduler({})
     for scheduler in (back, gone):
-        asyncio.run(watch.ClientWatch("c1", "bench-host", grace_s=0.01).stop_hosts(scheduler))
+        scheduler.plugins[watch.NAME] = watching = watch.ClientWatch("c1", "bench-host", grace_s=0.01)
+        asyncio.run(watching.stop_hosts(scheduler))
     assert back.removed == [] and watch.NAME in back.plugins
     assert gone.removed == ["bench-host"] and watch.NAME not in gone.plugins
     assert watch.GRACE_S >= 60
+
+
+# the resumed client's watch replaces the killed one's under the same name, which distributed's
+# scheduler says in a warning
+@pytest.mark.filterwarnings("ignore:Scheduler already contains a plugin with name bench-client-watch")
+def test_a_killed_clients_watch_leaves_the_hosts_of_the_run_resumed_within_its_grace(tmp_path):
+    """kill -9 of a scheduler run's client, the same command again at once: the new client's watch
+    and hosts' plugin replace the killed one's under the same names, and when the killed client's
+    grace ended its watch unregistered the hosts' plugin, now the resumed run's, stopping its
+    servers mid-run.  A watch that has been replaced does nothing; the registered one still acts."""
+    from distributed import Client, LocalCluster, WorkerPlugin
+
+    from bench_src.run.cluster import watch
+
+    class Servers(WorkerPlugin):
+        name = "bench-host-test"
+
+        def __init__(self, owner):
+            self.owner = owner
+
+        def teardown(self, worker):
+            (tmp_path / f"{self.owner}-torn-down").write_text("stopped")
+
+    def torn_down(owner, within):
+        deadline = time.monotonic() + within
+        while not (tmp_path / f"{owner}-torn-down").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return (tmp_path / f"{owner}-torn-down").exists()
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    try:
+        other = Client(cluster, set_as_default=False)  # to see the scheduler afterwards
+        killed = Client(cluster, set_as_default=False)
+        killed.register_plugin(watch.ClientWatch(killed.id, Servers.name, grace_s=1.5), name=watch.NAME)
+        killed.register_plugin(Servers("killed"), name=Servers.name)
+        killed.close()  # gone without unregistering anything, as a killed client is
+        resumed = Client(cluster, set_as_default=False)  # within the killed one's grace, in engine.py's order
+        resumed.register_plugin(watch.ClientWatch(resumed.id, Servers.name, grace_s=1.5), name=watch.NAME)
+        resumed.register_plugin(Servers("resumed"), name=Servers.name)
+        assert torn_down("killed", 5), "registering the resumed run's plugin replaces the killed one's"
+        assert not torn_down("resumed", 4), "the killed client's watch stopped the resumed run's hosts"
+        assert other.run_on_scheduler(lambda dask_scheduler: watch.NAME in dask_scheduler.plugins) is True
+        resumed.close()  # killed in its turn: its own watch acts
+        assert torn_down("resumed", 20)
+        assert other.run_on_scheduler(lambda dask_scheduler: watch.NAME in dask_scheduler.plugins) is False
+        other.close()
+    finally:
+        cluster.close()
 
 
 def test_closing_releases_the_lease_and_closes_the_client_whatever_fails_before():

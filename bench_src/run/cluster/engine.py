@@ -364,15 +364,17 @@ class Hosts:
             | set(dask.config.get("distributed.nanny.environ", {}) or {})
         plugin = host.HostPlugin(self.plan.to_dict(), self.store.run_id, self.store.session, binaries, relevant,
                                  cpu_sets, shipped, client_env={k: os.environ.get(k) for k in sorted(keys)})
-        self.client.register_plugin(plugin, name=host.PLUGIN)
-        self.plugin = True
         if self.spec.kind == "scheduler":  # a local cluster ends with this process
+            # The watch first: it replaces the watch of a killed client of the same run, whose grace
+            # may end at any moment, before the hosts' plugin replaces that client's (watch.py).
             try:
                 self.client.register_plugin(watch.ClientWatch(self.client.id, host.PLUGIN), name=watch.NAME)
                 self.watched = True
             except Exception as exc:  # noqa: BLE001 - a scheduler that cannot import it runs without it
                 self.log(f"note: the scheduler cannot stop the hosts' servers should this client die "
                          f"({type(exc).__name__}: {exc}); they stop when the next run starts, or with their worker")
+        self.client.register_plugin(plugin, name=host.PLUGIN)
+        self.plugin = True
         self.client.subscribe_topic(host.TOPIC, self.events.put)
         self.client.subscribe_topic(SCHEDULER_EVENTS, self.scheduler_event)
         self.following = True

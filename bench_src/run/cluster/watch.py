@@ -22,7 +22,8 @@ GRACE_S = 90.0
 
 class ClientWatch(SchedulerPlugin):
     """On the scheduler: the hosts' plugin `worker_plugin` unregistered when the client `client_id`
-    leaves, and this plugin removed with it."""
+    leaves, and this plugin removed with it; nothing done if another client's watch has replaced it
+    by then (the run resumed: the hosts are that client's)."""
 
     name = NAME
 
@@ -37,6 +38,10 @@ class ClientWatch(SchedulerPlugin):
     async def stop_hosts(self, scheduler) -> None:
         await asyncio.sleep(self.grace_s)
         if self.client_id in scheduler.clients:  # it came back (a dropped connection): its run goes on
+            return
+        if scheduler.plugins.get(self.name) is not self:
+            # The run was resumed by a new client within the grace: its watch replaced this one, and
+            # the hosts' plugin under the same name is the resumed run's, whose servers must stay.
             return
         try:
             if self.worker_plugin in scheduler.worker_plugins:  # a client that closed unregistered it already
