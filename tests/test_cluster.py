@@ -32,6 +32,10 @@ from report_data import alive_extra
 
 ROOT = Path(__file__).resolve().parent.parent
 two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a local cluster of 2 hosts needs 2 CPUs")
+# A resumed run's client registers its watch in the killed client's place, under the same name
+# (run/cluster/watch.py), which distributed's scheduler says in a warning.
+WATCH_REPLACED = pytest.mark.filterwarnings(
+    "ignore:Scheduler already contains a plugin with name bench-client-watch")
 
 
 @pytest.fixture(autouse=True)
@@ -777,9 +781,7 @@ def test_a_sample_of_an_earlier_sessions_block_is_not_stored(tmp_path):
     assert any("for a client that is gone" in line for line in logs), logs
 
 
-# the resumed client's watch replaces the killed one's under the same name, which distributed's
-# scheduler says in a warning
-@pytest.mark.filterwarnings("ignore:Scheduler already contains a plugin with name bench-client-watch")
+@WATCH_REPLACED
 def test_a_client_killed_and_resumed_at_once_stores_nothing_of_its_orphaned_blocks(built, tmp_path):
     """kill -9 of the client leaves its blocks running on the hosts of a scheduler; the same
     command run again at once must neither store what they take nor wait for them."""
@@ -1576,9 +1578,7 @@ def test_the_watch_leaves_the_hosts_alone_when_the_client_comes_back_within_its_
     assert watch.GRACE_S >= 60
 
 
-# the resumed client's watch replaces the killed one's under the same name, which distributed's
-# scheduler says in a warning
-@pytest.mark.filterwarnings("ignore:Scheduler already contains a plugin with name bench-client-watch")
+@WATCH_REPLACED
 def test_a_killed_clients_watch_leaves_the_hosts_of_the_run_resumed_within_its_grace(tmp_path):
     """kill -9 of a scheduler run's client, the same command again at once: the new client's watch
     and hosts' plugin replace the killed one's under the same names, and when the killed client's
