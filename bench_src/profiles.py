@@ -120,7 +120,8 @@ class Profile:
 # of the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.24 (the mean of the three
 # grouped-order runs) from 0.99 on, and linear between, where no machine has been measured (read by
 # Profile.sequential_share_at).  Run AC, the first made with these points (the EPYC without AVX-512,
-# factor 1.01), took 1.09 too: its start estimate 7.2% above (README).  A single share (0.50
+# factor 1.01), took 1.09 too: its start estimate 7.2% above; run AD (factor 0.98, the points
+# not refitted) 0.99: 10.1% above (README).  A single share (0.50
 # before) cannot put the start estimates of both kinds of machine within 15% (docs/statistics.md,
 # "Duration"); within a kind the share still moves with the run's noise, which no measurement made
 # before the pilot was found to predict.  The estimate made after the pilot's look, from the run's
