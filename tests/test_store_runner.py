@@ -14,6 +14,7 @@ import pytest
 
 from bench_src import paths
 from bench_src.run import runner
+from bench_src.run.interrupts import SigtermAsInterrupt, Terminated, held
 from bench_src.run.keeper import SampleKeeper
 from bench_src.run.progress import Progress
 from bench_src.run.session_estimate import estimate_remaining
@@ -1340,6 +1341,48 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
     assert bar.done == 2 == bar.planned and report.retaken == 1
     assert "2 samples taken now (1 of them again: their blocks, left incomplete, were taken whole), 0 kept from " \
            "before, 2 planned" in str(report)
+
+
+@pytest.mark.parametrize("signum, raised", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)])
+def test_an_interrupt_right_after_a_sample_is_written_still_counts_it(tmp_path, signum, raised):
+    """Ctrl-C or SIGTERM landing between a sample's line and its count left the session's count in
+    meta.json one short of the samples its file holds (a notebook run interrupted after 20 samples
+    recorded 19).  The store and the counts are one step now: the interrupt is raised once both are
+    done, and the sample counts."""
+    from types import SimpleNamespace
+
+    from bench_src.run.sample import record
+
+    plan = small_plan()
+    slot = next(s for s in plan.schedule() if s.phase == "measured")
+    stored = []
+
+    def append(rec):  # the signal arrives the moment the line is written
+        stored.append(rec)
+        os.kill(os.getpid(), signum)
+
+    report = runner.RunReport(tmp_path, planned=1, already_done=0)
+    bar = Progress("r", planned=1, done_before=0, enabled=False, seconds=lambda c: 1.0)
+    keep = SampleKeeper(SimpleNamespace(append=append, write_timeline=None), runner.ChecksumBook([]), report, bar,
+                        lambda *_: None)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    with pytest.raises(raised), SigtermAsInterrupt():
+        keep(slot, record(slot, 0, "r", 1, {"status": "failed", "reason": "x"}), None)
+    assert len(stored) == 1 and report.taken == 1 and report.statuses["failed"] == 1
+    assert {s: signal.getsignal(s) for s in handlers} == handlers, "the handlers from before are back"
+
+
+def test_held_delivers_an_interrupt_once_when_its_block_ends_and_nothing_without_one():
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with held():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            done.append("the rest of the block")
+    assert done == ["the rest of the block"]
+    with held():
+        done.append("quiet")
+    assert done[-1] == "quiet"
 
 
 @pytest.mark.parametrize("change, why", [

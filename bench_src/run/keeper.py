@@ -13,6 +13,7 @@ from ..store.ledger import in_process_attempt, not_taken_again, warmup_again_id
 from ..store.results import BinariesChanged
 from ..store.timelines import write_timeline
 from . import build, sample
+from .interrupts import held
 from .measure import default_env
 from .progress import Progress
 
@@ -41,22 +42,23 @@ class SampleKeeper:
             rec["expected_checksum"] = want
             if problem:
                 rec["status"], rec["reason"] = CHECKSUM_MISMATCH, problem
-        self.store.append(rec)
         # a sample lost with its host was never taken: its record says so, and a resume takes it
         lost = rec["status"] == HOST_LOST
-        self.report.lost += lost
-        self.report.taken += not lost
-        self.report.statuses[rec["status"]] += 1
-        if rec["status"] == SKIPPED:
-            self.skipped_cells.add(slot.cell.id)
-        elif rec["status"] != OK:
-            self.log(f"sample {rec['sample_id']}: {rec['status']}: {rec['reason']}"
-                     + (f" (host {rec['host']})" if rec.get("host") else ""))
         first = rec["sample_id"] not in self.stored_ids
-        self.stored_ids.add(rec["sample_id"])
         again = rec["sample_id"] in self.done_before
-        self.report.retaken += first and again
-        self.report.retaken_now += not first
+        with held():  # stored and counted, or neither: the session's count is what the file holds
+            self.store.append(rec)
+            self.report.lost += lost
+            self.report.taken += not lost
+            self.report.statuses[rec["status"]] += 1
+            self.stored_ids.add(rec["sample_id"])
+            self.report.retaken += first and again
+            self.report.retaken_now += not first
+            if rec["status"] == SKIPPED:
+                self.skipped_cells.add(slot.cell.id)
+            elif rec["status"] != OK:
+                self.log(f"sample {rec['sample_id']}: {rec['status']}: {rec['reason']}"
+                         + (f" (host {rec['host']})" if rec.get("host") else ""))
         self.bar.update(slot.cell, f"{slot.phase} {slot.cell.workload} {slot.cell.lang} n={slot.cell.n} {rec['status']}",
                         counted=first and not again and not lost)
 

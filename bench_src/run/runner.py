@@ -14,8 +14,6 @@ command takes them).
 """
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +34,7 @@ from ..store.secrets import Scrubber, dsn_secrets
 from . import build, machine, other_load, servers
 from . import measure as measure_module
 from .measure import measure
+from .interrupts import SigtermAsInterrupt, Terminated
 from .keeper import SampleKeeper, kept_from_before, sample_taker
 from .engines import engine_name, engines_take_blocks, refuse_other_engine
 from .progress import Growing, Progress
@@ -124,29 +123,6 @@ class RunIncomplete(ClusterError):
     def __init__(self, report: RunReport):
         self.report = report
         super().__init__(str(report))
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an interrupt so that a run ends as cleanly as after Ctrl-C."""
-
-
-class _SigtermAsInterrupt:
-    """Within the block, SIGTERM raises Terminated (main thread only; elsewhere Python cannot
-    install a handler, and the default action stays).  A second SIGTERM kills at once."""
-
-    def __enter__(self):
-        self.old = None
-        if threading.current_thread() is threading.main_thread():
-            self.old = signal.signal(signal.SIGTERM, self._handler)
-        return self
-
-    def _handler(self, signum, frame):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        raise Terminated()
-
-    def __exit__(self, *exc):
-        if self.old is not None:
-            signal.signal(signal.SIGTERM, self.old)
 
 
 class _WarmUps:
@@ -618,7 +594,7 @@ def run(plan: Plan, results_dir: str | Path | None = None, context: SampleContex
     started = time.monotonic()
     sess = _open_session(plan, results_dir, context, log, repair, new_binaries, cluster, engines, started)
     try:
-        with _SigtermAsInterrupt():
+        with SigtermAsInterrupt():
             try:
                 if not _take_samples(sess, progress, measure_fn, expected_samples):
                     # nothing taken: no duration to set beside an estimate, no sample competed
