@@ -1343,8 +1343,17 @@ def test_a_sample_stored_again_in_a_session_does_not_count_twice_towards_the_pla
            "before, 2 planned" in str(report)
 
 
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C raising KeyboardInterrupt, as in a terminal: a process started in the background by a
+    shell without job control (a CI script's `cmd &`) inherits SIGINT ignored."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.parametrize("signum, raised", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)])
-def test_an_interrupt_right_after_a_sample_is_written_still_counts_it(tmp_path, signum, raised):
+def test_an_interrupt_right_after_a_sample_is_written_still_counts_it(tmp_path, signum, raised, ctrl_c):
     """Ctrl-C or SIGTERM landing between a sample's line and its count left the session's count in
     meta.json one short of the samples its file holds (a notebook run interrupted after 20 samples
     recorded 19).  The store and the counts are one step now: the interrupt is raised once both are
@@ -1372,7 +1381,7 @@ def test_an_interrupt_right_after_a_sample_is_written_still_counts_it(tmp_path, 
     assert {s: signal.getsignal(s) for s in handlers} == handlers, "the handlers from before are back"
 
 
-def test_held_delivers_an_interrupt_once_when_its_block_ends_and_nothing_without_one():
+def test_held_delivers_an_interrupt_once_when_its_block_ends_and_nothing_without_one(ctrl_c):
     done = []
     with pytest.raises(KeyboardInterrupt):
         with held():
@@ -1383,6 +1392,12 @@ def test_held_delivers_an_interrupt_once_when_its_block_ends_and_nothing_without
     with held():
         done.append("quiet")
     assert done[-1] == "quiet"
+    # an ignored Ctrl-C stays ignored: held delivers a signal to the handler from before
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with held():
+        os.kill(os.getpid(), signal.SIGINT)
+        done.append("ignored")
+    assert done[-1] == "ignored" and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
 
 
 @pytest.mark.parametrize("change, why", [
