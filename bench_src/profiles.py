@@ -119,11 +119,9 @@ class Profile:
 # sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2 ms on the one without) with noisier
 # pairs at N = 1,000, and their database comparisons take most of the extra blocks.  So the prior is
 # 0.50 up to a factor of 0.82, 1.13 (the mean of the six grouped-order runs) from 0.99 on, and linear
-# between, where no machine has been measured (read by Profile.sequential_share_at).  Up to run AE
-# it was 1.24, the mean of Y, Z and AA: with it the start estimates of AC, AD and AE, the three runs
-# that printed it, were 7.2%, 10.1% and 12.0% above their durations (README); 1.13 puts the six
-# runs' estimates within about 10% either way (docs/statistics.md, "Duration"), and run AF, the
-# first made with it (factor 1.08), printed 4.7% above its duration.  A single share
+# between, where no machine has been measured (read by Profile.sequential_share_at).  What the
+# estimates printed with it and with the earlier 1.24 (Y, Z and AA) came to: docs/statistics.md,
+# "Duration".  A single share
 # (0.50 before) cannot put the start estimates of both kinds of machine within 15%; within a kind the
 # share still moves with the run's noise, which no measurement made before the pilot was found to
 # predict.  The estimate made after the pilot's look, from the run's own pilot, is the one to plan
