@@ -106,23 +106,23 @@ class Profile:
 # scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  The share measured
 # follows the machine's speed factor: where the warm-ups took 0.79-0.82 of their default times (a
 # 2-core AMD EPYC with AVX-512, 2026-11-27/28) the extra blocks of nine runs took 0.34 to 0.70 of
-# their pilots so timed, 0.50 on average (README, A-I: 0.66, 0.46, 0.39, 0.34, about 0.57, about
-# 0.34, 0.70, 0.40 and 0.66, E and F read back from their printed estimates, their samples not
-# kept), of runs Q and R 0.42 and 0.35, and with 0.50 the start estimates of Q to U were 12.5% below
-# to 9.2% above their durations; where they took 0.99 to 1.14, on three other 2-core machines, 0.9
-# to 1.96: 0.9-1.4 on the machine the defaults were fitted on (2026-11-26, factor about 1),
-# 1.04-1.57 on an EPYC without AVX-512 (runs M-P, factors 1.06-1.10 where stated), 1.96 and 1.68
-# on an Intel Xeon (runs V and X, factors 0.99 and 1.00), all in the shuffled block order, and in
-# the grouped order, the default since, 1.38 and 1.26 on the Xeon (runs Y and Z, factors 1.14 and
-# 1.06) and 1.09, 1.09, 0.99 and 1.00 on the EPYC without AVX-512 (runs AA, AC, AD and AE, factors
-# 1.04, 1.01, 0.98 and 1.04).  The slower machines run slower database samples (README: Go's MySQL
-# sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2 ms on the one without) with noisier
-# pairs at N = 1,000, and their database comparisons take most of the extra blocks.  So the prior is
-# 0.50 up to a factor of 0.82, 1.13 (the mean of the grouped-order runs: these six set it, and with
-# AF and AG, which printed it, the eight still average 1.13) from 0.99 on, and linear
-# between, where no machine has been measured (read by Profile.sequential_share_at).  What the
-# estimates printed with it and with the earlier 1.24 (Y, Z and AA) came to: docs/statistics.md,
-# "Duration".  A single share
+# their pilots so timed, 0.50 on average (docs/article-runs.md, A-I: 0.66, 0.46, 0.39, 0.34, about
+# 0.57, about 0.34, 0.70, 0.40 and 0.66, E and F read back from their printed estimates, their
+# samples not kept), of runs Q and R 0.42 and 0.35, and with 0.50 the start estimates of Q to U were
+# 12.5% below to 9.2% above their durations; where they took 0.99 to 1.14, on three other 2-core
+# machines, 0.9 to 1.96: 0.9-1.4 on the machine the defaults were fitted on (2026-11-26, factor
+# about 1), 1.04-1.57 on an EPYC without AVX-512 (runs M-P, factors 1.06-1.10 where stated), 1.96
+# and 1.68 on an Intel Xeon (runs V and X, factors 0.99 and 1.00), all in the shuffled block order,
+# and in the grouped order, the default since, 1.38 and 1.26 on the Xeon (runs Y and Z, factors 1.14
+# and 1.06) and 1.09, 1.09, 0.99 and 1.00 on the EPYC without AVX-512 (runs AA, AC, AD and AE,
+# factors 1.04, 1.01, 0.98 and 1.04).  The slower machines run slower database samples
+# (docs/article-runs.md: Go's MySQL sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2 ms
+# on the one without) with noisier pairs at N = 1,000, and their database comparisons take most of
+# the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.13 (the mean of the
+# grouped-order runs: these six set it, and with AF and AG, which printed it, the eight still
+# average 1.13) from 0.99 on, and linear between, where no machine has been measured (read by
+# Profile.sequential_share_at).  What the estimates printed with it and with the earlier 1.24 (Y, Z
+# and AA) came to: docs/statistics.md, "Duration".  A single share
 # (0.50 before) cannot put the start estimates of both kinds of machine within 15%; within a kind the
 # share still moves with the run's noise, which no measurement made before the pilot was found to
 # predict.  The estimate made after the pilot's look, from the run's own pilot, is the one to plan
@@ -130,9 +130,9 @@ class Profile:
 # the machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.99, 1.13))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
-# on: 0.34 on the AVX-512 EPYC (runs A-I), 1.96 on the Intel Xeon (README, run V, 2026-11-30: its
-# database samples took 54% of the extra blocks).  The start estimate states what the two would
-# give: where a run falls is not known before its pilot.
+# on: 0.34 on the AVX-512 EPYC (runs A-I), 1.96 on the Intel Xeon (docs/article-runs.md, run V,
+# 2026-11-30: its database samples took 54% of the extra blocks).  The start estimate states what
+# the two would give: where a run falls is not known before its pilot.
 ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.34, 1.96)
 ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 
