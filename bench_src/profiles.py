@@ -125,9 +125,10 @@ class Profile:
 # Z and AA) came to: docs/statistics.md, "Duration".  A single share
 # (0.50 before) cannot put the start estimates of both kinds of machine within 15%; within a kind the
 # share still moves with the run's noise, which no measurement made before the pilot was found to
-# predict.  The estimate made after the pilot's look, from the run's own pilot, is the one to plan
-# by.  article-full: projected by sequential.expected_samples from a measured pilot of its cells on
-# the machine the defaults were fitted on, with their seconds per sample, under an earlier rule
+# predict, nor does the estimate made after the pilot's look, from the run's own pilot (on the EPYC
+# without AVX-512 no closer than the start estimate: docs/statistics.md, "Duration").
+# article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
+# machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.99, 1.16))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
 # on: 0.34 on the AVX-512 EPYC (runs A-I), 1.96 on the Intel Xeon (docs/article-runs.md, run V,
