@@ -47,6 +47,21 @@ def test_other_use_is_the_busy_time_less_the_harness_trees_and_steal_apart():
     assert other_load.other_use(a, a) is None
 
 
+def test_time_stolen_for_other_guests_counts_as_competition_with_other_processes():
+    """A run of the article profile lost 4.9% of its CPU time to the hypervisor, and its start estimate
+    was 15.6% short; stolen time delays a sample as another process does."""
+    stolen = {"other_s": 0.0, "steal_s": 6.0, "capacity_s": 100.0, "span_s": 50.0, "cpus": 2, "share": 0.0,
+              "steal_share": 0.06}
+    assert other_load.competed(stolen)
+    assert "the hypervisor took 6.0% for other guests" in other_load.words(stolen)
+    assert not other_load.competed({**stolen, "steal_s": 4.0, "steal_share": 0.04})
+    # the two together: 3% each
+    assert other_load.competed({**stolen, "other_s": 3.0, "share": 0.03, "steal_s": 3.0, "steal_share": 0.03})
+    assert not other_load.competed({**stolen, "span_s": 5.0})
+    text = method.when_text({"sessions": [session(0.5, other_cpu=stolen)]})
+    assert "the hypervisor took 6.0% for other guests; they competed with the samples" in text
+
+
 def test_read_clock_reads_the_affine_cpus_of_a_stat_file(tmp_path):
     f = tmp_path / "stat"
     f.write_text(stat_text(busy=300, steal=40))

@@ -26,8 +26,10 @@ from ..digits import significant
 # guest_nice (guest time is counted in user time already)
 BUSY_FIELDS = (0, 1, 2, 5, 6)
 STEAL_FIELD = 7
-# above this share of the CPUs' time, other processes are said to have competed with the samples,
-# over a session of at least WARN_SPAN_S (a shorter one's share is that of a moment, a test's run)
+# above this share of the CPUs' time, taken by other processes and stolen by the hypervisor for other
+# guests together (either way the samples waited for a CPU), they are said to have competed with the
+# samples, over a session of at least WARN_SPAN_S (a shorter one's share is that of a moment, a
+# test's run)
 WARN_SHARE = 0.05
 WARN_SPAN_S = 10.0
 
@@ -97,8 +99,9 @@ def other_use(start: CpuClock, end: CpuClock) -> dict | None:
 
 
 def competed(use: dict | None) -> bool:
-    """Whether other processes took enough of the CPUs to say so beside the results."""
-    return (bool(use) and float(use.get("share", 0.0)) > WARN_SHARE
+    """Whether other processes and other guests took enough of the CPUs to say so beside the
+    results."""
+    return (bool(use) and float(use.get("share", 0.0)) + float(use.get("steal_share", 0.0)) > WARN_SHARE
             and float(use.get("span_s", use.get("capacity_s", 0.0) / max(1, int(use.get("cpus", 1))))) >= WARN_SPAN_S)
 
 
