@@ -154,6 +154,13 @@ def test_the_competed_warning_goes_where_the_duration_goes(tmp_path, monkeypatch
     assert not any(line.startswith("warning: other") for line in logged)
     runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
     assert logged[-1].startswith("warning: other processes used 50.0%")
+    assert "virtual machine" not in logged[-1]
+    # time stolen for other guests: the advice names the host too
+    monkeypatch.setattr(other_load, "other_use", lambda start, end: {**busy, "other_s": 0.0, "share": 0.0,
+                                                                      "steal_s": 6.0, "steal_share": 0.1})
+    runner.run(small_plan(seed=3), tmp_path / "s", progress=False, measure_fn=fake_measure(), log=logged.append)
+    assert "the hypervisor took 10.0% for other guests" in logged[-1]
+    assert logged[-1].endswith("nothing else running and, on a virtual machine, a quieter host"), logged[-1]
 
 
 def test_the_method_states_each_sessions_estimates_beside_what_it_took_and_a_changed_budget():

@@ -32,6 +32,8 @@ STEAL_FIELD = 7
 # test's run)
 WARN_SHARE = 0.05
 WARN_SPAN_S = 10.0
+# stolen time below this share of the CPUs' time is too small to state
+STEAL_SAID = 0.001
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,11 @@ def competed(use: dict | None) -> bool:
             and float(use.get("span_s", use.get("capacity_s", 0.0) / max(1, int(use.get("cpus", 1))))) >= WARN_SPAN_S)
 
 
+def stolen(use: dict | None) -> bool:
+    """Whether the hypervisor took enough of the CPUs for other guests to say so."""
+    return bool(use) and float(use.get("steal_share", 0.0)) >= STEAL_SAID
+
+
 def words(use: dict) -> str:
     """Other processes' share of the CPUs during a session, in words (the run's closing warning and
     the Method say it alike)."""
@@ -112,6 +119,6 @@ def words(use: dict) -> str:
     text = (f"other processes used {use['share'] * 100:.1f}% of the CPU time of the {cpus} CPU{'s' if cpus != 1 else ''} "
             f"the harness ran on while it measured ({significant(use['other_s'], 2)} of "
             f"{significant(use['capacity_s'], 3)} CPU seconds)")
-    if use.get("steal_share", 0) >= 0.001:
+    if stolen(use):
         text += f", and the hypervisor took {use['steal_share'] * 100:.1f}% for other guests"
     return text

@@ -348,13 +348,14 @@ def _end_session(sess: _Session) -> None:
 
 def _say_the_end(sess: _Session) -> None:
     """After the session: its real duration beside the estimate, and a warning when other processes
-    competed with the samples for the CPUs."""
+    (or the hypervisor's other guests) competed with the samples for the CPUs."""
     report, bar, log = sess.report, sess.bar, sess.log
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
     if other_load.competed(report.other_cpu):  # on the terminal under make run too (its stderr), as the duration
         warning = (f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, "
-                   "which widens the intervals; for figures to publish, run on a machine with nothing else running")
+                   "which widens the intervals; for figures to publish, run on a machine with nothing else running"
+                   + (" and, on a virtual machine, a quieter host" if other_load.stolen(report.other_cpu) else ""))
         bar.say(warning, log) if bar is not None else log(warning)
 
 
