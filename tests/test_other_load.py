@@ -163,6 +163,42 @@ def test_the_competed_warning_goes_where_the_duration_goes(tmp_path, monkeypatch
     assert logged[-1].endswith("nothing else running and, on a virtual machine, a quieter host"), logged[-1]
 
 
+def test_warm_ups_that_competed_are_warned_of_right_after_the_estimate_and_recorded(tmp_path, monkeypatch):
+    """A run whose CPUs the hypervisor took 4.9% of for other guests took 15.6% longer than its
+    start estimate said, and said so only after an hour: what other processes and guests took
+    during the warm-ups is said beside the estimate, where the user can still stop the run."""
+    readings = []
+
+    def use_of(start, end):  # the warm-ups' reading first, the session's at its end
+        readings.append((start, end))
+        return busy if len(readings) == 1 else quiet
+
+    busy = {"other_s": 0.6, "steal_s": 3.0, "capacity_s": 60.0, "span_s": 30.0, "cpus": 2, "share": 0.01,
+            "steal_share": 0.05}
+    quiet = {**busy, "steal_s": 0.0, "steal_share": 0.0}
+    monkeypatch.setattr(other_load, "other_use", use_of)
+    logged = []
+    runner.run(small_plan(), tmp_path / "r", progress=False, measure_fn=fake_measure(), log=logged.append)
+    at = next(i for i, line in enumerate(logged) if line.startswith("estimated duration:"))
+    assert logged[at + 1] == (
+        "warning: other processes used 1.0% of the CPU time of the 2 CPUs the harness ran on during the warm-ups "
+        "(0.60 of 60.0 CPU seconds), and the hypervisor took 5.0% for other guests; they compete with the samples "
+        "for the CPUs, which slows the run past its estimate and widens the intervals; for figures to publish, run "
+        "on a machine with nothing else running and, on a virtual machine, a quieter host"), logged[at + 1]
+    session = ResultsStore(tmp_path / "r").read_meta()["sessions"][-1]
+    assert session["other_cpu_warmups"] == busy and session["other_cpu"] == quiet
+    assert not any(line.startswith("warning: other processes used 0.0%") for line in logged)  # the end was quiet
+    # quiet warm-ups: recorded, no warning; the same clock started both readings
+    readings.clear()
+    monkeypatch.setattr(other_load, "other_use", lambda start, end: readings.append((start, end)) or quiet)
+    logged.clear()
+    runner.run(small_plan(seed=2), tmp_path / "q", progress=False, measure_fn=fake_measure(), log=logged.append)
+    assert not any(line.startswith("warning:") for line in logged), logged
+    assert ResultsStore(tmp_path / "q").read_meta()["sessions"][-1]["other_cpu_warmups"] == quiet
+    assert len(readings) == 2 and readings[0][0] is readings[1][0]
+    assert readings[0][1].at <= readings[1][1].at
+
+
 def test_the_method_states_each_sessions_estimates_beside_what_it_took_and_a_changed_budget():
     """A run of the article profile took 1 h 03 min where its start estimate said 31 min 42 s, with
     its budget raised from the profile's 3600 s to 7200 s; the Method said neither."""

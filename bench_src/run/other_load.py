@@ -112,13 +112,33 @@ def stolen(use: dict | None) -> bool:
     return bool(use) and float(use.get("steal_share", 0.0)) >= STEAL_SAID
 
 
-def words(use: dict) -> str:
-    """Other processes' share of the CPUs during a session, in words (the run's closing warning and
-    the Method say it alike)."""
+def words(use: dict, when: str = "while it measured") -> str:
+    """Other processes' share of the CPUs during a session (or its warm-ups: `when`), in words (the
+    run's warnings and the Method say it alike)."""
     cpus = int(use["cpus"])
     text = (f"other processes used {use['share'] * 100:.1f}% of the CPU time of the {cpus} CPU{'s' if cpus != 1 else ''} "
-            f"the harness ran on while it measured ({significant(use['other_s'], 2)} of "
+            f"the harness ran on {when} ({significant(use['other_s'], 2)} of "
             f"{significant(use['capacity_s'], 3)} CPU seconds)")
     if stolen(use):
         text += f", and the hypervisor took {use['steal_share'] * 100:.1f}% for other guests"
     return text
+
+
+def advice(use: dict) -> str:
+    """What a user whose samples competed for the CPUs can do: a quiet machine, and where the
+    hypervisor took time for other guests, a quieter host (no process of this machine took it)."""
+    return ("for figures to publish, run on a machine with nothing else running"
+            + (" and, on a virtual machine, a quieter host" if stolen(use) else ""))
+
+
+def warning(use: dict) -> str:
+    """The end of a session's warning where its samples competed (`competed`)."""
+    return (f"warning: {words(use)}; they competed with the samples for the CPUs, which widens the "
+            f"intervals; {advice(use)}")
+
+
+def warmup_warning(use: dict) -> str:
+    """The warning said right after the warm-ups where they competed (`competed`): said at the
+    start, a user can stop the run and start it again at a quieter time, not learn it an hour later."""
+    return (f"warning: {words(use, when='during the warm-ups')}; they compete with the samples for the CPUs, "
+            f"which slows the run past its estimate and widens the intervals; {advice(use)}")

@@ -353,9 +353,7 @@ def _say_the_end(sess: _Session) -> None:
     if bar is not None and report.estimate is not None:
         bar.say(f"took {format_duration(report.duration_s)}; estimated {format_duration(report.estimate.seconds)}", log)
     if other_load.competed(report.other_cpu):  # on the terminal under make run too (its stderr), as the duration
-        warning = (f"warning: {other_load.words(report.other_cpu)}; they competed with the samples for the CPUs, "
-                   "which widens the intervals; for figures to publish, run on a machine with nothing else running"
-                   + (" and, on a virtual machine, a quieter host" if other_load.stolen(report.other_cpu) else ""))
+        warning = other_load.warning(report.other_cpu)
         bar.say(warning, log) if bar is not None else log(warning)
 
 
@@ -408,6 +406,20 @@ def _read_work(sess: _Session, expected_samples: Mapping[str, float] | float | N
     estimates = SessionEstimate.read(plan, takes, records, expected_samples, spent_before, store.dir)
     return _SessionWork(schedule, done, kept, skipped, attempt_of, book, todo, blocks, warm_first, takes,
                         spent_before, estimates)
+
+
+def _say_warmups_competed(sess: _Session) -> None:
+    """What other processes (and the hypervisor's other guests) took of the CPUs during the
+    warm-ups, recorded in meta.json (`other_cpu_warmups`) and warned of where they competed."""
+    if sess.clock is None:  # a cluster's hosts are elsewhere
+        return
+    now = other_load.read_clock()
+    use = other_load.other_use(sess.clock, now) if now is not None else None
+    if not use:
+        return
+    sess.store.update_session(other_cpu_warmups=use)
+    if other_load.competed(use):
+        sess.bar.say(other_load.warmup_warning(use), sess.log)
 
 
 def _taker_here(sess: _Session, work: _SessionWork, warm: _WarmUps, keep: SampleKeeper,
@@ -563,6 +575,7 @@ def _take_samples(sess: _Session, progress: bool, measure_fn: Callable[..., dict
         report.estimate = est
         store.update_session(estimate_s=round(est.seconds, 1), estimate_basis=est.basis)
         bar.say(str(est), log)
+        _say_warmups_competed(sess)
     # every block with a sample missing (one process skips those it has; a host runs it whole)
     take_blocks([b for b in work.blocks if b[0][1].phase != "warmup"] if calibrate else work.blocks, None)
     if plan.max_samples:  # the sequential rule: blocks for the open cells after the pilot
