@@ -48,7 +48,8 @@ def test_a_failed_cell_is_a_failure_whatever_the_claim(said, kind, expected):
 @pytest.mark.parametrize("said, kind, expected", [
     ("Rust", "b", "reproduced"), ("Rust", "a", "reversed"), ("Rust", "equivalent", "not reproduced: equivalent"),
     ("Rust", "inconclusive", "unresolved: inconclusive"), ("", "equivalent", "agrees: no difference"),
-    ("", "a", "Go differs, where the article resolved none"), ("Go", "not measured", "not measured")])
+    ("", "a", "Go differs, where the article resolved none"), ("Go", "not measured", "not measured"),
+    ("Rust", published.NOT_TESTED, "not tested"), ("", published.NOT_TESTED, "not tested")])
 def test_outcomes(said, kind, expected):
     assert published.outcome(said, kind) == expected
 
@@ -167,13 +168,36 @@ def test_no_cause_is_claimed_for_settings_the_run_did_not_take():
 
 
 def test_an_inconclusive_cell_is_given_no_cause():
-    """Too few samples to decide: the row says unresolved and names no platform or version cause."""
+    """Too noisy to decide: the row says unresolved and names no platform or version cause."""
     rng = np.random.default_rng(6)
-    rows = _both_settings("mysql", 100, {"go": 0.07, "rust": 0.07}, {"go": 0.07, "rust": 0.07}, 3, rng, cv=0.3)
+    rows = _both_settings("mysql", 100, {"go": 0.07, "rust": 0.07}, {"go": 0.07, "rust": 0.07}, 6, rng, cv=0.3)
     side = published.side_by_side(pd.DataFrame(rows))
     row = _cell(side, "mysql", 100)
+    assert np.isfinite(row["ours_article_ratio"]) and row["ours_article_verdict_kind"] == "inconclusive"
     assert row["article_claim"] == "Go" and row["ours_article_outcome"] == "unresolved: inconclusive"
     assert row["cause_kind"] == "" and row["cause"] == ""
+
+
+def test_a_cell_with_too_few_pairs_is_not_tested_as_in_every_comparison_table():
+    """Sleep's peak RSS at N = 1,000 in an article run: 5 of Go's 6 samples counted, 5 pairs, no
+    interval; the Go-vs-Rust table read "not tested", the reproduction table "inconclusive" and
+    "unresolved: inconclusive", which counted it among the claims whose spread was measured."""
+    rng = np.random.default_rng(6)
+    rows = _both_settings("mysql", 100, {"go": 0.07, "rust": 0.07}, {"go": 0.07, "rust": 0.07}, 5, rng, cv=0.3)
+    side = published.side_by_side(pd.DataFrame(rows))
+    row = _cell(side, "mysql", 100)
+    assert row["ours_article_a_samples"] == row["ours_article_b_samples"] == 5
+    assert np.isnan(row["ours_article_ratio"]) and np.isnan(row["ours_article_ratio_ci_low"])
+    for label in ("ours_article", "ours_default"):
+        assert row[f"{label}_verdict_kind"] == published.NOT_TESTED == row[f"{label}_verdict"]
+        assert row[f"{label}_outcome"] == "not tested", row[f"{label}_outcome"]
+        assert "too few pairs: 5 blocks hold both cells" in row[f"{label}_warning"]
+    assert row["cause_kind"] == "" and row["cause"] == ""
+    from bench_src.report.reproduce_view import ours_text
+    assert ours_text(row, "ours_default").startswith("not tested; ")
+    assert "too few pairs: 5 blocks hold both cells" in ours_text(row, "ours_default")
+    counts = published.claims_summary(side)
+    assert "not tested" in set(counts["outcome"]) and "unresolved: inconclusive" not in set(counts["outcome"])
 
 
 def test_a_cause_is_stated_when_the_settings_move_the_ratio_even_with_the_same_outcome():

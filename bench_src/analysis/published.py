@@ -19,7 +19,9 @@ The reproduction table has one row per cell of the article's table and metric (t
   equivalent, and the article's difference is at least the equivalence margin), unresolved
   (inconclusive, or equivalent where the article's difference lies within the margin, which an
   equivalence cannot refute), or, where the article claimed nothing, agrees or a
-  difference it could not resolve; an outcome judges the claim's direction only, and beside it
+  difference it could not resolve; not tested where too few pairs count (no interval: as every
+  comparison table reads such a row), failed or not counted where no sample of a side can be
+  compared; an outcome judges the claim's direction only, and beside it
   the article's own ratio lies inside, below or above our interval (`article_against`): whether
   its size holds too;
 - the **settings' effect**: the ratio of the two Go/Rust ratios (article's settings over defaults),
@@ -166,6 +168,10 @@ CLAIM_FAILED = "failed"
 # measured, but no sample of a side counts for the metric (validity.counted: for memory, no sample
 # with every task alive at once): not tested, and the verdict says why
 NOT_COUNTED = "not counted"
+# measured on both sides, but with fewer than rules.MIN_PAIRS pairs of values that count (the rule is
+# compare.untested's): no ratio and no interval, so not tested, as every comparison table reads such
+# a row; an "inconclusive" would count it among the claims whose spread was measured
+NOT_TESTED = "not tested"
 
 
 def claim(ratio: float, threshold_log: float) -> str:
@@ -181,11 +187,12 @@ def claim(ratio: float, threshold_log: float) -> str:
 def outcome(said: str, kind: str, article_ratio: float = float("nan"), margin: float = rules.MARGIN) -> str:
     """The fate of the article's claim given our verdict kind ('a' = Go, 'b' = Rust; "failed":
     every sample of a side failed, a recorded failure and not a measurement; "not counted": no
-    sample of a side counts for the metric, validity.counted).  An equivalence
+    sample of a side counts for the metric, validity.counted; "not tested": too few pairs that
+    count).  An equivalence
     (our interval inside 1 -/+ margin) refutes a claimed direction only where the claimed
     difference is at least the margin: a claim of 1.7% with a 2% margin is as consistent with it
     as its opposite, so that outcome is "unresolved: within the margin", not "not reproduced"."""
-    if kind in (CLAIM_FAILED, NOT_COUNTED):
+    if kind in (CLAIM_FAILED, NOT_COUNTED, NOT_TESTED):
         return kind
     if kind not in multiplicity.KINDS:
         return "not measured"
@@ -423,19 +430,24 @@ def side_by_side(df: pd.DataFrame, margin: float = compare.MARGIN, table: str = 
         for k in ("ratio", "ratio_ci_low", "ratio_ci_high", "ci_level", "p_value", "p_adjusted"):
             out[f"{label}_{k}"] = pd.to_numeric(out.get(f"{label}_{k}", np.nan), errors="coerce")
         kinds, texts = [], []
-        for row in out.to_dict("records"):
+        untested = compare.untested(pd.DataFrame({"verdict_kind": out.get(f"{label}_verdict_kind"),
+                                                  "ratio": out[f"{label}_ratio"]}))
+        for row, not_tested in zip(out.to_dict("records"), untested):
             kind = row.get(f"{label}_verdict_kind")
-            # measured on both sides but not tested (too few pairs): inconclusive, not "not measured"
+            # measured on both sides but not tested (too few pairs): NOT_TESTED, not "not measured"
             sampled = all(pd.notna(row.get(f"{label}_{s}")) and row.get(f"{label}_{s}", 0) > 0
                           for s in ("a_samples", "b_samples"))
             if not isinstance(kind, str) or (not np.isfinite(row[f"{label}_ratio"]) and not sampled):
                 fails, uncounted = row.get(f"{label}_failures"), row.get(f"{label}_uncounted")
                 kind = CLAIM_FAILED if isinstance(fails, str) and fails else \
                     NOT_COUNTED if isinstance(uncounted, str) and uncounted else "not measured"
+            elif not_tested:
+                kind = NOT_TESTED
             kinds.append(kind)
             word_metric = "elapsed_s" if row["metric"] == "time" else "peak_rss_mib"
             texts.append(f"failed: {row[f'{label}_failures']}" if kind == CLAIM_FAILED else
                          f"not tested: {row[f'{label}_uncounted']}" if kind == NOT_COUNTED else
+                         NOT_TESTED if kind == NOT_TESTED else
                          "not measured" if kind == "not measured" else
                          rules.verdict_text(kind, bool(row.get(f"{label}_within_margin")), "Go", "Rust", word_metric,
                                             margin))
@@ -478,7 +490,7 @@ def across_cores_text(side: pd.DataFrame, label: str) -> list[str]:
             text = "no claim"
         else:
             outcomes = dict(zip(ks, g[f"{label}_outcome"]))
-            measured = [k for k in ks if outcomes[k] not in ("not measured", CLAIM_FAILED, NOT_COUNTED)]
+            measured = [k for k in ks if outcomes[k] not in ("not measured", CLAIM_FAILED, NOT_COUNTED, NOT_TESTED)]
             held = [k for k in measured if outcomes[k] == "reproduced"]
             if not measured:
                 text = "not measured"

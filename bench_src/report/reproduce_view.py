@@ -18,8 +18,10 @@ def ours_text(row, label: str) -> str:
         return "not measured in this run"
     if row[f"{label}_verdict_kind"] in (published.CLAIM_FAILED, published.NOT_COUNTED):
         return row[f"{label}_verdict"]  # a recorded failure, or samples that do not count: no measurement
-    ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
     said = [x for x in (row.get(f"{label}_note"), row.get(f"{label}_warning")) if isinstance(x, str) and x]
+    if row[f"{label}_verdict_kind"] == published.NOT_TESTED:  # no ratio, no interval: the warning says why
+        return published.NOT_TESTED + "".join(f"; {x}" for x in said)
+    ratio = units.ratio(row[f"{label}_ratio"], row[f"{label}_ratio_ci_low"], row[f"{label}_ratio_ci_high"])
     return f"{ratio} {row[f'{label}_verdict']}: {row[f'{label}_outcome']}" + "".join(f"; {x}" for x in said)
 
 
