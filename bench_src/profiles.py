@@ -118,9 +118,9 @@ class Profile:
 # factors 1.04, 1.01, 0.98 and 1.04).  The slower machines run slower database samples
 # (docs/article-runs.md: Go's MySQL sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2 ms
 # on the one without) with noisier pairs at N = 1,000, and their database comparisons take most of
-# the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.20 (the mean of the ten
-# grouped-order runs: these six, AF, AG and AH, which printed the six's mean, 1.13, and AI, which
-# printed the nine's, 1.16) from 0.99 on, and linear between, where no machine has been measured
+# the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.20 (the mean of the eleven
+# grouped-order runs: these six, AF, AG and AH, which printed the six's mean, 1.13, AI, which
+# printed the nine's, 1.16, and AJ, which printed the ten's, 1.20) from 0.99 on, and linear between, where no machine has been measured
 # (read by Profile.sequential_share_at).  What the estimates printed with 1.16, 1.13 and the
 # earlier 1.24 (Y, Z and AA) came to: docs/statistics.md, "Duration".  A single share
 # (0.50 before) cannot put the start estimates of both kinds of machine within 15%; within a kind the

@@ -164,9 +164,9 @@ def test_the_competed_warning_goes_where_the_duration_goes(tmp_path, monkeypatch
 
 
 def test_warm_ups_that_competed_are_warned_of_right_after_the_estimate_and_recorded(tmp_path, monkeypatch):
-    """A run whose CPUs the hypervisor took 4.9% of for other guests took 15.6% longer than its
-    start estimate said, and said so only after an hour: what other processes and guests took
-    during the warm-ups is said beside the estimate, where the user can still stop the run."""
+    """A run whose hypervisor took 4.9% of the CPU time for other guests said so only at its end,
+    an hour later: what other processes and guests took during the warm-ups is said beside the
+    start estimate, where the user can still stop the run."""
     readings = []
 
     def use_of(start, end):  # the warm-ups' reading first, the session's at its end
@@ -183,7 +183,7 @@ def test_warm_ups_that_competed_are_warned_of_right_after_the_estimate_and_recor
     assert logged[at + 1] == (
         "warning: other processes used 1.0% of the CPU time of the 2 CPUs the harness ran on during the warm-ups "
         "(0.60 of 60.0 CPU seconds), and the hypervisor took 5.0% for other guests; they compete with the samples "
-        "for the CPUs, which slows the run past its estimate and widens the intervals; for figures to publish, run "
+        "for the CPUs, which widens the intervals and may lengthen the run; for figures to publish, run "
         "on a machine with nothing else running and, on a virtual machine, a quieter host"), logged[at + 1]
     session = ResultsStore(tmp_path / "r").read_meta()["sessions"][-1]
     assert session["other_cpu_warmups"] == busy and session["other_cpu"] == quiet

@@ -141,4 +141,4 @@ def warmup_warning(use: dict) -> str:
     """The warning said right after the warm-ups where they competed (`competed`): said at the
     start, a user can stop the run and start it again at a quieter time, not learn it an hour later."""
     return (f"warning: {words(use, when='during the warm-ups')}; they compete with the samples for the CPUs, "
-            f"which slows the run past its estimate and widens the intervals; {advice(use)}")
+            f"which widens the intervals and may lengthen the run; {advice(use)}")
