@@ -308,7 +308,7 @@ def pair_test(a_codes, a_values, b_codes, b_values, paired_data: bool = True,
     # Paired on the shared blocks, whatever samples either cell took in blocks of other comparisons
     # (the sequential rule decides a comparison on the same pairs), from MIN_PAIRS pairs on.
     if paired_data and pairs < rules.MIN_PAIRS:
-        notes.append(f"{too_few_pairs(pairs)}; not tested")
+        notes.append(f"{too_few_pairs(pairs)}; {NOT_TESTED}")
         out.update(pairing="paired", pairs=int(pairs))
         out["warning"] = "; ".join(dict.fromkeys(notes))
         return PairTest(out, None)
@@ -524,11 +524,16 @@ def _table(df: pd.DataFrame, metric: str, family: str, describe_pair, a_prefix: 
     return out
 
 
+# What every table, figure and sentence reads for a row that `untested` holds: not "inconclusive",
+# which would count it among the rows whose spread was measured
+NOT_TESTED = "not tested"
+
+
 def untested(table: pd.DataFrame) -> pd.Series:
     """Per row of a comparison table: a comparison that could not be tested (fewer than
     rules.MIN_PAIRS pairs of values that count, or none: its warning says why), which has no ratio
-    and no interval and reads inconclusive; counted apart from the open rows, whose spread was
-    measured."""
+    and no interval and reads inconclusive (its verdict_kind); shown as NOT_TESTED and counted
+    apart from the open rows, whose spread was measured."""
     if table.empty or "verdict_kind" not in table.columns:
         return pd.Series(False, index=table.index)
     ratio = pd.to_numeric(table.get("ratio", pd.Series(np.nan, index=table.index)), errors="coerce")

@@ -104,7 +104,7 @@ from scipy import optimize, stats as sps
 from statsmodels.stats.oneway import anova_generic
 
 from . import multiplicity, paired, rules
-from .compare import CellValues, cell_name, compare, go_vs_rust_row, too_few_pairs
+from .compare import NOT_TESTED, CellValues, cell_name, compare, go_vs_rust_row, too_few_pairs
 from ..plan.comparisons import comparisons
 
 # the metrics analysed per host and across hosts: a cluster run's report and the hosts command both read it
@@ -584,6 +584,8 @@ def holds(kind: str, host_kind: str, host_within: bool) -> bool:
 
 # the order in which the hosts' own verdicts are counted
 _KIND_ORDER = {kind: i for i, kind in enumerate(multiplicity.KINDS)}
+# What a comparison reads where a host (or the combination across hosts) has no row for it
+NOT_MEASURED = "not measured"
 
 
 def verdict_counts(verdicts: list[tuple[str, str]]) -> str:
@@ -662,8 +664,8 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
             idx = tuple(r[k_] for k_ in key_cols) + (h,)
             row = indexed.loc[idx] if len(indexed) and idx in indexed.index else None
             theirs.append((str(row["verdict_kind"]), bool(row["within_margin"])) if row is not None
-                          else ("not measured", False))
-            texts.append(str(row["verdict"]) if row is not None else "not measured")
+                          else (NOT_MEASURED, False))
+            texts.append(str(row["verdict"]) if row is not None else NOT_MEASURED)
         decided = kind != "inconclusive"
         holding = sum(holds(kind, v, w) for v, w in theirs) if decided else math.nan
         tested = c.hosts > 1  # fewer than two hosts combined: not tested across hosts (`note` says why)
@@ -688,10 +690,10 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
 
 # --- the headline tables of a run on several hosts against the combination ------------------------
 def _reading(kind, within, ratio) -> str:
-    """A row's verdict as a comparable reading: "not tested" where it has no ratio (too few pairs,
+    """A row's verdict as a comparable reading: NOT_TESTED where it has no ratio (too few pairs,
     or too few hosts combined), else its kind with "within" for a difference smaller than the margin."""
     if kind == "inconclusive" and not (isinstance(ratio, (int, float)) and math.isfinite(ratio)):
-        return "not tested"
+        return NOT_TESTED
     if kind in ("a", "b"):
         return f"{kind} within" if within in (True, 1) else str(kind)
     return str(kind)
@@ -718,13 +720,13 @@ def pooled_against_hosts(pooled: pd.DataFrame, combined: pd.DataFrame) -> pd.Dat
         key = tuple(r[k] for k in keys)
         c = theirs.get(key)
         mine = _reading(r["verdict_kind"], r.get("within_margin"), r.get("ratio"))
-        other = _reading(c["verdict_kind"], c["within_margin"], c["ratio"]) if c is not None else "not measured"
+        other = _reading(c["verdict_kind"], c["within_margin"], c["ratio"]) if c is not None else NOT_MEASURED
         rows.append({**dict(zip(keys, key)), "pooled_kind": r["verdict_kind"],
                      "pooled_within": bool(r.get("within_margin") in (True, 1)), "pooled_verdict": r.get("verdict", ""),
                      "hosts": int(c["hosts"]) if c is not None else 0,
-                     "hosts_kind": c["verdict_kind"] if c is not None else "not measured",
+                     "hosts_kind": c["verdict_kind"] if c is not None else NOT_MEASURED,
                      "hosts_within": bool(c["within_margin"]) if c is not None else False,
-                     "hosts_verdict": c["verdict"] if c is not None else "not measured",
-                     "hosts_tested": other not in ("not tested", "not measured"), "differs": mine != other})
+                     "hosts_verdict": c["verdict"] if c is not None else NOT_MEASURED,
+                     "hosts_tested": other not in (NOT_TESTED, NOT_MEASURED), "differs": mine != other})
     return pd.DataFrame(rows, columns=cols)
 

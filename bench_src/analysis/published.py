@@ -169,9 +169,9 @@ CLAIM_FAILED = "failed"
 # with every task alive at once): not tested, and the verdict says why
 NOT_COUNTED = "not counted"
 # measured on both sides, but with fewer than rules.MIN_PAIRS pairs of values that count (the rule is
-# compare.untested's): no ratio and no interval, so not tested, as every comparison table reads such
-# a row; an "inconclusive" would count it among the claims whose spread was measured
-NOT_TESTED = "not tested"
+# compare.untested's): no ratio and no interval, so not tested, in the word every comparison table
+# reads such a row with; an "inconclusive" would count it among the claims whose spread was measured
+NOT_TESTED = compare.NOT_TESTED
 
 
 def claim(ratio: float, threshold_log: float) -> str:

@@ -107,7 +107,7 @@ def row_flags(table: pd.DataFrame, rob: pd.DataFrame) -> pd.Series:
             flags[k] = "depends on the variants"
         elif r.rows > 1:
             counts = {"Go": r.go_rows, "Rust": r.rust_rows, "equivalent": r.equivalent_rows,
-                      "inconclusive": r.inconclusive_rows, "not tested": getattr(r, "untested_rows", 0)}
+                      "inconclusive": r.inconclusive_rows, compare_mod.NOT_TESTED: getattr(r, "untested_rows", 0)}
             seen = {v: int(c) for v, c in counts.items() if c}
             flags[k] = (f"same verdict, {int(r.rows)} pairs" if len(seen) == 1 else
                         f"no reversal, {int(r.rows)} pairs ({', '.join(f'{c} {v}' for v, c in seen.items())})")
@@ -130,7 +130,7 @@ def headline(rob: pd.DataFrame) -> list[str]:
             label = f"N={int(r.n)}" + (f" [{r.shared_params}]" if r.shared_params else "") + (
                 f" arm {r.arm}" if r.arm else "")
             verdict = ("not measured with the defaults" if not isinstance(r.default_verdict, str)
-                       else "not tested (no pair of values counts)" if pd.isna(r.default_ratio) else r.default_verdict)
+                       else f"{compare_mod.NOT_TESTED} (no pair of values counts)" if pd.isna(r.default_ratio) else r.default_verdict)
             by_verdict.setdefault(verdict, []).append(label)
         text = f"{w} ({metric}), default variants: " + "; ".join(f"{v} at {', '.join(ns)}" for v, ns in by_verdict.items())
         dep = g[g["depends_on_variant"]]

@@ -117,9 +117,9 @@ HOSTS_NAMED = 5
 
 
 def _verdict_words(reading: str, verdict: str) -> str:
-    """A row's verdict for the hosts' sentence: its table's words, or "not tested" / "not measured"
-    where the table has no verdict to read (analysis.hosts.pooled_against_hosts)."""
-    return reading if reading in ("not tested", "not measured") else verdict
+    """A row's verdict for the hosts' sentence: its table's words, or compare.NOT_TESTED /
+    hosts.NOT_MEASURED where the table has no verdict to read (analysis.hosts.pooled_against_hosts)."""
+    return reading if reading in (compare.NOT_TESTED, hosts.NOT_MEASURED) else verdict
 
 
 @dataclass(frozen=True)
@@ -169,9 +169,9 @@ def hosts_reading(tables: dict[str, pd.DataFrame], metric: str) -> HostsReading 
     names = key_texts(differ)
     untested = compare.untested(pooled.reset_index(drop=True))
     readings = [(f"{names[i]})",
-                 _verdict_words("not tested" if untested[i] else "", r["pooled_verdict"]),
-                 _verdict_words("not measured" if r["hosts_kind"] == "not measured" else
-                                "" if r["hosts_tested"] else "not tested", r["hosts_verdict"]))
+                 _verdict_words(compare.NOT_TESTED if untested[i] else "", r["pooled_verdict"]),
+                 _verdict_words(hosts.NOT_MEASURED if r["hosts_kind"] == hosts.NOT_MEASURED else
+                                "" if r["hosts_tested"] else compare.NOT_TESTED, r["hosts_verdict"]))
                 for i, r in differ.iterrows()]
     return HostsReading(count, len(against), tuple(readings))
 

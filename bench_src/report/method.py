@@ -524,7 +524,7 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
             row["differences"] = f"{called}" + (f" ({inside} within ±{margin * 100:g}%)" if inside else "")
             row["equivalent"] = str(int(kinds.get("equivalent", 0)))
             row["inconclusive"] = str(int(kinds.get("inconclusive", 0)))
-            row["not tested"] = str(int(not_tested.sum()))
+            row[compare.NOT_TESTED] = str(int(not_tested.sum()))
         # as the table's caption and column and the ratio figure name it (tables.ci_name): "97.0%", not "97%"
         row["intervals at"] = units.percent(level, digits=3) if np.isfinite(level) else ""
         mde = (t.loc[(t["verdict_kind"] == "inconclusive") & ~not_tested, "mde"].dropna()
@@ -535,8 +535,8 @@ def multiplicity(tables: Mapping[str, pd.DataFrame], margin: float, alpha: float
     parts.append("Per family (a difference \"within\" the margin is called and smaller than it; the MDE, the "
                  "smallest difference an inconclusive row leaves open no longer):")
     families = pd.DataFrame(rows).fillna("")
-    if "not tested" in families.columns and (families["not tested"].isin(["0", ""])).all():
-        families = families.drop(columns="not tested")  # a column of noughts says nothing
+    if compare.NOT_TESTED in families.columns and (families[compare.NOT_TESTED].isin(["0", ""])).all():
+        families = families.drop(columns=compare.NOT_TESTED)  # a column of noughts says nothing
     parts.append("\n\n" + Readable(families).to_markdown().strip() + "\n\n")
     if notes:
         parts.append(f"Unpaired: {'; '.join(notes)}.")

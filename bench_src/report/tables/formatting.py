@@ -232,9 +232,8 @@ def ci_name(table: pd.DataFrame, column: str = "ci_level") -> str:
 
 
 # The verdict cell of a comparison that could not be tested (compare.untested: no ratio, no interval):
-# the findings and the Method count such rows apart from the open ones, so its cell says so rather
-# than "inconclusive", which would count it among the rows whose spread was measured
-NOT_TESTED = "not tested"
+# the findings and the Method count such rows apart from the open ones, so its cell says so
+NOT_TESTED = compare.NOT_TESTED
 
 
 def ratio_cells(table: pd.DataFrame) -> pd.Series:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...analysis.compare import untested
+from ...analysis.compare import NOT_TESTED, untested
 from ...analysis.hosts import PREDICTION_MIN_HOSTS, i2_by_chance
 from ...analysis.rules import CONFIDENCE, MIN_PAIRS
 from .. import units
@@ -48,12 +48,12 @@ def holds_on_text(holds: str, counts: str) -> str:
 
 def verdicts(t: pd.DataFrame) -> pd.Series:
     """Each row's verdict as the one-host tables write it ("Go faster, by less than 2%"), where the
-    table has it; else its kind in words; "not tested" for a row without a ratio (compare.untested:
+    table has it; else its kind in words; NOT_TESTED for a row without a ratio (compare.untested:
     too few pairs on a host, or too few hosts with enough pairs to combine; its note or warning says
     why)."""
     words = t["verdict_kind"].map(KIND_WORDS).fillna(t["verdict_kind"])
     shown = t["verdict"].where(t["verdict"].notna() & (t["verdict"] != ""), words) if "verdict" in t else words
-    return shown.where(~untested(t), "not tested")
+    return shown.where(~untested(t), NOT_TESTED)
 
 
 def machines_caveat(hosts: int, machines: int) -> str:
