@@ -443,3 +443,30 @@ def test_the_profile_options_help_names_the_profiles_of_the_owner(monkeypatch, c
     with pytest.raises(SystemExit):
         parse_args(["run", "--help"])
     assert f"one of {', '.join(profiles.PROFILES)}" in " ".join(capsys.readouterr().out.split())
+
+
+def word_constants(source: str, word: str) -> list[int]:
+    """The lines of a module's string constants, docstrings aside, that are `word` or start with it
+    (f-strings' literal parts included)."""
+    tree = ast.parse(source)
+    docs = docstring_nodes(tree)
+    return sorted(node.lineno for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+                  and (node.value == word or node.value.startswith(word + " ")))
+
+
+def test_the_check_sees_a_word_written_again_and_not_one_in_a_sentence_or_a_docstring():
+    source = 'def f():\n    """not tested: a docstring"""\n    return "not tested"\nX = "it was not tested"\nY = f"not tested ({1})"\n'
+    assert word_constants(source, "not tested") == [3, 5]
+
+
+def test_an_untested_comparisons_word_is_written_once():
+    """Every table, figure, sentence and the reproduction table read an untested comparison
+    (compare.untested) in compare.NOT_TESTED's word: a copy would drift from it, and the Method's
+    counts, the findings and the tables would name one state twice."""
+    owner = "bench_src/analysis/compare.py"
+    assert word_constants((ROOT / owner).read_text(), "not tested"), "the owner writes the word"
+    copies = [f"{path.relative_to(ROOT)}:{line}" for path in sorted(HARNESS.rglob("*.py"))
+              if str(path.relative_to(ROOT)) != owner
+              for line in word_constants(path.read_text(), "not tested")]
+    assert copies == []

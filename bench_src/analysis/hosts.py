@@ -640,7 +640,7 @@ def across_hosts(df: pd.DataFrame, metric: str = "elapsed_s", margin: float = ru
         combos.append(c)
         notes = list(left["left_out"])
         if c.hosts < 2:
-            notes.append(f"not tested across hosts: {c.hosts} host{'' if c.hosts == 1 else 's'} with "
+            notes.append(f"{NOT_TESTED} across hosts: {c.hosts} host{'' if c.hosts == 1 else 's'} with "
                          f"{rules.MIN_PAIRS} pairs or more, and a combination needs 2")
         rows.append({**dict(zip(key_cols, key)), "metric": metric, "hosts": c.hosts,
                      "host_list": ",".join(used["host"]), "left_out_hosts": ",".join(left["host"]),
