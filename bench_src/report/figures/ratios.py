@@ -12,10 +12,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from ...analysis import compare, rules
+from ...analysis.compare import NOT_TESTED  # a comparison without pairs that count: its cell says so, not "?"
 from ...catalogue import WORKLOADS
 from .. import findings, units
 from ..tables import ci_name, params_dict, verdict_kinds
-from ..tables.formatting import NOT_TESTED  # a comparison without pairs that count: its cell says so, not "?"
 from ..theme import EQUIVALENCE_COLOR, LANG_COLORS, series_colors
 from .axes import (VERDICT_MARKERS, category_label, covering_limit, figure_header, finite_positive, join_parts, n_axis,
                    n_label, panel_grid, panel_title, params_caption, ratio_axis, ratio_label, split_params,

@@ -9,8 +9,9 @@ from typing import Mapping
 import pandas as pd
 
 from ...analysis import rules
+from ...analysis.compare import NOT_TESTED
 from .. import units
-from .formatting import (NOT_TESTED, blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params,
+from .formatting import (blank, ci_name, column_of, finish, level_note, metric_values, n_text, own_params,
                          paired_columns, params_dict, params_text, ratio_cells, ratio_note, samples_column, shared_text, side_columns,
                          test_columns, threads_cells, title_of, with_params, work_columns)
 from .markup import Readable

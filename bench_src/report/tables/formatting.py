@@ -231,20 +231,15 @@ def ci_name(table: pd.DataFrame, column: str = "ci_level") -> str:
     return f"CI at {units.coverage(levels)}, each at its family's level" if len(levels) else "CI"
 
 
-# The verdict cell of a comparison that could not be tested (compare.untested: no ratio, no interval):
-# the findings and the Method count such rows apart from the open ones, so its cell says so
-NOT_TESTED = compare.NOT_TESTED
-
-
 def ratio_cells(table: pd.DataFrame) -> pd.Series:
-    """The ratio, its interval and its verdict in one cell; NOT_TESTED for a row that could not be
+    """The ratio, its interval and its verdict in one cell; compare.NOT_TESTED for a row that could not be
     tested (its warning says why)."""
     untested = compare.untested(table)
     cells = []
     for r, not_tested in zip(table.itertuples(index=False), untested):
         d = r._asdict()
         if not_tested:
-            cells.append(NOT_TESTED)
+            cells.append(compare.NOT_TESTED)
             continue
         text = units.ratio(d.get("ratio"), d.get("ratio_ci_low"), d.get("ratio_ci_high"))
         verdict = d.get("verdict")
