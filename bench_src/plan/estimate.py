@@ -72,7 +72,7 @@ class Estimate:
         rest = self.cells - self.cells_from_history - self.cells_from_run
         if rest:
             parts.append(f"{rest} cell{'s' if rest != 1 else ''} from default per-workload times "
-                         "(bench_src/plan/default_times.py)" + (f" x {self.speed}" if self.speed else ""))
+                         "(bench_src/plan/estimate.py)" + (f" x {self.speed}" if self.speed else ""))
         if self.server_start_s:
             parts.append(f"{self.server_start_s:.0f} s to start and stop the database servers")
         parts += self.notes
