@@ -197,7 +197,7 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
               check=lambda v, p: as_float("time_budget_s", _or(v, p.time_budget_s), 0.0, MAX_TIME_BUDGET_S,
                                           " seconds (0: none)")),
     Parameter("warmup_scope", "Optional[str]", None,
-              '"cell": every cell warms up; "program": one warm-up per program configuration, at its largest N whose sample is short by the default times (plan/model.py, WARMUP_DEFAULT_S)',
+              '"cell": every cell warms up; "program": one warm-up per program configuration at its smallest N',
               profile=True, profile_default="cell", check=_warmup_scope),
     Parameter("block_order", "Optional[str]", None,
               '"grouped" (default): the cells compared with each other (one workload and N) run '

@@ -128,24 +128,13 @@ class Profile:
 # no measurement made before the pilot was found to predict, nor does the estimate made after the
 # pilot's look, from the run's own pilot (on the EPYC without AVX-512 no closer than the start
 # estimate: docs/statistics.md, "Duration").
-# Every share above was measured with the warm-ups at each program's smallest N.  Since they run at
-# its largest N of at most plan/model.WARMUP_DEFAULT_S by the default times, the factor also times
-# the part of a sample that grows with N, and on the EPYC without AVX-512, where that part is slower
-# against its default than the fixed part, the pilot so timed is longer and the share smaller.  The
-# 1.08 from 0.99 on is derived, not yet measured: each of the eleven runs on that machine whose pilot
-# was stated (AA, AC-AL: it took 5% to 25% more than so timed) as if its pilot had been timed as in
-# run AL's retrospective, 5.3% short (1.359 / 1.29, WARMUP_DEFAULT_S), i.e. (1 + share) * 1.053 /
-# (1 + excess) - 1, averaged (0.89 to 1.42 a run).  On the AVX-512 EPYC the warm-ups timed the
-# pilot within 2% below to 4% above already (plan/estimate.speed_factor): 0.50 stands.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
-ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.99, 1.08))
+ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.99, 1.27))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
 # on: 0.34 on the AVX-512 EPYC (runs A-I), 1.96 on the Intel Xeon (docs/article-runs.md, run V,
 # 2026-11-30: its database samples took 54% of the extra blocks).  The start estimate states what
-# the two would give: where a run falls is not known before its pilot.  (Both were measured with the
-# warm-ups at the smallest N: on a machine whose large cells are slow against their defaults the
-# pilot is now timed longer, and the upper end overstates what the extra blocks take.)
+# the two would give: where a run falls is not known before its pilot.
 ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.34, 1.96)
 ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 
@@ -165,8 +154,8 @@ ARTICLE: dict[str, Any] = dict(
     samples=6,
     warmup=1,
     # a block of the cells takes about 4 min on 2 cores (article-full's, 8 min): warming every cell
-    # would cost a block; a sample is a fresh process, so one warm-up per program at one N (its
-    # largest of a short sample, plan/model.WARMUP_DEFAULT_S) warms what outlives a process
+    # would cost a block; a sample is a fresh process, so one warm-up per program at its smallest N
+    # warms what outlives a process
     warmup_scope="program",
     timeout_s=600,
     # sleep: timers and scheduling alone (work=0) beside the default compute kernel; the preset adds
@@ -230,7 +219,7 @@ PROFILES: dict[str, Profile] = {
             "cores: each language's defaults beside the article's own settings (its dead sleep loop, its "
             "SQLite journal and pools, 151 MySQL connections, retained file contents); sleep with and "
             "without the compute kernel (up to N = 100,000); MySQL up to N = 1,000; every workload with the "
-            "machine's usable CPUs; one warm-up per program at its largest N of a short sample, a 6-block pilot that decides "
+            "machine's usable CPUs; one warm-up per program at its smallest N, a 6-block pilot that decides "
             "most comparisons, then the sequential rule up to 600 samples per cell, cheapest narrowing "
             "first, within a 1-hour budget.  article-full adds the task workloads at 1 and 2 cores and "
             "MySQL at 10,000.",

@@ -3,7 +3,6 @@ samples per cell; what a resumed run still has to take."""
 import pytest
 
 from bench_src.plan import make_plan
-from bench_src.plan import default_times
 from bench_src.plan import estimate as est
 
 
@@ -134,8 +133,8 @@ def test_every_workload_of_the_catalogue_has_a_default_time():
     (docs/adding-a-workload.md, step 8)."""
     from bench_src.catalogue import WORKLOADS
 
-    assert sorted(set(WORKLOADS) - set(default_times.DEFAULT_SAMPLE_S)) == []
-    assert all(fixed > 0 and per_n > 0 for fixed, per_n in default_times.DEFAULT_SAMPLE_S.values())
+    assert sorted(set(WORKLOADS) - set(est.DEFAULT_SAMPLE_S)) == []
+    assert all(fixed > 0 and per_n > 0 for fixed, per_n in est.DEFAULT_SAMPLE_S.values())
 
 
 def test_one_sample_reads_as_one():

@@ -6,8 +6,6 @@ import pytest
 from bench_src import paths
 from bench_src.catalogue import WORKLOADS
 from bench_src.plan import make_plan, plan_from_dict
-from bench_src.plan.default_times import default_seconds
-from bench_src.plan.model import WARMUP_DEFAULT_S
 from bench_src.values import from_papermill
 from bench_src.profiles import PROFILES
 
@@ -503,17 +501,13 @@ def test_the_private_server_admits_the_largest_pool_of_any_cell():
         max_pool(both, "mysql")
 
 
-def test_warmup_per_program_configuration_at_its_largest_short_n():
+def test_warmup_per_program_configuration_at_its_smallest_n():
     per_cell = make_plan("quick", workloads=["sleep"], ns=[10, 1000, 100000], warmup=1, samples=6)
     per_program = make_plan("quick", workloads=["sleep"], ns=[10, 1000, 100000], warmup=1, samples=6,
                             warmup_scope="program")
     assert len(per_cell.schedule()) == len(per_cell.cells()) * 7
     warm = [s.cell for s in per_program.schedule() if s.phase == "warmup"]
-    # without the kernel sleep's sample at 100,000 tasks is short by the default times (about 0.6 s,
-    # the 0.46 s sleep included), so those configurations warm up there, where the warm-up times the
-    # part that grows with N; with the kernel's 50,000 steps a task it takes about 3.6 s, so 1,000
-    assert all(default_seconds(c) <= WARMUP_DEFAULT_S for c in warm)
-    assert {(dict(c.params)["work"], c.n) for c in warm} == {("0", 100000), ("50000", 1000)}
+    assert {c.n for c in warm} == {10}, "each configuration warms up at its smallest N"
     assert len(warm) == len(per_program.cells()) // 3
     assert {(c.lang, c.variant, c.params) for c in warm} == {(c.lang, c.variant, c.params) for c in per_program.cells()}
     assert sum(per_program.warmups().values()) == len(warm)
@@ -521,28 +515,6 @@ def test_warmup_per_program_configuration_at_its_largest_short_n():
         [s for s in per_cell.schedule() if s.phase == "measured"], "the measured blocks do not change"
     with pytest.raises(ValueError, match="warmup_scope must be one of cell, program, got 'everything'"):
         make_plan("quick", workloads=["sleep"], warmup_scope="everything")
-
-
-def test_a_program_warms_up_at_its_smallest_n_where_every_sample_is_long():
-    """The largest N whose default time is at most WARMUP_DEFAULT_S, per configuration; a
-    configuration none of whose N is that short warms up at its smallest, and one cut at the
-    threshold takes the N below it."""
-    plan = make_plan("quick", workloads=["sleep", "files_read", "idle_tasks"],
-                     ns={"sleep": [10, 100000, 1000000], "files_read": [10, 10000, 100000, 1000000],
-                         "idle_tasks": [10000, 100000]},
-                     params={"sleep": {"work": [0]}, "idle_tasks": {"wait": ["sleep"], "duration_ms": [3000]}},
-                     warmup=1, samples=6, warmup_scope="program")
-    warm = {(c.workload, c.lang): c.n for c in plan.warmup_cells()}
-    assert len(warm) == len(plan.warmup_cells()), "one warm-up per configuration"
-    by_workload = {w: {n for (wl, _), n in warm.items() if wl == w} for w in ("sleep", "files_read", "idle_tasks")}
-    assert by_workload == {"sleep": {100000}, "files_read": {100000}, "idle_tasks": {10000}}
-    for c in plan.warmup_cells():
-        longer = [o for o in plan.cells() if (o.workload, o.lang, o.variant, o.params) == (c.workload, c.lang, c.variant, c.params)
-                  and o.n > c.n]
-        # every larger N of the configuration is long (sleep at 1,000,000 about 1.9 s, files_read about 11 s)
-        assert all(default_seconds(o) > WARMUP_DEFAULT_S for o in longer), c
-    # the idle tasks sleep 3 s: no N is short, so the smallest
-    assert all(default_seconds(c) > WARMUP_DEFAULT_S for c in plan.warmup_cells() if c.workload == "idle_tasks")
 
 
 def test_n_range_runs_a_setting_only_at_the_n_values_it_names():

@@ -393,32 +393,6 @@ def test_the_method_names_what_the_ratio_estimates():
     assert '"no difference" means per-block log ratios symmetric about 0, which equal medians alone do not make' in text
 
 
-def test_the_method_says_at_which_n_each_program_warmed_up():
-    """With one warm-up per program configuration, the Method reads the N off the run's own
-    warm-up samples: its smallest N in a run made before the rule of WARMUP_DEFAULT_S, the largest
-    short N after it."""
-    import pandas as pd
-    from bench_src.report import method
-
-    rows = [dict(phase=phase, workload="sleep", lang=lang, variant="v", params="work=0", n=n)
-            for lang in ("go", "rust") for phase, ns in (("warmup", [10]), ("measured", [10, 100000, 1000000]))
-            for n in ns]
-    before = pd.DataFrame(rows)
-    assert method.warmup_n_text(before) == "its smallest N"
-    after = before.copy()
-    after.loc[after["phase"] == "warmup", "n"] = 100000
-    assert method.warmup_n_text(after).startswith(f"its largest N whose default time per sample is at most "
-                                                  f"{method.WARMUP_DEFAULT_S:g} s (its smallest where none is)")
-    assert method.warmup_n_text(before[before["phase"] == "measured"]) == "one of its N", "no warm-up stored"
-    meta = {"plan": {"samples": 10, "warmup": 1, "warmup_scope": "program", "workloads": ["sleep"], "seed": 1,
-                     "threads": 2},
-            "sessions": [{"machine": {"logical_cpus": 2, "ram_bytes": 2**34}, "toolchains": {}}]}
-    after["cell_id"] = after["lang"] + after["n"].astype(str)
-    after["valid"] = True
-    text = method.design_text(meta, after)
-    assert "received 1 warm-up sample at its largest N whose default time per sample is at most" in text, text
-
-
 def test_the_method_names_what_a_cell_is_its_core_counts_and_the_power_of_its_mde(monkeypatch):
     import report_data
     from bench_src.analysis import compare, rules

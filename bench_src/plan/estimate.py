@@ -19,11 +19,40 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from .. import paths
-from ..catalogue import WORKLOADS
+from ..catalogue import TVT_TICK_MS, WORKLOADS
 from ..statuses import OK
-from .default_times import default_seconds
 from .model import Cell, Plan
 
+# seconds per sample = fixed + per_n * N (process start, fixtures or table restore included), fitted
+# (least squares, parts held where the cells cannot tell them apart) to the medians of every cell of
+# the article profile in one run on a 2-core machine (2026-11-26, Debian 12, Go 1.26, Rust 1.95;
+# 6-171 samples a cell, with the machine's 2 CPUs), averaged over the languages and variants: sleep
+# adds SLEEP_PER_TASK_WORK_S * N * work for the xorshift kernel (the article's dead loop: Go only,
+# ARTICLE_LOOP_PER_TASK_WORK_S), cpu_loops counts N * inner, threads_vs_tasks adds 10 ms per
+# iteration and scales its per-N part with the iterations, idle_tasks adds its sleep and linger
+# (see default_seconds)
+DEFAULT_SAMPLE_S: dict[str, tuple[float, float]] = {
+    "sleep": (0.46, 1.4e-6),
+    "cpu_loops": (0.03, 1.7e-9),  # per N * inner
+    "files_read": (0.033, 1.1e-5),
+    "files_rw": (0.02, 4.7e-5),
+    "sqlite": (0.19, 4.5e-4),
+    # the databases' fixed parts lowered by what one client call before a sample instead of two, and
+    # psql without Debian's Perl wrapper, saved (the harness's median seconds at N = 10 on a third
+    # 2-core machine: MySQL 0.130 -> 0.116, PostgreSQL 0.329 -> 0.210)
+    "mysql": (0.115, 6.9e-4),
+    "postgres": (0.27, 4.3e-4),
+    "idle_tasks": (0.031, 1.4e-6),
+    "threads_vs_tasks": (0.1, 3.4e-4),
+    "ping_pong": (0.02, 4.0e-7),
+}
+SLEEP_PER_TASK_WORK_S = 6.1e-10
+ARTICLE_LOOP_PER_TASK_WORK_S = 2.3e-10
+# The machine the defaults were fitted on had 2 CPUs: a cell pinned to k cores takes the per-N part
+# times (2 / k) ** CORES_EXPONENT (measured at k = 1: sleep's kernel 1.9x, idle tasks' spawning 1.4x,
+# threads' switches 1.6x; ping-pong's lockstep is no faster on two)
+FITTED_CPUS = 2
+CORES_EXPONENT = {"sleep": 0.93, "idle_tasks": 0.5, "threads_vs_tasks": 0.7, "cpu_loops": 1.0}
 # Initialising, starting and at the end stopping one private database server, per server: on a
 # 2-core Intel Xeon under KVM (2026-11-30, three times each, with other work on both CPUs) MariaDB
 # 10.11 started in 4.4-5.1 s and stopped in 0.8-1.1 s, PostgreSQL 15 in 4.1-5.3 s and 4.7-5.2 s (its
@@ -109,14 +138,38 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
+def default_seconds(cell: Cell) -> float:
+    fixed, per_n = DEFAULT_SAMPLE_S.get(cell.workload, (1.0, 0.0))
+    # the cell's parameters over the catalogue's defaults (a plan's cells hold every one)
+    p = {**(WORKLOADS[cell.workload].default_params(cell.lang) if cell.workload in WORKLOADS else {}),
+         **dict(cell.params)}
+    units = float(cell.n)
+    if cell.cores:
+        per_n *= (FITTED_CPUS / cell.cores) ** CORES_EXPONENT.get(cell.workload, 0.0)
+    if cell.workload == "sleep":
+        work = int(p["work"])
+        per_step = ARTICLE_LOOP_PER_TASK_WORK_S * (cell.lang == "go") if p.get("kernel") == "article" \
+            else SLEEP_PER_TASK_WORK_S
+        if cell.cores:
+            per_step *= (FITTED_CPUS / cell.cores) ** CORES_EXPONENT["sleep"]
+        per_n += per_step * work
+    elif cell.workload == "cpu_loops":
+        units *= int(p["inner"])
+    elif cell.workload == "idle_tasks":
+        fixed += (0 if p["wait"] == "release" else int(p["duration_ms"]) / 1000) + int(p["linger_ms"]) / 1000
+    elif cell.workload == "threads_vs_tasks":  # each iteration a tick's sleep (TVT_TICK_MS), and N wake-ups (fitted at 100)
+        fixed += TVT_TICK_MS / 1000 * int(p["iterations"])
+        per_n *= int(p["iterations"]) / 100
+    return fixed + per_n * units
+
+
 def speed_factor(plan: Plan, records: list[dict]) -> Speed | None:
     """The default per-workload times scaled to this machine: the seconds the plan's warm-up samples
     (status ok) took, over the default seconds of their cells; None without such a warm-up.  A ratio
     of sums: the long warm-ups weigh most, as the long cells weigh most in the run's total.  It
     assumes that this machine is as much faster or slower than the one the defaults were fitted on
     in the cells that get a warm-up as in the others, and in their whole N range as at the N the
-    warm-ups take (with warmup_scope "program", each program's largest N of at most
-    model.WARMUP_DEFAULT_S by the default times, its smallest where none is).  On five article runs of a 2-core
+    warm-ups take (with warmup_scope "program", the smallest).  On five article runs of a 2-core
     machine unlike the fitted one (2026-11-27), the 58 warm-ups took 0.79 to 0.82 of their default
     times, and the pilot's 984 samples 0.76 to 0.82 of theirs: the pilot so timed was 1.9% below
     to 4.4% above what it took.  By workload the pilot's ratio ranged from 0.48 (PostgreSQL) to
@@ -124,9 +177,7 @@ def speed_factor(plan: Plan, records: list[dict]) -> Speed | None:
     hold on every machine: on a 2-core EPYC without AVX-512 (runs N and O, 2026-11-28) the warm-ups
     took 1.08 to 1.10 of their default times and the pilot's samples 1.27 to 1.29, the large cells
     slower against their defaults than the small N the warm-ups take (files_read 1.38-1.42 in the
-    pilot against 0.37-0.52 in its warm-ups): the pilot so timed was 15% short.  There, in run AL
-    (2026-12-02), the warm-ups at the smallest N took 1.12 and the pilot 1.36; the pilot's samples
-    at the N the warm-ups take since took 1.29."""
+    pilot against 0.37-0.52 in its warm-ups): the pilot so timed was 15% short."""
     cells = {c.id: c for c in plan.cells()}
     taken = default = 0.0
     count = 0

@@ -12,22 +12,11 @@ from typing import Any, Mapping
 
 from ..catalogue import LANGS, WORKLOADS
 from ..parameters import BLOCK_ORDERS, WARMUP_SCOPES
-from .default_times import default_seconds
 from .dsn import redact_dsn
 
 # The block order of a plan stored before the order was a choice (meta.json without the key):
 # every cell anywhere.  make_plan's default is the first of parameters.BLOCK_ORDERS, "grouped".
 STORED_BEFORE_BLOCK_ORDER = "shuffled"
-
-# warmup_scope "program": a configuration's warm-up runs at its largest N whose default time
-# (plan/default_times.py) is at most this many seconds (warmup_cells).  At its smallest N a warm-up
-# times only a sample's fixed part, and the speed factor it gives (plan/estimate.speed_factor) misses
-# a machine on which the part that grows with N is slower: in article run AL (docs/article-runs.md;
-# an EPYC without AVX-512, 2026-12-02) the 58 warm-ups at the smallest N took 1.12 of their default
-# times and the pilot's samples 1.36.  The pilot's own samples at the cells this rule picks took 1.26
-# to 1.31 of their default times block by block (1.29 over the six blocks; with 1 s, 1.20 to 1.27);
-# the article profile's 58 warm-ups then cost 64 s of default time instead of 46.
-WARMUP_DEFAULT_S = 1.5
 
 
 @dataclass(frozen=True, order=True)
@@ -135,7 +124,7 @@ class Plan:
     # after it (the pilot always runs whole)
     time_budget_s: float = 0.0
     # which cells get the `warmup` samples: every cell ("cell"), or one cell per program
-    # configuration ("program", see warmup_cells)
+    # configuration, the one with the smallest N ("program", see warmup_cells)
     warmup_scope: str = "cell"
     # core counts to run every cell at (each sample pinned to that many CPUs, with as many
     # threads), or {workload: core counts} for some workloads (the others run unpinned with
@@ -241,24 +230,18 @@ class Plan:
         """The cells that get warm-up samples.  Every sample is a fresh process, so a warm-up warms
         only what outlives a process: the binary and its libraries in the page cache, fixture files,
         a database server's buffers, the CPU's clock.  With warmup_scope "program" one warm-up per
-        program configuration (workload, language, variant, parameters, arm) warms all of that for
-        the configuration's other N, and spares the largest cells their full-length warm-up: at the
-        configuration's largest N whose default time (plan/default_times.py) is at most
-        WARMUP_DEFAULT_S, or its smallest N where none is.  The warm-ups also time the machine
-        (plan/estimate.speed_factor); at a larger N they time the part of a sample that grows with
-        N as well as the fixed part.  With "cell" (the default) every cell gets its own."""
+        program configuration (workload, language, variant, parameters, arm) at its smallest N
+        warms all of that for the configuration's other N, and spares the largest cells their
+        full-length warm-up; with "cell" (the default) every cell gets its own."""
         cells = self.cells()
         if self.warmup_scope == "cell":
             return cells
-        configurations: dict[tuple, list[Cell]] = {}
+        smallest: dict[tuple, Cell] = {}
         for c in cells:
-            configurations.setdefault((c.workload, c.lang, c.variant, c.threads, c.params, c.arm), []).append(c)
-        chosen = set()
-        for members in configurations.values():
-            short = [c for c in members if default_seconds(c) <= WARMUP_DEFAULT_S]
-            # max and min keep the first of equal N (cells at several core counts)
-            chosen.add((max(short, key=lambda c: c.n) if short else min(members, key=lambda c: c.n)).id)
-        return [c for c in cells if c.id in chosen]
+            key = (c.workload, c.lang, c.variant, c.threads, c.params, c.arm)
+            if key not in smallest or c.n < smallest[key].n:
+                smallest[key] = c
+        return [c for c in cells if smallest[(c.workload, c.lang, c.variant, c.threads, c.params, c.arm)] == c]
 
     def warmups(self) -> dict[str, int]:
         """Warm-up samples per cell id (0 for a cell that warmup_cells leaves out)."""

@@ -16,7 +16,7 @@ from ..analysis import compare, paired, ranktests, rules, validity
 from ..digits import significant
 from ..plan.comparisons import FAMILY_TITLES
 from ..plan import plan_from_dict
-from ..plan.model import STORED_BEFORE_BLOCK_ORDER, WARMUP_DEFAULT_S
+from ..plan.model import STORED_BEFORE_BLOCK_ORDER
 from ..plan.estimate import format_duration
 from ..profiles import PROFILES
 from ..run import other_load
@@ -66,22 +66,6 @@ def run_cells(df: pd.DataFrame) -> int:
     return int(df["cell_id"].nunique()) if "cell_id" in df else 0
 
 
-def warmup_n_text(df: pd.DataFrame) -> str:
-    """At which N a run with one warm-up per program configuration took it, read off its samples:
-    each configuration's smallest N (runs before WARMUP_DEFAULT_S), or its largest N whose default
-    time is at most WARMUP_DEFAULT_S (its smallest where none is)."""
-    need = {"phase", "workload", "lang", "variant", "params", "n"}
-    if df.empty or not need <= set(df.columns) or not (df["phase"] == "warmup").any():
-        return "one of its N"
-    key = ["workload", "lang", "variant", "params"] + [k for k in ("threads", "arm") if k in df.columns]
-    smallest = df.groupby(key, dropna=False)["n"].transform("min")
-    warm = df["phase"] == "warmup"
-    if (df.loc[warm, "n"] == smallest[warm]).all():
-        return "its smallest N"
-    return (f"its largest N whose default time per sample is at most {WARMUP_DEFAULT_S:g} s "
-            "(its smallest where none is), which also timed the part of a sample that grows with N for the estimate")
-
-
 def design_text(meta: dict, df: pd.DataFrame) -> str:
     plan = meta["plan"]
     # every cell with a measured sample counts, those none of whose samples entered the analysis too
@@ -106,7 +90,7 @@ def design_text(meta: dict, df: pd.DataFrame) -> str:
     warm = f"{plan['warmup']} warm-up sample{'' if plan['warmup'] == 1 else 's'}"
     warmups = (f"Each cell received {warm}, discarded" if plan.get("warmup_scope", "cell")
                == "cell" else f"Each program configuration (workload, language, variant, parameters) received "
-               f"{warm} at {warmup_n_text(df)}, discarded (a sample is a fresh process, so a "
+               f"{warm} at its smallest N, discarded (a sample is a fresh process, so a "
                f"warm-up warms only the page cache, fixtures, servers and the CPU's clock, which the other N share)")
     if any(str(s.get("engine", "")).startswith("cluster") for s in meta.get("sessions", []) if isinstance(s, dict)):
         warmups += " on each host (every host of the cluster takes the plan's warm-ups itself before its first block)"
