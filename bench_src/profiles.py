@@ -123,8 +123,8 @@ class Profile:
 # printed the nine's, 1.16, AJ and AK, which printed the ten's, 1.20, and AL, which printed the
 # twelve's, 1.24) from 0.99 on, 0.59 at 0.89 (run AN, the one run measured between the two, on the
 # EPYC without AVX-512 on a fast day: 0.82 read between the others, it printed 14.1% above), and
-# linear between (read by Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20, 1.16 and 1.13 came to:
-# docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
+# linear between (read by Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20,
+# 1.16 and 1.13 came to: docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
 # both kinds of machine within 15%; within a kind the share still moves with the run's noise, which
 # no measurement made before the pilot was found to predict, nor does the estimate made after the
 # pilot's look, from the run's own pilot (on the EPYC without AVX-512 no closer than the start
