@@ -121,9 +121,10 @@ class Profile:
 # the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.27 (the mean of the thirteen
 # grouped-order runs: these six, AF, AG and AH, which printed the six's mean, 1.13, AI, which
 # printed the nine's, 1.16, AJ and AK, which printed the ten's, 1.20, and AL, which printed the
-# twelve's, 1.24) from 0.99 on, 0.59 at 0.89 (run AN, the one run measured between the two, on the
-# EPYC without AVX-512 on a fast day: 0.82 read between the others, it printed 14.1% above), and
-# linear between (read by Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20,
+# twelve's, 1.24) from 0.99 on, 0.83 at 0.89 (the mean of runs AN and AO, the two measured between
+# the two, on the EPYC without AVX-512 on fast days at factors 0.89 and 0.90, whose shares were 0.59
+# and 1.07: AN printed 14.1% above with 0.82 read between the others, AO 18.5% short with AN's
+# 0.59), and linear between (read by Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20,
 # 1.16 and 1.13 came to: docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
 # both kinds of machine within 15%; within a kind the share still moves with the run's noise, which
 # no measurement made before the pilot was found to predict, nor does the estimate made after the
@@ -131,7 +132,7 @@ class Profile:
 # estimate: docs/statistics.md, "Duration").
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
-ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.89, 0.59), (0.99, 1.27))
+ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.89, 0.83), (0.99, 1.27))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
 # on: 0.34 on the AVX-512 EPYC (runs A-I), 1.96 on the Intel Xeon (docs/article-runs.md, run V,
 # 2026-11-30: its database samples took 54% of the extra blocks).  The start estimate states what
