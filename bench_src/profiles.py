@@ -121,13 +121,13 @@ class Profile:
 # the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.27 (the mean of the thirteen
 # grouped-order runs: these six, AF, AG and AH, which printed the six's mean, 1.13, AI, which
 # printed the nine's, 1.16, AJ and AK, which printed the ten's, 1.20, and AL, which printed the
-# twelve's, 1.24) from 0.99 on, 0.83 at 0.89 (the mean of runs AN and AO, the two measured between
-# the two, on the EPYC without AVX-512 on fast days at factors 0.89 and 0.90, whose shares were 0.59
-# and 1.07: AN printed 14.1% above with 0.82 read between the others, AO 18.5% short with AN's
-# 0.59), and linear between (read by Profile.sequential_share_at).  What the estimates printed
-# with 1.24, 1.20, 1.16 and 1.13 came to: docs/statistics.md, "Duration".  A single share (0.50
-# before) cannot put the start estimates of both kinds of machine within 15%; within a kind the
-# share still moves with the run's noise, which no measurement made before the pilot was found to
+# twelve's, 1.24; AP, which printed 1.27, leaves the fourteen's at 1.27) from 0.99 on, 0.83 at 0.89
+# (the mean of runs AN and AO, the two measured between the two, on the EPYC without AVX-512 on
+# fast days at factors 0.89 and 0.90, whose shares were 0.59 and 1.07: AN printed 14.1% above with
+# 0.82 read between the others, AO 18.5% short with AN's 0.59), and linear between (read by
+# Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20, 1.16 and 1.13 came to:
+# docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
+# both kinds of machine within 15%; within a kind the share still moves with the run's noise, which no measurement made before the pilot was found to
 # predict, nor does the estimate made after the pilot's look, from the run's own pilot (on the EPYC
 # without AVX-512 no closer than the start estimate: docs/statistics.md, "Duration").
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
