@@ -127,9 +127,10 @@ class Profile:
 # 0.82 read between the others, AO 18.5% short with AN's 0.59), and linear between (read by
 # Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20, 1.16 and 1.13 came to:
 # docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
-# both kinds of machine within 15%; within a kind the share still moves with the run's noise, which no measurement made before the pilot was found to
-# predict, nor does the estimate made after the pilot's look, from the run's own pilot (on the EPYC
-# without AVX-512 no closer than the start estimate: docs/statistics.md, "Duration").
+# both kinds of machine within 15%; within a kind the share still moves with the run's noise, which
+# no measurement made before the pilot was found to predict, nor does the estimate made after the
+# pilot's look, from the run's own pilot (on the EPYC without AVX-512 no closer than the start
+# estimate: docs/statistics.md, "Duration").
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.89, 0.83), (0.99, 1.27))
