@@ -126,7 +126,9 @@ class Profile:
 # fast days at factors 0.89 and 0.90, whose shares were 0.59 and 1.07: AN printed 14.1% above with
 # 0.82 read between the others, AO 18.5% short with AN's 0.59; AQ, the first run to read it, at
 # 0.915, where the line reads 0.94, printed 11.9% short with a share of 1.21, and the point moved to
-# the three's mean, 0.96, would put AN outside the 15%), and linear between (read by
+# the three's mean, 0.96, would put AN outside the 15%; AR, at 0.972, where the line reads 1.19,
+# printed 20.2% above with a share of 0.81, and the four runs' mean, 0.92 at a mean factor of 0.92,
+# is near the line's 0.96 there), and linear between (read by
 # Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20, 1.16 and 1.13 came to:
 # docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
 # both kinds of machine within 15%; within a kind the share still moves with the run's noise, which
