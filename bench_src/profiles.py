@@ -104,37 +104,18 @@ class Profile:
 # What the sequential rule's extra blocks take, as a share of the pilot's sampling time (the start
 # estimate's prior, a Profile's sequential_share), the pilot timed by the default per-workload times
 # scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  The share measured
-# follows the machine's speed factor: where the warm-ups took 0.79-0.82 of their default times (a
-# 2-core AMD EPYC with AVX-512, 2026-11-27/28) the extra blocks of nine runs took 0.34 to 0.70 of
-# their pilots so timed, 0.50 on average (docs/article-runs.md, A-I: 0.66, 0.46, 0.39, 0.34, about
-# 0.57, about 0.34, 0.70, 0.40 and 0.66, E and F read back from their printed estimates, their
-# samples not kept), of runs Q and R 0.42 and 0.35, and with 0.50 the start estimates of Q to U were
-# 12.5% below to 9.2% above their durations; where they took 0.99 to 1.14, on three other 2-core
-# machines, 0.9 to 1.96: 0.9-1.4 on the machine the defaults were fitted on (2026-11-26, factor
-# about 1), 1.04-1.57 on an EPYC without AVX-512 (runs M-P, factors 1.06-1.10 where stated), 1.96
-# and 1.68 on an Intel Xeon (runs V and X, factors 0.99 and 1.00), all in the shuffled block order,
-# and in the grouped order, the default since, 1.38 and 1.26 on the Xeon (runs Y and Z, factors 1.14
-# and 1.06) and 1.09, 1.09, 0.99 and 1.00 on the EPYC without AVX-512 (runs AA, AC, AD and AE,
-# factors 1.04, 1.01, 0.98 and 1.04).  The slower machines run slower database samples
-# (docs/article-runs.md: Go's MySQL sample at N = 10 took 4.4 ms on the EPYC with AVX-512, 14.2 ms
-# on the one without) with noisier pairs at N = 1,000, and their database comparisons take most of
-# the extra blocks.  So the prior is 0.50 up to a factor of 0.82, 1.27 (the mean of the thirteen
-# grouped-order runs: these six, AF, AG and AH, which printed the six's mean, 1.13, AI, which
-# printed the nine's, 1.16, AJ and AK, which printed the ten's, 1.20, and AL, which printed the
-# twelve's, 1.24; AP, which printed 1.27, leaves the fourteen's at 1.27) from 0.99 on, 0.83 at 0.89
-# (the mean of runs AN and AO, the two measured between the two, on the EPYC without AVX-512 on
-# fast days at factors 0.89 and 0.90, whose shares were 0.59 and 1.07: AN printed 14.1% above with
-# 0.82 read between the others, AO 18.5% short with AN's 0.59; AQ, the first run to read it, at
-# 0.915, where the line reads 0.94, printed 11.9% short with a share of 1.21, and the point moved to
-# the three's mean, 0.96, would put AN outside the 15%; AR, at 0.972, where the line reads 1.19,
-# printed 20.2% above with a share of 0.81, and the four runs' mean, 0.92 at a mean factor of 0.92,
-# is near the line's 0.96 there), and linear between (read by
-# Profile.sequential_share_at).  What the estimates printed with 1.24, 1.20, 1.16 and 1.13 came to:
-# docs/statistics.md, "Duration".  A single share (0.50 before) cannot put the start estimates of
-# both kinds of machine within 15%; within a kind the share still moves with the run's noise, which
-# no measurement made before the pilot was found to predict, nor does the estimate made after the
-# pilot's look, from the run's own pilot (on the EPYC without AVX-512 no closer than the start
-# estimate: docs/statistics.md, "Duration").
+# follows the machine's speed factor, because slower machines run slower database samples with
+# noisier pairs, and the database comparisons take most of the extra blocks:
+# - 0.50 up to a factor of 0.82: the mean of nine runs on a 2-core EPYC with AVX-512 (factors
+#   0.79-0.82, shares 0.34-0.70; docs/article-runs.md, runs A-I);
+# - 1.27 from 0.99 on: the mean of the thirteen grouped-order runs at factors 0.98-1.14 on an Intel
+#   Xeon (Y, Z) and an EPYC without AVX-512 (AA, AC to AL; shares 0.99-1.66);
+# - 0.83 at 0.89: the mean of runs AN and AO (factors 0.89 and 0.90, shares 0.59 and 1.07);
+# linear between (Profile.sequential_share_at).  The runs that set a point are no test of it; what
+# the estimates of the runs made since came to, and why the points stand, is in docs/statistics.md
+# ("Duration": up to run AR, 10 of 16 start estimates within 15%).  Within a machine the share moves
+# with the run's noise by up to 0.6, which no measurement made before the pilot was found to
+# predict, nor the estimate made after the pilot's look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.89, 0.83), (0.99, 1.27))
