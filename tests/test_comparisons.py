@@ -545,6 +545,55 @@ def test_a_pilot_left_short_of_pairs_by_a_failed_sample_takes_the_blocks_that_ma
     assert (short["pairs"] >= rules.MIN_PAIRS).all() and short["ratio"].notna().all()
 
 
+def test_a_comparison_stopped_as_precise_opens_again_when_a_later_look_reads_its_mde_above_the_target(monkeypatch):
+    # An MDE can grow at the same pairs (the family's level rises as its other comparisons are
+    # called).  Here the target moves instead: 50% at the pilot's look, where the comparison at
+    # N = 10 (equal medians, CV 3%) is "precise", 5% from the next look on, where its 6 pairs read
+    # open.  The rule kept "precise" once found, left its cells at the pilot and said every
+    # comparison was decided while the final table read that MDE above 5%; it reads it again, and
+    # the cells take blocks until it is decided.  N = 20 (CV 100%) is open at both looks, so the
+    # rule looks a second time; every other comparison is a clear difference.
+    from bench_src.analysis import sequential
+
+    plan = simulate.sequential_plan(samples=6, max_samples=30, looks=3)
+    rng = np.random.default_rng(5)
+    store = simulate._MemoryStore()
+    noisy, loud = simulate.SEQUENTIAL_NS[0], simulate.SEQUENTIAL_NS[1]
+
+    def take(seq, slot, alone=False):
+        c = slot.cell
+        centre = 1.0 if c.n in (noisy, loud) or c.lang == "rust" else 2.0
+        cv = 0.03 if c.n == noisy else 1.0 if c.n == loud else 0.002
+        value = centre * float(simulate.noise(rng, "lognormal", 1, cv)[0])
+        store.rows.append({"run_id": "sim", "seq": seq, "phase": "measured", "block": slot.block, "pos": slot.pos,
+                           "cell_id": c.id, "workload": c.workload, "lang": c.lang, "variant": c.variant, "n": c.n,
+                           "threads_requested": c.threads, "arm": c.arm,
+                           "params": ",".join(f"{k}={v}" for k, v in c.params), **{f"p_{k}": v for k, v in c.params},
+                           "valid": True, "elapsed_s": value, "wall_s": value})
+
+    for seq, slot in enumerate(plan.schedule()):
+        if slot.phase == "measured":
+            take(seq, slot)
+    real_look, targets = sequential.look, iter([0.5])
+
+    def look(*args, **kwargs):
+        monkeypatch.setattr(sequential.rules, "PRECISION_TARGET", next(targets, 0.05))
+        return real_look(*args, **kwargs)
+
+    monkeypatch.setattr(sequential, "look", look)
+    said = []
+    sequential.run_blocks(plan, store, take, set(), simulate._Bar(), said.append)
+    assert "1 precise" in said[0] and "1 open" in said[0], said[0]
+    table = compare.compare(store.frame(), design=sequential.design_of(plan))
+    row = table[table["n"] == noisy].iloc[0]
+    assert row["pairs"] > plan.samples, "the cells of the comparison found open again took blocks"
+    assert row["verdict_kind"] in ("a", "b", "equivalent") or row["mde"] <= 0.05 or row["pairs"] >= plan.max_samples, \
+        (row["verdict"], row["mde"], row["pairs"])
+    assert sequential.kept_decisions(sequential.Look({}, {}, {}, {"elapsed_s": {
+        ("f", 1, 2): "difference", ("f", 1, 3): "equivalent", ("f", 1, 4): "precise", ("f", 1, 5): "no data",
+        ("f", 1, 6): "open"}})) == {("elapsed_s", ("f", 1, 2)): "difference", ("elapsed_s", ("f", 1, 3)): "equivalent"}
+
+
 def test_the_articles_dead_loop_is_no_like_for_like_comparison_but_stays_in_the_article_family():
     """kernel=article is a float loop whose result is never used: Rust's compiler removes it and Go
     runs it (Go's CPU time at N = 1,000,000 was 28.5 s against Rust's 3.3 s), and no checksum can
