@@ -134,8 +134,8 @@ def look(df: pd.DataFrame, comps: list[Comparison], design: Design, kept: Mappin
     earlier look made (`kept_decisions`), which stays (the decisions are monotone: later looks only
     lower a p-value and raise a family's number of calls).  Every other state is read again at
     each look, as the final tables read it: "precise" is not monotone (`kept_decisions`), nor is
-    "no data" (a cell's later blocks may bring the pairs that count).  `memo`: a dict kept across the looks of
-    one run, in which each comparison's test is kept for the values it was made on
+    "no data" (a cell's later blocks may bring the pairs that count).  `memo`: a dict kept across
+    the looks of one run, in which each comparison's test is kept for the values it was made on
     (`_pair_test`)."""
     sizes = family_sizes(comps)
     state: dict[Comparison, str] = {}
