@@ -849,6 +849,41 @@ def test_a_server_inherits_only_path_and_locale_of_the_harness_environment(kind,
 
 
 @pytest.mark.parametrize("kind", ["mysql", "postgres"])
+def test_a_port_taken_between_its_choice_and_the_servers_bind_is_replaced_by_another(kind, monkeypatch):
+    """The free port is chosen, let go, and bound by the server a moment later: a process that
+    takes it in between makes the server exit at start. The start is tried again on another port,
+    and a port that is never free ends in one line that says so."""
+    import socket
+    from bench_src.run.servers import managed
+    require(kind)
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    real_free_port = managed.free_port
+    handed = []
+
+    def first_a_taken_port():
+        handed.append(taken if not handed else real_free_port())
+        return handed[-1]
+
+    cls = servers.MariaDB if kind == "mysql" else servers.Postgres
+    s = cls(max_connections=30)
+    try:
+        monkeypatch.setattr(managed, "free_port", first_a_taken_port)
+        s.start()
+        assert handed[0] == taken and len(handed) == 2, handed
+        assert s.conn.port == handed[1] and s.alive()
+        s.stop()
+        monkeypatch.setattr(managed, "free_port", lambda: taken)
+        with pytest.raises(servers.ServerError, match=f"each of {managed.PORT_ATTEMPTS} free loopback ports taken"):
+            s.start()
+    finally:
+        holder.close()
+        s.close()
+
+
+@pytest.mark.parametrize("kind", ["mysql", "postgres"])
 @pytest.mark.parametrize("step", ["_init_datadir", "_wait_until_ready"])
 def test_an_interrupt_while_a_server_starts_leaves_none_of_its_files(kind, step, monkeypatch, tmp_path):
     """Ctrl-C (or SIGTERM, which the harness turns into the same) while the data directory is being

@@ -34,6 +34,17 @@ from .process import first_error, free_port, log_tail, popen_logged, process_sta
 _DISK_FULL_TEXT = re.compile(r"no space left on device|\b(?:error|errno|errcode)\W{0,3}28\b|out of disk space|"
                              r"disk (?:is )?full|\bENOSPC\b", re.IGNORECASE)
 
+# free_port() asks the kernel for a free loopback port and lets it go; the server binds it a moment
+# later, and another process (a parallel test, another run's server, an outgoing connection) can
+# take it in between: MariaDB says "Got error: 98: Address already in use", PostgreSQL "could not
+# bind IPv4 address ...: Address already in use". Such a start is tried again on another port.
+_PORT_TAKEN = re.compile(r"address already in use|error: 98\b", re.IGNORECASE)
+PORT_ATTEMPTS = 5
+
+
+class _PortTaken(ServerError):
+    """The server exited at start because another process held its port."""
+
 
 class ServerDiskFull(OSError):
     """No space for a private server's files (errno ENOSPC, so that whatever handles a full disk
@@ -62,6 +73,7 @@ class Managed(Server):
         self.max_connections = max_connections
         self.admin_password: str | None = None
         self._initialized = False
+        self._log_from = 0  # the log's size when the present start began
 
     # --- layout --------------------------------------------------------------------------------
     @property
@@ -267,10 +279,19 @@ class Managed(Server):
             self._private_dir(self.datadir)  # the server's user cannot create it in the harness's home
             self._init_datadir()
             self._initialized = True
-        port = free_port()
-        self.conn = Conn("127.0.0.1", port, "bench", new_password(), "bench")  # a new password at every start
-        self.proc = popen_logged(self._as_owner(self._server_command(port)), self.log)
-        self._wait_until_ready()
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            port = free_port()
+            self.conn = Conn("127.0.0.1", port, "bench", new_password(), "bench")  # a new password at every start
+            self._log_from = self._log_size()
+            self.proc = popen_logged(self._as_owner(self._server_command(port)), self.log)
+            try:
+                self._wait_until_ready()
+                break
+            except _PortTaken as exc:
+                self.proc = None
+                if attempt == PORT_ATTEMPTS:
+                    raise ServerError(f"{self.exe_name} found each of {PORT_ATTEMPTS} free loopback ports taken "
+                                      f"by the time it bound them (last {port}): {exc}") from None
         self._set_up_accounts()
         self.ensure_template()
 
@@ -320,6 +341,8 @@ class Managed(Server):
             if self.proc is not None and self.proc.poll() is not None:
                 if self._out_of_space(log_tail(self.log, 20)):
                     raise self._disk_full(f"starting {self.exe_name}")
+                if _PORT_TAKEN.search(self._log_since_start()):
+                    raise _PortTaken(log_tail(self.log))
                 raise ServerError(f"{self.exe_name} {self.exited()} while starting: {log_tail(self.log)}")
             try:
                 if self.sql("SELECT 1", admin=True).strip() == "1":
@@ -330,6 +353,21 @@ class Managed(Server):
         if self._out_of_space(log_tail(self.log, 20)):
             raise self._disk_full(f"starting {self.exe_name}")
         raise ServerError(f"{self.exe_name} did not answer within {START_TIMEOUT_S} s ({last}): {log_tail(self.log)}")
+
+    def _log_size(self) -> int:
+        try:
+            return self.log.stat().st_size
+        except OSError:
+            return 0
+
+    def _log_since_start(self) -> str:
+        """What the server wrote to its log since this start (the log is appended to across starts)."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(self._log_from)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def _run_as_owner(self, cmd: list[str], what: str) -> None:
         """Run a set-up tool as the server's user; its failure is one line: a full disk said so
