@@ -153,29 +153,21 @@ def test_a_port_where_another_server_answers_is_refused_as_no_scheduler_before_a
     """A scheduler's dashboard port, or any server that is not Dask's: refused in one line after a
     bounded wait, nothing written (before, the run waited minutes, then died of Dask reading an HTTP
     reply as a frame of exabytes, and left a results directory)."""
-    import socket
-    import time
+    import http.server
+    import threading
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # bound here, on a port the kernel picks, so that no other process can take it before it listens
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
         value = f"tcp://127.0.0.1:{port}"
         out = subprocess.run([sys.executable, "-m", "bench_src", "run", "--cluster", value, "--results-dir",
                               str(tmp_path / "r"), "--workloads", "[sleep]", "--ns", "[10]"], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     finally:
-        server.terminate()
-        server.wait()
+        server.shutdown()
+        server.server_close()
     assert out.returncode == 2, out.stderr
     assert out.stderr.startswith(f"error: cluster {value}: what answers at 127.0.0.1:{port} is not a Dask scheduler")
     assert len(out.stderr.splitlines()) == 1 and not (tmp_path / "r").exists(), out.stderr
