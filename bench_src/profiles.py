@@ -113,18 +113,18 @@ class Profile:
 # - 0.83 at 0.89: the mean of runs AN and AO (factors 0.89 and 0.90, shares 0.59 and 1.07);
 # linear between (Profile.sequential_share_at).  The runs that set a point are no test of it; what
 # the estimates of the runs made since came to, and why the points stand, is in docs/statistics.md
-# ("Duration": 15 of the 21 start estimates of runs AC to AL and AN to AX within 15%).  Within a
+# ("Duration": 15 of the 22 start estimates of runs AC to AL and AN to AY within 15%).  Within a
 # machine the share moves with the run's noise by up to 0.6, which no measurement made before the
 # pilot was found to predict, nor the estimate made after the pilot's look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.89, 0.83), (0.99, 1.27))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
-# on: 0.296 on an Intel Xeon with AVX-512 (docs/article-runs.md, run AX, 2026-12-04; 0.34 to 0.70 on
-# the AVX-512 EPYC, runs A-I), 1.96 on the Intel Xeon of runs V to Z (run V, 2026-11-30: its
-# database samples took 54% of the extra blocks).  The start estimate states what the two would
-# give: where a run falls is not known before its pilot.
-ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.296, 1.96)
+# on: 0.249 on an Intel Xeon with AVX-512 (docs/article-runs.md, run AY, 2026-12-04; AW and AX there
+# 0.74 and 0.296, the AVX-512 EPYC 0.34 to 0.70 in runs A-I), 1.96 on the Intel Xeon of runs V to Z
+# (run V, 2026-11-30: its database samples took 54% of the extra blocks).  The start estimate states
+# what the two would give: where a run falls is not known before its pilot.
+ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.249, 1.96)
 ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 
 # The article profile's grid, shared by "article" (one hour on 2 cores) and "article-full".
