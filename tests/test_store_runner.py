@@ -1160,9 +1160,9 @@ def test_the_time_budget_stops_extra_blocks_but_never_the_pilot(tmp_path, monkey
 
 
 def test_before_any_pilot_the_estimate_states_what_the_profiles_measured_shares_would_give(tmp_path, monkeypatch):
-    """The extra blocks' share of the pilot is a prior that differs up to sixfold between machines
-    (0.249 to 1.96 for the article profile), read at the machine's speed factor: the start estimate
-    says so and gives the durations of both ends beside its own."""
+    """The extra blocks' share of the pilot is a prior that differs severalfold between machines
+    (the article profile's ARTICLE_SEQUENTIAL_SHARE_MEASURED), read at the machine's speed factor:
+    the start estimate says so and gives the durations of both ends beside its own."""
     from bench_src.plan.estimate import Speed, estimate, format_duration
     from bench_src.profiles import PROFILES
 
