@@ -113,7 +113,7 @@ class Profile:
 # - 0.83 at 0.89: the mean of runs AN and AO (factors 0.89 and 0.90, shares 0.59 and 1.07);
 # linear between (Profile.sequential_share_at).  The runs that set a point are no test of it; what
 # the estimates of the runs made since came to, and why the points stand, is in docs/statistics.md
-# ("Duration": 18 of the 25 start estimates of runs AC to AL and AN to BB within 15%).  Within a
+# ("Duration"), run by run in docs/article-runs.md.  Within a
 # machine the share moves with the run's noise by up to 0.6, which no measurement made before the
 # pilot was found to predict, nor the estimate made after the pilot's look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
