@@ -106,8 +106,9 @@ class Profile:
 # scaled to the machine by the run's warm-ups (plan/estimate.speed_factor).  The share measured
 # follows the machine's speed factor, because slower machines run slower database samples with
 # noisier pairs, and the database comparisons take most of the extra blocks:
-# - 0.50 up to a factor of 0.82: the mean of nine runs on a 2-core EPYC with AVX-512 (factors
-#   0.79-0.82, shares 0.34-0.70; docs/article-runs.md, runs A-I);
+# - 0.46 up to a factor of 0.82: the mean of the twenty-one runs at factors 0.76-0.83, fifteen on a
+#   2-core EPYC with AVX-512 (runs A-K, Q-S and U, shares 0.34-0.70; the mean of A-I, 0.50, was this
+#   point until run BB) and six on a 2-core Intel Xeon with AVX-512 (runs AW-BB, shares 0.25-0.74);
 # - 1.27 from 0.99 on: the mean of the thirteen grouped-order runs at factors 0.98-1.14 on an Intel
 #   Xeon (Y, Z) and an EPYC without AVX-512 (AA, AC to AL; shares 0.99-1.66);
 # - 0.83 at 0.89: the mean of runs AN and AO (factors 0.89 and 0.90, shares 0.59 and 1.07);
@@ -118,7 +119,7 @@ class Profile:
 # pilot was found to predict, nor the estimate made after the pilot's look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
-ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.50), (0.89, 0.83), (0.99, 1.27))
+ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.46), (0.89, 0.83), (0.99, 1.27))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
 # on: 0.249 on an Intel Xeon with AVX-512 (docs/article-runs.md, run AY, 2026-12-04; AW and AX there
 # 0.74 and 0.296, the AVX-512 EPYC 0.34 to 0.70 in runs A-I), 1.96 on the Intel Xeon of runs V to Z
