@@ -20,10 +20,14 @@ def estimate_remaining(plan: Plan, records: list[dict], measured_s: Mapping[str,
               expected_samples: Mapping[str, float] | float | None, done_per_cell: Mapping[str, int],
               used: list[str], spent_before: float, results_dir: Path | None = None,
               spent_now: float = 0.0, own_s: Mapping[str, float] | None = None,
-              speed: Speed | None = None, servers_started: bool = False) -> Estimate:
+              speed: Speed | None = None, servers_started: bool = False,
+              counted_spent: float = 0.0) -> Estimate:
     """The duration estimate of what remains.  Under the sequential rule the samples per cell are
     the rule's expectation (from the stored pilot when there is one, else the budget); a time
-    budget caps the estimate, but never below the pilot, which always runs whole."""
+    budget caps the estimate, but never below the pilot, which always runs whole.  `counted_spent`:
+    seconds this session already spent that the figure counts (after the warm-ups, their time),
+    added to it after the cap and to every figure a note sets beside it (the range the measured
+    shares give "in all", the figure uncapped, the pilot alone), so that all are on one basis."""
     pilot_from = "the stored pilot"
     share = 0.0
     follows_speed = False
@@ -51,7 +55,7 @@ def estimate_remaining(plan: Plan, records: list[dict], measured_s: Mapping[str,
         est.seconds += extra
 
         def at_share(other: float) -> str:
-            return format_duration(est.seconds + (other - share) * pilot_only.seconds)
+            return format_duration(est.seconds + counted_spent + (other - share) * pilot_only.seconds)
 
         est.notes.append("no pilot yet: the pilot's samples, plus "
                          + (f"{format_duration(extra)} for the sequential rule's extra blocks ({share:.0%} of the "
@@ -79,9 +83,11 @@ def estimate_remaining(plan: Plan, records: list[dict], measured_s: Mapping[str,
             spent += [f"{format_duration(spent_now)} in this one"] if spent_now else []
             est.notes.append(f"capped by the time budget of {format_duration(plan.time_budget_s)}"
                              + (f" ({', '.join(spent)})" if spent else "")
-                             + f"; uncapped {format_duration(est.seconds)}"
-                             + (f", the pilot alone {format_duration(pilot.seconds)}" if pilot.seconds else ""))
+                             + f"; uncapped {format_duration(est.seconds + counted_spent)}"
+                             + (f", the pilot alone {format_duration(pilot.seconds + counted_spent)}"
+                                if pilot.seconds else ""))
         est.seconds = capped
+    est.seconds += counted_spent
     return est
 
 
@@ -144,7 +150,7 @@ class SessionEstimate:
         return min(self.measured_s.get(cell.id, default), self.plan.timeout_s + 1.0) + self.plan.cooldown_s
 
     def now(self, records: list[dict], done: set[str], spent_now: float = 0.0,
-            servers_started: bool = False) -> Estimate:
+            servers_started: bool = False, counted_spent: float = 0.0) -> Estimate:
         """The samples this session takes from here, priced: a sample done counts as done unless
         the session takes it again (in a block an interruption cut, taken whole; a warm-up, taken
         again before the first measured sample)."""
@@ -154,7 +160,7 @@ class SessionEstimate:
             return estimate_remaining(plan, records, self.measured_s, self.expected_samples,
                                       taken_per_cell(records, done - again), self.used, self.spent_before,
                                       self.results_dir, spent_now=spent_now, speed=self.speed,
-                                      servers_started=servers_started)
+                                      servers_started=servers_started, counted_spent=counted_spent)
 
         est = priced(takes.again)
         if takes.warm_again and not takes.measured and plan.max_samples:
@@ -169,8 +175,7 @@ class SessionEstimate:
         """The session's estimate once its warm-ups timed the machine: its time so far, and the
         warm-ups it took in it, included."""
         self.speed = speed_factor(self.plan, records) or self.speed
-        est = self.now(records, done, spent_now=spent_now, servers_started=True)
-        est.seconds += spent_now
+        est = self.now(records, done, spent_now=spent_now, servers_started=True, counted_spent=spent_now)
         est.samples += warmups_taken
         est.notes.append(f"{format_duration(spent_now)} of it spent before the estimate (starting the "
                          f"servers and fixtures, the {warmups_taken} warm-up "
