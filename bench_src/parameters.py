@@ -189,6 +189,9 @@ PLAN_PARAMETERS: tuple[Parameter, ...] = (
     Parameter("looks", "Optional[int]", None,
               "analyses from the pilot to the budget under the sequential rule "
               f"({DEFAULT_LOOKS} where the profile gives none)", profile=True),
+    Parameter("late_looks", "Optional[int]", None,
+              "looks past max_samples at the same ratio, taken only by cells whose blocks to the next one cost "
+              "little (plan/design.py, LATE_STEP_S); 0: none", profile=True, profile_default=0),
     Parameter("smoke", "bool", False,
               "allow a run too small for any verdict (otherwise refused before anything runs)"),
     Parameter("time_budget_s", "Optional[float]", None,

@@ -121,12 +121,12 @@ class Profile:
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.46), (0.89, 0.83), (0.99, 1.27))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
-# on: 0.236 on an Intel Xeon with AVX-512 (docs/article-runs.md, run BF, 2026-12-04: 0.237, rounded
-# down so that the lower end printed holds its duration; AW to BE there 0.249 to 0.74, the AVX-512
+# on: 0.140 on an Intel Xeon with AVX-512 (docs/article-runs.md, run BG, 2026-12-04: 0.141, rounded
+# down so that the lower end printed holds its duration; AW to BF there 0.237 to 0.74, the AVX-512
 # EPYC 0.34 to 0.70 in runs A-I), 1.96 on the Intel Xeon of runs V to Z
 # (run V, 2026-11-30: its database samples took 54% of the extra blocks).  The start estimate states
 # what the two would give: where a run falls is not known before its pilot.
-ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.236, 1.96)
+ARTICLE_SEQUENTIAL_SHARE_MEASURED = (0.140, 1.96)
 ARTICLE_FULL_SEQUENTIAL_SHARE = 1.10
 
 # The article profile's grid, shared by "article" (one hour on 2 cores) and "article-full".
@@ -177,9 +177,17 @@ ARTICLE: dict[str, Any] = dict(
     # narrowing first: the budget of 600 samples is for the cells of milliseconds (idle tasks at
     # N = 1, the databases at N = 10 and 100), whose noise needs hundreds of pairs to show a
     # difference of 5% or exclude one, and cost little; a long cell rarely needs it.  (The plan's
-    # size check allows at most 100,000 samples: 600 for each of the 164 cells)
+    # size check allows at most 100,000 samples: 600 for each of the 164 cells).  Past 600, five late
+    # looks (912, 1,386, 2,107, 3,202 and 4,867 pairs) for the cells whose blocks to the next one
+    # cost at most a minute (plan/design.py, LATE_STEP_S): one idle task released, Rust's
+    # current-thread runtime against Go's goroutine (a few milliseconds a sample), stayed open at 600
+    # pairs with an MDE of 9.5-11.9% in runs S, BC and BG, because Go's times there fall in two
+    # clusters (5.4 and 21 us) whose mixture moves the per-block log ratio by a standard deviation of
+    # 0.7; an MDE of 5% needs about 3,500 pairs.  Every look, late ones included, has its share of
+    # alpha (0.5 / 16 each after the pilot's half, 0.5 / 11 before there were late looks)
     max_samples=600,
     looks=12,
+    late_looks=5,
     # 1 h for the whole run, the pilot included (the pilot always runs whole)
     time_budget_s=3600,
 )
@@ -211,8 +219,8 @@ PROFILES: dict[str, Profile] = {
             "SQLite journal and pools, 151 MySQL connections, retained file contents); sleep with and "
             "without the compute kernel (up to N = 100,000); MySQL up to N = 1,000; every workload with the "
             "machine's usable CPUs; one warm-up per program at its smallest N, a 6-block pilot that decides "
-            "most comparisons, then the sequential rule up to 600 samples per cell, cheapest narrowing "
-            "first, within a 1-hour budget.  article-full adds the task workloads at 1 and 2 cores and "
+            "most comparisons, then the sequential rule up to 600 samples per cell (up to 4,867 for cells "
+            "whose blocks cost little), cheapest narrowing first, within a 1-hour budget.  article-full adds the task workloads at 1 and 2 cores and "
             "MySQL at 10,000.",
             sequential_share=ARTICLE_SEQUENTIAL_SHARE,
             sequential_share_measured=ARTICLE_SEQUENTIAL_SHARE_MEASURED,

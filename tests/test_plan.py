@@ -623,6 +623,9 @@ def test_the_threads_note_of_a_local_cluster_compares_threads_with_a_hosts_cpus(
 @pytest.mark.parametrize("kwargs, message", [
     ({"looks": -1}, r"looks must be an integer >= 1"),
     ({"max_samples": 20000}, r"max_samples must be an integer >= 0 and <= 10000"),
+    ({"max_samples": 20, "late_looks": 6}, r"late_looks must be an integer >= 0 and <= 5"),
+    ({"late_looks": 2}, r"late_looks \(2\) continues the sequential rule's looks past max_samples: set max_samples "
+                        r"above samples \(10\) and looks >= 2 too, or late_looks=0"),
     ({"variants": {"ping_pong": {"go": ["all", "channels"]}}}, r"'all' stands alone"),
     ({"params": {"ping_pong": {"buffer": True}}}, r"must be a value or a list of values, got True"),
     ({"n_range": {"ping_pong": {"mode=lockstep": None, "mode=pipelined": [1, 10]}}},
@@ -697,6 +700,7 @@ def test_a_profile_that_is_no_name_is_refused_with_the_names_allowed():
 INTEGER_PARAMETERS = [
     ("samples", lambda b: {"samples": b}), ("warmup", lambda b: {"warmup": b}),
     ("max_samples", lambda b: {"max_samples": b}), ("looks", lambda b: {"max_samples": 20, "looks": b}),
+    ("late_looks", lambda b: {"max_samples": 20, "late_looks": b}),
     ("seed", lambda b: {"seed": b}), ("threads", lambda b: {"threads": b}),
     ("mem_limit_mb", lambda b: {"mem_limit_mb": b}), ("time_budget_s", lambda b: {"time_budget_s": b}),
     ("timeout_s", lambda b: {"timeout_s": b}), ("cooldown_s", lambda b: {"cooldown_s": b}),
@@ -726,7 +730,8 @@ def test_a_boolean_is_refused_wherever_a_number_is_expected(name, given, boolean
 @pytest.mark.parametrize("given, whole", [
     (lambda b: {"params": {"sleep": {"work": [b]}}}, 1000), (lambda b: {"params": {"sleep": {"work": b}}}, 1000),
     (lambda b: {"max_samples": 20, "looks": b}, 2), (lambda b: {"looks": b}, 1), (lambda b: {"samples": b}, 1000),
-], ids=["params-list", "params-value", "looks", "looks-fixed-design", "samples"])
+    (lambda b: {"max_samples": 20, "late_looks": b}, 2),
+], ids=["params-list", "params-value", "looks", "looks-fixed-design", "samples", "late-looks"])
 def test_a_whole_number_is_read_alike_wherever_one_is_expected(given, whole):
     """`params: {sleep: {work: 6.0}}` or `work: 1e3` was refused ("expected an integer") where
     `samples: 6.0` or `ns: [1e3]` read 6 and 1000, `work: "1_000"` was 1000 where `samples: "1_000"`

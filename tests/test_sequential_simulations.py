@@ -92,6 +92,59 @@ def test_the_next_blocks_go_to_the_group_that_narrows_most_per_second_up_to_its_
     assert sequential.next_step(groups, done, design, {}) is None, "every open comparison at the last look"
 
 
+def test_the_late_looks_continue_the_ratio_past_the_budget_each_with_its_share_of_alpha():
+    from bench_src.profiles import PROFILES
+
+    article = rules.look_counts(6, PROFILES["article"].max_samples, PROFILES["article"].looks)
+    assert article[-1] == 600
+    assert rules.late_counts(article, PROFILES["article"].late_looks) == (912, 1386, 2107, 3202, 4867)
+    design = sequential.design_of(simulate.sequential_plan(samples=6, max_samples=20, looks=3, late_looks=2))
+    assert design.looks == (6, 11, 20, 37, 67) and design.late_from == 3 and design.budget == 20
+    assert design.spending == pytest.approx((0.5, 0.125, 0.125, 0.125, 0.125)) and sum(design.spending) == pytest.approx(1)
+    assert compare._design(pd.DataFrame(), design.to_dict()) == design, "the design a frame carries keeps its late looks"
+    none = sequential.design_of(simulate.sequential_plan(samples=6, max_samples=20, looks=3))
+    assert (none.looks, none.late_from, none.budget) == ((6, 11, 20), None, 20)
+
+
+def test_a_group_takes_a_late_look_only_where_its_blocks_cost_at_most_a_minute():
+    a, b, c, d = (sequential.CellRef("sleep", lang, "v", n, 2, "", ()) for n in (1, 2) for lang in ("go", "rust"))
+    groups = [{a, b}, {c, d}]
+    comps = [("go_vs_rust", a, b), ("go_vs_rust", c, d)]
+    design = compare.Design((6, 10, 20, 40), rules.look_spending(4), (), late_from=3)
+    at_budget = sequential.Look(dict.fromkeys(comps, "open"), {comps[0]: 0.05, comps[1]: 0.20},
+                                {comps[0]: 20, comps[1]: 20}, {})
+    given = dict.fromkeys((a, b, c, d), 20)
+    # 20 blocks to the late look at 40 pairs: 0.04 s for the first group, 20 x 3.2 s = 64 s for the second
+    cheap = {a: 0.001, b: 0.001, c: 1.6, d: 1.6}
+    assert sequential.next_step(groups, at_budget, design, cheap, given) == (0, 20)
+    assert sequential.next_step([{c, d}], at_budget, design, cheap, given) is None, "past the budget, 64 s > 60 s"
+    within = {a: 0.001, b: 0.001, c: 1.5, d: 1.5}  # 20 x 3 s = 60 s
+    assert sequential.next_step([{c, d}], at_budget, design, within, given) == (0, 20)
+    # below the budget the cost does not bind: 4 blocks to 10 pairs at 1,000 s a sample
+    pilot = sequential.Look(dict.fromkeys(comps, "open"), {comps[1]: 0.2}, {comps[0]: 20, comps[1]: 6}, {})
+    assert sequential.next_step([{c, d}], pilot, design, {c: 1000.0, d: 1000.0}, dict.fromkeys((c, d), 6)) == (0, 4)
+    # cells given the budget of blocks whose samples made 15 pairs: the 5 blocks to 20 pairs are
+    # past the budget of blocks, so they too are taken only where they cost at most a minute
+    short = sequential.Look(dict.fromkeys(comps, "open"), {comps[1]: 0.2}, {comps[0]: 20, comps[1]: 15}, {})
+    assert sequential.next_step([{c, d}], short, design, {c: 10.0, d: 10.0}, given) is None, "5 x 20 s = 100 s"
+    assert sequential.next_step([{c, d}], short, design, cheap, given) == (0, 5), "5 x 3.2 s = 16 s"
+
+
+@pytest.mark.parametrize("seconds, past, runs", [(0.005, True, 60), (2.0, False, 5)], ids=["cheap cells", "dear cells"])
+def test_the_late_looks_keep_the_error_rate_and_go_past_the_budget_only_for_cheap_cells(seconds, past, runs):
+    # All-equal runs at CV 5% (per-block log ratios of sd 7%: open at 20 pairs, where the MDE is
+    # about 6%) with looks at 6, 11, 20 and late looks at 37 and 67: with samples of 5 ms the open
+    # comparisons take the late looks (710 of 720 did, 55.6 samples a cell on average, 2 runs of 60
+    # with a false call), with samples of 2 s (37 - 20 = 17 blocks x 4 s = 68 s) none does.
+    # One-sided binomial test at the 1% level of "at most 5%" of runs with a false call (60 runs)
+    plan = simulate.sequential_plan(samples=6, max_samples=20, looks=3, late_looks=2)
+    r = simulate.sequential_study(runs, np.random.default_rng(4867), dict.fromkeys(simulate.SEQUENTIAL_NS, 1.0),
+                                  simulate.Conditions(cv=0.05), plan=plan, seconds=seconds)
+    assert (r["past_budget"] > 0) is past, r
+    assert r["coverage"] >= 0.93, r
+    assert binomtest(round(r["fwer"] * runs), runs, rules.ALPHA, alternative="greater").pvalue > 0.01, r
+
+
 def test_what_a_look_decides_the_final_tables_decide_too():
     # The rule's looks and the final tables use the same tests at the same shares of alpha: a
     # comparison the pilot's look called (or found equivalent) is called (equivalent) in the final

@@ -48,15 +48,22 @@ def cliffs_delta(a, b) -> float:
 class Design:
     """Looks of the sequential rule: pairs per comparison at each look, the share of alpha spent
     there, and the planned size of each family (its m, also for comparisons without data).  A
-    single look is the fixed design."""
+    single look is the fixed design.  `late_from`: the index of the first late look (past the
+    plan's budget of pairs, taken by cheap cells only: plan/design.py); None when there are none."""
 
     looks: tuple[int, ...]
     spending: tuple[float, ...] = field(default=(1.0,))
     family_sizes: tuple[tuple[str, int], ...] = ()
+    late_from: int | None = None
 
     @property
     def sequential(self) -> bool:
         return len(self.looks) > 1
+
+    @property
+    def budget(self) -> int:
+        """The pairs every cell may reach: the last look before the late ones."""
+        return self.looks[(self.late_from or len(self.looks)) - 1]
 
     def plan_looks(self) -> multiplicity.Looks:
         return multiplicity.Looks(tuple(self.looks), tuple(self.spending)) if self.sequential else multiplicity.Looks((0,))
@@ -67,7 +74,8 @@ class Design:
 
     def to_dict(self) -> dict:
         return {"looks": list(self.looks), "spending": list(self.spending),
-                "family_sizes": dict(self.family_sizes)}
+                "family_sizes": dict(self.family_sizes),
+                **({"late_from": self.late_from} if self.late_from is not None else {})}
 
     @classmethod
     def from_plan(cls, plan: Plan) -> "Design":
@@ -76,8 +84,10 @@ class Design:
         if not isinstance(plan, Plan):
             raise TypeError(f"Design.from_plan takes a Plan, got {type(plan).__name__}")
         looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks or rules.DEFAULT_LOOKS)
+        late = rules.late_counts(looks, plan.late_looks) if len(looks) > 1 else ()
         sizes = tuple((f, len(pairs)) for f, pairs in plan_comparisons(plan).items())
-        return cls(looks, rules.look_spending(len(looks)), sizes)
+        return cls(looks + late, rules.look_spending(len(looks) + len(late)), sizes,
+                   len(looks) if late else None)
 
 
 def _design(df: pd.DataFrame, design) -> Design | None:
@@ -86,7 +96,8 @@ def _design(df: pd.DataFrame, design) -> Design | None:
         return design
     if isinstance(design, Mapping) and "looks" in design:
         return Design(tuple(design["looks"]), tuple(design.get("spending", rules.look_spending(len(design["looks"])))),
-                      tuple((f, int(m)) for f, m in (design.get("family_sizes") or {}).items()))
+                      tuple((f, int(m)) for f, m in (design.get("family_sizes") or {}).items()),
+                      design.get("late_from"))
     return Design.from_plan(design)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from . import multiplicity, paired, rules
-from .compare import CellValues, compare_pair
+from .compare import CellValues, Design, compare_pair
 from ..plan.comparisons import plan_comparisons
 
 
@@ -28,10 +28,11 @@ def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRICS[0],
     """Per planned comparison: the spread of its per-block log ratio in stored samples (a pilot,
     or an earlier run of the same cells), and the minimum detectable relative difference
     (rules.POWER power, at the family's smallest level alpha / m times the look's share) with the
-    planned samples and, under the sequential rule, with the budget."""
+    planned samples and, under the sequential rule, with the budget (every cell's; the late looks
+    past it are for cheap cells only)."""
     cv = CellValues(df, metric) if df is not None and not df.empty else None
-    looks = rules.look_counts(plan.samples, plan.max_samples, plan.looks)
-    spending = rules.look_spending(len(looks))
+    design = Design.from_plan(plan)
+    at_budget = design.looks.index(design.budget)
     rows = []
     for family, pairs in plan_comparisons(plan).items():
         m = len(pairs)
@@ -43,8 +44,8 @@ def plan_mde(plan, df: pd.DataFrame, metric: str = rules.SEQUENTIAL_METRICS[0],
             row = {"family": family, "workload": a.workload, "n": a.n, "a": f"{a.lang} {a.variant} {a.params_text}",
                    "b": f"{b.lang} {b.variant} {b.params_text}", "arm": a.arm, "metric": metric,
                    "stored_pairs": have, "sd_log": sd,
-                   "mde_at_samples": _mde(sd, looks[0], alpha * spending[0] / m),
-                   "mde_at_budget": _mde(sd, looks[-1], alpha * spending[-1] / m)}
+                   "mde_at_samples": _mde(sd, design.looks[0], alpha * design.spending[0] / m),
+                   "mde_at_budget": _mde(sd, design.budget, alpha * design.spending[at_budget] / m)}
             rows.append(row)
     return pd.DataFrame(rows, columns=["family", "workload", "n", "a", "b", "arm", "metric", "stored_pairs", "sd_log",
                                        "mde_at_samples", "mde_at_budget"])

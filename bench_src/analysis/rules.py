@@ -8,7 +8,8 @@ share of alpha each spends) are the plan's (bench_src/plan/design.py) and read f
 """
 from __future__ import annotations
 
-from ..plan.design import DEFAULT_LOOKS, MIN_PAIRS, PILOT_SPEND, look_counts, look_spending  # noqa: F401
+from ..plan.design import (DEFAULT_LOOKS, LATE_STEP_S, MIN_PAIRS, PILOT_SPEND, late_counts,  # noqa: F401
+                           look_counts, look_spending)
 
 ALPHA = 0.05  # false discovery rate of the "faster"/"smaller" verdicts of one table and metric
 MARGIN = 0.02  # equivalence margin on the ratio: [1 - MARGIN, 1 + MARGIN]

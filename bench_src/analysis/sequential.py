@@ -23,9 +23,13 @@ group's widest interval per second of its cells' measured wall time, so the mach
 first where it narrows the widest intervals fastest; a group's blocks up to the next look run one
 after another, so a time budget that runs out leaves groups at a look, not between looks.  A cell
 is given at most `max_samples` blocks in all, counted as they are given (the pilot's included):
-`max_samples` is the samples a cell may take.  Blocks whose samples fail, are skipped, or do not
-count for a metric (validity.counted) bring no pairs, and counting pairs would give a cell whose
-samples never count blocks without end; such a comparison ends at the budget with fewer pairs.
+`max_samples` is the samples a cell may take, except where the plan gives late looks
+(`late_looks`, plan/design.py): past the budget the looks go on at the same ratio, and a group
+takes the blocks to its next late look only where they cost at most rules.LATE_STEP_S seconds of
+its cells' measured wall time (cells of milliseconds whose noise needs thousands of pairs).
+Blocks whose samples fail, are skipped, or do not count for a metric (validity.counted) bring no
+pairs, and counting pairs would give a cell whose samples never count blocks without end; such a
+comparison ends at the budget with fewer pairs.
 
 Every decision uses only stored samples of blocks before the look's boundary, so a resumed run
 makes the same decisions and takes the missing samples (a block an interruption cut, whole).
@@ -272,21 +276,26 @@ def next_step(groups: list[set[CellRef]], look_: Look, design: Design,
     each cell was given so far (pilot included); a cell never gets more than the last look's
     count, whether or not its samples made pairs (a cell whose samples fail, or are skipped
     because its server is gone, gains no pairs from its blocks), so a group stops at the budget
-    of its most-given cell.  None when no group may take a block."""
+    of its most-given cell.  Past the design's budget (its late looks) a group takes the blocks to
+    its next look only where they cost at most rules.LATE_STEP_S seconds of its cells' time.  None
+    when no group may take a block."""
     known = [s for s in seconds.values() if s > 0]
     fallback = float(np.median(known)) if known else 1.0
-    budget = design.looks[-1]
+    last = design.looks[-1]
     best = None
     for gi, g in enumerate(groups):
         members = [c for c in look_.open if c[1] in g]
         now = min(look_.pairs.get(c, 0) for c in members)
         later = [count for count in design.looks if count > now]
-        room = budget - max((given or {}).get(c, 0) for c in g)
+        most = max((given or {}).get(c, 0) for c in g)
+        room = last - most
         if not later or room <= 0:
             continue
         blocks = min(later[0] - now, room)
         widest = max((look_.widths.get(c, math.inf) for c in members), default=math.inf)
         cost = (sum(seconds.get(c, fallback) for c in g) or fallback) * blocks
+        if most + blocks > design.budget and cost > rules.LATE_STEP_S:
+            continue  # a late look is for cheap cells only
         shrink = 1 - math.sqrt(max(now, 1) / later[0])
         value = (widest if np.isfinite(widest) else 1e9) * shrink / cost
         if best is None or value > best[0]:
@@ -393,9 +402,11 @@ def run_blocks(plan, store, take: Callable | None, done: set[str], bar, log: Cal
         groups = _groups(found.open)
         step = next_step(groups, found, design, _seconds(df, by_id), given)
         if step is None:
-            short = sum(found.pairs.get(c, 0) < design.looks[-1] for c in found.open)
+            short = sum(found.pairs.get(c, 0) < design.budget for c in found.open)
+            late = (f" (past it, cells whose blocks to the next look cost at most {rules.LATE_STEP_S:g} s: up to "
+                    f"{design.looks[-1]})" if design.late_from is not None else "")
             log(f"sequential: the {len(found.open)} open comparisons reached the budget of {plan.max_samples} "
-                f"samples per cell: {tally}" + (f"; {short} of them with fewer pairs: samples that failed, were "
+                f"samples per cell{late}: {tally}" + (f"; {short} of them with fewer pairs: samples that failed, were "
                                                 "skipped or do not count for a metric (see the status and validity "
                                                 "tables)" if short else ""))
             return
@@ -437,7 +448,8 @@ def _projected_stop(d: np.ndarray, design: Design, level_scale: float, rng, repl
     excludes 0, equivalence inside the margin, or precise enough: its mde, capped as a row's at the
     interval's width and its farther end, at most rules.PRECISION_TARGET); the budget when no look
     decides."""
-    looks, budget = design.looks, design.looks[-1]
+    budget = design.budget  # the late looks are for cheap cells: the projection stops at the budget
+    looks = [count for count in design.looks if count <= budget]
     centre, spread = float(np.mean(d)), pilot_spread(d)
     future = rng.normal(centre, spread if spread > 0 else 1e-12, size=(replications, max(budget - d.size, 0)))
     full = np.concatenate([np.broadcast_to(d, (replications, d.size)), future], axis=1)
@@ -473,7 +485,7 @@ def expected_samples(plan, records: list[dict] | None = None, replications: int 
         return {c.id: float(plan.samples) for c in cells}
     comps = plan_comparisons(plan)
     sizes = family_sizes(comps)
-    budget = float(design.looks[-1])
+    budget = float(design.budget)
     df = _frame(records or [], plan.samples)
     if df.empty:
         return {c.id: float(plan.samples) for c in cells}

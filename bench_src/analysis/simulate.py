@@ -397,22 +397,24 @@ MIXED = dict(zip(SEQUENTIAL_NS, [1.3, 1.0, 1.0, 1.015, 0.8, 1.0] * 2))
 SIM_BLOCK_ORDER = "shuffled"
 
 
-def sequential_plan(samples: int = 10, max_samples: int = 30, looks: int = 3):
+def sequential_plan(samples: int = 10, max_samples: int = 30, looks: int = 3, late_looks: int = 0):
     """A plan of 12 Go-vs-Rust comparisons of the sleep workload under the sequential rule."""
     return make_plan("quick", workloads=["sleep"], ns=list(SEQUENTIAL_NS), params={"sleep": {"work": 10}},
                      threads=SIM_THREADS, block_order=SIM_BLOCK_ORDER,
-                     samples=samples, max_samples=max_samples, looks=looks, warmup=0)
+                     samples=samples, max_samples=max_samples, looks=looks, late_looks=late_looks, warmup=0)
 
 
-def sequential_study(runs: int, rng, go_over_rust: Mapping[int, float], cond: Conditions, plan=None) -> dict:
+def sequential_study(runs: int, rng, go_over_rust: Mapping[int, float], cond: Conditions, plan=None,
+                     seconds: float = 1.0) -> dict:
     """Runs of the sequential rule on a plan: the false discovery rate (mean over runs of false
     calls / calls), the share of runs with a false call (a difference where the truth is 1, or
-    the wrong direction), the coverage of the final intervals, wrong directions, and the mean
-    samples per cell."""
+    the wrong direction), the coverage of the final intervals, wrong directions, the comparisons
+    that went past the pilot and past the budget (the plan's late looks), and the mean samples per
+    cell.  `seconds`: Rust's true median, the seconds a sample takes (what the rule's cost reads)."""
     plan = plan or sequential_plan()
     design = sequential.design_of(plan)
-    centres = {c.id: (go_over_rust[c.n] if c.lang == "go" else 1.0) for c in plan.cells()}
-    false_runs = hits = total = wrong = past_pilot = 0
+    centres = {c.id: seconds * (go_over_rust[c.n] if c.lang == "go" else 1.0) for c in plan.cells()}
+    false_runs = hits = total = wrong = past_pilot = past_budget = 0
     samples, shares = [], []
     for _ in range(runs):
         df = sequential_run(plan, centres, rng, cond)
@@ -427,9 +429,11 @@ def sequential_study(runs: int, rng, go_over_rust: Mapping[int, float], cond: Co
         hits += int(((t["ratio_ci_low"] <= truth) & (truth <= t["ratio_ci_high"])).sum())
         total += len(t)
         past_pilot += int((t["pairs"] > plan.samples).sum())
+        past_budget += int((t["pairs"] > plan.max_samples).sum())
         samples.append(df.groupby("cell_id").size().mean())
     return {"error": float(np.mean(shares)), "fwer": false_runs / runs, "coverage": hits / total, "wrong": wrong,
-            "past_pilot": past_pilot, "mean_samples": float(np.mean(samples)), "budget": plan.max_samples}
+            "past_pilot": past_pilot, "past_budget": past_budget, "mean_samples": float(np.mean(samples)),
+            "budget": plan.max_samples}
 
 
 # --- several hosts --------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .model import Plan
 
 
 def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: Any = False,
-                adaptive_target: Any = None):
+                adaptive_target: Any = None, late_looks: Any = None):
     """The plan with its stopping-rule fields validated, after checking that it can reach a
     verdict (unless smoke).  The hook of `make_plan`."""
     if adaptive_target is not None:
@@ -54,8 +54,14 @@ def plan_fields(plan: Plan, max_samples: Any = None, looks: Any = None, smoke: A
         n_looks = (design.DEFAULT_LOOKS if looks_v is None
                    else as_int("looks", looks, 2, default=f"the default ({design.DEFAULT_LOOKS})"))
         n_looks = min(n_looks, budget - plan.samples + 1)
+    # late looks continue the looks' ratio past the budget: they need a budget and a second look
+    late_v = 0 if late_looks is None else as_int("late_looks", late_looks, 0, design.MAX_LATE_LOOKS,
+                                                 default="none (so does 0)")
+    if late_v and n_looks < 2:
+        raise ValueError(f"late_looks ({late_looks!r}) continues the sequential rule's looks past max_samples: set "
+                         f"max_samples above samples ({plan.samples}) and looks >= 2 too, or late_looks=0")
     smoke_v = as_bool("smoke", False if smoke is None else smoke)
-    plan = dataclasses.replace(plan, max_samples=budget, looks=n_looks, smoke=smoke_v)
+    plan = dataclasses.replace(plan, max_samples=budget, looks=n_looks, late_looks=late_v, smoke=smoke_v)
     if not plan.smoke:
         check_verdicts(plan)
     return plan

@@ -119,6 +119,8 @@ class Plan:
     # too small for verdicts, allowed on purpose (bench_src/plan/feasibility.py).
     max_samples: int = 0
     looks: int = 1
+    # looks past max_samples for the cells whose blocks cost little (plan/design.py, late_counts)
+    late_looks: int = 0
     smoke: bool = False
     # seconds of wall time for the whole run (0: none): the sequential rule starts no extra block
     # after it (the pilot always runs whole)
@@ -151,6 +153,8 @@ class Plan:
             d.pop("cores", None)
         if not d.get("n_range"):  # likewise a plan without N ranges
             d.pop("n_range", None)
+        if not d.get("late_looks"):  # and a plan without late looks
+            d.pop("late_looks", None)
         if d.get("block_order") == STORED_BEFORE_BLOCK_ORDER:  # and a plan in the order every block had before
             d.pop("block_order", None)
         return d
@@ -262,7 +266,7 @@ class Plan:
 # The plan's fields as meta.json stores them: the type each must have (checked by `stored_plan_problem`).
 _STORED_TYPES: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(("profile", "warmup_scope", "block_order"), (str,)),
-    **dict.fromkeys(("samples", "warmup", "seed", "mem_limit_mb", "max_samples", "looks"), (int,)),
+    **dict.fromkeys(("samples", "warmup", "seed", "mem_limit_mb", "max_samples", "looks", "late_looks"), (int,)),
     "threads": (int, type(None)),
     **dict.fromkeys(("timeout_s", "cooldown_s", "timeline_ms", "time_budget_s"), (int, float)),
     **dict.fromkeys(("article_preset", "aa", "smoke"), (bool,)),
@@ -359,6 +363,7 @@ def plan_from_dict(d: Mapping[str, Any]) -> Plan:
         timeline_ms=d.get("timeline_ms", 0.0),
         max_samples=d.get("max_samples", 0),
         looks=d.get("looks", 1),
+        late_looks=d.get("late_looks", 0),
         smoke=d.get("smoke", False),
         time_budget_s=d.get("time_budget_s", 0.0),
         warmup_scope=d.get("warmup_scope", "cell"),

@@ -389,7 +389,8 @@ def make_plan(profile: Any = parameters.default("profile"), **given: Any) -> Pla
     # the stopping-rule fields, and the refusal of a plan that can never call a difference (feasibility.py)
     plan = feasibility.plan_fields(plan, max_samples=prof.max_samples if value["max_samples"] is None
                                    else value["max_samples"], looks=prof.looks if value["looks"] is None
-                                   else value["looks"], smoke=value["smoke"], adaptive_target=value["adaptive_target"])
+                                   else value["looks"], smoke=value["smoke"], adaptive_target=value["adaptive_target"],
+                                   late_looks=prof.late_looks if value["late_looks"] is None else value["late_looks"])
     _check_size(plan, allow_large_v)  # with the sequential budget
     budget_v = checked["time_budget_s"]
     if budget_v and not plan.max_samples:

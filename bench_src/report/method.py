@@ -562,7 +562,11 @@ def stopping(meta: dict, design: Mapping | None) -> str:
     looks, spend = design["looks"], design.get("spending", rules.look_spending(len(design["looks"])))
     sizes = {FAMILY_TITLES.get(f, f): m for f, m in (design.get("family_sizes") or {}).items() if m}
     budget = plan.get("time_budget_s")
-    return (f"Sequential: after {looks[0]} blocks and again at {', '.join(map(str, looks[1:]))} pairs, each family "
+    late_from = design.get("late_from") or len(looks)
+    late = (f" (past {looks[late_from - 1]}, at {', '.join(map(str, looks[late_from:]))} for the cells whose blocks "
+            f"to the next look cost at most {rules.LATE_STEP_S:g} s)" if late_from < len(looks) else "")
+    return (f"Sequential: after {looks[0]} blocks and again at {', '.join(map(str, looks[1:late_from]))} pairs{late}, "
+            f"each family "
             f"and metric ({', '.join(rules.SEQUENTIAL_METRICS)}) was decided by the rule above with the looks so far; "
             f"a cell stopped once every comparison it took part in was decided for every metric (a difference or "
             f"equivalence) or, still inconclusive, could already have shown a difference of "
