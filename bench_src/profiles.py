@@ -178,13 +178,10 @@ ARTICLE: dict[str, Any] = dict(
     # N = 1, the databases at N = 10 and 100), whose noise needs hundreds of pairs to show a
     # difference of 5% or exclude one, and cost little; a long cell rarely needs it.  (The plan's
     # size check allows at most 100,000 samples: 600 for each of the 164 cells).  Past 600, five late
-    # looks (912, 1,386, 2,107, 3,202 and 4,867 pairs) for the cells whose blocks to the next one
-    # cost at most a minute (plan/design.py, LATE_STEP_S): one idle task released, Rust's
-    # current-thread runtime against Go's goroutine (a few milliseconds a sample), stayed open at 600
-    # pairs with an MDE of 9.5-11.9% in runs S, BC and BG, because Go's times there fall in two
-    # clusters (5.4 and 21 us) whose mixture moves the per-block log ratio by a standard deviation of
-    # 0.7; an MDE of 5% needs about 3,500 pairs.  Every look, late ones included, has its share of
-    # alpha (0.5 / 16 each after the pilot's half, 0.5 / 11 before there were late looks)
+    # looks (912 to 4,867 pairs) for the cells whose blocks to the next one cost at most a minute
+    # (plan/design.py): the comparison of one idle task released, Rust's current-thread runtime
+    # against Go's goroutine, stayed open at 600 pairs in runs S, BC and BG and needs about 3,500
+    # (docs/statistics.md, "Per-cell budgets from cost", gives why and what the late looks cost)
     max_samples=600,
     looks=12,
     late_looks=5,

@@ -1,7 +1,8 @@
 """The sampling design a plan fixes before any data: when the sequential rule looks (`look_counts`,
 and past the budget for cheap cells, `late_counts`), the share of alpha each look spends
-(`look_spending`), and the fewest pairs a plan's first look may have (MIN_PAIRS).  The analysis reads them (analysis/rules.py), the plan's check refuses a plan
-below them (plan/feasibility.py).  docs/statistics.md explains them.
+(`look_spending`), and the fewest pairs a plan's first look may have (MIN_PAIRS).  The analysis
+reads them (analysis/rules.py), the plan's check refuses a plan below them (plan/feasibility.py).
+docs/statistics.md explains them.
 """
 from __future__ import annotations
 
