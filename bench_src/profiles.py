@@ -109,9 +109,11 @@ class Profile:
 # - 0.46 up to a factor of 0.82: the mean of the twenty-one runs at factors 0.76-0.83, fifteen on a
 #   2-core EPYC with AVX-512 (runs A-K, Q-S and U, shares 0.34-0.70; the mean of A-I, 0.50, was this
 #   point until run BB) and six on a 2-core Intel Xeon with AVX-512 (runs AW-BB, shares 0.25-0.74);
+# - 1.00 at 0.91: the mean of the ten runs at factors 0.86-0.97, seven on an EPYC without AVX-512
+#   (AN, AO, AQ to AU, shares 0.59-1.37; AN's and AO's mean, 0.83 at 0.89, was this point until
+#   run BK) and three on an EPYC with AVX-512, family 25 (BI, BJ, BK, shares 0.83-1.11);
 # - 1.27 from 0.99 on: the mean of the thirteen grouped-order runs at factors 0.98-1.14 on an Intel
 #   Xeon (Y, Z) and an EPYC without AVX-512 (AA, AC to AL; shares 0.99-1.66);
-# - 0.83 at 0.89: the mean of runs AN and AO (factors 0.89 and 0.90, shares 0.59 and 1.07);
 # linear between (Profile.sequential_share_at).  The runs that set a point are no test of it; what
 # the estimates of the runs made since came to, and why the points stand, is in docs/statistics.md
 # ("Duration"), run by run in docs/article-runs.md.  Within a
@@ -119,7 +121,7 @@ class Profile:
 # pilot was found to predict, nor the estimate made after the pilot's look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
-ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.46), (0.89, 0.83), (0.99, 1.27))
+ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.46), (0.91, 1.00), (0.99, 1.27))
 # The lowest and highest share the article profile's extra blocks took on the 2-core machines it ran
 # on: 0.140 on an Intel Xeon with AVX-512 (docs/article-runs.md, run BG, 2026-12-04: 0.141, rounded
 # down so that the lower end printed holds its duration; AW to BF there 0.237 to 0.74, the AVX-512
