@@ -117,9 +117,9 @@ class Profile:
 # linear between (Profile.sequential_share_at).  The runs that set a point are no test of it; what
 # the estimates of the runs made since came to, and why the points stand, is in docs/statistics.md
 # ("Duration"), run by run in docs/article-runs.md.  Within a
-# machine the share moves with the run's noise by up to 0.86 (0.59 to 1.45 in nine runs of one EPYC,
-# BI to BQ), which no measurement made before the pilot was found to predict, nor the estimate made
-# after the pilot's look from the run's own pilot.
+# machine the share moves with the run's noise by up to 0.86 (one EPYC's runs BI to BQ there), which
+# no measurement made before the pilot was found to predict, nor the estimate made after the pilot's
+# look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
 # machine the defaults were fitted on, with their seconds per sample, under an earlier rule
 ARTICLE_SEQUENTIAL_SHARE = ((0.82, 0.46), (0.91, 1.00), (0.99, 1.27))
