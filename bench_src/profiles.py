@@ -117,7 +117,7 @@ class Profile:
 # linear between (Profile.sequential_share_at).  The runs that set a point are no test of it; what
 # the estimates of the runs made since came to, and why the points stand, is in docs/statistics.md
 # ("Duration"), run by run in docs/article-runs.md.  Within a
-# machine the share moves with the run's noise by up to 1.10 (one EPYC's runs BI to BW there), which
+# machine the share moves with the run's noise by up to 1.10 (one EPYC's runs BI to BX there), which
 # no measurement made before the pilot was found to predict, nor the estimate made after the pilot's
 # look from the run's own pilot.
 # article-full: projected by sequential.expected_samples from a measured pilot of its cells on the
