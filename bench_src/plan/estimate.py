@@ -177,7 +177,11 @@ def speed_factor(plan: Plan, records: list[dict]) -> Speed | None:
     hold on every machine: on a 2-core EPYC without AVX-512 (runs N and O, 2026-11-28) the warm-ups
     took 1.08 to 1.10 of their default times and the pilot's samples 1.27 to 1.29, the large cells
     slower against their defaults than the small N the warm-ups take (files_read 1.38-1.42 in the
-    pilot against 0.37-0.52 in its warm-ups): the pilot so timed was 15% short."""
+    pilot against 0.37-0.52 in its warm-ups): the pilot so timed was 15% short.  And one workload
+    can set it: on a 2-core EPYC of family 23 (run DJ, 2026-12-07) the CPU loop's eight warm-ups at
+    N = 10,000, 30% of the warm-ups' default seconds (its cells are 6.5% of the pilot's), took 4.06
+    times their defaults and the other 50 took 1.11, so the factor read 2.00 and the pilot so timed
+    was 45% above what it took (docs/statistics.md, "Duration")."""
     cells = {c.id: c for c in plan.cells()}
     taken = default = 0.0
     count = 0
